@@ -1,0 +1,53 @@
+// attn-explain: teaches scaled dot-product attention by computing it in front of you.
+// main only wires the subcommands; each lives in its own cmd_<name>.cpp.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "attn/error.hpp"
+#include "attn/npy.hpp"
+#include "commands.hpp"
+
+namespace app {
+void print_error(const std::string& message) { std::fprintf(stderr, "attn-explain: error: %s\n", message.c_str()); }
+}  // namespace app
+
+int main(int argc, char** argv) {
+    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step"};
+    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
+    cli.require_subcommand(0, 1);
+    app::step_options step;
+    app::mistakes_options mistakes;
+    app::setup_step(cli, step);
+    app::setup_mistakes(cli, mistakes);
+
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return cli.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app::print_error(std::string(e.what()) + " (see attn-explain --help)");
+        return 2;
+    }
+
+    try {
+        if (cli.got_subcommand("step")) return app::run_step(step);
+        if (cli.got_subcommand("mistakes")) return app::run_mistakes(mistakes);
+        app::print_error("a subcommand is required: try 'attn-explain step' (or --help)");
+        return 2;
+    } catch (const attn::error& e) {
+        app::print_error(e.what());
+    } catch (const attn::npy::error& e) {
+        app::print_error(e.what());
+    } catch (const std::bad_alloc&) {
+        app::print_error("out of memory: choose smaller dimensions");
+    } catch (const std::exception& e) {
+        app::print_error(std::string("unexpected failure: ") + e.what() + " (please report this)");
+    }
+    return 2;
+}

@@ -1,0 +1,27 @@
+// The terminal: is it one, how big is it, should we use colour, and the pause between steps.
+// Only app/ touches stdin, stdout and the TTY.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace app {
+
+struct terminal_info {
+    bool stdin_tty = false;
+    bool stdout_tty = false;
+    std::size_t width = 80;   // columns: the TTY's, else $COLUMNS, else 80
+    std::size_t height = 0;   // rows: the TTY's, else $LINES, else 0 (no limit)
+};
+terminal_info probe_terminal();
+
+// --color auto|always|never. auto = colour on a TTY unless NO_COLOR is set (non-empty) or
+// TERM=dumb; always and never win over the environment. Throws attn::error on other values.
+bool decide_color(const std::string& flag, bool stdout_tty);
+
+// Prints the prompt and waits for a line: true to go on, false on "q" or end of input.
+bool pause_for_next(const std::string& prompt);
+
+// Writes to stdout and flushes.
+void emit(const std::string& s);
+
+}  // namespace app

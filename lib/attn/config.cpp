@@ -1,0 +1,109 @@
+// Config validation: names, dimensions and a memory estimate, checked before any work is done.
+#include "attn/config.hpp"
+
+#include <sstream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "attn/error.hpp"
+#include "attn/mistakes.hpp"
+
+namespace attn {
+
+const char* name_of(dtype t) { return t == dtype::float32 ? "float32" : "float64"; }
+const char* name_of(init_kind k) { return k == init_kind::randn ? "randn" : "xavier"; }
+const char* name_of(mask_kind m) { return m == mask_kind::none ? "none" : "causal"; }
+
+dtype parse_dtype(const std::string& s) {
+    if (s == "float32") return dtype::float32;
+    if (s == "float64") return dtype::float64;
+    throw error(fmt::format("unknown dtype '{}': use float32 or float64", s));
+}
+
+init_kind parse_init(const std::string& s) {
+    if (s == "randn") return init_kind::randn;
+    if (s == "xavier") return init_kind::xavier;
+    throw error(fmt::format("unknown init '{}': use randn or xavier", s));
+}
+
+mask_kind parse_mask(const std::string& s) {
+    if (s == "none") return mask_kind::none;
+    if (s == "causal") return mask_kind::causal;
+    throw error(fmt::format("unknown mask '{}': use none or causal", s));
+}
+
+std::vector<std::string> split_tokens(const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string word; in >> word;) out.push_back(word);
+    return out;
+}
+
+namespace {
+std::size_t checked_dim(std::int64_t v, const char* flag) {
+    if (v <= 0)
+        throw error(fmt::format("{} must be a positive whole number (got {}): try {} 4", flag, v, flag));
+    if (v > max_dim)
+        throw error(fmt::format("{} {} is too large: the limit is {}", flag, v, max_dim));
+    return static_cast<std::size_t>(v);
+}
+}  // namespace
+
+step_config validate(const step_request& r) {
+    step_config c;
+    c.seq_len = checked_dim(r.seq_len, "--seq-len");
+    c.d_model = checked_dim(r.d_model, "--d-model");
+    c.d_k = checked_dim(r.d_k, "--d-k");
+    c.d_v = checked_dim(r.d_v, "--d-v");
+    c.seed = r.seed;
+    c.init = parse_init(r.init);
+    c.type = parse_dtype(r.dtype);
+    c.dtype_given = r.dtype_given;
+    c.mask = parse_mask(r.mask);
+    if (!r.mistake.empty()) {
+        const mistake_info* m = find_mistake(r.mistake);
+        if (!m) throw error(fmt::format("unknown mistake '{}': valid ids are {}", r.mistake, mistake_ids()));
+        if (!m->in_step)
+            throw error(fmt::format("mistake '{}' does not fit the single-head walkthrough: run "
+                                    "'attn-explain mistakes' to see where it belongs",
+                                    r.mistake));
+        c.mistake = r.mistake;
+    }
+    c.tokens = split_tokens(r.tokens);
+    c.load_dir = r.load_dir;
+    if (c.load_dir.empty()) check_dimensions(c);
+    return c;
+}
+
+double estimated_bytes(const step_config& c) {
+    const double n = static_cast<double>(c.seq_len), d = static_cast<double>(c.d_model);
+    const double dk = static_cast<double>(c.d_k), dv = static_cast<double>(c.d_v);
+    // X, weights, Q/K/V, four n×n score-shaped matrices, output; plus the trace keeps a double
+    // copy of each and a mistake run keeps a second set.
+    const double elements = n * d + d * (2 * dk + dv) + n * (2 * dk + dv) + 6 * n * n + n * dv;
+    const double per_element = (c.type == dtype::float32 ? 4.0 : 8.0) + 8.0;
+    return elements * per_element * (c.mistake.empty() ? 1.0 : 2.0);
+}
+
+double memory_budget_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return 4.0 * (1ull << 30);
+    return static_cast<double>(pages) * static_cast<double>(page) / 2.0;
+}
+
+void check_dimensions(const step_config& c) {
+    const std::size_t dims[] = {c.seq_len, c.d_model, c.d_k, c.d_v};
+    for (std::size_t v : dims)
+        if (v == 0) throw error("every dimension must be at least 1 (got a 0-sized tensor)");
+    const double need = estimated_bytes(c), budget = memory_budget_bytes();
+    if (need > budget)
+        throw error(fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of "
+                                "memory): choose a smaller --seq-len or d_model",
+                                need / (1u << 30), budget / (1u << 30)));
+    if (!c.tokens.empty() && c.tokens.size() != c.seq_len)
+        throw error(fmt::format("--tokens gives {} token(s) but seq_len is {}: give one word per position",
+                                c.tokens.size(), c.seq_len));
+}
+
+}  // namespace attn

@@ -1,0 +1,132 @@
+// Inputs from a seed or from .npy files.
+#include "attn/inputs.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "attn/error.hpp"
+#include "attn/npy.hpp"
+#include "attn/rng.hpp"
+
+namespace attn {
+
+matrix<double> classic_x() {
+    return matrix<double>{{1, 0, 1, 0}, {0, 1, 0, 1}, {1, 1, 0, 0}};
+}
+
+namespace {
+matrix<double> draw_normal(rng& r, std::size_t rows, std::size_t cols) {
+    matrix<double> m = xt::empty<double>({rows, cols});
+    for (auto& v : m) v = r.normal();
+    return m;
+}
+
+matrix<double> draw_weight(rng& r, init_kind init, std::size_t d_in, std::size_t d_out) {
+    if (init == init_kind::randn) return draw_normal(r, d_in, d_out);
+    const double a = std::sqrt(6.0 / static_cast<double>(d_in + d_out));
+    matrix<double> m = xt::empty<double>({d_in, d_out});
+    for (auto& v : m) v = r.uniform(-a, a);
+    return m;
+}
+
+std::string shape_str(const std::vector<std::size_t>& s) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+    return out + (s.size() == 1 ? ",)" : ")");
+}
+
+matrix<double> load_matrix(const std::filesystem::path& dir, const std::string& name, npy::dtype& type,
+                            std::vector<std::string>& warnings) {
+    const std::filesystem::path path = dir / (name + ".npy");
+    npy::array a;
+    try {
+        a = npy::read(path.string());
+    } catch (const npy::error& e) {
+        throw error(e.what());
+    }
+    if (a.shape.size() != 2)
+        throw error(fmt::format("{}: expected a 2-D matrix but the file has shape {} ({}-D): save a 2-D "
+                                "tensor, e.g. {}.squeeze(0)",
+                                path.string(), shape_str(a.shape), a.shape.size(), name));
+    if (a.shape[0] == 0 || a.shape[1] == 0)
+        throw error(fmt::format("{}: shape {} is empty: every dimension must be at least 1", path.string(),
+                                shape_str(a.shape)));
+    if (a.shape[0] > static_cast<std::size_t>(max_dim) || a.shape[1] > static_cast<std::size_t>(max_dim))
+        throw error(fmt::format("{}: shape {} is too large (limit {} per dimension)", path.string(),
+                                shape_str(a.shape), max_dim));
+    type = a.type;
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < a.data.size(); ++i)
+        if (!std::isfinite(a.data[i]) && bad++ == 0) first = i;
+    if (bad)
+        warnings.push_back(fmt::format(
+            "{} has {} non-finite value(s), the first at [{}, {}] = {}: it will spread through every result "
+            "that uses it",
+            path.string(), bad, first / a.shape[1], first % a.shape[1], a.data[first]));
+    matrix<double> m = xt::empty<double>({a.shape[0], a.shape[1]});
+    std::copy(a.data.begin(), a.data.end(), m.begin());
+    return m;
+}
+
+void expect_shape(const matrix<double>& m, const std::string& file, std::size_t rows, std::size_t cols,
+                  const std::string& why) {
+    if (m.shape(0) == rows && m.shape(1) == cols) return;
+    throw error(fmt::format("{}: shape ({}, {}) does not fit: expected ({}, {}) because {}", file, m.shape(0),
+                            m.shape(1), rows, cols, why));
+}
+}  // namespace
+
+inputs make_inputs(const step_config& c) {
+    inputs in;
+    rng r(c.seed);
+    in.classic_x = c.seq_len == 3 && c.d_model == 4;
+    in.x = in.classic_x ? classic_x() : draw_normal(r, c.seq_len, c.d_model);
+    in.w_q = draw_weight(r, c.init, c.d_model, c.d_k);
+    in.w_k = draw_weight(r, c.init, c.d_model, c.d_k);
+    in.w_v = draw_weight(r, c.init, c.d_model, c.d_v);
+    return in;
+}
+
+inputs load_inputs(step_config& c) {
+    const std::filesystem::path dir(c.load_dir);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw error(fmt::format("--load {}: not a folder: give the folder that holds X.npy, W_Q.npy, W_K.npy "
+                                "and W_V.npy",
+                                c.load_dir));
+    inputs in;
+    npy::dtype tx, tq, tk, tv;
+    in.x = load_matrix(dir, "X", tx, in.warnings);
+    in.w_q = load_matrix(dir, "W_Q", tq, in.warnings);
+    in.w_k = load_matrix(dir, "W_K", tk, in.warnings);
+    in.w_v = load_matrix(dir, "W_V", tv, in.warnings);
+    const std::size_t n = in.x.shape(0), d_model = in.x.shape(1), d_k = in.w_q.shape(1);
+    const std::string hint = " (for an nn.Linear weight, which is stored (out, in), save weight.T)";
+    expect_shape(in.w_q, (dir / "W_Q.npy").string(), d_model, d_k,
+                 fmt::format("X.npy has d_model = {}{}", d_model, hint));
+    expect_shape(in.w_k, (dir / "W_K.npy").string(), d_model, d_k,
+                 fmt::format("W_K must match W_Q, which is ({}, {}): Q and K share d_k{}", d_model, d_k, hint));
+    if (in.w_v.shape(0) != d_model)
+        expect_shape(in.w_v, (dir / "W_V.npy").string(), d_model, in.w_v.shape(1),
+                     fmt::format("X.npy has d_model = {}{}", d_model, hint));
+    c.seq_len = n;
+    c.d_model = d_model;
+    c.d_k = d_k;
+    c.d_v = in.w_v.shape(1);
+    if (!c.dtype_given) c.type = tx == npy::dtype::float64 ? dtype::float64 : dtype::float32;
+    check_dimensions(c);
+    return in;
+}
+
+template <class T>
+matrix<T> cast(const matrix<double>& a) {
+    matrix<T> out = xt::empty<T>({a.shape(0), a.shape(1)});
+    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = static_cast<T>(a.data()[i]);
+    return out;
+}
+template matrix<float> cast<float>(const matrix<double>&);
+template matrix<double> cast<double>(const matrix<double>&);
+
+}  // namespace attn

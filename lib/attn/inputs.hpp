@@ -1,0 +1,37 @@
+// Inputs: X and the projection weights, built from a seed or loaded from .npy files.
+// This is the one place that decides their shapes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "attn/attention.hpp"
+#include "attn/config.hpp"
+
+namespace attn {
+
+struct inputs {
+    matrix<double> x;    // [n, d_model]
+    matrix<double> w_q;  // [d_model, d_k]
+    matrix<double> w_k;  // [d_model, d_k]
+    matrix<double> w_v;  // [d_model, d_v]
+    bool classic_x = false;             // X is the 3-token, 4-dim textbook example
+    std::vector<std::string> warnings;  // e.g. NaN or Inf found in a loaded file
+};
+
+// The textbook X: [[1,0,1,0],[0,1,0,1],[1,1,0,0]].
+matrix<double> classic_x();
+
+// From the seed: X is the classic example when n = 3 and d_model = 4, else X ~ N(0, 1).
+// One random stream, drawn in this order: X (when random), W_Q, W_K, W_V.
+// randn: W ~ N(0, 1). xavier: W ~ U(-a, a), a = √(6 / (d_in + d_out)), as nn.init.xavier_uniform_.
+inputs make_inputs(const step_config& c);
+
+// Reads DIR/X.npy, W_Q.npy, W_K.npy, W_V.npy (float32 or float64, C or Fortran order), checks
+// ranks and that the shapes chain, and sets c's dimensions (and dtype, unless --dtype was given)
+// from the files. Throws attn::error naming the file and what to do.
+inputs load_inputs(step_config& c);
+
+// Casts to the run's dtype.
+template <class T> matrix<T> cast(const matrix<double>& a);
+
+}  // namespace attn

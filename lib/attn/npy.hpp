@@ -1,0 +1,29 @@
+// lib/attn/npy.hpp — read and write NumPy .npy files (float32/float64), no xtensor dependency.
+#pragma once
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace attn::npy {
+
+enum class dtype { float32, float64 };
+
+const char* dtype_name(dtype t);             // "float32" / "float64"
+
+struct array {
+    std::vector<std::size_t> shape;          // e.g. {3, 4}; {} for a 0-d scalar
+    std::vector<double> data;                // always C (row-major) order, converted to double
+    dtype type = dtype::float32;             // the dtype stored in the file
+};
+
+// One-line, user-facing message, always naming the file, e.g.
+// "X.npy: truncated: header says shape (3, 4) float32 = 48 bytes of data but the file has 20"
+struct error : std::runtime_error { using std::runtime_error::runtime_error; };
+
+array read(const std::string& path);                       // throws npy::error
+array parse(const std::string& bytes, const std::string& name); // same, from memory; `name` used in messages
+std::string serialize(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type); // v1.0, little-endian '<f4' or '<f8', fortran_order False, preamble padded to a multiple of 64
+void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type); // throws npy::error on I/O failure (message names the path and strerror)
+
+}  // namespace attn::npy

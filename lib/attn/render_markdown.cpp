@@ -1,0 +1,138 @@
+// The Markdown renderer: one section per step, each matrix as a table, for learners' notes.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/format.hpp"
+#include "attn/render.hpp"
+
+namespace attn {
+
+namespace {
+constexpr std::size_t md_edge = 20;  // rows/columns kept before eliding (unless --full)
+
+std::string md_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+}
+
+// Markdown joins single newlines itself; keep paragraphs and indented lines (as code).
+std::string md_paragraphs(const std::string& text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        if (!line.empty() && line[0] == ' ') {
+            const auto first = line.find_first_not_of(' ');
+            line = "`" + line.substr(first) + "`";
+            out += "\n\n" + line + "\n\n";
+        } else {
+            out += (out.empty() || out.back() == '\n' ? "" : (line.empty() ? "\n\n" : " ")) + line;
+        }
+        start = end + 1;
+    }
+    return out;
+}
+
+std::string md_table(const std::string& corner, const matrix<double>& m, const text_options& o,
+                     const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels) {
+    const bool sci = wants_scientific(m);
+    const index_plan rp = plan_indices(m.shape(0), o.full ? m.shape(0) : md_edge);
+    const index_plan cp = plan_indices(m.shape(1), o.full ? m.shape(1) : md_edge);
+    auto label = [](const std::vector<std::string>& l, std::size_t i) {
+        return i < l.size() ? md_escape(l[i]) : std::to_string(i);
+    };
+    std::string head = "| " + md_escape(corner) + " |", rule = "|---|";
+    for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+        if (cp.gap_after && c == cp.gap_after) head += " … |", rule += ":---:|";
+        head += " " + label(col_labels, cp.shown[c]) + " |";
+        rule += "---:|";
+    }
+    std::string out = head + "\n" + rule + "\n";
+    for (std::size_t r = 0; r < rp.shown.size(); ++r) {
+        if (rp.gap_after && r == rp.gap_after) {
+            out += "| … |";
+            for (std::size_t c = 0; c <= cp.shown.size() - (cp.gap_after ? 0 : 1); ++c) out += " … |";
+            out += "\n";
+        }
+        const std::size_t i = rp.shown[r];
+        out += "| " + label(row_labels, i) + " |";
+        for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+            if (cp.gap_after && c == cp.gap_after) out += " … |";
+            out += " " + format_cell(m(i, cp.shown[c]), o.precision, sci) + " |";
+        }
+        out += "\n";
+    }
+    return out;
+}
+}  // namespace
+
+std::string render_markdown(const trace& t, const lessons& L, const text_options& o) {
+    std::string cfg = L.text("ui.config", t.values);
+    if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
+    std::string out = L.raw("ui.markdown_title") + "\n\n**" + L.raw("ui.markdown_config") + ":** " + cfg + "\n";
+    const auto& tok = t.config.tokens;
+    const std::size_t total = t.steps.size();
+    for (std::size_t i = 0; i < total; ++i) {
+        const step& s = t.steps[i];
+        const vars v = step_vars(t, s);
+        const std::string key = "step." + s.id;
+        out += "\n## " +
+               L.text("ui.step_heading",
+                      {{"number", std::to_string(i + 1)}, {"total", std::to_string(total)}, {"title", L.raw(key + ".title")}}) +
+               "\n\n";
+        out += "- **" + L.raw("label.formula") + ":** `" + L.text(key + ".formula", v) + "`\n";
+        out += "- **" + L.raw("label.pytorch") + ":** `" + L.text(key + ".pytorch", v) + "`\n";
+        if (!s.brief) out += "- **" + L.raw("label.shape") + ":** `" + s.shape_line + "`\n";
+        out += "\n";
+        if (s.brief) {
+            out += md_paragraphs(L.text(key + ".brief", v)) + "\n\n";
+        } else {
+            const bool seq_cols = s.id == "scores" || s.id == "scaled_scores" || s.id == "masked_scores" || s.id == "weights";
+            const bool seq_rows = s.id.rfind("W_", 0) != 0;
+            for (const named_matrix& e : s.extras)
+                out += "**" + L.raw("label." + e.label) + "**\n\n" +
+                       md_table(e.label == "k_transposed" ? "Kᵀ" : s.id, e.value, o, e.label == "k_transposed" ? std::vector<std::string>{} : tok,
+                                seq_cols && e.label == "shifted" ? tok : std::vector<std::string>{}) +
+                       "\n";
+            out += md_table(s.id, s.value, o, seq_rows ? tok : std::vector<std::string>{},
+                            seq_cols ? tok : std::vector<std::string>{}) +
+                   "\n";
+            out += md_paragraphs(L.text(key + ".note", v)) + "\n\n";
+        }
+        out += "> **" + L.raw("label.pitfall") + ":** " + md_paragraphs(L.text(key + ".pitfall", v)) + "\n";
+    }
+    if (t.has_mistake) {
+        const mistake_run& r = t.mistake;
+        const vars v = step_vars(t, t.at("scores"));
+        const std::string key = "mistake." + r.id;
+        out += "\n## " + L.raw(key + ".title") + " (" + L.raw("kind." + r.kind) + ")\n\n";
+        out += "```python\n# " + L.raw("label.buggy") + "\n" + L.raw(key + ".buggy_code") + "\n# " + L.raw("label.fixed") +
+               "\n" + L.raw(key + ".fixed_code") + "\n```\n\n";
+        if (!r.error.empty()) {
+            out += L.raw(key + ".error_intro") + "\n\n```\n" + L.raw("label.error") + ": " + r.error + "\n```\n\n" +
+                   md_paragraphs(L.text(key + ".error_explain", v)) + "\n";
+        } else {
+            for (const step& b : r.buggy) {
+                out += "**" + L.raw("label.buggy") + " " + b.id + "** (" + L.raw("label.max_diff") + " = " +
+                       format_number(r.diffs.at(b.id), 6) + ")\n\n" + md_table(b.id, b.value, o, {}, {}) + "\n";
+            }
+            out += md_paragraphs(L.text(key + (r.id == "no-transpose" ? ".silent_explain" : ".explain"), v)) + "\n";
+        }
+    }
+    const vars sv = [&] {
+        vars x = t.values;
+        x["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";
+        return x;
+    }();
+    out += "\n## " + L.raw("summary.title") + "\n\n`" + L.text("summary.formula", sv) + "`\n\n" + L.raw("summary.chain") + "\n\n";
+    for (const step& s : t.steps)
+        if (!s.brief) out += "- `" + s.id + "`: `" + s.shape_line + "`\n";
+    out += "\n```python\n" + L.text("summary.pytorch", sv) + "\n```\n";
+    return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,342 @@
+// The terminal renderer: one page per step with title, formula, PyTorch line, shape line,
+// matrices, note and pitfall; heatmaps; mistake panels beside the correct run.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/format.hpp"
+#include "attn/mistakes.hpp"
+#include "attn/render.hpp"
+
+namespace attn {
+
+std::string step_title(const lessons& L, const std::string& id) { return L.raw("step." + id + ".title"); }
+
+vars step_vars(const trace& t, const step& s) {
+    vars v = t.values;
+    for (const auto& kv : s.values) v[kv.first] = kv.second;
+    if (t.has_mistake) {
+        for (const auto& kv : t.mistake.values) v[kv.first] = kv.second;
+        v["mistake"] = t.mistake.id;
+    }
+    return v;
+}
+
+namespace {
+
+constexpr std::size_t label_col = 11;  // "formula    ", "interview  ", ...
+
+struct page_writer {
+    const trace& t;
+    const lessons& L;
+    const text_options& o;
+    std::string out;
+
+    std::size_t text_width() const { return std::max<std::size_t>(std::min<std::size_t>(o.width, 100), 40); }
+
+    void line(const std::string& s = "") { out += s + "\n"; }
+    void lines(const std::vector<std::string>& ls) {
+        for (const auto& l : ls) line(l);
+    }
+    // "label    text", the text wrapped under itself.
+    // Code, formulas and shapes are kept verbatim (verbatim = true); prose is reflowed.
+    void field(const std::string& label_key, const std::string& text, style st, bool verbatim = false) {
+        const std::string label = pad_right(L.raw("label." + label_key), label_col);
+        const std::vector<std::string> ls = verbatim ? std::vector<std::string>{text}
+                                                     : wrap(text, text_width(), std::string(label_col, ' '));
+        for (std::size_t i = 0; i < ls.size(); ++i)
+            line((i == 0 ? paint(label, style::label, o.color) : "") + (i == 0 ? paint(ls[i], st, o.color) : ls[i]));
+    }
+    void paragraph(const std::string& text, const std::string& indent = "") {
+        for (const auto& l : wrap(text, text_width(), indent)) line(indent.empty() ? l : l);
+    }
+    void heading(const std::string& text, style st) {
+        const std::string head = "━━ " + text + " ";
+        const std::size_t w = display_width(head);
+        const std::size_t rule = text_width() > w ? text_width() - w : 2;
+        std::string bar;
+        for (std::size_t i = 0; i < rule; ++i) bar += "━";
+        line(paint(head + bar, st, o.color));
+    }
+
+    matrix_style mstyle(const std::vector<std::string>& rows, const std::vector<std::string>& cols) const {
+        matrix_style s;
+        s.precision = o.precision;
+        s.width = o.width;
+        s.height = o.height > 16 ? o.height - 12 : (o.height ? 4 : 0);
+        s.full = o.full;
+        s.color = o.color;
+        s.row_labels = rows;
+        s.col_labels = cols;
+        return s;
+    }
+    std::vector<std::string> tokens() const { return t.config.tokens; }
+    // Row and column labels: tokens label the seq axis when given.
+    std::vector<std::string> labels_for(const std::string& id, bool rows) const {
+        const bool seq_rows = id == "X" || id == "Q" || id == "K" || id == "V" || id == "scores" ||
+                              id == "scaled_scores" || id == "masked_scores" || id == "weights" || id == "output";
+        const bool seq_cols = id == "scores" || id == "scaled_scores" || id == "masked_scores" || id == "weights";
+        if ((rows && seq_rows) || (!rows && seq_cols)) return tokens();
+        return {};
+    }
+
+    std::vector<std::string> matrix_block(const std::string& title, const matrix<double>& m, const std::string& id,
+                                          const matrix<double>* against = nullptr) {
+        matrix_style s = mstyle(labels_for(id, true), labels_for(id, false));
+        s.highlight_against = against;
+        bool elided = false;
+        std::vector<std::string> ls = format_matrix(m, s, &elided);
+        ls.insert(ls.begin(), paint(fmt::format("{} {}", title, shape_str(m.shape(0), m.shape(1))), style::bold, o.color));
+        if (elided) ls.push_back(paint("  " + L.raw("ui.elided"), style::dim, o.color));
+        return ls;
+    }
+
+    std::string who(std::size_t i) const {
+        const auto& tok = t.config.tokens;
+        if (i < tok.size()) return L.text("ui.token_named", {{"index", std::to_string(i)}, {"word", tok[i]}});
+        return L.text("ui.token", {{"index", std::to_string(i)}});
+    }
+
+    // "token 0 puts 80% on itself, 12% on token 1": the largest weights of each row.
+    void readings(const matrix<double>& w) {
+        line(L.raw("step.weights.readings"));
+        const std::size_t rows = std::min<std::size_t>(w.shape(0), o.full ? w.shape(0) : 8);
+        for (std::size_t i = 0; i < rows; ++i) {
+            std::vector<std::size_t> order(w.shape(1));
+            for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+            if (std::isnan(w(i, 0))) {
+                paragraph("  " + L.text("ui.reading_blocked", {{"who", who(i)}}));
+                continue;
+            }
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w(i, a) > w(i, b); });
+            std::string parts;
+            for (std::size_t k = 0; k < order.size() && k < 3; ++k) {
+                const std::size_t j = order[k];
+                if (k > 0 && w(i, j) < 0.05) break;
+                const std::string target = j == i ? L.raw("ui.itself") : who(j);
+                parts += (k ? ", " : "") +
+                         L.text("ui.reading_part", {{"percent", fmt::format("{:.0f}%", w(i, j) * 100)}, {"target", target}});
+            }
+            for (const auto& l : wrap(L.text("ui.reading_row", {{"who", who(i)}, {"parts", parts}}), text_width(), "    "))
+                line("  " + l);
+        }
+        if (rows < w.shape(0)) line("  " + std::string("…"));
+    }
+
+    void banner() {
+        std::string cfg = L.text("ui.config", t.values);
+        if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
+        for (const auto& l : wrap(cfg, text_width(), "  ")) line(paint(l, style::bold, o.color));
+        line();
+    }
+
+    void step_page(const step& s, std::size_t number, std::size_t total) {
+        const vars v = step_vars(t, s);
+        const std::string key = "step." + s.id;
+        heading(L.text("ui.step_heading",
+                       {{"number", std::to_string(number)}, {"total", std::to_string(total)}, {"title", L.raw(key + ".title")}}),
+                style::title);
+        field("formula", L.text(key + ".formula", v), style::formula, true);
+        field("pytorch", L.text(key + ".pytorch", v), style::code, true);
+        if (!s.brief) field("shape", s.shape_line, style::bold, true);
+        line();
+        if (s.brief) {
+            field("note", L.text(key + ".brief", v), style::none);
+            field("pitfall", L.text(key + ".pitfall", v), style::warn);
+            mistake_panel(s.id);
+            return;
+        }
+        for (const named_matrix& e : s.extras)
+            if (e.label != "row_sums") {
+                lines(matrix_block(L.raw("label." + e.label), e.value, e.label == "k_transposed" ? "" : s.id));
+                line();
+            }
+        lines(matrix_block(s.id, s.value, s.id));
+        line();
+        for (const named_matrix& e : s.extras)
+            if (e.label == "row_sums") {
+                lines(matrix_block(L.raw("label." + e.label), e.value, s.id));
+                line();
+            }
+        if (s.id == "weights") {
+            readings(s.value);
+            line();
+            line(L.raw("step.weights.heatmap"));
+            matrix_style hs = mstyle(tokens(), tokens());
+            lines(format_heatmap(s.value, hs));
+            line("  " + heatmap_legend(o.color));
+            line();
+        }
+        std::string note = L.text(key + ".note", v);
+        if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
+        if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
+            note += "\n\n" + L.text(std::string("step.W_Q.init_") +
+                                        (t.config.load_dir.empty() ? name_of(t.config.init) : "loaded"),
+                                    v);
+        field("note", note, style::none);
+        field("pitfall", L.text(key + ".pitfall", v), style::warn);
+        mistake_panel(s.id);
+    }
+
+    // ---- mistakes ------------------------------------------------------------------------
+    const step* buggy(const std::string& id) const {
+        for (const step& b : t.mistake.buggy)
+            if (b.id == id) return &b;
+        return nullptr;
+    }
+
+    void mistake_intro(const vars& v) {
+        const std::string key = "mistake." + t.mistake.id;
+        line();
+        heading(L.text(key + ".title", v) + " (" + L.raw("kind." + t.mistake.kind) + ")", style::error);
+        field("buggy", L.raw(key + ".buggy_code"), style::error, true);
+        field("fixed", L.raw(key + ".fixed_code"), style::code, true);
+        line();
+    }
+
+    void side_by_side(const std::string& id) {
+        const step* b = buggy(id);
+        if (!b) return;
+        const step& good = t.at(id);
+        const auto left = matrix_block(L.raw("label.correct") + " " + id, good.value, id);
+        const auto right = matrix_block(L.raw("label.buggy") + " " + id, b->value, id, &good.value);
+        lines(beside(left, right, o.width));
+        line(fmt::format("{} = {}", L.raw("label.max_diff"), format_number(t.mistake.diffs.at(id), 6)));
+        line();
+    }
+
+    void closing(const vars& v) {
+        const std::string key = "mistake." + t.mistake.id;
+        field("catch", L.text(key + ".catch", v), style::none);
+        field("interview", L.text(key + ".interview", v), style::none);
+    }
+
+    void sweep_table(const vars& v) {
+        const mistake_run& r = t.mistake;
+        const std::string key = "mistake.no-scale.";
+        line(L.text(key + "sweep_intro", v));
+        const std::string u = L.raw(key + "col_unscaled"), sc = L.raw(key + "col_scaled");
+        const std::vector<std::string> groups = {L.raw(key + "col_std"), L.raw(key + "col_max_weight"),
+                                                 L.raw(key + "col_entropy"), L.raw(key + "col_jacobian")};
+        const std::size_t cw = std::max<std::size_t>({display_width(u), display_width(sc), 8});
+        std::string h1 = pad_left(L.raw(key + "col_d_k"), 6), h2 = std::string(6, ' ');
+        for (const auto& g : groups) {
+            h1 += "  " + pad_right(g, 2 * cw + 1);
+            h2 += "  " + pad_left(u, cw) + " " + pad_left(sc, cw);
+        }
+        line(paint(h1, style::bold, o.color));
+        line(paint(h2, style::label, o.color));
+        auto num = [&](double x) { return pad_left(format_number(x, 3), cw); };
+        for (const sweep_row& row : r.sweep) {
+            std::string l = pad_left(std::to_string(row.d_k), 6);
+            l += "  " + num(row.std_unscaled) + " " + num(row.std_scaled);
+            l += "  " + num(row.max_weight_unscaled) + " " + num(row.max_weight_scaled);
+            l += "  " + num(row.entropy_unscaled) + " " + num(row.entropy_scaled);
+            l += "  " + num(row.jacobian_unscaled) + " " + num(row.jacobian_scaled);
+            line(l);
+        }
+        line();
+        paragraph(L.text(key + "sweep_reading", v));
+        line();
+    }
+
+    void mistake_panel(const std::string& id) {
+        if (!t.has_mistake) return;
+        const mistake_run& r = t.mistake;
+        const vars v = step_vars(t, t.at(id));
+        const std::string key = "mistake." + r.id;
+        if (r.id == "no-transpose") {
+            if (id == "scores") {
+                mistake_intro(v);
+                if (!r.error.empty()) {
+                    line(L.raw(key + ".error_intro"));
+                    line(paint("  " + L.raw("label.error") + ": " + r.error, style::error, o.color));
+                    line();
+                    paragraph(L.text(key + ".error_explain", v));
+                    line();
+                    closing(v);
+                } else {
+                    side_by_side("scores");
+                }
+            } else if (r.error.empty() && (id == "weights" || id == "output")) {
+                line();
+                side_by_side(id);
+                if (id == "output") {
+                    paragraph(L.text(key + ".silent_explain", v));
+                    line();
+                    closing(v);
+                }
+            }
+        } else if (r.id == "no-scale") {
+            if (id == "scaled_scores") {
+                mistake_intro(v);
+            } else if (id == "weights") {
+                line();
+                side_by_side("weights");
+                paragraph(L.text(key + ".explain", v));
+            } else if (id == "output") {
+                line();
+                side_by_side("output");
+                sweep_table(v);
+                closing(v);
+            }
+        }
+    }
+
+    void summary() {
+        const vars v = [&] {
+            vars x = t.values;
+            x["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";
+            return x;
+        }();
+        heading(L.raw("summary.title"), style::title);
+        field("formula", L.text("summary.formula", v), style::formula, true);
+        field("pytorch", L.text("summary.pytorch", v), style::code, true);
+        line();
+        line(L.raw("summary.chain"));
+        std::size_t idw = 0;
+        for (const step& s : t.steps) idw = std::max(idw, s.id.size());
+        for (const step& s : t.steps)
+            if (!s.brief) line("  " + pad_right(s.id, idw + 2) + s.shape_line);
+        line();
+        paragraph(L.text("summary.note", v));
+    }
+};
+
+}  // namespace
+
+std::vector<std::string> render_text_pages(const trace& t, const lessons& L, const text_options& o) {
+    std::vector<std::string> pages;
+    const std::size_t total = t.steps.size();
+    for (std::size_t i = 0; i < total; ++i) {
+        page_writer w{t, L, o, {}};
+        if (i == 0) w.banner();
+        w.step_page(t.steps[i], i + 1, total);
+        pages.push_back(w.out);
+    }
+    page_writer w{t, L, o, {}};
+    w.summary();
+    pages.push_back(w.out);
+    return pages;
+}
+
+std::string pause_prompt(const lessons& L, bool color) { return paint(L.raw("ui.pause"), style::dim, color); }
+
+std::string render_mistakes_list(const lessons& L, bool color) {
+    std::string out = paint(L.raw("group.title"), style::bold, color) + "\n";
+    std::vector<std::string> groups;
+    for (const mistake_info& m : mistake_catalogue())
+        if (std::find(groups.begin(), groups.end(), m.group) == groups.end()) groups.push_back(m.group);
+    std::size_t idw = 0;
+    for (const mistake_info& m : mistake_catalogue()) idw = std::max(idw, m.id.size());
+    for (const std::string& g : groups) {
+        out += "\n" + paint(L.raw("group." + g), style::title, color) + "\n";
+        for (const mistake_info& m : mistake_catalogue())
+            if (m.group == g)
+                out += "  " + paint(pad_right(m.id, idw + 2), style::bold, color) + L.raw("mistake." + m.id + ".summary") + "\n";
+    }
+    return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,179 @@
+// Builds the trace of one `step` run: the forward pass in the run's dtype, then every
+// intermediate recorded with its shape line and the numbers its lesson needs.
+#include "attn/trace.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attn/inputs.hpp"
+#include "attn/mistakes.hpp"
+
+namespace attn {
+
+const std::vector<std::string>& step_ids() {
+    static const std::vector<std::string> ids = {"X",      "W_Q",           "W_K",           "W_V",
+                                                 "Q",      "K",             "V",             "scores",
+                                                 "scaled_scores", "masked_scores", "weights", "output"};
+    return ids;
+}
+
+const step& trace::at(const std::string& id) const {
+    for (const step& s : steps)
+        if (s.id == id) return s;
+    throw std::out_of_range("no step " + id);
+}
+
+std::string shape_str(std::size_t rows, std::size_t cols) { return fmt::format("({}, {})", rows, cols); }
+
+std::string format_number(double v, int precision) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    std::string s = fmt::format("{:.{}f}", v, precision);
+    // "-0.0000" reads as a sign error to a learner; print it as "0.0000".
+    if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+    return s;
+}
+
+template <class T>
+matrix<double> to_double(const matrix<T>& a) {
+    matrix<double> out = xt::empty<double>({a.shape(0), a.shape(1)});
+    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = static_cast<double>(a.data()[i]);
+    return out;
+}
+template matrix<double> to_double<float>(const matrix<float>&);
+template matrix<double> to_double<double>(const matrix<double>&);
+
+namespace {
+
+// "1.0000×0.3367 + 0.0000×(-0.1288) + … = 0.4657": a dot product written out by hand, with at
+// most four terms shown (the first three and the last).
+template <class T>
+std::string expansion(const std::vector<T>& a, const std::vector<T>& b, T result, int precision) {
+    auto term = [&](std::size_t i) {
+        auto num = [&](T v) {
+            const std::string s = format_number(static_cast<double>(v), precision);
+            return s[0] == '-' ? "(" + s + ")" : s;
+        };
+        return num(a[i]) + "×" + num(b[i]);
+    };
+    std::string out;
+    const std::size_t n = a.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        if (n > 4 && i == 3) {
+            out += " + … + " + term(n - 1);
+            break;
+        }
+        out += (i ? " + " : "") + term(i);
+    }
+    return out + " = " + format_number(static_cast<double>(result), precision);
+}
+
+template <class T>
+std::vector<T> row_of(const matrix<T>& m, std::size_t r) {
+    std::vector<T> v(m.shape(1));
+    for (std::size_t j = 0; j < m.shape(1); ++j) v[j] = m(r, j);
+    return v;
+}
+
+template <class T>
+std::vector<T> col_of(const matrix<T>& m, std::size_t c) {
+    std::vector<T> v(m.shape(0));
+    for (std::size_t i = 0; i < m.shape(0); ++i) v[i] = m(i, c);
+    return v;
+}
+
+step make_step(const std::string& id, std::string shape_line, matrix<double> value) {
+    step s;
+    s.id = id;
+    s.shape_line = std::move(shape_line);
+    s.value = std::move(value);
+    return s;
+}
+
+template <class T>
+trace build_typed(const step_config& c, const inputs& in, int precision) {
+    const matrix<T> x = cast<T>(in.x), w_q = cast<T>(in.w_q), w_k = cast<T>(in.w_k), w_v = cast<T>(in.w_v);
+    const bool causal = c.mask == mask_kind::causal;
+    const attention_trace<T> f = attention_forward(x, w_q, w_k, w_v, causal);
+    const std::size_t n = c.seq_len, d = c.d_model, dk = c.d_k, dv = c.d_v;
+
+    trace t;
+    t.config = c;
+    t.classic_x = in.classic_x;
+    t.values = {{"n", std::to_string(n)},
+                {"d_model", std::to_string(d)},
+                {"d_k", std::to_string(dk)},
+                {"d_v", std::to_string(dv)},
+                {"seed", std::to_string(c.seed)},
+                {"init", name_of(c.init)},
+                {"dtype", name_of(c.type)},
+                {"mask", name_of(c.mask)},
+                {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
+                {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
+
+    t.steps.push_back(make_step("X", shape_str(n, d), to_double(x)));
+    t.steps.push_back(make_step("W_Q", shape_str(d, dk), to_double(w_q)));
+    t.steps.push_back(make_step("W_K", shape_str(d, dk), to_double(w_k)));
+    t.steps.push_back(make_step("W_V", shape_str(d, dv), to_double(w_v)));
+
+    const std::string proj = fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk));
+    step q = make_step("Q", proj, to_double(f.q));
+    q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
+    t.steps.push_back(std::move(q));
+    t.steps.push_back(make_step("K", proj, to_double(f.k)));
+    t.steps.push_back(make_step(
+        "V", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dv), shape_str(n, dv)), to_double(f.v)));
+
+    // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
+    const std::size_t j = n > 1 ? 1 : 0;
+    step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, n), shape_str(n, n)),
+                       to_double(f.scores));
+    s.extras.push_back({"k_transposed", to_double(transpose(f.k))});
+    s.values["kt_shape"] = shape_str(dk, n);
+    s.values["j"] = std::to_string(j);
+    s.values["expansion"] = expansion(row_of(f.q, 0), row_of(f.k, j), f.scores(0, j), precision);
+    t.steps.push_back(std::move(s));
+
+    step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, n), dk, shape_str(n, n)),
+                        to_double(f.scaled_scores));
+    sc.values["var_before"] = format_number(variance(f.scores), precision);
+    sc.values["var_after"] = format_number(variance(f.scaled_scores), precision);
+    sc.values["std_before"] = format_number(std_dev(f.scores), precision);
+    sc.values["std_after"] = format_number(std_dev(f.scaled_scores), precision);
+    t.steps.push_back(std::move(sc));
+
+    step m = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, n), shape_str(n, n),
+                                                    shape_str(n, n)),
+                       to_double(f.masked_scores));
+    m.brief = !causal;
+    m.values["blocked"] = std::to_string(causal ? n * (n - 1) / 2 : 0);
+    t.steps.push_back(std::move(m));
+
+    step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, n), shape_str(n, n)),
+                       to_double(f.weights));
+    w.extras.push_back({"row_max", to_double(row_max(f.masked_scores))});
+    w.extras.push_back({"shifted", to_double(subtract_row_max(f.masked_scores))});
+    const matrix<T> sums = row_sums(f.weights);
+    w.extras.push_back({"row_sums", to_double(sums)});
+    double worst = 0;
+    for (T v : sums) worst = std::max(worst, std::fabs(static_cast<double>(v) - 1.0));
+    w.values["row_sum_error"] = fmt::format("{:.1e}", worst);
+    t.steps.push_back(std::move(w));
+
+    t.steps.push_back(make_step(
+        "output", fmt::format("{} @ {} -> {}", shape_str(n, n), shape_str(n, dv), shape_str(n, dv)),
+        to_double(f.output)));
+    return t;
+}
+
+}  // namespace
+
+trace build_trace(const step_config& c, const inputs& in, int precision) {
+    trace t = c.type == dtype::float32 ? build_typed<float>(c, in, precision) : build_typed<double>(c, in, precision);
+    if (!c.mistake.empty()) run_mistake(t, in, precision);
+    return t;
+}
+
+}  // namespace attn

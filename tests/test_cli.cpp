@@ -1,0 +1,197 @@
+// CLI tests: run the real binary and check exit codes, streams and documents.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attn/trace.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+struct result {
+    int code = -1;
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Runs `attn-explain ARGS` through sh with stdin from /dev/null; `env` is prefixed (e.g. "NO_COLOR=1").
+result run(const std::string& args, const std::string& env = "") {
+    static int counter = 0;
+    const fs::path err = fs::temp_directory_path() / ("attn-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    const std::string cmd = "env -u NO_COLOR -u COLUMNS " + env + " " + ATTN_EXE + " " + args + " </dev/null 2>" + err.string();
+    result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::array<char, 4096> buf;
+    std::size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = slurp(err);
+    fs::remove(err);
+    return r;
+}
+
+std::size_t count_lines(const std::string& s) {
+    std::size_t n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        static int counter = 0;
+        path = fs::temp_directory_path() / ("attn-cli-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+}  // namespace
+
+TEST_CASE("cli: --help and --version", "[cli]") {
+    const result help = run("--help");
+    CHECK(help.code == 0);
+    CHECK_THAT(help.out, Catch::Contains("step") && Catch::Contains("mistakes"));
+    const result step_help = run("step --help");
+    CHECK(step_help.code == 0);
+    CHECK_THAT(step_help.out, Catch::Contains("--seq-len") && Catch::Contains("--no-pause") && Catch::Contains("--format"));
+    const result version = run("--version");
+    CHECK(version.code == 0);
+    CHECK(version.out == "attn-explain " ATTN_VERSION "\n");
+}
+
+TEST_CASE("cli: the default walkthrough - piped", "[cli]") {
+    const result r = run("step");
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find('\x1b') == std::string::npos);  // no colour into a pipe
+    CHECK(r.out.find("[Enter") == std::string::npos);  // no pause into a pipe
+    for (const char* s : {"Step 1 of 12: The input X", "(3, 4) @ (4, 4) -> (3, 4)", "(3, 4) @ (4, 3) -> (3, 3)",
+                          "√4 = 2.0000", "row sums", "Heatmap", "Summary", "softmax(Q·Kᵀ / √d_k) · V"})
+        CHECK_THAT(r.out, Catch::Contains(s));
+}
+
+TEST_CASE("cli: colour policy", "[cli]") {
+    CHECK(run("step --color always").out.find("\x1b[") != std::string::npos);
+    CHECK(run("step --color never").out.find('\x1b') == std::string::npos);
+    CHECK(run("step --color auto", "NO_COLOR=1").out.find('\x1b') == std::string::npos);
+    CHECK(run("step --color always", "NO_COLOR=1").out.find("\x1b[") != std::string::npos);
+    CHECK(run("mistakes --color always").out.find("\x1b[") != std::string::npos);
+}
+
+TEST_CASE("cli: JSON parses and carries every step", "[cli][json]") {
+    const result r = run("step --format json --mask causal --seq-len 5 --d-model 8 --d-k 4 --d-v 6 --dtype float64");
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["config"]["d_v"] == 6);
+    CHECK(doc["config"]["dtype"] == "float64");
+    REQUIRE(doc["steps"].size() == attn::step_ids().size());
+    for (std::size_t i = 0; i < attn::step_ids().size(); ++i) CHECK(doc["steps"][i]["id"] == attn::step_ids()[i]);
+    CHECK(doc["steps"][11]["shape"] == nlohmann::json::array({5, 6}));
+    const result m = run("step --format json --mistake no-transpose");
+    const auto md = nlohmann::json::parse(m.out);
+    CHECK(md["mistake"]["kind"] == "shape-error");
+    CHECK(md["mistake"]["error"] == "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)");
+}
+
+TEST_CASE("cli: markdown has a section per step and tables", "[cli]") {
+    const result r = run("step --format markdown --tokens 'the cat sat'");
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("## Step 8 of 12: Scores") && Catch::Contains("| scores | the | cat | sat |"));
+}
+
+TEST_CASE("cli: mistakes run inside step", "[cli][mistakes]") {
+    const result clash = run("step --mistake no-transpose");
+    CHECK(clash.code == 0);
+    CHECK_THAT(clash.out, Catch::Contains("RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)"));
+    const result silent = run("step --mistake no-transpose --seq-len 4 --d-model 6");
+    CHECK_THAT(silent.out, Catch::Contains("max |buggy - correct|") && Catch::Contains("dangerous"));
+    const result noscale = run("step --mistake no-scale");
+    CHECK_THAT(noscale.out, Catch::Contains("1024") && Catch::Contains("mean entropy"));
+    const result list = run("mistakes");
+    CHECK(list.code == 0);
+    CHECK_THAT(list.out, Catch::Contains("Shape errors") && Catch::Contains("no-transpose") && Catch::Contains("no-scale"));
+}
+
+TEST_CASE("cli: --save and --load round trip", "[cli][npy]") {
+    temp_dir t;
+    const std::string dir = (t.path / "run").string();
+    const result saved = run("step --seq-len 5 --d-model 6 --d-k 3 --d-v 2 --mask causal --save " + dir + " --format json");
+    REQUIRE(saved.code == 0);
+    for (const std::string& id : attn::step_ids()) CHECK(fs::exists(fs::path(dir) / (id + ".npy")));
+    const result loaded = run("step --load " + dir + " --mask causal --format json");
+    REQUIRE(loaded.code == 0);
+    const auto a = nlohmann::json::parse(saved.out), b = nlohmann::json::parse(loaded.out);
+    CHECK(b["config"]["seq_len"] == 5);
+    CHECK(b["config"]["d_k"] == 3);
+    CHECK(a["steps"] == b["steps"]);  // replaying saved inputs reproduces every intermediate exactly
+}
+
+TEST_CASE("cli: every bad input gets one line on stderr and a non-zero exit", "[cli][errors]") {
+    temp_dir t;
+    std::ofstream(t.path / "X.npy") << "garbage";
+    const std::string bad_load = t.path.string();
+    const char* cases[][2] = {
+        {"step --seq-len 0", "positive"},
+        {"step --seq-len=-3", "positive"},
+        {"step --d-model abc", "Could not convert"},
+        {"step --seq-len 400000", "GiB"},
+        {"step --seq-len 99999999999999999999", "seq-len"},
+        {"step --mask sideways", "use none or causal"},
+        {"step --mistake typo", "no-transpose"},
+        {"step --dtype float16", "float32 or float64"},
+        {"step --init he", "randn or xavier"},
+        {"step --format xml", "text, json or markdown"},
+        {"step --color sometimes", "auto, always or never"},
+        {"step --precision 99", "precision"},
+        {"step --tokens 'a b'", "--tokens gives 2"},
+        {"step --load /nonexistent/dir", "not a folder"},
+        {"step --load /nonexistent/dir --seq-len 4", "dimensions from the files"},
+        {"step --save /proc/attn-explain-cli", "--save"},
+        {"step --bogus", "--bogus"},
+        {"", "subcommand"},
+        {"frobnicate", "frobnicate"},
+    };
+    for (const auto& c : cases) {
+        INFO(c[0]);
+        const result r = run(c[0]);
+        CHECK(r.code != 0);
+        CHECK(r.code < 128);  // an exit, never a crash
+        CHECK(r.out.empty());
+        CHECK(count_lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("attn-explain: error: ") && Catch::Contains(c[1]));
+    }
+    const result garbage = run("step --load " + bad_load);
+    CHECK(garbage.code != 0);
+    CHECK(count_lines(garbage.err) == 1);
+    CHECK_THAT(garbage.err, Catch::Contains("X.npy"));
+}
+
+TEST_CASE("cli: a failed run leaves no --save folder", "[cli][errors]") {
+    temp_dir t;
+    const fs::path out = t.path / "out";
+    const result r = run("step --load /nonexistent --save " + out.string());
+    CHECK(r.code != 0);
+    CHECK_FALSE(fs::exists(out));
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(t.path)) ++entries;
+    CHECK(entries == 0);
+}

@@ -1,0 +1,120 @@
+// The content linter: every step and mistake has its text, every placeholder can be filled, and
+// every key in lessons/ is used by some output.
+#include <catch2/catch.hpp>
+
+#include "attn/error.hpp"
+#include "attn/inputs.hpp"
+#include "attn/lessons.hpp"
+#include "attn/mistakes.hpp"
+#include "attn/render.hpp"
+#include "attn/trace.hpp"
+
+namespace {
+attn::trace run(attn::step_request r) {
+    const attn::step_config c = attn::validate(r);
+    return attn::build_trace(c, attn::make_inputs(c), 4);
+}
+
+void render_all(const attn::trace& t) {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::text_options o;
+    for (bool color : {false, true}) {
+        o.color = color;
+        CHECK_NOTHROW(attn::render_text_pages(t, L, o));
+    }
+    CHECK_NOTHROW(attn::render_json(t, L));
+    CHECK_NOTHROW(attn::render_markdown(t, L, o));
+}
+}  // namespace
+
+TEST_CASE("every step id and mistake has its text", "[lessons]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    for (const std::string& id : attn::step_ids())
+        for (const char* field : {"title", "formula", "pytorch", "note", "pitfall"}) {
+            INFO("step." << id << "." << field);
+            CHECK(L.has("step." + id + "." + field));
+        }
+    for (const attn::mistake_info& m : attn::mistake_catalogue()) {
+        for (const char* field : {"summary", "title", "buggy_code", "fixed_code", "catch", "interview"}) {
+            INFO("mistake." << m.id << "." << field);
+            CHECK(L.has("mistake." + m.id + "." + field));
+        }
+        CHECK(L.has("group." + m.group));
+        CHECK(L.has("kind." + m.kind));
+    }
+    CHECK(attn::embedded_languages() == std::vector<std::string>{"en"});
+}
+
+TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]") {
+    attn::step_request base;
+    base.tokens = "the cat sat";
+    render_all(run(base));
+    attn::step_request causal = base;
+    causal.mask = "causal";
+    causal.init = "xavier";
+    render_all(run(causal));
+    attn::step_request wide;
+    wide.seq_len = 4;
+    wide.d_model = 6;
+    wide.mistake = "no-transpose";  // n == d_k: silent
+    render_all(run(wide));
+    attn::step_request clash;
+    clash.mistake = "no-transpose";  // 3 != 4: shape error
+    render_all(run(clash));
+    attn::step_request noscale;
+    noscale.mistake = "no-scale";
+    render_all(run(noscale));
+    attn::step_request loaded;
+    loaded.load_dir = ATTN_FIXTURES "/causal";
+    loaded.mask = "causal";
+    {
+        attn::step_config c = attn::validate(loaded);
+        const attn::inputs in = attn::load_inputs(c);
+        render_all(attn::build_trace(c, in, 4));
+    }
+    // A row with every key blocked (a NaN row) has its own reading.
+    {
+        attn::trace t = run(base);
+        for (attn::step& s : t.steps)
+            if (s.id == "weights") s.value(0, 0) = s.value(0, 1) = s.value(0, 2) = std::nan("");
+        render_all(t);
+    }
+    CHECK_NOTHROW(attn::render_mistakes_list(attn::lessons::embedded("en"), false));
+    CHECK_NOTHROW(attn::pause_prompt(attn::lessons::embedded("en"), false));
+    {
+        attn::step_request big;  // elided matrices have their own note
+        big.seq_len = 40;
+        const attn::step_config c = attn::validate(big);
+        const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
+        attn::text_options narrow;
+        narrow.width = 60;
+        narrow.height = 24;
+        const auto pages = attn::render_text_pages(t, attn::lessons::embedded("en"), narrow);
+        CHECK(pages[7].find("…") != std::string::npos);
+    }
+
+    const attn::lessons& L = attn::lessons::embedded("en");
+    for (const std::string& key : L.keys()) {
+        INFO(key << " (in lessons/" << L.file_of(key) << ") is never used: remove it or use it");
+        CHECK(L.used().count(key) == 1);
+    }
+}
+
+TEST_CASE("placeholders: filled - escaped - and missing ones reported", "[lessons]") {
+    CHECK(attn::fill("d_k = {d_k}, √d_k = {sqrt_d_k}", {{"d_k", "4"}, {"sqrt_d_k", "2"}}) == "d_k = 4, √d_k = 2");
+    CHECK(attn::fill("a set {{x}} and {not a name}", {}) == "a set {x} and {not a name}");
+    CHECK_THROWS_WITH(attn::fill("{nope}", {}, "step.X.note"), Catch::Contains("step.X.note uses {nope}"));
+    CHECK(attn::placeholders("{a} and {b_2} but not {{c}}") == std::vector<std::string>{"a", "b_2"});
+}
+
+TEST_CASE("lesson files are parsed strictly", "[lessons]") {
+    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\n[a\n"}}), Catch::Contains("en/x.toml:2"));
+    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "a = 'x'"}}), Catch::Contains("format_version"));
+    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\n[a]\nb = 'x'"},
+                                            {"en/y.toml", "format_version = 1\n[a]\nb = 'y'"}}),
+                      Catch::Contains("defined twice"));
+    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\nn = 3"}}), Catch::Contains("must be a string"));
+    const attn::lessons L = attn::lessons::parse({{"fr/x.toml", "format_version = 1\n[step.X]\ntitle = \"Entrée X\""}});
+    CHECK(L.raw("step.X.title") == "Entrée X");
+    CHECK_THROWS_AS(attn::lessons::embedded("xx"), attn::error);
+}

@@ -1,0 +1,157 @@
+// Renderer tests: exact strings for numbers, matrices, elision, heatmaps and JSON.
+#include <cmath>
+#include <limits>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "attn/format.hpp"
+#include "attn/inputs.hpp"
+#include "attn/render.hpp"
+#include "attn/trace.hpp"
+
+using attn::matrix;
+
+TEST_CASE("numbers: fixed - signed zero - non-finite", "[render]") {
+    CHECK(attn::format_number(1.23456, 4) == "1.2346");
+    CHECK(attn::format_number(-0.00001, 4) == "0.0000");
+    CHECK(attn::format_number(-2.5, 1) == "-2.5");
+    CHECK(attn::format_number(std::numeric_limits<double>::infinity(), 4) == "inf");
+    CHECK(attn::format_number(-std::numeric_limits<double>::infinity(), 4) == "-inf");
+    CHECK(attn::format_number(std::nan(""), 4) == "nan");
+    CHECK(attn::format_cell(1234567.0, 2, true) == "1.23e+06");
+    CHECK(attn::wants_scientific(matrix<double>{{1, 2e6}}));
+    CHECK_FALSE(attn::wants_scientific(matrix<double>{{1, -std::numeric_limits<double>::infinity()}}));
+}
+
+TEST_CASE("display width ignores colour and counts wide characters", "[render]") {
+    CHECK(attn::display_width("abc") == 3);
+    CHECK(attn::display_width("…") == 1);
+    CHECK(attn::display_width("\x1b[1;36mab\x1b[0m") == 2);
+    CHECK(attn::display_width("猫") == 2);
+    CHECK(attn::pad_left("…", 3) == "  …");
+}
+
+TEST_CASE("a matrix is laid out with labels - exactly", "[render]") {
+    attn::matrix_style s;
+    s.precision = 2;
+    const auto lines = attn::format_matrix(matrix<double>{{1, -0.5}, {0.25, -std::numeric_limits<double>::infinity()}}, s);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == "         0      1");
+    CHECK(lines[1] == "  0   1.00  -0.50");
+    CHECK(lines[2] == "  1   0.25   -inf");
+    s.row_labels = {"the", "cat"};
+    s.col_labels = {"the", "cat"};
+    const auto named = attn::format_matrix(matrix<double>{{1, 0}, {0, 1}}, s);
+    CHECK(named[0] == "        the   cat");  // indent 2 + label 3 + gap 2 + cell 4
+    CHECK(named[1] == "  the  1.00  0.00");
+}
+
+TEST_CASE("wide and tall matrices are elided with … unless full", "[render]") {
+    matrix<double> m = xt::zeros<double>({50, 50});
+    attn::matrix_style s;
+    s.precision = 1;
+    s.width = 40;
+    s.height = 10;
+    bool elided = false;
+    const auto lines = attn::format_matrix(m, s, &elided);
+    CHECK(elided);
+    for (const auto& l : lines) CHECK(attn::display_width(l) <= 40);
+    CHECK(lines.size() <= 12);
+    CHECK(lines[0].find("49") != std::string::npos);  // the last column is kept, as PyTorch does
+    CHECK(lines[0].find("…") != std::string::npos);
+    CHECK(lines.back().find("49") == 2);              // and the last row
+    s.full = true;
+    const auto all = attn::format_matrix(m, s, &elided);
+    CHECK_FALSE(elided);
+    CHECK(all.size() == 51);
+}
+
+TEST_CASE("index plans keep both ends", "[render]") {
+    const attn::index_plan p = attn::plan_indices(10, 5);
+    CHECK(p.shown == std::vector<std::size_t>{0, 1, 8, 9});
+    CHECK(p.gap_after == 2);
+    CHECK(attn::plan_indices(4, 4).gap_after == 0);
+}
+
+TEST_CASE("heatmap: shading without colour - ANSI cells with colour", "[render]") {
+    attn::matrix_style s;
+    s.row_labels = {"a", "b"};
+    s.col_labels = {"a", "b"};
+    const matrix<double> w{{0.8, 0.2}, {0.45, 0.55}};
+    const auto plain = attn::format_heatmap(w, s);
+    REQUIRE(plain.size() == 3);
+    CHECK(plain[1] == "  a  ██ 80 ░░ 20");
+    CHECK(plain[2] == "  b  ▒▒ 45 ▓▓ 55");
+    s.color = true;
+    const auto coloured = attn::format_heatmap(w, s);
+    CHECK(coloured[1].find("\x1b[48;5;") != std::string::npos);
+    CHECK(coloured[1].find("80%") != std::string::npos);
+}
+
+TEST_CASE("wrapping keeps worked examples verbatim", "[render]") {
+    const auto lines = attn::wrap("one two three four\nfive\n  Q[0, 0] = 1×2 + 3×4 = 14\nsix", 20 + 2, "  ");
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0] == "one two three four");
+    CHECK(lines[1] == "  five");
+    CHECK(lines[2] == "    Q[0, 0] = 1×2 + 3×4 = 14");  // verbatim, after the indent
+    CHECK(lines[3] == "  six");
+}
+
+TEST_CASE("side by side - or stacked when too wide", "[render]") {
+    CHECK(attn::beside({"ab", "c"}, {"xy"}, 20) == std::vector<std::string>{"ab    xy", "c"});
+    CHECK(attn::beside({"abcdef"}, {"xyz"}, 8) == std::vector<std::string>{"abcdef", "", "xyz"});
+}
+
+TEST_CASE("JSON numbers: shortest float32 - non-finite as strings", "[render][json]") {
+    CHECK(attn::json_number(static_cast<float>(0.1), attn::dtype::float32) == "0.1");
+    CHECK(attn::json_number(0.1, attn::dtype::float64) == "0.1");
+    CHECK(attn::json_number(-0.0, attn::dtype::float64) == "0");
+    CHECK(attn::json_number(-std::numeric_limits<double>::infinity(), attn::dtype::float32) == "\"-inf\"");
+    CHECK(attn::json_number(std::nan(""), attn::dtype::float32) == "\"nan\"");
+    CHECK(attn::json_string("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
+}
+
+TEST_CASE("the JSON document has config and steps with data matching shape", "[render][json]") {
+    attn::step_request r;
+    r.mask = "causal";
+    r.tokens = "the cat sat";
+    const attn::step_config c = attn::validate(r);
+    const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
+    const auto doc = nlohmann::json::parse(attn::render_json(t, attn::lessons::embedded("en")));
+    CHECK(doc["config"]["seq_len"] == 3);
+    CHECK(doc["config"]["mask"] == "causal");
+    CHECK(doc["config"]["dtype"] == "float32");
+    CHECK(doc["config"]["tokens"][1] == "cat");
+    std::vector<std::string> ids;
+    for (const auto& s : doc["steps"]) {
+        ids.push_back(s["id"]);
+        REQUIRE(s["shape"].size() == 2);
+        REQUIRE(s["data"].size() == s["shape"][0].get<std::size_t>());
+        for (const auto& row : s["data"]) CHECK(row.size() == s["shape"][1].get<std::size_t>());
+        CHECK(s["title"].is_string());
+    }
+    CHECK(ids == attn::step_ids());
+    CHECK(doc["steps"][9]["data"][0][2] == "-inf");  // masked_scores above the diagonal
+    CHECK(doc["steps"][10]["data"][0][2] == 0);      // zero weight on the future
+}
+
+TEST_CASE("text pages: one per step plus summary - colour only when asked", "[render]") {
+    attn::step_request r;
+    const attn::step_config c = attn::validate(r);
+    const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
+    attn::text_options o;
+    const auto pages = attn::render_text_pages(t, attn::lessons::embedded("en"), o);
+    REQUIRE(pages.size() == attn::step_ids().size() + 1);
+    for (const auto& p : pages) CHECK(p.find('\x1b') == std::string::npos);
+    CHECK(pages[4].find("(3, 4) @ (4, 4) -> (3, 4)") != std::string::npos);
+    CHECK(pages[7].find("(3, 4) @ (4, 3) -> (3, 3)") != std::string::npos);
+    CHECK(pages[12].find("softmax(Q·Kᵀ / √d_k) · V") != std::string::npos);
+    o.color = true;
+    const auto coloured = attn::render_text_pages(t, attn::lessons::embedded("en"), o);
+    CHECK(coloured[0].find("\x1b[") != std::string::npos);
+    const std::string md = attn::render_markdown(t, attn::lessons::embedded("en"), o);
+    CHECK(md.find("| X | 0 | 1 | 2 | 3 |") != std::string::npos);
+    CHECK(md.find("|---|---:|---:|---:|---:|") != std::string::npos);
+    CHECK(md.find("| 0 | 1.0000 | 0.0000 | 1.0000 | 0.0000 |") != std::string::npos);
+}
