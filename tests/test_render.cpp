@@ -90,12 +90,14 @@ TEST_CASE("heatmap: shading without colour - ANSI cells with colour", "[render]"
 }
 
 TEST_CASE("wrapping keeps worked examples verbatim", "[render]") {
-    const auto lines = attn::wrap("one two three four\nfive\n  Q[0, 0] = 1×2 + 3×4 = 14\nsix", 20 + 2, "  ");
-    REQUIRE(lines.size() == 4);
-    CHECK(lines[0] == "one two three four");
-    CHECK(lines[1] == "  five");
-    CHECK(lines[2] == "    Q[0, 0] = 1×2 + 3×4 = 14");  // verbatim, after the indent
-    CHECK(lines[3] == "  six");
+    const auto lines = attn::wrap("one two three four\nfive\n  Q[0, 0] = 1×2 + 3×4 = 14\nsix", 32, "  ");
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == "one two three four five");
+    CHECK(lines[1] == "    Q[0, 0] = 1×2 + 3×4 = 14");  // verbatim, after the indent
+    CHECK(lines[2] == "  six");
+    // A verbatim line too long for the terminal breaks at spaces with a hanging indent.
+    const auto hung = attn::wrap("  aaaa + bbbb + cccc + dddd + eeee", 22);
+    CHECK(hung == std::vector<std::string>{"  aaaa + bbbb + cccc +", "      dddd + eeee"});
 }
 
 TEST_CASE("side by side - or stacked when too wide", "[render]") {

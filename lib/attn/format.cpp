@@ -100,13 +100,20 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
     const std::size_t iw = display_width(indent);
     const std::size_t room = width > iw + 20 ? width - iw : 20;
     for (std::size_t i = 0; i < logical.size(); ++i) {
+        // A verbatim line keeps its leading spaces; if too long it breaks at spaces and its
+        // continuation is indented four more.
+        std::string lead, hang;
         if (verbatim[i]) {
-            out.push_back(logical[i]);
-            continue;
+            if (display_width(logical[i]) <= room) {
+                out.push_back(logical[i]);
+                continue;
+            }
+            lead = logical[i].substr(0, logical[i].find_first_not_of(' '));
+            hang = lead + "    ";
         }
         std::string cur;
+        const std::string& p = verbatim[i] ? logical[i].substr(lead.size()) : logical[i];
         std::size_t pos = 0;
-        const std::string& p = logical[i];
         while (pos < p.size()) {
             std::size_t sp = p.find(' ', pos);
             if (sp == std::string::npos) sp = p.size();
@@ -115,9 +122,13 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
             if (word.empty()) continue;
             if (!cur.empty() && display_width(cur) + 1 + display_width(word) > room) {
                 out.push_back(cur);
-                cur.clear();
+                cur = hang;
+            } else if (cur.empty()) {
+                cur = lead;
+            } else {
+                cur += " ";
             }
-            cur += (cur.empty() ? "" : " ") + word;
+            cur += word;
         }
         if (!cur.empty()) out.push_back(cur);
     }

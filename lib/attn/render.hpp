@@ -35,6 +35,8 @@ std::string json_matrix(const matrix<double>& m, dtype type);
 
 // The title of a step from the lessons.
 std::string step_title(const lessons& L, const std::string& id);
+// A step's full note: the lesson's note plus where X and the weights came from.
+std::string step_note(const trace& t, const lessons& L, const step& s);
 // All the placeholder values a step's lesson may use.
 vars step_vars(const trace& t, const step& s);
 

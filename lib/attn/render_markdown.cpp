@@ -101,7 +101,7 @@ std::string render_markdown(const trace& t, const lessons& L, const text_options
             out += md_table(s.id, s.value, o, seq_rows ? tok : std::vector<std::string>{},
                             seq_cols ? tok : std::vector<std::string>{}) +
                    "\n";
-            out += md_paragraphs(L.text(key + ".note", v)) + "\n\n";
+            out += md_paragraphs(step_note(t, L, s)) + "\n\n";
         }
         out += "> **" + L.raw("label.pitfall") + ":** " + md_paragraphs(L.text(key + ".pitfall", v)) + "\n";
     }

@@ -23,6 +23,17 @@ vars step_vars(const trace& t, const step& s) {
     return v;
 }
 
+std::string step_note(const trace& t, const lessons& L, const step& s) {
+    const vars v = step_vars(t, s);
+    std::string note = L.text("step." + s.id + ".note", v);
+    if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
+    if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
+        note += "\n\n" + L.text(std::string("step.W_Q.init_") +
+                                    (t.config.load_dir.empty() ? name_of(t.config.init) : "loaded"),
+                                v);
+    return note;
+}
+
 namespace {
 
 constexpr std::size_t label_col = 11;  // "formula    ", "interview  ", ...
@@ -45,8 +56,14 @@ struct page_writer {
         const std::string label = pad_right(L.raw("label." + label_key), label_col);
         const std::vector<std::string> ls = verbatim ? std::vector<std::string>{text}
                                                      : wrap(text, text_width(), std::string(label_col, ' '));
-        for (std::size_t i = 0; i < ls.size(); ++i)
-            line((i == 0 ? paint(label, style::label, o.color) : "") + (i == 0 ? paint(ls[i], st, o.color) : ls[i]));
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+            if (i == 0) {
+                line(paint(label, style::label, o.color) + paint(ls[i], st, o.color));
+            } else {  // keep the indent unpainted, colour the text
+                const std::size_t text_start = std::min(ls[i].find_first_not_of(' '), ls[i].size());
+                line(ls[i].substr(0, text_start) + paint(ls[i].substr(text_start), st, o.color));
+            }
+        }
     }
     void paragraph(const std::string& text, const std::string& indent = "") {
         for (const auto& l : wrap(text, text_width(), indent)) line(indent.empty() ? l : l);
@@ -77,7 +94,7 @@ struct page_writer {
         const bool seq_rows = id == "X" || id == "Q" || id == "K" || id == "V" || id == "scores" ||
                               id == "scaled_scores" || id == "masked_scores" || id == "weights" || id == "output";
         const bool seq_cols = id == "scores" || id == "scaled_scores" || id == "masked_scores" || id == "weights";
-        if ((rows && seq_rows) || (!rows && seq_cols)) return tokens();
+        if ((rows && seq_rows) || (!rows && seq_cols) || (!rows && id == "k_transposed")) return tokens();
         return {};
     }
 
@@ -88,7 +105,9 @@ struct page_writer {
         bool elided = false;
         std::vector<std::string> ls = format_matrix(m, s, &elided);
         ls.insert(ls.begin(), paint(fmt::format("{} {}", title, shape_str(m.shape(0), m.shape(1))), style::bold, o.color));
-        if (elided) ls.push_back(paint("  " + L.raw("ui.elided"), style::dim, o.color));
+        if (elided)
+            for (const auto& l : wrap(L.raw("ui.elided"), text_width() - 2))
+                ls.push_back(paint("  " + l, style::dim, o.color));
         return ls;
     }
 
@@ -125,7 +144,7 @@ struct page_writer {
     }
 
     void banner() {
-        std::string cfg = L.text("ui.config", t.values);
+        std::string cfg = "attn-explain step: " + L.text("ui.config", t.values);
         if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
         for (const auto& l : wrap(cfg, text_width(), "  ")) line(paint(l, style::bold, o.color));
         line();
@@ -149,7 +168,7 @@ struct page_writer {
         }
         for (const named_matrix& e : s.extras)
             if (e.label != "row_sums") {
-                lines(matrix_block(L.raw("label." + e.label), e.value, e.label == "k_transposed" ? "" : s.id));
+                lines(matrix_block(L.raw("label." + e.label), e.value, e.label == "k_transposed" ? e.label : s.id));
                 line();
             }
         lines(matrix_block(s.id, s.value, s.id));
@@ -168,13 +187,7 @@ struct page_writer {
             line("  " + heatmap_legend(o.color));
             line();
         }
-        std::string note = L.text(key + ".note", v);
-        if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
-        if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
-            note += "\n\n" + L.text(std::string("step.W_Q.init_") +
-                                        (t.config.load_dir.empty() ? name_of(t.config.init) : "loaded"),
-                                    v);
-        field("note", note, style::none);
+        field("note", step_note(t, L, s), style::none);
         field("pitfall", L.text(key + ".pitfall", v), style::warn);
         mistake_panel(s.id);
     }
