@@ -119,6 +119,15 @@ TEST_CASE("statistics: variance - entropy - max weight - Jacobian norm", "[math]
     // J = diag(p) - p pᵀ; p = (½, ½): J = [[¼, -¼], [-¼, ¼]], ‖J‖_F = √(4/16) = ½
     CHECK_THAT(attn::mean_softmax_jacobian_norm(matrix<double>{{0.5, 0.5}}), WithinAbs(0.5, 1e-15));
     CHECK_THAT(attn::mean_softmax_jacobian_norm(onehot), WithinAbs(0.0, 1e-15));
+    // Against the full matrix, entry by entry, for a generic row.
+    const matrix<double> p{{0.1, 0.2, 0.3, 0.4}};
+    double sq = 0;
+    for (std::size_t j = 0; j < 4; ++j)
+        for (std::size_t k = 0; k < 4; ++k) {
+            const double jk = (j == k ? p(0, j) : 0.0) - p(0, j) * p(0, k);
+            sq += jk * jk;
+        }
+    CHECK_THAT(attn::mean_softmax_jacobian_norm(p), WithinAbs(std::sqrt(sq), 1e-15));
 }
 
 TEST_CASE("max_abs_diff treats NaN and infinity sensibly", "[math]") {

@@ -1,6 +1,7 @@
 // Config validation: names, dimensions and a memory estimate, checked before any work is done.
 #include "attn/config.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -87,9 +88,11 @@ double estimated_bytes(const step_config& c) {
 }
 
 double memory_budget_bytes() {
+    // Half of physical memory, and never more than 8 GiB: a teaching run beyond that is a typo.
+    const double cap = 8.0 * (1ull << 30);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page <= 0) return 4.0 * (1ull << 30);
-    return static_cast<double>(pages) * static_cast<double>(page) / 2.0;
+    if (pages <= 0 || page <= 0) return cap / 2;
+    return std::min(cap, static_cast<double>(pages) * static_cast<double>(page) / 2.0);
 }
 
 void check_dimensions(const step_config& c) {
@@ -99,7 +102,7 @@ void check_dimensions(const step_config& c) {
     const double need = estimated_bytes(c), budget = memory_budget_bytes();
     if (need > budget)
         throw error(fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of "
-                                "memory): choose a smaller --seq-len or d_model",
+                                "memory, at most 8): choose a smaller --seq-len or d_model",
                                 need / (1u << 30), budget / (1u << 30)));
     if (!c.tokens.empty() && c.tokens.size() != c.seq_len)
         throw error(fmt::format("--tokens gives {} token(s) but seq_len is {}: give one word per position",

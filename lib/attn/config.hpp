@@ -64,7 +64,7 @@ step_config validate(const step_request& r);
 void check_dimensions(const step_config& c);
 // Bytes the run will hold at its peak (all intermediates, in the run's dtype and as doubles).
 double estimated_bytes(const step_config& c);
-// The memory we allow a run to use: half of physical memory.
+// The memory we allow a run to use: half of physical memory, at most 8 GiB.
 double memory_budget_bytes();
 
 }  // namespace attn

@@ -3,7 +3,9 @@
 //   no-scale:     softmax(Q Kᵀ) without the 1/√d_k
 #include "attn/mistakes.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -143,8 +145,9 @@ void no_scale(trace& t, const inputs& in, int precision) {
     r.values["entropy_unscaled"] = format_number(r.symptoms["entropy_unscaled"], precision);
     r.values["max_diff"] = format_number(r.diffs["weights"], precision);
 
-    // The sweep: same seed, growing d_k, at least 64 tokens so the averages mean something.
-    r.sweep_seq_len = std::max<std::size_t>(t.config.seq_len, 64);
+    // The sweep: same seed, growing d_k, 64 to 256 tokens: enough rows for the averages to mean
+    // something, few enough to stay instant.
+    r.sweep_seq_len = std::clamp<std::size_t>(t.config.seq_len, 64, 256);
     for (std::size_t d_k : no_scale_sweep_dims()) r.sweep.push_back(sweep_at<T>(r.sweep_seq_len, d_k, t.config.seed));
     r.values["sweep_n"] = std::to_string(r.sweep_seq_len);
 }

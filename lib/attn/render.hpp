@@ -14,7 +14,7 @@ struct text_options {
     int precision = 4;
     bool color = false;
     std::size_t width = 80;   // terminal columns
-    std::size_t height = 0;   // terminal rows (0 = no limit)
+    std::size_t height = 0;   // terminal rows (0 = unknown: a pipe; 40 is assumed)
     bool full = false;        // never elide matrices
 };
 

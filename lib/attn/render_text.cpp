@@ -81,7 +81,10 @@ struct page_writer {
         matrix_style s;
         s.precision = o.precision;
         s.width = o.width;
-        s.height = o.height > 16 ? o.height - 12 : (o.height ? 4 : 0);
+        // Leave room for the step's other lines; with no terminal (a pipe) assume 40 rows, so a
+        // huge matrix is still elided, as PyTorch's print does.
+        const std::size_t term_rows = o.height ? o.height : 40;
+        s.height = term_rows > 16 ? term_rows - 12 : 4;
         s.full = o.full;
         s.color = o.color;
         s.row_labels = rows;
