@@ -1,5 +1,6 @@
 // CLI tests: run the real binary and check exit codes, streams and documents.
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -194,4 +195,38 @@ TEST_CASE("cli: a failed run leaves no --save folder", "[cli][errors]") {
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(t.path)) ++entries;
     CHECK(entries == 0);
+}
+
+TEST_CASE("cli: on a terminal it pauses after each step - q and end of input quit cleanly", "[cli][tty]") {
+    // `script` (util-linux, essential on Debian) runs the program on a pseudo-terminal and feeds
+    // it our stdin, so the pause is exercised for real.
+    if (std::system("command -v script >/dev/null 2>&1") != 0) {
+        WARN("script(1) not found: pause test not run");
+        return;
+    }
+    auto on_tty = [](const std::string& keys, const std::string& flags = "") {
+        const std::string cmd = "printf '" + keys + "' | script -qec '" + std::string(ATTN_EXE) +
+                                " step --color never " + flags + "' /dev/null";
+        result r;
+        FILE* p = popen(cmd.c_str(), "r");
+        REQUIRE(p);
+        std::array<char, 4096> buf;
+        std::size_t n;
+        while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+        const int status = pclose(p);
+        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return r;
+    };
+    const result two_then_quit = on_tty("\\n\\nq\\n");
+    CHECK(two_then_quit.code == 0);
+    CHECK_THAT(two_then_quit.out, Catch::Contains("[Enter: next step, q: quit]") && Catch::Contains("Step 3 of 12"));
+    CHECK(two_then_quit.out.find("Step 4 of 12") == std::string::npos);
+    const result eof = on_tty("");
+    CHECK(eof.code == 0);
+    CHECK_THAT(eof.out, Catch::Contains("Step 1 of 12"));
+    CHECK(eof.out.find("Step 2 of 12") == std::string::npos);
+    const result no_pause = on_tty("", "--no-pause");
+    CHECK(no_pause.code == 0);
+    CHECK_THAT(no_pause.out, Catch::Contains("Summary"));
+    CHECK(no_pause.out.find("[Enter") == std::string::npos);
 }
