@@ -28,6 +28,9 @@ void setup_step(CLI::App& app, step_options& opt) {
     cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
     cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
     cmd->add_option("--precision", opt.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
@@ -61,7 +64,7 @@ int run_step(const step_options& opt) {
     attn::step_config config = attn::validate(req);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
 
-    const attn::lessons& lessons = attn::lessons::embedded("en");
+    const attn::lessons& lessons = attn::lessons::embedded(opt.lang);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
     const attn::trace trace = attn::build_trace(config, in, opt.precision);

@@ -16,7 +16,7 @@ struct step_options {
     std::int64_t seq_len = 3, d_model = 4, d_k = 4, d_v = 4;
     std::uint64_t seed = attn::default_seed;
     std::string init = "randn", dtype = "float32", mask = "none", mistake, tokens, load, save;
-    std::string format = "text", color = "auto";
+    std::string format = "text", color = "auto", lang = "en";
     int precision = 4;
     bool full = false, no_pause = false;
     bool dims_given = false, dtype_given = false;  // filled after parsing
@@ -25,7 +25,7 @@ void setup_step(CLI::App& app, step_options& opt);
 int run_step(const step_options& opt);
 
 struct mistakes_options {
-    std::string color = "auto";
+    std::string color = "auto", lang = "en";
 };
 void setup_mistakes(CLI::App& app, mistakes_options& opt);
 int run_mistakes(const mistakes_options& opt);

@@ -168,6 +168,7 @@ TEST_CASE("cli: every bad input gets one line on stderr and a non-zero exit", "[
         {"step --load /nonexistent/dir --seq-len 4", "dimensions from the files"},
         {"step --save /proc/attn-explain-cli", "--save"},
         {"step --bogus", "--bogus"},
+        {"step --lang xx", "available: en"},
         {"", "subcommand"},
         {"frobnicate", "frobnicate"},
     };

@@ -117,4 +117,10 @@ TEST_CASE("lesson files are parsed strictly", "[lessons]") {
     const attn::lessons L = attn::lessons::parse({{"fr/x.toml", "format_version = 1\n[step.X]\ntitle = \"Entrée X\""}});
     CHECK(L.raw("step.X.title") == "Entrée X");
     CHECK_THROWS_AS(attn::lessons::embedded("xx"), attn::error);
+    // A partial translation falls back to English key by key.
+    attn::lessons fr = attn::lessons::parse({{"fr/step.toml", "format_version = 1\n[step.X]\ntitle = \"L'entrée X\""}});
+    fr.fill_missing_from(attn::lessons::embedded("en"));
+    CHECK(fr.raw("step.X.title") == "L'entrée X");
+    CHECK(fr.raw("step.Q.title") == attn::lessons::embedded("en").raw("step.Q.title"));
+    CHECK(fr.file_of("step.Q.title") == "en/step.toml");
 }

@@ -60,13 +60,27 @@ const lessons& lessons::embedded(const std::string& language) {
     static std::map<std::string, lessons> cache;
     auto it = cache.find(language);
     if (it != cache.end()) return it->second;
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const embedded_file& f : embedded_lessons())
-        if (f.path.substr(0, language.size() + 1) == language + "/")
-            files.emplace_back(std::string(f.path), std::string(f.content));
-    if (files.empty())
-        throw error(fmt::format("no lessons in language '{}'", language));
-    return cache.emplace(language, parse(files)).first->second;
+    auto files_of = [](const std::string& lang) {
+        std::vector<std::pair<std::string, std::string>> files;
+        for (const embedded_file& f : embedded_lessons())
+            if (f.path.substr(0, lang.size() + 1) == lang + "/")
+                files.emplace_back(std::string(f.path), std::string(f.content));
+        return files;
+    };
+    const auto files = files_of(language);
+    if (files.empty()) {
+        std::string known;
+        for (const std::string& l : embedded_languages()) known += (known.empty() ? "" : ", ") + l;
+        throw error(fmt::format("no lessons in language '{}': available: {}", language, known));
+    }
+    lessons out = parse(files);
+    if (language != "en") out.fill_missing_from(parse(files_of("en")));
+    return cache.emplace(language, std::move(out)).first->second;
+}
+
+void lessons::fill_missing_from(const lessons& base) {
+    for (const auto& [key, text] : base.text_)
+        if (text_.emplace(key, text).second) file_[key] = base.file_.at(key);
 }
 
 bool lessons::has(const std::string& key) const { return text_.count(key) != 0; }

@@ -14,11 +14,15 @@ using vars = std::map<std::string, std::string>;
 
 class lessons {
 public:
-    // The embedded lesson files of one language (a folder under lessons/), parsed once.
-    // Throws attn::error if the language is unknown or a file does not parse.
+    // The embedded lesson files of one language (a folder under lessons/), parsed once; keys
+    // a translation lacks fall back to English. Throws attn::error if the language is unknown
+    // or a file does not parse.
     static const lessons& embedded(const std::string& language = "en");
     // Parses (path, content) pairs; used by embedded() and by tests.
     static lessons parse(const std::vector<std::pair<std::string, std::string>>& files);
+
+    // A translation may be partial: keys it lacks are taken from `base` (English).
+    void fill_missing_from(const lessons& base);
 
     bool has(const std::string& key) const;
     // The raw template; throws attn::error naming the missing key.
