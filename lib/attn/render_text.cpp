@@ -287,6 +287,7 @@ struct page_writer {
         } else if (r.id == "no-scale") {
             if (id == "scaled_scores") {
                 mistake_intro(v);
+                paragraph(L.text(key + ".skipped", v));
             } else if (id == "weights") {
                 line();
                 side_by_side("weights");
