@@ -14,17 +14,18 @@ namespace app {
 
 void setup_step(CLI::App& app, step_options& opt) {
     auto* cmd = app.add_subcommand("step", "Walk through self-attention one step at a time");
-    cmd->add_option("-n,--seq-len", opt.seq_len, "Number of tokens n")->capture_default_str();
-    cmd->add_option("--d-model", opt.d_model, "Width of each token vector")->capture_default_str();
-    cmd->add_option("--d-k", opt.d_k, "Width of queries and keys")->capture_default_str();
-    cmd->add_option("--d-v", opt.d_v, "Width of values (and of the output)")->capture_default_str();
-    cmd->add_option("--seed", opt.seed, "Seed for X and the weights")->capture_default_str();
-    cmd->add_option("--init", opt.init, "Weight init: randn | xavier")->capture_default_str();
-    cmd->add_option("--dtype", opt.dtype, "float32 | float64 (default float32, as PyTorch)");
-    cmd->add_option("--mask", opt.mask, "none | causal")->capture_default_str();
-    cmd->add_option("--mistake", opt.mistake, "Run a classic bug beside the correct code (see: attn-explain mistakes)");
-    cmd->add_option("--tokens", opt.tokens, "Words that label the positions, e.g. \"the cat sat\"");
-    cmd->add_option("--load", opt.load, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
+    attn::step_request& r = opt.request;
+    cmd->add_option("-n,--seq-len", r.seq_len, "Number of tokens n")->capture_default_str();
+    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
+    cmd->add_option("--d-k", r.d_k, "Width of queries and keys")->capture_default_str();
+    cmd->add_option("--d-v", r.d_v, "Width of values (and of the output)")->capture_default_str();
+    cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
+    cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
+    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    cmd->add_option("--mask", r.mask, "none | causal")->capture_default_str();
+    cmd->add_option("--mistake", r.mistake, "Run a classic bug beside the correct code (see: attn-explain mistakes)");
+    cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat\"");
+    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
     cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
@@ -36,7 +37,7 @@ void setup_step(CLI::App& app, step_options& opt) {
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
     cmd->callback([cmd, &opt] {
         opt.dims_given = cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
-        opt.dtype_given = cmd->count("--dtype") > 0;
+        opt.request.dtype_given = cmd->count("--dtype") > 0;
     });
 }
 
@@ -45,23 +46,10 @@ int run_step(const step_options& opt) {
     const bool color = decide_color(opt.color, term.stdout_tty);
     if (opt.format != "text" && opt.format != "json" && opt.format != "markdown")
         throw attn::error("unknown --format '" + opt.format + "': use text, json or markdown");
-    if (!opt.load.empty() && opt.dims_given)
+    if (!opt.request.load_dir.empty() && opt.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
 
-    attn::step_request req;
-    req.seq_len = opt.seq_len;
-    req.d_model = opt.d_model;
-    req.d_k = opt.d_k;
-    req.d_v = opt.d_v;
-    req.seed = opt.seed;
-    req.init = opt.init;
-    req.dtype = opt.dtype;
-    req.dtype_given = opt.dtype_given;
-    req.mask = opt.mask;
-    req.mistake = opt.mistake;
-    req.tokens = opt.tokens;
-    req.load_dir = opt.load;
-    attn::step_config config = attn::validate(req);
+    attn::step_config config = attn::validate(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
 
     const attn::lessons& lessons = attn::lessons::embedded(opt.lang);

@@ -13,13 +13,11 @@ class App;
 namespace app {
 
 struct step_options {
-    std::int64_t seq_len = 3, d_model = 4, d_k = 4, d_v = 4;
-    std::uint64_t seed = attn::default_seed;
-    std::string init = "randn", dtype = "float32", mask = "none", mistake, tokens, load, save;
-    std::string format = "text", color = "auto", lang = "en";
+    attn::step_request request;  // flags that describe the run, validated by the library
+    std::string save, format = "text", color = "auto", lang = "en";
     int precision = 4;
     bool full = false, no_pause = false;
-    bool dims_given = false, dtype_given = false;  // filled after parsing
+    bool dims_given = false;  // filled after parsing
 };
 void setup_step(CLI::App& app, step_options& opt);
 int run_step(const step_options& opt);

@@ -29,11 +29,8 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
-// Runs `attn-explain ARGS` through sh with stdin from /dev/null; `env` is prefixed (e.g. "NO_COLOR=1").
-result run(const std::string& args, const std::string& env = "") {
-    static int counter = 0;
-    const fs::path err = fs::temp_directory_path() / ("attn-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    const std::string cmd = "env -u NO_COLOR -u COLUMNS " + env + " " + ATTN_EXE + " " + args + " </dev/null 2>" + err.string();
+// Runs a shell command and captures its stdout and exit code.
+result capture(const std::string& cmd) {
     result r;
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p);
@@ -42,6 +39,15 @@ result run(const std::string& args, const std::string& env = "") {
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
     const int status = pclose(p);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+// Runs `attn-explain ARGS` with stdin from /dev/null; `env` is prefixed (e.g. "NO_COLOR=1").
+result run(const std::string& args, const std::string& env = "") {
+    static int counter = 0;
+    const fs::path err = fs::temp_directory_path() / ("attn-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    result r = capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + env + " " + ATTN_EXE + " " + args +
+                       " </dev/null 2>" + err.string());
     r.err = slurp(err);
     fs::remove(err);
     return r;
@@ -206,17 +212,8 @@ TEST_CASE("cli: on a terminal it pauses after each step - q and end of input qui
         return;
     }
     auto on_tty = [](const std::string& keys, const std::string& flags = "") {
-        const std::string cmd = "printf '" + keys + "' | script -qec '" + std::string(ATTN_EXE) +
-                                " step --color never " + flags + "' /dev/null";
-        result r;
-        FILE* p = popen(cmd.c_str(), "r");
-        REQUIRE(p);
-        std::array<char, 4096> buf;
-        std::size_t n;
-        while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-        const int status = pclose(p);
-        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        return r;
+        return capture("printf '" + keys + "' | script -qec '" + std::string(ATTN_EXE) + " step --color never " + flags +
+                       "' /dev/null");
     };
     const result two_then_quit = on_tty("\\n\\nq\\n");
     CHECK(two_then_quit.code == 0);

@@ -17,6 +17,15 @@ namespace attn {
 template <class T>
 using matrix = xt::xtensor<T, 2>;
 
+// Element-wise conversion between dtypes, e.g. the double inputs to the run's float32:
+// [r, c] -> [r, c].
+template <class To, class From>
+matrix<To> convert(const matrix<From>& a) {
+    matrix<To> out = xt::empty<To>({a.shape(0), a.shape(1)});
+    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = static_cast<To>(a.data()[i]);
+    return out;
+}
+
 // A matmul whose shapes do not chain. The message is worded as PyTorch's:
 // "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)".
 struct shape_error : std::runtime_error {

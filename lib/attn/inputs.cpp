@@ -120,13 +120,4 @@ inputs load_inputs(step_config& c) {
     return in;
 }
 
-template <class T>
-matrix<T> cast(const matrix<double>& a) {
-    matrix<T> out = xt::empty<T>({a.shape(0), a.shape(1)});
-    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = static_cast<T>(a.data()[i]);
-    return out;
-}
-template matrix<float> cast<float>(const matrix<double>&);
-template matrix<double> cast<double>(const matrix<double>&);
-
 }  // namespace attn

@@ -31,7 +31,4 @@ inputs make_inputs(const step_config& c);
 // from the files. Throws attn::error naming the file and what to do.
 inputs load_inputs(step_config& c);
 
-// Casts to the run's dtype.
-template <class T> matrix<T> cast(const matrix<double>& a);
-
 }  // namespace attn

@@ -62,12 +62,12 @@ void run_tail(mistake_run& r, const trace& t, const matrix<T>& scores, const mat
     const matrix<T> output = weighted_sum(weights, v);
     r.buggy.push_back(buggy_step("scaled_scores",
                                  scale ? fmt::format("{} / √{} -> {}", sq, c.d_k, sq) : sq + " (not scaled)",
-                                 to_double(scaled)));
-    r.buggy.push_back(buggy_step("masked_scores", sq, to_double(masked)));
-    r.buggy.push_back(buggy_step("weights", fmt::format("softmax({}, dim=-1) -> {}", sq, sq), to_double(weights)));
+                                 convert<double>(scaled)));
+    r.buggy.push_back(buggy_step("masked_scores", sq, convert<double>(masked)));
+    r.buggy.push_back(buggy_step("weights", fmt::format("softmax({}, dim=-1) -> {}", sq, sq), convert<double>(weights)));
     r.buggy.push_back(buggy_step("output", fmt::format("{} @ {} -> {}", sq, shape_str(v.shape(0), v.shape(1)),
                                                        shape_str(n, v.shape(1))),
-                                 to_double(output)));
+                                 convert<double>(output)));
 }
 
 void record_diffs(mistake_run& r, const trace& t) {
@@ -81,9 +81,9 @@ void record_diffs(mistake_run& r, const trace& t) {
 template <class T>
 void no_transpose(trace& t, const inputs& in) {
     mistake_run& r = t.mistake;
-    const matrix<T> q = project(cast<T>(in.x), cast<T>(in.w_q));  // [n, d_k]
-    const matrix<T> k = project(cast<T>(in.x), cast<T>(in.w_k));  // [n, d_k]
-    const matrix<T> v = project(cast<T>(in.x), cast<T>(in.w_v));  // [n, d_v]
+    const matrix<T> q = project(convert<T>(in.x), convert<T>(in.w_q));  // [n, d_k]
+    const matrix<T> k = project(convert<T>(in.x), convert<T>(in.w_k));  // [n, d_k]
+    const matrix<T> v = project(convert<T>(in.x), convert<T>(in.w_v));  // [n, d_v]
     r.values["q_shape"] = shape_str(q.shape(0), q.shape(1));
     r.values["k_shape"] = shape_str(k.shape(0), k.shape(1));
     try {
@@ -91,7 +91,7 @@ void no_transpose(trace& t, const inputs& in) {
         r.kind = "silent";
         r.buggy.push_back(buggy_step("scores", fmt::format("{} @ {} -> {}", r.values["q_shape"], r.values["k_shape"],
                                                            shape_str(wrong.shape(0), wrong.shape(1))),
-                                     to_double(wrong)));
+                                     convert<double>(wrong)));
         run_tail(r, t, wrong, v, true);
         record_diffs(r, t);
         r.values["max_diff"] = format_number(r.diffs["output"], 6);
@@ -128,9 +128,9 @@ template <class T>
 void no_scale(trace& t, const inputs& in, int precision) {
     mistake_run& r = t.mistake;
     r.kind = "silent";
-    const matrix<T> x = cast<T>(in.x);
-    const matrix<T> scores = attention_scores(project(x, cast<T>(in.w_q)), project(x, cast<T>(in.w_k)));
-    const matrix<T> v = project(x, cast<T>(in.w_v));
+    const matrix<T> x = convert<T>(in.x);
+    const matrix<T> scores = attention_scores(project(x, convert<T>(in.w_q)), project(x, convert<T>(in.w_k)));
+    const matrix<T> v = project(x, convert<T>(in.w_v));
     run_tail(r, t, scores, v, false);
     record_diffs(r, t);
     const matrix<double>& good = t.at("weights").value;

@@ -36,15 +36,6 @@ std::string format_number(double v, int precision) {
     return s;
 }
 
-template <class T>
-matrix<double> to_double(const matrix<T>& a) {
-    matrix<double> out = xt::empty<double>({a.shape(0), a.shape(1)});
-    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = static_cast<double>(a.data()[i]);
-    return out;
-}
-template matrix<double> to_double<float>(const matrix<float>&);
-template matrix<double> to_double<double>(const matrix<double>&);
-
 namespace {
 
 // "1.0000×0.3367 + 0.0000×(-0.1288) + … = 0.4657": a dot product written out by hand, with at
@@ -94,7 +85,7 @@ step make_step(const std::string& id, std::string shape_line, matrix<double> val
 
 template <class T>
 trace build_typed(const step_config& c, const inputs& in, int precision) {
-    const matrix<T> x = cast<T>(in.x), w_q = cast<T>(in.w_q), w_k = cast<T>(in.w_k), w_v = cast<T>(in.w_v);
+    const matrix<T> x = convert<T>(in.x), w_q = convert<T>(in.w_q), w_k = convert<T>(in.w_k), w_v = convert<T>(in.w_v);
     const bool causal = c.mask == mask_kind::causal;
     const attention_trace<T> f = attention_forward(x, w_q, w_k, w_v, causal);
     const std::size_t n = c.seq_len, d = c.d_model, dk = c.d_k, dv = c.d_v;
@@ -113,31 +104,31 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                 {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
                 {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
 
-    t.steps.push_back(make_step("X", shape_str(n, d), to_double(x)));
-    t.steps.push_back(make_step("W_Q", shape_str(d, dk), to_double(w_q)));
-    t.steps.push_back(make_step("W_K", shape_str(d, dk), to_double(w_k)));
-    t.steps.push_back(make_step("W_V", shape_str(d, dv), to_double(w_v)));
+    t.steps.push_back(make_step("X", shape_str(n, d), convert<double>(x)));
+    t.steps.push_back(make_step("W_Q", shape_str(d, dk), convert<double>(w_q)));
+    t.steps.push_back(make_step("W_K", shape_str(d, dk), convert<double>(w_k)));
+    t.steps.push_back(make_step("W_V", shape_str(d, dv), convert<double>(w_v)));
 
     const std::string proj = fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk));
-    step q = make_step("Q", proj, to_double(f.q));
+    step q = make_step("Q", proj, convert<double>(f.q));
     q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
     t.steps.push_back(std::move(q));
-    t.steps.push_back(make_step("K", proj, to_double(f.k)));
+    t.steps.push_back(make_step("K", proj, convert<double>(f.k)));
     t.steps.push_back(make_step(
-        "V", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dv), shape_str(n, dv)), to_double(f.v)));
+        "V", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dv), shape_str(n, dv)), convert<double>(f.v)));
 
     // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
     const std::size_t j = n > 1 ? 1 : 0;
     step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, n), shape_str(n, n)),
-                       to_double(f.scores));
-    s.extras.push_back({"k_transposed", to_double(transpose(f.k))});
+                       convert<double>(f.scores));
+    s.extras.push_back({"k_transposed", convert<double>(transpose(f.k))});
     s.values["kt_shape"] = shape_str(dk, n);
     s.values["j"] = std::to_string(j);
     s.values["expansion"] = expansion(row_of(f.q, 0), row_of(f.k, j), f.scores(0, j), precision);
     t.steps.push_back(std::move(s));
 
     step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, n), dk, shape_str(n, n)),
-                        to_double(f.scaled_scores));
+                        convert<double>(f.scaled_scores));
     sc.values["var_before"] = format_number(variance(f.scores), precision);
     sc.values["var_after"] = format_number(variance(f.scaled_scores), precision);
     sc.values["std_before"] = format_number(std_dev(f.scores), precision);
@@ -146,17 +137,17 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 
     step m = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, n), shape_str(n, n),
                                                     shape_str(n, n)),
-                       to_double(f.masked_scores));
+                       convert<double>(f.masked_scores));
     m.brief = !causal;
     m.values["blocked"] = std::to_string(causal ? n * (n - 1) / 2 : 0);
     t.steps.push_back(std::move(m));
 
     step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, n), shape_str(n, n)),
-                       to_double(f.weights));
-    w.extras.push_back({"row_max", to_double(row_max(f.masked_scores))});
-    w.extras.push_back({"shifted", to_double(subtract_row_max(f.masked_scores))});
+                       convert<double>(f.weights));
+    w.extras.push_back({"row_max", convert<double>(row_max(f.masked_scores))});
+    w.extras.push_back({"shifted", convert<double>(subtract_row_max(f.masked_scores))});
     const matrix<T> sums = row_sums(f.weights);
-    w.extras.push_back({"row_sums", to_double(sums)});
+    w.extras.push_back({"row_sums", convert<double>(sums)});
     double worst = 0;
     for (T v : sums) worst = std::max(worst, std::fabs(static_cast<double>(v) - 1.0));
     w.values["row_sum_error"] = fmt::format("{:.1e}", worst);
@@ -164,7 +155,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 
     t.steps.push_back(make_step(
         "output", fmt::format("{} @ {} -> {}", shape_str(n, n), shape_str(n, dv), shape_str(n, dv)),
-        to_double(f.output)));
+        convert<double>(f.output)));
     return t;
 }
 

@@ -69,6 +69,5 @@ trace build_trace(const step_config& c, const struct inputs& in, int precision);
 // Helpers shared with other traces.
 std::string shape_str(std::size_t rows, std::size_t cols);  // "(3, 4)"
 std::string format_number(double v, int precision);          // fixed, "-inf", "nan"
-template <class T> matrix<double> to_double(const matrix<T>& a);
 
 }  // namespace attn
