@@ -4,7 +4,13 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
 #include "attn/config.hpp"
+#include "attn/lessons.hpp"
+#include "attn/render.hpp"
+#include "attn/trace.hpp"
+#include "terminal.hpp"
 
 namespace CLI {
 class App;
@@ -17,16 +23,36 @@ struct step_options {
     std::string save, format = "text", color = "auto", lang = "en";
     int precision = 4;
     bool full = false, no_pause = false;
-    bool dims_given = false;  // filled after parsing
 };
+// The flags `step` and `mistake NAME` share: dimensions, seed, dtype, mask, .npy, display.
+void add_run_options(CLI::App* cmd, step_options& opt);
 void setup_step(CLI::App& app, step_options& opt);
 int run_step(const step_options& opt);
+
+// A validated run, ready to render: the trace, the lessons and the terminal's facts.
+struct prepared_run {
+    attn::trace trace;
+    const attn::lessons* lessons = nullptr;
+    terminal_info term;
+    bool color = false, interactive = false;
+    attn::text_options text;
+};
+prepared_run prepare_run(const step_options& opt);
+// Prints text pages, pausing between them on a terminal (Enter goes on, q quits).
+void show_pages(const std::vector<std::string>& pages, const prepared_run& p);
 
 struct mistakes_options {
     std::string color = "auto", lang = "en";
 };
 void setup_mistakes(CLI::App& app, mistakes_options& opt);
 int run_mistakes(const mistakes_options& opt);
+
+// `attn-explain mistake NAME`: one bug, live, beside the correct code.
+struct mistake_options {
+    step_options run;
+};
+void setup_mistake(CLI::App& app, mistake_options& opt);
+int run_mistake(const mistake_options& opt);
 
 // Prints "attn-explain: error: <message>" on one line to stderr.
 void print_error(const std::string& message);

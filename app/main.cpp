@@ -19,8 +19,10 @@ int main(int argc, char** argv) {
     cli.require_subcommand(0, 1);
     app::step_options step;
     app::mistakes_options mistakes;
+    app::mistake_options mistake;
     app::setup_step(cli, step);
     app::setup_mistakes(cli, mistakes);
+    app::setup_mistake(cli, mistake);
 
     try {
         cli.parse(argc, argv);
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
     try {
         if (cli.got_subcommand("step")) return app::run_step(step);
         if (cli.got_subcommand("mistakes")) return app::run_mistakes(mistakes);
+        if (cli.got_subcommand("mistake")) return app::run_mistake(mistake);
         app::print_error("a subcommand is required: try 'attn-explain step' (or --help)");
         return 2;
     } catch (const attn::error& e) {

@@ -79,6 +79,28 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             if (s.id == "weights") s.value(0, 0) = s.value(0, 1) = s.value(0, 2) = std::nan("");
         render_all(t);
     }
+    // Every mistake, through `mistake NAME` in every format, and through `step --mistake`.
+    for (const attn::mistake_info& m : attn::mistake_catalogue()) {
+        INFO(m.id);
+        attn::step_request r;
+        r.mistake = m.id;
+        r.walkthrough = false;
+        const attn::trace t = run(r);
+        const attn::lessons& L = attn::lessons::embedded("en");
+        attn::text_options o;
+        CHECK_NOTHROW(attn::render_mistake_pages(t, L, o));
+        CHECK_NOTHROW(attn::render_mistake_json(t, L));
+        CHECK_NOTHROW(attn::render_mistake_markdown(t, L, o));
+        if (m.in_step) {
+            r.walkthrough = true;
+            render_all(run(r));
+        }
+    }
+    attn::step_request layout;  // the shape-error side of linear-weight-layout
+    layout.mistake = "linear-weight-layout";
+    layout.d_k = 3;
+    layout.dims_given = true;
+    render_all(run(layout));
     CHECK_NOTHROW(attn::render_mistakes_list(attn::lessons::embedded("en"), false));
     CHECK_NOTHROW(attn::pause_prompt(attn::lessons::embedded("en"), false));
     {

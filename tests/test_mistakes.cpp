@@ -1,58 +1,108 @@
-// The mistakes: their symptoms are computed from the run and really appear.
+// The mistakes lab: every symptom is computed from the run and really appears, and every
+// mistake's correct run agrees with the plain computation on the same inputs.
+#include <cmath>
+
 #include <catch2/catch.hpp>
+#include <xtensor/xview.hpp>
 
 #include "attn/error.hpp"
 #include "attn/inputs.hpp"
 #include "attn/mistakes.hpp"
 #include "attn/trace.hpp"
+#include "helpers.hpp"
 
 namespace {
-attn::trace run(const std::string& mistake, std::int64_t n, std::int64_t d_k, const std::string& dtype = "float32") {
+attn::step_request request(const std::string& mistake) {
     attn::step_request r;
-    r.seq_len = n;
-    r.d_k = d_k;
     r.mistake = mistake;
-    r.dtype = dtype;
+    r.walkthrough = false;
+    return r;
+}
+
+attn::trace run(const attn::step_request& r) {
     const attn::step_config c = attn::validate(r);
     return attn::build_trace(c, attn::make_inputs(c), 4);
 }
-}  // namespace
+attn::trace run(const std::string& mistake) { return run(request(mistake)); }
 
-TEST_CASE("no-transpose raises PyTorch's error when n != d_k", "[mistakes]") {
-    const attn::trace t = run("no-transpose", 3, 4);
-    REQUIRE(t.has_mistake);
-    CHECK(t.mistake.kind == "shape-error");
-    CHECK(t.mistake.error == "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)");
-    CHECK(t.mistake.buggy.empty());
-    const attn::trace u = run("no-transpose", 5, 2);
-    CHECK(u.mistake.error == "mat1 and mat2 shapes cannot be multiplied (5x2 and 5x2)");
+attn::trace run_dims(const std::string& mistake, std::int64_t n, std::int64_t d_model, std::int64_t d_k,
+                     const std::string& dtype = "float32") {
+    attn::step_request r = request(mistake);
+    r.seq_len = n;
+    r.d_model = d_model;
+    r.d_k = r.d_v = d_k;
+    r.dims_given = true;
+    r.dtype = dtype;
+    return run(r);
 }
 
-TEST_CASE("no-transpose runs on silently when n == d_k - and the numbers differ", "[mistakes]") {
+double s(const attn::trace& t, const std::string& key) { return t.mistake.symptom(key); }
+}  // namespace
+
+TEST_CASE("every mistake runs in both dtypes and its correct run is the plain computation", "[mistakes]") {
+    for (const attn::mistake_info& m : attn::mistake_catalogue())
+        for (const char* dtype : {"float32", "float64"}) {
+            INFO(m.id << " " << dtype);
+            attn::step_request r = request(m.id);
+            r.dtype = dtype;
+            const attn::trace t = run(r);
+            REQUIRE(t.has_mistake);
+            CHECK(t.mistake.id == m.id);
+            CHECK_FALSE(t.mistake.kind.empty());
+            CHECK((t.mistake.error.empty() ? !t.mistake.buggy().empty() : t.mistake.buggy().empty()));
+            // The same config without the mistake gives exactly the correct steps.
+            attn::step_config plain = attn::validate(r);
+            plain.mistake.clear();
+            const attn::trace p = attn::build_trace(plain, attn::make_inputs(plain), 4);
+            REQUIRE(p.steps.size() == t.steps.size());
+            for (std::size_t i = 0; i < p.steps.size(); ++i) {
+                CHECK(p.steps[i].id == t.steps[i].id);
+                CHECK(attn::max_abs_diff(p.steps[i].value, t.steps[i].value) == 0.0);
+            }
+        }
+}
+
+TEST_CASE("no-transpose raises PyTorch's error when n != d_k", "[mistakes]") {
+    const attn::trace t = run("no-transpose");
+    CHECK(t.mistake.kind == "shape-error");
+    CHECK(t.mistake.error == "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)");
+    CHECK(t.mistake.buggy().empty());
+    CHECK(run_dims("no-transpose", 5, 4, 2).mistake.error == "mat1 and mat2 shapes cannot be multiplied (5x2 and 5x2)");
+}
+
+TEST_CASE("no-transpose runs on silently when n == d_k and the numbers differ", "[mistakes]") {
     for (const char* dtype : {"float32", "float64"}) {
-        const attn::trace t = run("no-transpose", 4, 4, dtype);
+        const attn::trace t = run_dims("no-transpose", 4, 4, 4, dtype);
         CHECK(t.mistake.kind == "silent");
-        CHECK(t.mistake.error.empty());
-        REQUIRE(t.mistake.buggy.size() == 5);
-        CHECK(t.mistake.buggy[0].id == "scores");
-        CHECK(t.mistake.diffs.at("scores") > 0.01);
-        CHECK(t.mistake.diffs.at("output") > 1e-3);
-        // Buggy weights still look legitimate: rows sum to 1.
-        const auto& w = t.mistake.buggy[3].value;
-        REQUIRE(t.mistake.buggy[3].id == "weights");
+        REQUIRE(t.mistake.buggy().size() == 5);
+        CHECK(t.mistake.buggy()[0].id == "scores");
+        CHECK(t.mistake.diffs.at("buggy/scores") > 0.01);
+        CHECK(t.mistake.diffs.at("buggy/output") > 1e-3);
+        const auto& w = t.mistake.buggy()[3].value;  // weights: rows still sum to 1
+        REQUIRE(t.mistake.buggy()[3].id == "weights");
         for (std::size_t i = 0; i < w.shape(0); ++i) {
-            double s = 0;
-            for (std::size_t j = 0; j < w.shape(1); ++j) s += w(i, j);
-            CHECK(std::fabs(s - 1) < 1e-5);
+            double sum = 0;
+            for (std::size_t j = 0; j < w.shape(1); ++j) sum += w(i, j);
+            CHECK(std::fabs(sum - 1) < 1e-5);
         }
     }
 }
 
-TEST_CASE("no-scale: unscaled rows are peakier - and the sweep shows saturation", "[mistakes]") {
-    const attn::trace t = run("no-scale", 3, 4);
-    CHECK(t.mistake.kind == "silent");
-    CHECK(t.mistake.symptoms.at("max_weight_unscaled") >= t.mistake.symptoms.at("max_weight_scaled"));
-    CHECK(t.mistake.symptoms.at("entropy_unscaled") <= t.mistake.symptoms.at("entropy_scaled"));
+TEST_CASE("linear-weight-layout: silent when square and a shape error when not", "[mistakes]") {
+    const attn::trace square = run("linear-weight-layout");
+    CHECK(square.mistake.kind == "silent");
+    CHECK(square.mistake.diffs.at("buggy/Q") > 0.01);
+    const attn::trace clash = run_dims("linear-weight-layout", 3, 4, 3);
+    CHECK(clash.mistake.kind == "shape-error");
+    CHECK(clash.mistake.error == "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)");
+    CHECK(run_dims("linear-weight-layout", 5, 8, 2).mistake.error ==
+          "mat1 and mat2 shapes cannot be multiplied (5x8 and 2x8)");
+}
+
+TEST_CASE("no-scale: unscaled rows are peakier and the sweep shows saturation", "[mistakes]") {
+    const attn::trace t = run("no-scale");
+    CHECK(s(t, "max_weight_unscaled") >= s(t, "max_weight_scaled"));
+    CHECK(s(t, "entropy_unscaled") <= s(t, "entropy_scaled"));
     const auto& sweep = t.mistake.sweep;
     REQUIRE(sweep.size() == attn::no_scale_sweep_dims().size());
     CHECK(t.mistake.sweep_seq_len == 64);
@@ -64,7 +114,6 @@ TEST_CASE("no-scale: unscaled rows are peakier - and the sweep shows saturation"
         CHECK(r.std_scaled > 0.7);
         CHECK(r.std_scaled < 1.3);
         if (i > 0) {
-            // Saturation grows with d_k unscaled.
             CHECK(r.std_unscaled > sweep[i - 1].std_unscaled);
             CHECK(r.max_weight_unscaled >= sweep[i - 1].max_weight_unscaled - 0.05);
         }
@@ -77,10 +126,134 @@ TEST_CASE("no-scale: unscaled rows are peakier - and the sweep shows saturation"
     CHECK(last.jacobian_scaled > 2 * last.jacobian_unscaled);
 }
 
+TEST_CASE("softmax-wrong-dim: columns sum to 1 and rows do not", "[mistakes]") {
+    const attn::trace t = run("softmax-wrong-dim");
+    CHECK(s(t, "col_sum_max_error") < 1e-5);
+    CHECK(std::max(std::fabs(s(t, "row_sum_min") - 1), std::fabs(s(t, "row_sum_max") - 1)) > 0.05);
+}
+
+TEST_CASE("mask mistakes: weight leaks onto blocked positions", "[mistakes][mask]") {
+    for (const char* id : {"mask-fill-zero", "mask-tiny-value"}) {
+        INFO(id);
+        const attn::trace t = run(id);
+        CHECK(t.config.mask == attn::mask_kind::causal);  // these mistakes are about the causal mask
+        CHECK(s(t, "blocked_weight") > 0.05);
+        CHECK(s(t, "max_blocked_weight") > 0.01);
+    }
+    const attn::trace inv = run("mask-inverted");
+    CHECK(s(inv, "future_weight") > 0.5);  // positive weight lands on future positions
+    CHECK(s(inv, "nan_rows") == 1);       // and the last row, fully blocked, is NaN
+}
+
+TEST_CASE("mask-after-softmax: zero on the future but flatter rows - and the fill-0 variant loses mass", "[mistakes][mask]") {
+    const attn::trace t = run("mask-after-softmax");
+    CHECK(s(t, "blocked_weight") == 0.0);
+    CHECK(s(t, "entropy_buggy") > s(t, "entropy_correct"));
+    CHECK(s(t, "fill_zero_row_sum_min") < 0.99);
+    CHECK(s(t, "fill_zero_row_sum_max") <= 1.0 + 1e-6);
+    REQUIRE(t.mistake.groups.size() == 2);
+    CHECK(t.mistake.groups[1].name == "fill_zero");
+}
+
+TEST_CASE("NaN appears: causal-wrong-diagonal and all-masked-row", "[mistakes][nan]") {
+    const attn::trace diag = run("causal-wrong-diagonal");
+    CHECK(diag.mistake.kind == "numerical");
+    CHECK(s(diag, "nan_rows") >= 1);
+    CHECK(s(diag, "nan_count") > 0);
+    CHECK(s(diag, "self_weight") == 0.0);  // nobody may attend to itself
+
+    const attn::trace pad = run("all-masked-row");
+    CHECK(s(pad, "nan_rows") >= 1);
+    CHECK(s(pad, "nan_count_output") > 0);
+    CHECK(s(pad, "nan_rows_fix_finite_min") == 0);
+    CHECK(s(pad, "nan_rows_fix_zero_rows") == 0);
+    // The real tokens' outputs equal plain causal attention over the real tokens alone.
+    const attn::step_config c = attn::validate(request("all-masked-row"));
+    const attn::inputs in = attn::make_inputs(c);
+    const attn::matrix<double> real_x = xt::view(in.x, xt::range(1, c.seq_len), xt::all());
+    const auto plain = attn::attention_forward(real_x, in.w_q, in.w_k, in.w_v, true);
+    const attn::step_group& fix = pad.mistake.groups[2];
+    REQUIRE(fix.name == "fix_zero_rows");
+    const attn::tensor& out = fix.steps[1].value;  // output
+    REQUIRE(fix.steps[1].id == "output");
+    for (std::size_t i = 1; i < c.seq_len; ++i)
+        for (std::size_t j = 0; j < c.d_v; ++j) CHECK_THAT(out(i, j), Catch::Matchers::WithinAbs(plain.output(i - 1, j), 1e-5));
+    for (std::size_t j = 0; j < c.d_v; ++j) CHECK(out(0, j) == 0.0);  // the padded query is zeroed
+}
+
+TEST_CASE("no-max-subtraction overflows in float32 and far earlier in float16", "[mistakes][nan]") {
+    const attn::trace t = run("no-max-subtraction");
+    CHECK(t.config.d_model == 128);  // the mistake's own default, to make the scores large
+    CHECK(s(t, "max_score") > s(t, "overflow_threshold"));
+    CHECK(s(t, "exp_overflows") > 0);
+    CHECK(s(t, "nan_count_naive") > 0);
+    CHECK(s(t, "nan_count_stable") == 0);
+    CHECK(s(t, "nan_count_fp16_naive") >= s(t, "nan_count_naive"));
+    CHECK(s(t, "nan_count_fp16_stable") == 0);
+    CHECK_THAT(s(t, "fp16_overflow_threshold"), Catch::Matchers::WithinAbs(11.0899, 1e-4));
+    // Scores of ~20 break only float16.
+    const attn::matrix<double> mid{{20, 10, 0}};
+    const auto naive = attn::softmax_rows_fp16(mid, false), stable = attn::softmax_rows_fp16(mid, true);
+    CHECK(std::isnan(naive(0, 0)));
+    CHECK_THAT(stable(0, 0), Catch::Matchers::WithinAbs(1.0 / (1 + std::exp(-10.0) + std::exp(-20.0)), 1e-3));
+}
+
+TEST_CASE("float16 emulation rounds as IEEE binary16", "[mistakes][fp16]") {
+    CHECK(attn::round_to_half(65504.0) == 65504.0);                 // largest finite half
+    CHECK(attn::round_to_half(65519.0) == 65504.0);                 // below the halfway point
+    CHECK(std::isinf(attn::round_to_half(65520.0)));                // halfway rounds to even: overflow
+    CHECK(attn::round_to_half(1.0 / 3.0) == 0.333251953125);        // 0x3555
+    CHECK(attn::round_to_half(0.1) == 0.0999755859375);             // 0x2E66
+    CHECK(attn::round_to_half(2049.0) == 2048.0);                   // tie, to even
+    CHECK(attn::round_to_half(2051.0) == 2052.0);                   // tie, to even
+    CHECK(attn::round_to_half(std::ldexp(1.0, -24)) == std::ldexp(1.0, -24));  // smallest subnormal
+    CHECK(attn::round_to_half(std::ldexp(3.0, -26)) == std::ldexp(1.0, -24));  // 0.75 ulp rounds up
+    CHECK(attn::round_to_half(1e-8) == 0.0);                        // below half the smallest subnormal
+    CHECK(attn::round_to_half(-2.5) == -2.5);
+    CHECK(std::isnan(attn::round_to_half(std::nan(""))));
+}
+
+TEST_CASE("dropout-at-eval: the same input gives different outputs", "[mistakes]") {
+    const attn::trace t = run("dropout-at-eval");
+    CHECK(t.config.seq_len == 8);
+    CHECK(s(t, "run_to_run_max_diff") > 0.0);
+    CHECK(s(t, "dropped") > 0);
+    CHECK(std::max(std::fabs(s(t, "row_sum_min") - 1), std::fabs(s(t, "row_sum_max") - 1)) > 0.01);
+}
+
+TEST_CASE("multi-head mistakes", "[mistakes][multihead]") {
+    const attn::trace t = run("heads-no-transpose");
+    CHECK(t.config.multihead);
+    const attn::step* scores = nullptr;
+    for (const auto& b : t.mistake.buggy())
+        if (b.id == "scores") scores = &b;
+    REQUIRE(scores);
+    // (B, n, h, h): attention across heads at one position.
+    CHECK(std::vector<std::size_t>(scores->value.shape().begin(), scores->value.shape().end()) ==
+          std::vector<std::size_t>{1, 3, 2, 2});
+    CHECK(attn::shape_of(t.at("scores").value) == "(1, 2, 3, 3)");
+    CHECK(t.mistake.diffs.at("buggy/output") > 1e-3);
+
+    const attn::trace merge = run("merge-no-transpose");
+    CHECK(s(merge, "misplaced_fraction") > 0.1);
+    CHECK(merge.mistake.diffs.at("buggy/output") > 1e-3);
+
+    const attn::trace scale = run("scale-by-d-model");
+    CHECK(s(scale, "entropy_buggy") > s(scale, "entropy_correct"));
+    CHECK(s(scale, "scale_ratio") == Approx(std::sqrt(2.0)));
+
+    attn::step_request bad = request("heads-no-transpose");
+    bad.heads = 3;
+    CHECK_THROWS_WITH(attn::validate(bad), "--heads 3 must divide d_model 4: try 1, 2, 4");
+}
+
 TEST_CASE("mistake ids are validated", "[mistakes][config]") {
     attn::step_request r;
     r.mistake = "no-such-bug";
     REQUIRE_THROWS_AS(attn::validate(r), attn::error);
-    REQUIRE_THROWS_WITH(attn::validate(r), Catch::Contains("no-transpose") && Catch::Contains("no-scale"));
+    REQUIRE_THROWS_WITH(attn::validate(r), Catch::Contains("no-transpose") && Catch::Contains("dropout-at-eval"));
+    r.mistake = "heads-no-transpose";  // multi-head: not part of the single-head walkthrough
+    REQUIRE_THROWS_WITH(attn::validate(r), Catch::Contains("attn-explain mistake heads-no-transpose"));
     for (const attn::mistake_info& m : attn::mistake_catalogue()) CHECK(attn::find_mistake(m.id) == &m);
+    CHECK(attn::mistake_catalogue().size() == 15);
 }

@@ -51,7 +51,30 @@ std::size_t checked_dim(std::int64_t v, const char* flag) {
 }
 }  // namespace
 
-step_config validate(const step_request& r) {
+std::string divisors(std::size_t d) {
+    std::string out;
+    for (std::size_t h = 1; h <= d; ++h)
+        if (d % h == 0) out += (out.empty() ? "" : ", ") + std::to_string(h);
+    return out;
+}
+
+step_config validate(const step_request& request) {
+    step_request r = request;
+    const mistake_info* m = nullptr;
+    if (!r.mistake.empty()) {
+        m = find_mistake(r.mistake);
+        if (!m) throw error(fmt::format("unknown mistake '{}': valid ids are {}", r.mistake, mistake_ids()));
+        if (r.walkthrough && !m->in_step)
+            throw error(fmt::format("mistake '{}' does not fit the single-head walkthrough: run 'attn-explain "
+                                    "mistake {}'",
+                                    r.mistake, r.mistake));
+        // Each mistake may bring defaults that make its symptom visible.
+        if (!r.dims_given && r.load_dir.empty()) {
+            if (m->default_seq_len) r.seq_len = m->default_seq_len;
+            if (m->default_d_model) r.d_model = r.d_k = r.d_v = m->default_d_model;
+        }
+        if (m->needs_causal) r.mask = "causal";
+    }
     step_config c;
     c.seq_len = checked_dim(r.seq_len, "--seq-len");
     c.d_model = checked_dim(r.d_model, "--d-model");
@@ -62,17 +85,16 @@ step_config validate(const step_request& r) {
     c.type = parse_dtype(r.dtype);
     c.dtype_given = r.dtype_given;
     c.mask = parse_mask(r.mask);
-    if (!r.mistake.empty()) {
-        const mistake_info* m = find_mistake(r.mistake);
-        if (!m) throw error(fmt::format("unknown mistake '{}': valid ids are {}", r.mistake, mistake_ids()));
-        if (!m->in_step)
-            throw error(fmt::format("mistake '{}' does not fit the single-head walkthrough: run "
-                                    "'attn-explain mistakes' to see where it belongs",
-                                    r.mistake));
-        c.mistake = r.mistake;
-    }
+    if (m) c.mistake = m->id;
     c.tokens = split_tokens(r.tokens);
     c.load_dir = r.load_dir;
+    if (m && m->multihead) {
+        c.multihead = true;
+        c.heads = checked_dim(r.heads, "--heads");
+        c.batch = checked_dim(r.batch, "--batch");
+        if (c.d_k != c.d_model || c.d_v != c.d_model)
+            throw error("multi-head attention projects to d_model: drop --d-k and --d-v");
+    }
     if (c.load_dir.empty()) check_dimensions(c);
     return c;
 }
@@ -82,7 +104,8 @@ double estimated_bytes(const step_config& c) {
     const double dk = static_cast<double>(c.d_k), dv = static_cast<double>(c.d_v);
     // X, weights, Q/K/V, four n×n score-shaped matrices, output; plus the trace keeps a double
     // copy of each and a mistake run keeps a second set.
-    const double elements = n * d + d * (2 * dk + dv) + n * (2 * dk + dv) + 6 * n * n + n * dv;
+    const double b = static_cast<double>(c.batch), h = static_cast<double>(c.heads);
+    const double elements = b * (n * d + n * (2 * dk + dv) + 6 * h * n * n + 3 * n * dv) + d * (2 * dk + 2 * dv);
     const double per_element = (c.type == dtype::float32 ? 4.0 : 8.0) + 8.0;
     return elements * per_element * (c.mistake.empty() ? 1.0 : 2.0);
 }
@@ -104,6 +127,8 @@ void check_dimensions(const step_config& c) {
         throw error(fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of "
                                 "memory, at most 8): choose a smaller --seq-len or d_model",
                                 need / (1u << 30), budget / (1u << 30)));
+    if (c.multihead && c.d_model % c.heads != 0)
+        throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors(c.d_model)));
     if (!c.tokens.empty() && c.tokens.size() != c.seq_len)
         throw error(fmt::format("--tokens gives {} token(s) but seq_len is {}: give one word per position",
                                 c.tokens.size(), c.seq_len));

@@ -43,6 +43,9 @@ struct step_request {
     std::string mistake;       // empty: the correct walkthrough only
     std::string tokens;        // "the cat sat"
     std::string load_dir;      // read X/W_Q/W_K/W_V.npy from here; dimensions come from the files
+    std::int64_t heads = 2, batch = 1;  // multi-head mistakes only
+    bool dims_given = false;   // --seq-len/--d-model/--d-k/--d-v given: a mistake's own defaults step aside
+    bool walkthrough = true;   // `step --mistake` (single-head mistakes only) rather than `mistake NAME`
 };
 
 struct step_config {
@@ -55,6 +58,8 @@ struct step_config {
     std::string mistake;
     std::vector<std::string> tokens;
     std::string load_dir;
+    std::size_t heads = 1, batch = 1;  // > 1 only for the multi-head mistakes
+    bool multihead = false;            // the run is batched multi-head (X is [B, n, d_model])
 };
 
 // Checks names and dimensions. Dimensions are re-checked against the files after --load

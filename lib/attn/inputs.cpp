@@ -37,14 +37,25 @@ std::string shape_str(const std::vector<std::size_t>& s) {
     return out + (s.size() == 1 ? ",)" : ")");
 }
 
-matrix<double> load_matrix(const std::filesystem::path& dir, const std::string& name, npy::dtype& type,
-                            std::vector<std::string>& warnings) {
-    const std::filesystem::path path = dir / (name + ".npy");
-    npy::array a;
+npy::array read_npy(const std::filesystem::path& path) {
     try {
-        a = npy::read(path.string());
+        return npy::read(path.string());
     } catch (const npy::error& e) {
         throw error(e.what());
+    }
+}
+
+// A (B, n, d) X for a multi-head run becomes a (B·n, d) matrix here; load_inputs splits it.
+matrix<double> load_matrix(const std::filesystem::path& dir, const std::string& name, npy::dtype& type,
+                            std::vector<std::string>& warnings, std::size_t* batch = nullptr) {
+    const std::filesystem::path path = dir / (name + ".npy");
+    npy::array a = read_npy(path);
+    if (batch) {
+        *batch = 1;
+        if (a.shape.size() == 3) {
+            *batch = a.shape[0];
+            a.shape = {a.shape[0] * a.shape[1], a.shape[2]};
+        }
     }
     if (a.shape.size() != 2)
         throw error(fmt::format("{}: expected a 2-D matrix but the file has shape {} ({}-D): save a 2-D "
@@ -86,6 +97,14 @@ inputs make_inputs(const step_config& c) {
     in.w_q = draw_weight(r, c.init, c.d_model, c.d_k);
     in.w_k = draw_weight(r, c.init, c.d_model, c.d_k);
     in.w_v = draw_weight(r, c.init, c.d_model, c.d_v);
+    if (c.multihead) {
+        in.x_batch = xt::empty<double>({c.batch, c.seq_len, c.d_model});  // [B, n, d]
+        for (std::size_t b = 0; b < c.batch; ++b) {
+            const matrix<double> xb = b == 0 ? in.x : draw_normal(r, c.seq_len, c.d_model);
+            std::copy(xb.begin(), xb.end(), in.x_batch.begin() + b * c.seq_len * c.d_model);
+        }
+        in.w_o = draw_weight(r, c.init, c.d_model, c.d_model);
+    }
     return in;
 }
 
@@ -97,12 +116,13 @@ inputs load_inputs(step_config& c) {
                                 "and W_V.npy",
                                 c.load_dir));
     inputs in;
-    npy::dtype tx, tq, tk, tv;
-    in.x = load_matrix(dir, "X", tx, in.warnings);
+    npy::dtype tx, tq, tk, tv, to;
+    std::size_t batch = 1;
+    in.x = load_matrix(dir, "X", tx, in.warnings, c.multihead ? &batch : nullptr);
     in.w_q = load_matrix(dir, "W_Q", tq, in.warnings);
     in.w_k = load_matrix(dir, "W_K", tk, in.warnings);
     in.w_v = load_matrix(dir, "W_V", tv, in.warnings);
-    const std::size_t n = in.x.shape(0), d_model = in.x.shape(1), d_k = in.w_q.shape(1);
+    const std::size_t d_model = in.x.shape(1), d_k = in.w_q.shape(1);
     const std::string hint = " (for an nn.Linear weight, which is stored (out, in), save weight.T)";
     expect_shape(in.w_q, (dir / "W_Q.npy").string(), d_model, d_k,
                  fmt::format("X.npy has d_model = {}{}", d_model, hint));
@@ -111,6 +131,20 @@ inputs load_inputs(step_config& c) {
     if (in.w_v.shape(0) != d_model)
         expect_shape(in.w_v, (dir / "W_V.npy").string(), d_model, in.w_v.shape(1),
                      fmt::format("X.npy has d_model = {}{}", d_model, hint));
+    if (c.multihead) {
+        in.w_o = load_matrix(dir, "W_O", to, in.warnings);
+        expect_shape(in.w_q, (dir / "W_Q.npy").string(), d_model, d_model, "multi-head attention projects to d_model");
+        expect_shape(in.w_v, (dir / "W_V.npy").string(), d_model, d_model, "multi-head attention projects to d_model");
+        expect_shape(in.w_o, (dir / "W_O.npy").string(), d_model, d_model, "W_O maps the merged heads back to d_model");
+        const std::size_t rows = in.x.shape(0) / batch;  // X was (B, n, d)
+        in.x_batch = xt::empty<double>({batch, rows, d_model});
+        std::copy(in.x.begin(), in.x.end(), in.x_batch.begin());
+        matrix<double> first = xt::empty<double>({rows, d_model});
+        std::copy(in.x.begin(), in.x.begin() + rows * d_model, first.begin());
+        in.x = first;
+        c.batch = batch;
+    }
+    const std::size_t n = in.x.shape(0);
     c.seq_len = n;
     c.d_model = d_model;
     c.d_k = d_k;

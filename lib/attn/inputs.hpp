@@ -2,6 +2,8 @@
 // This is the one place that decides their shapes.
 #pragma once
 #include <string>
+
+#include <xtensor/xtensor.hpp>
 #include <vector>
 
 #include "attn/attention.hpp"
@@ -14,6 +16,9 @@ struct inputs {
     matrix<double> w_q;  // [d_model, d_k]
     matrix<double> w_k;  // [d_model, d_k]
     matrix<double> w_v;  // [d_model, d_v]
+    // Multi-head runs only: X as a batch [B, n, d_model] (x is its first item) and W_O [d, d].
+    xt::xtensor<double, 3> x_batch;
+    matrix<double> w_o;
     bool classic_x = false;             // X is the 3-token, 4-dim textbook example
     std::vector<std::string> warnings;  // e.g. NaN or Inf found in a loaded file
 };
@@ -22,13 +27,15 @@ struct inputs {
 matrix<double> classic_x();
 
 // From the seed: X is the classic example when n = 3 and d_model = 4, else X ~ N(0, 1).
-// One random stream, drawn in this order: X (when random), W_Q, W_K, W_V.
+// One random stream, drawn in this order: X (when random), W_Q, W_K, W_V (then, for a
+// multi-head run, the other batch items of X and W_O).
 // randn: W ~ N(0, 1). xavier: W ~ U(-a, a), a = √(6 / (d_in + d_out)), as nn.init.xavier_uniform_.
 inputs make_inputs(const step_config& c);
 
 // Reads DIR/X.npy, W_Q.npy, W_K.npy, W_V.npy (float32 or float64, C or Fortran order), checks
 // ranks and that the shapes chain, and sets c's dimensions (and dtype, unless --dtype was given)
-// from the files. Throws attn::error naming the file and what to do.
+// from the files. A multi-head run also reads W_O.npy and accepts X as (B, n, d).
+// Throws attn::error naming the file and what to do.
 inputs load_inputs(step_config& c);
 
 }  // namespace attn

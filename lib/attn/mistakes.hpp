@@ -1,8 +1,11 @@
 // The mistakes catalogue: classic attention bugs, each another pipeline run on the same inputs
 // so that right and wrong can be compared step by step. Their prose lives in lessons/.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "attn/attention.hpp"
 
 namespace attn {
 
@@ -15,7 +18,11 @@ struct mistake_info {
     std::string id;     // e.g. "no-transpose"
     std::string kind;   // "shape-error" | "silent" | "numerical" (how it usually shows itself)
     std::string group;  // lesson key of the group it is listed under
-    bool in_step;       // can run inside `attn-explain step --mistake`
+    std::string at_step;          // the step where it bites
+    bool in_step = true;          // can run inside `attn-explain step --mistake`
+    bool multihead = false;       // needs batched multi-head attention
+    bool needs_causal = false;    // about the causal mask: the run uses --mask causal
+    std::int64_t default_seq_len = 0, default_d_model = 0;  // defaults that show the symptom (0 = step's)
 };
 
 const std::vector<mistake_info>& mistake_catalogue();
@@ -27,5 +34,12 @@ const std::vector<std::size_t>& no_scale_sweep_dims();
 
 // Runs the trace's mistake (trace.config.mistake) on the same inputs and fills trace.mistake.
 void run_mistake(trace& t, const inputs& in, int precision);
+
+// IEEE 754 binary16 rounding (round to nearest, ties to even; overflow to inf; subnormals),
+// used to emulate float16 arithmetic honestly.
+double round_to_half(double x);
+// Softmax over each row in emulated float16: every intermediate rounded to half.
+// `stable` subtracts the row max first.
+matrix<double> softmax_rows_fp16(const matrix<double>& s, bool stable);
 
 }  // namespace attn

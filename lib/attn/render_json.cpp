@@ -1,5 +1,6 @@
 // The JSON renderer: one document, {"config": {...}, "steps": [{"id", "title", "shape", "data"}, ...]}.
 // Non-finite numbers are the strings "inf", "-inf" and "nan".
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -33,57 +34,101 @@ std::string json_number(double v, dtype type) {
     return type == dtype::float32 ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{}", v);
 }
 
-std::string json_matrix(const matrix<double>& m, dtype type) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < m.shape(0); ++i) {
-        out += i ? ", [" : "[";
-        for (std::size_t j = 0; j < m.shape(1); ++j) out += (j ? ", " : "") + json_number(m(i, j), type);
-        out += "]";
+namespace {
+void json_nested(std::string& out, const tensor& m, dtype type, std::size_t dim, std::size_t offset) {
+    if (m.dimension() == 0) {
+        out += json_number(m.data()[0], type);
+        return;
     }
+    const std::size_t n = m.shape(dim);
+    std::size_t stride = 1;
+    for (std::size_t d = dim + 1; d < m.dimension(); ++d) stride *= m.shape(d);
+    out += "[";
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) out += ", ";
+        if (dim + 1 == m.dimension()) out += json_number(m.data()[offset + i], type);
+        else json_nested(out, m, type, dim + 1, offset + i * stride);
+    }
+    out += "]";
+}
+
+std::string shape_json(const tensor& m) {
+    std::string out = "[";
+    for (std::size_t d = 0; d < m.dimension(); ++d) out += (d ? ", " : "") + std::to_string(m.shape(d));
     return out + "]";
 }
 
-namespace {
-std::string shape_json(const matrix<double>& m) { return fmt::format("[{}, {}]", m.shape(0), m.shape(1)); }
-
-std::string step_json(const step& s, const lessons& L, const trace& t, const std::string& indent) {
+std::string step_json(const step& s, const lessons& L, const trace& t) {
     const vars v = step_vars(t, s);
     const std::string key = "step." + s.id;
     return fmt::format(
-        "{}{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"formula\": {}, \"pytorch\": {}, "
+        "{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"formula\": {}, \"pytorch\": {}, "
         "\"data\": {}}}",
-        indent, json_string(s.id), json_string(L.raw(key + ".title")), shape_json(s.value), json_string(s.shape_line),
-        json_string(L.text(key + ".formula", v)), json_string(L.text(key + ".pytorch", v)),
-        json_matrix(s.value, t.config.type));
+        json_string(s.id), json_string(L.raw(key + ".title")), shape_json(s.value), json_string(s.shape_line),
+        json_string(L.text(key + ".formula", v)), json_string(L.text(key + ".pytorch", v)), json_tensor(s.value, t.config.type));
 }
 
 std::string buggy_step_json(const step& s, const lessons& L, const trace& t) {
     return fmt::format("{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"data\": {}}}",
                        json_string(s.id), json_string(L.raw("step." + s.id + ".title")), shape_json(s.value),
-                       json_string(s.shape_line), json_matrix(s.value, t.config.type));
+                       json_string(s.shape_line), json_tensor(s.value, t.config.type));
 }
 
-std::string mistake_json(const trace& t, const lessons& L) {
+std::string steps_json(const std::vector<step>& steps, const lessons& L, const trace& t, bool buggy,
+                       const std::string& indent) {
+    std::string out = "[\n";
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        out += indent + "  " + (buggy ? buggy_step_json(steps[i], L, t) : step_json(steps[i], L, t)) +
+               (i + 1 < steps.size() ? ",\n" : "\n");
+    return out + indent + "]";
+}
+
+std::string config_json(const trace& t) {
+    const step_config& c = t.config;
+    std::string tokens = "[";
+    for (std::size_t i = 0; i < c.tokens.size(); ++i) tokens += (i ? ", " : "") + json_string(c.tokens[i]);
+    tokens += "]";
+    std::string out = fmt::format(
+        "{{\"seq_len\": {}, \"d_model\": {}, \"d_k\": {}, \"d_v\": {}, \"seed\": {}, \"init\": {}, \"dtype\": {}, "
+        "\"mask\": {}, \"mistake\": {}, \"tokens\": {}, \"source\": {}",
+        c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.init)), json_string(name_of(c.type)),
+        json_string(name_of(c.mask)), c.mistake.empty() ? "null" : json_string(c.mistake), tokens,
+        json_string(c.load_dir.empty() ? "seed" : "load"));
+    if (c.multihead) out += fmt::format(", \"batch\": {}, \"heads\": {}", c.batch, c.heads);
+    return out + "}";
+}
+
+// The mistake's fields after "id" and "kind": error or buggy steps, variants, symptoms, sweep.
+std::string mistake_fields(const trace& t, const lessons& L, const std::string& indent) {
     const mistake_run& r = t.mistake;
-    std::string out = fmt::format("{{\"id\": {}, \"kind\": {}", json_string(r.id), json_string(r.kind));
+    std::string out;
     if (!r.error.empty()) {
-        out += ", \"error\": " + json_string(r.error);
+        out += ",\n" + indent + "\"error\": " + json_string(r.error);
     } else {
-        out += ", \"buggy\": {\"steps\": [";
-        for (std::size_t i = 0; i < r.buggy.size(); ++i) out += (i ? ", " : "") + buggy_step_json(r.buggy[i], L, t);
-        out += "]}";
+        out += ",\n" + indent + "\"buggy\": {\"steps\": " + steps_json(r.buggy(), L, t, true, indent) + "}";
     }
-    out += ", \"symptoms\": {";
+    if (r.groups.size() > 1) {
+        out += ",\n" + indent + "\"variants\": {";
+        for (std::size_t i = 1; i < r.groups.size(); ++i)
+            out += (i > 1 ? ", " : "") + json_string(r.groups[i].name) + ": {\"steps\": " +
+                   steps_json(r.groups[i].steps, L, t, true, indent) + "}";
+        out += "}";
+    }
+    out += ",\n" + indent + "\"symptoms\": {";
     bool first = true;
     auto add = [&](const std::string& k, double v) {
         out += (first ? "" : ", ") + json_string(k) + ": " + json_number(v, dtype::float64);
         first = false;
     };
-    for (const auto& [id, d] : r.diffs) add("max_diff_" + id, d);
     for (const auto& [k, v] : r.symptoms) add(k, v);
+    for (const auto& [k, v] : r.diffs) {
+        std::string key = "max_diff_" + k;
+        std::replace(key.begin(), key.end(), '/', '_');
+        add(key, v);
+    }
     out += "}";
     if (!r.sweep.empty()) {
-        out += fmt::format(", \"sweep\": {{\"seq_len\": {}, \"rows\": [", r.sweep_seq_len);
+        out += ",\n" + indent + fmt::format("\"sweep\": {{\"seq_len\": {}, \"rows\": [", r.sweep_seq_len);
         for (std::size_t i = 0; i < r.sweep.size(); ++i) {
             const sweep_row& s = r.sweep[i];
             auto n = [](double x) { return json_number(x, dtype::float64); };
@@ -97,28 +142,29 @@ std::string mistake_json(const trace& t, const lessons& L) {
         }
         out += "]}";
     }
-    return out + "}";
+    return out;
 }
 }  // namespace
 
+std::string json_tensor(const tensor& m, dtype type) {
+    std::string out;
+    json_nested(out, m, type, 0, 0);
+    return out;
+}
+
 std::string render_json(const trace& t, const lessons& L) {
-    const step_config& c = t.config;
-    std::string tokens = "[";
-    for (std::size_t i = 0; i < c.tokens.size(); ++i) tokens += (i ? ", " : "") + json_string(c.tokens[i]);
-    tokens += "]";
-    std::string out = "{\n  \"config\": {";
-    out += fmt::format(
-        "\"seq_len\": {}, \"d_model\": {}, \"d_k\": {}, \"d_v\": {}, \"seed\": {}, \"init\": {}, \"dtype\": {}, "
-        "\"mask\": {}, \"mistake\": {}, \"tokens\": {}, \"source\": {}",
-        c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.init)), json_string(name_of(c.type)),
-        json_string(name_of(c.mask)), c.mistake.empty() ? "null" : json_string(c.mistake), tokens,
-        json_string(c.load_dir.empty() ? "seed" : "load"));
-    out += "},\n  \"steps\": [\n";
-    for (std::size_t i = 0; i < t.steps.size(); ++i)
-        out += step_json(t.steps[i], L, t, "    ") + (i + 1 < t.steps.size() ? ",\n" : "\n");
-    out += "  ]";
-    if (t.has_mistake) out += ",\n  \"mistake\": " + mistake_json(t, L);
+    std::string out = "{\n  \"config\": " + config_json(t) + ",\n  \"steps\": " + steps_json(t.steps, L, t, false, "  ");
+    if (t.has_mistake)
+        out += ",\n  \"mistake\": {\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
+               mistake_fields(t, L, "    ") + "}";
     return out + "\n}\n";
+}
+
+std::string render_mistake_json(const trace& t, const lessons& L) {
+    std::string out = "{\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
+                      ",\n  \"config\": " + config_json(t) + ",\n  \"correct\": {\"steps\": " +
+                      steps_json(t.steps, L, t, false, "  ") + "}";
+    return out + mistake_fields(t, L, "  ") + "\n}\n";
 }
 
 }  // namespace attn

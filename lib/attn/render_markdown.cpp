@@ -1,4 +1,5 @@
 // The Markdown renderer: one section per step, each matrix as a table, for learners' notes.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -68,10 +69,72 @@ std::string md_table(const std::string& corner, const matrix<double>& m, const t
     }
     return out;
 }
+// A tensor as tables: one for a matrix, one per 2-D slice [b, h] for higher ranks.
+std::string md_tensor(const std::string& corner, const tensor& v, const text_options& o,
+                      const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels) {
+    if (v.dimension() == 2) return md_table(corner, matrix<double>(v), o, row_labels, col_labels);
+    if (v.dimension() < 2) return md_table(corner, matrix<double>(xt::reshape_view(v, {std::size_t{1}, v.size()})), o, {}, {});
+    const std::size_t rows = v.shape(v.dimension() - 2), cols = v.shape(v.dimension() - 1);
+    const std::size_t slices = v.size() / (rows * cols);
+    std::string out;
+    for (std::size_t k = 0; k < slices; ++k) {
+        std::string index;
+        std::size_t rest = k;
+        for (std::size_t dim = v.dimension() - 2; dim-- > 0;) {
+            index = std::to_string(rest % v.shape(dim)) + (index.empty() ? "" : ", ") + index;
+            rest /= v.shape(dim);
+        }
+        matrix<double> m = xt::empty<double>({rows, cols});
+        std::copy(v.data() + k * rows * cols, v.data() + (k + 1) * rows * cols, m.begin());
+        out += "`" + corner + "[" + index + "]`\n\n" + md_table(corner, m, o, {}, {}) + "\n";
+    }
+    return out;
+}
+
+std::string mistake_section(const trace& t, const lessons& L, const text_options& o) {
+    const mistake_run& r = t.mistake;
+    const vars v = step_vars(t, t.steps.back());
+    const std::string key = "mistake." + r.id;
+    std::string out = "\n## " + L.raw(key + ".title") + " (" + L.raw("kind." + r.kind) + ")\n\n";
+    out += "```python\n# " + L.raw("label.buggy") + "\n" + L.raw(key + ".buggy_code") + "\n# " + L.raw("label.fixed") +
+           "\n" + L.raw(key + ".fixed_code") + "\n```\n\n";
+    if (L.has(key + ".intro")) out += md_paragraphs(L.text(key + ".intro", v)) + "\n\n";
+    if (!r.error.empty()) {
+        return out + L.raw(key + ".error_intro") + "\n\n```\n" + L.raw("label.error") + ": " + r.error + "\n```\n\n" +
+               md_paragraphs(L.text(key + ".error_explain", v)) + "\n";
+    }
+    for (const step_group& g : r.groups) {
+        const std::string label = g.name == "buggy" ? L.raw("label.buggy") : L.raw("label.group_" + g.name);
+        for (const step& b : g.steps) {
+            out += "**" + label + " " + b.id + "**";
+            const auto d = r.diffs.find(g.name + "/" + b.id);
+            if (d != r.diffs.end()) out += " (" + L.raw("label.max_diff") + " = " + format_number(d->second, 6) + ")";
+            out += "\n\n" + md_tensor(b.id, b.value, o, {}, {}) + "\n";
+        }
+    }
+    if (!r.symptoms.empty()) {
+        out += "**" + L.raw("label.symptoms") + "**\n\n";
+        for (const auto& kv : r.symptoms) out += "- " + L.raw("symptom." + kv.first) + ": " + r.values.at(kv.first) + "\n";
+        out += "\n";
+    }
+    out += md_paragraphs(L.text(key + ".explain", v)) + "\n\n";
+    out += "- **" + L.raw("label.catch") + ":** " + L.text(key + ".catch", v) + "\n";
+    out += "- **" + L.raw("label.interview") + ":** " + L.text(key + ".interview", v) + "\n";
+    return out;
+}
 }  // namespace
 
+std::string render_mistake_markdown(const trace& t, const lessons& L, const text_options& o) {
+    std::string cfg = L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
+    std::string out = "# attn-explain mistake " + t.mistake.id + "\n\n**" + L.raw("ui.markdown_config") + ":** " + cfg + "\n";
+    out += mistake_section(t, L, o);
+    out += "\n## " + L.raw("label.correct") + "\n\n";
+    for (const step& s : t.steps) out += "**" + s.id + "** `" + s.shape_line + "`\n\n" + md_tensor(s.id, s.value, o, {}, {}) + "\n";
+    return out;
+}
+
 std::string render_markdown(const trace& t, const lessons& L, const text_options& o) {
-    std::string cfg = L.text("ui.config", t.values);
+    std::string cfg = L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
     if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
     std::string out = L.raw("ui.markdown_title") + "\n\n**" + L.raw("ui.markdown_config") + ":** " + cfg + "\n";
     const auto& tok = t.config.tokens;
@@ -98,31 +161,14 @@ std::string render_markdown(const trace& t, const lessons& L, const text_options
                        md_table(e.label == "k_transposed" ? "Kᵀ" : s.id, e.value, o, e.label == "k_transposed" ? std::vector<std::string>{} : tok,
                                 seq_cols && e.label == "shifted" ? tok : std::vector<std::string>{}) +
                        "\n";
-            out += md_table(s.id, s.value, o, seq_rows ? tok : std::vector<std::string>{},
-                            seq_cols ? tok : std::vector<std::string>{}) +
+            out += md_tensor(s.id, s.value, o, seq_rows ? tok : std::vector<std::string>{},
+                             seq_cols ? tok : std::vector<std::string>{}) +
                    "\n";
             out += md_paragraphs(step_note(t, L, s)) + "\n\n";
         }
         out += "> **" + L.raw("label.pitfall") + ":** " + md_paragraphs(L.text(key + ".pitfall", v)) + "\n";
     }
-    if (t.has_mistake) {
-        const mistake_run& r = t.mistake;
-        const vars v = step_vars(t, t.at("scores"));
-        const std::string key = "mistake." + r.id;
-        out += "\n## " + L.raw(key + ".title") + " (" + L.raw("kind." + r.kind) + ")\n\n";
-        out += "```python\n# " + L.raw("label.buggy") + "\n" + L.raw(key + ".buggy_code") + "\n# " + L.raw("label.fixed") +
-               "\n" + L.raw(key + ".fixed_code") + "\n```\n\n";
-        if (!r.error.empty()) {
-            out += L.raw(key + ".error_intro") + "\n\n```\n" + L.raw("label.error") + ": " + r.error + "\n```\n\n" +
-                   md_paragraphs(L.text(key + ".error_explain", v)) + "\n";
-        } else {
-            for (const step& b : r.buggy) {
-                out += "**" + L.raw("label.buggy") + " " + b.id + "** (" + L.raw("label.max_diff") + " = " +
-                       format_number(r.diffs.at(b.id), 6) + ")\n\n" + md_table(b.id, b.value, o, {}, {}) + "\n";
-            }
-            out += md_paragraphs(L.text(key + (r.id == "no-transpose" ? ".silent_explain" : ".explain"), v)) + "\n";
-        }
-    }
+    if (t.has_mistake) out += mistake_section(t, L, o);
     const vars sv = [&] {
         vars x = t.values;
         x["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";

@@ -114,6 +114,41 @@ struct page_writer {
         return ls;
     }
 
+    // A tensor of any rank: rank 2 as one matrix; higher ranks as their 2-D slices [b, h, …],
+    // at most four of them (the first three and the last) unless --full.
+    std::vector<std::string> tensor_block(const std::string& title, const tensor& v, const std::string& id,
+                                          const tensor* against = nullptr) {
+        if (v.dimension() <= 2) {
+            const matrix<double> m = v.dimension() == 2 ? matrix<double>(v) : matrix<double>(xt::reshape_view(v, {std::size_t{1}, v.size()}));
+            matrix<double> other;
+            const bool compare = against && against->shape() == v.shape() && against->dimension() == 2;
+            if (compare) other = *against;
+            return matrix_block(title, m, id, compare ? &other : nullptr);
+        }
+        const std::size_t rows = v.shape(v.dimension() - 2), cols = v.shape(v.dimension() - 1);
+        const std::size_t slices = v.size() / (rows * cols);
+        std::vector<std::string> out = {paint(title + " " + shape_of(v), style::bold, o.color)};
+        const index_plan plan = plan_indices(slices, o.full ? slices : 4);
+        const bool compare = against && against->shape() == v.shape();
+        for (std::size_t k = 0; k < plan.shown.size(); ++k) {
+            if (plan.gap_after && k == plan.gap_after) out.push_back("  …");
+            const std::size_t sidx = plan.shown[k];
+            std::string index;  // "[b, h]" from the flat slice number
+            std::size_t rest = sidx;
+            for (std::size_t dim = v.dimension() - 2; dim-- > 0;) {
+                index = std::to_string(rest % v.shape(dim)) + (index.empty() ? "" : ", ") + index;
+                rest /= v.shape(dim);
+            }
+            matrix<double> m = xt::empty<double>({rows, cols}), other = xt::empty<double>({rows, cols});
+            std::copy(v.data() + sidx * rows * cols, v.data() + (sidx + 1) * rows * cols, m.begin());
+            if (compare)
+                std::copy(against->data() + sidx * rows * cols, against->data() + (sidx + 1) * rows * cols, other.begin());
+            auto block = matrix_block(id + "[" + index + "]", m, "", compare ? &other : nullptr);
+            out.insert(out.end(), block.begin(), block.end());
+        }
+        return out;
+    }
+
     std::string who(std::size_t i) const {
         const auto& tok = t.config.tokens;
         if (i < tok.size()) return L.text("ui.token_named", {{"index", std::to_string(i)}, {"word", tok[i]}});
@@ -146,8 +181,8 @@ struct page_writer {
         if (rows < w.shape(0)) line("  " + std::string("…"));
     }
 
-    void banner() {
-        std::string cfg = "attn-explain step: " + L.text("ui.config", t.values);
+    void banner(const std::string& command = "attn-explain step") {
+        std::string cfg = command + ": " + L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
         if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
         for (const auto& l : wrap(cfg, text_width(), "  ")) line(paint(l, style::bold, o.color));
         line();
@@ -174,19 +209,19 @@ struct page_writer {
                 lines(matrix_block(L.raw("label." + e.label), e.value, e.label == "k_transposed" ? e.label : s.id));
                 line();
             }
-        lines(matrix_block(s.id, s.value, s.id));
+        lines(tensor_block(s.id, s.value, s.id));
         line();
         for (const named_matrix& e : s.extras)
             if (e.label == "row_sums") {
                 lines(matrix_block(L.raw("label." + e.label), e.value, s.id));
                 line();
             }
-        if (s.id == "weights") {
-            readings(s.value);
+        if (s.id == "weights" && s.value.dimension() == 2) {
+            readings(matrix<double>(s.value));
             line();
             line(L.raw("step.weights.heatmap"));
             matrix_style hs = mstyle(tokens(), tokens());
-            lines(format_heatmap(s.value, hs));
+            lines(format_heatmap(matrix<double>(s.value), hs));
             line("  " + heatmap_legend(o.color));
             line();
         }
@@ -196,40 +231,92 @@ struct page_writer {
     }
 
     // ---- mistakes ------------------------------------------------------------------------
-    const step* buggy(const std::string& id) const {
-        for (const step& b : t.mistake.buggy)
+    const mistake_run& r() const { return t.mistake; }
+    std::string mkey() const { return "mistake." + t.mistake.id; }
+
+    const step* find_in(const std::vector<step>& steps, const std::string& id) const {
+        for (const step& b : steps)
             if (b.id == id) return &b;
         return nullptr;
     }
 
     void mistake_intro(const vars& v) {
-        const std::string key = "mistake." + t.mistake.id;
         line();
-        heading(L.text(key + ".title", v) + " (" + L.raw("kind." + t.mistake.kind) + ")", style::error);
-        field("buggy", L.raw(key + ".buggy_code"), style::error, true);
-        field("fixed", L.raw(key + ".fixed_code"), style::code, true);
+        heading(L.text(mkey() + ".title", v) + " (" + L.raw("kind." + r().kind) + ")", style::error);
+        field("buggy", L.raw(mkey() + ".buggy_code"), style::error, true);
+        field("fixed", L.raw(mkey() + ".fixed_code"), style::code, true);
+        line();
+        if (L.has(mkey() + ".intro")) {
+            paragraph(L.text(mkey() + ".intro", v));
+            line();
+        }
+    }
+
+    void error_panel(const vars& v) {
+        line(L.raw(mkey() + ".error_intro"));
+        line(paint("  " + L.raw("label.error") + ": " + r().error, style::error, o.color));
+        line();
+        paragraph(L.text(mkey() + ".error_explain", v));
+        line();
+        closing(v);
+    }
+
+    // The correct step beside one of a group's steps, cells that differ highlighted.
+    void side_by_side(const step_group& g, const step& b) {
+        const std::string label = g.name == "buggy" ? L.raw("label.buggy") : L.raw("label.group_" + g.name);
+        if (!t.has(b.id)) {
+            lines(tensor_block(label + " " + b.id, b.value, b.id));
+            line();
+            return;
+        }
+        const step& good = t.at(b.id);
+        const auto left = tensor_block(L.raw("label.correct") + " " + b.id, good.value, b.id);
+        const auto right = tensor_block(label + " " + b.id, b.value, b.id, &good.value);
+        if (good.value.shape() == b.value.shape()) lines(beside(left, right, o.width));
+        else {
+            lines(left);
+            line();
+            lines(right);
+        }
+        const auto d = r().diffs.find(g.name + "/" + b.id);
+        if (d != r().diffs.end()) line(fmt::format("{} = {}", L.raw("label.max_diff"), format_number(d->second, 6)));
         line();
     }
 
-    void side_by_side(const std::string& id) {
-        const step* b = buggy(id);
-        if (!b) return;
-        const step& good = t.at(id);
-        const auto left = matrix_block(L.raw("label.correct") + " " + id, good.value, id);
-        const auto right = matrix_block(L.raw("label.buggy") + " " + id, b->value, id, &good.value);
-        lines(beside(left, right, o.width));
-        line(fmt::format("{} = {}", L.raw("label.max_diff"), format_number(t.mistake.diffs.at(id), 6)));
+    void symptoms_table() {
+        if (r().symptoms.empty()) return;
+        line(paint(L.raw("label.symptoms"), style::bold, o.color));
+        std::size_t w = 0;
+        std::vector<std::string> labels;
+        for (const auto& kv : r().symptoms) {
+            labels.push_back(L.raw("symptom." + kv.first));
+            w = std::max(w, display_width(labels.back()));
+        }
+        for (std::size_t i = 0; i < labels.size(); ++i)
+            line("  " + pad_right(labels[i], w + 2) + r().values.at(r().symptoms[i].first));
         line();
     }
 
     void closing(const vars& v) {
-        const std::string key = "mistake." + t.mistake.id;
-        field("catch", L.text(key + ".catch", v), style::none);
-        field("interview", L.text(key + ".interview", v), style::none);
+        field("catch", L.text(mkey() + ".catch", v), style::none);
+        field("interview", L.text(mkey() + ".interview", v), style::none);
+    }
+
+    // After the last buggy step: variants and fixes, the symptoms, the explanation.
+    void mistake_summary(const vars& v) {
+        for (std::size_t gi = 1; gi < r().groups.size(); ++gi) {
+            const step_group& g = r().groups[gi];
+            line(paint(L.raw("label.group_" + g.name), style::bold, o.color));
+            for (const step& b : g.steps) side_by_side(g, b);
+        }
+        symptoms_table();
+        paragraph(L.text(mkey() + ".explain", v));
+        line();
+        if (!r().sweep.empty()) sweep_table(v);
+        closing(v);
     }
 
     void sweep_table(const vars& v) {
-        const mistake_run& r = t.mistake;
         const std::string key = "mistake.no-scale.";
         line(L.text(key + "sweep_intro", v));
         const std::string u = L.raw(key + "col_unscaled"), sc = L.raw(key + "col_scaled");
@@ -241,10 +328,11 @@ struct page_writer {
             h1 += "  " + pad_right(g, 2 * cw + 1);
             h2 += "  " + pad_left(u, cw) + " " + pad_left(sc, cw);
         }
+        while (!h1.empty() && h1.back() == ' ') h1.pop_back();
         line(paint(h1, style::bold, o.color));
         line(paint(h2, style::label, o.color));
         auto num = [&](double x) { return pad_left(format_number(x, 3), cw); };
-        for (const sweep_row& row : r.sweep) {
+        for (const sweep_row& row : r().sweep) {
             std::string l = pad_left(std::to_string(row.d_k), 6);
             l += "  " + num(row.std_unscaled) + " " + num(row.std_scaled);
             l += "  " + num(row.max_weight_unscaled) + " " + num(row.max_weight_scaled);
@@ -257,48 +345,27 @@ struct page_writer {
         line();
     }
 
+    // The last step, in walkthrough order, that the bug changes.
+    std::string last_buggy_step() const {
+        std::string last = r().at_step;
+        for (const step& s : t.steps)
+            if (find_in(r().buggy(), s.id)) last = s.id;
+        return last;
+    }
+
+    // Inside `step --mistake`: the panel after the correct step `id`.
     void mistake_panel(const std::string& id) {
         if (!t.has_mistake) return;
-        const mistake_run& r = t.mistake;
         const vars v = step_vars(t, t.at(id));
-        const std::string key = "mistake." + r.id;
-        if (r.id == "no-transpose") {
-            if (id == "scores") {
-                mistake_intro(v);
-                if (!r.error.empty()) {
-                    line(L.raw(key + ".error_intro"));
-                    line(paint("  " + L.raw("label.error") + ": " + r.error, style::error, o.color));
-                    line();
-                    paragraph(L.text(key + ".error_explain", v));
-                    line();
-                    closing(v);
-                } else {
-                    side_by_side("scores");
-                }
-            } else if (r.error.empty() && (id == "weights" || id == "output")) {
-                line();
-                side_by_side(id);
-                if (id == "output") {
-                    paragraph(L.text(key + ".silent_explain", v));
-                    line();
-                    closing(v);
-                }
-            }
-        } else if (r.id == "no-scale") {
-            if (id == "scaled_scores") {
-                mistake_intro(v);
-                paragraph(L.text(key + ".skipped", v));
-            } else if (id == "weights") {
-                line();
-                side_by_side("weights");
-                paragraph(L.text(key + ".explain", v));
-            } else if (id == "output") {
-                line();
-                side_by_side("output");
-                sweep_table(v);
-                closing(v);
-            }
+        if (id == r().at_step) {
+            mistake_intro(v);
+            if (!r().error.empty()) return error_panel(v);
         }
+        if (const step* b = find_in(r().buggy(), id)) {
+            if (id != r().at_step) line();
+            side_by_side(r().groups[0], *b);
+        }
+        if (r().error.empty() && id == last_buggy_step()) mistake_summary(v);
     }
 
     void summary() {
@@ -335,6 +402,33 @@ std::vector<std::string> render_text_pages(const trace& t, const lessons& L, con
     page_writer w{t, L, o, {}};
     w.summary();
     pages.push_back(w.out);
+    return pages;
+}
+
+std::vector<std::string> render_mistake_pages(const trace& t, const lessons& L, const text_options& o) {
+    std::vector<std::string> pages;
+    const vars v = step_vars(t, t.steps.back());
+    page_writer first{t, L, o, {}};
+    first.banner("attn-explain mistake " + t.mistake.id);
+    first.mistake_intro(v);
+    if (!t.mistake.error.empty()) {
+        first.error_panel(v);
+        return {first.out};
+    }
+    pages.push_back(first.out);
+    for (const step& b : t.mistake.buggy()) {
+        page_writer w{t, L, o, {}};
+        const std::string key = "step." + b.id;
+        w.heading(L.raw(key + ".title"), style::title);
+        w.field("pytorch", L.text(key + ".pytorch", step_vars(t, t.has(b.id) ? t.at(b.id) : b)), style::code, true);
+        w.field("buggy", b.shape_line, style::error, true);
+        w.line();
+        w.side_by_side(t.mistake.groups[0], b);
+        pages.push_back(w.out);
+    }
+    page_writer last{t, L, o, {}};
+    last.mistake_summary(v);
+    pages.push_back(last.out);
     return pages;
 }
 

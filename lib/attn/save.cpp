@@ -28,7 +28,7 @@ fs::path clean(const std::string& dir) {
 }
 
 void write_step(const fs::path& folder, const step& s, dtype type) {
-    const std::vector<std::size_t> shape = {s.value.shape(0), s.value.shape(1)};
+    const std::vector<std::size_t> shape(s.value.shape().begin(), s.value.shape().end());
     const std::vector<double> data(s.value.begin(), s.value.end());
     npy::write((folder / (s.id + ".npy")).string(), shape, data,
                type == dtype::float32 ? npy::dtype::float32 : npy::dtype::float64);
@@ -49,7 +49,7 @@ void check_save_dir(const std::string& dir_arg) {
         throw error(fmt::format("--save {}: cannot write to {}: {}", dir_arg, target.string(), std::strerror(errno)));
 }
 
-void save_trace(const trace& t, const std::string& dir_arg) {
+void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) {
     check_save_dir(dir_arg);
     const fs::path dir = clean(dir_arg);
     const fs::path parent = parent_of(dir);
@@ -58,11 +58,14 @@ void save_trace(const trace& t, const std::string& dir_arg) {
         throw error(fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, parent.string(), std::strerror(errno)));
     const fs::path tmp(pattern);
     try {
-        for (const step& s : t.steps) write_step(tmp, s, t.config.type);
-        if (t.has_mistake && !t.mistake.buggy.empty()) {
-            fs::create_directory(tmp / "buggy");
-            for (const step& s : t.mistake.buggy) write_step(tmp / "buggy", s, t.config.type);
-        }
+        const fs::path correct = layout == save_layout::mistake ? tmp / "correct" : tmp;
+        fs::create_directories(correct);
+        for (const step& s : t.steps) write_step(correct, s, t.config.type);
+        if (t.has_mistake)
+            for (const step_group& g : t.mistake.groups) {
+                fs::create_directory(tmp / g.name);
+                for (const step& s : g.steps) write_step(tmp / g.name, s, t.config.type);
+            }
         std::error_code ec;
         if (!fs::exists(dir, ec)) {
             fs::rename(tmp, dir);  // the whole folder appears at once

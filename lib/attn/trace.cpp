@@ -3,12 +3,14 @@
 #include "attn/trace.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "attn/inputs.hpp"
 #include "attn/mistakes.hpp"
+#include "attn/trace_multihead.hpp"
 
 namespace attn {
 
@@ -25,7 +27,44 @@ const step& trace::at(const std::string& id) const {
     throw std::out_of_range("no step " + id);
 }
 
+bool trace::has(const std::string& id) const {
+    for (const step& s : steps)
+        if (s.id == id) return true;
+    return false;
+}
+
+const std::vector<step>& mistake_run::buggy() const {
+    static const std::vector<step> none;
+    return groups.empty() ? none : groups[0].steps;
+}
+
+double mistake_run::symptom(const std::string& key) const {
+    for (const auto& [k, v] : symptoms)
+        if (k == key) return v;
+    throw std::out_of_range("no symptom " + key);
+}
+
 std::string shape_str(std::size_t rows, std::size_t cols) { return fmt::format("({}, {})", rows, cols); }
+
+std::string shape_str(const std::vector<std::size_t>& shape) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string shape_of(const tensor& t) { return shape_str(std::vector<std::size_t>(t.shape().begin(), t.shape().end())); }
+
+double max_abs_diff(const tensor& a, const tensor& b) {
+    if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double x = a.data()[i], y = b.data()[i];
+        if ((std::isnan(x) && std::isnan(y)) || x == y) continue;
+        const double d = std::fabs(x - y);
+        worst = std::max(worst, std::isnan(d) ? std::numeric_limits<double>::infinity() : d);
+    }
+    return worst;
+}
 
 std::string format_number(double v, int precision) {
     if (std::isnan(v)) return "nan";
@@ -75,7 +114,7 @@ std::vector<T> col_of(const matrix<T>& m, std::size_t c) {
     return v;
 }
 
-step make_step(const std::string& id, std::string shape_line, matrix<double> value) {
+step make_step(const std::string& id, std::string shape_line, tensor value) {
     step s;
     s.id = id;
     s.shape_line = std::move(shape_line);
@@ -162,7 +201,9 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 }  // namespace
 
 trace build_trace(const step_config& c, const inputs& in, int precision) {
-    trace t = c.type == dtype::float32 ? build_typed<float>(c, in, precision) : build_typed<double>(c, in, precision);
+    trace t = c.multihead ? build_multihead_trace(c, in, precision)
+              : c.type == dtype::float32 ? build_typed<float>(c, in, precision)
+                                         : build_typed<double>(c, in, precision);
     if (!c.mistake.empty()) run_mistake(t, in, precision);
     return t;
 }
