@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attn/mistakes.hpp"
+#include "attn/npy.hpp"
 #include "attn/trace.hpp"
 
 namespace fs = std::filesystem;
@@ -227,4 +229,57 @@ TEST_CASE("cli: on a terminal it pauses after each step - q and end of input qui
     CHECK(no_pause.code == 0);
     CHECK_THAT(no_pause.out, Catch::Contains("Summary"));
     CHECK(no_pause.out.find("[Enter") == std::string::npos);
+}
+
+TEST_CASE("cli: every mistake runs in text and JSON", "[cli][mistakes]") {
+    for (const attn::mistake_info& m : attn::mistake_catalogue()) {
+        INFO(m.id);
+        const result text = run("mistake " + m.id);
+        CHECK(text.code == 0);
+        CHECK(text.err.empty());
+        CHECK_THAT(text.out, Catch::Contains("Mistake:"));
+        const result json = run("mistake " + m.id + " --format json");
+        REQUIRE(json.code == 0);
+        const auto doc = nlohmann::json::parse(json.out);
+        CHECK(doc["id"] == m.id);
+        CHECK((doc["kind"] == "shape-error" || doc["kind"] == "silent" || doc["kind"] == "numerical"));
+        CHECK(doc["correct"]["steps"].size() > 0);
+        CHECK((doc.contains("error") != doc.contains("buggy")));
+        CHECK(doc["symptoms"].is_object());
+        if (doc.contains("buggy"))
+            for (const auto& s : doc["buggy"]["steps"]) CHECK(s["data"].size() == s["shape"][0].get<std::size_t>());
+        CHECK(run("mistake " + m.id + " --format markdown").code == 0);
+        if (m.in_step) CHECK(run("step --mistake " + m.id).code == 0);
+    }
+}
+
+TEST_CASE("cli: mistake --save writes correct/ and buggy/", "[cli][mistakes][npy]") {
+    temp_dir t;
+    const fs::path dir = t.path / "lab";
+    const result r = run("mistake heads-no-transpose --save " + dir.string() + " --format json");
+    REQUIRE(r.code == 0);
+    CHECK(fs::exists(dir / "correct" / "Q_heads.npy"));
+    CHECK(fs::exists(dir / "correct" / "W_O.npy"));
+    CHECK(fs::exists(dir / "buggy" / "scores.npy"));
+    const attn::npy::array scores = attn::npy::read((dir / "buggy" / "scores.npy").string());
+    CHECK(scores.shape == std::vector<std::size_t>{1, 3, 2, 2});
+    const result variants = run("mistake all-masked-row --save " + (t.path / "pad").string() + " --format json");
+    REQUIRE(variants.code == 0);
+    CHECK(fs::exists(t.path / "pad" / "fix_zero_rows" / "output.npy"));
+}
+
+TEST_CASE("cli: mistake errors are one line", "[cli][mistakes][errors]") {
+    const result unknown = run("mistake mask-upside-down");
+    CHECK(unknown.code == 2);
+    CHECK(count_lines(unknown.err) == 1);
+    CHECK_THAT(unknown.err, Catch::Contains("valid ids are no-transpose") && Catch::Contains("no-max-subtraction"));
+    const result multihead_in_step = run("step --mistake merge-no-transpose");
+    CHECK(multihead_in_step.code == 2);
+    CHECK_THAT(multihead_in_step.err, Catch::Contains("attn-explain mistake merge-no-transpose"));
+    const result heads = run("mistake scale-by-d-model --heads 3");
+    CHECK(heads.code == 2);
+    CHECK_THAT(heads.err, Catch::Contains("--heads 3 must divide d_model 4: try 1, 2, 4"));
+    const result missing = run("mistake");
+    CHECK(missing.code == 2);
+    CHECK(count_lines(missing.err) == 1);
 }
