@@ -47,6 +47,19 @@ TEST_CASE("a matrix is laid out with labels - exactly", "[render]") {
     CHECK(named[1] == "  the  1.00  0.00");
 }
 
+TEST_CASE("cells that differ from the correct run are marked", "[render]") {
+    attn::matrix_style s;
+    s.precision = 2;
+    const matrix<double> correct{{1, 0.5}}, buggy{{1, 0.25}};
+    s.highlight_against = &correct;
+    const auto plain = attn::format_matrix(buggy, s);
+    CHECK(plain[1] == "  0  1.00   0.25*");
+    s.color = true;
+    const auto coloured = attn::format_matrix(buggy, s);
+    CHECK(coloured[1].find("\x1b[1;31m0.25\x1b[0m") != std::string::npos);
+    CHECK(coloured[1].find('*') == std::string::npos);
+}
+
 TEST_CASE("wide and tall matrices are elided with … unless full", "[render]") {
     matrix<double> m = xt::zeros<double>({50, 50});
     attn::matrix_style s;

@@ -202,12 +202,14 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
     auto cell_label = [&](const std::string& l) {
         return display_width(l) <= cell_w ? l : l.substr(0, cell_w);  // long token labels are cut
     };
+    const bool mark = s.highlight_against && !s.color && s.highlight_against->shape() == m.shape();
     std::vector<std::string> out;
     std::string header = s.indent + std::string(label_w, ' ');
     for (std::size_t c = 0; c < cp.shown.size(); ++c) {
         if (cp.gap_after && c == cp.gap_after) header += "  " + pad_left(ellipsis, 1);
-        header += "  " + pad_left(cell_label(cl[cp.shown[c]]), cell_w);
+        header += "  " + pad_left(cell_label(cl[cp.shown[c]]), cell_w) + (mark ? " " : "");
     }
+    while (!header.empty() && header.back() == ' ') header.pop_back();
     out.push_back(paint(header, style::label, s.color));
     for (std::size_t r = 0; r < rp.shown.size(); ++r) {
         if (rp.gap_after && r == rp.gap_after) {
@@ -233,6 +235,8 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
             }
             if (differs) cell = paint(cell, style::error, s.color);
             else if (!std::isfinite(v)) cell = paint(cell, style::warn, s.color);
+            // Without colour a differing cell is marked with a trailing '*'.
+            if (mark) cell += differs ? "*" : " ";
             line += "  " + cell;
         }
         out.push_back(line);
