@@ -46,6 +46,9 @@ void setup_step(CLI::App& app, step_options& opt) {
     add_run_options(cmd, opt);
     cmd->add_option("--mistake", opt.request.mistake,
                     "Run a classic bug beside the correct code (see: attn-explain mistakes)");
+    cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
+    cmd->add_option("--align", opt.request.align, "Causal alignment when n != m: top-left | bottom-right")
+        ->capture_default_str();
 }
 
 prepared_run prepare_run(const step_options& opt) {

@@ -54,6 +54,15 @@ struct mistake_options {
 void setup_mistake(CLI::App& app, mistake_options& opt);
 int run_mistake(const mistake_options& opt);
 
+// `attn-explain heads`: batched multi-head attention.
+struct heads_options {
+    step_options run;
+    long head = -1, batch_index = -1;  // focus the display
+    std::string svg;                   // write the weight heatmaps here
+};
+void setup_heads(CLI::App& app, heads_options& opt);
+int run_heads(const heads_options& opt);
+
 // Prints "attn-explain: error: <message>" on one line to stderr.
 void print_error(const std::string& message);
 

@@ -7,6 +7,7 @@
 
 #include "attn/error.hpp"
 #include "attn/npy.hpp"
+#include "cmd_mask.hpp"
 #include "commands.hpp"
 
 namespace app {
@@ -20,9 +21,13 @@ int main(int argc, char** argv) {
     app::step_options step;
     app::mistakes_options mistakes;
     app::mistake_options mistake;
+    app::mask_options mask;
+    app::heads_options heads;
     app::setup_step(cli, step);
+    app::setup_heads(cli, heads);
     app::setup_mistakes(cli, mistakes);
     app::setup_mistake(cli, mistake);
+    app::setup_mask(cli, mask);
 
     try {
         cli.parse(argc, argv);
@@ -41,6 +46,8 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("step")) return app::run_step(step);
         if (cli.got_subcommand("mistakes")) return app::run_mistakes(mistakes);
         if (cli.got_subcommand("mistake")) return app::run_mistake(mistake);
+        if (cli.got_subcommand("heads")) return app::run_heads(heads);
+        if (cli.got_subcommand("mask")) return app::run_mask(mask);
         app::print_error("a subcommand is required: try 'attn-explain step' (or --help)");
         return 2;
     } catch (const attn::error& e) {

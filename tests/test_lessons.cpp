@@ -7,6 +7,7 @@
 #include "attn/lessons.hpp"
 #include "attn/mistakes.hpp"
 #include "attn/render.hpp"
+#include "attn/render_mask.hpp"
 #include "attn/trace.hpp"
 
 namespace {
@@ -96,6 +97,31 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             render_all(run(r));
         }
     }
+    {  // single-head cross-attention
+        attn::step_request cross;
+        cross.kv_len = 5;
+        cross.d_v = 3;
+        cross.mask = "causal";
+        cross.align = "bottom-right";
+        render_all(run(cross));
+    }
+    {  // `heads`: padded, causal, biased; then cross-attention without a mask
+        attn::step_request h;
+        h.multihead = true;
+        h.walkthrough = false;
+        h.batch = 2;
+        h.seq_len = 4;
+        h.d_model = 8;
+        h.tokens = "the cat sat on";
+        h.mask = "causal";
+        h.bias = true;
+        h.lengths = "4,2";
+        render_all(run(h));
+        h.mask = "none";
+        h.lengths.clear();
+        h.kv_len = 3;
+        render_all(run(h));
+    }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";
     layout.d_k = 3;
@@ -113,6 +139,40 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         narrow.height = 24;
         const auto pages = attn::render_text_pages(t, attn::lessons::embedded("en"), narrow);
         CHECK(pages[7].find("…") != std::string::npos);
+    }
+    // `attn-explain mask` in every format: self causal, padding right and left, both, n != m with
+    // both alignments, fully blocked rows, an elided grid, no mask, and a convention that disagrees.
+    {
+        const attn::lessons& ml = attn::lessons::embedded("en");
+        auto mask_all = [&](const attn::mask_report& r) {
+            attn::text_options o;
+            for (bool color : {false, true}) {
+                o.color = color;
+                CHECK_NOTHROW(attn::render_mask_text(r, ml, o));
+            }
+            o.width = 60;
+            CHECK_NOTHROW(attn::render_mask_text(r, ml, o));
+            CHECK_NOTHROW(attn::render_mask_json(r, ml));
+            CHECK_NOTHROW(attn::render_mask_markdown(r, ml));
+        };
+        auto mask_of = [](std::int64_t n, std::int64_t m, const char* mask, const char* lengths, const char* side,
+                          const char* align) {
+            attn::mask_request q;
+            q.seq_len = n, q.kv_len = m, q.mask = mask, q.lengths = lengths, q.pad_side = side, q.align = align;
+            return attn::analyze_mask(attn::validate_mask(q));
+        };
+        mask_all(mask_of(4, 0, "causal", "", "right", "top-left"));
+        mask_all(mask_of(4, 0, "none", "4,2", "right", "top-left"));
+        mask_all(mask_of(4, 0, "none", "4,2", "left", "top-left"));
+        mask_all(mask_of(4, 0, "causal", "4,2", "left", "top-left"));  // fully blocked rows
+        mask_all(mask_of(2, 4, "causal", "4,3", "right", "top-left"));
+        mask_all(mask_of(2, 4, "causal", "", "right", "bottom-right"));
+        mask_all(mask_of(4, 2, "causal", "", "right", "bottom-right"));  // n > m: fully blocked rows
+        mask_all(mask_of(40, 50, "none", "", "right", "top-left"));    // elided
+        mask_all(mask_of(3, 0, "none", "", "right", "top-left"));      // no mask at all
+        attn::mask_report bad = mask_of(3, 0, "causal", "", "right", "top-left");
+        bad.items[0].sdpa[0][2] = true;
+        mask_all(bad);
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");

@@ -75,6 +75,8 @@ step_config validate(const step_request& request) {
         }
         if (m->needs_causal) r.mask = "causal";
     }
+    // Multi-head attention projects Q, K and V to d_model; the heads split it.
+    if (r.multihead || (m && m->multihead)) r.d_k = r.d_v = r.d_model;
     step_config c;
     c.seq_len = checked_dim(r.seq_len, "--seq-len");
     c.d_model = checked_dim(r.d_model, "--d-model");
@@ -88,15 +90,33 @@ step_config validate(const step_request& request) {
     if (m) c.mistake = m->id;
     c.tokens = split_tokens(r.tokens);
     c.load_dir = r.load_dir;
-    if (m && m->multihead) {
+    c.bias = r.bias;
+    c.side = parse_pad_side(r.pad_side);
+    c.align = parse_align(r.align);
+    if (r.kv_len < 0) throw error(fmt::format("--kv-len must be a positive whole number (got {})", r.kv_len));
+    if (r.kv_len > 0) c.kv_len = checked_dim(r.kv_len, "--kv-len");
+    if (r.multihead || (m && m->multihead)) {
         c.multihead = true;
         c.heads = checked_dim(r.heads, "--heads");
         c.batch = checked_dim(r.batch, "--batch");
         if (c.d_k != c.d_model || c.d_v != c.d_model)
             throw error("multi-head attention projects to d_model: drop --d-k and --d-v");
     }
-    if (c.load_dir.empty()) check_dimensions(c);
+    c.lengths_text = r.lengths;
+    if (m && (c.cross() || c.bias || !c.lengths_text.empty()))
+        throw error("the mistakes run self-attention without biases or padding: drop --kv-len, --bias and --lengths");
+    if (!r.multihead && !m && !c.lengths_text.empty())
+        throw error("--lengths needs a batch: use attn-explain heads --lengths ...");
+    if (c.load_dir.empty()) {
+        check_dimensions(c);
+        c.lengths = parse_lengths_for(c);
+    }
     return c;
+}
+
+std::vector<std::size_t> parse_lengths_for(const step_config& c) {
+    if (c.lengths_text.empty()) return {};
+    return parse_lengths(c.lengths_text, c.batch, c.keys());
 }
 
 double estimated_bytes(const step_config& c) {
@@ -105,7 +125,8 @@ double estimated_bytes(const step_config& c) {
     // X, weights, Q/K/V, four n×n score-shaped matrices, output; plus the trace keeps a double
     // copy of each and a mistake run keeps a second set.
     const double b = static_cast<double>(c.batch), h = static_cast<double>(c.heads);
-    const double elements = b * (n * d + n * (2 * dk + dv) + 6 * h * n * n + 3 * n * dv) + d * (2 * dk + 2 * dv);
+    const double m = static_cast<double>(c.keys());
+    const double elements = b * (n * d + m * d + n * dk + m * (dk + dv) + 6 * h * n * m + 3 * n * dv) + d * (2 * dk + 2 * dv);
     const double per_element = (c.type == dtype::float32 ? 4.0 : 8.0) + 8.0;
     return elements * per_element * (c.mistake.empty() ? 1.0 : 2.0);
 }

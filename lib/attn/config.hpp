@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/masks.hpp"
+
 namespace attn {
 
 enum class dtype { float32, float64 };
@@ -43,9 +45,15 @@ struct step_request {
     std::string mistake;       // empty: the correct walkthrough only
     std::string tokens;        // "the cat sat"
     std::string load_dir;      // read X/W_Q/W_K/W_V.npy from here; dimensions come from the files
-    std::int64_t heads = 2, batch = 1;  // multi-head mistakes only
+    std::int64_t heads = 2, batch = 1;  // multi-head runs (`heads`, multi-head mistakes)
     bool dims_given = false;   // --seq-len/--d-model/--d-k/--d-v given: a mistake's own defaults step aside
     bool walkthrough = true;   // `step --mistake` (single-head mistakes only) rather than `mistake NAME`
+    bool multihead = false;    // `attn-explain heads`: batched multi-head self- or cross-attention
+    bool bias = false;         // nn.Linear-style biases b_Q, b_K, b_V, b_O
+    std::string lengths;       // "5,3": each batch item's true (key) length; the rest is padding
+    std::string pad_side = "right";  // where the padding sits: right | left
+    std::string align = "top-left";  // causal alignment when queries and keys differ in number
+    std::int64_t kv_len = 0;   // > 0: cross-attention over m = kv_len memory positions
 };
 
 struct step_config {
@@ -58,8 +66,16 @@ struct step_config {
     std::string mistake;
     std::vector<std::string> tokens;
     std::string load_dir;
-    std::size_t heads = 1, batch = 1;  // > 1 only for the multi-head mistakes
+    std::size_t heads = 1, batch = 1;  // > 1 only for multi-head runs
     bool multihead = false;            // the run is batched multi-head (X is [B, n, d_model])
+    bool bias = false;                 // projections have biases
+    std::vector<std::size_t> lengths;  // true key lengths per batch item (empty: no padding)
+    std::string lengths_text;          // --lengths as given (parsed once B and m are known)
+    attn::pad_side side = attn::pad_side::right;
+    attn::causal_align align = attn::causal_align::top_left;
+    std::size_t kv_len = 0;            // m, the memory length of cross-attention (0: self-attention)
+    bool cross() const { return kv_len > 0; }
+    std::size_t keys() const { return kv_len > 0 ? kv_len : seq_len; }  // m
 };
 
 // Checks names and dimensions. Dimensions are re-checked against the files after --load
@@ -67,6 +83,8 @@ struct step_config {
 step_config validate(const step_request& r);
 // Refuses zero or absurd dimensions, and sizes whose tensors would not fit in memory.
 void check_dimensions(const step_config& c);
+// --lengths, checked against the batch size and the number of keys.
+std::vector<std::size_t> parse_lengths_for(const step_config& c);
 // Bytes the run will hold at its peak (all intermediates, in the run's dtype and as doubles).
 double estimated_bytes(const step_config& c);
 // The memory we allow a run to use: half of physical memory, at most 8 GiB.

@@ -105,6 +105,18 @@ inputs make_inputs(const step_config& c) {
         }
         in.w_o = draw_weight(r, c.init, c.d_model, c.d_model);
     }
+    if (c.cross()) {
+        in.memory = xt::empty<double>({c.batch, c.kv_len, c.d_model});  // [B, m, d]
+        for (auto& v : in.memory) v = r.normal();
+    }
+    if (c.bias) {
+        // nn.Linear's default bias init: U(-1/√in, 1/√in).
+        const double a = 1.0 / std::sqrt(static_cast<double>(c.d_model));
+        for (std::vector<double>* b : {&in.b_q, &in.b_k, &in.b_v})
+            for (std::size_t i = 0; i < (b == &in.b_v ? c.d_v : c.d_k); ++i) b->push_back(r.uniform(-a, a));
+        if (c.multihead)
+            for (std::size_t i = 0; i < c.d_model; ++i) in.b_o.push_back(r.uniform(-a, a));
+    }
     return in;
 }
 
@@ -144,6 +156,37 @@ inputs load_inputs(step_config& c) {
         in.x = first;
         c.batch = batch;
     }
+    // Optional cross-attention memory, (m, d) or (B, m, d).
+    const std::filesystem::path mem = dir / "memory.npy";
+    if (std::filesystem::exists(mem)) {
+        npy::array a = read_npy(mem);
+        if (a.shape.size() == 2) a.shape.insert(a.shape.begin(), 1);
+        if (a.shape.size() != 3 || a.shape[0] != batch || a.shape[2] != d_model || a.shape[1] == 0)
+            throw error(fmt::format("{}: shape {} does not fit: expected ({}, m, {}) to match X.npy's batch and d_model",
+                                    mem.string(), shape_str(a.shape), batch, d_model));
+        in.memory = xt::empty<double>({a.shape[0], a.shape[1], a.shape[2]});
+        std::copy(a.data.begin(), a.data.end(), in.memory.begin());
+        c.kv_len = a.shape[1];
+    }
+    // Optional biases, each (d,).
+    const std::pair<const char*, std::vector<double>*> biases[] = {
+        {"b_Q", &in.b_q}, {"b_K", &in.b_k}, {"b_V", &in.b_v}, {"b_O", &in.b_o}};
+    for (const auto& [name, target] : biases) {
+        const std::filesystem::path p = dir / (std::string(name) + ".npy");
+        if (!std::filesystem::exists(p)) continue;
+        const npy::array a = read_npy(p);
+        const std::size_t want = std::string(name) == "b_V" ? in.w_v.shape(1) : std::string(name) == "b_O" ? d_model : d_k;
+        if (a.shape.size() != 1 || a.shape[0] != want)
+            throw error(fmt::format("{}: shape {} does not fit: expected ({},)", p.string(), shape_str(a.shape), want));
+        *target = a.data;
+        c.bias = true;
+    }
+    if (c.bias) {  // a missing bias file means a zero bias
+        if (in.b_q.empty()) in.b_q.assign(d_k, 0.0);
+        if (in.b_k.empty()) in.b_k.assign(d_k, 0.0);
+        if (in.b_v.empty()) in.b_v.assign(in.w_v.shape(1), 0.0);
+        if (in.b_o.empty() && c.multihead) in.b_o.assign(d_model, 0.0);
+    }
     const std::size_t n = in.x.shape(0);
     c.seq_len = n;
     c.d_model = d_model;
@@ -151,6 +194,7 @@ inputs load_inputs(step_config& c) {
     c.d_v = in.w_v.shape(1);
     if (!c.dtype_given) c.type = tx == npy::dtype::float64 ? dtype::float64 : dtype::float32;
     check_dimensions(c);
+    c.lengths = parse_lengths_for(c);
     return in;
 }
 

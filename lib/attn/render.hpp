@@ -16,6 +16,8 @@ struct text_options {
     std::size_t width = 80;   // terminal columns
     std::size_t height = 0;   // terminal rows (0 = unknown: a pipe; 40 is assumed)
     bool full = false;        // never elide matrices
+    long head = -1;           // multi-head runs: show only this head (-1: all)
+    long batch_index = -1;    // multi-head runs: show only this batch item (-1: all)
 };
 
 // Page 0 is the config banner; then one page per step; the last page is the summary.

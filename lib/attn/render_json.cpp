@@ -2,6 +2,7 @@
 // Non-finite numbers are the strings "inf", "-inf" and "nan".
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -46,8 +47,15 @@ void json_nested(std::string& out, const tensor& m, dtype type, std::size_t dim,
     out += "[";
     for (std::size_t i = 0; i < n; ++i) {
         if (i) out += ", ";
-        if (dim + 1 == m.dimension()) out += json_number(m.data()[offset + i], type);
-        else json_nested(out, m, type, dim + 1, offset + i * stride);
+        if (dim + 1 != m.dimension()) {
+            json_nested(out, m, type, dim + 1, offset + i * stride);
+            continue;
+        }
+        // The innermost loop writes straight into `out`: large batches print millions of numbers.
+        const double v = m.data()[offset + i];
+        if (!std::isfinite(v) || v == 0) out += json_number(v, type);
+        else if (type == dtype::float32) fmt::format_to(std::back_inserter(out), "{}", static_cast<float>(v));
+        else fmt::format_to(std::back_inserter(out), "{}", v);
     }
     out += "]";
 }
@@ -60,7 +68,7 @@ std::string shape_json(const tensor& m) {
 
 std::string step_json(const step& s, const lessons& L, const trace& t) {
     const vars v = step_vars(t, s);
-    const std::string key = "step." + s.id;
+    const std::string key = t.lessons + "." + s.id;
     return fmt::format(
         "{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"formula\": {}, \"pytorch\": {}, "
         "\"data\": {}}}",
@@ -70,7 +78,7 @@ std::string step_json(const step& s, const lessons& L, const trace& t) {
 
 std::string buggy_step_json(const step& s, const lessons& L, const trace& t) {
     return fmt::format("{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"data\": {}}}",
-                       json_string(s.id), json_string(L.raw("step." + s.id + ".title")), shape_json(s.value),
+                       json_string(s.id), json_string(L.raw(t.lessons + "." + s.id + ".title")), shape_json(s.value),
                        json_string(s.shape_line), json_tensor(s.value, t.config.type));
 }
 

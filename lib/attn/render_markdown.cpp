@@ -142,7 +142,7 @@ std::string render_markdown(const trace& t, const lessons& L, const text_options
     for (std::size_t i = 0; i < total; ++i) {
         const step& s = t.steps[i];
         const vars v = step_vars(t, s);
-        const std::string key = "step." + s.id;
+        const std::string key = t.lessons + "." + s.id;
         out += "\n## " +
                L.text("ui.step_heading",
                       {{"number", std::to_string(i + 1)}, {"total", std::to_string(total)}, {"title", L.raw(key + ".title")}}) +

@@ -25,7 +25,7 @@ vars step_vars(const trace& t, const step& s) {
 
 std::string step_note(const trace& t, const lessons& L, const step& s) {
     const vars v = step_vars(t, s);
-    std::string note = L.text("step." + s.id + ".note", v);
+    std::string note = L.text(t.lessons + "." + s.id + ".note", v);
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
         note += "\n\n" + L.text(std::string("step.W_Q.init_") +
@@ -93,11 +93,19 @@ struct page_writer {
     }
     std::vector<std::string> tokens() const { return t.config.tokens; }
     // Row and column labels: tokens label the seq axis when given.
+    // Rows (and, for score-shaped steps, columns) follow positions; in cross-attention the
+    // keys are the memory's positions, which the tokens do not name.
     std::vector<std::string> labels_for(const std::string& id, bool rows) const {
-        const bool seq_rows = id == "X" || id == "Q" || id == "K" || id == "V" || id == "scores" ||
-                              id == "scaled_scores" || id == "masked_scores" || id == "weights" || id == "output";
-        const bool seq_cols = id == "scores" || id == "scaled_scores" || id == "masked_scores" || id == "weights";
-        if ((rows && seq_rows) || (!rows && seq_cols) || (!rows && id == "k_transposed")) return tokens();
+        auto is = [&](std::initializer_list<const char*> ids) {
+            for (const char* x : ids)
+                if (id == x) return true;
+            return false;
+        };
+        const bool score_like = is({"scores", "scaled_scores", "masked_scores", "weights"});
+        const bool key_side = is({"K", "V", "K_heads", "V_heads", "memory"});
+        if (rows && (score_like || is({"X", "Q", "Q_heads", "heads_output", "merged", "output"}))) return tokens();
+        if (rows && key_side) return t.config.cross() ? std::vector<std::string>{} : tokens();
+        if (!rows && (score_like || id == "k_transposed")) return t.config.cross() ? std::vector<std::string>{} : tokens();
         return {};
     }
 
@@ -128,7 +136,21 @@ struct page_writer {
         const std::size_t rows = v.shape(v.dimension() - 2), cols = v.shape(v.dimension() - 1);
         const std::size_t slices = v.size() / (rows * cols);
         std::vector<std::string> out = {paint(title + " " + shape_of(v), style::bold, o.color)};
-        const index_plan plan = plan_indices(slices, o.full ? slices : 4);
+        // --batch-index and --head keep the matching slices: dim 0 is the batch; dim 1 is the
+        // heads for the (B, h, ·, ·) tensors of a multi-head run.
+        std::vector<std::size_t> keep;
+        const bool heads_dim = v.dimension() == 4 && t.config.multihead && v.shape(1) == t.config.heads;
+        for (std::size_t k = 0; k < slices; ++k) {
+            const std::size_t per_item = slices / v.shape(0);
+            const long b = static_cast<long>(k / per_item), hh = static_cast<long>(k % per_item);
+            if (o.batch_index >= 0 && b != o.batch_index) continue;
+            if (o.head >= 0 && heads_dim && hh != o.head) continue;
+            keep.push_back(k);
+        }
+        const index_plan plan_k = plan_indices(keep.size(), o.full ? keep.size() : 4);
+        index_plan plan;
+        for (std::size_t k : plan_k.shown) plan.shown.push_back(keep[k]);
+        plan.gap_after = plan_k.gap_after;
         const bool compare = against && against->shape() == v.shape();
         for (std::size_t k = 0; k < plan.shown.size(); ++k) {
             if (plan.gap_after && k == plan.gap_after) out.push_back("  …");
@@ -143,7 +165,8 @@ struct page_writer {
             std::copy(v.data() + sidx * rows * cols, v.data() + (sidx + 1) * rows * cols, m.begin());
             if (compare)
                 std::copy(against->data() + sidx * rows * cols, against->data() + (sidx + 1) * rows * cols, other.begin());
-            auto block = matrix_block(id + "[" + index + "]", m, "", compare ? &other : nullptr);
+            auto block = matrix_block(id + "[" + index + "]", m, heads_dim || v.dimension() == 3 ? id : "",
+                                      compare ? &other : nullptr);
             out.insert(out.end(), block.begin(), block.end());
         }
         return out;
@@ -181,6 +204,38 @@ struct page_writer {
         if (rows < w.shape(0)) line("  " + std::string("…"));
     }
 
+    // One heatmap per head of one batch item, side by side as far as the width allows.
+    void heads_heatmaps(const tensor& w) {
+        const std::size_t b = o.batch_index >= 0 ? static_cast<std::size_t>(o.batch_index) : 0;
+        const std::size_t h = w.shape(1), n = w.shape(2), m = w.shape(3);
+        line(L.text(t.lessons + ".weights.heatmaps", {{"b", std::to_string(b)}}));
+        std::vector<std::string> row_block;
+        for (std::size_t hh = 0; hh < h; ++hh) {
+            if (o.head >= 0 && static_cast<long>(hh) != o.head) continue;
+            matrix<double> slice = xt::empty<double>({n, m});
+            std::copy(w.data() + (b * h + hh) * n * m, w.data() + (b * h + hh + 1) * n * m, slice.begin());
+            matrix_style hs = mstyle(labels_for("weights", true), labels_for("weights", false));
+            hs.indent = "";
+            std::vector<std::string> block = format_heatmap(slice, hs);
+            block.insert(block.begin(), paint(L.text("ui.head", {{"index", std::to_string(hh)}}), style::bold, o.color));
+            if (row_block.empty()) {
+                row_block = block;
+                continue;
+            }
+            std::vector<std::string> joined = beside(row_block, block, o.width, 3);
+            if (joined.size() > std::max(row_block.size(), block.size())) {  // did not fit: flush the row
+                for (const auto& l : row_block) line("  " + l);
+                line();
+                row_block = block;
+            } else {
+                row_block = joined;
+            }
+        }
+        for (const auto& l : row_block) line("  " + l);
+        line("  " + heatmap_legend(o.color));
+        line();
+    }
+
     void banner(const std::string& command = "attn-explain step") {
         std::string cfg = command + ": " + L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
         if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
@@ -190,7 +245,7 @@ struct page_writer {
 
     void step_page(const step& s, std::size_t number, std::size_t total) {
         const vars v = step_vars(t, s);
-        const std::string key = "step." + s.id;
+        const std::string key = t.lessons + "." + s.id;
         heading(L.text("ui.step_heading",
                        {{"number", std::to_string(number)}, {"total", std::to_string(total)}, {"title", L.raw(key + ".title")}}),
                 style::title);
@@ -216,6 +271,7 @@ struct page_writer {
                 lines(matrix_block(L.raw("label." + e.label), e.value, s.id));
                 line();
             }
+        if (s.id == "weights" && s.value.dimension() == 4) heads_heatmaps(s.value);
         if (s.id == "weights" && s.value.dimension() == 2) {
             readings(matrix<double>(s.value));
             line();
@@ -374,17 +430,18 @@ struct page_writer {
             x["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";
             return x;
         }();
-        heading(L.raw("summary.title"), style::title);
-        field("formula", L.text("summary.formula", v), style::formula, true);
-        field("pytorch", L.text("summary.pytorch", v), style::code, true);
+        const std::string key = t.lessons == "step" ? "summary" : t.lessons + ".summary";
+        heading(L.raw(key + ".title"), style::title);
+        field("formula", L.text(key + ".formula", v), style::formula, true);
+        field("pytorch", L.text(key + ".pytorch", v), style::code, true);
         line();
-        line(L.raw("summary.chain"));
+        line(L.raw(key + ".chain"));
         std::size_t idw = 0;
         for (const step& s : t.steps) idw = std::max(idw, s.id.size());
         for (const step& s : t.steps)
             if (!s.brief) line("  " + pad_right(s.id, idw + 2) + s.shape_line);
         line();
-        paragraph(L.text("summary.note", v));
+        paragraph(L.text(key + (t.lessons == "step" ? ".note" : ".params"), v));
     }
 };
 
@@ -395,7 +452,7 @@ std::vector<std::string> render_text_pages(const trace& t, const lessons& L, con
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
         page_writer w{t, L, o, {}};
-        if (i == 0) w.banner();
+        if (i == 0) w.banner(t.lessons == "heads" ? "attn-explain heads" : "attn-explain step");
         w.step_page(t.steps[i], i + 1, total);
         pages.push_back(w.out);
     }
@@ -418,7 +475,7 @@ std::vector<std::string> render_mistake_pages(const trace& t, const lessons& L, 
     pages.push_back(first.out);
     for (const step& b : t.mistake.buggy()) {
         page_writer w{t, L, o, {}};
-        const std::string key = "step." + b.id;
+        const std::string key = t.lessons + "." + b.id;
         w.heading(L.raw(key + ".title"), style::title);
         w.field("pytorch", L.text(key + ".pytorch", step_vars(t, t.has(b.id) ? t.at(b.id) : b)), style::code, true);
         w.field("buggy", b.shape_line, style::error, true);

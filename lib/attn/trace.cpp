@@ -126,13 +126,34 @@ template <class T>
 trace build_typed(const step_config& c, const inputs& in, int precision) {
     const matrix<T> x = convert<T>(in.x), w_q = convert<T>(in.w_q), w_k = convert<T>(in.w_k), w_v = convert<T>(in.w_v);
     const bool causal = c.mask == mask_kind::causal;
-    const attention_trace<T> f = attention_forward(x, w_q, w_k, w_v, causal);
-    const std::size_t n = c.seq_len, d = c.d_model, dk = c.d_k, dv = c.d_v;
+    const std::size_t n = c.seq_len, m = c.keys(), d = c.d_model, dk = c.d_k, dv = c.d_v;
+    // Cross-attention: keys and values come from the memory (its first batch item), queries from X.
+    matrix<T> src = x;  // [m, d_model]
+    if (c.cross()) {
+        src = xt::empty<T>({m, d});
+        for (std::size_t i = 0; i < m * d; ++i) src.data()[i] = static_cast<T>(in.memory.data()[i]);
+    }
+    auto with_bias = [](matrix<T> a, const std::vector<double>& b) {  // nn.Linear: x·W + b
+        if (!b.empty())
+            for (std::size_t i = 0; i < a.shape(0); ++i)
+                for (std::size_t j = 0; j < a.shape(1); ++j) a(i, j) += static_cast<T>(b[j]);
+        return a;
+    };
+    attention_trace<T> f;
+    f.q = with_bias(project(x, w_q), in.b_q);                 // [n, d_k]
+    f.k = with_bias(project(src, w_k), in.b_k);               // [m, d_k]
+    f.v = with_bias(project(src, w_v), in.b_v);               // [m, d_v]
+    f.scores = attention_scores(f.q, f.k);                    // [n, m]
+    f.scaled_scores = scale_scores(f.scores, dk);             // [n, m]
+    f.masked_scores = causal ? apply_mask(f.scaled_scores, causal_blocked(n, m, c.align)) : f.scaled_scores;
+    f.weights = softmax_rows(f.masked_scores);                // [n, m]
+    f.output = weighted_sum(f.weights, f.v);                  // [n, d_v]
 
     trace t;
     t.config = c;
     t.classic_x = in.classic_x;
     t.values = {{"n", std::to_string(n)},
+                {"m", std::to_string(m)},
                 {"d_model", std::to_string(d)},
                 {"d_k", std::to_string(dk)},
                 {"d_v", std::to_string(dv)},
@@ -140,48 +161,63 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                 {"init", name_of(c.init)},
                 {"dtype", name_of(c.type)},
                 {"mask", name_of(c.mask)},
+                {"align", name_of(c.align)},
                 {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
                 {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
 
     t.steps.push_back(make_step("X", shape_str(n, d), convert<double>(x)));
+    if (c.cross()) t.steps.push_back(make_step("memory", shape_str(m, d), convert<double>(src)));
     t.steps.push_back(make_step("W_Q", shape_str(d, dk), convert<double>(w_q)));
     t.steps.push_back(make_step("W_K", shape_str(d, dk), convert<double>(w_k)));
     t.steps.push_back(make_step("W_V", shape_str(d, dv), convert<double>(w_v)));
 
-    const std::string proj = fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk));
-    step q = make_step("Q", proj, convert<double>(f.q));
+    step q = make_step("Q", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk)),
+                       convert<double>(f.q));
     q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
     t.steps.push_back(std::move(q));
-    t.steps.push_back(make_step("K", proj, convert<double>(f.k)));
-    t.steps.push_back(make_step(
-        "V", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dv), shape_str(n, dv)), convert<double>(f.v)));
+    t.steps.push_back(make_step("K", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dk), shape_str(m, dk)),
+                                convert<double>(f.k)));
+    t.steps.push_back(make_step("V", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dv), shape_str(m, dv)),
+                                convert<double>(f.v)));
+    if (c.bias) {
+        for (step& st : t.steps) {
+            const std::vector<double>* b = st.id == "Q" ? &in.b_q : st.id == "K" ? &in.b_k : st.id == "V" ? &in.b_v : nullptr;
+            if (!b) continue;
+            matrix<double> row = xt::empty<double>({std::size_t{1}, b->size()});
+            std::copy(b->begin(), b->end(), row.begin());
+            st.extras.push_back({"bias", row});
+        }
+    }
 
     // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
-    const std::size_t j = n > 1 ? 1 : 0;
-    step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, n), shape_str(n, n)),
+    const std::size_t j = m > 1 ? 1 : 0;
+    step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)),
                        convert<double>(f.scores));
-    s.extras.push_back({"k_transposed", convert<double>(transpose(f.k))});
-    s.values["kt_shape"] = shape_str(dk, n);
+    s.extras.push_back({"k_transposed", convert<double>(attn::transpose(f.k))});
+    s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
     s.values["expansion"] = expansion(row_of(f.q, 0), row_of(f.k, j), f.scores(0, j), precision);
     t.steps.push_back(std::move(s));
 
-    step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, n), dk, shape_str(n, n)),
+    step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)),
                         convert<double>(f.scaled_scores));
-    sc.values["var_before"] = format_number(variance(f.scores), precision);
-    sc.values["var_after"] = format_number(variance(f.scaled_scores), precision);
-    sc.values["std_before"] = format_number(std_dev(f.scores), precision);
-    sc.values["std_after"] = format_number(std_dev(f.scaled_scores), precision);
+    sc.values["var_before"] = format_number(attn::variance(f.scores), precision);
+    sc.values["var_after"] = format_number(attn::variance(f.scaled_scores), precision);
+    sc.values["std_before"] = format_number(attn::std_dev(f.scores), precision);
+    sc.values["std_after"] = format_number(attn::std_dev(f.scaled_scores), precision);
     t.steps.push_back(std::move(sc));
 
-    step m = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, n), shape_str(n, n),
-                                                    shape_str(n, n)),
-                       convert<double>(f.masked_scores));
-    m.brief = !causal;
-    m.values["blocked"] = std::to_string(causal ? n * (n - 1) / 2 : 0);
-    t.steps.push_back(std::move(m));
+    step ms = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m),
+                                                     shape_str(n, m)),
+                        convert<double>(f.masked_scores));
+    ms.brief = !causal;
+    std::size_t blocked = 0;
+    for (const auto& row : causal_blocked(n, m, c.align))
+        for (bool b : row) blocked += causal && b;
+    ms.values["blocked"] = std::to_string(blocked);
+    t.steps.push_back(std::move(ms));
 
-    step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, n), shape_str(n, n)),
+    step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)),
                        convert<double>(f.weights));
     w.extras.push_back({"row_max", convert<double>(row_max(f.masked_scores))});
     w.extras.push_back({"shifted", convert<double>(subtract_row_max(f.masked_scores))});
@@ -193,7 +229,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     t.steps.push_back(std::move(w));
 
     t.steps.push_back(make_step(
-        "output", fmt::format("{} @ {} -> {}", shape_str(n, n), shape_str(n, dv), shape_str(n, dv)),
+        "output", fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
         convert<double>(f.output)));
     return t;
 }

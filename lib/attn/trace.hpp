@@ -73,6 +73,7 @@ struct mistake_run {
 
 struct trace {
     step_config config;
+    std::string lessons = "step";      // lesson table of the steps: "step" (single head) or "heads"
     bool classic_x = false;
     std::vector<step> steps;           // the correct run
     vars values;                       // run-wide numbers (n, d_model, d_k, √d_k, ...)

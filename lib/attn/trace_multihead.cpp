@@ -2,9 +2,11 @@
 #include "attn/trace_multihead.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
+#include "attn/masks.hpp"
 #include "attn/multihead.hpp"
 
 namespace attn {
@@ -39,55 +41,132 @@ struct dims {
 
 template <class T>
 struct mh_inputs {
-    tensor3<T> x;
+    tensor3<T> x, memory;
     matrix<T> w_q, w_k, w_v, w_o;
+    std::vector<T> b_q, b_k, b_v, b_o;
     explicit mh_inputs(const inputs& in)
-        : x(xt::cast<T>(in.x_batch)), w_q(convert<T>(in.w_q)), w_k(convert<T>(in.w_k)), w_v(convert<T>(in.w_v)),
-          w_o(convert<T>(in.w_o)) {}
+        : x(xt::cast<T>(in.x_batch)), memory(xt::cast<T>(in.memory)), w_q(convert<T>(in.w_q)), w_k(convert<T>(in.w_k)),
+          w_v(convert<T>(in.w_v)), w_o(convert<T>(in.w_o)), b_q(in.b_q.begin(), in.b_q.end()),
+          b_k(in.b_k.begin(), in.b_k.end()), b_v(in.b_v.begin(), in.b_v.end()), b_o(in.b_o.begin(), in.b_o.end()) {}
 };
+
+std::string strides_str(const std::vector<std::size_t>& s) { return shape_str(s); }
+
+template <class T>
+named_matrix bias_row(const std::vector<T>& b) {
+    matrix<double> m = xt::empty<double>({std::size_t{1}, b.size()});
+    std::copy(b.begin(), b.end(), m.begin());
+    return {"bias", m};
+}
 
 template <class T>
 trace build_typed(const step_config& c, const inputs& in, int precision) {
     const mh_inputs<T> m(in);
-    const bool causal = c.mask == mask_kind::causal;
-    const multihead_trace<T> f = multihead_forward(m.x, m.w_q, m.w_k, m.w_v, m.w_o, c.heads, causal);
     const dims d{c.batch, c.seq_len, c.d_model, c.heads, c.d_model / c.heads};
+    const std::size_t keys = c.keys();
+    const tensor3<T>& src = c.cross() ? m.memory : m.x;  // K and V come from memory in cross-attention
+
+    const tensor3<T> q = project3(m.x, m.w_q, m.b_q);     // [B, n, d]
+    const tensor3<T> k = project3(src, m.w_k, m.b_k);     // [B, m, d]
+    const tensor3<T> v = project3(src, m.w_v, m.b_v);     // [B, m, d]
+    const tensor4<T> qh = split_heads(q, d.h);            // [B, h, n, d_h]
+    const tensor4<T> kh = split_heads(k, d.h);            // [B, h, m, d_h]
+    const tensor4<T> vh = split_heads(v, d.h);            // [B, h, m, d_h]
+    const tensor4<T> scores = batched_scores(qh, kh);     // [B, h, n, m]
+    const tensor4<T> scaled = scale4(scores, d.d_h);      // [B, h, n, m]
+    mask_spec spec;
+    spec.batch = d.b;
+    spec.queries = d.n;
+    spec.keys = keys;
+    spec.causal = c.mask == mask_kind::causal;
+    spec.align = c.align;
+    spec.lengths = c.lengths;
+    spec.side = c.side;
+    tensor4<T> masked = scaled;                           // [B, h, n, m], -inf where blocked
+    if (spec.any()) {
+        const mask3 blocked = build_mask(spec);
+        for (std::size_t b = 0; b < d.b; ++b)
+            for (std::size_t hh = 0; hh < d.h; ++hh)
+                for (std::size_t i = 0; i < d.n; ++i)
+                    for (std::size_t j = 0; j < keys; ++j)
+                        if (blocked[b][i][j]) masked(b, hh, i, j) = -std::numeric_limits<T>::infinity();
+    }
+    const tensor4<T> weights = softmax_last(masked);      // [B, h, n, m]
+    const tensor4<T> heads_out = batched_matmul(weights, vh);  // [B, h, n, d_h]
+    const tensor3<T> merged = merge_heads(heads_out);     // [B, n, d]
+    const tensor3<T> output = project3(merged, m.w_o, m.b_o);  // [B, n, d]
+
     trace t;
     t.config = c;
+    t.lessons = "heads";
     t.classic_x = in.classic_x;
-    t.values = {{"n", std::to_string(d.n)},       {"d_model", std::to_string(d.d)},
-                {"d_k", std::to_string(d.d)},     {"d_v", std::to_string(d.d)},
-                {"heads", std::to_string(d.h)},   {"d_head", std::to_string(d.d_h)},
-                {"batch", std::to_string(d.b)},   {"seed", std::to_string(c.seed)},
-                {"init", name_of(c.init)},        {"dtype", name_of(c.type)},
-                {"mask", name_of(c.mask)},
+    t.values = {{"n", std::to_string(d.n)},       {"m", std::to_string(keys)},
+                {"d_model", std::to_string(d.d)}, {"d_k", std::to_string(d.d)},
+                {"d_v", std::to_string(d.d)},     {"heads", std::to_string(d.h)},
+                {"d_head", std::to_string(d.d_h)}, {"batch", std::to_string(d.b)},
+                {"seed", std::to_string(c.seed)}, {"init", name_of(c.init)},
+                {"dtype", name_of(c.type)},       {"mask", name_of(c.mask)},
+                {"params", std::to_string(4 * d.d * d.d)},
+                {"bias_params", std::to_string(4 * d.d)},
+                {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
+                {"sqrt_d_head", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
                 {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
                 {"x_origin", c.load_dir.empty() ? (in.classic_x && d.b == 1 ? "classic" : "random") : "loaded"}};
-    const std::string w = shape_str(d.d, d.d), x3 = shp(f.x), heads = shp(f.q_heads), sc = shp(f.scores);
-    const std::string proj = fmt::format("{} @ {} -> {}", x3, w, x3);
-    const std::string split = fmt::format("{} view({}, {}, {}, {}).transpose(1, 2) -> {}", x3, d.b, d.n, d.h, d.d_h, heads);
+    const std::string w = shape_str(d.d, d.d), x3 = shp(m.x), kv3 = shp(src), sc = shp(scores);
     auto& s = t.steps;
-    s.push_back(make("X", x3, f.x));
+    s.push_back(make("X", x3, m.x));
+    if (c.cross()) s.push_back(make("memory", kv3, m.memory));
     s.push_back(make("W_Q", w, m.w_q));
     s.push_back(make("W_K", w, m.w_k));
     s.push_back(make("W_V", w, m.w_v));
     s.push_back(make("W_O", w, m.w_o));
-    s.push_back(make("Q", proj, f.q));
-    s.push_back(make("K", proj, f.k));
-    s.push_back(make("V", proj, f.v));
-    s.push_back(make("Q_heads", split, f.q_heads));
-    s.push_back(make("K_heads", split, f.k_heads));
-    s.push_back(make("V_heads", split, f.v_heads));
-    s.push_back(make("scores", fmt::format("{} @ {} -> {}", heads, shp(xt::xtensor<T, 4>(xt::transpose(f.k_heads, {0, 1, 3, 2}))), sc), f.scores));
-    s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), f.scaled_scores));
-    step masked = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), f.masked_scores);
-    masked.brief = !causal;
-    masked.values["blocked"] = std::to_string(causal ? d.n * (d.n - 1) / 2 : 0);
-    s.push_back(masked);
-    s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), f.weights));
-    s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, heads, heads), f.heads_output));
-    s.push_back(make("merged", fmt::format("{} transpose(1, 2).reshape({}, {}, {}) -> {}", heads, d.b, d.n, d.d, x3), f.merged));
-    s.push_back(make("output", fmt::format("{} @ {} -> {}", x3, w, x3), f.output));
+    step sq = make("Q", fmt::format("{} @ {} -> {}", x3, w, shp(q)), q);
+    step sk = make("K", fmt::format("{} @ {} -> {}", kv3, w, shp(k)), k);
+    step sv = make("V", fmt::format("{} @ {} -> {}", kv3, w, shp(v)), v);
+    if (c.bias) {
+        sq.extras.push_back(bias_row(m.b_q));
+        sk.extras.push_back(bias_row(m.b_k));
+        sv.extras.push_back(bias_row(m.b_v));
+    }
+    s.push_back(sq);
+    s.push_back(sk);
+    s.push_back(sv);
+    auto split_step = [&](const std::string& id, const tensor3<T>& from, const tensor4<T>& heads) {
+        const std::size_t len = from.shape(1);
+        step st = make(id, fmt::format("{} view({}, {}, {}, {}).transpose(1, 2) -> {}", shp(from), d.b, len, d.h, d.d_h,
+                                       shp(heads)),
+                       heads);
+        // Strides in elements: the view reuses the buffer; the transpose only swaps strides; a
+        // copy (.contiguous()) lays the heads out one after another.
+        st.values["view_shape"] = shape_str(std::vector<std::size_t>{d.b, len, d.h, d.d_h});
+        st.values["view_strides"] = strides_str({len * d.d, d.d, d.d_h, 1});
+        st.values["t_shape"] = shp(heads);
+        st.values["t_strides"] = strides_str({len * d.d, d.d_h, d.d, 1});
+        st.values["c_strides"] = strides_str({d.h * len * d.d_h, len * d.d_h, d.d_h, 1});
+        return st;
+    };
+    s.push_back(split_step("Q_heads", q, qh));
+    s.push_back(split_step("K_heads", k, kh));
+    s.push_back(split_step("V_heads", v, vh));
+    s.push_back(make("scores", fmt::format("{} @ {} -> {}", shp(qh), shp(tensor4<T>(xt::transpose(kh, {0, 1, 3, 2}))), sc), scores));
+    s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), scaled));
+    step ms = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), masked);
+    ms.brief = !spec.any();
+    std::size_t blocked_count = 0;
+    for (const auto& item : build_mask(spec))
+        for (const auto& row : item)
+            for (bool x : row) blocked_count += x;
+    ms.values["blocked"] = std::to_string(spec.any() ? blocked_count : 0);
+    ms.values["fully_blocked"] = std::to_string(spec.any() ? fully_blocked_rows(build_mask(spec)).size() : 0);
+    s.push_back(ms);
+    s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), weights));
+    s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, shp(vh), shp(heads_out)), heads_out));
+    s.push_back(make("merged", fmt::format("{} transpose(1, 2).reshape({}, {}, {}) -> {}", shp(heads_out), d.b, d.n, d.d,
+                                           shp(merged)),
+                     merged));
+    step so = make("output", fmt::format("{} @ {} -> {}", shp(merged), w, shp(output)), output);
+    if (c.bias) so.extras.push_back(bias_row(m.b_o));
+    s.push_back(so);
     return t;
 }
 

@@ -1,0 +1,96 @@
+// `attn-explain heads`: batched multi-head attention, step by step (self- or cross-attention,
+// causal and padding masks, biases), with per-head heatmaps and an SVG export.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "attn/error.hpp"
+#include "attn/render.hpp"
+#include "attn/save.hpp"
+#include "attn/svg.hpp"
+#include "commands.hpp"
+
+namespace app {
+
+void setup_heads(CLI::App& app, heads_options& opt) {
+    auto* cmd = app.add_subcommand("heads", "Walk through batched multi-head attention, head by head");
+    step_options& run = opt.run;
+    run.request.multihead = true;
+    run.request.seq_len = 4;
+    run.request.d_model = run.request.d_k = run.request.d_v = 8;
+    run.request.init = "xavier";  // as nn.MultiheadAttention initialises its projections
+    add_run_options(cmd, run);
+    attn::step_request& r = run.request;
+    cmd->add_option("--heads", r.heads, "Number of heads h (must divide d_model)")->capture_default_str();
+    cmd->add_option("--batch", r.batch, "Batch size B")->capture_default_str();
+    cmd->add_flag("--bias", r.bias, "nn.Linear-style biases on the four projections");
+    cmd->add_option("--lengths", r.lengths, "Each batch item's true length, e.g. 4,2 (the rest is padding)");
+    cmd->add_option("--pad-side", r.pad_side, "Where padding sits: right | left")->capture_default_str();
+    cmd->add_option("--kv-len", r.kv_len, "Cross-attention over m memory positions (keys and values)");
+    cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
+    cmd->add_option("--head", opt.head, "Show only this head");
+    cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
+    cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
+}
+
+namespace {
+// Writes the file whole or not at all: a temporary beside it, then a rename.
+void write_atomically(const std::string& path, const std::string& text) {
+    const std::filesystem::path target(path);
+    const std::filesystem::path tmp = target.string() + ".partial";
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw attn::error(fmt::format("--svg {}: cannot write: {}", path, std::strerror(errno)));
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) {
+        std::remove(tmp.c_str());
+        throw attn::error(fmt::format("--svg {}: write failed: {}", path, std::strerror(errno)));
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, target, ec);
+    if (ec) {
+        std::remove(tmp.c_str());
+        throw attn::error(fmt::format("--svg {}: {}", path, ec.message()));
+    }
+}
+
+std::string heads_svg(const prepared_run& p, long batch_index) {
+    const attn::tensor& w = p.trace.at("weights").value;  // [B, h, n, m]
+    const std::size_t b = batch_index >= 0 ? static_cast<std::size_t>(batch_index) : 0;
+    const std::size_t h = w.shape(1), n = w.shape(2), m = w.shape(3);
+    attn::tensor item = xt::empty<double>({h, n, m});
+    std::copy(w.data() + b * h * n * m, w.data() + (b + 1) * h * n * m, item.data());
+    attn::svg_options opt;
+    opt.title = fmt::format("attention weights, batch item {} ({} heads)", b, h);
+    const auto& tokens = p.trace.config.tokens;
+    if (tokens.size() == n) opt.query_labels = tokens;
+    if (tokens.size() == m && !p.trace.config.cross()) opt.key_labels = tokens;
+    return attn::weights_svg(item, opt);
+}
+}  // namespace
+
+int run_heads(const heads_options& opt) {
+    step_options run = opt.run;
+    run.request.walkthrough = false;
+    if (!opt.svg.empty() && std::filesystem::is_directory(opt.svg))
+        throw attn::error("--svg " + opt.svg + ": is a folder: give a file name such as heads.svg");
+    prepared_run p = prepare_run(run);
+    const attn::step_config& c = p.trace.config;
+    if (opt.head >= static_cast<long>(c.heads) || opt.head < -1)
+        throw attn::error(fmt::format("--head {} is out of range: heads are 0 to {}", opt.head, c.heads - 1));
+    if (opt.batch_index >= static_cast<long>(c.batch) || opt.batch_index < -1)
+        throw attn::error(fmt::format("--batch-index {} is out of range: items are 0 to {}", opt.batch_index, c.batch - 1));
+    p.text.head = opt.head;
+    p.text.batch_index = opt.batch_index;
+    if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
+    if (!opt.svg.empty()) write_atomically(opt.svg, heads_svg(p, opt.batch_index));
+    if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
+    else if (run.format == "markdown") emit(attn::render_markdown(p.trace, *p.lessons, p.text));
+    else show_pages(attn::render_text_pages(p.trace, *p.lessons, p.text), p);
+    return 0;
+}
+
+}  // namespace app

@@ -1,0 +1,20 @@
+// `attn-explain mask`: one attention mask in every convention, side by side.
+#pragma once
+#include <string>
+
+#include "attn/render_mask.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace app {
+
+struct mask_options {
+    attn::mask_request request;  // the mask's flags, validated by the library
+    std::string format = "text", color = "auto", lang = "en";
+};
+void setup_mask(CLI::App& app, mask_options& opt);
+int run_mask(const mask_options& opt);
+
+}  // namespace app
