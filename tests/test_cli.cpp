@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attn/format.hpp"
 #include "attn/mistakes.hpp"
 #include "attn/npy.hpp"
 #include "attn/trace.hpp"
@@ -282,4 +283,83 @@ TEST_CASE("cli: mistake errors are one line", "[cli][mistakes][errors]") {
     const result missing = run("mistake");
     CHECK(missing.code == 2);
     CHECK(count_lines(missing.err) == 1);
+}
+
+TEST_CASE("cli: heads in text - markdown and JSON - with svg and focus", "[cli][heads]") {
+    temp_dir t;
+    const fs::path svg = t.path / "heads.svg";
+    const result text = run("heads --batch 2 --lengths 4,2 --mask causal --bias --tokens 'the cat sat on' --svg " +
+                            svg.string());
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("Step 18 of 18") && Catch::Contains("head 1") &&
+                             Catch::Contains("strides") && Catch::Contains("4·d_model²"));
+    const std::string image = slurp(svg);
+    CHECK_THAT(image, Catch::Contains("<svg") && Catch::Contains("</svg>"));
+    const result json = run("heads --batch 2 --format json");
+    REQUIRE(json.code == 0);
+    const auto doc = nlohmann::json::parse(json.out);
+    std::vector<std::string> ids;
+    for (const auto& s : doc["steps"]) ids.push_back(s["id"]);
+    CHECK(ids == std::vector<std::string>{"X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "Q_heads", "K_heads", "V_heads",
+                                          "scores", "scaled_scores", "masked_scores", "weights", "heads_output", "merged",
+                                          "output"});
+    CHECK(doc["steps"][14]["shape"] == nlohmann::json::array({2, 2, 4, 4}));
+    CHECK(doc["config"]["heads"] == 2);
+    const result md = run("heads --format markdown");
+    CHECK(md.code == 0);
+    CHECK_THAT(md.out, Catch::Contains("`weights[0, 1]`"));
+    const result focus = run("heads --head 1 --batch 3 --batch-index 2");
+    CHECK(focus.code == 0);
+    CHECK_THAT(focus.out, Catch::Contains("weights[2, 1]"));
+    CHECK(focus.out.find("weights[0, 0]") == std::string::npos);
+}
+
+TEST_CASE("cli: the textbook case runs and stays readable", "[cli][heads]") {
+    const result json = run("heads --batch 32 --seq-len 10 --d-model 512 --heads 8 --no-pause --format json");
+    REQUIRE(json.code == 0);
+    CHECK(nlohmann::json::parse(json.out)["steps"][14]["shape"] == nlohmann::json::array({32, 8, 10, 10}));
+    const result text = run("heads --batch 32 --seq-len 10 --d-model 512 --heads 8 --no-pause", "COLUMNS=80");
+    REQUIRE(text.code == 0);
+    std::size_t widest = 0, start = 0;
+    while (start < text.out.size()) {
+        const std::size_t end = text.out.find('\n', start);
+        const std::string line = text.out.substr(start, end - start);
+        if (line.rfind("pytorch", 0) != 0 && line.rfind("formula", 0) != 0)  // code lines are verbatim
+            widest = std::max(widest, attn::display_width(line));
+        start = end == std::string::npos ? text.out.size() : end + 1;
+    }
+    CHECK(widest <= 80);
+    CHECK(count_lines(text.out) < 1500);
+}
+
+TEST_CASE("cli: heads errors are one line", "[cli][heads][errors]") {
+    temp_dir t;
+    for (const char* name : {"X", "W_Q", "W_K", "W_V", "W_O"}) {
+        const std::vector<std::size_t> shape = std::string(name) == "X" ? std::vector<std::size_t>{2, 3, 4}
+                                                                         : std::vector<std::size_t>{4, 4};
+        attn::npy::write((t.path / (std::string(name) + ".npy")).string(), shape,
+                         std::vector<double>(shape.size() == 3 ? 24 : 16, 0.25), attn::npy::dtype::float32);
+    }
+    CHECK(run("heads --load " + t.path.string()).code == 0);
+    attn::npy::write((t.path / "memory.npy").string(), {2, 5, 3}, std::vector<double>(30, 0.5), attn::npy::dtype::float32);
+    const char* cases[][2] = {
+        {"heads --heads 3", "--heads 3 must divide d_model 8: try 1, 2, 4, 8"},
+        {"heads --batch 2 --lengths 4", "gives 1 length(s) but the batch has 2"},
+        {"heads --batch 2 --lengths 4,0", "0 is out of range"},
+        {"heads --lengths 9", "9 is out of range"},
+        {"heads --head 2", "--head 2 is out of range"},
+        {"heads --batch-index 1", "--batch-index 1 is out of range"},
+        {"heads --pad-side up", "use right or left"},
+        {"heads --svg /proc/attn-explain.svg", "--svg"},
+    };
+    for (const auto& c : cases) {
+        INFO(c[0]);
+        const result r = run(c[0]);
+        CHECK(r.code == 2);
+        CHECK(count_lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::Contains(c[1]));
+    }
+    const result mem = run("heads --load " + t.path.string());
+    CHECK(mem.code == 2);
+    CHECK_THAT(mem.err, Catch::Contains("memory.npy") && Catch::Contains("(2, m, 4)"));
 }

@@ -438,8 +438,15 @@ struct page_writer {
         line(L.raw(key + ".chain"));
         std::size_t idw = 0;
         for (const step& s : t.steps) idw = std::max(idw, s.id.size());
-        for (const step& s : t.steps)
-            if (!s.brief) line("  " + pad_right(s.id, idw + 2) + s.shape_line);
+        for (const step& s : t.steps) {
+            if (s.brief) continue;
+            if (2 + idw + 2 + display_width(s.shape_line) <= o.width) {
+                line("  " + pad_right(s.id, idw + 2) + s.shape_line);
+            } else {  // too wide: the shape line goes under its id
+                line("  " + s.id);
+                line("      " + s.shape_line);
+            }
+        }
         line();
         paragraph(L.text(key + (t.lessons == "step" ? ".note" : ".params"), v));
     }
