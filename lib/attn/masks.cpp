@@ -111,8 +111,9 @@ std::vector<std::vector<double>> additive(const mask3& m, std::size_t b) {
 }
 
 std::vector<int> hf_attention_mask(const mask_spec& s, std::size_t b) {
+    const auto pad = key_padding(s);  // named: a range-for over key_padding(s)[b] would dangle
     std::vector<int> out;
-    for (bool pad : key_padding(s)[b]) out.push_back(pad ? 0 : 1);
+    for (bool p : pad[b]) out.push_back(p ? 0 : 1);
     return out;
 }
 
