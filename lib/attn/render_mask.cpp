@@ -77,9 +77,7 @@ mask_report analyze_mask(const mask_config& c) {
         it.mha = mha_bool(m, b);
         it.additive = additive(m, b);
         it.kpm = key_padding_mask(c.spec, b);
-        // attn::hf_attention_mask(spec, b) loops over key_padding(s)[b], an element of a temporary
-        // that is gone before the loop runs (a dangling reference); derive it here until fixed.
-        for (bool pad : it.kpm) it.hf.push_back(pad ? 0 : 1);
+        it.hf = hf_attention_mask(c.spec, b);
         it.blocked = m[b];
         for (const auto& [fb, i] : full)
             if (fb == b) it.fully_blocked.push_back(i);
