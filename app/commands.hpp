@@ -63,6 +63,16 @@ struct heads_options {
 void setup_heads(CLI::App& app, heads_options& opt);
 int run_heads(const heads_options& opt);
 
+// `attn-explain drill`: the interview drill.
+struct drill_options {
+    std::size_t count = 10;
+    std::string topic = "all", format = "text", state, color = "auto", lang = "en";
+    std::uint64_t seed = 0;
+    bool seed_given = false, sheet = false, stats = false, reset = false, no_save = false;
+};
+void setup_drill(CLI::App& app, drill_options& opt);
+int run_drill(const drill_options& opt);
+
 // Prints "attn-explain: error: <message>" on one line to stderr.
 void print_error(const std::string& message);
 

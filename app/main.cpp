@@ -23,8 +23,10 @@ int main(int argc, char** argv) {
     app::mistake_options mistake;
     app::mask_options mask;
     app::heads_options heads;
+    app::drill_options drill;
     app::setup_step(cli, step);
     app::setup_heads(cli, heads);
+    app::setup_drill(cli, drill);
     app::setup_mistakes(cli, mistakes);
     app::setup_mistake(cli, mistake);
     app::setup_mask(cli, mask);
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("mistakes")) return app::run_mistakes(mistakes);
         if (cli.got_subcommand("mistake")) return app::run_mistake(mistake);
         if (cli.got_subcommand("heads")) return app::run_heads(heads);
+        if (cli.got_subcommand("drill")) return app::run_drill(drill);
         if (cli.got_subcommand("mask")) return app::run_mask(mask);
         app::print_error("a subcommand is required: try 'attn-explain step' (or --help)");
         return 2;

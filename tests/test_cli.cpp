@@ -363,3 +363,95 @@ TEST_CASE("cli: heads errors are one line", "[cli][heads][errors]") {
     CHECK(mem.code == 2);
     CHECK_THAT(mem.err, Catch::Contains("memory.npy") && Catch::Contains("(2, m, 4)"));
 }
+
+namespace {
+// Feeds `input` to `attn-explain ARGS` on stdin (one answer per line).
+result run_with_input(const std::string& args, const std::string& input, const std::string& env = "") {
+    static int counter = 0;
+    const fs::path in = fs::temp_directory_path() / ("attn-drill-in-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    std::ofstream(in) << input;
+    const fs::path err = in.string() + ".err";
+    result r = capture("env -u NO_COLOR -u COLUMNS " + env + " " + ATTN_EXE + " " + args + " <" + in.string() + " 2>" +
+                       err.string());
+    r.err = slurp(err);
+    fs::remove(in);
+    fs::remove(err);
+    return r;
+}
+
+std::string last_line(const std::string& s) {
+    std::string t = s;
+    while (!t.empty() && t.back() == '\n') t.pop_back();
+    return t.substr(t.rfind('\n') + 1);
+}
+}  // namespace
+
+TEST_CASE("cli: drill answered from its own sheet scores N/N - wrong scores 0 - skipped scores 0", "[cli][drill]") {
+    const std::string flags = "--seed 5 --count 12 --no-save";
+    const result sheet = run("drill --sheet --format json " + flags);
+    REQUIRE(sheet.code == 0);
+    const auto doc = nlohmann::json::parse(sheet.out);
+    REQUIRE(doc["questions"].size() == 12);
+    std::string right, wrong, skip;
+    for (const auto& q : doc["questions"]) {
+        right += q["answer"].get<std::string>() + "\n";
+        const std::string kind = q["kind"];
+        if (!q["choices"].empty()) wrong += std::string(q["answer"] == "a" ? "b" : "a") + "\n";
+        else if (kind == "shape") wrong += "(1, 1)\n";
+        else wrong += "-12345\n";
+        skip += "s\n";
+    }
+    const result all_right = run_with_input("drill " + flags, right);
+    CHECK(all_right.code == 0);
+    CHECK(last_line(all_right.out) == "score: 12/12");
+    const result all_wrong = run_with_input("drill " + flags, wrong);
+    CHECK(last_line(all_wrong.out) == "score: 0/12");
+    const result skipped = run_with_input("drill " + flags, skip);
+    CHECK(last_line(skipped.out) == "score: 0/12");
+    // The sheet lists exactly the questions the session asks, in order.
+    std::size_t at = 0;
+    for (const auto& q : doc["questions"]) {
+        const std::string first_line = q["prompt"].get<std::string>().substr(0, 30);
+        const std::size_t found = all_right.out.find(first_line.substr(0, first_line.find('\n')), at);
+        CHECK(found != std::string::npos);
+        at = found == std::string::npos ? at : found;
+    }
+}
+
+TEST_CASE("cli: drill ends cleanly on end of input and on q", "[cli][drill]") {
+    const result eof = run_with_input("drill --seed 9 --count 5 --no-save", "s\n");
+    CHECK(eof.code == 0);
+    CHECK_THAT(eof.out, Catch::Contains("Stopped after 1 of 5"));
+    CHECK(last_line(eof.out) == "score: 0/1");
+    const result quit = run_with_input("drill --seed 9 --count 5 --no-save", "h\nq\n");
+    CHECK(quit.code == 0);
+    CHECK_THAT(quit.out, Catch::Contains("hint:"));
+    CHECK(last_line(quit.out) == "score: 0/0");
+}
+
+TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruption", "[cli][drill][state]") {
+    temp_dir t;
+    const std::string state = (t.path / "p.txt").string();
+    const result one = run_with_input("drill --seed 1 --count 3 --state " + state, "s\ns\ns\n");
+    CHECK(one.code == 0);
+    REQUIRE(fs::exists(state));
+    const result stats = run("drill --stats --state " + state);
+    CHECK_THAT(stats.out, Catch::Contains("0/3") && Catch::Contains("Sessions (1)"));
+    std::ofstream(state) << "garbage that is not a progress file\n";
+    const result corrupt = run_with_input("drill --seed 1 --count 2 --state " + state, "s\ns\n");
+    CHECK(corrupt.code == 0);
+    CHECK(last_line(corrupt.out) == "score: 0/2");
+    CHECK_THAT(corrupt.err, Catch::Contains("warning") && Catch::Contains("corrupt"));
+    CHECK(fs::exists(state + ".corrupt-1"));
+    const result unwritable = run_with_input("drill --seed 1 --count 1 --state /proc/attn-explain/p.txt", "s\n");
+    CHECK(unwritable.code == 0);
+    CHECK_THAT(unwritable.err, Catch::Contains("not saved"));
+    const result reset = run("drill --reset --state " + state);
+    CHECK_THAT(reset.out, Catch::Contains("cleared"));
+    CHECK_FALSE(fs::exists(state));
+    const result xdg = run_with_input("drill --seed 2 --count 1", "s\n", "XDG_STATE_HOME=" + t.path.string());
+    CHECK(fs::exists(t.path / "attn-explain" / "drill-progress.txt"));
+    const result bad = run("drill --topic poetry");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("unknown --topic 'poetry'"));
+}

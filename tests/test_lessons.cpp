@@ -2,7 +2,9 @@
 // every key in lessons/ is used by some output.
 #include <catch2/catch.hpp>
 
+#include "attn/drill.hpp"
 #include "attn/error.hpp"
+#include "attn/render_drill.hpp"
 #include "attn/inputs.hpp"
 #include "attn/lessons.hpp"
 #include "attn/mistakes.hpp"
@@ -121,6 +123,33 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         h.lengths.clear();
         h.kv_len = 3;
         render_all(run(h));
+    }
+    {  // the drill: every question of the bank and every generator, through every piece of text
+        using namespace attn::drill;
+        const attn::lessons& D = attn::lessons::embedded("en");
+        std::vector<question> all = concept_bank(D);
+        for (const question& q : bug_bank(D, 1)) all.push_back(q);
+        for (int v = 0; v < shape_variants; ++v) all.push_back(gen_shape(D, 3, v));
+        for (int v = 0; v < numeric_variants; ++v) all.push_back(gen_numeric(D, 3, v));
+        const text_style st{80, true};
+        for (const char* format : {"text", "markdown", "json"}) CHECK_NOTHROW(sheet(all, D, "all", 3, format, st));
+        CHECK_NOTHROW(session_header(D, all.size(), "all", 3, st));
+        CHECK_NOTHROW(prompt_text(D));
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            CHECK_NOTHROW(question_text(D, all[i], i + 1, all.size(), st));
+            CHECK_NOTHROW(hint_text(D, all[i], st));
+            for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) CHECK_NOTHROW(verdict_text(D, all[i], o, st));
+        }
+        CHECK_NOTHROW(summary_text(D, {{"shapes", {2, 1}}}, 1, 2, 3, st));
+        CHECK_NOTHROW(summary_text(D, {{"shapes", {2, 2}}}, 2, 2, 2, st));
+        progress pr;
+        CHECK_NOTHROW(stats_text(D, pr, "/tmp/x"));
+        pr.topics["shapes"] = {2, 1};
+        pr.missed["concept.x"] = 1;
+        pr.sessions.push_back("s");
+        CHECK_NOTHROW(stats_text(D, pr, "/tmp/x"));
+        CHECK_NOTHROW(reset_text(D, true, "/tmp/x"));
+        CHECK_NOTHROW(reset_text(D, false, "/tmp/x"));
     }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";

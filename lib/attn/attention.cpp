@@ -9,14 +9,14 @@
 
 #include <fmt/format.h>
 
+#include "attn/shapes.hpp"
+
 namespace attn {
 
 template <class T>
 matrix<T> matmul(const matrix<T>& a, const matrix<T>& b) {
     const std::size_t n = a.shape(0), m = a.shape(1), p = b.shape(1);
-    if (b.shape(0) != m)
-        throw shape_error(fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", n, m,
-                                      b.shape(0), p));
+    matmul_shape({n, m}, {b.shape(0), p});  // throws shape_error, worded as PyTorch
     matrix<T> c = xt::zeros<T>({n, p});  // [n, p]
     // Row-major raw pointers in i-k-j order: the inner loop runs along contiguous rows of b and c,
     // which the compiler vectorises (xtensor's operator() recomputes strides and does not).

@@ -1,0 +1,157 @@
+// `attn-explain drill`: an interview drill that generates questions, grades one answer per line,
+// and remembers weak topics between sessions. Works over a pipe, so it can be scripted.
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "attn/drill.hpp"
+#include "attn/error.hpp"
+#include "attn/format.hpp"
+#include "attn/progress.hpp"
+#include "attn/render_drill.hpp"
+#include "commands.hpp"
+
+namespace app {
+
+void setup_drill(CLI::App& app, drill_options& opt) {
+    auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
+    cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
+    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | all")
+        ->capture_default_str();
+    cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
+    cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
+    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | json")->capture_default_str();
+    cmd->add_flag("--stats", opt.stats, "Show progress history");
+    cmd->add_flag("--reset", opt.reset, "Clear progress history");
+    cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");
+    cmd->add_flag("--no-save", opt.no_save, "Neither read nor write progress");
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    cmd->callback([cmd, &opt] { opt.seed_given = cmd->count("--seed") > 0; });
+}
+
+namespace {
+
+volatile std::sig_atomic_t interrupted = 0;
+void on_interrupt(int) { interrupted = 1; }
+
+// Ctrl-C ends the session like q: the read is interrupted (no SA_RESTART) and the summary and
+// progress still get written.
+void catch_interrupt() {
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(SIGINT, &sa, nullptr);
+}
+
+std::string now_utc() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%MZ", &tm);
+    return buf;
+}
+
+}  // namespace
+
+int run_drill(const drill_options& opt) {
+    attn::drill::check_topic(opt.topic);
+    if (opt.format != "text" && opt.format != "markdown" && opt.format != "json")
+        throw attn::error("unknown --format '" + opt.format + "': use text, markdown or json");
+    if (opt.format != "text" && !opt.sheet) throw attn::error("--format " + opt.format + " goes with --sheet");
+    const attn::lessons& L = attn::lessons::embedded(opt.lang);
+    const terminal_info term = probe_terminal();
+    const bool color = decide_color(opt.color, term.stdout_tty);
+    const std::size_t width = std::max<std::size_t>(40, std::min<std::size_t>(term.width, 100));
+    const std::string path = opt.state.empty() ? attn::drill::default_state_path() : opt.state;
+    if (opt.reset) {
+        std::error_code ec;
+        const bool existed = std::filesystem::remove(path, ec);
+        if (ec) throw attn::error("--reset: cannot remove " + path + ": " + ec.message());
+        emit(attn::drill::reset_text(L, existed, path));
+        return 0;
+    }
+    if (opt.stats) {
+        const attn::drill::load_result r = attn::drill::load_progress(path);
+        if (!r.warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", r.warning.c_str());
+        emit(attn::drill::stats_text(L, r.data, path));
+        return 0;
+    }
+
+    // Progress, unless --no-save: a bad file warns and the session still runs.
+    attn::drill::progress progress;
+    if (!opt.no_save) {
+        attn::drill::load_result r = attn::drill::load_progress(path);
+        if (!r.warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", r.warning.c_str());
+        progress = std::move(r.data);
+    }
+    const std::uint64_t seed = opt.seed_given ? opt.seed : static_cast<std::uint64_t>(std::time(nullptr)) ^ (getpid() * 7919ULL);
+    const auto questions = attn::drill::plan_session(L, seed, opt.count, opt.topic, opt.no_save ? nullptr : &progress);
+    if (opt.sheet) {
+        emit(attn::drill::sheet(questions, L, opt.topic, seed, opt.format, {width, color}));
+        return 0;
+    }
+
+    const bool echo = !term.stdin_tty;  // over a pipe, show the answer read so the transcript reads well
+    const attn::drill::text_style st{width, color};
+    catch_interrupt();
+    emit(attn::drill::session_header(L, questions.size(), opt.topic, seed, st));
+    std::map<std::string, std::pair<int, int>> by_topic;  // primary topic -> (asked, right)
+    int asked = 0, right = 0;
+    bool quit = false;
+    for (std::size_t i = 0; i < questions.size() && !quit; ++i) {
+        const auto& q = questions[i];
+        emit(attn::drill::question_text(L, q, i + 1, questions.size(), st));
+        std::string reply;
+        bool skipped = false;
+        for (;;) {
+            emit(attn::drill::prompt_text(L));
+            if (interrupted || !std::getline(std::cin, reply) || interrupted) {  // EOF or Ctrl-C: like q
+                emit("\n");
+                quit = true;
+                break;
+            }
+            if (echo) emit(reply + "\n");
+            std::string r = reply;  // trimmed, for the control letters
+            r.erase(0, r.find_first_not_of(" \t\r"));
+            r.erase(r.find_last_not_of(" \t\r") + 1);
+            if (r == "h" || r == "H") {
+                emit(attn::drill::hint_text(L, q, st));
+                continue;
+            }
+            if (r == "q" || r == "Q") quit = true;
+            if (r == "s" || r == "S") skipped = true;
+            if (r.empty()) continue;  // empty line: ask again
+            break;
+        }
+        if (quit) break;
+        const bool ok = !skipped && attn::drill::is_right(q, reply);
+        ++asked;
+        right += ok;
+        auto& t = by_topic[q.topics[0]];
+        ++t.first;
+        t.second += ok;
+        if (!opt.no_save) attn::drill::record(progress, q, ok);
+        using attn::drill::outcome;
+        emit(attn::drill::verdict_text(L, q, ok ? outcome::right : skipped ? outcome::skipped : outcome::wrong, st));
+    }
+    // Progress first, so the score stays the very last line.
+    if (!opt.no_save) {
+        progress.sessions.push_back(fmt::format("{} {}/{} topic {} seed {}", now_utc(), right, asked, opt.topic, seed));
+        const std::string warning = attn::drill::save_progress(path, progress);
+        if (!warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", warning.c_str());
+    }
+    emit(attn::drill::summary_text(L, by_topic, right, asked, questions.size(), st));
+    return 0;
+}
+
+}  // namespace app

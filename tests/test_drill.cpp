@@ -1,0 +1,223 @@
+// The drill: the answer normaliser, every generator against an independent computation, the
+// question bank's content lint, the session plan and the progress file.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include "attn/drill.hpp"
+#include "attn/error.hpp"
+#include "attn/mistakes.hpp"
+#include "attn/progress.hpp"
+
+namespace fs = std::filesystem;
+using attn::drill::question;
+
+namespace {
+const attn::lessons& L() { return attn::lessons::embedded("en"); }
+
+// The whole numbers in a text, in order ("(1, 12, 32)" -> 1, 12, 32).
+std::vector<double> numbers_in(const std::string& text) {
+    std::vector<double> out;
+    const std::regex number(R"(-?\d+(\.\d+)?)");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
+        out.push_back(std::stod(it->str()));
+    return out;
+}
+
+std::vector<std::size_t> as_shape(std::initializer_list<double> v) {
+    std::vector<std::size_t> out;
+    for (double x : v) out.push_back(static_cast<std::size_t>(x));
+    return out;
+}
+}  // namespace
+
+TEST_CASE("the answer normaliser accepts every shape notation", "[drill]") {
+    using attn::drill::parse_shape;
+    const std::vector<std::size_t> want = {32, 10, 10};
+    for (const char* s : {"(32, 10, 10)", "32x10x10", "[32,10,10]", "32 10 10", " (32,10,10) ", "32×10×10", "32 x 10 x 10"})
+        CHECK(parse_shape(s) == want);
+    for (const char* s : {"(32, 10, 10]", "thirty-two", "32.5, 10", "", "()", "(32, -10)"}) CHECK_FALSE(parse_shape(s));
+    using attn::drill::parse_number;
+    CHECK(parse_number("0.62") == 0.62);
+    CHECK(parse_number(".62") == 0.62);
+    CHECK(parse_number("62%") == 0.62);
+    CHECK(parse_number("1,024") == 1024.0);
+    CHECK(parse_number("1e3") == 1000.0);
+    CHECK_FALSE(parse_number("abc"));
+    CHECK_FALSE(parse_number(""));
+    CHECK_FALSE(parse_number("inf"));
+}
+
+TEST_CASE("grading: letters - choice text - shapes - tolerance", "[drill]") {
+    question mc;
+    mc.kind = "concept";
+    mc.choices = {"one", "two", "three", "four"};
+    mc.answer = "c";
+    for (const char* r : {"c", "C", "c)", "(c)", "three", " Three "}) CHECK(attn::drill::is_right(mc, r));
+    for (const char* r : {"a", "two", "", "cc"}) CHECK_FALSE(attn::drill::is_right(mc, r));
+    question sh;
+    sh.kind = "shape";
+    sh.shape = {2, 3};
+    CHECK(attn::drill::is_right(sh, "2x3"));
+    CHECK_FALSE(attn::drill::is_right(sh, "3x2"));
+    question nu;
+    nu.kind = "numeric";
+    nu.number = 0.62;
+    nu.tolerance = 0.01;
+    CHECK(attn::drill::is_right(nu, "0.63"));
+    CHECK(attn::drill::is_right(nu, "62%"));
+    CHECK_FALSE(attn::drill::is_right(nu, "0.64"));
+}
+
+TEST_CASE("every shape generator agrees with the shapes read back from its prompt", "[drill][generators]") {
+    for (std::uint64_t seed = 1; seed <= 40; ++seed)
+        for (int v = 0; v < attn::drill::shape_variants; ++v) {
+            const question q = attn::drill::gen_shape(L(), seed * 7919, v);
+            const auto x = numbers_in(q.prompt);
+            INFO("variant " << v << ": " << q.prompt);
+            std::vector<std::size_t> want;
+            switch (v) {
+                case 0: want = as_shape({x[0], x[1], x[2]}); break;                          // b, n, d
+                case 1: want = as_shape({x[0], x[1], x[1]}); break;                          // (B, n, d) -> (B, n, n)
+                case 2: want = as_shape({x[0], x[1], x[5]}); break;                          // (B, n, m) @ (B, m, e)
+                case 3: want = as_shape({x[1], x[0], x[2], x[5]}); break;                    // h, X (B, n, d), mem (B, m, d)
+                case 4: want = as_shape({x[0], x[3], x[1], x[2] / x[3]}); break;             // Q (B, n, d), h
+                case 5: want = as_shape({x[0], x[2], x[1] * x[3]}); break;                   // (B, h, n, d_h)
+                default: want = as_shape({x[3], x[0], x[2], x[1]}); break;                   // h, d_head, t, b
+            }
+            CHECK(q.shape == want);
+            CHECK(attn::drill::is_right(q, q.answer));
+            CHECK_FALSE(q.explanation.empty());
+        }
+}
+
+TEST_CASE("every numeric generator agrees with an independent computation", "[drill][generators]") {
+    for (std::uint64_t seed = 1; seed <= 40; ++seed)
+        for (int v = 0; v < attn::drill::numeric_variants; ++v) {
+            const question q = attn::drill::gen_numeric(L(), seed * 104729, v);
+            const auto x = numbers_in(q.prompt);
+            INFO("variant " << v << ": " << q.prompt);
+            double want = 0;
+            switch (v) {
+                case 0: {  // softmax([a, b, c]) element k, two decimals
+                    const double z = std::exp(x[0]) + std::exp(x[1]) + std::exp(x[2]);
+                    want = std::exp(x[static_cast<std::size_t>(x[3])]) / z;
+                    break;
+                }
+                case 1: want = std::sqrt(x[0]); break;
+                case 2: want = x[0]; break;  // Var(q·k) = d_k
+                case 3: want = x[0] * x[0] * (q.prompt.find("fp16") != std::string::npos ? 2 : 4) / 1048576.0; break;
+                case 4: want = 4 * x[0] * x[0] + 4 * x[0]; break;
+                default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
+            }
+            CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
+            CHECK(attn::drill::is_right(q, q.answer));
+        }
+}
+
+TEST_CASE("content lint: the question bank", "[drill][lint]") {
+    const auto concepts = attn::drill::concept_bank(L());
+    CHECK(concepts.size() >= 40);
+    std::set<std::string> ids;
+    const std::set<std::string> subjects = {"scaling", "masks",   "projections", "heads", "kvcache",
+                                            "memory",  "complexity", "einsum",    "softmax", "shapes"};
+    std::map<std::string, int> per_subject;
+    for (const question& q : concepts) {
+        INFO(q.id);
+        CHECK(ids.insert(q.id).second);
+        CHECK_FALSE(q.prompt.empty());
+        CHECK_FALSE(q.explanation.empty());
+        CHECK_FALSE(q.hint.empty());
+        REQUIRE(q.topics.size() == 2);
+        CHECK(q.topics[0] == "concepts");
+        CHECK(subjects.count(q.topics[1]) == 1);
+        ++per_subject[q.topics[1]];
+        CHECK(q.choices.size() >= 2);
+        REQUIRE(q.answer.size() == 1);
+        CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
+        // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
+        const std::regex command(R"(^attn-explain (step|heads|mistake|mistakes|mask|drill)( .*)?$)");
+        CHECK(std::regex_match(q.command, command));
+        std::smatch m;
+        if (std::regex_search(q.command, m, std::regex(R"((?:mistake|--mistake) ([a-z0-9-]+))")))
+            CHECK(attn::find_mistake(m[1].str()) != nullptr);
+    }
+    for (const char* s : {"scaling", "masks", "projections", "heads", "kvcache", "memory", "complexity", "einsum"})
+        CHECK(per_subject[s] >= 3);
+    const auto bugs = attn::drill::bug_bank(L(), 5);
+    CHECK(bugs.size() == attn::mistake_catalogue().size());
+    for (const question& q : bugs) {
+        INFO(q.id);
+        CHECK(ids.insert(q.id).second);
+        REQUIRE(q.choices.size() == 4);
+        for (const auto& c : q.choices) CHECK(attn::find_mistake(c) != nullptr);
+        CHECK("bug." + q.choices[static_cast<std::size_t>(q.answer[0] - 'a')] == q.id);
+        CHECK(q.command == "attn-explain mistake " + q.id.substr(4));
+    }
+}
+
+TEST_CASE("the plan depends only on seed - count - topic without progress", "[drill]") {
+    const auto a = attn::drill::plan_session(L(), 42, 25, "all", nullptr);
+    const auto b = attn::drill::plan_session(L(), 42, 25, "all", nullptr);
+    REQUIRE(a.size() == 25);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        CHECK(a[i].id == b[i].id);
+        CHECK(a[i].prompt == b[i].prompt);
+    }
+    std::set<std::string> kinds;
+    for (const auto& q : a) kinds.insert(q.kind);
+    CHECK(kinds.size() == 4);  // shapes, numbers, concepts and bugs all come up
+    for (const char* topic : {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling"}) {
+        INFO(topic);
+        for (const auto& q : attn::drill::plan_session(L(), 7, 12, topic, nullptr))
+            CHECK(std::find(q.topics.begin(), q.topics.end(), topic) != q.topics.end());
+    }
+    CHECK_THROWS_WITH(attn::drill::plan_session(L(), 1, 3, "poetry", nullptr), Catch::Contains("unknown --topic 'poetry'"));
+}
+
+TEST_CASE("progress favours weak topics and missed questions", "[drill]") {
+    attn::drill::progress p;
+    p.topics["shapes"] = {20, 2};
+    for (const char* t : {"numeric", "concepts", "bugs"}) p.topics[t] = {20, 20};
+    std::size_t shapes_plain = 0, shapes_weighted = 0;
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+        for (const auto& q : attn::drill::plan_session(L(), seed, 20, "all", nullptr)) shapes_plain += q.kind == "shape";
+        for (const auto& q : attn::drill::plan_session(L(), seed, 20, "all", &p)) shapes_weighted += q.kind == "shape";
+    }
+    CHECK(shapes_weighted > shapes_plain + 20);
+}
+
+TEST_CASE("progress file: round trip - corruption kept aside - unwritable", "[drill][state]") {
+    const fs::path dir = fs::temp_directory_path() / ("attn-drill-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string path = (dir / "progress.txt").string();
+    attn::drill::progress p;
+    p.topics["shapes"] = {3, 2};
+    p.missed["concept.x"] = 2;
+    p.sessions.push_back("2026-11-29T10:00Z 2/3 topic all seed 4");
+    REQUIRE(attn::drill::save_progress(path, p).empty());
+    const auto back = attn::drill::load_progress(path);
+    CHECK(back.warning.empty());
+    CHECK(back.data.topics.at("shapes") == std::make_pair(3, 2));
+    CHECK(back.data.missed.at("concept.x") == 2);
+    CHECK(back.data.sessions == p.sessions);
+    CHECK(attn::drill::serialize(p).rfind("# attn-explain drill progress", 0) == 0);
+
+    std::ofstream(path) << "version 1\ntopic shapes 3 9\n";  // right > asked: corrupt
+    const auto bad = attn::drill::load_progress(path);
+    CHECK_THAT(bad.warning, Catch::Contains("corrupt") && Catch::Contains(".corrupt-1"));
+    CHECK(bad.data.topics.empty());
+    CHECK_FALSE(fs::exists(path));
+    CHECK(fs::exists(path + ".corrupt-1"));  // kept, not lost
+
+    CHECK(attn::drill::load_progress((dir / "missing.txt").string()).warning.empty());
+    CHECK_THAT(attn::drill::save_progress("/proc/attn-explain/progress.txt", p), Catch::Contains("not saved"));
+    for (const char* text : {"", "version 2\n", "version 1\nbogus\n", "version 1\nmissed x 0\n", "version 1\ntopic a 1\n"})
+        CHECK_THROWS_AS(attn::drill::parse_progress(text), attn::error);
+    fs::remove_all(dir);
+}
