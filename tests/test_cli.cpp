@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -12,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attn/drill.hpp"
 #include "attn/format.hpp"
+#include "attn/lessons.hpp"
 #include "attn/mistakes.hpp"
 #include "attn/npy.hpp"
 #include "attn/trace.hpp"
@@ -454,4 +457,23 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     const result bad = run("drill --topic poetry");
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("unknown --topic 'poetry'"));
+}
+
+TEST_CASE("cli: every command the drill points to runs", "[cli][drill][lint]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    std::set<std::string> commands;
+    for (const auto& q : attn::drill::concept_bank(L)) commands.insert(q.command);
+    for (const auto& q : attn::drill::bug_bank(L, 1)) commands.insert(q.command);
+    for (int v = 0; v < attn::drill::shape_variants; ++v) commands.insert(attn::drill::gen_shape(L, 1, v).command);
+    for (int v = 0; v < attn::drill::numeric_variants; ++v) commands.insert(attn::drill::gen_numeric(L, 1, v).command);
+    CHECK(commands.size() > 20);
+    for (const std::string& c : commands) {
+        INFO(c);
+        REQUIRE(c.rfind("attn-explain ", 0) == 0);
+        const std::string args = c.substr(std::string("attn-explain ").size());
+        const bool pauses = args.rfind("step", 0) == 0 || args.rfind("heads", 0) == 0 || args.rfind("mistake ", 0) == 0;
+        const result r = run(args + (pauses ? " --no-pause" : ""));
+        CHECK(r.code == 0);
+        CHECK(r.err.empty());
+    }
 }
