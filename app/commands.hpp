@@ -73,6 +73,23 @@ struct drill_options {
 void setup_drill(CLI::App& app, drill_options& opt);
 int run_drill(const drill_options& opt);
 
+// `attn-explain grad` and `attn-explain train`.
+struct grad_options {
+    step_options run;
+    std::string loss = "mse";
+    bool check = false, sweep = false;
+};
+void setup_grad(CLI::App& app, grad_options& opt);
+int run_grad(const grad_options& opt);
+struct train_cli_options {
+    step_options run;
+    long steps = 200, every = 0;
+    double lr = 1e-3;
+    std::string mistake;
+};
+void setup_train(CLI::App& app, train_cli_options& opt);
+int run_train(const train_cli_options& opt);
+
 // Prints "attn-explain: error: <message>" on one line to stderr.
 void print_error(const std::string& message);
 

@@ -24,7 +24,11 @@ int main(int argc, char** argv) {
     app::mask_options mask;
     app::heads_options heads;
     app::drill_options drill;
+    app::grad_options grad;
+    app::train_cli_options train;
     app::setup_step(cli, step);
+    app::setup_grad(cli, grad);
+    app::setup_train(cli, train);
     app::setup_heads(cli, heads);
     app::setup_drill(cli, drill);
     app::setup_mistakes(cli, mistakes);
@@ -50,6 +54,8 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("mistake")) return app::run_mistake(mistake);
         if (cli.got_subcommand("heads")) return app::run_heads(heads);
         if (cli.got_subcommand("drill")) return app::run_drill(drill);
+        if (cli.got_subcommand("grad")) return app::run_grad(grad);
+        if (cli.got_subcommand("train")) return app::run_train(train);
         if (cli.got_subcommand("mask")) return app::run_mask(mask);
         app::print_error("a subcommand is required: try 'attn-explain step' (or --help)");
         return 2;

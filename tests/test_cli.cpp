@@ -477,3 +477,46 @@ TEST_CASE("cli: every command the drill points to runs", "[cli][drill][lint]") {
         CHECK(r.err.empty());
     }
 }
+
+TEST_CASE("cli: grad and train in text - markdown and JSON", "[cli][grad]") {
+    const result text = run("grad --mask causal --check --sweep");
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("dL/dV = Pᵀ · dO") && Catch::Contains("PASS") && Catch::Contains("1024"));
+    const result json = run("grad --format json --loss sum");
+    REQUIRE(json.code == 0);
+    const auto doc = nlohmann::json::parse(json.out);
+    std::vector<std::string> ids;
+    for (const auto& s : doc["steps"]) ids.push_back(s["id"]);
+    for (const char* id : {"d_output", "d_V", "d_P", "d_S", "d_Q", "d_K", "d_W_Q", "d_W_K", "d_W_V", "d_X"})
+        CHECK(std::find(ids.begin(), ids.end(), id) != ids.end());
+    CHECK(doc["loss"].is_number());
+    CHECK(run("grad --format markdown --check").code == 0);
+    temp_dir t;
+    CHECK(run("grad --save " + (t.path / "g").string()).code == 0);
+    CHECK(fs::exists(t.path / "g" / "d_W_Q.npy"));
+    const result train = run("train --steps 50 --mistake random-target");
+    REQUIRE(train.code == 0);
+    CHECK_THAT(train.out, Catch::Contains("│") && Catch::Contains("fresh random target"));
+    const auto tj = nlohmann::json::parse(run("train --steps 20 --format json").out);
+    CHECK(tj["losses"].size() == 20);
+    CHECK(run("train --steps 20 --format markdown --mistake no-zero-grad").code == 0);
+}
+
+TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
+    const char* cases[][2] = {
+        {"train --steps 0", "--steps"},
+        {"train --steps -5", "--steps"},
+        {"train --lr 0", "--lr"},
+        {"train --lr -1", "--lr"},
+        {"train --mistake nope", "random-target"},
+        {"grad --loss l1", "use mse or sum"},
+        {"grad --kv-len 3", "not expected"},
+    };
+    for (const auto& c : cases) {
+        INFO(c[0]);
+        const result r = run(c[0]);
+        CHECK(r.code == 2);
+        CHECK(count_lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::Contains(c[1]));
+    }
+}

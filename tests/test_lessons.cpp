@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "attn/drill.hpp"
+#include "attn/trace_grad.hpp"
+#include "attn/train.hpp"
 #include "attn/error.hpp"
 #include "attn/render_drill.hpp"
 #include "attn/inputs.hpp"
@@ -150,6 +152,30 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         CHECK_NOTHROW(stats_text(D, pr, "/tmp/x"));
         CHECK_NOTHROW(reset_text(D, true, "/tmp/x"));
         CHECK_NOTHROW(reset_text(D, false, "/tmp/x"));
+    }
+    {  // grad (with the check and the sweep, both losses) and train (every mistake)
+        attn::step_request g;
+        g.mask = "causal";
+        const attn::step_config gc = attn::validate(g);
+        const attn::inputs gin = attn::make_inputs(gc);
+        for (attn::loss_kind loss : {attn::loss_kind::mse, attn::loss_kind::sum}) {
+            attn::grad_options go;
+            go.loss = loss;
+            go.check = go.sweep = true;
+            attn::trace gt = attn::build_grad_trace(gc, gin, go, 4);
+            render_all(gt);
+            gt.gradcheck[0].max_rel = 1;  // a failing check has its own verdict
+            render_all(gt);
+        }
+        attn::train_request tr;
+        tr.steps = 20;
+        attn::text_options o;
+        for (const char* m : {"", "random-target", "no-scale", "no-zero-grad"}) {
+            tr.mistake = m;
+            const auto rep = attn::run_training(gc, gin, tr);
+            CHECK_NOTHROW(attn::render_train_text(rep, attn::lessons::embedded("en"), o));
+            CHECK_NOTHROW(attn::render_train_markdown(rep, attn::lessons::embedded("en")));
+        }
     }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";

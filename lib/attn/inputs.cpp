@@ -187,6 +187,10 @@ inputs load_inputs(step_config& c) {
         if (in.b_v.empty()) in.b_v.assign(in.w_v.shape(1), 0.0);
         if (in.b_o.empty() && c.multihead) in.b_o.assign(d_model, 0.0);
     }
+    // Optional for `grad`: target.npy (MSE) or G.npy (--loss sum).
+    npy::dtype tt;
+    if (std::filesystem::exists(dir / "target.npy")) in.target = load_matrix(dir, "target", tt, in.warnings);
+    if (std::filesystem::exists(dir / "G.npy")) in.g = load_matrix(dir, "G", tt, in.warnings);
     const std::size_t n = in.x.shape(0);
     c.seq_len = n;
     c.d_model = d_model;

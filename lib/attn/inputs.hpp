@@ -23,6 +23,8 @@ struct inputs {
     xt::xtensor<double, 3> memory;
     // nn.Linear-style biases [d] (empty: none).
     std::vector<double> b_q, b_k, b_v, b_o;
+    // `grad`: the MSE target (target.npy) and the G of --loss sum (G.npy); empty: drawn from the seed.
+    matrix<double> target, g;
     bool classic_x = false;             // X is the 3-token, 4-dim textbook example
     std::vector<std::string> warnings;  // e.g. NaN or Inf found in a loaded file
 };

@@ -68,7 +68,7 @@ std::string shape_json(const tensor& m) {
 
 std::string step_json(const step& s, const lessons& L, const trace& t) {
     const vars v = step_vars(t, s);
-    const std::string key = t.lessons + "." + s.id;
+    const std::string key = lesson_key(t, s);
     return fmt::format(
         "{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"formula\": {}, \"pytorch\": {}, "
         "\"data\": {}}}",
@@ -78,7 +78,7 @@ std::string step_json(const step& s, const lessons& L, const trace& t) {
 
 std::string buggy_step_json(const step& s, const lessons& L, const trace& t) {
     return fmt::format("{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"data\": {}}}",
-                       json_string(s.id), json_string(L.raw(t.lessons + "." + s.id + ".title")), shape_json(s.value),
+                       json_string(s.id), json_string(L.raw(lesson_key(t, s) + ".title")), shape_json(s.value),
                        json_string(s.shape_line), json_tensor(s.value, t.config.type));
 }
 
@@ -162,6 +162,29 @@ std::string json_tensor(const tensor& m, dtype type) {
 
 std::string render_json(const trace& t, const lessons& L) {
     std::string out = "{\n  \"config\": " + config_json(t) + ",\n  \"steps\": " + steps_json(t.steps, L, t, false, "  ");
+    if (t.lessons == "grad") out += ",\n  \"loss\": " + json_number(t.loss, dtype::float64);
+    if (!t.gradcheck.empty()) {
+        out += ",\n  \"gradcheck\": [";
+        for (std::size_t i = 0; i < t.gradcheck.size(); ++i) {
+            const gradcheck_row& r = t.gradcheck[i];
+            out += fmt::format("{}{{\"param\": {}, \"max_abs\": {}, \"max_rel\": {}, \"worst\": [{}, {}], \"pass\": {}}}",
+                               i ? ", " : "", json_string(r.name), json_number(r.max_abs, dtype::float64),
+                               json_number(r.max_rel, dtype::float64), r.worst_row, r.worst_col,
+                               r.max_rel < 1e-6 ? "true" : "false");
+        }
+        out += "]";
+    }
+    if (!t.grad_sweep.empty()) {
+        out += ",\n  \"sweep\": [";
+        for (std::size_t i = 0; i < t.grad_sweep.size(); ++i) {
+            const grad_sweep_row& r = t.grad_sweep[i];
+            auto n = [](double x) { return json_number(x, dtype::float64); };
+            out += fmt::format("{}{{\"d_k\": {}, \"d_W_Q_scaled\": {}, \"d_W_Q_unscaled\": {}, \"d_W_K_scaled\": {}, "
+                               "\"d_W_K_unscaled\": {}}}",
+                               i ? ", " : "", r.d_k, n(r.w_q_scaled), n(r.w_q_unscaled), n(r.w_k_scaled), n(r.w_k_unscaled));
+        }
+        out += "]";
+    }
     if (t.has_mistake)
         out += ",\n  \"mistake\": {\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
                mistake_fields(t, L, "    ") + "}";

@@ -142,7 +142,7 @@ std::string render_markdown(const trace& t, const lessons& L, const text_options
     for (std::size_t i = 0; i < total; ++i) {
         const step& s = t.steps[i];
         const vars v = step_vars(t, s);
-        const std::string key = t.lessons + "." + s.id;
+        const std::string key = lesson_key(t, s);
         out += "\n## " +
                L.text("ui.step_heading",
                       {{"number", std::to_string(i + 1)}, {"total", std::to_string(total)}, {"title", L.raw(key + ".title")}}) +
@@ -169,15 +169,32 @@ std::string render_markdown(const trace& t, const lessons& L, const text_options
         out += "> **" + L.raw("label.pitfall") + ":** " + md_paragraphs(L.text(key + ".pitfall", v)) + "\n";
     }
     if (t.has_mistake) out += mistake_section(t, L, o);
+    if (!t.gradcheck.empty()) {
+        out += "\n## " + L.raw("grad.check.title") + "\n\n| " + L.raw("grad.check.col_param") + " | " +
+               L.raw("grad.check.col_abs") + " | " + L.raw("grad.check.col_rel") + " | " + L.raw("grad.check.col_worst") +
+               " |\n|---|---:|---:|---|\n";
+        for (const gradcheck_row& r : t.gradcheck)
+            out += fmt::format("| {} | {:.3e} | {:.3e} | [{}, {}] |\n", r.name, r.max_abs, r.max_rel, r.worst_row, r.worst_col);
+    }
+    if (!t.grad_sweep.empty()) {
+        out += "\n## " + L.raw("grad.sweep.title") + "\n\n| " + L.raw("grad.sweep.col_d_k") + " | " +
+               L.raw("grad.sweep.col_wq") + " " + L.raw("grad.sweep.col_scaled") + " | " + L.raw("grad.sweep.col_wq") + " " +
+               L.raw("grad.sweep.col_unscaled") + " | " + L.raw("grad.sweep.col_wk") + " " + L.raw("grad.sweep.col_scaled") +
+               " | " + L.raw("grad.sweep.col_wk") + " " + L.raw("grad.sweep.col_unscaled") + " |\n|---:|---:|---:|---:|---:|\n";
+        for (const grad_sweep_row& r : t.grad_sweep)
+            out += fmt::format("| {} | {:.4e} | {:.4e} | {:.4e} | {:.4e} |\n", r.d_k, r.w_q_scaled, r.w_q_unscaled,
+                               r.w_k_scaled, r.w_k_unscaled);
+    }
     const vars sv = [&] {
         vars x = t.values;
         x["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";
         return x;
     }();
-    out += "\n## " + L.raw("summary.title") + "\n\n`" + L.text("summary.formula", sv) + "`\n\n" + L.raw("summary.chain") + "\n\n";
+    const std::string sk = t.lessons == "step" ? "summary" : t.lessons + ".summary";
+    out += "\n## " + L.raw(sk + ".title") + "\n\n`" + L.text(sk + ".formula", sv) + "`\n\n" + L.raw(sk + ".chain") + "\n\n";
     for (const step& s : t.steps)
         if (!s.brief) out += "- `" + s.id + "`: `" + s.shape_line + "`\n";
-    out += "\n```python\n" + L.text("summary.pytorch", sv) + "\n```\n";
+    out += "\n```python\n" + L.text(sk + ".pytorch", sv) + "\n```\n";
     return out;
 }
 

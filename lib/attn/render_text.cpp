@@ -25,7 +25,7 @@ vars step_vars(const trace& t, const step& s) {
 
 std::string step_note(const trace& t, const lessons& L, const step& s) {
     const vars v = step_vars(t, s);
-    std::string note = L.text(t.lessons + "." + s.id + ".note", v);
+    std::string note = L.text(lesson_key(t, s) + ".note", v);
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
         note += "\n\n" + L.text(std::string("step.W_Q.init_") +
@@ -245,7 +245,7 @@ struct page_writer {
 
     void step_page(const step& s, std::size_t number, std::size_t total) {
         const vars v = step_vars(t, s);
-        const std::string key = t.lessons + "." + s.id;
+        const std::string key = lesson_key(t, s);
         heading(L.text("ui.step_heading",
                        {{"number", std::to_string(number)}, {"total", std::to_string(total)}, {"title", L.raw(key + ".title")}}),
                 style::title);
@@ -424,6 +424,42 @@ struct page_writer {
         if (r().error.empty() && id == last_buggy_step()) mistake_summary(v);
     }
 
+    // `grad --check`: a table per parameter, then the verdict.
+    void gradcheck_page() {
+        heading(L.raw("grad.check.title"), style::title);
+        paragraph(L.text("grad.check.intro", {{"h", "1e-06"}}));
+        line();
+        const double limit = 1e-6;
+        const std::string h = fmt::format("  {:<10} {:>14} {:>14}  {}", L.raw("grad.check.col_param"), L.raw("grad.check.col_abs"),
+                                          L.raw("grad.check.col_rel"), L.raw("grad.check.col_worst"));
+        line(paint(h, style::bold, o.color));
+        bool ok = true;
+        for (const gradcheck_row& r : t.gradcheck) {
+            ok = ok && r.max_rel < limit;
+            line(fmt::format("  {:<10} {:>14.3e} {:>14.3e}  [{}, {}] analytic {:.6g}, numeric {:.6g}", r.name, r.max_abs,
+                             r.max_rel, r.worst_row, r.worst_col, r.analytic, r.numeric));
+        }
+        line();
+        line(paint(L.text(ok ? "grad.check.pass" : "grad.check.fail", {{"limit", "1e-06"}}), ok ? style::good : style::error,
+                   o.color));
+    }
+
+    // `grad --sweep`: gradient norms of W_Q and W_K with and without the scale.
+    void grad_sweep_page() {
+        heading(L.raw("grad.sweep.title"), style::title);
+        paragraph(L.raw("grad.sweep.intro"));
+        const std::string sc = L.raw("grad.sweep.col_scaled"), un = L.raw("grad.sweep.col_unscaled");
+        line(paint(fmt::format("  {:>6}  {:>12} {:>12}  {:>12} {:>12}", L.raw("grad.sweep.col_d_k"),
+                               L.raw("grad.sweep.col_wq") + " " + sc, L.raw("grad.sweep.col_wq") + " " + un,
+                               L.raw("grad.sweep.col_wk") + " " + sc, L.raw("grad.sweep.col_wk") + " " + un),
+                   style::bold, o.color));
+        for (const grad_sweep_row& r : t.grad_sweep)
+            line(fmt::format("  {:>6}  {:>12.4e} {:>12.4e}  {:>12.4e} {:>12.4e}", r.d_k, r.w_q_scaled, r.w_q_unscaled,
+                             r.w_k_scaled, r.w_k_unscaled));
+        line();
+        paragraph(L.raw("grad.sweep.reading"));
+    }
+
     void summary() {
         const vars v = [&] {
             vars x = t.values;
@@ -459,9 +495,19 @@ std::vector<std::string> render_text_pages(const trace& t, const lessons& L, con
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
         page_writer w{t, L, o, {}};
-        if (i == 0) w.banner(t.lessons == "heads" ? "attn-explain heads" : "attn-explain step");
+        if (i == 0) w.banner("attn-explain " + t.lessons);
         w.step_page(t.steps[i], i + 1, total);
         pages.push_back(w.out);
+    }
+    if (!t.gradcheck.empty()) {
+        page_writer g{t, L, o, {}};
+        g.gradcheck_page();
+        pages.push_back(g.out);
+    }
+    if (!t.grad_sweep.empty()) {
+        page_writer g{t, L, o, {}};
+        g.grad_sweep_page();
+        pages.push_back(g.out);
     }
     page_writer w{t, L, o, {}};
     w.summary();
@@ -482,7 +528,7 @@ std::vector<std::string> render_mistake_pages(const trace& t, const lessons& L, 
     pages.push_back(first.out);
     for (const step& b : t.mistake.buggy()) {
         page_writer w{t, L, o, {}};
-        const std::string key = t.lessons + "." + b.id;
+        const std::string key = t.has(b.id) ? lesson_key(t, t.at(b.id)) : t.lessons + "." + b.id;
         w.heading(L.raw(key + ".title"), style::title);
         w.field("pytorch", L.text(key + ".pytorch", step_vars(t, t.has(b.id) ? t.at(b.id) : b)), style::code, true);
         w.field("buggy", b.shape_line, style::error, true);

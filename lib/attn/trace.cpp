@@ -27,6 +27,8 @@ const step& trace::at(const std::string& id) const {
     throw std::out_of_range("no step " + id);
 }
 
+std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
+
 bool trace::has(const std::string& id) const {
     for (const step& s : steps)
         if (s.id == id) return true;

@@ -10,6 +10,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "attn/attention.hpp"
+#include "attn/backward.hpp"
 #include "attn/config.hpp"
 
 namespace attn {
@@ -35,6 +36,7 @@ struct step {
     std::vector<named_matrix> extras;  // e.g. Kᵀ, row max, row sums
     vars values;                       // numbers for this step's lesson placeholders
     bool brief = false;                // shown without its matrix (masked_scores with no mask)
+    std::string lesson;                // its lesson table when not "<trace.lessons>.<id>" (e.g. "grad.d_V")
 };
 
 // A named list of buggy steps: "buggy" itself, or a variant of the bug or one of its fixes
@@ -79,6 +81,10 @@ struct trace {
     vars values;                       // run-wide numbers (n, d_model, d_k, √d_k, ...)
     bool has_mistake = false;
     mistake_run mistake;
+    // `grad` runs only: the loss, the finite-difference check (--check) and the d_k sweep (--sweep).
+    double loss = 0;
+    std::vector<gradcheck_row> gradcheck;
+    std::vector<grad_sweep_row> grad_sweep;
 
     const step& at(const std::string& id) const;  // throws std::out_of_range
     bool has(const std::string& id) const;
@@ -88,6 +94,8 @@ struct trace {
 // `precision` is the number of decimals used in the lessons' worked examples.
 trace build_trace(const step_config& c, const struct inputs& in, int precision);
 
+// The lesson table of a step: step.lesson, or "<t.lessons>.<id>".
+std::string lesson_key(const struct trace& t, const step& s);
 // Largest |a - b| over two tensors of the same shape (infinite if the shapes differ).
 double max_abs_diff(const tensor& a, const tensor& b);
 // "(3, 4)", "(2, 2, 3, 3)"

@@ -1,0 +1,98 @@
+// `attn-explain grad` (backpropagation, step by step, with --check and --sweep) and
+// `attn-explain train` (the tutorials' training run and its mistakes).
+#include <CLI/CLI.hpp>
+
+#include "attn/error.hpp"
+#include "attn/inputs.hpp"
+#include "attn/save.hpp"
+#include "attn/trace_grad.hpp"
+#include "attn/train.hpp"
+#include "commands.hpp"
+
+namespace app {
+
+void setup_grad(CLI::App& app, grad_options& opt) {
+    auto* cmd = app.add_subcommand("grad", "Backpropagate through attention, step by step");
+    add_run_options(cmd, opt.run);
+    cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
+    cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
+    cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
+}
+
+void setup_train(CLI::App& app, train_cli_options& opt) {
+    auto* cmd = app.add_subcommand("train", "Train one attention layer with Adam and watch the loss");
+    add_run_options(cmd, opt.run);
+    cmd->add_option("--steps", opt.steps, "Training steps")->capture_default_str();
+    cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
+    cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
+    cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
+}
+
+int run_grad(const grad_options& opt) {
+    const terminal_info term = probe_terminal();
+    const bool color = decide_color(opt.run.color, term.stdout_tty);
+    const step_options& run = opt.run;
+    if (run.format != "text" && run.format != "json" && run.format != "markdown")
+        throw attn::error("unknown --format '" + run.format + "': use text, json or markdown");
+    if (!run.request.load_dir.empty() && run.request.dims_given)
+        throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
+    attn::grad_options go;
+    go.loss = attn::parse_loss(opt.loss);
+    go.check = opt.check;
+    go.sweep = opt.sweep;
+    attn::step_config config = attn::validate(run.request);
+    if (!run.save.empty()) attn::check_save_dir(run.save);
+    const attn::lessons& L = attn::lessons::embedded(run.lang);
+    const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
+    for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
+    prepared_run p;
+    p.term = term;
+    p.color = color;
+    p.lessons = &L;
+    p.trace = attn::build_grad_trace(config, in, go, run.precision);
+    p.text.precision = run.precision;
+    p.text.color = color;
+    p.text.width = term.width;
+    p.text.height = term.height;
+    p.text.full = run.full;
+    p.interactive = !run.no_pause && term.stdin_tty && term.stdout_tty;
+    if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
+    if (run.format == "json") emit(attn::render_json(p.trace, L));
+    else if (run.format == "markdown") emit(attn::render_markdown(p.trace, L, p.text));
+    else show_pages(attn::render_text_pages(p.trace, L, p.text), p);
+    return 0;
+}
+
+int run_train(const train_cli_options& opt) {
+    const terminal_info term = probe_terminal();
+    const bool color = decide_color(opt.run.color, term.stdout_tty);
+    const step_options& run = opt.run;
+    if (run.format != "text" && run.format != "json" && run.format != "markdown")
+        throw attn::error("unknown --format '" + run.format + "': use text, json or markdown");
+    if (opt.steps <= 0) throw attn::error("--steps must be a positive whole number");
+    attn::step_request req = run.request;
+    if (opt.mistake == "no-scale" && !req.dims_given && req.load_dir.empty()) {
+        // Large d_k, where the missing scale saturates softmax.
+        req.seq_len = 8;
+        req.d_model = 16;
+        req.d_k = 1024;
+    }
+    attn::step_config config = attn::validate(req);
+    const attn::lessons& L = attn::lessons::embedded(run.lang);
+    const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
+    attn::train_request tr;
+    tr.steps = static_cast<std::size_t>(opt.steps);
+    tr.lr = opt.lr;
+    tr.every = opt.every > 0 ? static_cast<std::size_t>(opt.every) : 0;
+    tr.mistake = opt.mistake;
+    const attn::train_report report = attn::run_training(config, in, tr);
+    attn::text_options text;
+    text.color = color;
+    text.width = term.width;
+    if (run.format == "json") emit(attn::render_train_json(report));
+    else if (run.format == "markdown") emit(attn::render_train_markdown(report, L));
+    else emit(attn::render_train_text(report, L, text));
+    return 0;
+}
+
+}  // namespace app
