@@ -520,3 +520,17 @@ TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
         CHECK_THAT(r.err, Catch::Contains(c[1]));
     }
 }
+
+TEST_CASE("cli: grad --load reads target.npy and agrees with torch autograd", "[cli][grad][golden]") {
+    temp_dir t;
+    const std::string dir = ATTN_FIXTURES "/grad_mse";
+    const result r = run("grad --load " + dir + " --format json --save " + (t.path / "g").string());
+    REQUIRE(r.code == 0);
+    for (const char* id : {"d_W_Q", "d_W_K", "d_W_V", "d_X", "d_S"}) {
+        INFO(id);
+        const attn::npy::array got = attn::npy::read((t.path / "g" / (std::string(id) + ".npy")).string());
+        const attn::npy::array want = attn::npy::read(dir + "/expected/" + id + ".npy");
+        REQUIRE(got.shape == want.shape);
+        for (std::size_t i = 0; i < got.data.size(); ++i) CHECK(std::fabs(got.data[i] - want.data[i]) < 1e-5);
+    }
+}

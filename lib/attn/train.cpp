@@ -153,22 +153,31 @@ std::string render_train_text(const train_report& r, const lessons& L, const tex
                          run.losses.back()));
         line();
     };
-    const std::size_t chart_w = o.width > 30 ? std::min<std::size_t>(o.width - 14, 72) : 16;
     const bool buggy = !r.request.mistake.empty();
-    table(r.run, buggy ? L.raw("train.fixed") : L.raw("train.curve"));
-    for (const auto& l : loss_chart(r.run.losses, chart_w, 8, o.color, style::good)) line("  " + l);
-    line();
-    para(L.text("train.result", v));
-    if (!buggy) return out;
-    line();
+    if (!buggy) {
+        table(r.run, L.raw("train.curve"));
+        const std::size_t chart_w = o.width > 30 ? std::min<std::size_t>(o.width - 14, 72) : 16;
+        for (const auto& l : loss_chart(r.run.losses, chart_w, 8, o.color, style::good)) line("  " + l);
+        line();
+        para(L.text("train.result", v));
+        return out;
+    }
     const std::string key = "train.mistake." + r.request.mistake;
     line(paint(L.raw(key + ".title"), style::error, o.color));
-    line(paint(L.raw("label.buggy") + "  " + L.raw(key + ".buggy_code"), style::error, o.color));
+    line(paint(L.raw("label.buggy") + "  " + L.text(key + ".buggy_code", v), style::error, o.color));
     line(paint(L.raw("label.fixed") + "  " + L.raw(key + ".fixed_code"), style::code, o.color));
     line();
+    table(r.run, L.raw("train.fixed"));
     table(r.buggy, L.raw("train.buggy"));
-    for (const auto& l : loss_chart(r.buggy.losses, chart_w, 8, o.color, style::error)) line("  " + l);
+    // The two curves side by side when the terminal is wide enough, else one above the other.
+    const std::size_t half = o.width > 44 ? std::min<std::size_t>((o.width - 24) / 2, 48) : 10;
+    std::vector<std::string> left = {paint(L.raw("train.fixed"), style::bold, o.color)},
+                             right = {paint(L.raw("train.buggy"), style::bold, o.color)};
+    for (const auto& l : loss_chart(r.run.losses, half, 8, o.color, style::good)) left.push_back(l);
+    for (const auto& l : loss_chart(r.buggy.losses, half, 8, o.color, style::error)) right.push_back(l);
+    for (const auto& l : beside(left, right, o.width > 2 ? o.width - 2 : o.width, 3)) line("  " + l);
     line();
+    para(L.text("train.result", v));
     para(L.text(key + ".explain", v));
     return out;
 }
