@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,10 +25,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-struct result {
-    int code = -1;
-    std::string out, err;
-};
+using result = test::command_result;
 
 std::string slurp(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -35,18 +34,7 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
-// Runs a shell command and captures its stdout and exit code.
-result capture(const std::string& cmd) {
-    result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf;
-    std::size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
-}
+using test::capture;
 
 // Runs `attn-explain ARGS` with stdin from /dev/null; `env` is prefixed (e.g. "NO_COLOR=1").
 result run(const std::string& args, const std::string& env = "") {
@@ -63,6 +51,19 @@ std::size_t count_lines(const std::string& s) {
     std::size_t n = 0;
     for (char c : s) n += c == '\n';
     return n;
+}
+
+// Each command fails with exit code 2 and one line on stderr that contains the expected text.
+template <std::size_t N>
+void expect_errors(const char* (&cases)[N][2]) {
+    for (const auto& c : cases) {
+        INFO(c[0]);
+        const result r = run(c[0]);
+        CHECK(r.code == 2);  // an exit with the usage code, never a crash
+        CHECK(r.out.empty());
+        CHECK(count_lines(r.err) == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("attn-explain: error: ") && Catch::Contains(c[1]));
+    }
 }
 
 struct temp_dir {
@@ -184,15 +185,7 @@ TEST_CASE("cli: every bad input gets one line on stderr and a non-zero exit", "[
         {"", "subcommand"},
         {"frobnicate", "frobnicate"},
     };
-    for (const auto& c : cases) {
-        INFO(c[0]);
-        const result r = run(c[0]);
-        CHECK(r.code != 0);
-        CHECK(r.code < 128);  // an exit, never a crash
-        CHECK(r.out.empty());
-        CHECK(count_lines(r.err) == 1);
-        CHECK_THAT(r.err, Catch::StartsWith("attn-explain: error: ") && Catch::Contains(c[1]));
-    }
+    expect_errors(cases);
     const result garbage = run("step --load " + bad_load);
     CHECK(garbage.code != 0);
     CHECK(count_lines(garbage.err) == 1);
@@ -355,13 +348,7 @@ TEST_CASE("cli: heads errors are one line", "[cli][heads][errors]") {
         {"heads --pad-side up", "use right or left"},
         {"heads --svg /proc/attn-explain.svg", "--svg"},
     };
-    for (const auto& c : cases) {
-        INFO(c[0]);
-        const result r = run(c[0]);
-        CHECK(r.code == 2);
-        CHECK(count_lines(r.err) == 1);
-        CHECK_THAT(r.err, Catch::Contains(c[1]));
-    }
+    expect_errors(cases);
     const result mem = run("heads --load " + t.path.string());
     CHECK(mem.code == 2);
     CHECK_THAT(mem.err, Catch::Contains("memory.npy") && Catch::Contains("(2, m, 4)"));
@@ -512,13 +499,7 @@ TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
         {"grad --loss l1", "use mse or sum"},
         {"grad --kv-len 3", "not expected"},
     };
-    for (const auto& c : cases) {
-        INFO(c[0]);
-        const result r = run(c[0]);
-        CHECK(r.code == 2);
-        CHECK(count_lines(r.err) == 1);
-        CHECK_THAT(r.err, Catch::Contains(c[1]));
-    }
+    expect_errors(cases);
 }
 
 TEST_CASE("cli: grad --load reads target.npy and agrees with torch autograd", "[cli][grad][golden]") {

@@ -8,6 +8,8 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+
+#include "cli_helpers.hpp"
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -65,24 +67,12 @@ void check_item(const json& item, const std::vector<std::vector<int>>& allowed, 
     CHECK(item["disagree"] == json::array());
 }
 
-struct cli_result {
-    int code = -1;
-    std::string out;
-};
+using cli_result = test::command_result;
 
 // Runs `attn-explain ARGS` (stderr folded into stdout) and captures the output and exit code.
 cli_result run_mask_cli(const std::string& args, const std::string& env = "") {
-    cli_result r;
-    const std::string cmd =
-        "env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + env + " " + ATTN_EXE + " " + args + " </dev/null 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf;
-    std::size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
+    return test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + env + " " + ATTN_EXE + " " + args +
+                         " </dev/null 2>&1");
 }
 }  // namespace
 

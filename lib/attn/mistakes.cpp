@@ -91,11 +91,7 @@ using blocked_t = std::vector<std::vector<bool>>;
 
 template <class T>
 step make(const std::string& id, const std::string& shape_line, const matrix<T>& m) {
-    step s;
-    s.id = id;
-    s.shape_line = shape_line;
-    s.value = convert<double>(m);
-    return s;
+    return make_step(id, shape_line, convert<double>(m));
 }
 
 // ---- symptoms, measured on matrices of weights --------------------------------------------

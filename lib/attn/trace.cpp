@@ -27,6 +27,14 @@ const step& trace::at(const std::string& id) const {
     throw std::out_of_range("no step " + id);
 }
 
+step make_step(const std::string& id, std::string shape_line, tensor value) {
+    step s;
+    s.id = id;
+    s.shape_line = std::move(shape_line);
+    s.value = std::move(value);
+    return s;
+}
+
 std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
 
 bool trace::has(const std::string& id) const {
@@ -114,14 +122,6 @@ std::vector<T> col_of(const matrix<T>& m, std::size_t c) {
     std::vector<T> v(m.shape(0));
     for (std::size_t i = 0; i < m.shape(0); ++i) v[i] = m(i, c);
     return v;
-}
-
-step make_step(const std::string& id, std::string shape_line, tensor value) {
-    step s;
-    s.id = id;
-    s.shape_line = std::move(shape_line);
-    s.value = std::move(value);
-    return s;
 }
 
 template <class T>

@@ -94,6 +94,8 @@ struct trace {
 // `precision` is the number of decimals used in the lessons' worked examples.
 trace build_trace(const step_config& c, const struct inputs& in, int precision);
 
+// A step with its id, shape line and tensor.
+step make_step(const std::string& id, std::string shape_line, tensor value);
 // The lesson table of a step: step.lesson, or "<t.lessons>.<id>".
 std::string lesson_key(const struct trace& t, const step& s);
 // Largest |a - b| over two tensors of the same shape (infinite if the shapes differ).

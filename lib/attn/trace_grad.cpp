@@ -19,10 +19,7 @@ const std::vector<std::string>& grad_step_ids() {
 namespace {
 template <class T>
 step grad_step(const std::string& id, const std::string& shape_line, const matrix<T>& m) {
-    step s;
-    s.id = id;
-    s.shape_line = shape_line;
-    s.value = convert<double>(m);
+    step s = make_step(id, shape_line, convert<double>(m));
     s.lesson = "grad." + id;
     return s;
 }
