@@ -90,6 +90,20 @@ struct train_cli_options {
 void setup_train(CLI::App& app, train_cli_options& opt);
 int run_train(const train_cli_options& opt);
 
+// `attn-explain flash` and `attn-explain cost`.
+struct flash_options {
+    step_options run;
+    long block_q = 4, block_k = 3, row = 0;
+};
+void setup_flash(CLI::App& app, flash_options& opt);
+int run_flash(const flash_options& opt);
+struct cost_options {
+    long batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = -1, layers = 12;
+    std::string dtype = "float16", format = "text", color = "auto", lang = "en";
+};
+void setup_cost(CLI::App& app, cost_options& opt);
+int run_cost(const cost_options& opt);
+
 // Prints "attn-explain: error: <message>" on one line to stderr.
 void print_error(const std::string& message);
 

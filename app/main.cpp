@@ -7,6 +7,8 @@
 
 #include "attn/error.hpp"
 #include "attn/npy.hpp"
+#include "cmd_bench.hpp"
+#include "cmd_kvcache.hpp"
 #include "cmd_mask.hpp"
 #include "commands.hpp"
 
@@ -22,11 +24,17 @@ int main(int argc, char** argv) {
     app::mistakes_options mistakes;
     app::mistake_options mistake;
     app::mask_options mask;
+    app::kvcache_options kvcache;
+    app::bench_options bench;
     app::heads_options heads;
     app::drill_options drill;
     app::grad_options grad;
     app::train_cli_options train;
+    app::flash_options flash;
+    app::cost_options cost;
     app::setup_step(cli, step);
+    app::setup_flash(cli, flash);
+    app::setup_cost(cli, cost);
     app::setup_grad(cli, grad);
     app::setup_train(cli, train);
     app::setup_heads(cli, heads);
@@ -34,6 +42,8 @@ int main(int argc, char** argv) {
     app::setup_mistakes(cli, mistakes);
     app::setup_mistake(cli, mistake);
     app::setup_mask(cli, mask);
+    app::setup_kvcache(cli, kvcache);
+    app::setup_bench(cli, bench);
 
     try {
         cli.parse(argc, argv);
@@ -56,7 +66,11 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("drill")) return app::run_drill(drill);
         if (cli.got_subcommand("grad")) return app::run_grad(grad);
         if (cli.got_subcommand("train")) return app::run_train(train);
+        if (cli.got_subcommand("flash")) return app::run_flash(flash);
+        if (cli.got_subcommand("cost")) return app::run_cost(cost);
         if (cli.got_subcommand("mask")) return app::run_mask(mask);
+        if (cli.got_subcommand("kv-cache")) return app::run_kvcache(kvcache);
+        if (cli.got_subcommand("bench")) return app::run_bench(bench);
         app::print_error("a subcommand is required: try 'attn-explain step' (or --help)");
         return 2;
     } catch (const attn::error& e) {

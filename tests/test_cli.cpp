@@ -515,3 +515,29 @@ TEST_CASE("cli: grad --load reads target.npy and agrees with torch autograd", "[
         for (std::size_t i = 0; i < got.data.size(); ++i) CHECK(std::fabs(got.data[i] - want.data[i]) < 1e-5);
     }
 }
+
+TEST_CASE("cli: flash and cost in text and JSON - and their errors", "[cli][flash][cost]") {
+    const result text = run("flash --seq-len 10 --block-q 3 --block-k 4 --row 5 --mask causal --dtype bfloat16");
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("Row 5, tile by tile") && Catch::Contains("α") && Catch::Contains("2205.14135") &&
+                             Catch::Contains("65536") && Catch::Contains("bfloat16"));
+    const auto doc = nlohmann::json::parse(run("flash --format json --seq-len 9").out);
+    CHECK(doc["max_diff"].get<double>() < 1e-12);
+    CHECK(doc["extra_bytes"].get<double>() < doc["full_bytes"].get<double>() * 2);
+    temp_dir t;
+    CHECK(run("flash --save " + (t.path / "f").string()).code == 0);
+    CHECK(fs::exists(t.path / "f" / "output.npy"));
+    const auto cost = nlohmann::json::parse(run("cost --format json --batch 2 --seq-len 4096 --kv-heads 4").out);
+    for (const char* field : {"flops", "scores_bytes", "kv_cache_bytes", "tiled_bytes"}) CHECK(cost[field].is_number());
+    CHECK(run("cost").code == 0);
+    const char* cases[][2] = {
+        {"flash --block-q 0", "--block-q"},
+        {"flash --block-k 0", "--block-k"},
+        {"flash --row 99", "--row 99 is out of range"},
+        {"flash --dtype int8", "float32 or float64"},
+        {"cost --heads 12 --kv-heads 5", "--kv-heads 5 must divide --heads 12"},
+        {"cost --seq-len 0", "positive"},
+        {"cost --dtype int4", "float32, float16 or bfloat16"},
+    };
+    expect_errors(cases);
+}

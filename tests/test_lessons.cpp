@@ -3,11 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "attn/drill.hpp"
+#include "attn/render_flash.hpp"
 #include "attn/trace_grad.hpp"
 #include "attn/train.hpp"
 #include "attn/error.hpp"
 #include "attn/render_drill.hpp"
 #include "attn/inputs.hpp"
+#include "attn/kvcache.hpp"
 #include "attn/lessons.hpp"
 #include "attn/mistakes.hpp"
 #include "attn/render.hpp"
@@ -177,6 +179,24 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             CHECK_NOTHROW(attn::render_train_markdown(rep, attn::lessons::embedded("en")));
         }
     }
+    {  // flash (with the low-precision comparison) and cost
+        const attn::lessons& F = attn::lessons::embedded("en");
+        attn::flash_report fr;
+        fr.n = 5, fr.d_k = 2, fr.d_v = 2, fr.block_q = 2, fr.block_k = 2;
+        const attn::matrix<double> m{{1, 0}, {0, 1}, {1, 1}, {0.5, -1}, {2, 0}};
+        fr.result = attn::flash_forward(m, m, m, 2, 2, true, 1);
+        fr.precision = attn::low_precision_errors(m, m, m, 2, 2, true, attn::low_precision::float16);
+        fr.low_name = "float16";
+        attn::text_options o;
+        CHECK_NOTHROW(attn::render_flash_text(fr, F, o));
+        CHECK_NOTHROW(attn::render_flash_markdown(fr, F, o));
+        attn::cost_input ci;
+        for (std::size_t n : {std::size_t{256}, std::size_t{8192}}) {  // both sides of the crossover
+            ci.seq_len = n;
+            CHECK_NOTHROW(attn::render_cost_text(ci, attn::attention_cost(ci), F, true));
+            CHECK_NOTHROW(attn::render_cost_markdown(ci, attn::attention_cost(ci), F));
+        }
+    }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";
     layout.d_k = 3;
@@ -228,6 +248,36 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         attn::mask_report bad = mask_of(3, 0, "causal", "", "right", "top-left");
         bad.items[0].sdpa[0][2] = true;
         mask_all(bad);
+    }
+    // `attn-explain kv-cache` in every format: MHA, GQA, MQA, one head, a prompt of one token, a
+    // loaded run, a failing check and caches of KiB and MiB.
+    {
+        const attn::lessons& kl = attn::lessons::embedded("en");
+        auto kv_all = [&](const attn::kv_report& r) {
+            attn::text_options o;
+            for (bool color : {false, true}) {
+                o.color = color;
+                CHECK_NOTHROW(attn::render_kvcache_pages(r, kl, o));
+            }
+            CHECK_NOTHROW(attn::render_kvcache_json(r, kl));
+            CHECK_NOTHROW(attn::render_kvcache_markdown(r, kl, o));
+        };
+        auto kv_of = [](std::int64_t p, std::int64_t h, std::int64_t g) {
+            attn::kv_request q;
+            q.prompt_len = p, q.heads = h, q.kv_heads = g;
+            const attn::kv_config c = attn::validate_kv(q);
+            return attn::run_kvcache(c, attn::make_kv_inputs(c));
+        };
+        kv_all(kv_of(4, 4, 4));  // MHA
+        kv_all(kv_of(4, 4, 2));  // GQA
+        kv_all(kv_of(1, 4, 1));  // MQA, a one-token prompt
+        attn::kv_report one = kv_of(3, 1, 1);
+        kv_all(one);
+        one.config.load_dir = "in/";
+        one.max_diff = one.steps[1].max_diff = 1;  // a failing check
+        one.cache_bytes = 4096;
+        one.mha_cache_bytes = 4.0 * 1024 * 1024;
+        kv_all(one);
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");

@@ -1,0 +1,112 @@
+// `attn-explain flash` (online-softmax tiling on the learner's numbers) and `attn-explain cost`
+// (FLOPs and memory of attention, with formulas).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "attn/error.hpp"
+#include "attn/flash.hpp"
+#include "attn/inputs.hpp"
+#include "attn/render_flash.hpp"
+#include "attn/save.hpp"
+#include "commands.hpp"
+
+namespace app {
+
+void setup_flash(CLI::App& app, flash_options& opt) {
+    auto* cmd = app.add_subcommand("flash", "Online-softmax tiling (FlashAttention) on your numbers, tile by tile");
+    opt.run.request.seq_len = 8;
+    add_run_options(cmd, opt.run);
+    cmd->add_option("--block-q", opt.block_q, "Query block size Br")->capture_default_str();
+    cmd->add_option("--block-k", opt.block_k, "Key tile size Bc")->capture_default_str();
+    cmd->add_option("--row", opt.row, "The query row followed tile by tile")->capture_default_str();
+}
+
+void setup_cost(CLI::App& app, cost_options& opt) {
+    auto* cmd = app.add_subcommand("cost", "FLOPs and memory of attention, with formulas");
+    cmd->add_option("--batch", opt.batch, "Batch size B")->capture_default_str();
+    cmd->add_option("--seq-len", opt.seq_len, "Sequence length n")->capture_default_str();
+    cmd->add_option("--d-model", opt.d_model, "Model width d")->capture_default_str();
+    cmd->add_option("--heads", opt.heads, "Query heads h")->capture_default_str();
+    cmd->add_option("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
+    cmd->add_option("--layers", opt.layers, "Layers L")->capture_default_str();
+    cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+}
+
+int run_flash(const flash_options& opt) {
+    step_options run = opt.run;
+    attn::flash_report report;
+    // --dtype float16 / bfloat16: the run itself is exact; the low-precision comparison is added.
+    std::optional<attn::low_precision> low;
+    if (run.request.dtype == "float16" || run.request.dtype == "bfloat16") {
+        low = attn::parse_low_precision(run.request.dtype);
+        report.low_name = run.request.dtype;
+        run.request.dtype = "float32";
+    }
+    if (opt.block_q <= 0 || opt.block_k <= 0) throw attn::error("--block-q and --block-k must be at least 1");
+    if (opt.row < 0) throw attn::error("--row must be 0 or more");
+    const terminal_info term = probe_terminal();
+    const bool color = decide_color(run.color, term.stdout_tty);
+    if (run.format != "text" && run.format != "json" && run.format != "markdown")
+        throw attn::error("unknown --format '" + run.format + "': use text, json or markdown");
+    if (!run.request.load_dir.empty() && run.request.dims_given)
+        throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
+    attn::step_config c = attn::validate(run.request);
+    if (!run.save.empty()) attn::check_save_dir(run.save);
+    const attn::inputs in = c.load_dir.empty() ? attn::make_inputs(c) : attn::load_inputs(c);
+    if (static_cast<std::size_t>(opt.row) >= c.seq_len)
+        throw attn::error(fmt::format("--row {} is out of range: rows are 0 to {}", opt.row, c.seq_len - 1));
+    const attn::matrix<double> q = attn::project(in.x, in.w_q), k = attn::project(in.x, in.w_k), v = attn::project(in.x, in.w_v);
+    const bool causal = c.mask == attn::mask_kind::causal;
+    report.n = c.seq_len, report.d_k = c.d_k, report.d_v = c.d_v, report.seed = c.seed, report.causal = causal;
+    report.block_q = static_cast<std::size_t>(opt.block_q), report.block_k = static_cast<std::size_t>(opt.block_k);
+    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, causal, static_cast<std::size_t>(opt.row));
+    if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, causal, *low);
+    if (!run.save.empty()) {
+        attn::trace t;
+        t.config = c;
+        t.config.type = attn::dtype::float64;
+        for (const auto& [id, m] : {std::pair<const char*, const attn::matrix<double>*>{"X", &in.x}, {"W_Q", &in.w_q},
+                                    {"W_K", &in.w_k}, {"W_V", &in.w_v}, {"Q", &q}, {"K", &k}, {"V", &v},
+                                    {"output", &report.result.tiled}, {"full_output", &report.result.full}})
+            t.steps.push_back(attn::make_step(id, "", attn::tensor(*m)));
+        attn::save_trace(t, run.save, attn::save_layout::step);
+    }
+    const attn::lessons& L = attn::lessons::embedded(run.lang);
+    attn::text_options text;
+    text.color = color;
+    text.width = term.width;
+    text.full = run.full;
+    if (run.format == "json") emit(attn::render_flash_json(report));
+    else if (run.format == "markdown") emit(attn::render_flash_markdown(report, L, text));
+    else emit(attn::render_flash_text(report, L, text));
+    return 0;
+}
+
+int run_cost(const cost_options& opt) {
+    const long values[] = {opt.batch, opt.seq_len, opt.d_model, opt.heads, opt.layers};
+    for (long v : values)
+        if (v <= 0) throw attn::error("every size must be a positive whole number");
+    if (opt.kv_heads == 0 || opt.kv_heads < -1) throw attn::error("--kv-heads must be a positive whole number");
+    attn::cost_input in;
+    in.batch = static_cast<std::size_t>(opt.batch), in.seq_len = static_cast<std::size_t>(opt.seq_len);
+    in.d_model = static_cast<std::size_t>(opt.d_model), in.heads = static_cast<std::size_t>(opt.heads);
+    in.kv_heads = opt.kv_heads < 0 ? in.heads : static_cast<std::size_t>(opt.kv_heads);
+    in.layers = static_cast<std::size_t>(opt.layers);
+    if (opt.dtype == "float32") in.bytes = 4;
+    else if (opt.dtype == "float16" || opt.dtype == "bfloat16") in.bytes = 2;
+    else throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");
+    if (opt.format != "text" && opt.format != "json" && opt.format != "markdown")
+        throw attn::error("unknown --format '" + opt.format + "': use text, json or markdown");
+    const attn::cost_result c = attn::attention_cost(in);
+    const attn::lessons& L = attn::lessons::embedded(opt.lang);
+    const bool color = decide_color(opt.color, probe_terminal().stdout_tty);
+    if (opt.format == "json") emit(attn::render_cost_json(in, c));
+    else if (opt.format == "markdown") emit(attn::render_cost_markdown(in, c, L));
+    else emit(attn::render_cost_text(in, c, L, color));
+    return 0;
+}
+
+}  // namespace app

@@ -1,0 +1,22 @@
+// `attn-explain kv-cache`: autoregressive decoding with a KV cache, step by step; GQA and MQA.
+#pragma once
+#include <string>
+
+#include "attn/kvcache.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace app {
+
+struct kvcache_options {
+    attn::kv_request request;  // the run's flags, validated by the library
+    std::string save, format = "text", color = "auto", lang = "en";
+    int precision = 4;
+    bool no_pause = false;
+};
+void setup_kvcache(CLI::App& app, kvcache_options& opt);
+int run_kvcache(const kvcache_options& opt);
+
+}  // namespace app

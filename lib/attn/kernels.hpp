@@ -1,0 +1,50 @@
+// Single-head attention forward, out = softmax(Q·Kᵀ/√d)·V, in float32, three ways with one signature:
+//   reference: plain loops, the obvious version (the one the others are tested against);
+//   full:      the n×n score matrix materialised, then softmax, then ·V (straightforward, O(n²) memory);
+//   tiled:     FlashAttention-style online softmax over key tiles, never materialising n×n.
+// Q, K, V and out are row-major [n, d]. Scratch memory is counted by a small meter (stats).
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace attn::kernels {
+
+enum class impl { reference, full, tiled };
+
+struct options {
+    std::size_t block_rows = 96;  // Br: query rows per block (tiled)
+    std::size_t block_cols = 96;  // Bc: keys per tile (tiled)
+    unsigned threads = 2;         // worker threads over query blocks (tiled)
+};
+
+struct stats {
+    std::size_t extra_bytes = 0;  // peak scratch bytes the kernel allocated (measured by its meter)
+};
+
+using kernel_fn = void (*)(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                           const options& opt, stats* st);
+
+void reference(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+               const options& opt = {}, stats* st = nullptr);
+void full(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+          const options& opt = {}, stats* st = nullptr);
+void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+           const options& opt = {}, stats* st = nullptr);
+
+// reference for the query rows [row_begin, row_end) only; out is [row_end - row_begin, d].
+void reference_rows(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                    std::size_t row_begin, std::size_t row_end, stats* st = nullptr);
+
+kernel_fn get(impl which);
+const char* name(impl which);
+
+// Peak extra memory of one implementation: runs it once on zero inputs and returns its meter's peak.
+std::size_t measure_extra_bytes(impl which, std::size_t n, std::size_t d, const options& opt = {});
+
+// Measured FMA peak in GFLOP/s: a tight register-blocked FMA loop on `threads` threads for ~`seconds`.
+double measure_fma_peak_gflops(unsigned threads = 2, double seconds = 0.05);
+
+// Whether the AVX2+FMA paths are in use (chosen at run time from the CPU's flags).
+bool uses_avx2();
+
+}  // namespace attn::kernels

@@ -1,0 +1,99 @@
+// flash: online-softmax tiling equals full attention for any block sizes, uses O(n) memory, and
+// the emulated low precision rounds as IEEE/bfloat16 do. cost: every formula on a hand-computed case.
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "attn/error.hpp"
+#include "attn/flash.hpp"
+#include "attn/rng.hpp"
+
+namespace {
+attn::matrix<double> randn(std::size_t r, std::size_t c, std::uint64_t seed) {
+    attn::rng g(seed);
+    attn::matrix<double> m = xt::empty<double>({r, c});
+    for (auto& v : m) v = g.normal();
+    return m;
+}
+}  // namespace
+
+TEST_CASE("tiled online softmax equals full attention for blocks that do not divide n", "[flash]") {
+    for (std::size_t n : {1, 7, 37, 100})
+        for (std::size_t bq : {1, 3, 16})
+            for (std::size_t bk : {1, 5, 24})
+                for (bool causal : {false, true}) {
+                    INFO("n " << n << " Br " << bq << " Bc " << bk << " causal " << causal);
+                    const auto q = randn(n, 8, n), k = randn(n, 8, n + 1), v = randn(n, 5, n + 2);
+                    const attn::flash_result r = attn::flash_forward(q, k, v, bq, bk, causal, n / 2);
+                    CHECK(r.max_diff < 1e-12);
+                    // and full attention is the library's own single-head pipeline
+                    const auto scores = attn::scale_scores(attn::attention_scores(q, k), 8);
+                    const auto masked = causal ? attn::apply_mask(scores, attn::mask_causal(n, n)) : scores;
+                    CHECK(attn::max_abs_diff(r.full, attn::weighted_sum(attn::softmax_rows(masked), v)) < 1e-12);
+                }
+}
+
+TEST_CASE("the followed row's statistics are the running max and sum", "[flash]") {
+    const auto q = randn(6, 4, 1), k = randn(6, 4, 2), v = randn(6, 3, 3);
+    const attn::flash_result r = attn::flash_forward(q, k, v, 2, 4, false, 1);
+    REQUIRE(r.row.size() == 2);  // 6 keys in tiles of 4: keys 0..3 and 4..5
+    CHECK(r.row[1].from == 4);
+    CHECK(r.row[1].to == 6);
+    const auto s = attn::scale_scores(attn::attention_scores(q, k), 4);
+    double m = -INFINITY, l = 0;
+    for (std::size_t j = 0; j < 6; ++j) m = std::max(m, s(1, j));
+    for (std::size_t j = 0; j < 6; ++j) l += std::exp(s(1, j) - m);
+    CHECK(r.row.back().m_new == Approx(m));
+    CHECK(r.row.back().l_new == Approx(l));
+    CHECK(r.row[1].alpha == Approx(std::exp(r.row[1].m_old - r.row[1].m_new)));
+}
+
+TEST_CASE("tiled memory is O(n) while the score matrix is O(n²)", "[flash]") {
+    const auto q = randn(256, 16, 4), k = randn(256, 16, 5), v = randn(256, 16, 6);
+    const attn::flash_result r = attn::flash_forward(q, k, v, 16, 16, false, 0);
+    CHECK(r.full_bytes == 256 * 256 * sizeof(double));
+    CHECK(r.extra_bytes == (16 + 16 + 16 * 16 + 16 * 16) * sizeof(double));  // m, l, acc, one tile
+    CHECK(r.extra_bytes * 100 < r.full_bytes);
+}
+
+TEST_CASE("bfloat16 rounds to 8 significant bits - ties to even", "[flash][fp16]") {
+    CHECK(attn::round_to_bf16(1.0) == 1.0);
+    CHECK(attn::round_to_bf16(1.0 + 1.0 / 256) == 1.0);              // halfway: to even
+    CHECK(attn::round_to_bf16(1.0 + 3.0 / 256) == 1.0 + 4.0 / 256);  // halfway: to even (up)
+    CHECK(attn::round_to_bf16(3.14159265) == 3.140625);
+    CHECK(std::isinf(attn::round_to_bf16(1e39)));
+    CHECK(attn::round_to_bf16(-0.1) == Approx(-0.10009765625));
+}
+
+TEST_CASE("low precision: the tiled error stays within twice the naive error", "[flash][fp16]") {
+    const auto q = randn(64, 16, 7), k = randn(64, 16, 8), v = randn(64, 16, 9);
+    for (auto p : {attn::low_precision::float16, attn::low_precision::bfloat16}) {
+        const auto e = attn::low_precision_errors(q, k, v, 16, 16, true, p);
+        CHECK(e.tiled_error > 0);
+        CHECK(e.tiled_error <= 2 * e.naive_error);
+    }
+    CHECK_THROWS_WITH(attn::parse_low_precision("int8"), Catch::Contains("float16 or bfloat16"));
+}
+
+TEST_CASE("cost formulas on a hand-computed case", "[cost]") {
+    attn::cost_input in;  // B = 2, n = 8, d = 16, h = 4 (d_head 4), g = 2, L = 3, fp16
+    in.batch = 2, in.seq_len = 8, in.d_model = 16, in.heads = 4, in.kv_heads = 2, in.layers = 3, in.bytes = 2;
+    in.block_q = in.block_k = 4;
+    const attn::cost_result c = attn::attention_cost(in);
+    CHECK(c.proj_q == 3.0 * 2 * 2 * 8 * 16 * 16);        // 2·L·B·n·d²            = 24576
+    CHECK(c.proj_kv == 3.0 * 2 * 2 * 2 * 8 * 16 * 8);    // 2·L·2·B·n·d·(g·d_h)   = 24576
+    CHECK(c.qk == 3.0 * 2 * 2 * 4 * 8 * 8 * 4);          // 2·L·B·h·n²·d_h        = 12288
+    CHECK(c.pv == c.qk);
+    CHECK(c.softmax == 3.0 * 5 * 2 * 4 * 8 * 8);         // 5·L·B·h·n²            = 7680
+    CHECK(c.flops == 24576 + 24576 + 24576 + 12288 + 12288 + 7680);
+    CHECK(c.scores_bytes == 2.0 * 4 * 8 * 8 * 2);        // B·h·n²·bytes          = 1024
+    CHECK(c.kv_per_token == 2.0 * 3 * 2 * 4 * 2);        // 2·L·g·d_h·bytes       = 96
+    CHECK(c.kv_cache_bytes == 96.0 * 2 * 8);
+    CHECK(c.tiled_bytes == 2.0 * 4 * (8 * 2 * 4 + 4 * 4 * 4));
+    CHECK(c.crossover_n == 16 + 2 * 4);
+    in.kv_heads = 3;
+    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--kv-heads 3 must divide --heads 4"));
+    in.kv_heads = 2;
+    in.heads = 5;
+    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--heads 5 must divide d_model 16"));
+}

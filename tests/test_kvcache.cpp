@@ -1,0 +1,281 @@
+// `attn-explain kv-cache`: cached decoding equals full causal attention; GQA with g = h is ordinary
+// multi-head attention; FLOPs and bytes; the command's errors, formats and --save/--load.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "attn/error.hpp"
+#include "attn/format.hpp"
+#include "attn/kvcache.hpp"
+#include "attn/lessons.hpp"
+#include "attn/multihead.hpp"
+#include "attn/npy.hpp"
+#include "cli_helpers.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+attn::kv_report run(std::int64_t p, std::int64_t t, std::int64_t d, std::int64_t h, std::int64_t g,
+                    const char* dtype = "float64", std::uint64_t seed = 7) {
+    attn::kv_request r;
+    r.prompt_len = p, r.steps = t, r.d_model = d, r.heads = h, r.kv_heads = g, r.dtype = dtype, r.seed = seed;
+    const attn::kv_config c = attn::validate_kv(r);
+    return attn::run_kvcache(c, attn::make_kv_inputs(c));
+}
+
+double max_diff(const attn::matrix<double>& a, const attn::matrix<double>& b) {
+    REQUIRE(a.shape() == b.shape());
+    double m = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
+    return m;
+}
+
+struct result {
+    int code = -1;
+    std::string out, err;
+};
+
+result cli(const std::string& args) {
+    static int counter = 0;
+    const fs::path err = fs::temp_directory_path() / ("attn-kv-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    const test::command_result c = test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) +
+                                                 " kv-cache " + args + " </dev/null 2>" + err.string());
+    result r{c.code, c.out, ""};
+    FILE* f = std::fopen(err.c_str(), "r");
+    if (f) {
+        char buf[4096];
+        std::size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.err.append(buf, n);
+        std::fclose(f);
+    }
+    fs::remove(err);
+    return r;
+}
+
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        static int counter = 0;
+        path = fs::temp_directory_path() / ("attn-kv-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+}  // namespace
+
+TEST_CASE("kv-cache: cached decoding equals full causal attention", "[kvcache]") {
+    for (const auto& [h, g] : {std::pair<int, int>{2, 2}, {4, 2}, {4, 1}, {1, 1}}) {
+        INFO("h = " << h << ", g = " << g);
+        const attn::kv_report r = run(3, 5, 8, h, g);
+        REQUIRE(r.steps.size() == 6);  // the prefill and 5 decode steps
+        CHECK(max_diff(r.output, r.full) < 1e-12);
+        CHECK(r.max_diff < 1e-12);
+        // The cache grows by one position per decode step.
+        CHECK(r.steps[0].cache_before == 0);
+        CHECK(r.steps[0].cache_after == 3);
+        for (std::size_t k = 1; k < r.steps.size(); ++k) {
+            CHECK(r.steps[k].cache_before == 2 + k);
+            CHECK(r.steps[k].cache_after == 3 + k);
+            CHECK(r.steps[k].weights.size() == static_cast<std::size_t>(h));
+            CHECK(r.steps[k].weights[0].shape(1) == 3 + k);
+            double sum = 0;
+            for (std::size_t j = 0; j < 3 + k; ++j) sum += r.steps[k].weights[0](0, j);
+            CHECK(sum == Approx(1.0));
+        }
+        CHECK(r.k_cache.shape(1) == static_cast<std::size_t>(g));
+        CHECK(r.k_cache.shape(2) == 8);
+    }
+    // float32 agrees to rounding.
+    const attn::kv_report f = run(4, 4, 8, 4, 2, "float32");
+    CHECK(f.max_diff < 1e-5);
+}
+
+TEST_CASE("kv-cache: full causal attention is independent of the cache and causal", "[kvcache]") {
+    // Row i of the full causal output must not change when later tokens change.
+    attn::kv_request rq;
+    rq.prompt_len = 2, rq.steps = 3, rq.heads = 4, rq.kv_heads = 2, rq.dtype = "float64";
+    const attn::kv_config c = attn::validate_kv(rq);
+    attn::kv_inputs in = attn::make_kv_inputs(c);
+    const attn::kv_report a = attn::run_kvcache(c, in);
+    for (std::size_t j = 0; j < c.d_model; ++j) in.x(4, j) += 1.0;
+    const attn::kv_report b = attn::run_kvcache(c, in);
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < c.d_model; ++j) CHECK(a.full(i, j) == b.full(i, j));
+    CHECK(a.output(4, 0) != b.output(4, 0));
+}
+
+TEST_CASE("kv-cache: GQA with g = h is multi-head attention (per-head outputs before W_O)", "[kvcache]") {
+    // multihead_forward includes W_O; we compare its `merged` (the per-head outputs before W_O) with
+    // the cached decode output. W_O is the identity, so its `output` must match as well.
+    const attn::kv_report r = run(3, 4, 8, 4, 4);
+    const std::size_t T = 7, d = 8;
+    attn::tensor3<double> x = xt::empty<double>({std::size_t{1}, T, d});
+    std::copy(r.in.x.begin(), r.in.x.end(), x.begin());
+    const attn::matrix<double> w_o = xt::eye<double>(d);
+    const attn::multihead_trace<double> f = attn::multihead_forward(x, r.in.w_q, r.in.w_k, r.in.w_v, w_o, 4, true);
+    double m = 0, o = 0;
+    for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t j = 0; j < d; ++j) {
+            m = std::max(m, std::abs(f.merged(0, i, j) - r.output(i, j)));
+            o = std::max(o, std::abs(f.output(0, i, j) - r.output(i, j)));
+        }
+    CHECK(m < 1e-12);
+    CHECK(o < 1e-12);
+    // And the GQA reference path agrees with multihead_forward too.
+    const attn::matrix<double> ref = attn::gqa_full_causal<double>(r.in.x, r.in.w_q, r.in.w_k, r.in.w_v, 4, 4);
+    CHECK(max_diff(ref, r.full) < 1e-12);
+}
+
+TEST_CASE("kv-cache: GQA shares K/V heads - g = 1 is multi-query", "[kvcache]") {
+    attn::kv_request rq;
+    rq.heads = 4, rq.kv_heads = 2;
+    attn::kv_config c = attn::validate_kv(rq);
+    CHECK(c.kv_head_of(0) == 0);
+    CHECK(c.kv_head_of(1) == 0);
+    CHECK(c.kv_head_of(2) == 1);
+    CHECK(c.kv_head_of(3) == 1);
+    const attn::lessons& L = attn::lessons::embedded("en");
+    CHECK(attn::gqa_map(c, L) == "query heads 0,1 → kv head 0; 2,3 → kv head 1");
+    rq.kv_heads = 1;
+    c = attn::validate_kv(rq);
+    CHECK(attn::gqa_map(c, L) == "query heads 0,1,2,3 → kv head 0");
+    // Heads that share a K/V head see the same keys: with identical query weights their weights agree.
+    const attn::kv_inputs in0 = attn::make_kv_inputs(c);
+    attn::kv_inputs in = in0;
+    for (std::size_t i = 0; i < c.d_model; ++i)
+        for (std::size_t j = 0; j < c.d_head; ++j) in.w_q(i, c.d_head + j) = in.w_q(i, j);
+    const attn::kv_report r = attn::run_kvcache(c, in);
+    for (const auto& s : r.steps) CHECK(max_diff(s.weights[0], s.weights[1]) == 0);
+    CHECK(r.k_cache.shape(1) == 1);
+    CHECK(r.cache_bytes * 4 == r.mha_cache_bytes);
+}
+
+TEST_CASE("kv-cache: FLOPs and cache bytes", "[kvcache]") {
+    attn::kv_request rq;
+    rq.prompt_len = 4, rq.steps = 4, rq.d_model = 8, rq.heads = 4, rq.kv_heads = 2;
+    const attn::kv_config c = attn::validate_kv(rq);
+    // d = 8, g = 2, d_head = 2, h = 4, L = 5: 2·64 + 4·8·2·2 + 4·4·5·2 = 128 + 128 + 160.
+    CHECK(attn::kv_flops_cached(c, 5) == 416);
+    // 5 · (128 + 128) + 4·4·25·2 = 1280 + 800.
+    CHECK(attn::kv_flops_full(c, 5) == 2080);
+    CHECK(attn::kv_cache_bytes(c, 5, 2) == 2 * 2 * 5 * 2 * 4);
+    const attn::kv_report r = attn::run_kvcache(c, attn::make_kv_inputs(c));
+    CHECK(r.steps[1].cache_bytes == 160);
+    CHECK(r.cache_bytes == 2 * 2 * 8 * 2 * 4);
+    CHECK(r.mha_cache_bytes == 2 * r.cache_bytes);
+    CHECK(r.flops_cached < r.flops_full);
+    for (std::size_t k = 2; k < r.steps.size(); ++k)
+        CHECK(r.steps[k].flops_full - r.steps[k].flops_cached > r.steps[k - 1].flops_full - r.steps[k - 1].flops_cached);
+}
+
+TEST_CASE("kv-cache: bad sizes are refused with one line", "[kvcache]") {
+    auto refuses = [](attn::kv_request r, const char* text) {
+        INFO(text);
+        CHECK_THROWS_WITH(attn::validate_kv(r), Catch::Contains(text));
+    };
+    attn::kv_request base;
+    attn::kv_request r = base;
+    r.heads = 4, r.kv_heads = 3;
+    refuses(r, "--kv-heads 3 must divide --heads 4");
+    r = base;
+    r.heads = 3;
+    refuses(r, "--heads 3 must divide d_model 8");
+    r = base;
+    r.prompt_len = 0;
+    refuses(r, "--prompt-len 0 is out of range");
+    r = base;
+    r.steps = 0;
+    refuses(r, "--steps 0 is out of range");
+    r = base;
+    r.steps = 1000000;
+    refuses(r, "--steps 1000000 is out of range");
+    r = base;
+    r.kv_heads = 5, r.kv_heads_given = true;
+    refuses(r, "--kv-heads 5 is out of range");
+    r = base;
+    r.prompt_len = 4000, r.steps = 96, r.d_model = 4096, r.heads = 64;
+    CHECK_THROWS_AS(attn::validate_kv(r), attn::error);  // cannot fit (memory or compute)
+}
+
+TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") {
+    const result text = cli("--heads 4 --kv-heads 2");
+    CHECK(text.code == 0);
+    CHECK(text.err.empty());
+    CHECK_THAT(text.out, Catch::Contains("query heads 0,1 → kv head 0; 2,3 → kv head 1") &&
+                             Catch::Contains("(2, 4, 2) → (2, 5, 2)") && Catch::Contains("max |cached − full|") &&
+                             Catch::Contains("bottom-right"));
+    for (const std::string& line : [&] {
+             std::vector<std::string> lines;
+             std::size_t a = 0, b;
+             while ((b = text.out.find('\n', a)) != std::string::npos) lines.push_back(text.out.substr(a, b - a)), a = b + 1;
+             return lines;
+         }()) {
+        INFO(line);
+        CHECK(attn::display_width(line) <= 80);
+    }
+    const result json = cli("--heads 4 --kv-heads 1 --format json");
+    REQUIRE(json.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(json.out);
+    CHECK(j["config"]["kv_heads"] == 1);
+    CHECK(j["steps"].size() == 5);
+    CHECK(j["steps"][1]["cache_shape_after"] == nlohmann::json::array({1, 5, 2}));
+    CHECK(j["summary"]["matches_full"] == true);
+    CHECK(j["attention"]["kv_head_of_query_head"] == nlohmann::json::array({0, 0, 0, 0}));
+    const result md = cli("--format markdown");
+    CHECK(md.code == 0);
+    CHECK_THAT(md.out, Catch::StartsWith("# attn-explain kv-cache"));
+
+    const char* bad[][2] = {
+        {"--heads 4 --kv-heads 3", "--kv-heads 3 must divide --heads 4"},
+        {"--heads 3", "--heads 3 must divide d_model 8"},
+        {"--prompt-len 0", "--prompt-len 0 is out of range"},
+        {"--steps 0", "--steps 0 is out of range"},
+        {"--steps 99999999", "--steps 99999999 is out of range"},
+        {"--prompt-len 4000 --steps 96 --d-model 8192 --heads 64", "choose a smaller"},
+        {"--format xml", "unknown --format"},
+        {"--dtype float16", "unknown dtype"},
+        {"--load /nonexistent-kv", "not a folder"},
+    };
+    for (const auto& c : bad) {
+        INFO(c[0]);
+        const result r = cli(c[0]);
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("attn-explain: error: ") && Catch::Contains(c[1]));
+    }
+}
+
+TEST_CASE("kv-cache: --save then --load gives the same output", "[kvcache]") {
+    temp_dir dir;
+    const fs::path out = dir.path / "run";
+    const result a = cli("--heads 4 --kv-heads 2 --dtype float64 --save " + out.string() + " --format json");
+    REQUIRE(a.code == 0);
+    for (const char* id : {"X", "W_Q", "W_K", "W_V", "K_cache", "V_cache", "full", "output"})
+        CHECK(fs::exists(out / (std::string(id) + ".npy")));
+    const attn::npy::array wk = attn::npy::read((out / "W_K.npy").string());
+    CHECK(wk.shape == std::vector<std::size_t>{8, 4});  // (d, g·d_head)
+    const attn::npy::array kc = attn::npy::read((out / "K_cache.npy").string());
+    CHECK(kc.shape == std::vector<std::size_t>{1, 2, 8, 2});
+    const fs::path back = dir.path / "back";
+    const result b = cli("--heads 4 --load " + out.string() + " --save " + back.string() + " --format json");
+    REQUIRE(b.code == 0);
+    const attn::npy::array o1 = attn::npy::read((out / "output.npy").string());
+    const attn::npy::array o2 = attn::npy::read((back / "output.npy").string());
+    CHECK(o1.shape == std::vector<std::size_t>{8, 8});
+    CHECK(o1.data == o2.data);
+    const nlohmann::json j = nlohmann::json::parse(b.out);
+    CHECK(j["config"]["kv_heads"] == 2);
+    CHECK(j["config"]["prompt_len"] == 4);
+    // --kv-heads that disagree with the files, and --d-model with --load, are refused.
+    CHECK(cli("--heads 4 --kv-heads 1 --load " + out.string()).code == 2);
+    CHECK(cli("--d-model 8 --load " + out.string()).code == 2);
+    CHECK(cli("--heads 3 --load " + out.string()).code == 2);
+}
