@@ -10,7 +10,6 @@
 #include <random>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "attn/error.hpp"
@@ -70,13 +69,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-void setup_bench(CLI::App& app, bench_options& opt) {
-    auto* cmd = app.add_subcommand("bench", "Time the reference, full and tiled (FlashAttention-style) kernels");
-    cmd->add_option("--sizes", opt.sizes, "Sequence lengths n, comma-separated (1..16384)")->capture_default_str();
-    cmd->add_option("--d", opt.d, "Head dimension d (1..512)")->capture_default_str();
-    cmd->add_option("--repeat", opt.repeat, "Runs per kernel; the best time is reported")->capture_default_str();
-    cmd->add_option("--format", opt.format, "text | json")->capture_default_str();
-}
 
 int run_bench(const bench_options& opt) {
     const std::vector<std::size_t> sizes = parse_sizes(opt.sizes);

@@ -7,7 +7,6 @@
 #include <iostream>
 #include <map>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -20,22 +19,6 @@
 
 namespace app {
 
-void setup_drill(CLI::App& app, drill_options& opt) {
-    auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
-    cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | all")
-        ->capture_default_str();
-    cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
-    cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
-    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | json")->capture_default_str();
-    cmd->add_flag("--stats", opt.stats, "Show progress history");
-    cmd->add_flag("--reset", opt.reset, "Clear progress history");
-    cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");
-    cmd->add_flag("--no-save", opt.no_save, "Neither read nor write progress");
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
-    cmd->callback([cmd, &opt] { opt.seed_given = cmd->count("--seed") > 0; });
-}
 
 namespace {
 

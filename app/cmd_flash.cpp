@@ -1,6 +1,5 @@
 // `attn-explain flash` (online-softmax tiling on the learner's numbers) and `attn-explain cost`
 // (FLOPs and memory of attention, with formulas).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "attn/error.hpp"
@@ -12,28 +11,7 @@
 
 namespace app {
 
-void setup_flash(CLI::App& app, flash_options& opt) {
-    auto* cmd = app.add_subcommand("flash", "Online-softmax tiling (FlashAttention) on your numbers, tile by tile");
-    opt.run.request.seq_len = 8;
-    add_run_options(cmd, opt.run);
-    cmd->add_option("--block-q", opt.block_q, "Query block size Br")->capture_default_str();
-    cmd->add_option("--block-k", opt.block_k, "Key tile size Bc")->capture_default_str();
-    cmd->add_option("--row", opt.row, "The query row followed tile by tile")->capture_default_str();
-}
 
-void setup_cost(CLI::App& app, cost_options& opt) {
-    auto* cmd = app.add_subcommand("cost", "FLOPs and memory of attention, with formulas");
-    cmd->add_option("--batch", opt.batch, "Batch size B")->capture_default_str();
-    cmd->add_option("--seq-len", opt.seq_len, "Sequence length n")->capture_default_str();
-    cmd->add_option("--d-model", opt.d_model, "Model width d")->capture_default_str();
-    cmd->add_option("--heads", opt.heads, "Query heads h")->capture_default_str();
-    cmd->add_option("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
-    cmd->add_option("--layers", opt.layers, "Layers L")->capture_default_str();
-    cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
-    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
-}
 
 int run_flash(const flash_options& opt) {
     step_options run = opt.run;

@@ -1,6 +1,5 @@
 // `attn-explain grad` (backpropagation, step by step, with --check and --sweep) and
 // `attn-explain train` (the tutorials' training run and its mistakes).
-#include <CLI/CLI.hpp>
 
 #include "attn/error.hpp"
 #include "attn/inputs.hpp"
@@ -11,22 +10,7 @@
 
 namespace app {
 
-void setup_grad(CLI::App& app, grad_options& opt) {
-    auto* cmd = app.add_subcommand("grad", "Backpropagate through attention, step by step");
-    add_run_options(cmd, opt.run);
-    cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
-    cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
-    cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
-}
 
-void setup_train(CLI::App& app, train_cli_options& opt) {
-    auto* cmd = app.add_subcommand("train", "Train one attention layer with Adam and watch the loss");
-    add_run_options(cmd, opt.run);
-    cmd->add_option("--steps", opt.steps, "Training steps")->capture_default_str();
-    cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
-    cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
-    cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
-}
 
 int run_grad(const grad_options& opt) {
     const terminal_info term = probe_terminal();

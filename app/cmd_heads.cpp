@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "attn/error.hpp"
@@ -16,26 +15,6 @@
 
 namespace app {
 
-void setup_heads(CLI::App& app, heads_options& opt) {
-    auto* cmd = app.add_subcommand("heads", "Walk through batched multi-head attention, head by head");
-    step_options& run = opt.run;
-    run.request.multihead = true;
-    run.request.seq_len = 4;
-    run.request.d_model = run.request.d_k = run.request.d_v = 8;
-    run.request.init = "xavier";  // as nn.MultiheadAttention initialises its projections
-    add_run_options(cmd, run);
-    attn::step_request& r = run.request;
-    cmd->add_option("--heads", r.heads, "Number of heads h (must divide d_model)")->capture_default_str();
-    cmd->add_option("--batch", r.batch, "Batch size B")->capture_default_str();
-    cmd->add_flag("--bias", r.bias, "nn.Linear-style biases on the four projections");
-    cmd->add_option("--lengths", r.lengths, "Each batch item's true length, e.g. 4,2 (the rest is padding)");
-    cmd->add_option("--pad-side", r.pad_side, "Where padding sits: right | left")->capture_default_str();
-    cmd->add_option("--kv-len", r.kv_len, "Cross-attention over m memory positions (keys and values)");
-    cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
-    cmd->add_option("--head", opt.head, "Show only this head");
-    cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
-    cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
-}
 
 namespace {
 // Writes the file whole or not at all: a temporary beside it, then a rename.

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
 
 #include "attn/error.hpp"
 #include "attn/lessons.hpp"
@@ -15,34 +14,6 @@
 
 namespace app {
 
-void setup_kvcache(CLI::App& app, kvcache_options& opt) {
-    attn::kv_request& r = opt.request;
-    auto* cmd = app.add_subcommand("kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)");
-    cmd->add_option("--prompt-len", r.prompt_len, "Prompt tokens p, processed at once (the prefill)")->capture_default_str();
-    cmd->add_option("--steps", r.steps, "Decode steps t, one token each")->capture_default_str();
-    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
-    cmd->add_option("--heads", r.heads, "Query heads h")->capture_default_str();
-    cmd->add_option("--kv-heads", r.kv_heads, "K/V heads g, dividing h (default: h; 1 = multi-query)");
-    cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
-    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
-    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
-        ->type_name("DIR");
-    cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
-    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
-    cmd->add_option("--precision", opt.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
-    cmd->callback([cmd, &r] {
-        r.kv_heads_given = cmd->count("--kv-heads") > 0;
-        r.dtype_given = cmd->count("--dtype") > 0;
-        r.d_model_given = cmd->count("--d-model") > 0;
-        r.prompt_given = cmd->count("--prompt-len") > 0;
-        r.steps_given = cmd->count("--steps") > 0;
-    });
-}
 
 int run_kvcache(const kvcache_options& opt) {
     const terminal_info term = probe_terminal();

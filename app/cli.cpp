@@ -1,0 +1,219 @@
+// Every subcommand's flags, in one place: this is the only file besides main.cpp that includes
+// CLI11, which takes seconds to compile per translation unit. The run_<cmd> functions live in
+// cmd_<cmd>.cpp.
+#include <CLI/CLI.hpp>
+
+#include "cmd_bench.hpp"
+#include "cmd_kvcache.hpp"
+#include "cmd_mask.hpp"
+#include "commands.hpp"
+
+namespace app {
+
+// attn-explain: flags of cmd_step.cpp
+void add_run_options(CLI::App* cmd, step_options& opt) {
+    attn::step_request& r = opt.request;
+    cmd->add_option("-n,--seq-len", r.seq_len, "Number of tokens n")->capture_default_str();
+    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
+    cmd->add_option("--d-k", r.d_k, "Width of queries and keys")->capture_default_str();
+    cmd->add_option("--d-v", r.d_v, "Width of values (and of the output)")->capture_default_str();
+    cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
+    cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
+    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    cmd->add_option("--mask", r.mask, "none | causal")->capture_default_str();
+    cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat\"");
+    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
+    cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
+    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
+    cmd->add_option("--precision", opt.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
+    cmd->add_flag("--full", opt.full, "Never elide large matrices");
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
+    cmd->callback([cmd, &opt] {
+        opt.request.dims_given =
+            cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
+        opt.request.dtype_given = cmd->count("--dtype") > 0;
+    });
+}
+
+// attn-explain: flags of cmd_step.cpp
+void setup_step(CLI::App& app, step_options& opt) {
+    auto* cmd = app.add_subcommand("step", "Walk through self-attention one step at a time");
+    add_run_options(cmd, opt);
+    cmd->add_option("--mistake", opt.request.mistake,
+                    "Run a classic bug beside the correct code (see: attn-explain mistakes)");
+    cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
+    cmd->add_option("--align", opt.request.align, "Causal alignment when n != m: top-left | bottom-right")
+        ->capture_default_str();
+}
+
+// attn-explain: flags of cmd_mistakes.cpp
+void setup_mistakes(CLI::App& app, mistakes_options& opt) {
+    auto* cmd = app.add_subcommand("mistakes", "List the classic attention mistakes the lab can run");
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
+}
+
+// attn-explain: flags of cmd_mistakes.cpp
+void setup_mistake(CLI::App& app, mistake_options& opt) {
+    auto* cmd = app.add_subcommand("mistake", "Run one classic attention bug beside the correct code");
+    cmd->add_option("name", opt.run.request.mistake, "The mistake's id (see: attn-explain mistakes)")->required();
+    add_run_options(cmd, opt.run);
+    cmd->add_option("--heads", opt.run.request.heads, "Heads h, for the multi-head mistakes")->capture_default_str();
+    cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")->capture_default_str();
+}
+
+// attn-explain: flags of cmd_heads.cpp
+void setup_heads(CLI::App& app, heads_options& opt) {
+    auto* cmd = app.add_subcommand("heads", "Walk through batched multi-head attention, head by head");
+    step_options& run = opt.run;
+    run.request.multihead = true;
+    run.request.seq_len = 4;
+    run.request.d_model = run.request.d_k = run.request.d_v = 8;
+    run.request.init = "xavier";  // as nn.MultiheadAttention initialises its projections
+    add_run_options(cmd, run);
+    attn::step_request& r = run.request;
+    cmd->add_option("--heads", r.heads, "Number of heads h (must divide d_model)")->capture_default_str();
+    cmd->add_option("--batch", r.batch, "Batch size B")->capture_default_str();
+    cmd->add_flag("--bias", r.bias, "nn.Linear-style biases on the four projections");
+    cmd->add_option("--lengths", r.lengths, "Each batch item's true length, e.g. 4,2 (the rest is padding)");
+    cmd->add_option("--pad-side", r.pad_side, "Where padding sits: right | left")->capture_default_str();
+    cmd->add_option("--kv-len", r.kv_len, "Cross-attention over m memory positions (keys and values)");
+    cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
+    cmd->add_option("--head", opt.head, "Show only this head");
+    cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
+    cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
+}
+
+// attn-explain: flags of cmd_drill.cpp
+void setup_drill(CLI::App& app, drill_options& opt) {
+    auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
+    cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
+    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | all")
+        ->capture_default_str();
+    cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
+    cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
+    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | json")->capture_default_str();
+    cmd->add_flag("--stats", opt.stats, "Show progress history");
+    cmd->add_flag("--reset", opt.reset, "Clear progress history");
+    cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");
+    cmd->add_flag("--no-save", opt.no_save, "Neither read nor write progress");
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    cmd->callback([cmd, &opt] { opt.seed_given = cmd->count("--seed") > 0; });
+}
+
+// attn-explain: flags of cmd_grad.cpp
+void setup_grad(CLI::App& app, grad_options& opt) {
+    auto* cmd = app.add_subcommand("grad", "Backpropagate through attention, step by step");
+    add_run_options(cmd, opt.run);
+    cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
+    cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
+    cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
+}
+
+// attn-explain: flags of cmd_grad.cpp
+void setup_train(CLI::App& app, train_cli_options& opt) {
+    auto* cmd = app.add_subcommand("train", "Train one attention layer with Adam and watch the loss");
+    add_run_options(cmd, opt.run);
+    cmd->add_option("--steps", opt.steps, "Training steps")->capture_default_str();
+    cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
+    cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
+    cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
+}
+
+// attn-explain: flags of cmd_flash.cpp
+void setup_flash(CLI::App& app, flash_options& opt) {
+    auto* cmd = app.add_subcommand("flash", "Online-softmax tiling (FlashAttention) on your numbers, tile by tile");
+    opt.run.request.seq_len = 8;
+    add_run_options(cmd, opt.run);
+    cmd->add_option("--block-q", opt.block_q, "Query block size Br")->capture_default_str();
+    cmd->add_option("--block-k", opt.block_k, "Key tile size Bc")->capture_default_str();
+    cmd->add_option("--row", opt.row, "The query row followed tile by tile")->capture_default_str();
+}
+
+// attn-explain: flags of cmd_flash.cpp
+void setup_cost(CLI::App& app, cost_options& opt) {
+    auto* cmd = app.add_subcommand("cost", "FLOPs and memory of attention, with formulas");
+    cmd->add_option("--batch", opt.batch, "Batch size B")->capture_default_str();
+    cmd->add_option("--seq-len", opt.seq_len, "Sequence length n")->capture_default_str();
+    cmd->add_option("--d-model", opt.d_model, "Model width d")->capture_default_str();
+    cmd->add_option("--heads", opt.heads, "Query heads h")->capture_default_str();
+    cmd->add_option("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
+    cmd->add_option("--layers", opt.layers, "Layers L")->capture_default_str();
+    cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+}
+
+// attn-explain: flags of cmd_mask.cpp
+void setup_mask(CLI::App& app, mask_options& opt) {
+    attn::mask_request& r = opt.request;
+    auto* cmd = app.add_subcommand("mask", "Translate one attention mask between every convention (SDPA, MHA, additive, HF)");
+    cmd->add_option("-n,--seq-len", r.seq_len, "Number of queries n")->capture_default_str();
+    cmd->add_option("--kv-len", r.kv_len, "Number of keys m (default: n)");
+    cmd->add_option("--batch", r.batch, "Batch size B (default: 1, or the number of --lengths)");
+    cmd->add_option("--mask", r.mask, "causal | none")->capture_default_str();
+    cmd->add_option("--lengths", r.lengths, "True key length of each batch item, e.g. 4,2; the rest is padding")
+        ->type_name("L1,L2,...");
+    cmd->add_option("--pad-side", r.pad_side, "Where the padding sits: right | left")->capture_default_str();
+    cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
+    cmd->add_option("--batch-index", r.batch_index, "Print only this batch item (default: every item in turn)");
+    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
+    cmd->callback([cmd, &r] {
+        r.kv_len_given = cmd->count("--kv-len") > 0;
+        r.batch_given = cmd->count("--batch") > 0;
+        r.batch_index_given = cmd->count("--batch-index") > 0;
+    });
+}
+
+// attn-explain: flags of cmd_kvcache.cpp
+void setup_kvcache(CLI::App& app, kvcache_options& opt) {
+    attn::kv_request& r = opt.request;
+    auto* cmd = app.add_subcommand("kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)");
+    cmd->add_option("--prompt-len", r.prompt_len, "Prompt tokens p, processed at once (the prefill)")->capture_default_str();
+    cmd->add_option("--steps", r.steps, "Decode steps t, one token each")->capture_default_str();
+    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
+    cmd->add_option("--heads", r.heads, "Query heads h")->capture_default_str();
+    cmd->add_option("--kv-heads", r.kv_heads, "K/V heads g, dividing h (default: h; 1 = multi-query)");
+    cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
+    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
+        ->type_name("DIR");
+    cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
+    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
+    cmd->add_option("--precision", opt.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
+    cmd->callback([cmd, &r] {
+        r.kv_heads_given = cmd->count("--kv-heads") > 0;
+        r.dtype_given = cmd->count("--dtype") > 0;
+        r.d_model_given = cmd->count("--d-model") > 0;
+        r.prompt_given = cmd->count("--prompt-len") > 0;
+        r.steps_given = cmd->count("--steps") > 0;
+    });
+}
+
+// attn-explain: flags of cmd_bench.cpp
+void setup_bench(CLI::App& app, bench_options& opt) {
+    auto* cmd = app.add_subcommand("bench", "Time the reference, full and tiled (FlashAttention-style) kernels");
+    cmd->add_option("--sizes", opt.sizes, "Sequence lengths n, comma-separated (1..16384)")->capture_default_str();
+    cmd->add_option("--d", opt.d, "Head dimension d (1..512)")->capture_default_str();
+    cmd->add_option("--repeat", opt.repeat, "Runs per kernel; the best time is reported")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json")->capture_default_str();
+}
+
+}  // namespace app
