@@ -69,7 +69,30 @@ int run_train(const train_cli_options& opt) {
     tr.lr = opt.lr;
     tr.every = opt.every > 0 ? static_cast<std::size_t>(opt.every) : 0;
     tr.mistake = opt.mistake;
+    if (!run.save.empty()) attn::check_save_dir(run.save);
     const attn::train_report report = attn::run_training(config, in, tr);
+    if (!run.save.empty()) {
+        // The inputs, the final parameters (Q = X·W + b) and the loss curve, as .npy.
+        attn::trace t;
+        t.config = config;
+        t.config.type = attn::dtype::float64;
+        const attn::train_params& p = report.run.final_params;
+        auto vec = [](const std::vector<double>& v) {
+            attn::tensor x = xt::empty<double>({v.size()});
+            std::copy(v.begin(), v.end(), x.begin());
+            return x;
+        };
+        t.steps.push_back(attn::make_step("X", "", attn::tensor(in.x)));
+        t.steps.push_back(attn::make_step("W_Q", "", attn::tensor(p.w_q)));
+        t.steps.push_back(attn::make_step("W_K", "", attn::tensor(p.w_k)));
+        t.steps.push_back(attn::make_step("W_V", "", attn::tensor(p.w_v)));
+        t.steps.push_back(attn::make_step("b_Q", "", vec(p.b_q)));
+        t.steps.push_back(attn::make_step("b_K", "", vec(p.b_k)));
+        t.steps.push_back(attn::make_step("b_V", "", vec(p.b_v)));
+        t.steps.push_back(attn::make_step("losses", "", vec(report.run.losses)));
+        if (!tr.mistake.empty()) t.steps.push_back(attn::make_step("buggy_losses", "", vec(report.buggy.losses)));
+        attn::save_trace(t, run.save, attn::save_layout::step);
+    }
     attn::text_options text;
     text.color = color;
     text.width = term.width;

@@ -487,6 +487,10 @@ TEST_CASE("cli: grad and train in text - markdown and JSON", "[cli][grad]") {
     const auto tj = nlohmann::json::parse(run("train --steps 20 --format json").out);
     CHECK(tj["losses"].size() == 20);
     CHECK(run("train --steps 20 --format markdown --mistake no-zero-grad").code == 0);
+    CHECK(run("train --steps 20 --format json --save " + (t.path / "tr").string()).code == 0);
+    const attn::npy::array losses = attn::npy::read((t.path / "tr" / "losses.npy").string());
+    CHECK(losses.shape == std::vector<std::size_t>{20});
+    CHECK(fs::exists(t.path / "tr" / "b_Q.npy"));
 }
 
 TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
