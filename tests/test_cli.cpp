@@ -545,3 +545,24 @@ TEST_CASE("cli: flash and cost in text and JSON - and their errors", "[cli][flas
     };
     expect_errors(cases);
 }
+
+TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad sizes", "[cli][kernels]") {
+    const result r = run("bench --sizes 64,100 --d 16 --repeat 1 --format json");
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["peak_gflops"].is_number());
+    REQUIRE(doc["results"].size() == 6);
+    for (const auto& row : doc["results"]) {
+        for (const char* field : {"n", "d", "ms", "gflops", "extra_bytes", "max_diff"}) CHECK(row[field].is_number());
+        const std::string impl = row["impl"];
+        CHECK((impl == "reference" || impl == "full" || impl == "tiled"));
+        CHECK(row["max_diff"].get<double>() < 1e-5);
+    }
+    const char* cases[][2] = {
+        {"bench --sizes 0", "--sizes"},
+        {"bench --sizes 99999", "--sizes"},
+        {"bench --d 0", "--d"},
+        {"bench --repeat 0", "--repeat"},
+    };
+    expect_errors(cases);
+}
