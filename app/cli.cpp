@@ -10,6 +10,18 @@
 
 namespace app {
 
+namespace {
+// --format, --color, --lang and --precision, shared by the walkthrough commands.
+void add_display_options(CLI::App* cmd, std::string& format, std::string& color, std::string& lang, int& precision) {
+    cmd->add_option("--format", format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--color", color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
+    cmd->add_option("--precision", precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
+}
+}  // namespace
+
 // attn-explain: flags of cmd_step.cpp
 void add_run_options(CLI::App* cmd, step_options& opt) {
     attn::step_request& r = opt.request;
@@ -24,12 +36,7 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat\"");
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
-    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
-    cmd->add_option("--precision", opt.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
+    add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
     cmd->callback([cmd, &opt] {
@@ -191,12 +198,7 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
         ->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
-    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
-    cmd->add_option("--precision", opt.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
+    add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
     cmd->callback([cmd, &r] {
         r.kv_heads_given = cmd->count("--kv-heads") > 0;
