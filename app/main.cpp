@@ -32,17 +32,18 @@ int main(int argc, char** argv) {
     app::train_cli_options train;
     app::flash_options flash;
     app::cost_options cost;
+    // In the order a learner meets them (this is the order of --help).
     app::setup_step(cli, step);
-    app::setup_flash(cli, flash);
-    app::setup_cost(cli, cost);
-    app::setup_grad(cli, grad);
-    app::setup_train(cli, train);
-    app::setup_heads(cli, heads);
-    app::setup_drill(cli, drill);
     app::setup_mistakes(cli, mistakes);
     app::setup_mistake(cli, mistake);
+    app::setup_heads(cli, heads);
     app::setup_mask(cli, mask);
+    app::setup_drill(cli, drill);
+    app::setup_grad(cli, grad);
+    app::setup_train(cli, train);
     app::setup_kvcache(cli, kvcache);
+    app::setup_flash(cli, flash);
+    app::setup_cost(cli, cost);
     app::setup_bench(cli, bench);
 
     try {
