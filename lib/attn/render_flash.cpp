@@ -59,7 +59,8 @@ std::string render_flash_text(const flash_report& r, const lessons& L, const tex
         for (const auto& l : wrap(s, w)) line(l);
     };
     const vars v = flash_vars(r);
-    line(paint("attn-explain flash: " + L.text("flash.config", v), style::bold, o.color));
+    for (const auto& l : wrap("attn-explain flash: " + L.text("flash.config", v), w, "  "))
+        line(paint(l, style::bold, o.color));
     line();
     para(L.text("flash.intro", v));
     line();
