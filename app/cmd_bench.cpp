@@ -12,8 +12,8 @@
 
 #include <fmt/core.h>
 
-#include "attn/error.hpp"
-#include "attn/kernels.hpp"
+#include "attn/core/error.hpp"
+#include "attn/core/kernels.hpp"
 
 namespace app {
 namespace {

@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "attn/drill.hpp"
-#include "attn/error.hpp"
-#include "attn/format.hpp"
-#include "attn/progress.hpp"
-#include "attn/render_drill.hpp"
+#include "attn/drill/drill.hpp"
+#include "attn/core/error.hpp"
+#include "attn/render/format.hpp"
+#include "attn/io/progress.hpp"
+#include "attn/render/render_drill.hpp"
 #include "commands.hpp"
 
 namespace app {

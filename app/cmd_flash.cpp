@@ -2,11 +2,12 @@
 // (FLOPs and memory of attention, with formulas).
 #include <fmt/format.h>
 
-#include "attn/error.hpp"
-#include "attn/flash.hpp"
-#include "attn/inputs.hpp"
-#include "attn/render_flash.hpp"
-#include "attn/save.hpp"
+#include "attn/core/error.hpp"
+#include "attn/core/flash.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/render/render_flash.hpp"
+#include "attn/io/save.hpp"
 #include "commands.hpp"
 
 namespace app {

@@ -1,11 +1,11 @@
 // `attn-explain grad` (backpropagation, step by step, with --check and --sweep) and
 // `attn-explain train` (the tutorials' training run and its mistakes).
 
-#include "attn/error.hpp"
-#include "attn/inputs.hpp"
-#include "attn/save.hpp"
-#include "attn/trace_grad.hpp"
-#include "attn/train.hpp"
+#include "attn/core/error.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/io/save.hpp"
+#include "attn/trace/trace_grad.hpp"
+#include "attn/trace/train.hpp"
 #include "commands.hpp"
 
 namespace app {

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "attn/error.hpp"
-#include "attn/render.hpp"
-#include "attn/save.hpp"
-#include "attn/svg.hpp"
+#include "attn/core/error.hpp"
+#include "attn/render/render.hpp"
+#include "attn/io/save.hpp"
+#include "attn/render/svg.hpp"
 #include "commands.hpp"
 
 namespace app {

@@ -5,11 +5,11 @@
 #include <cstdio>
 
 
-#include "attn/error.hpp"
-#include "attn/lessons.hpp"
-#include "attn/render.hpp"
-#include "attn/save.hpp"
-#include "attn/trace.hpp"
+#include "attn/core/error.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/render.hpp"
+#include "attn/io/save.hpp"
+#include "attn/trace/trace.hpp"
 #include "terminal.hpp"
 
 namespace app {

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "attn/kvcache.hpp"
+#include "attn/trace/kvcache.hpp"
 
 namespace CLI {
 class App;

@@ -3,9 +3,9 @@
 #include "cmd_mask.hpp"
 
 
-#include "attn/error.hpp"
-#include "attn/lessons.hpp"
-#include "attn/render_mask.hpp"
+#include "attn/core/error.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/render_mask.hpp"
 #include "terminal.hpp"
 
 namespace app {

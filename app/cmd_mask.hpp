@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "attn/render_mask.hpp"
+#include "attn/render/render_mask.hpp"
 
 namespace CLI {
 class App;

@@ -1,8 +1,8 @@
 // `attn-explain mistakes`: the catalogue of classic attention bugs, one line each, grouped.
 
-#include "attn/lessons.hpp"
-#include "attn/render.hpp"
-#include "attn/save.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/render.hpp"
+#include "attn/io/save.hpp"
 #include "commands.hpp"
 #include "terminal.hpp"
 

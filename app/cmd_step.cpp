@@ -1,12 +1,12 @@
 // `attn-explain step`: the walkthrough of scaled dot-product attention. Also holds the flags and
 // the run plumbing that `mistake NAME` shares with it.
 
-#include "attn/error.hpp"
-#include "attn/inputs.hpp"
-#include "attn/lessons.hpp"
-#include "attn/render.hpp"
-#include "attn/save.hpp"
-#include "attn/trace.hpp"
+#include "attn/core/error.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/render.hpp"
+#include "attn/io/save.hpp"
+#include "attn/trace/trace.hpp"
 #include "commands.hpp"
 #include "terminal.hpp"
 

@@ -6,10 +6,10 @@
 
 #include <vector>
 
-#include "attn/config.hpp"
-#include "attn/lessons.hpp"
-#include "attn/render.hpp"
-#include "attn/trace.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/render.hpp"
+#include "attn/trace/trace.hpp"
 #include "terminal.hpp"
 
 namespace CLI {

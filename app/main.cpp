@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "attn/error.hpp"
-#include "attn/npy.hpp"
+#include "attn/core/error.hpp"
+#include "attn/io/npy.hpp"
 #include "cmd_bench.hpp"
 #include "cmd_kvcache.hpp"
 #include "cmd_mask.hpp"

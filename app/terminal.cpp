@@ -10,7 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "attn/error.hpp"
+#include "attn/core/error.hpp"
 
 namespace app {
 

@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/attention.hpp"
+#include "attn/core/attention.hpp"
 
 namespace test {
 

@@ -15,12 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attn/drill.hpp"
-#include "attn/format.hpp"
-#include "attn/lessons.hpp"
-#include "attn/mistakes.hpp"
-#include "attn/npy.hpp"
-#include "attn/trace.hpp"
+#include "attn/drill/drill.hpp"
+#include "attn/render/format.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/trace/mistakes.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/trace/trace.hpp"
 
 namespace fs = std::filesystem;
 

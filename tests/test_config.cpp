@@ -5,12 +5,12 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
-#include "attn/config.hpp"
-#include "attn/error.hpp"
-#include "attn/inputs.hpp"
-#include "attn/npy.hpp"
-#include "attn/save.hpp"
-#include "attn/trace.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/core/error.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/io/save.hpp"
+#include "attn/trace/trace.hpp"
 
 namespace fs = std::filesystem;
 

@@ -9,10 +9,10 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
-#include "attn/drill.hpp"
-#include "attn/error.hpp"
-#include "attn/mistakes.hpp"
-#include "attn/progress.hpp"
+#include "attn/drill/drill.hpp"
+#include "attn/core/error.hpp"
+#include "attn/trace/mistakes.hpp"
+#include "attn/io/progress.hpp"
 
 namespace fs = std::filesystem;
 using attn::drill::question;

@@ -4,9 +4,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/error.hpp"
-#include "attn/flash.hpp"
-#include "attn/rng.hpp"
+#include "attn/core/error.hpp"
+#include "attn/core/flash.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/core/rng.hpp"
 
 namespace {
 attn::matrix<double> randn(std::size_t r, std::size_t c, std::uint64_t seed) {

@@ -3,9 +3,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/inputs.hpp"
-#include "attn/npy.hpp"
-#include "attn/trace.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/trace/trace.hpp"
 #include "helpers.hpp"
 
 namespace {

@@ -4,11 +4,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/backward.hpp"
-#include "attn/error.hpp"
-#include "attn/inputs.hpp"
-#include "attn/trace_grad.hpp"
-#include "attn/train.hpp"
+#include "attn/core/backward.hpp"
+#include "attn/core/error.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/trace_grad.hpp"
+#include "attn/trace/train.hpp"
 
 namespace {
 attn::trace grad_run(const std::string& mask, attn::loss_kind loss, bool check, const std::string& dtype = "float32") {

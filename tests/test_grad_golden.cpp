@@ -10,9 +10,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/attention.hpp"
-#include "attn/backward.hpp"
-#include "attn/npy.hpp"
+#include "attn/core/attention.hpp"
+#include "attn/core/backward.hpp"
+#include "attn/io/npy.hpp"
 #include "helpers.hpp"
 
 namespace {

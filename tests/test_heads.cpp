@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <xtensor/xview.hpp>
 
-#include "attn/error.hpp"
-#include "attn/inputs.hpp"
-#include "attn/trace.hpp"
+#include "attn/core/error.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/trace.hpp"
 #include "helpers.hpp"
 
 namespace {

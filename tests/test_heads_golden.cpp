@@ -12,10 +12,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/config.hpp"
-#include "attn/inputs.hpp"
-#include "attn/npy.hpp"
-#include "attn/trace.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/trace/trace.hpp"
 
 namespace {
 const std::string fixtures = ATTN_FIXTURES;

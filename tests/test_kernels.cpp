@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/kernels.hpp"
+#include "attn/core/kernels.hpp"
 
 namespace k = attn::kernels;
 

@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "attn/error.hpp"
-#include "attn/format.hpp"
-#include "attn/kvcache.hpp"
-#include "attn/lessons.hpp"
-#include "attn/multihead.hpp"
-#include "attn/npy.hpp"
+#include "attn/core/error.hpp"
+#include "attn/render/format.hpp"
+#include "attn/trace/kvcache.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/core/multihead.hpp"
+#include "attn/io/npy.hpp"
 #include "cli_helpers.hpp"
 
 namespace fs = std::filesystem;

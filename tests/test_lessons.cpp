@@ -2,19 +2,19 @@
 // every key in lessons/ is used by some output.
 #include <catch2/catch.hpp>
 
-#include "attn/drill.hpp"
-#include "attn/render_flash.hpp"
-#include "attn/trace_grad.hpp"
-#include "attn/train.hpp"
-#include "attn/error.hpp"
-#include "attn/render_drill.hpp"
-#include "attn/inputs.hpp"
-#include "attn/kvcache.hpp"
-#include "attn/lessons.hpp"
-#include "attn/mistakes.hpp"
-#include "attn/render.hpp"
-#include "attn/render_mask.hpp"
-#include "attn/trace.hpp"
+#include "attn/drill/drill.hpp"
+#include "attn/render/render_flash.hpp"
+#include "attn/trace/trace_grad.hpp"
+#include "attn/trace/train.hpp"
+#include "attn/core/error.hpp"
+#include "attn/render/render_drill.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/kvcache.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/trace/mistakes.hpp"
+#include "attn/render/render.hpp"
+#include "attn/render/render_mask.hpp"
+#include "attn/trace/trace.hpp"
 
 namespace {
 attn::trace run(attn::step_request r) {

@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
-#include "attn/error.hpp"
-#include "attn/format.hpp"
-#include "attn/lessons.hpp"
-#include "attn/render_mask.hpp"
+#include "attn/core/error.hpp"
+#include "attn/render/format.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/render_mask.hpp"
 
 using nlohmann::json;
 

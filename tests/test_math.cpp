@@ -7,8 +7,8 @@
 
 #include <xtensor/xview.hpp>
 
-#include "attn/attention.hpp"
-#include "attn/rng.hpp"
+#include "attn/core/attention.hpp"
+#include "attn/core/rng.hpp"
 #include "helpers.hpp"
 
 using attn::matrix;

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <xtensor/xview.hpp>
 
-#include "attn/error.hpp"
-#include "attn/inputs.hpp"
-#include "attn/mistakes.hpp"
-#include "attn/trace.hpp"
+#include "attn/core/error.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/mistakes.hpp"
+#include "attn/trace/trace.hpp"
 #include "helpers.hpp"
 
 namespace {

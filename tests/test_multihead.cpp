@@ -13,9 +13,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/attention.hpp"
-#include "attn/multihead.hpp"
-#include "attn/npy.hpp"
+#include "attn/core/attention.hpp"
+#include "attn/core/multihead.hpp"
+#include "attn/io/npy.hpp"
 
 using attn::matrix;
 using attn::tensor3;

@@ -2,7 +2,7 @@
 // Fortran order, big-endian, every rejected input, and fuzzing that must never crash.
 #include <catch2/catch.hpp>
 
-#include "attn/npy.hpp"
+#include "attn/io/npy.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "attn/format.hpp"
-#include "attn/inputs.hpp"
-#include "attn/render.hpp"
-#include "attn/trace.hpp"
+#include "attn/render/format.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/render/render.hpp"
+#include "attn/trace/trace.hpp"
 
 using attn::matrix;
 

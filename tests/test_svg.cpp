@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 #include <xtensor/xbuilder.hpp>
 
-#include "attn/svg.hpp"
+#include "attn/render/svg.hpp"
 
 namespace {
 

@@ -1,0 +1,97 @@
+// Backpropagation through single-head scaled dot-product attention, step by step, and the
+// training loop of the tutorials (nn.Linear projections with bias, MSE, Adam as torch.optim.Adam).
+// Notation: P = softmax(S), S = masked(Q·Kᵀ/√d_k), O = P·V, Q = X·W_Q (+ b_Q), …
+//   dV = Pᵀ·dO        dP = dO·Vᵀ        dS = P ⊙ (dP − rowsum(dP ⊙ P))
+//   dQ = dS·K/√d_k    dK = dSᵀ·Q/√d_k   dW_Q = Xᵀ·dQ, dW_K = Xᵀ·dK, dW_V = Xᵀ·dV
+//   dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ
+// A blocked position has P = 0, so dS = 0 there exactly: masked keys get no gradient.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+
+namespace attn {
+
+enum class loss_kind { mse, sum };
+loss_kind parse_loss(const std::string& s);  // "mse" | "sum"; throws attn::error
+const char* name_of(loss_kind k);
+
+// L = mean((O - target)²) (torch's default reduction) or L = Σ O ⊙ G.
+template <class T> double loss_value(loss_kind k, const matrix<T>& out, const matrix<T>& target);
+// dL/dO for the loss above.
+template <class T> matrix<T> loss_grad(loss_kind k, const matrix<T>& out, const matrix<T>& target);
+
+// One forward pass with everything backward needs. `scale` = false drops the 1/√d_k.
+template <class T>
+struct forward_cache {
+    matrix<T> x, w_q, w_k, w_v;
+    std::vector<T> b_q, b_k, b_v;  // empty: no bias
+    matrix<T> q, k, v, scores, scaled, masked, p, out;  // p: the softmax weights
+    bool causal = false, scale = true;
+};
+template <class T>
+forward_cache<T> forward_for_grad(const matrix<T>& x, const matrix<T>& w_q, const matrix<T>& w_k, const matrix<T>& w_v,
+                                  const std::vector<T>& b_q, const std::vector<T>& b_k, const std::vector<T>& b_v,
+                                  bool causal, bool scale);
+
+template <class T>
+struct gradients {
+    matrix<T> d_output, d_v, d_p, d_s, d_q, d_k, d_w_q, d_w_k, d_w_v, d_x;  // shapes of what they differentiate
+    std::vector<T> d_b_q, d_b_k, d_b_v;                                       // column sums, when biased
+};
+template <class T> gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_output);
+
+// Central finite differences in float64 on every element of one parameter.
+struct gradcheck_row {
+    std::string name;  // "W_Q", …
+    double max_abs = 0, max_rel = 0;
+    std::size_t worst_row = 0, worst_col = 0;
+    double analytic = 0, numeric = 0;  // at the worst element
+};
+std::vector<gradcheck_row> gradient_check(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
+                                          const matrix<double>& w_v, const matrix<double>& target, loss_kind k,
+                                          bool causal, double h = 1e-6);
+
+// The gradient reaching W_Q and W_K with and without the 1/√d_k, for growing d_k: the median over
+// tokens and 31 draws (seeds seed, seed + 1, …, the same for every d_k) of one token's
+// contribution to ‖dW_Q‖ and ‖dW_K‖.
+struct grad_sweep_row {
+    std::size_t d_k = 0;
+    double w_q_scaled = 0, w_k_scaled = 0, w_q_unscaled = 0, w_k_unscaled = 0;
+};
+std::vector<grad_sweep_row> gradient_sweep(std::size_t n, std::size_t d_model, std::uint64_t seed);
+
+// ---- training ----------------------------------------------------------------------------
+
+// torch.optim.Adam, step for step: bias-corrected moments, eps added after the root.
+struct adam {
+    double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    long t = 0;
+    std::vector<std::vector<double>> m, v;  // one pair per parameter tensor
+    void step(std::vector<std::vector<double>*>& params, const std::vector<std::vector<double>>& grads);
+};
+
+struct train_options {
+    std::size_t steps = 200;
+    double lr = 1e-3;
+    bool scale = true;          // false: the no-scale mistake
+    bool zero_grad = true;      // false: the no-zero-grad mistake (gradients accumulate)
+    bool random_target = false; // true: a fresh random target every step (the tutorial's loop)
+    bool causal = false;
+};
+struct train_params {  // nn.Linear(d_model, d) ×3 with bias, in the Q = X·W + b convention
+    matrix<double> w_q, w_k, w_v;
+    std::vector<double> b_q, b_k, b_v;
+};
+struct train_result {
+    std::vector<double> losses;      // loss before each step's update
+    std::vector<double> grad_norms;  // ‖the gradient used by each update‖ (all parameters)
+    train_params final_params;
+};
+// Float64 throughout, so that the first steps agree with torch's float64 run.
+train_result train_attention(const matrix<double>& x, const matrix<double>& target, train_params params,
+                             const train_options& o, std::uint64_t seed);
+
+}  // namespace attn

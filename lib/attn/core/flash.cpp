@@ -1,0 +1,178 @@
+// Online-softmax tiling, low-precision emulation, and the cost calculator.
+#include "attn/core/flash.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "attn/core/error.hpp"
+#include "attn/core/masks.hpp"
+#include "attn/core/lowp.hpp"
+
+namespace attn {
+
+namespace {
+// Tracks the scratch memory a pass allocates: the peak of live bytes.
+struct scratch_meter {
+    std::size_t live = 0, peak = 0;
+    std::vector<double> take(std::size_t n) {
+        live += n * sizeof(double);
+        peak = std::max(peak, live);
+        return std::vector<double>(n);
+    }
+    void give(std::size_t n) { live -= n * sizeof(double); }
+};
+
+using rounding = double (*)(double);
+double keep(double x) { return x; }
+
+// The tiled pass: rows in blocks of block_q, keys in tiles of block_k; m, l and the accumulator
+// per row, in double unless `low` rounds the tile products.
+matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t bq,
+                          std::size_t bk, bool causal, rounding low, scratch_meter* meter, std::size_t follow,
+                          std::vector<tile_record>* record) {
+    const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+    const auto blocked = causal ? causal_blocked(n, m, causal_align::top_left) : std::vector<std::vector<bool>>();
+    matrix<double> out = xt::zeros<double>({n, dv});  // [n, d_v]
+    scratch_meter local;
+    scratch_meter& mem = meter ? *meter : local;
+    for (std::size_t r0 = 0; r0 < n; r0 += bq) {
+        const std::size_t r1 = std::min(n, r0 + bq), rows = r1 - r0;
+        // Per query block: running max m, running sum l, accumulator acc [rows, d_v], one score tile.
+        std::vector<double> run_m = mem.take(rows), run_l = mem.take(rows), acc = mem.take(rows * dv);
+        std::vector<double> tile = mem.take(bq * bk);
+        std::fill(run_m.begin(), run_m.end(), -std::numeric_limits<double>::infinity());
+        for (std::size_t c0 = 0; c0 < m; c0 += bk) {
+            const std::size_t c1 = std::min(m, c0 + bk);
+            for (std::size_t i = r0; i < r1; ++i) {
+                // pass 1: this tile's scores for row i, and their max
+                double tile_max = -std::numeric_limits<double>::infinity();
+                for (std::size_t j = c0; j < c1; ++j) {
+                    double s = 0;
+                    for (std::size_t t = 0; t < dk; ++t) s += low(q(i, t)) * low(k(j, t));
+                    s = low(s * scale);
+                    if (causal && blocked[i][j]) s = -std::numeric_limits<double>::infinity();
+                    tile[(i - r0) * bk + (j - c0)] = s;
+                    tile_max = std::max(tile_max, s);
+                }
+                // pass 2: rescale what came before by α = exp(m_old - m_new), add this tile
+                const double m_old = run_m[i - r0], m_new = std::max(m_old, tile_max);
+                const double alpha = m_new == -std::numeric_limits<double>::infinity() ? 1.0 : std::exp(m_old - m_new);
+                const double l_old = run_l[i - r0];
+                double* a = &acc[(i - r0) * dv];
+                for (std::size_t t = 0; t < dv; ++t) a[t] *= alpha;
+                double l = alpha * l_old;
+                for (std::size_t j = c0; j < c1; ++j) {
+                    const double s = tile[(i - r0) * bk + (j - c0)];
+                    const double p = s == -std::numeric_limits<double>::infinity() ? 0.0 : low(std::exp(s - m_new));
+                    l += p;
+                    for (std::size_t t = 0; t < dv; ++t) a[t] += p * low(v(j, t));
+                }
+                run_m[i - r0] = m_new;
+                run_l[i - r0] = l;
+                if (record && i == follow) {
+                    tile_record rec;
+                    rec.tile = c0 / bk, rec.from = c0, rec.to = c1;
+                    for (std::size_t j = c0; j < c1; ++j) rec.scores.push_back(tile[(i - r0) * bk + (j - c0)]);
+                    rec.tile_max = tile_max, rec.m_old = m_old, rec.m_new = m_new, rec.alpha = alpha;
+                    rec.l_old = l_old, rec.l_new = l;
+                    for (std::size_t t = 0; t < dv; ++t) rec.acc.push_back(a[t]);
+                    record->push_back(rec);
+                }
+            }
+        }
+        // pass 3: normalise once, at the end
+        for (std::size_t i = r0; i < r1; ++i)
+            for (std::size_t t = 0; t < dv; ++t) out(i, t) = low(acc[(i - r0) * dv + t] / run_l[i - r0]);
+        mem.give(rows), mem.give(rows), mem.give(rows * dv), mem.give(bq * bk);
+    }
+    return out;
+}
+
+// The full pass: the whole n×m score matrix, softmax, then ·V, each result rounded by `low`.
+matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, bool causal,
+                         rounding low) {
+    const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
+    matrix<double> s = xt::empty<double>({n, m});  // [n, m]
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j) {
+            double acc = 0;
+            for (std::size_t t = 0; t < dk; ++t) acc += low(q(i, t)) * low(k(j, t));
+            s(i, j) = low(low(acc) / std::sqrt(static_cast<double>(dk)));
+        }
+    if (causal) s = apply_mask(s, causal_blocked(n, m, causal_align::top_left));
+    matrix<double> p = softmax_rows(s);
+    for (auto& x : p) x = low(x);
+    matrix<double> out = xt::zeros<double>({n, dv});
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j)
+            for (std::size_t t = 0; t < dv; ++t) out(i, t) += p(i, j) * low(v(j, t));
+    for (auto& x : out) x = low(x);
+    return out;
+}
+}  // namespace
+
+flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
+                           std::size_t block_k, bool causal, std::size_t follow_row) {
+    if (block_q == 0 || block_k == 0) throw error("--block-q and --block-k must be at least 1");
+    flash_result r;
+    r.row_index = std::min(follow_row, q.shape(0) - 1);
+    scratch_meter meter;
+    r.tiled = tiled_pass(q, k, v, block_q, block_k, causal, keep, &meter, r.row_index, &r.row);
+    r.extra_bytes = meter.peak;
+    r.full = full_pass(q, k, v, causal, keep);
+    r.full_bytes = q.shape(0) * k.shape(0) * sizeof(double);
+    r.max_diff = max_abs_diff(r.tiled, r.full);
+    r.tiles_q = (q.shape(0) + block_q - 1) / block_q;
+    r.tiles_k = (k.shape(0) + block_k - 1) / block_k;
+    return r;
+}
+
+precision_result low_precision_errors(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
+                                      std::size_t block_q, std::size_t block_k, bool causal, low_precision p) {
+    // The reference: float32 throughout, as FlashAttention's tests compare against.
+    rounding f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
+    const matrix<double> reference = full_pass(q, k, v, causal, f32);
+    rounding low = p == low_precision::float16 ? round_to_half : round_to_bf16;
+    precision_result r;
+    r.tiled_error = max_abs_diff(tiled_pass(q, k, v, block_q, block_k, causal, low, nullptr, 0, nullptr), reference);
+    r.naive_error = max_abs_diff(full_pass(q, k, v, causal, low), reference);
+    return r;
+}
+
+cost_result attention_cost(const cost_input& c) {
+    const std::size_t limits[] = {c.batch, c.seq_len, c.d_model, c.heads, c.kv_heads, c.layers, c.block_q, c.block_k};
+    for (std::size_t v : limits)
+        if (v == 0 || v > (1u << 24)) throw error("every size must be between 1 and 16777216");
+    if (c.d_model % c.heads != 0)
+        throw error(fmt::format("--heads {} must divide d_model {}", c.heads, c.d_model));
+    if (c.heads % c.kv_heads != 0)
+        throw error(fmt::format("--kv-heads {} must divide --heads {}: each group of query heads shares one K/V head",
+                                c.kv_heads, c.heads));
+    const double B = static_cast<double>(c.batch), n = static_cast<double>(c.seq_len), d = static_cast<double>(c.d_model);
+    const double h = static_cast<double>(c.heads), g = static_cast<double>(c.kv_heads), L = static_cast<double>(c.layers);
+    const double dh = d / h, bytes = static_cast<double>(c.bytes);
+    cost_result r;
+    // A matmul (a×b)·(b×c) costs 2·a·b·c FLOPs (one multiply and one add per term).
+    r.proj_q = L * 2 * B * n * d * d;
+    r.proj_kv = L * 2 * (2 * B * n * d * (g * dh));
+    r.proj_o = L * 2 * B * n * d * d;
+    r.qk = L * 2 * B * h * n * n * dh;
+    r.softmax = L * 5 * B * h * n * n;  // max, subtract, exp, sum, divide
+    r.pv = L * 2 * B * h * n * n * dh;
+    r.flops = r.proj_q + r.proj_kv + r.proj_o + r.qk + r.softmax + r.pv;
+    r.scores_bytes = B * h * n * n * bytes;
+    r.kv_per_token = 2 * L * g * dh * bytes;
+    r.kv_cache_bytes = r.kv_per_token * B * n;
+    // Tiled: per (item, head) the running max and sum per row in float32, and one Br×Bc tile
+    // per (item, head) processed at once.
+    r.tiled_bytes = B * h * (n * 2 * 4 + static_cast<double>(c.block_q * c.block_k) * 4);
+    // 4·B·h·n²·dh (QKᵀ and PV) > 2·B·n·d·(2d + 2·g·dh) (projections)  ⟺  n > d + g·dh
+    r.crossover_n = d + g * dh;
+    return r;
+}
+
+}  // namespace attn

@@ -1,0 +1,64 @@
+// Online-softmax tiling (FlashAttention's forward pass) as a walkthrough, and the attention cost
+// calculator. References: Milakov & Gimelshein 2018, "Online normalizer calculation for softmax"
+// (arXiv 1805.02867); Dao et al. 2022, "FlashAttention" (arXiv 2205.14135).
+// For each query row and key tile j:  m_new = max(m_old, max_j s),  α = exp(m_old - m_new),
+//   l = α·l + Σ exp(s - m_new),  acc = α·acc + exp(s - m_new)·V_j;  at the end out = acc / l.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+#include "attn/core/lowp.hpp"
+
+namespace attn {
+
+
+struct tile_record {               // one key tile, for the row being followed
+    std::size_t tile = 0, from = 0, to = 0;  // keys [from, to)
+    std::vector<double> scores;    // the row's scaled scores in this tile (-inf where masked)
+    double tile_max = 0, m_old = 0, m_new = 0, alpha = 0, l_old = 0, l_new = 0;
+    std::vector<double> acc;       // the accumulator after this tile [d_v]
+};
+
+struct flash_result {
+    matrix<double> tiled, full;      // [n, d_v]: the tiled output and full attention
+    double max_diff = 0;             // max |tiled - full|
+    std::vector<tile_record> row;    // the followed row, tile by tile
+    std::size_t row_index = 0, tiles_q = 0, tiles_k = 0;
+    std::size_t extra_bytes = 0;     // peak scratch memory the tiled pass allocated
+    std::size_t full_bytes = 0;      // the n×n score matrix the full pass allocated
+};
+
+// Runs both passes on Q [n, d_k], K [m, d_k], V [m, d_v] (scale 1/√d_k), in double.
+flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
+                           std::size_t block_k, bool causal, std::size_t follow_row);
+
+// The same in emulated low precision: inputs and every product rounded to the format, with the
+// running statistics and the accumulator kept in float32 as FlashAttention does; the naive version
+// rounds the full score matrix, the weights and the output. Errors against a float32 reference.
+struct precision_result {
+    double tiled_error = 0, naive_error = 0;  // max |out - reference|
+};
+precision_result low_precision_errors(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
+                                      std::size_t block_q, std::size_t block_k, bool causal, low_precision p);
+
+// ---- the cost calculator ----------------------------------------------------------------
+
+struct cost_input {
+    std::size_t batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = 12, layers = 12;
+    std::size_t bytes = 2;              // per element: 4 float32, 2 float16/bfloat16
+    std::size_t block_q = 64, block_k = 64;
+};
+struct cost_result {
+    double proj_q = 0, proj_kv = 0, proj_o = 0, qk = 0, softmax = 0, pv = 0;  // FLOPs, all layers
+    double flops = 0;                   // their sum
+    double scores_bytes = 0;            // one layer's n×n scores, all heads and items
+    double kv_per_token = 0, kv_cache_bytes = 0;  // K and V of every layer
+    double tiled_bytes = 0;             // the tiled kernel's extra memory for one layer
+    double crossover_n = 0;             // above this n, QKᵀ and PV cost more than the projections
+};
+cost_result attention_cost(const cost_input& c);  // throws attn::error on invalid sizes
+
+}  // namespace attn

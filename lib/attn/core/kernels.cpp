@@ -1,0 +1,502 @@
+// Attention forward kernels: reference loops, the full n×n version, and the FlashAttention-style tiled
+// version. The hot loops exist twice: portable C++ (any x86-64 / any CPU), and AVX2+FMA intrinsics in
+// functions marked __attribute__((target("avx2,fma"))), chosen at run time by __builtin_cpu_supports,
+// so the build needs no -mavx2 / -march=native and runs on CI machines of unknown CPU.
+#include "attn/core/kernels.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ATTN_KERNELS_X86 1
+#else
+#define ATTN_KERNELS_X86 0
+#endif
+
+namespace attn::kernels {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Scratch memory: every scratch buffer goes through a meter that records the peak bytes in use.
+class scratch_meter {
+public:
+    void add(std::size_t bytes) {
+        const std::size_t now = current_.fetch_add(bytes) + bytes;
+        std::size_t seen = peak_.load();
+        while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
+        }
+    }
+    void sub(std::size_t bytes) { current_.fetch_sub(bytes); }
+    std::size_t peak() const { return peak_.load(); }
+
+private:
+    std::atomic<std::size_t> current_{0}, peak_{0};
+};
+
+class scratch {
+public:
+    scratch(scratch_meter& meter, std::size_t count)
+        : data_(new float[count == 0 ? 1 : count]()), bytes_(count * sizeof(float)), meter_(&meter) {
+        meter_->add(bytes_);
+    }
+    ~scratch() { meter_->sub(bytes_); }
+    scratch(const scratch&) = delete;
+    scratch& operator=(const scratch&) = delete;
+    float* data() { return data_.get(); }
+
+private:
+    std::unique_ptr<float[]> data_;
+    std::size_t bytes_;
+    scratch_meter* meter_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The two building blocks of the fast paths, each in a portable and an AVX2+FMA version:
+//   gemm_acc:     C[M×N] += A[M×K]·B[K×N]; A(i,k) = A[i*ars + k*acs] (any strides), B and C row-major;
+//   softmax_tile: the online-softmax step on one tile of transposed scores (see tiled below).
+using gemm_fn = void (*)(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
+                         std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc);
+using softmax_tile_fn = void (*)(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
+                                 float* m, float* l, float* alpha);
+
+void gemm_acc_portable(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
+                       std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+    for (std::size_t i = 0; i < M; ++i) {
+        float* c = C + i * ldc;
+        for (std::size_t k = 0; k < K; ++k) {
+            const float a = A[i * ars + k * acs];
+            const float* b = B + k * ldb;
+            for (std::size_t j = 0; j < N; ++j) c[j] += a * b[j];
+        }
+    }
+}
+
+// st is the transposed score tile: rows = keys j of this tile, cols = query rows i, st[j*ld + i] = q_i·k_j.
+// For each query column i:  m_new = max(m, max_j s_ij);  α = exp(scale·(m − m_new));
+//                           p_ij = exp(scale·(s_ij − m_new)) (written over st);  l = α·l + Σ_j p_ij;  m = m_new.
+void softmax_tile_portable(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
+                           float* l, float* alpha) {
+    for (std::size_t i = 0; i < cols; ++i) {
+        float m_new = m[i];
+        for (std::size_t j = 0; j < rows; ++j) m_new = std::max(m_new, st[j * ld + i]);
+        alpha[i] = std::exp(scale * (m[i] - m_new));  // α = exp(m_old − m_new): 0 on the first tile (m = −∞)
+        float sum = 0.0f;
+        for (std::size_t j = 0; j < rows; ++j) {
+            const float p = std::exp(scale * (st[j * ld + i] - m_new));
+            st[j * ld + i] = p;
+            sum += p;
+        }
+        l[i] = alpha[i] * l[i] + sum;
+        m[i] = m_new;
+    }
+}
+
+#if ATTN_KERNELS_X86
+#define ATTN_AVX2 __attribute__((target("avx2,fma")))
+
+// Register-blocked micro-kernel: MR rows × (8·NV) columns of C held in registers across the K loop.
+// Named variables, not arrays: g++ 12 keeps an array of __m256 in memory and stores it every step.
+#define ATTN_MK_ROW(r, X) \
+    if constexpr (MR > r) { X(r) }
+#define ATTN_MK_ALL(X) ATTN_MK_ROW(0, X) ATTN_MK_ROW(1, X) ATTN_MK_ROW(2, X) ATTN_MK_ROW(3, X) ATTN_MK_ROW(4, X) ATTN_MK_ROW(5, X)
+#define ATTN_MK_LOAD(r)                                       \
+    c##r##0 = _mm256_loadu_ps(C + r * ldc);                   \
+    if constexpr (NV > 1) c##r##1 = _mm256_loadu_ps(C + r * ldc + 8);
+#define ATTN_MK_FMA(r)                                                \
+    {                                                                 \
+        const __m256 a = _mm256_broadcast_ss(A + r * ars + k * acs);  \
+        c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                    \
+        if constexpr (NV > 1) c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); \
+    }
+#define ATTN_MK_STORE(r)                      \
+    _mm256_storeu_ps(C + r * ldc, c##r##0);   \
+    if constexpr (NV > 1) _mm256_storeu_ps(C + r * ldc + 8, c##r##1);
+
+template <int MR, int NV>
+ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ars, std::size_t acs, const float* B,
+                                   std::size_t ldb, float* C, std::size_t ldc) {
+    static_assert(MR >= 1 && MR <= 6 && (NV == 1 || NV == 2), "micro_kernel: MR in 1..6, NV in 1..2");
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    ATTN_MK_ALL(ATTN_MK_LOAD)
+    for (std::size_t k = 0; k < K; ++k) {
+        const __m256 b0 = _mm256_loadu_ps(B + k * ldb);
+        const __m256 b1 = NV > 1 ? _mm256_loadu_ps(B + k * ldb + 8) : b0;
+        ATTN_MK_ALL(ATTN_MK_FMA)
+    }
+    ATTN_MK_ALL(ATTN_MK_STORE)
+    (void)c00, (void)c01, (void)c10, (void)c11, (void)c20, (void)c21, (void)c30, (void)c31, (void)c40, (void)c41,
+        (void)c50, (void)c51;
+}
+#undef ATTN_MK_ROW
+#undef ATTN_MK_ALL
+#undef ATTN_MK_LOAD
+#undef ATTN_MK_FMA
+#undef ATTN_MK_STORE
+
+template <int MR>
+ATTN_AVX2 void gemm_rows_avx2(std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
+                              const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+    std::size_t j = 0;
+    for (; j + 16 <= N; j += 16) micro_kernel<MR, 2>(K, A, ars, acs, B + j, ldb, C + j, ldc);
+    for (; j + 8 <= N; j += 8) micro_kernel<MR, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc);
+    for (; j < N; ++j)  // the last N mod 8 columns
+        for (int r = 0; r < MR; ++r) {
+            float sum = C[r * ldc + j];
+            for (std::size_t k = 0; k < K; ++k) sum += A[r * ars + k * acs] * B[k * ldb + j];
+            C[r * ldc + j] = sum;
+        }
+}
+
+ATTN_AVX2 void gemm_acc_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
+                             std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+    std::size_t i = 0;
+    for (; i + 6 <= M; i += 6) gemm_rows_avx2<6>(N, K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc);
+    const float* a = A + i * ars;
+    float* c = C + i * ldc;
+    switch (M - i) {
+        case 5: gemm_rows_avx2<5>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 4: gemm_rows_avx2<4>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 3: gemm_rows_avx2<3>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 2: gemm_rows_avx2<2>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 1: gemm_rows_avx2<1>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        default: break;
+    }
+}
+
+// exp(x) for x ≤ 0, 8 lanes: Cephes' expf. x = n·ln2 + r with n = round(x/ln2), |r| ≤ ln2/2;
+// e^r by a degree-6 polynomial (relative error ~1e-7); 2ⁿ built in the exponent bits. x < −87 gives 0.
+ATTN_AVX2 inline __m256 exp_avx2(__m256 x) {
+    const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // ln2 split in two for exactness
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    return _mm256_andnot_ps(underflow, y);
+}
+
+ATTN_AVX2 void softmax_tile_avx2(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
+                                 float* m, float* l, float* alpha) {
+    const __m256 vscale = _mm256_set1_ps(scale);
+    std::size_t i = 0;
+    for (; i + 8 <= cols; i += 8) {  // 8 query rows at a time, one per lane
+        const __m256 m_old = _mm256_loadu_ps(m + i);
+        __m256 m_new = m_old;
+        for (std::size_t j = 0; j < rows; ++j) m_new = _mm256_max_ps(m_new, _mm256_loadu_ps(st + j * ld + i));
+        // α = exp(m_old − m_new) (scaled); on the first tile m_old = −∞, so α = 0.
+        const __m256 a = exp_avx2(_mm256_mul_ps(vscale, _mm256_sub_ps(m_old, m_new)));
+        const __m256 ms = _mm256_mul_ps(vscale, m_new);
+        __m256 sum = _mm256_setzero_ps();
+        for (std::size_t j = 0; j < rows; ++j) {
+            float* s = st + j * ld + i;
+            const __m256 p = exp_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(s), ms));
+            _mm256_storeu_ps(s, p);
+            sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(alpha + i, a);
+        _mm256_storeu_ps(l + i, _mm256_fmadd_ps(a, _mm256_loadu_ps(l + i), sum));  // l = α·l + Σ p
+        _mm256_storeu_ps(m + i, m_new);
+    }
+    if (i < cols) softmax_tile_portable(st + i, rows, cols - i, ld, scale, m + i, l + i, alpha + i);
+}
+
+// A tight FMA loop: 10 independent accumulators (named, so they stay in registers) hide the FMA latency.
+ATTN_AVX2 double fma_loop_avx2(std::size_t iterations) {
+    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+    __m256 x0 = _mm256_set1_ps(0.1f), x1 = _mm256_set1_ps(0.2f), x2 = _mm256_set1_ps(0.3f), x3 = _mm256_set1_ps(0.4f),
+           x4 = _mm256_set1_ps(0.5f), x5 = _mm256_set1_ps(0.6f), x6 = _mm256_set1_ps(0.7f), x7 = _mm256_set1_ps(0.8f),
+           x8 = _mm256_set1_ps(0.9f), x9 = _mm256_set1_ps(1.0f);
+    for (std::size_t it = 0; it < iterations; ++it) {
+        x0 = _mm256_fmadd_ps(x0, a, b);
+        x1 = _mm256_fmadd_ps(x1, a, b);
+        x2 = _mm256_fmadd_ps(x2, a, b);
+        x3 = _mm256_fmadd_ps(x3, a, b);
+        x4 = _mm256_fmadd_ps(x4, a, b);
+        x5 = _mm256_fmadd_ps(x5, a, b);
+        x6 = _mm256_fmadd_ps(x6, a, b);
+        x7 = _mm256_fmadd_ps(x7, a, b);
+        x8 = _mm256_fmadd_ps(x8, a, b);
+        x9 = _mm256_fmadd_ps(x9, a, b);
+    }
+    const __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)),
+                                   _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x4, x5), _mm256_add_ps(x6, x7)),
+                                                 _mm256_add_ps(x8, x9)));
+    float out[8];
+    _mm256_storeu_ps(out, s);
+    return static_cast<double>(out[0]);
+}
+constexpr double fma_loop_flops_per_iteration_avx2 = 10 * 8 * 2;
+#endif
+
+double fma_loop_portable(std::size_t iterations) {
+    float acc[16];
+    for (int r = 0; r < 16; ++r) acc[r] = 0.001f * static_cast<float>(r);
+    for (std::size_t it = 0; it < iterations; ++it) {
+        for (int r = 0; r < 16; ++r) acc[r] = acc[r] * 0.999999f + 1e-7f;
+        __asm__ volatile("" : : "r"(acc) : "memory");
+    }
+    float s = 0.0f;
+    for (float x : acc) s += x;
+    return static_cast<double>(s);
+}
+constexpr double fma_loop_flops_per_iteration_portable = 16 * 2;
+
+bool cpu_has_avx2() {
+#if ATTN_KERNELS_X86
+    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has;
+#else
+    return false;
+#endif
+}
+
+gemm_fn pick_gemm() {
+#if ATTN_KERNELS_X86
+    if (cpu_has_avx2()) return gemm_acc_avx2;
+#endif
+    return gemm_acc_portable;
+}
+
+softmax_tile_fn pick_softmax_tile() {
+#if ATTN_KERNELS_X86
+    if (cpu_has_avx2()) return softmax_tile_avx2;
+#endif
+    return softmax_tile_portable;
+}
+
+void finish(stats* st, const scratch_meter& meter) {
+    if (st) st->extra_bytes = meter.peak();
+}
+
+// One query block [i0, i0 + br) against all keys, with the per-thread scratch of tiled().
+struct tile_scratch {
+    float* qt;     // Qᵀ of the block: d × Br
+    float* st;     // scores of one key tile, transposed: Bc × Br (then overwritten by P)
+    float* acc;    // the output accumulator: Br × d
+    float* m;      // running max of each query row
+    float* l;      // running sum of exp of each query row
+    float* alpha;  // rescale factor α = exp(m_old − m_new) of the current tile
+};
+
+void tiled_block(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                 std::size_t i0, std::size_t br, std::size_t Br, std::size_t Bc, const tile_scratch& s, gemm_fn gemm,
+                 softmax_tile_fn softmax_tile) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    // Qᵀ once per block, so that the score tile is a plain row-major product Sᵀ = K_tile·Qᵀ.
+    for (std::size_t i = 0; i < br; ++i)
+        for (std::size_t c = 0; c < d; ++c) s.qt[c * Br + i] = q[(i0 + i) * d + c];
+    std::fill(s.m, s.m + br, -std::numeric_limits<float>::infinity());  // m = −∞
+    std::fill(s.l, s.l + br, 0.0f);                                      // l = 0
+    std::fill(s.acc, s.acc + br * d, 0.0f);                              // acc = 0
+    for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
+        const std::size_t bc = std::min(Bc, n - j0);
+        // 1. Scores of this key tile: Sᵀ[j, i] = k_j · q_i (Bc × br), the only n-dependent work.
+        for (std::size_t j = 0; j < bc; ++j) std::fill(s.st + j * Br, s.st + j * Br + br, 0.0f);
+        gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br);
+        // 2. Online softmax: new running max m, P = exp(S − m), α = exp(m_old − m_new), l = α·l + rowsum(P).
+        softmax_tile(s.st, bc, br, Br, scale, s.m, s.l, s.alpha);
+        // 3. Rescale the accumulator by α, then acc += P·V_tile (P read through Sᵀ's strides).
+        for (std::size_t i = 0; i < br; ++i) {
+            float* a = s.acc + i * d;
+            const float al = s.alpha[i];
+            for (std::size_t c = 0; c < d; ++c) a[c] *= al;
+        }
+        gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d);
+    }
+    // 4. Normalise once at the end: out = acc / l.
+    for (std::size_t i = 0; i < br; ++i) {
+        const float inv = 1.0f / s.l[i];
+        for (std::size_t c = 0; c < d; ++c) out[(i0 + i) * d + c] = s.acc[i * d + c] * inv;
+    }
+}
+
+}  // namespace
+
+bool uses_avx2() { return cpu_has_avx2(); }
+
+// ---------------------------------------------------------------------------------------------
+// reference: for each query row, the n scores, their softmax, the weighted sum of V. Accumulates in
+// double so that it is the most accurate of the three.
+void reference_rows(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                    std::size_t row_begin, std::size_t row_end, stats* st) {
+    scratch_meter meter;
+    {
+        std::vector<double> scores(n);
+        meter.add(n * sizeof(double));
+        const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        for (std::size_t i = row_begin; i < row_end; ++i) {
+            double max = -std::numeric_limits<double>::infinity();
+            for (std::size_t j = 0; j < n; ++j) {
+                double dot = 0.0;
+                for (std::size_t c = 0; c < d; ++c) dot += static_cast<double>(q[i * d + c]) * k[j * d + c];
+                scores[j] = dot * scale;
+                max = std::max(max, scores[j]);
+            }
+            double sum = 0.0;
+            for (std::size_t j = 0; j < n; ++j) {
+                scores[j] = std::exp(scores[j] - max);
+                sum += scores[j];
+            }
+            for (std::size_t c = 0; c < d; ++c) {
+                double o = 0.0;
+                for (std::size_t j = 0; j < n; ++j) o += scores[j] * v[j * d + c];
+                out[(i - row_begin) * d + c] = static_cast<float>(o / sum);
+            }
+        }
+        meter.sub(n * sizeof(double));
+    }
+    finish(st, meter);
+}
+
+void reference(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+               const options&, stats* st) {
+    reference_rows(q, k, v, out, n, d, 0, n, st);
+}
+
+// full: S = Q·Kᵀ/√d materialised (n × n floats: 64 MiB at n = 4096), softmax per row, then S·V.
+void full(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options&,
+          stats* st) {
+    scratch_meter meter;
+    {
+        const gemm_fn gemm = pick_gemm();
+        scratch kt(meter, d * n);  // Kᵀ, so that Q·Kᵀ is a row-major product
+        scratch scores(meter, n * n);
+        for (std::size_t j = 0; j < n; ++j)
+            for (std::size_t c = 0; c < d; ++c) kt.data()[c * n + j] = k[j * d + c];
+        float* s = scores.data();
+        gemm(n, n, d, q, d, 1, kt.data(), n, s, n);
+        const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+        for (std::size_t i = 0; i < n; ++i) {
+            float* row = s + i * n;
+            float max = -std::numeric_limits<float>::infinity();
+            for (std::size_t j = 0; j < n; ++j) max = std::max(max, row[j]);
+            float sum = 0.0f;
+            for (std::size_t j = 0; j < n; ++j) {
+                row[j] = std::exp(scale * (row[j] - max));
+                sum += row[j];
+            }
+            const float inv = 1.0f / sum;
+            for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
+        }
+        std::fill(out, out + n * d, 0.0f);
+        gemm(n, d, n, s, n, 1, v, d, out, d);
+    }
+    finish(st, meter);
+}
+
+// tiled: FlashAttention's forward. Query blocks of Br rows are shared out to the threads; each block
+// walks the keys in tiles of Bc, keeping per query row a running max m, a running sum l and an
+// accumulator acc (Br × d), rescaled by α = exp(m_old − m_new) whenever the max grows.
+// Extra memory per thread: Qᵀ (Br·d) + score tile (Br·Bc) + acc (Br·d) + m, l, α (3·Br) floats.
+void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+           const options& opt, stats* st) {
+    scratch_meter meter;
+    const std::size_t Br = std::max<std::size_t>(1, opt.block_rows), Bc = std::max<std::size_t>(1, opt.block_cols);
+    const std::size_t blocks = (n + Br - 1) / Br;
+    const unsigned threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(opt.threads, blocks)));
+    const gemm_fn gemm = pick_gemm();
+    const softmax_tile_fn softmax_tile = pick_softmax_tile();
+    std::atomic<std::size_t> next{0};
+    auto worker = [&]() {
+        scratch qt(meter, d * Br), sc(meter, Bc * Br), acc(meter, Br * d), mla(meter, 3 * Br);
+        const tile_scratch s{qt.data(), sc.data(), acc.data(), mla.data(), mla.data() + Br, mla.data() + 2 * Br};
+        for (std::size_t b = next++; b < blocks; b = next++) {
+            const std::size_t i0 = b * Br;
+            tiled_block(q, k, v, out, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile);
+        }
+    };
+    if (n > 0) {
+        std::vector<std::thread> pool;
+        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+        worker();
+        for (auto& t : pool) t.join();
+    }
+    finish(st, meter);
+}
+
+kernel_fn get(impl which) {
+    switch (which) {
+        case impl::reference: return reference;
+        case impl::full: return full;
+        case impl::tiled: return tiled;
+    }
+    return reference;
+}
+
+const char* name(impl which) {
+    switch (which) {
+        case impl::reference: return "reference";
+        case impl::full: return "full";
+        case impl::tiled: return "tiled";
+    }
+    return "?";
+}
+
+std::size_t measure_extra_bytes(impl which, std::size_t n, std::size_t d, const options& opt) {
+    std::vector<float> zeros(n * d, 0.0f), out(n * d);
+    stats st;
+    get(which)(zeros.data(), zeros.data(), zeros.data(), out.data(), n, d, opt, &st);
+    return st.extra_bytes;
+}
+
+double measure_fma_peak_gflops(unsigned threads, double seconds) {
+    threads = std::max(1u, threads);
+    const bool avx2 = cpu_has_avx2();
+    double (*loop)(std::size_t) = fma_loop_portable;
+    double flops_per_it = fma_loop_flops_per_iteration_portable;
+#if ATTN_KERNELS_X86
+    if (avx2) {
+        loop = fma_loop_avx2;
+        flops_per_it = fma_loop_flops_per_iteration_avx2;
+    }
+#endif
+    (void)avx2;
+    using clock = std::chrono::steady_clock;
+    // Calibrate: how many iterations take about `seconds` on one thread.
+    std::size_t its = 1 << 16;
+    volatile double sink = 0.0;
+    for (;;) {
+        const auto t0 = clock::now();
+        sink = sink + loop(its);
+        const double s = std::chrono::duration<double>(clock::now() - t0).count();
+        if (s > seconds / 4 || its > (std::size_t{1} << 40)) {
+            its = static_cast<std::size_t>(static_cast<double>(its) * seconds / std::max(s, 1e-9));
+            break;
+        }
+        its *= 4;
+    }
+    // Five rounds of ~seconds/5 on all threads; the best round is the peak (a busy machine only slows one down).
+    its = std::max<std::size_t>(1, its / 5);
+    double best = 0.0;
+    for (int round = 0; round < 5; ++round) {
+        std::vector<std::thread> pool;
+        std::vector<double> results(threads);
+        const auto t0 = clock::now();
+        for (unsigned t = 0; t < threads; ++t) pool.emplace_back([&, t] { results[t] = loop(its); });
+        for (auto& t : pool) t.join();
+        const double s = std::chrono::duration<double>(clock::now() - t0).count();
+        for (double r : results) sink = sink + r;
+        best = std::max(best, flops_per_it * static_cast<double>(its) * threads / s / 1e9);
+    }
+    return best;
+}
+
+}  // namespace attn::kernels

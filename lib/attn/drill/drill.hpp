@@ -1,0 +1,63 @@
+// The interview drill: questions generated from a seed (shapes, numbers), hand-written ones from
+// lessons/ (concepts), and spot-the-bug ones from the mistakes catalogue; grading; the session
+// plan. The answer key of every generated question comes from the library (shapes.hpp,
+// attention.hpp), never typed in. app/cmd_drill.cpp runs the interactive loop.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/io/lessons.hpp"
+
+namespace attn::drill {
+
+// --topic values; "all" selects everything.
+const std::vector<std::string>& topic_names();
+// Throws attn::error listing the valid topics.
+void check_topic(const std::string& topic);
+
+struct question {
+    std::string id;                    // stable: "concept.sqrt-dk-why", "bug.no-scale", "shape.qk-…"
+    std::string kind;                  // "shape" | "numeric" | "concept" | "bug"
+    std::vector<std::string> topics;   // topics[0] is the primary one: shapes, numeric, concepts, bugs
+    std::string prompt;
+    std::vector<std::string> choices;  // multiple choice (concept, bug); labelled a, b, c, …
+    std::string answer;                // the answer as shown: "(32, 10, 10)", "0.62", "b"
+    std::vector<std::size_t> shape;    // kind shape: the key
+    double number = 0, tolerance = 0;  // kind numeric: the key and the accepted distance
+    std::string explanation, hint, command;
+};
+
+// The answer normaliser: "(32, 10, 10)", "32x10x10", "[32,10,10]" and "32 10 10" all give
+// {32, 10, 10}; anything else gives nothing.
+std::optional<std::vector<std::size_t>> parse_shape(const std::string& s);
+// "0.62", ".62", "62%" (= 0.62), "1e3", "1,024" (thousands separators) -> a number.
+std::optional<double> parse_number(const std::string& s);
+// Is `reply` a right answer? Letters a-d (any case, "b)" or "(b)"), a choice's text, a mistake
+// id for a bug question; shapes in any of the forms above; numbers within the tolerance.
+bool is_right(const question& q, const std::string& reply);
+
+// What the learner has done so far, to favour weak topics and missed questions.
+struct progress {
+    std::map<std::string, std::pair<int, int>> topics;  // topic -> (asked, right)
+    std::map<std::string, int> missed;                  // question id -> times missed (not yet answered right)
+    std::vector<std::string> sessions;                  // "2026-11-29T10:00Z 7/10"
+};
+
+// The questions of one session, in order. Depends only on (seed, count, topic) and `p`;
+// with p == nullptr (--no-save) only on the first three, on any machine.
+std::vector<question> plan_session(const lessons& L, std::uint64_t seed, std::size_t count, const std::string& topic,
+                                   const progress* p);
+
+// Every hand-written concept question and every spot-the-bug question (for the content linter).
+std::vector<question> concept_bank(const lessons& L);
+std::vector<question> bug_bank(const lessons& L, std::uint64_t seed);
+
+// The generators, exposed for tests: each draws its numbers from the seed.
+question gen_shape(const lessons& L, std::uint64_t seed, int variant);     // variant 0..6
+question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..5
+constexpr int shape_variants = 7, numeric_variants = 6;
+
+}  // namespace attn::drill

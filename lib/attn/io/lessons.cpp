@@ -1,0 +1,158 @@
+// Lessons: TOML files parsed with toml++ and flattened into dotted keys.
+#include "attn/io/lessons.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "attn/io/embedded.hpp"
+#include "attn/core/error.hpp"
+
+namespace attn {
+
+namespace {
+void flatten(const toml::table& table, const std::string& prefix, const std::string& file,
+             std::map<std::string, std::string>& text, std::map<std::string, std::string>& files) {
+    for (const auto& [k, node] : table) {
+        const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+        if (key == "format_version") continue;
+        if (const toml::table* sub = node.as_table()) {
+            flatten(*sub, key, file, text, files);
+        } else if (const auto* s = node.as_string()) {
+            if (!text.emplace(key, s->get()).second)
+                throw error(fmt::format("lessons: key '{}' is defined twice ({} and {})", key, files[key], file));
+            files[key] = file;
+        } else {
+            throw error(fmt::format("lessons/{}: '{}' must be a string", file, key));
+        }
+    }
+}
+}  // namespace
+
+lessons lessons::parse(const std::vector<std::pair<std::string, std::string>>& files) {
+    lessons out;
+    for (const auto& [path, content] : files) {
+        toml::table table;
+        try {
+            table = toml::parse(content, path);
+        } catch (const toml::parse_error& e) {
+            throw error(fmt::format("lessons/{}:{}: {}", path, e.source().begin.line, e.description()));
+        }
+        const auto version = table["format_version"].value<int64_t>();
+        if (!version || *version != 1)
+            throw error(fmt::format("lessons/{}: format_version must be 1", path));
+        flatten(table, "", path, out.text_, out.file_);
+    }
+    return out;
+}
+
+std::vector<std::string> embedded_languages() {
+    std::set<std::string> langs;
+    for (const embedded_file& f : embedded_lessons()) {
+        const auto slash = f.path.find('/');
+        if (slash != std::string_view::npos) langs.insert(std::string(f.path.substr(0, slash)));
+    }
+    return {langs.begin(), langs.end()};
+}
+
+const lessons& lessons::embedded(const std::string& language) {
+    static std::map<std::string, lessons> cache;
+    auto it = cache.find(language);
+    if (it != cache.end()) return it->second;
+    auto files_of = [](const std::string& lang) {
+        std::vector<std::pair<std::string, std::string>> files;
+        for (const embedded_file& f : embedded_lessons())
+            if (f.path.substr(0, lang.size() + 1) == lang + "/")
+                files.emplace_back(std::string(f.path), std::string(f.content));
+        return files;
+    };
+    const auto files = files_of(language);
+    if (files.empty()) {
+        std::string known;
+        for (const std::string& l : embedded_languages()) known += (known.empty() ? "" : ", ") + l;
+        throw error(fmt::format("no lessons in language '{}': available: {}", language, known));
+    }
+    lessons out = parse(files);
+    if (language != "en") out.fill_missing_from(parse(files_of("en")));
+    return cache.emplace(language, std::move(out)).first->second;
+}
+
+void lessons::fill_missing_from(const lessons& base) {
+    for (const auto& [key, text] : base.text_)
+        if (text_.emplace(key, text).second) file_[key] = base.file_.at(key);
+}
+
+bool lessons::has(const std::string& key) const { return text_.count(key) != 0; }
+
+const std::string& lessons::raw(const std::string& key) const {
+    auto it = text_.find(key);
+    if (it == text_.end()) throw error(fmt::format("lessons: no text for '{}'", key));
+    used_.insert(key);
+    return it->second;
+}
+
+std::string lessons::text(const std::string& key, const vars& v) const { return fill(raw(key), v, key); }
+
+std::vector<std::string> lessons::keys() const {
+    std::vector<std::string> out;
+    for (const auto& kv : text_) out.push_back(kv.first);
+    return out;
+}
+
+const std::string& lessons::file_of(const std::string& key) const {
+    auto it = file_.find(key);
+    if (it == file_.end()) throw error(fmt::format("lessons: no text for '{}'", key));
+    return it->second;
+}
+
+namespace {
+bool is_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+// Calls on_text for literal runs and on_name for each placeholder.
+template <class Text, class Name>
+void scan(const std::string& t, Text on_text, Name on_name) {
+    std::size_t i = 0;
+    while (i < t.size()) {
+        if (t.compare(i, 2, "{{") == 0 || t.compare(i, 2, "}}") == 0) {
+            on_text(t.substr(i, 1));
+            i += 2;
+            continue;
+        }
+        if (t[i] == '{') {
+            std::size_t j = i + 1;
+            while (j < t.size() && is_name_char(t[j])) ++j;
+            if (j < t.size() && t[j] == '}' && j > i + 1) {
+                on_name(t.substr(i + 1, j - i - 1));
+                i = j + 1;
+                continue;
+            }
+        }
+        on_text(t.substr(i, 1));
+        ++i;
+    }
+}
+}  // namespace
+
+std::string fill(const std::string& tmpl, const vars& v, const std::string& where) {
+    std::string out;
+    out.reserve(tmpl.size());
+    scan(
+        tmpl, [&](const std::string& s) { out += s; },
+        [&](const std::string& name) {
+            auto it = v.find(name);
+            if (it == v.end())
+                throw error(fmt::format("lessons: {} uses {{{}}}, which this run does not provide", where, name));
+            out += it->second;
+        });
+    return out;
+}
+
+std::vector<std::string> placeholders(const std::string& tmpl) {
+    std::vector<std::string> names;
+    scan(tmpl, [](const std::string&) {}, [&](const std::string& name) { names.push_back(name); });
+    return names;
+}
+
+}  // namespace attn

@@ -1,0 +1,94 @@
+// --save DIR, all-or-nothing: write to a temporary folder, then rename into place.
+#include "attn/io/save.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "attn/core/error.hpp"
+#include "attn/io/npy.hpp"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path parent_of(const fs::path& dir) {
+    const fs::path p = dir.has_filename() ? dir.parent_path() : dir.parent_path().parent_path();
+    return p.empty() ? fs::path(".") : p;
+}
+
+fs::path clean(const std::string& dir) {
+    fs::path p(dir);
+    if (!p.has_filename()) p = p.parent_path();  // "out/" -> "out"
+    return p;
+}
+
+void write_step(const fs::path& folder, const step& s, dtype type) {
+    const std::vector<std::size_t> shape(s.value.shape().begin(), s.value.shape().end());
+    const std::vector<double> data(s.value.begin(), s.value.end());
+    npy::write((folder / (s.id + ".npy")).string(), shape, data,
+               type == dtype::float32 ? npy::dtype::float32 : npy::dtype::float64);
+}
+}  // namespace
+
+void check_save_dir(const std::string& dir_arg) {
+    if (dir_arg.empty()) throw error("--save needs a folder name: try --save out/");
+    const fs::path dir = clean(dir_arg);
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw error(fmt::format("--save {}: exists and is not a folder: choose another name", dir_arg));
+    const fs::path parent = parent_of(dir);
+    if (!fs::is_directory(parent, ec))
+        throw error(fmt::format("--save {}: the folder {} does not exist: create it first", dir_arg, parent.string()));
+    const fs::path target = fs::exists(dir, ec) ? dir : parent;
+    if (access(target.c_str(), W_OK | X_OK) != 0)
+        throw error(fmt::format("--save {}: cannot write to {}: {}", dir_arg, target.string(), std::strerror(errno)));
+}
+
+void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) {
+    check_save_dir(dir_arg);
+    const fs::path dir = clean(dir_arg);
+    const fs::path parent = parent_of(dir);
+    std::string pattern = (parent / ("." + dir.filename().string() + ".partial-XXXXXX")).string();
+    if (!mkdtemp(pattern.data()))
+        throw error(fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, parent.string(), std::strerror(errno)));
+    const fs::path tmp(pattern);
+    try {
+        const fs::path correct = layout == save_layout::mistake ? tmp / "correct" : tmp;
+        fs::create_directories(correct);
+        for (const step& s : t.steps) write_step(correct, s, t.config.type);
+        if (t.has_mistake)
+            for (const step_group& g : t.mistake.groups) {
+                fs::create_directory(tmp / g.name);
+                for (const step& s : g.steps) write_step(tmp / g.name, s, t.config.type);
+            }
+        std::error_code ec;
+        if (!fs::exists(dir, ec)) {
+            fs::rename(tmp, dir);  // the whole folder appears at once
+            return;
+        }
+        // DIR already exists: move each file in (renames within one filesystem cannot half-fail).
+        std::vector<fs::path> entries;  // collected first: renaming while iterating is undefined
+        for (const auto& entry : fs::recursive_directory_iterator(tmp)) entries.push_back(entry.path());
+        for (const fs::path& p : entries) {
+            const fs::path rel = fs::relative(p, tmp);
+            if (fs::is_directory(p)) fs::create_directories(dir / rel);
+            else fs::rename(p, dir / rel);
+        }
+        fs::remove_all(tmp);
+    } catch (const npy::error& e) {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+        throw error(fmt::format("--save {}: {}", dir_arg, e.what()));
+    } catch (const fs::filesystem_error& e) {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+        throw error(fmt::format("--save {}: {}", dir_arg, e.code().message()));
+    }
+}
+
+}  // namespace attn

@@ -1,0 +1,352 @@
+// Formatting helpers: numbers, matrices, heatmaps, colour and wrapping.
+#include "attn/render/format.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/trace/trace.hpp"
+
+namespace attn {
+
+std::string paint(const std::string& s, style st, bool on) {
+    if (!on || st == style::none) return s;
+    const char* code = "";
+    switch (st) {
+        case style::bold: code = "1"; break;
+        case style::dim: code = "2"; break;
+        case style::title: code = "1;36"; break;
+        case style::formula: code = "33"; break;
+        case style::code: code = "32"; break;
+        case style::warn: code = "35"; break;
+        case style::error: code = "1;31"; break;
+        case style::good: code = "1;32"; break;
+        case style::label: code = "2"; break;
+        case style::none: break;
+    }
+    return fmt::format("\x1b[{}m{}\x1b[0m", code, s);
+}
+
+namespace {
+bool is_wide(char32_t c) {
+    return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+           (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) || (c >= 0x20000 && c <= 0x3FFFD);
+}
+}  // namespace
+
+std::size_t display_width(const std::string& s) {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < s.size();) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {  // ANSI escape: ESC [ ... final byte
+            i += 2;
+            while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
+            ++i;
+            continue;
+        }
+        std::size_t len = 1;
+        char32_t cp = c;
+        if (c >= 0xf0) len = 4, cp = c & 0x07;
+        else if (c >= 0xe0) len = 3, cp = c & 0x0f;
+        else if (c >= 0xc0) len = 2, cp = c & 0x1f;
+        for (std::size_t k = 1; k < len && i + k < s.size(); ++k)
+            cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+        i += len;
+        if (cp >= 0x0300 && cp <= 0x036f) continue;  // combining marks take no column
+        w += is_wide(cp) ? 2 : 1;
+    }
+    return w;
+}
+
+std::string pad_left(const std::string& s, std::size_t width) {
+    const std::size_t w = display_width(s);
+    return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+    const std::size_t w = display_width(s);
+    return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::vector<std::string> wrap(const std::string& text, std::size_t width, const std::string& indent) {
+    // Split into logical lines: verbatim lines (leading space) and reflowed paragraphs.
+    std::vector<std::string> logical;
+    std::vector<bool> verbatim;
+    std::string para;
+    auto flush = [&] {
+        if (!para.empty()) logical.push_back(para), verbatim.push_back(false), para.clear();
+    };
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        if (line.empty()) {
+            flush();
+            if (!logical.empty() && start < text.size()) logical.push_back(""), verbatim.push_back(true);
+        } else if (line[0] == ' ') {
+            flush();
+            logical.push_back(line), verbatim.push_back(true);
+        } else {
+            para += (para.empty() ? "" : " ") + line;
+        }
+        start = end + 1;
+    }
+    flush();
+
+    std::vector<std::string> out;
+    const std::size_t iw = display_width(indent);
+    const std::size_t room = width > iw + 20 ? width - iw : 20;
+    for (std::size_t i = 0; i < logical.size(); ++i) {
+        // A verbatim line keeps its leading spaces; if too long it breaks at spaces and its
+        // continuation is indented four more.
+        std::string lead, hang;
+        if (verbatim[i]) {
+            if (display_width(logical[i]) <= room) {
+                out.push_back(logical[i]);
+                continue;
+            }
+            lead = logical[i].substr(0, logical[i].find_first_not_of(' '));
+            hang = lead + "    ";
+        }
+        std::string cur;
+        const std::string& p = verbatim[i] ? logical[i].substr(lead.size()) : logical[i];
+        std::size_t pos = 0;
+        while (pos < p.size()) {
+            std::size_t sp = p.find(' ', pos);
+            if (sp == std::string::npos) sp = p.size();
+            const std::string word = p.substr(pos, sp - pos);
+            pos = sp + 1;
+            if (word.empty()) continue;
+            if (!cur.empty() && display_width(cur) + 1 + display_width(word) > room) {
+                out.push_back(cur);
+                cur = hang;
+            } else if (cur.empty()) {
+                cur = lead;
+            } else {
+                cur += " ";
+            }
+            cur += word;
+        }
+        if (!cur.empty()) out.push_back(cur);
+    }
+    for (std::size_t i = 1; i < out.size(); ++i) out[i] = indent + out[i];
+    return out;
+}
+
+index_plan plan_indices(std::size_t count, std::size_t fits) {
+    index_plan p;
+    if (count <= fits || count <= 2) {
+        for (std::size_t i = 0; i < count; ++i) p.shown.push_back(i);
+        return p;
+    }
+    const std::size_t k = std::max<std::size_t>(1, fits > 1 ? (fits - 1) / 2 : 1);
+    for (std::size_t i = 0; i < k; ++i) p.shown.push_back(i);
+    for (std::size_t i = count - k; i < count; ++i) p.shown.push_back(i);
+    p.gap_after = k;
+    return p;
+}
+
+bool wants_scientific(const matrix<double>& m) {
+    double big = 0;
+    for (double v : m)
+        if (std::isfinite(v)) big = std::max(big, std::fabs(v));
+    return big >= 1e6;
+}
+
+std::string format_cell(double v, int precision, bool scientific) {
+    if (!std::isfinite(v) || !scientific) return format_number(v, precision);
+    return fmt::format("{:.{}e}", v, precision);
+}
+
+namespace {
+std::vector<std::string> default_labels(std::size_t n) {
+    std::vector<std::string> l;
+    for (std::size_t i = 0; i < n; ++i) l.push_back(std::to_string(i));
+    return l;
+}
+
+const std::string ellipsis = "…";
+}  // namespace
+
+std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_style& s, bool* elided) {
+    const std::size_t rows = m.shape(0), cols = m.shape(1);
+    const std::vector<std::string> rl = s.row_labels.size() == rows ? s.row_labels : default_labels(rows);
+    const std::vector<std::string> cl = s.col_labels.size() == cols ? s.col_labels : default_labels(cols);
+    const bool sci = wants_scientific(m);
+
+    // Rows first: they decide which cells set the column width.
+    const std::size_t row_room = s.full || s.height == 0 ? rows : std::max<std::size_t>(s.height, 3);
+    const index_plan rp = plan_indices(rows, row_room);
+    std::size_t label_w = 0;
+    for (std::size_t i : rp.shown) label_w = std::max(label_w, display_width(rl[i]));
+    std::size_t cell_w = 1;
+    for (std::size_t i : rp.shown)
+        for (std::size_t j = 0; j < cols; ++j)
+            cell_w = std::max(cell_w, display_width(format_cell(m(i, j), s.precision, sci)));
+    for (const std::string& l : cl) cell_w = std::max(cell_w, std::min<std::size_t>(display_width(l), 12));
+
+    const std::size_t used = display_width(s.indent) + label_w;
+    const std::size_t per_col = cell_w + 2;
+    std::size_t col_room = cols;
+    if (!s.full) {
+        const std::size_t avail = s.width > used + per_col ? s.width - used : per_col;
+        col_room = std::max<std::size_t>(avail / per_col, 1);
+        if (col_room < cols) col_room = std::max<std::size_t>(col_room - 1, 2);  // room for the "…" column
+    }
+    const index_plan cp = plan_indices(cols, col_room);
+    if (elided) *elided = rp.gap_after || cp.gap_after;
+
+    auto cell_label = [&](const std::string& l) {
+        return display_width(l) <= cell_w ? l : l.substr(0, cell_w);  // long token labels are cut
+    };
+    const bool mark = s.highlight_against && !s.color && s.highlight_against->shape() == m.shape();
+    std::vector<std::string> out;
+    std::string header = s.indent + std::string(label_w, ' ');
+    for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+        if (cp.gap_after && c == cp.gap_after) header += "  " + pad_left(ellipsis, 1);
+        header += "  " + pad_left(cell_label(cl[cp.shown[c]]), cell_w) + (mark ? " " : "");
+    }
+    while (!header.empty() && header.back() == ' ') header.pop_back();
+    out.push_back(paint(header, style::label, s.color));
+    for (std::size_t r = 0; r < rp.shown.size(); ++r) {
+        if (rp.gap_after && r == rp.gap_after) {
+            std::string gap = s.indent + pad_right(ellipsis, label_w);
+            for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+                if (cp.gap_after && c == cp.gap_after) gap += "   ";
+                gap += "  " + pad_left(ellipsis, cell_w);
+            }
+            out.push_back(gap);
+        }
+        const std::size_t i = rp.shown[r];
+        std::string line = s.indent + paint(pad_right(rl[i], label_w), style::label, s.color);
+        for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+            if (cp.gap_after && c == cp.gap_after) line += "  " + ellipsis;
+            const std::size_t j = cp.shown[c];
+            const double v = m(i, j);
+            std::string cell = pad_left(format_cell(v, s.precision, sci), cell_w);
+            bool differs = false;
+            if (s.highlight_against && s.highlight_against->shape() == m.shape()) {
+                const double o = (*s.highlight_against)(i, j);
+                differs = !(std::isnan(v) && std::isnan(o)) && !(v == o) &&
+                          !(std::fabs(v - o) < 0.5 * std::pow(10.0, -s.precision));
+            }
+            if (differs) cell = paint(cell, style::error, s.color);
+            else if (!std::isfinite(v)) cell = paint(cell, style::warn, s.color);
+            // Without colour a differing cell is marked with a trailing '*'.
+            if (mark) cell += differs ? "*" : " ";
+            line += "  " + cell;
+        }
+        out.push_back(line);
+    }
+    return out;
+}
+
+std::vector<std::string> beside(const std::vector<std::string>& left, const std::vector<std::string>& right,
+                                std::size_t width, std::size_t gap) {
+    std::size_t lw = 0, rw = 0;
+    for (const auto& l : left) lw = std::max(lw, display_width(l));
+    for (const auto& r : right) rw = std::max(rw, display_width(r));
+    std::vector<std::string> out;
+    if (lw + gap + rw > width) {
+        out = left;
+        out.push_back("");
+        out.insert(out.end(), right.begin(), right.end());
+        return out;
+    }
+    const std::size_t n = std::max(left.size(), right.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string l = i < left.size() ? left[i] : "";
+        const std::string r = i < right.size() ? right[i] : "";
+        std::string line = pad_right(l, lw + gap) + r;
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out.push_back(line);
+    }
+    return out;
+}
+
+namespace {
+// xterm-256 colours from dark blue through green to yellow (a viridis-like ramp).
+const int ramp[] = {17, 18, 19, 20, 25, 31, 37, 43, 78, 114, 149, 184, 220, 226};
+constexpr std::size_t ramp_size = sizeof(ramp) / sizeof(ramp[0]);
+
+std::string colour_cell(double v, const std::string& text) {
+    const std::size_t idx =
+        std::min(ramp_size - 1, static_cast<std::size_t>(std::lround(std::clamp(v, 0.0, 1.0) * (ramp_size - 1))));
+    const int fg = idx >= ramp_size / 2 ? 16 : 231;  // black on light cells, white on dark
+    return fmt::format("\x1b[48;5;{};38;5;{}m{}\x1b[0m", ramp[idx], fg, text);
+}
+
+const char* shade(double v) {
+    if (v >= 0.7) return "█";
+    if (v >= 0.5) return "▓";
+    if (v >= 0.3) return "▒";
+    if (v >= 0.1) return "░";
+    return " ";
+}
+}  // namespace
+
+std::vector<std::string> format_heatmap(const matrix<double>& w, const matrix_style& s) {
+    const std::size_t rows = w.shape(0), cols = w.shape(1);
+    const std::vector<std::string> rl = s.row_labels.size() == rows ? s.row_labels : default_labels(rows);
+    const std::vector<std::string> cl = s.col_labels.size() == cols ? s.col_labels : default_labels(cols);
+    std::size_t cell_w = 5;  // "██100" or " 100%"
+    for (const std::string& l : cl) cell_w = std::max(cell_w, std::min<std::size_t>(display_width(l), 10));
+    std::size_t label_w = 0;
+    for (const std::string& l : rl) label_w = std::max(label_w, display_width(l));
+    const std::size_t used = display_width(s.indent) + label_w + 1;
+    std::size_t col_room = cols, row_room = rows;
+    if (!s.full) {
+        col_room = std::max<std::size_t>((s.width > used ? s.width - used : 0) / (cell_w + 1), 1);
+        if (col_room < cols) col_room = std::max<std::size_t>(col_room - 1, 2);
+        if (s.height) row_room = std::max<std::size_t>(s.height, 3);
+    }
+    const index_plan rp = plan_indices(rows, row_room), cp = plan_indices(cols, col_room);
+
+    std::vector<std::string> out;
+    std::string header = s.indent + std::string(label_w + 1, ' ');
+    for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+        if (cp.gap_after && c == cp.gap_after) header += " " + ellipsis;
+        std::string l = cl[cp.shown[c]];
+        if (display_width(l) > cell_w) l = l.substr(0, cell_w);
+        header += " " + pad_left(l, cell_w);
+    }
+    out.push_back(paint(header, style::label, s.color));
+    for (std::size_t r = 0; r < rp.shown.size(); ++r) {
+        if (rp.gap_after && r == rp.gap_after) out.push_back(s.indent + ellipsis);
+        const std::size_t i = rp.shown[r];
+        std::string line = s.indent + paint(pad_right(rl[i], label_w), style::label, s.color) + " ";
+        for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+            if (cp.gap_after && c == cp.gap_after) line += " " + ellipsis;
+            const double v = w(i, cp.shown[c]);
+            std::string cell;
+            if (std::isnan(v)) {
+                cell = pad_left("nan", cell_w);
+            } else {
+                const std::string pct = fmt::format("{}%", std::lround(v * 100));
+                if (s.color) {
+                    cell = colour_cell(v, pad_left(pct, cell_w));
+                } else {
+                    const std::string sh = shade(v);
+                    cell = sh + sh + pad_left(pct.substr(0, pct.size() - 1), cell_w - 2);
+                }
+            }
+            line += " " + cell;
+        }
+        out.push_back(line);
+    }
+    return out;
+}
+
+std::string heatmap_legend(bool color) {
+    if (color) {
+        std::string out;
+        for (int p = 0; p <= 100; p += 25) out += colour_cell(p / 100.0, fmt::format(" {:>3}% ", p));
+        return out;
+    }
+    return "' ' <10%   ░ 10%+   ▒ 30%+   ▓ 50%+   █ 70%+";
+}
+
+}  // namespace attn

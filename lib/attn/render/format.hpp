@@ -1,0 +1,62 @@
+// Formatting helpers shared by the renderers: numbers, matrices with PyTorch-style elision,
+// terminal colour, display width and paragraph wrapping. Pure string functions.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+
+namespace attn {
+
+// ANSI styling, applied only when `on` (decided once by the colour policy in app/).
+enum class style { none, bold, dim, title, formula, code, warn, error, good, label };
+std::string paint(const std::string& s, style st, bool on);
+// Width in terminal columns: ANSI escapes count 0, wide (CJK) characters 2, others 1.
+std::size_t display_width(const std::string& s);
+std::string pad_left(const std::string& s, std::size_t width);
+std::string pad_right(const std::string& s, std::size_t width);
+
+// Reflows text to `width` columns. A single newline joins lines; a blank line separates
+// paragraphs; a line that starts with a space is kept as it is (worked examples, code).
+// Every line after the first gets `indent`.
+std::vector<std::string> wrap(const std::string& text, std::size_t width, const std::string& indent = "");
+
+// Which rows or columns to show: all of them, or the first and last few with a gap between.
+struct index_plan {
+    std::vector<std::size_t> shown;  // indices in order
+    std::size_t gap_after = 0;       // a "…" goes after shown[gap_after - 1]; 0 = no gap
+};
+index_plan plan_indices(std::size_t count, std::size_t fits);
+
+struct matrix_style {
+    int precision = 4;
+    std::size_t width = 80;   // terminal columns available
+    std::size_t height = 0;   // rows available (0 = no limit)
+    bool full = false;        // never elide
+    bool color = false;
+    std::vector<std::string> row_labels, col_labels;  // default: indices 0, 1, ...
+    std::string indent = "  ";
+    const matrix<double>* highlight_against = nullptr;  // cells differing from this are highlighted
+};
+
+// Numbers of one matrix share a notation: fixed with `precision` decimals, or scientific when
+// the largest finite magnitude is ≥ 1e6 (as PyTorch switches to sci mode).
+std::string format_cell(double v, int precision, bool scientific);
+bool wants_scientific(const matrix<double>& m);
+
+// The matrix as lines: a header of column labels, then one line per row with its label.
+// Elides rows and columns with "…" when they do not fit (unless full) and reports it.
+std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_style& s, bool* elided = nullptr);
+
+// Places two blocks of lines side by side with a gap, when they fit in `width`; else one above
+// the other.
+std::vector<std::string> beside(const std::vector<std::string>& left, const std::vector<std::string>& right,
+                                std::size_t width, std::size_t gap = 4);
+
+// A heatmap of weights in [0, 1]: coloured cells with the percentage when colour is on,
+// shading characters (░▒▓█) and the percentage when it is off.
+std::vector<std::string> format_heatmap(const matrix<double>& w, const matrix_style& s);
+std::string heatmap_legend(bool color);
+
+}  // namespace attn

@@ -1,0 +1,201 @@
+// The JSON renderer: one document, {"config": {...}, "steps": [{"id", "title", "shape", "data"}, ...]}.
+// Non-finite numbers are the strings "inf", "-inf" and "nan".
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "attn/render/render.hpp"
+
+namespace attn {
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        const unsigned char c = static_cast<unsigned char>(ch);
+        switch (ch) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+                else out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_number(double v, dtype type) {
+    if (std::isnan(v)) return "\"nan\"";
+    if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+    if (v == 0) return "0";  // no "-0"
+    return type == dtype::float32 ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{}", v);
+}
+
+namespace {
+void json_nested(std::string& out, const tensor& m, dtype type, std::size_t dim, std::size_t offset) {
+    if (m.dimension() == 0) {
+        out += json_number(m.data()[0], type);
+        return;
+    }
+    const std::size_t n = m.shape(dim);
+    std::size_t stride = 1;
+    for (std::size_t d = dim + 1; d < m.dimension(); ++d) stride *= m.shape(d);
+    out += "[";
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) out += ", ";
+        if (dim + 1 != m.dimension()) {
+            json_nested(out, m, type, dim + 1, offset + i * stride);
+            continue;
+        }
+        // The innermost loop writes straight into `out`: large batches print millions of numbers.
+        const double v = m.data()[offset + i];
+        if (!std::isfinite(v) || v == 0) out += json_number(v, type);
+        else if (type == dtype::float32) fmt::format_to(std::back_inserter(out), "{}", static_cast<float>(v));
+        else fmt::format_to(std::back_inserter(out), "{}", v);
+    }
+    out += "]";
+}
+
+std::string shape_json(const tensor& m) {
+    std::string out = "[";
+    for (std::size_t d = 0; d < m.dimension(); ++d) out += (d ? ", " : "") + std::to_string(m.shape(d));
+    return out + "]";
+}
+
+std::string step_json(const step& s, const lessons& L, const trace& t) {
+    const vars v = step_vars(t, s);
+    const std::string key = lesson_key(t, s);
+    return fmt::format(
+        "{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"formula\": {}, \"pytorch\": {}, "
+        "\"data\": {}}}",
+        json_string(s.id), json_string(L.raw(key + ".title")), shape_json(s.value), json_string(s.shape_line),
+        json_string(L.text(key + ".formula", v)), json_string(L.text(key + ".pytorch", v)), json_tensor(s.value, t.config.type));
+}
+
+std::string buggy_step_json(const step& s, const lessons& L, const trace& t) {
+    return fmt::format("{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"data\": {}}}",
+                       json_string(s.id), json_string(L.raw(lesson_key(t, s) + ".title")), shape_json(s.value),
+                       json_string(s.shape_line), json_tensor(s.value, t.config.type));
+}
+
+std::string steps_json(const std::vector<step>& steps, const lessons& L, const trace& t, bool buggy,
+                       const std::string& indent) {
+    std::string out = "[\n";
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        out += indent + "  " + (buggy ? buggy_step_json(steps[i], L, t) : step_json(steps[i], L, t)) +
+               (i + 1 < steps.size() ? ",\n" : "\n");
+    return out + indent + "]";
+}
+
+std::string config_json(const trace& t) {
+    const step_config& c = t.config;
+    std::string tokens = "[";
+    for (std::size_t i = 0; i < c.tokens.size(); ++i) tokens += (i ? ", " : "") + json_string(c.tokens[i]);
+    tokens += "]";
+    std::string out = fmt::format(
+        "{{\"seq_len\": {}, \"d_model\": {}, \"d_k\": {}, \"d_v\": {}, \"seed\": {}, \"init\": {}, \"dtype\": {}, "
+        "\"mask\": {}, \"mistake\": {}, \"tokens\": {}, \"source\": {}",
+        c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.init)), json_string(name_of(c.type)),
+        json_string(name_of(c.mask)), c.mistake.empty() ? "null" : json_string(c.mistake), tokens,
+        json_string(c.load_dir.empty() ? "seed" : "load"));
+    if (c.multihead) out += fmt::format(", \"batch\": {}, \"heads\": {}", c.batch, c.heads);
+    return out + "}";
+}
+
+// The mistake's fields after "id" and "kind": error or buggy steps, variants, symptoms, sweep.
+std::string mistake_fields(const trace& t, const lessons& L, const std::string& indent) {
+    const mistake_run& r = t.mistake;
+    std::string out;
+    if (!r.error.empty()) {
+        out += ",\n" + indent + "\"error\": " + json_string(r.error);
+    } else {
+        out += ",\n" + indent + "\"buggy\": {\"steps\": " + steps_json(r.buggy(), L, t, true, indent) + "}";
+    }
+    if (r.groups.size() > 1) {
+        out += ",\n" + indent + "\"variants\": {";
+        for (std::size_t i = 1; i < r.groups.size(); ++i)
+            out += (i > 1 ? ", " : "") + json_string(r.groups[i].name) + ": {\"steps\": " +
+                   steps_json(r.groups[i].steps, L, t, true, indent) + "}";
+        out += "}";
+    }
+    out += ",\n" + indent + "\"symptoms\": {";
+    bool first = true;
+    auto add = [&](const std::string& k, double v) {
+        out += (first ? "" : ", ") + json_string(k) + ": " + json_number(v, dtype::float64);
+        first = false;
+    };
+    for (const auto& [k, v] : r.symptoms) add(k, v);
+    for (const auto& [k, v] : r.diffs) {
+        std::string key = "max_diff_" + k;
+        std::replace(key.begin(), key.end(), '/', '_');
+        add(key, v);
+    }
+    out += "}";
+    if (!r.sweep.empty()) {
+        out += ",\n" + indent + fmt::format("\"sweep\": {{\"seq_len\": {}, \"rows\": [", r.sweep_seq_len);
+        for (std::size_t i = 0; i < r.sweep.size(); ++i) {
+            const sweep_row& s = r.sweep[i];
+            auto n = [](double x) { return json_number(x, dtype::float64); };
+            out += fmt::format(
+                "{}{{\"d_k\": {}, \"std_unscaled\": {}, \"std_scaled\": {}, \"max_weight_unscaled\": {}, "
+                "\"max_weight_scaled\": {}, \"entropy_unscaled\": {}, \"entropy_scaled\": {}, "
+                "\"jacobian_norm_unscaled\": {}, \"jacobian_norm_scaled\": {}}}",
+                i ? ", " : "", s.d_k, n(s.std_unscaled), n(s.std_scaled), n(s.max_weight_unscaled),
+                n(s.max_weight_scaled), n(s.entropy_unscaled), n(s.entropy_scaled), n(s.jacobian_unscaled),
+                n(s.jacobian_scaled));
+        }
+        out += "]}";
+    }
+    return out;
+}
+}  // namespace
+
+std::string json_tensor(const tensor& m, dtype type) {
+    std::string out;
+    json_nested(out, m, type, 0, 0);
+    return out;
+}
+
+std::string render_json(const trace& t, const lessons& L) {
+    std::string out = "{\n  \"config\": " + config_json(t) + ",\n  \"steps\": " + steps_json(t.steps, L, t, false, "  ");
+    if (t.lessons == "grad") out += ",\n  \"loss\": " + json_number(t.loss, dtype::float64);
+    if (!t.gradcheck.empty()) {
+        out += ",\n  \"gradcheck\": [";
+        for (std::size_t i = 0; i < t.gradcheck.size(); ++i) {
+            const gradcheck_row& r = t.gradcheck[i];
+            out += fmt::format("{}{{\"param\": {}, \"max_abs\": {}, \"max_rel\": {}, \"worst\": [{}, {}], \"pass\": {}}}",
+                               i ? ", " : "", json_string(r.name), json_number(r.max_abs, dtype::float64),
+                               json_number(r.max_rel, dtype::float64), r.worst_row, r.worst_col,
+                               r.max_rel < 1e-6 ? "true" : "false");
+        }
+        out += "]";
+    }
+    if (!t.grad_sweep.empty()) {
+        out += ",\n  \"sweep\": [";
+        for (std::size_t i = 0; i < t.grad_sweep.size(); ++i) {
+            const grad_sweep_row& r = t.grad_sweep[i];
+            auto n = [](double x) { return json_number(x, dtype::float64); };
+            out += fmt::format("{}{{\"d_k\": {}, \"d_W_Q_scaled\": {}, \"d_W_Q_unscaled\": {}, \"d_W_K_scaled\": {}, "
+                               "\"d_W_K_unscaled\": {}}}",
+                               i ? ", " : "", r.d_k, n(r.w_q_scaled), n(r.w_q_unscaled), n(r.w_k_scaled), n(r.w_k_unscaled));
+        }
+        out += "]";
+    }
+    if (t.has_mistake)
+        out += ",\n  \"mistake\": {\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
+               mistake_fields(t, L, "    ") + "}";
+    return out + "\n}\n";
+}
+
+std::string render_mistake_json(const trace& t, const lessons& L) {
+    std::string out = "{\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
+                      ",\n  \"config\": " + config_json(t) + ",\n  \"correct\": {\"steps\": " +
+                      steps_json(t.steps, L, t, false, "  ") + "}";
+    return out + mistake_fields(t, L, "  ") + "\n}\n";
+}
+
+}  // namespace attn

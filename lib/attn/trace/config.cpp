@@ -1,0 +1,164 @@
+// Config validation: names, dimensions and a memory estimate, checked before any work is done.
+#include "attn/trace/config.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "attn/core/error.hpp"
+#include "attn/trace/mistakes.hpp"
+
+namespace attn {
+
+const char* name_of(dtype t) { return t == dtype::float32 ? "float32" : "float64"; }
+const char* name_of(init_kind k) { return k == init_kind::randn ? "randn" : "xavier"; }
+const char* name_of(mask_kind m) { return m == mask_kind::none ? "none" : "causal"; }
+
+dtype parse_dtype(const std::string& s) {
+    if (s == "float32") return dtype::float32;
+    if (s == "float64") return dtype::float64;
+    throw error(fmt::format("unknown dtype '{}': use float32 or float64", s));
+}
+
+init_kind parse_init(const std::string& s) {
+    if (s == "randn") return init_kind::randn;
+    if (s == "xavier") return init_kind::xavier;
+    throw error(fmt::format("unknown init '{}': use randn or xavier", s));
+}
+
+mask_kind parse_mask(const std::string& s) {
+    if (s == "none") return mask_kind::none;
+    if (s == "causal") return mask_kind::causal;
+    throw error(fmt::format("unknown mask '{}': use none or causal", s));
+}
+
+std::vector<std::string> split_tokens(const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string word; in >> word;) out.push_back(word);
+    return out;
+}
+
+namespace {
+std::size_t checked_dim(std::int64_t v, const char* flag) {
+    if (v <= 0)
+        throw error(fmt::format("{} must be a positive whole number (got {}): try {} 4", flag, v, flag));
+    if (v > max_dim)
+        throw error(fmt::format("{} {} is too large: the limit is {}", flag, v, max_dim));
+    return static_cast<std::size_t>(v);
+}
+}  // namespace
+
+std::string divisors(std::size_t d) {
+    std::string out;
+    for (std::size_t h = 1; h <= d; ++h)
+        if (d % h == 0) out += (out.empty() ? "" : ", ") + std::to_string(h);
+    return out;
+}
+
+step_config validate(const step_request& request) {
+    step_request r = request;
+    const mistake_info* m = nullptr;
+    if (!r.mistake.empty()) {
+        m = find_mistake(r.mistake);
+        if (!m) throw error(fmt::format("unknown mistake '{}': valid ids are {}", r.mistake, mistake_ids()));
+        if (r.walkthrough && !m->in_step)
+            throw error(fmt::format("mistake '{}' does not fit the single-head walkthrough: run 'attn-explain "
+                                    "mistake {}'",
+                                    r.mistake, r.mistake));
+        // Each mistake may bring defaults that make its symptom visible.
+        if (!r.dims_given && r.load_dir.empty()) {
+            if (m->default_seq_len) r.seq_len = m->default_seq_len;
+            if (m->default_d_model) r.d_model = r.d_k = r.d_v = m->default_d_model;
+        }
+        if (m->needs_causal) r.mask = "causal";
+    }
+    // Multi-head attention projects Q, K and V to d_model; the heads split it.
+    if (r.multihead || (m && m->multihead)) r.d_k = r.d_v = r.d_model;
+    step_config c;
+    c.seq_len = checked_dim(r.seq_len, "--seq-len");
+    c.d_model = checked_dim(r.d_model, "--d-model");
+    c.d_k = checked_dim(r.d_k, "--d-k");
+    c.d_v = checked_dim(r.d_v, "--d-v");
+    c.seed = r.seed;
+    c.init = parse_init(r.init);
+    c.type = parse_dtype(r.dtype);
+    c.dtype_given = r.dtype_given;
+    c.mask = parse_mask(r.mask);
+    if (m) c.mistake = m->id;
+    c.tokens = split_tokens(r.tokens);
+    c.load_dir = r.load_dir;
+    c.bias = r.bias;
+    c.side = parse_pad_side(r.pad_side);
+    c.align = parse_align(r.align);
+    if (r.kv_len < 0) throw error(fmt::format("--kv-len must be a positive whole number (got {})", r.kv_len));
+    if (r.kv_len > 0) c.kv_len = checked_dim(r.kv_len, "--kv-len");
+    if (r.multihead || (m && m->multihead)) {
+        c.multihead = true;
+        c.heads = checked_dim(r.heads, "--heads");
+        c.batch = checked_dim(r.batch, "--batch");
+        if (c.d_k != c.d_model || c.d_v != c.d_model)
+            throw error("multi-head attention projects to d_model: drop --d-k and --d-v");
+    }
+    c.lengths_text = r.lengths;
+    if (m && (c.cross() || c.bias || !c.lengths_text.empty()))
+        throw error("the mistakes run self-attention without biases or padding: drop --kv-len, --bias and --lengths");
+    if (!r.multihead && !m && !c.lengths_text.empty())
+        throw error("--lengths needs a batch: use attn-explain heads --lengths ...");
+    if (c.load_dir.empty()) {
+        check_dimensions(c);
+        c.lengths = parse_lengths_for(c);
+    }
+    return c;
+}
+
+std::vector<std::size_t> parse_lengths_for(const step_config& c) {
+    if (c.lengths_text.empty()) return {};
+    return parse_lengths(c.lengths_text, c.batch, c.keys());
+}
+
+double estimated_bytes(const step_config& c) {
+    const double n = static_cast<double>(c.seq_len), d = static_cast<double>(c.d_model);
+    const double dk = static_cast<double>(c.d_k), dv = static_cast<double>(c.d_v);
+    // X, weights, Q/K/V, four n×n score-shaped matrices, output; plus the trace keeps a double
+    // copy of each and a mistake run keeps a second set.
+    const double b = static_cast<double>(c.batch), h = static_cast<double>(c.heads);
+    const double m = static_cast<double>(c.keys());
+    const double elements = b * (n * d + m * d + n * dk + m * (dk + dv) + 6 * h * n * m + 3 * n * dv) + d * (2 * dk + 2 * dv);
+    const double per_element = (c.type == dtype::float32 ? 4.0 : 8.0) + 8.0;
+    return elements * per_element * (c.mistake.empty() ? 1.0 : 2.0);
+}
+
+double memory_budget_bytes() {
+    // Half of physical memory, and never more than 8 GiB: a teaching run beyond that is a typo.
+    const double cap = 8.0 * (1ull << 30);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return cap / 2;
+    return std::min(cap, static_cast<double>(pages) * static_cast<double>(page) / 2.0);
+}
+
+void check_dimensions(const step_config& c) {
+    const std::size_t dims[] = {c.seq_len, c.d_model, c.d_k, c.d_v};
+    for (std::size_t v : dims)
+        if (v == 0) throw error("every dimension must be at least 1 (got a 0-sized tensor)");
+    const double need = estimated_bytes(c), budget = memory_budget_bytes();
+    if (need > budget)
+        throw error(fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of "
+                                "memory, at most 8): choose a smaller --seq-len or d_model",
+                                need / (1u << 30), budget / (1u << 30)));
+    if (c.multihead && c.d_model % c.heads != 0)
+        throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors(c.d_model)));
+    if (!c.tokens.empty() && c.tokens.size() != c.seq_len)
+        throw error(fmt::format("--tokens gives {} token(s) but seq_len is {}: give one word per position",
+                                c.tokens.size(), c.seq_len));
+}
+
+low_precision parse_low_precision(const std::string& s) {
+    if (s == "float16") return low_precision::float16;
+    if (s == "bfloat16") return low_precision::bfloat16;
+    throw error(fmt::format("unknown low-precision dtype '{}': use float16 or bfloat16", s));
+}
+
+}  // namespace attn

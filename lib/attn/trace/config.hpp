@@ -1,0 +1,97 @@
+// Config: every choice of one `step` run, validated once at the edge so the library never sees
+// nonsense. app/ fills a step_request from flags; validate() turns it into a step_config or throws
+// attn::error with a one-line message.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/lowp.hpp"
+#include "attn/core/masks.hpp"
+
+namespace attn {
+
+enum class dtype { float32, float64 };
+enum class init_kind { randn, xavier };
+enum class mask_kind { none, causal };
+
+const char* name_of(dtype t);
+const char* name_of(init_kind k);
+const char* name_of(mask_kind m);
+
+// Parse a user-supplied name; unknown names throw attn::error listing the valid ones.
+dtype parse_dtype(const std::string& s);
+init_kind parse_init(const std::string& s);
+mask_kind parse_mask(const std::string& s);
+// Splits "the cat sat" on whitespace.
+std::vector<std::string> split_tokens(const std::string& s);
+
+// The default seed: with the classic X it gives weights spread over several tokens, which
+// reads better in a first lesson than a near one-hot row.
+inline constexpr std::uint64_t default_seed = 35;
+
+// Upper bound on any single dimension; larger values are refused before anything is allocated.
+inline constexpr std::int64_t max_dim = 1 << 20;
+
+// What the user asked for, straight from the flags (dimensions are signed so that a negative
+// number reaches validation and gets a proper message).
+struct step_request {
+    std::int64_t seq_len = 3, d_model = 4, d_k = 4, d_v = 4;
+    std::uint64_t seed = default_seed;
+    std::string init = "randn";
+    std::string dtype = "float32";
+    bool dtype_given = false;  // with --load, the files' dtype is used unless --dtype was given
+    std::string mask = "none";
+    std::string mistake;       // empty: the correct walkthrough only
+    std::string tokens;        // "the cat sat"
+    std::string load_dir;      // read X/W_Q/W_K/W_V.npy from here; dimensions come from the files
+    std::int64_t heads = 2, batch = 1;  // multi-head runs (`heads`, multi-head mistakes)
+    bool dims_given = false;   // --seq-len/--d-model/--d-k/--d-v given: a mistake's own defaults step aside
+    bool walkthrough = true;   // `step --mistake` (single-head mistakes only) rather than `mistake NAME`
+    bool multihead = false;    // `attn-explain heads`: batched multi-head self- or cross-attention
+    bool bias = false;         // nn.Linear-style biases b_Q, b_K, b_V, b_O
+    std::string lengths;       // "5,3": each batch item's true (key) length; the rest is padding
+    std::string pad_side = "right";  // where the padding sits: right | left
+    std::string align = "top-left";  // causal alignment when queries and keys differ in number
+    std::int64_t kv_len = 0;   // > 0: cross-attention over m = kv_len memory positions
+};
+
+struct step_config {
+    std::size_t seq_len = 3, d_model = 4, d_k = 4, d_v = 4;
+    std::uint64_t seed = default_seed;
+    init_kind init = init_kind::randn;
+    attn::dtype type = attn::dtype::float32;
+    bool dtype_given = false;
+    mask_kind mask = mask_kind::none;
+    std::string mistake;
+    std::vector<std::string> tokens;
+    std::string load_dir;
+    std::size_t heads = 1, batch = 1;  // > 1 only for multi-head runs
+    bool multihead = false;            // the run is batched multi-head (X is [B, n, d_model])
+    bool bias = false;                 // projections have biases
+    std::vector<std::size_t> lengths;  // true key lengths per batch item (empty: no padding)
+    std::string lengths_text;          // --lengths as given (parsed once B and m are known)
+    attn::pad_side side = attn::pad_side::right;
+    attn::causal_align align = attn::causal_align::top_left;
+    std::size_t kv_len = 0;            // m, the memory length of cross-attention (0: self-attention)
+    bool cross() const { return kv_len > 0; }
+    std::size_t keys() const { return kv_len > 0 ? kv_len : seq_len; }  // m
+};
+
+// Checks names and dimensions. Dimensions are re-checked against the files after --load
+// (check_dimensions) since they come from there.
+step_config validate(const step_request& r);
+// Refuses zero or absurd dimensions, and sizes whose tensors would not fit in memory.
+void check_dimensions(const step_config& c);
+// --lengths, checked against the batch size and the number of keys.
+std::vector<std::size_t> parse_lengths_for(const step_config& c);
+// Bytes the run will hold at its peak (all intermediates, in the run's dtype and as doubles).
+double estimated_bytes(const step_config& c);
+// The memory we allow a run to use: half of physical memory, at most 8 GiB.
+double memory_budget_bytes();
+
+// --dtype float16 | bfloat16 for the low-precision demos; throws attn::error otherwise.
+low_precision parse_low_precision(const std::string& s);
+
+}  // namespace attn

@@ -1,0 +1,387 @@
+// `attn-explain kv-cache`: validation, inputs, the decode loop with a growing cache, GQA, the checks
+// against full causal attention, and FLOP / byte counts. The renderers are in render_kvcache.cpp.
+#include "attn/trace/kvcache.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "attn/core/error.hpp"
+#include "attn/core/masks.hpp"
+#include "attn/core/multihead.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/core/rng.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string divisors_of(std::size_t d) {
+    std::string out;
+    for (std::size_t k = 1; k <= d; ++k)
+        if (d % k == 0) out += (out.empty() ? "" : ", ") + std::to_string(k);
+    return out;
+}
+
+std::size_t in_range(std::int64_t v, std::int64_t hi, const char* flag, const char* what) {
+    if (v < 1 || v > hi)
+        throw error(fmt::format("{} {} is out of range: give {}, from 1 to {}", flag, v, what, hi));
+    return static_cast<std::size_t>(v);
+}
+
+// Compute the run would take (FLOPs of both paths), to refuse sizes that would run for minutes.
+double kv_work(const kv_config& c) {
+    const double t = static_cast<double>(c.total()), d = static_cast<double>(c.d_model);
+    const double g = static_cast<double>(c.kv_heads), h = static_cast<double>(c.heads), dh = static_cast<double>(c.d_head);
+    return 2 * t * (2 * d * d + 4 * d * g * dh) + 8 * h * t * t * dh;
+}
+
+constexpr double kv_max_work = 2e10;
+
+void check_sizes(const kv_config& c) {
+    if (c.d_model % c.heads != 0)
+        throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
+    if (c.kv_heads < 1 || c.kv_heads > c.heads || c.heads % c.kv_heads != 0)
+        throw error(fmt::format("--kv-heads {} must divide --heads {}: try {} (1 = multi-query, {} = multi-head)",
+                                c.kv_heads, c.heads, divisors_of(c.heads), c.heads));
+    const double need = kv_estimated_bytes(c), budget = memory_budget_bytes();
+    if (need > budget)
+        throw error(fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of memory, at "
+                                "most 8): choose a smaller --prompt-len, --steps or --d-model",
+                                need / (1u << 30), budget / (1u << 30)));
+    if (kv_work(c) > kv_max_work)
+        throw error(fmt::format("these sizes need about {:.0e} FLOPs, more than this teaching tool runs ({:.0e}): "
+                                "choose a smaller --prompt-len, --steps or --d-model",
+                                kv_work(c), kv_max_work));
+}
+
+npy::array read_npy(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw error(fmt::format("{}: not found: --load needs X.npy, W_Q.npy, W_K.npy and W_V.npy", path.string()));
+    try {
+        return npy::read(path.string());
+    } catch (const npy::error& e) {
+        throw error(e.what());
+    }
+}
+
+matrix<double> to_matrix(const npy::array& a, const std::filesystem::path& path, std::vector<std::string>& warnings) {
+    matrix<double> m = xt::empty<double>({a.shape[0], a.shape[1]});
+    std::copy(a.data.begin(), a.data.end(), m.begin());
+    for (double v : a.data)
+        if (!std::isfinite(v)) {
+            warnings.push_back(fmt::format("{} holds NaN or Inf values: the output will too", path.string()));
+            break;
+        }
+    return m;
+}
+
+std::string shape_of_npy(const std::vector<std::size_t>& s) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+    return out + (s.size() == 1 ? ",)" : ")");
+}
+
+// x [T, d] @ w [d, e], accumulating in T: row r only.
+template <class T>
+std::vector<T> project_row(const matrix<T>& x, std::size_t r, const matrix<T>& w) {
+    std::vector<T> out(w.shape(1), T(0));
+    for (std::size_t j = 0; j < w.shape(1); ++j) {
+        T s = 0;
+        for (std::size_t k = 0; k < w.shape(0); ++k) s += x(r, k) * w(k, j);
+        out[j] = s;
+    }
+    return out;
+}
+
+template <class T>
+kv_report run_typed(const kv_config& c, const kv_inputs& in) {
+    const std::size_t T_len = c.total(), d = c.d_model, h = c.heads, g = c.kv_heads, dh = c.d_head;
+    const matrix<T> x = convert<T>(in.x), wq = convert<T>(in.w_q), wk = convert<T>(in.w_k), wv = convert<T>(in.w_v);
+    kv_report r;
+    r.config = c;
+    r.in = in;
+    r.full = gqa_full_causal<T>(in.x, in.w_q, in.w_k, in.w_v, h, g);
+    r.output = xt::zeros<double>({T_len, d});
+    // The cache: per K/V head, L rows of d_head, appended in place.
+    std::vector<std::vector<T>> kc(g), vc(g);
+    const T scale = static_cast<T>(std::sqrt(static_cast<T>(dh)));
+
+    auto run_chunk = [&](std::size_t first, std::size_t count, bool prefill) {
+        kv_step s;
+        s.prefill = prefill;
+        s.first = first;
+        s.count = count;
+        s.cache_before = kc[0].size() / dh;
+        s.q = xt::zeros<double>({count, h * dh});
+        s.k = xt::zeros<double>({count, g * dh});
+        s.v = xt::zeros<double>({count, g * dh});
+        std::vector<std::vector<T>> qs;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t pos = first + i;
+            qs.push_back(project_row(x, pos, wq));
+            const std::vector<T> k = project_row(x, pos, wk), v = project_row(x, pos, wv);
+            for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
+            for (std::size_t j = 0; j < g * dh; ++j) s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
+            for (std::size_t kv = 0; kv < g; ++kv) {  // append k and v to the cache
+                kc[kv].insert(kc[kv].end(), k.begin() + static_cast<long>(kv * dh), k.begin() + static_cast<long>((kv + 1) * dh));
+                vc[kv].insert(vc[kv].end(), v.begin() + static_cast<long>(kv * dh), v.begin() + static_cast<long>((kv + 1) * dh));
+            }
+        }
+        const std::size_t L = kc[0].size() / dh;
+        s.cache_after = L;
+        // A chunk of `count` queries over L keys: causal, aligned bottom-right (the last query is the
+        // last key). For one decode query it blocks nothing.
+        const auto blocked = causal_blocked(count, L, causal_align::bottom_right);
+        s.weights.assign(h, matrix<double>(xt::zeros<double>({count, L})));
+        s.output = xt::zeros<double>({count, d});
+        for (std::size_t hh = 0; hh < h; ++hh) {
+            const std::size_t kv = c.kv_head_of(hh);
+            for (std::size_t i = 0; i < count; ++i) {
+                std::vector<T> sc(L);
+                T mx = -std::numeric_limits<T>::infinity();
+                for (std::size_t j = 0; j < L; ++j) {
+                    T dot = 0;
+                    for (std::size_t e = 0; e < dh; ++e) dot += qs[i][hh * dh + e] * kc[kv][j * dh + e];
+                    sc[j] = blocked[i][j] ? -std::numeric_limits<T>::infinity() : dot / scale;
+                    if (sc[j] > mx) mx = sc[j];
+                }
+                T sum = 0;
+                for (std::size_t j = 0; j < L; ++j) sum += sc[j] = blocked[i][j] ? T(0) : std::exp(sc[j] - mx);
+                for (std::size_t j = 0; j < L; ++j) sc[j] /= sum, s.weights[hh](i, j) = static_cast<double>(sc[j]);
+                for (std::size_t e = 0; e < dh; ++e) {
+                    T o = 0;
+                    for (std::size_t j = 0; j < L; ++j) o += sc[j] * vc[kv][j * dh + e];
+                    s.output(i, hh * dh + e) = static_cast<double>(o);
+                }
+            }
+        }
+        s.full_rows = xt::empty<double>({count, d});
+        for (std::size_t i = 0; i < count; ++i)
+            for (std::size_t j = 0; j < d; ++j) {
+                s.full_rows(i, j) = r.full(first + i, j);
+                r.output(first + i, j) = s.output(i, j);
+            }
+        s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
+        if (prefill) s.flops_cached = s.flops_full = kv_flops_full(c, L);
+        else s.flops_cached = kv_flops_cached(c, L), s.flops_full = kv_flops_full(c, L);
+        s.cache_bytes = kv_cache_bytes(c, L, g);
+        r.flops_cached += s.flops_cached;
+        r.flops_full += s.flops_full;
+        r.max_diff = std::max(r.max_diff, s.max_diff);
+        r.steps.push_back(std::move(s));
+    };
+    run_chunk(0, c.prompt_len, true);
+    for (std::size_t t = 0; t < c.steps; ++t) run_chunk(c.prompt_len + t, 1, false);
+
+    r.k_cache = xt::empty<double>({std::size_t{1}, g, T_len, dh});
+    r.v_cache = xt::empty<double>({std::size_t{1}, g, T_len, dh});
+    for (std::size_t kv = 0; kv < g; ++kv)
+        for (std::size_t j = 0; j < T_len * dh; ++j) {
+            r.k_cache.data()[kv * T_len * dh + j] = static_cast<double>(kc[kv][j]);
+            r.v_cache.data()[kv * T_len * dh + j] = static_cast<double>(vc[kv][j]);
+        }
+    r.cache_bytes = kv_cache_bytes(c, T_len, g);
+    r.mha_cache_bytes = kv_cache_bytes(c, T_len, h);
+    return r;
+}
+
+}  // namespace
+
+kv_config validate_kv(const kv_request& r) {
+    kv_config c;
+    c.seed = r.seed;
+    c.type = parse_dtype(r.dtype);
+    c.load_dir = r.load_dir;
+    c.heads = in_range(r.heads, kv_max_d_model, "--heads", "the number of query heads h");
+    if (r.kv_heads_given || r.kv_heads != 0) {
+        if (r.kv_heads < 1 || r.kv_heads > r.heads)
+            throw error(fmt::format("--kv-heads {} is out of range: give the number of K/V heads g, from 1 (multi-query) "
+                                    "to --heads {} (multi-head), dividing it: try {}",
+                                    r.kv_heads, r.heads, divisors_of(c.heads)));
+        c.kv_heads = static_cast<std::size_t>(r.kv_heads);
+    } else {
+        c.kv_heads = c.heads;
+    }
+    if (!r.load_dir.empty()) {
+        if (r.d_model_given) throw error("--load takes d_model from the files: drop --d-model");
+        if (r.prompt_given) c.prompt_len = in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");
+        if (r.steps_given) c.steps = in_range(r.steps, kv_max_len, "--steps", "the number of decode steps t");
+        return c;  // the rest is checked by load_kv_inputs
+    }
+    c.prompt_len = in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");
+    c.steps = in_range(r.steps, kv_max_len, "--steps", "the number of decode steps t");
+    if (c.total() > static_cast<std::size_t>(kv_max_len))
+        throw error(fmt::format("--prompt-len + --steps = {} tokens is too many: keep it at most {}", c.total(), kv_max_len));
+    c.d_model = in_range(r.d_model, kv_max_d_model, "--d-model", "the width of each token vector");
+    if (c.heads > c.d_model || c.d_model % c.heads != 0)
+        throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
+    c.d_head = c.d_model / c.heads;
+    check_sizes(c);
+    return c;
+}
+
+double kv_estimated_bytes(const kv_config& c) {
+    const double t = static_cast<double>(c.total()), d = static_cast<double>(c.d_model);
+    const double h = static_cast<double>(c.heads);
+    // X, q/k/v rows, outputs and full rows; three weights; per-step weights (≈ h·T²/2) and the full
+    // path's four [h, T, T] tensors; in the dtype and as doubles.
+    const double elements = 10 * t * d + 3 * d * d + 5 * h * t * t;
+    return elements * ((c.type == dtype::float32 ? 4.0 : 8.0) + 8.0);
+}
+
+kv_inputs make_kv_inputs(const kv_config& c) {
+    rng r(c.seed);
+    kv_inputs in;
+    const std::size_t d = c.d_model, e = c.kv_heads * c.d_head;
+    auto draw = [&](std::size_t rows, std::size_t cols, double scale) {
+        matrix<double> m = xt::empty<double>({rows, cols});
+        for (auto& v : m) v = r.normal() * scale;
+        return m;
+    };
+    const double s = 1.0 / std::sqrt(static_cast<double>(d));
+    in.x = draw(c.total(), d, 1.0);
+    in.w_q = draw(d, d, s);
+    in.w_k = draw(d, e, s);
+    in.w_v = draw(d, e, s);
+    return in;
+}
+
+kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
+    const std::filesystem::path dir(c.load_dir);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw error(fmt::format("--load {}: not a folder: give the folder that holds X.npy, W_Q.npy, W_K.npy and W_V.npy",
+                                c.load_dir));
+    kv_inputs in;
+    npy::array x = read_npy(dir / "X.npy");
+    if (x.shape.size() == 3 && x.shape[0] == 1) x.shape.erase(x.shape.begin());
+    if (x.shape.size() != 2 || x.shape[0] == 0 || x.shape[1] == 0)
+        throw error(fmt::format("{}: shape {} does not fit: expected (T, d_model) or (1, T, d_model)",
+                                (dir / "X.npy").string(), shape_of_npy(x.shape)));
+    const std::size_t T_len = x.shape[0], d = x.shape[1];
+    in.x = to_matrix(x, dir / "X.npy", in.warnings);
+    if (d > static_cast<std::size_t>(kv_max_d_model))
+        throw error(fmt::format("X.npy: d_model {} is too large: the limit is {}", d, kv_max_d_model));
+    if (c.heads > d || d % c.heads != 0)
+        throw error(fmt::format("--heads {} must divide d_model {} (from X.npy): try {}", c.heads, d, divisors_of(d)));
+    const std::size_t dh = d / c.heads;
+    auto weight = [&](const char* name, std::size_t cols, const std::string& why) {
+        const std::filesystem::path p = dir / (std::string(name) + ".npy");
+        const npy::array a = read_npy(p);
+        if (a.shape.size() != 2 || a.shape[0] != d || (cols && a.shape[1] != cols) || a.shape[1] == 0)
+            throw error(fmt::format("{}: shape {} does not fit: expected ({}, {}): {} (for an nn.Linear weight, which "
+                                    "is stored (out, in), save weight.T)",
+                                    p.string(), shape_of_npy(a.shape), d, cols ? std::to_string(cols) : "g·d_head", why));
+        return a;
+    };
+    const npy::array wq = weight("W_Q", d, "queries have h·d_head = d_model columns");
+    const npy::array wk = weight("W_K", 0, "K has g·d_head columns");
+    const std::size_t e = wk.shape[1];
+    if (e % dh != 0 || e / dh > c.heads || c.heads % (e / dh) != 0)
+        throw error(fmt::format("{}: {} columns is not g·d_head for d_head = {} (d_model {} / --heads {}) with g "
+                                "dividing {}: try g·{} columns with g in {}",
+                                (dir / "W_K.npy").string(), e, dh, d, c.heads, c.heads, dh, divisors_of(c.heads)));
+    const npy::array wv = weight("W_V", e, "W_V must match W_K");
+    if (req.kv_heads_given && static_cast<std::size_t>(req.kv_heads) != e / dh)
+        throw error(fmt::format("--kv-heads {} does not match W_K.npy, which holds g = {} K/V heads: drop --kv-heads",
+                                req.kv_heads, e / dh));
+    in.w_q = to_matrix(wq, dir / "W_Q.npy", in.warnings);
+    in.w_k = to_matrix(wk, dir / "W_K.npy", in.warnings);
+    in.w_v = to_matrix(wv, dir / "W_V.npy", in.warnings);
+    c.d_model = d;
+    c.d_head = dh;
+    c.kv_heads = e / dh;
+    if (!req.dtype_given) c.type = x.type == npy::dtype::float64 ? dtype::float64 : dtype::float32;
+    if (T_len < 2)
+        throw error(fmt::format("X.npy holds {} token(s): the run needs at least 2 (a prompt and one decode step)", T_len));
+    if (req.prompt_given && req.steps_given) {
+        if (c.prompt_len + c.steps != T_len)
+            throw error(fmt::format("--prompt-len {} + --steps {} must add up to the {} tokens of X.npy", c.prompt_len,
+                                    c.steps, T_len));
+    } else if (req.prompt_given) {
+        if (c.prompt_len >= T_len)
+            throw error(fmt::format("--prompt-len {} leaves no decode step: X.npy holds {} tokens", c.prompt_len, T_len));
+        c.steps = T_len - c.prompt_len;
+    } else if (req.steps_given) {
+        if (c.steps >= T_len)
+            throw error(fmt::format("--steps {} leaves no prompt: X.npy holds {} tokens", c.steps, T_len));
+        c.prompt_len = T_len - c.steps;
+    } else {
+        c.steps = std::min<std::size_t>(4, T_len - 1);
+        c.prompt_len = T_len - c.steps;
+    }
+    if (T_len > static_cast<std::size_t>(kv_max_len))
+        throw error(fmt::format("X.npy holds {} tokens, too many: keep it at most {}", T_len, kv_max_len));
+    check_sizes(c);
+    return in;
+}
+
+template <class T>
+matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
+                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads) {
+    const std::size_t n = x.shape(0), d = x.shape(1);
+    tensor3<T> x3 = xt::empty<T>({std::size_t{1}, n, d});
+    for (std::size_t i = 0; i < x.size(); ++i) x3.data()[i] = static_cast<T>(x.data()[i]);
+    const tensor4<T> qh = split_heads(project3(x3, convert<T>(w_q)), heads);      // [1, h, T, d_h]
+    const tensor4<T> kg = split_heads(project3(x3, convert<T>(w_k)), kv_heads);   // [1, g, T, d_h]
+    const tensor4<T> vg = split_heads(project3(x3, convert<T>(w_v)), kv_heads);   // [1, g, T, d_h]
+    const std::size_t dh = qh.shape(3), group = heads / kv_heads;
+    // repeat_interleave(h / g, dim=1): query head i reads K/V head i / (h / g).
+    tensor4<T> kr = xt::empty<T>({std::size_t{1}, heads, n, dh}), vr = kr;
+    for (std::size_t hh = 0; hh < heads; ++hh)
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t e = 0; e < dh; ++e) {
+                kr(0, hh, i, e) = kg(0, hh / group, i, e);
+                vr(0, hh, i, e) = vg(0, hh / group, i, e);
+            }
+    const tensor4<T> w = softmax_last(mask_causal4(scale4(batched_scores(qh, kr), dh)));
+    const tensor3<T> merged = merge_heads(batched_matmul(w, vr));  // [1, T, d]
+    matrix<double> out = xt::empty<double>({n, merged.shape(2)});
+    for (std::size_t i = 0; i < out.size(); ++i) out.data()[i] = static_cast<double>(merged.data()[i]);
+    return out;
+}
+template matrix<double> gqa_full_causal<float>(const matrix<double>&, const matrix<double>&, const matrix<double>&,
+                                               const matrix<double>&, std::size_t, std::size_t);
+template matrix<double> gqa_full_causal<double>(const matrix<double>&, const matrix<double>&, const matrix<double>&,
+                                                const matrix<double>&, std::size_t, std::size_t);
+
+double kv_flops_cached(const kv_config& c, std::size_t cache_len) {
+    const double d = static_cast<double>(c.d_model), g = static_cast<double>(c.kv_heads);
+    const double h = static_cast<double>(c.heads), dh = static_cast<double>(c.d_head), L = static_cast<double>(cache_len);
+    return 2 * d * d + 4 * d * g * dh + 4 * h * L * dh;
+}
+
+double kv_flops_full(const kv_config& c, std::size_t cache_len) {
+    const double d = static_cast<double>(c.d_model), g = static_cast<double>(c.kv_heads);
+    const double h = static_cast<double>(c.heads), dh = static_cast<double>(c.d_head), L = static_cast<double>(cache_len);
+    return L * (2 * d * d + 4 * d * g * dh) + 4 * h * L * L * dh;
+}
+
+double kv_cache_bytes(const kv_config& c, std::size_t cache_len, std::size_t kv_heads) {
+    return 2.0 * static_cast<double>(kv_heads) * static_cast<double>(cache_len) * static_cast<double>(c.d_head) *
+           (c.type == dtype::float32 ? 4.0 : 8.0);
+}
+
+kv_report run_kvcache(const kv_config& c, const kv_inputs& in) {
+    return c.type == dtype::float32 ? run_typed<float>(c, in) : run_typed<double>(c, in);
+}
+
+std::vector<step> kv_save_steps(const kv_report& r) {
+    std::vector<step> out;
+    auto add = [&](const std::string& id, const tensor& v) { out.push_back(make_step(id, shape_of(v), v)); };
+    add("X", tensor(r.in.x));
+    add("W_Q", tensor(r.in.w_q));
+    add("W_K", tensor(r.in.w_k));
+    add("W_V", tensor(r.in.w_v));
+    add("K_cache", tensor(r.k_cache));
+    add("V_cache", tensor(r.v_cache));
+    add("full", tensor(r.full));
+    add("output", tensor(r.output));
+    return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,121 @@
+// `attn-explain kv-cache`: autoregressive decoding with a KV cache, step by step, and grouped-query
+// attention (GQA; g = 1 is multi-query attention). Pure library: validation, inputs, the decode loop,
+// the checks against full causal attention, FLOP and byte counts, and the text/JSON/Markdown renderers.
+// Layout: one sequence (B = 1), T = p + t tokens; X [T, d]; W_Q [d, d]; W_K, W_V [d, g·d_head];
+// the cache holds K and V as [1, g, L, d_head] and grows by one position per decode step.
+// Query head i uses K/V head i / (h / g). Outputs are the merged per-head outputs BEFORE W_O: [T, d].
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/render.hpp"
+#include "attn/trace/trace.hpp"
+
+namespace attn {
+
+// Limits of the command: prompt and decode steps each, and the whole sequence.
+inline constexpr std::int64_t kv_max_len = 4096;
+inline constexpr std::int64_t kv_max_d_model = 8192;
+
+// The flags, as given. kv_heads 0 means "= heads" unless kv_heads_given.
+struct kv_request {
+    std::int64_t prompt_len = 4, steps = 4, d_model = 8, heads = 2, kv_heads = 0;
+    bool kv_heads_given = false;
+    std::uint64_t seed = default_seed;
+    std::string dtype = "float32";
+    bool dtype_given = false;
+    bool d_model_given = false, prompt_given = false, steps_given = false;  // typed on the command line
+    std::string load_dir;
+};
+
+struct kv_config {
+    std::size_t prompt_len = 4, steps = 4, d_model = 8, heads = 2, kv_heads = 2, d_head = 4;
+    std::uint64_t seed = default_seed;
+    dtype type = dtype::float32;
+    std::string load_dir;
+    std::size_t total() const { return prompt_len + steps; }  // T
+    std::size_t group() const { return heads / kv_heads; }    // query heads per K/V head
+    std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }
+};
+
+// Throws attn::error with one line that says what to do. With --load the sizes come from the files
+// (load_kv_inputs re-checks them).
+kv_config validate_kv(const kv_request& r);
+// Bytes a run holds at its peak (rough upper bound), for the "sizes that cannot fit" check.
+double kv_estimated_bytes(const kv_config& c);
+
+struct kv_inputs {
+    matrix<double> x;         // [T, d]
+    matrix<double> w_q;       // [d, d]      (h·d_head = d)
+    matrix<double> w_k, w_v;  // [d, g·d_head]
+    std::vector<std::string> warnings;
+};
+// From the seed: X ~ N(0, 1), then W_Q, W_K, W_V ~ N(0, 1/d) (one stream, in that order).
+kv_inputs make_kv_inputs(const kv_config& c);
+// DIR/X.npy ((T, d) or (1, T, d)), W_Q.npy (d, d), W_K.npy and W_V.npy (d, g·d_head). Sets d, g (from
+// W_K's columns / d_head; h comes from --heads), dtype (unless --dtype) and the split T = p + t:
+// --prompt-len and --steps if both are given (they must add up to T), else the given one and T minus it,
+// else t = min(4, T - 1). --d-model is refused (the files say it). Throws attn::error.
+kv_inputs load_kv_inputs(kv_config& c, const kv_request& r);
+
+// One prefill or decode step.
+struct kv_step {
+    bool prefill = false;
+    std::size_t first = 0, count = 1;     // token positions first .. first + count - 1
+    std::size_t cache_before = 0, cache_after = 0;  // L before and after appending
+    matrix<double> q;                     // [count, h·d_head]
+    matrix<double> k, v;                  // [count, g·d_head]  (what is appended to the cache)
+    std::vector<matrix<double>> weights;  // per query head: [count, cache_after]
+    matrix<double> output;                // [count, d]  (merged heads, before W_O)
+    matrix<double> full_rows;             // the matching rows of full causal attention
+    double max_diff = 0;                  // max |cached - full|
+    double flops_cached = 0, flops_full = 0;  // this step with the cache / recomputing everything
+    double cache_bytes = 0;               // 2 · g · L · d_head · sizeof(dtype) after this step
+};
+
+struct kv_report {
+    kv_config config;
+    kv_inputs in;
+    std::vector<kv_step> steps;   // steps[0] is the prefill
+    matrix<double> output;        // [T, d]  cached decoding, all rows
+    matrix<double> full;          // [T, d]  full causal attention over the whole sequence
+    xt::xtensor<double, 4> k_cache, v_cache;  // [1, g, T, d_head] at the end
+    double max_diff = 0;          // over every row
+    double flops_cached = 0, flops_full = 0;  // totals over the decode steps (prefill counted in both)
+    double cache_bytes = 0, mha_cache_bytes = 0;  // final cache, and with g = h
+};
+
+// Runs the prefill and the decode loop in the config's dtype, and full causal attention beside it.
+kv_report run_kvcache(const kv_config& c, const kv_inputs& in);
+
+// Full causal self-attention over x [T, d] with GQA heads (K/V heads repeated to h), per-head outputs
+// merged before W_O: [T, d]. In T's precision; built from multihead.hpp's batched pieces.
+template <class T>
+matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
+                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads);
+
+// FLOPs (a multiply-add is 2): one decode step whose cache holds L keys after appending, with the
+// cache (project one token, q·Kᵀ over L keys, weights·V) and without (project all L tokens and run
+// full causal attention over them, computing the whole L × L score matrix as kernels do).
+double kv_flops_cached(const kv_config& c, std::size_t cache_len);
+double kv_flops_full(const kv_config& c, std::size_t cache_len);
+// 2 · g · L · d_head · sizeof(dtype)
+double kv_cache_bytes(const kv_config& c, std::size_t cache_len, std::size_t kv_heads);
+
+// "query heads 0,1 → kv head 0; 2,3 → kv head 1"
+std::string gqa_map(const kv_config& c, const lessons& L);
+
+// Steps for --save: X, W_Q, W_K, W_V, K_cache, V_cache [1, g, T, d_head], full [T, d], output [T, d].
+std::vector<step> kv_save_steps(const kv_report& r);
+
+// Text: page 0 the setup and the prefill; one page per decode step; the last page the summary.
+std::vector<std::string> render_kvcache_pages(const kv_report& r, const lessons& L, const text_options& o);
+std::string render_kvcache_json(const kv_report& r, const lessons& L);
+std::string render_kvcache_markdown(const kv_report& r, const lessons& L, const text_options& o);
+
+}  // namespace attn

@@ -1,0 +1,522 @@
+// The mistakes lab: each classic attention bug is another pipeline run on the learner's own
+// inputs, so that right and wrong can be compared step by step. Symptoms are measured on the
+// run, never typed in. The prose for each id lives in lessons/en/mistakes.toml.
+#include "attn/trace/mistakes.hpp"
+#include "attn/core/lowp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/trace_multihead.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/trace/trace.hpp"
+
+namespace attn {
+
+const std::vector<mistake_info>& mistake_catalogue() {
+    //                  id                       kind           group        at_step     step   mh     causal n  d
+    static const std::vector<mistake_info> all = {
+        {"no-transpose", "shape-error", "shape", "scores", true, false, false, 0, 0},
+        {"linear-weight-layout", "shape-error", "shape", "Q", true, false, false, 0, 0},
+        {"heads-no-transpose", "silent", "shape", "scores", false, true, false, 0, 0},
+        {"no-scale", "silent", "silent", "scaled_scores", true, false, false, 0, 0},
+        {"softmax-wrong-dim", "silent", "silent", "weights", true, false, false, 0, 0},
+        {"mask-after-softmax", "silent", "silent", "masked_scores", true, false, true, 0, 0},
+        {"mask-fill-zero", "silent", "silent", "masked_scores", true, false, true, 0, 0},
+        {"mask-inverted", "silent", "silent", "masked_scores", true, false, true, 0, 0},
+        {"mask-tiny-value", "silent", "silent", "masked_scores", true, false, true, 0, 0},
+        {"merge-no-transpose", "silent", "silent", "merged", false, true, false, 0, 0},
+        {"scale-by-d-model", "silent", "silent", "scaled_scores", false, true, false, 0, 0},
+        {"dropout-at-eval", "silent", "silent", "weights", true, false, false, 8, 0},
+        {"causal-wrong-diagonal", "numerical", "numerical", "masked_scores", true, false, true, 0, 0},
+        {"all-masked-row", "numerical", "numerical", "masked_scores", false, false, true, 0, 0},
+        {"no-max-subtraction", "numerical", "numerical", "weights", true, false, false, 0, 128},
+    };
+    return all;
+}
+
+const mistake_info* find_mistake(const std::string& id) {
+    for (const mistake_info& m : mistake_catalogue())
+        if (m.id == id) return &m;
+    return nullptr;
+}
+
+std::string mistake_ids() {
+    std::string out;
+    for (const mistake_info& m : mistake_catalogue()) out += (out.empty() ? "" : ", ") + m.id;
+    return out;
+}
+
+const std::vector<std::size_t>& no_scale_sweep_dims() {
+    static const std::vector<std::size_t> dims = {4, 16, 64, 256, 1024};
+    return dims;
+}
+
+namespace {
+
+using blocked_t = std::vector<std::vector<bool>>;
+
+template <class T>
+step make(const std::string& id, const std::string& shape_line, const matrix<T>& m) {
+    return make_step(id, shape_line, convert<double>(m));
+}
+
+// ---- symptoms, measured on matrices of weights --------------------------------------------
+struct row_sum_range {
+    double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity();
+};
+row_sum_range row_sum_extremes(const tensor& w) {
+    row_sum_range r;
+    for (std::size_t i = 0; i < w.shape(0); ++i) {
+        double s = 0;
+        for (std::size_t j = 0; j < w.shape(1); ++j) s += w(i, j);
+        if (std::isnan(s)) continue;
+        r.min = std::min(r.min, s);
+        r.max = std::max(r.max, s);
+    }
+    return r;
+}
+double col_sum_max_error(const tensor& w) {
+    double worst = 0;
+    for (std::size_t j = 0; j < w.shape(1); ++j) {
+        double s = 0;
+        for (std::size_t i = 0; i < w.shape(0); ++i) s += w(i, j);
+        worst = std::max(worst, std::fabs(s - 1));
+    }
+    return worst;
+}
+// Total weight that lands on positions the mask should have blocked, and the largest single one.
+std::pair<double, double> blocked_weight(const tensor& w, const blocked_t& blocked) {
+    double total = 0, largest = 0;
+    for (std::size_t i = 0; i < w.shape(0); ++i)
+        for (std::size_t j = 0; j < w.shape(1); ++j)
+            if (blocked[i][j] && std::isfinite(w(i, j))) {
+                total += w(i, j);
+                largest = std::max(largest, w(i, j));
+            }
+    return {total, largest};
+}
+std::size_t nan_count(const tensor& w) {
+    std::size_t n = 0;
+    for (double v : w) n += std::isnan(v);
+    return n;
+}
+std::size_t nan_rows(const tensor& w) {
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < w.shape(0); ++i) {
+        bool any = false;
+        for (std::size_t j = 0; j < w.shape(1); ++j) any = any || std::isnan(w(i, j));
+        rows += any;
+    }
+    return rows;
+}
+// Mean row entropy in nats over the rows that are finite and have more than one allowed key.
+double entropy_over(const tensor& w, const blocked_t* blocked) {
+    double total = 0;
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < w.shape(0); ++i) {
+        std::size_t allowed = 0;
+        double h = 0;
+        bool finite = true;
+        for (std::size_t j = 0; j < w.shape(1); ++j) {
+            if (!blocked || !(*blocked)[i][j]) ++allowed;
+            const double p = w(i, j);
+            finite = finite && std::isfinite(p);
+            if (p > 0) h -= p * std::log(p);
+        }
+        if (allowed > 1 && finite) total += h, ++rows;
+    }
+    return rows ? total / static_cast<double>(rows) : 0.0;
+}
+
+// ---- the correct single-head run, recomputed in the run's dtype ----------------------------
+template <class T>
+struct run_ctx {
+    const trace& t;
+    matrix<T> x, w_q, w_k, w_v;
+    matrix<T> q, k, v, scores, scaled;  // [n, d_k], [n, d_k], [n, d_v], [n, n], [n, n]
+    blocked_t causal;                   // true = key j is in query i's future
+    bool is_causal;
+    std::size_t n, d_k;
+
+    run_ctx(const trace& tr, const inputs& in)
+        : t(tr), x(convert<T>(in.x)), w_q(convert<T>(in.w_q)), w_k(convert<T>(in.w_k)), w_v(convert<T>(in.w_v)) {
+        q = project(x, w_q);
+        k = project(x, w_k);
+        v = project(x, w_v);
+        scores = attention_scores(q, k);
+        scaled = scale_scores(scores, w_q.shape(1));
+        n = x.shape(0);
+        d_k = w_q.shape(1);
+        causal = mask_causal(n, n);
+        is_causal = tr.config.mask == mask_kind::causal;
+    }
+    std::string sq() const { return shape_str(n, n); }
+    std::string shape_v() const { return shape_str(v.shape(0), v.shape(1)); }
+    matrix<T> masked(const matrix<T>& s) const { return is_causal ? apply_mask(s, causal) : s; }
+};
+
+// `how` describes the buggy weights, with {} standing for the scores' shape.
+template <class T>
+void push_weights_output(std::vector<step>& g, const run_ctx<T>& c, const matrix<T>& weights, const std::string& how) {
+    g.push_back(make("weights", fmt::format(fmt::runtime(how), c.sq()) + " -> " + c.sq(), weights));
+    g.push_back(make("output", fmt::format("{} @ {} -> {}", c.sq(), c.shape_v(), shape_str(c.n, c.v.shape(1))),
+                     weighted_sum(weights, c.v)));
+}
+
+// masked scores -> softmax -> output, the usual tail after a buggy mask.
+template <class T>
+void push_tail(std::vector<step>& g, const run_ctx<T>& c, const matrix<T>& masked) {
+    g.push_back(make("masked_scores", c.sq(), masked));
+    push_weights_output(g, c, softmax_rows(masked), "softmax({}, dim=-1)");
+}
+
+step_group& group(mistake_run& r, const std::string& name) {
+    r.groups.push_back({name, {}});
+    return r.groups.back();
+}
+
+void record_diffs(mistake_run& r, const trace& t) {
+    for (const step_group& g : r.groups)
+        for (const step& b : g.steps)
+            if (t.has(b.id)) r.diffs[g.name + "/" + b.id] = max_abs_diff(t.at(b.id).value, b.value);
+}
+
+void symptom(mistake_run& r, const std::string& key, double value) { r.symptoms.emplace_back(key, value); }
+
+std::string num(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+    return fmt::format("{:.4g}", v);
+}
+
+// Every symptom and diff also becomes a lesson placeholder.
+void expose(mistake_run& r) {
+    for (const auto& [k, v] : r.symptoms) r.values[k] = num(v);
+    for (const auto& [k, v] : r.diffs) {
+        std::string key = "max_diff_" + k;
+        std::replace(key.begin(), key.end(), '/', '_');
+        r.values[key] = num(v);
+    }
+}
+
+// ---- the mistakes ------------------------------------------------------------------------
+
+template <class T>
+void no_transpose(mistake_run& r, const run_ctx<T>& c) {
+    r.values["q_shape"] = shape_str(c.q.shape(0), c.q.shape(1));
+    r.values["k_shape"] = shape_str(c.k.shape(0), c.k.shape(1));
+    try {
+        const matrix<T> wrong = matmul(c.q, c.k);  // [n, d_k] @ [n, d_k]: only chains when n == d_k
+        r.kind = "silent";
+        auto& g = group(r, "buggy").steps;
+        g.push_back(make("scores", fmt::format("{} @ {} -> {}", r.values["q_shape"], r.values["k_shape"], c.sq()), wrong));
+        const matrix<T> scaled = scale_scores(wrong, c.d_k);
+        g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", c.sq(), c.d_k, c.sq()), scaled));
+        push_tail(g, c, c.masked(scaled));
+    } catch (const shape_error& e) {
+        r.kind = "shape-error";
+        r.error = e.what();
+    }
+}
+
+template <class T>
+void linear_weight_layout(mistake_run& r, const run_ctx<T>& c) {
+    // nn.Linear(d_model, d_k).weight is (out, in) = W_Qᵀ; using it as (in, out) multiplies by W_Qᵀ.
+    const matrix<T> weight = attn::transpose(c.w_q);  // [d_k, d_model]
+    r.values["weight_shape"] = shape_str(weight.shape(0), weight.shape(1));
+    r.values["x_shape"] = shape_str(c.x.shape(0), c.x.shape(1));
+    try {
+        const matrix<T> q = matmul(c.x, weight);  // [n, d_model] @ [d_k, d_model]: chains only when square
+        r.kind = "silent";
+        auto& g = group(r, "buggy").steps;
+        g.push_back(make("Q", fmt::format("{} @ {} -> {}", r.values["x_shape"], r.values["weight_shape"],
+                                          shape_str(q.shape(0), q.shape(1))),
+                         q));
+        const matrix<T> scores = attention_scores(q, c.k);
+        g.push_back(make("scores", c.sq(), scores));
+        push_tail(g, c, c.masked(scale_scores(scores, c.d_k)));
+    } catch (const shape_error& e) {
+        r.kind = "shape-error";
+        r.error = e.what();
+    }
+}
+
+template <class T>
+sweep_row sweep_at(std::size_t n, std::size_t d_k, std::uint64_t seed) {
+    // q and k with unit-variance entries, so q·k has variance d_k before scaling and 1 after.
+    rng g(seed);
+    matrix<T> q = xt::empty<T>({n, d_k}), k = xt::empty<T>({n, d_k});
+    for (auto& x : q) x = static_cast<T>(g.normal());
+    for (auto& x : k) x = static_cast<T>(g.normal());
+    const matrix<T> s = attention_scores(q, k);
+    const matrix<T> scaled = scale_scores(s, d_k);
+    const matrix<T> p_raw = softmax_rows(s), p = softmax_rows(scaled);
+    sweep_row row;
+    row.d_k = d_k;
+    row.std_unscaled = std_dev(s);
+    row.std_scaled = std_dev(scaled);
+    row.max_weight_unscaled = mean_row_max(p_raw);
+    row.max_weight_scaled = mean_row_max(p);
+    row.entropy_unscaled = mean_row_entropy(p_raw);
+    row.entropy_scaled = mean_row_entropy(p);
+    row.jacobian_unscaled = mean_softmax_jacobian_norm(p_raw);
+    row.jacobian_scaled = mean_softmax_jacobian_norm(p);
+    return row;
+}
+
+template <class T>
+void no_scale(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("scaled_scores", c.sq() + " (not scaled)", c.scores));
+    push_tail(g, c, c.masked(c.scores));
+    const tensor& good = c.t.at("weights").value;
+    const tensor& bad = g[2].value;  // weights
+    symptom(r, "max_weight_scaled", mean_row_max(matrix<double>(good)));
+    symptom(r, "max_weight_unscaled", mean_row_max(matrix<double>(bad)));
+    symptom(r, "entropy_scaled", mean_row_entropy(matrix<double>(good)));
+    symptom(r, "entropy_unscaled", mean_row_entropy(matrix<double>(bad)));
+    // The sweep: same seed, growing d_k, 64 to 256 tokens: enough rows for the averages to mean
+    // something, few enough to stay instant.
+    r.sweep_seq_len = std::clamp<std::size_t>(c.n, 64, 256);
+    for (std::size_t d_k : no_scale_sweep_dims()) r.sweep.push_back(sweep_at<T>(r.sweep_seq_len, d_k, c.t.config.seed));
+    r.values["sweep_n"] = std::to_string(r.sweep_seq_len);
+}
+
+template <class T>
+void softmax_wrong_dim(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    // softmax over dim 0: normalise each column (over queries) instead of each row (over keys).
+    const matrix<T> weights = attn::transpose(softmax_rows(attn::transpose(c.masked(c.scaled))));
+    auto& g = group(r, "buggy").steps;
+    push_weights_output(g, c, weights, "softmax({}, dim=0)");
+    const row_sum_range rows = row_sum_extremes(g[0].value);
+    symptom(r, "row_sum_min", rows.min);
+    symptom(r, "row_sum_max", rows.max);
+    symptom(r, "col_sum_max_error", col_sum_max_error(g[0].value));
+}
+
+template <class T>
+void mask_after_softmax(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const matrix<T> p = softmax_rows(c.scaled);  // softmax first: the future already took weight
+    // buggy: mask the probabilities with -inf, then softmax again (softmax of probabilities)
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("masked_scores", c.sq() + " (no mask yet)", c.scaled));
+    push_weights_output(g, c, softmax_rows(apply_mask(p, c.causal)), "softmax(softmax({}).masked_fill(future, -inf))");
+    // variant: fill the probabilities with 0 and never renormalise
+    matrix<T> zeroed = p;
+    for (std::size_t i = 0; i < c.n; ++i)
+        for (std::size_t j = 0; j < c.n; ++j)
+            if (c.causal[i][j]) zeroed(i, j) = 0;
+    auto& z = group(r, "fill_zero").steps;
+    push_weights_output(z, c, zeroed, "softmax({}).masked_fill(future, 0)");
+    const tensor& good = c.t.at("weights").value;
+    symptom(r, "blocked_weight", blocked_weight(g[1].value, c.causal).first);
+    symptom(r, "entropy_correct", entropy_over(good, &c.causal));
+    symptom(r, "entropy_buggy", entropy_over(g[1].value, &c.causal));
+    const row_sum_range sums = row_sum_extremes(z[0].value);
+    symptom(r, "fill_zero_row_sum_min", sums.min);
+    symptom(r, "fill_zero_row_sum_max", sums.max);
+}
+
+template <class T>
+void mask_fill(mistake_run& r, const run_ctx<T>& c, T fill, const std::string& label) {
+    r.kind = "silent";
+    matrix<T> masked = c.scaled;
+    for (std::size_t i = 0; i < c.n; ++i)
+        for (std::size_t j = 0; j < c.n; ++j)
+            if (c.causal[i][j]) masked(i, j) = fill;
+    auto& g = group(r, "buggy").steps;
+    push_tail(g, c, masked);
+    g[0].shape_line = c.sq() + " " + label;
+    const auto [total, largest] = blocked_weight(g[1].value, c.causal);
+    symptom(r, "blocked_weight", total);
+    symptom(r, "max_blocked_weight", largest);
+    symptom(r, "blocked_weight_per_row", total / static_cast<double>(c.n));
+}
+
+template <class T>
+void mask_inverted(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    // mask = torch.tril(torch.ones(n, n)).bool() means "may attend" (SDPA's convention), but
+    // masked_fill treats True as "blocked": the past and the token itself are blocked instead.
+    blocked_t inverted(c.n, std::vector<bool>(c.n));
+    for (std::size_t i = 0; i < c.n; ++i)
+        for (std::size_t j = 0; j < c.n; ++j) inverted[i][j] = !c.causal[i][j];
+    auto& g = group(r, "buggy").steps;
+    push_tail(g, c, apply_mask(c.scaled, inverted));
+    g[0].shape_line = c.sq() + " masked_fill(tril, -inf)";
+    symptom(r, "future_weight", blocked_weight(g[1].value, c.causal).first);
+    symptom(r, "nan_rows", static_cast<double>(nan_rows(g[1].value)));
+}
+
+template <class T>
+void causal_wrong_diagonal(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "numerical";
+    // torch.triu(ones, diagonal=0) also blocks the diagonal: each token is blocked from itself.
+    blocked_t blocked = c.causal;
+    for (std::size_t i = 0; i < c.n; ++i) blocked[i][i] = true;
+    auto& g = group(r, "buggy").steps;
+    push_tail(g, c, apply_mask(c.scaled, blocked));
+    g[0].shape_line = c.sq() + " masked_fill(triu(diagonal=0), -inf)";
+    symptom(r, "nan_rows", static_cast<double>(nan_rows(g[1].value)));
+    symptom(r, "nan_count", static_cast<double>(nan_count(g[2].value)));
+    double self = 0;  // weight each token keeps on itself, over rows that are not NaN
+    for (std::size_t i = 0; i < c.n; ++i)
+        if (std::isfinite(g[1].value(i, i))) self += g[1].value(i, i);
+    symptom(r, "self_weight", self);
+}
+
+template <class T>
+void no_max_subtraction(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "numerical";
+    const matrix<T> masked = c.masked(c.scaled);
+    // naive softmax: exp(s) / Σ exp(s), no max subtracted: exp overflows to inf, inf / inf = NaN
+    matrix<T> e = masked;
+    for (auto& v : e) v = std::exp(v);
+    const matrix<T> sums = row_sums(e);
+    matrix<T> naive = e;
+    for (std::size_t i = 0; i < c.n; ++i)
+        for (std::size_t j = 0; j < c.n; ++j) naive(i, j) = e(i, j) / sums(i, 0);
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("weights", fmt::format("exp({}) / sum -> {}", c.sq(), c.sq()), naive));
+    g.push_back(make("output", fmt::format("{} @ {} -> {}", c.sq(), c.shape_v(), shape_str(c.n, c.v.shape(1))),
+                     weighted_sum(naive, c.v)));
+    // the same in emulated float16, naive and stable
+    const matrix<double> s64 = convert<double>(masked);
+    auto& h = group(r, "fp16_naive").steps;
+    h.push_back(make("weights", fmt::format("fp16 exp({}) / sum -> {}", c.sq(), c.sq()), softmax_rows_fp16(s64, false)));
+    auto& hs = group(r, "fp16_stable").steps;
+    hs.push_back(make("weights", fmt::format("fp16 softmax({}) -> {}", c.sq(), c.sq()), softmax_rows_fp16(s64, true)));
+
+    double top = -std::numeric_limits<double>::infinity();
+    std::size_t overflow = 0;
+    for (T v : e) overflow += std::isinf(v);
+    for (T v : masked)
+        if (std::isfinite(v)) top = std::max(top, static_cast<double>(v));
+    symptom(r, "max_score", top);
+    symptom(r, "overflow_threshold", std::log(static_cast<double>(std::numeric_limits<T>::max())));
+    symptom(r, "exp_overflows", static_cast<double>(overflow));
+    symptom(r, "nan_count_naive", static_cast<double>(nan_count(g[0].value)));
+    symptom(r, "fp16_overflow_threshold", std::log(65504.0));
+    symptom(r, "nan_count_fp16_naive", static_cast<double>(nan_count(h[0].value)));
+    symptom(r, "nan_count_fp16_stable", static_cast<double>(nan_count(hs[0].value)));
+    symptom(r, "nan_count_stable", static_cast<double>(nan_count(c.t.at("weights").value)));
+}
+
+template <class T>
+void dropout_at_eval(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const double p = 0.1;  // nn.Dropout(0.1) on the attention weights, never switched off
+    const matrix<T> weights = softmax_rows(c.masked(c.scaled));
+    std::size_t dropped_total = 0;
+    auto dropout = [&](std::uint64_t stream) {
+        rng g(c.t.config.seed ^ (0xd1b54a32d192ed03ULL * stream));
+        matrix<T> w = weights;
+        for (auto& v : w) {
+            if (g.uniform() < p) {
+                v = 0, ++dropped_total;
+            } else {
+                v = static_cast<T>(v / (1 - p));  // survivors are scaled up by 1 / (1 - p)
+            }
+        }
+        return w;
+    };
+    auto& a = group(r, "buggy").steps;
+    push_weights_output(a, c, dropout(1), "dropout(softmax({}), p=0.1)");
+    auto& b = group(r, "second_run").steps;
+    push_weights_output(b, c, dropout(2), "dropout(softmax({}), p=0.1)");
+    symptom(r, "dropout_p", p);
+    symptom(r, "run_to_run_max_diff", max_abs_diff(a[1].value, b[1].value));
+    const row_sum_range sums = row_sum_extremes(a[0].value);
+    symptom(r, "row_sum_min", sums.min);
+    symptom(r, "row_sum_max", sums.max);
+    symptom(r, "dropped", static_cast<double>(dropped_total));
+}
+
+// all-masked-row: left padding plus a causal mask leaves the padded first rows with no key.
+template <class T>
+void all_masked_row(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "numerical";
+    const std::size_t pad = 1;  // the first position is padding (a left-padded batch item)
+    blocked_t blocked = c.causal;
+    for (std::size_t i = 0; i < c.n; ++i)
+        for (std::size_t j = 0; j < pad; ++j) blocked[i][j] = true;  // key padding mask
+    r.values["pad"] = std::to_string(pad);
+    auto& g = group(r, "buggy").steps;
+    push_tail(g, c, apply_mask(c.scaled, blocked));
+    g[0].shape_line = c.sq() + " + causal + key padding -> " + c.sq();
+    // fix 1: a large finite negative instead of -inf (torch.finfo(dtype).min): no NaN, but the
+    // padded row spreads its weight over padding; its output is garbage to be ignored.
+    matrix<T> finite = c.scaled;
+    for (std::size_t i = 0; i < c.n; ++i)
+        for (std::size_t j = 0; j < c.n; ++j)
+            if (blocked[i][j]) finite(i, j) = std::numeric_limits<T>::lowest();
+    auto& f = group(r, "fix_finite_min").steps;
+    push_tail(f, c, finite);
+    // fix 2: keep -inf, then zero the rows that had no key at all (nan_to_num / masked_fill).
+    matrix<T> w = softmax_rows(apply_mask(c.scaled, blocked));
+    for (auto& v : w)
+        if (std::isnan(v)) v = 0;
+    auto& z = group(r, "fix_zero_rows").steps;
+    push_weights_output(z, c, w, "nan_to_num(softmax({}))");
+    symptom(r, "padded_positions", static_cast<double>(pad));
+    symptom(r, "nan_rows", static_cast<double>(nan_rows(g[1].value)));
+    symptom(r, "nan_count_output", static_cast<double>(nan_count(g[2].value)));
+    symptom(r, "nan_rows_fix_finite_min", static_cast<double>(nan_rows(f[1].value)));
+    symptom(r, "nan_rows_fix_zero_rows", static_cast<double>(nan_rows(z[0].value)));
+}
+
+void finish(mistake_run& r, const trace& t) {
+    record_diffs(r, t);
+    expose(r);
+}
+
+template <class T>
+void run_single_head(trace& t, const inputs& in) {
+    const run_ctx<T> c(t, in);
+    mistake_run& r = t.mistake;
+    const std::string& id = r.id;
+    if (id == "no-transpose") no_transpose(r, c);
+    else if (id == "linear-weight-layout") linear_weight_layout(r, c);
+    else if (id == "no-scale") no_scale(r, c);
+    else if (id == "softmax-wrong-dim") softmax_wrong_dim(r, c);
+    else if (id == "mask-after-softmax") mask_after_softmax(r, c);
+    else if (id == "mask-fill-zero") mask_fill(r, c, T(0), "masked_fill(future, 0)");
+    else if (id == "mask-tiny-value") mask_fill(r, c, T(-1e-9), "masked_fill(future, -1e-9)");
+    else if (id == "mask-inverted") mask_inverted(r, c);
+    else if (id == "causal-wrong-diagonal") causal_wrong_diagonal(r, c);
+    else if (id == "no-max-subtraction") no_max_subtraction(r, c);
+    else if (id == "dropout-at-eval") dropout_at_eval(r, c);
+    else if (id == "all-masked-row") all_masked_row(r, c);
+    finish(r, t);
+}
+
+}  // namespace
+
+void run_mistake(trace& t, const inputs& in, int precision) {
+    const mistake_info* info = find_mistake(t.config.mistake);
+    if (!info) return;
+    t.has_mistake = true;
+    t.mistake = mistake_run{};
+    t.mistake.id = info->id;
+    t.mistake.kind = info->kind;
+    t.mistake.at_step = info->at_step;
+    (void)precision;
+    if (info->multihead) {
+        run_multihead_mistake(t, in);
+        expose(t.mistake);
+        return;
+    }
+    if (t.config.type == dtype::float32) run_single_head<float>(t, in);
+    else run_single_head<double>(t, in);
+}
+
+}  // namespace attn

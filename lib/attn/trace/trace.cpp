@@ -1,0 +1,249 @@
+// Builds the trace of one `step` run: the forward pass in the run's dtype, then every
+// intermediate recorded with its shape line and the numbers its lesson needs.
+#include "attn/trace/trace.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/mistakes.hpp"
+#include "attn/trace/trace_multihead.hpp"
+
+namespace attn {
+
+const std::vector<std::string>& step_ids() {
+    static const std::vector<std::string> ids = {"X",      "W_Q",           "W_K",           "W_V",
+                                                 "Q",      "K",             "V",             "scores",
+                                                 "scaled_scores", "masked_scores", "weights", "output"};
+    return ids;
+}
+
+const step& trace::at(const std::string& id) const {
+    for (const step& s : steps)
+        if (s.id == id) return s;
+    throw std::out_of_range("no step " + id);
+}
+
+step make_step(const std::string& id, std::string shape_line, tensor value) {
+    step s;
+    s.id = id;
+    s.shape_line = std::move(shape_line);
+    s.value = std::move(value);
+    return s;
+}
+
+std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
+
+bool trace::has(const std::string& id) const {
+    for (const step& s : steps)
+        if (s.id == id) return true;
+    return false;
+}
+
+const std::vector<step>& mistake_run::buggy() const {
+    static const std::vector<step> none;
+    return groups.empty() ? none : groups[0].steps;
+}
+
+double mistake_run::symptom(const std::string& key) const {
+    for (const auto& [k, v] : symptoms)
+        if (k == key) return v;
+    throw std::out_of_range("no symptom " + key);
+}
+
+std::string shape_str(std::size_t rows, std::size_t cols) { return fmt::format("({}, {})", rows, cols); }
+
+std::string shape_str(const std::vector<std::size_t>& shape) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string shape_of(const tensor& t) { return shape_str(std::vector<std::size_t>(t.shape().begin(), t.shape().end())); }
+
+double max_abs_diff(const tensor& a, const tensor& b) {
+    if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double x = a.data()[i], y = b.data()[i];
+        if ((std::isnan(x) && std::isnan(y)) || x == y) continue;
+        const double d = std::fabs(x - y);
+        worst = std::max(worst, std::isnan(d) ? std::numeric_limits<double>::infinity() : d);
+    }
+    return worst;
+}
+
+std::string format_number(double v, int precision) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    std::string s = fmt::format("{:.{}f}", v, precision);
+    // "-0.0000" reads as a sign error to a learner; print it as "0.0000".
+    if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+    return s;
+}
+
+namespace {
+
+// "1.0000×0.3367 + 0.0000×(-0.1288) + … = 0.4657": a dot product written out by hand, with at
+// most four terms shown (the first three and the last).
+template <class T>
+std::string expansion(const std::vector<T>& a, const std::vector<T>& b, T result, int precision) {
+    auto term = [&](std::size_t i) {
+        auto num = [&](T v) {
+            const std::string s = format_number(static_cast<double>(v), precision);
+            return s[0] == '-' ? "(" + s + ")" : s;
+        };
+        return num(a[i]) + "×" + num(b[i]);
+    };
+    std::string out;
+    const std::size_t n = a.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        if (n > 4 && i == 3) {
+            out += " + … + " + term(n - 1);
+            break;
+        }
+        out += (i ? " + " : "") + term(i);
+    }
+    return out + " = " + format_number(static_cast<double>(result), precision);
+}
+
+template <class T>
+std::vector<T> row_of(const matrix<T>& m, std::size_t r) {
+    std::vector<T> v(m.shape(1));
+    for (std::size_t j = 0; j < m.shape(1); ++j) v[j] = m(r, j);
+    return v;
+}
+
+template <class T>
+std::vector<T> col_of(const matrix<T>& m, std::size_t c) {
+    std::vector<T> v(m.shape(0));
+    for (std::size_t i = 0; i < m.shape(0); ++i) v[i] = m(i, c);
+    return v;
+}
+
+template <class T>
+trace build_typed(const step_config& c, const inputs& in, int precision) {
+    const matrix<T> x = convert<T>(in.x), w_q = convert<T>(in.w_q), w_k = convert<T>(in.w_k), w_v = convert<T>(in.w_v);
+    const bool causal = c.mask == mask_kind::causal;
+    const std::size_t n = c.seq_len, m = c.keys(), d = c.d_model, dk = c.d_k, dv = c.d_v;
+    // Cross-attention: keys and values come from the memory (its first batch item), queries from X.
+    matrix<T> src = x;  // [m, d_model]
+    if (c.cross()) {
+        src = xt::empty<T>({m, d});
+        for (std::size_t i = 0; i < m * d; ++i) src.data()[i] = static_cast<T>(in.memory.data()[i]);
+    }
+    auto with_bias = [](matrix<T> a, const std::vector<double>& b) {  // nn.Linear: x·W + b
+        if (!b.empty())
+            for (std::size_t i = 0; i < a.shape(0); ++i)
+                for (std::size_t j = 0; j < a.shape(1); ++j) a(i, j) += static_cast<T>(b[j]);
+        return a;
+    };
+    attention_trace<T> f;
+    f.q = with_bias(project(x, w_q), in.b_q);                 // [n, d_k]
+    f.k = with_bias(project(src, w_k), in.b_k);               // [m, d_k]
+    f.v = with_bias(project(src, w_v), in.b_v);               // [m, d_v]
+    f.scores = attention_scores(f.q, f.k);                    // [n, m]
+    f.scaled_scores = scale_scores(f.scores, dk);             // [n, m]
+    f.masked_scores = causal ? apply_mask(f.scaled_scores, causal_blocked(n, m, c.align)) : f.scaled_scores;
+    f.weights = softmax_rows(f.masked_scores);                // [n, m]
+    f.output = weighted_sum(f.weights, f.v);                  // [n, d_v]
+
+    trace t;
+    t.config = c;
+    t.classic_x = in.classic_x;
+    t.values = {{"n", std::to_string(n)},
+                {"m", std::to_string(m)},
+                {"d_model", std::to_string(d)},
+                {"d_k", std::to_string(dk)},
+                {"d_v", std::to_string(dv)},
+                {"seed", std::to_string(c.seed)},
+                {"init", name_of(c.init)},
+                {"dtype", name_of(c.type)},
+                {"mask", name_of(c.mask)},
+                {"align", name_of(c.align)},
+                {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
+                {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
+
+    t.steps.push_back(make_step("X", shape_str(n, d), convert<double>(x)));
+    if (c.cross()) t.steps.push_back(make_step("memory", shape_str(m, d), convert<double>(src)));
+    t.steps.push_back(make_step("W_Q", shape_str(d, dk), convert<double>(w_q)));
+    t.steps.push_back(make_step("W_K", shape_str(d, dk), convert<double>(w_k)));
+    t.steps.push_back(make_step("W_V", shape_str(d, dv), convert<double>(w_v)));
+
+    step q = make_step("Q", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk)),
+                       convert<double>(f.q));
+    q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
+    t.steps.push_back(std::move(q));
+    t.steps.push_back(make_step("K", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dk), shape_str(m, dk)),
+                                convert<double>(f.k)));
+    t.steps.push_back(make_step("V", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dv), shape_str(m, dv)),
+                                convert<double>(f.v)));
+    if (c.bias) {
+        for (step& st : t.steps) {
+            const std::vector<double>* b = st.id == "Q" ? &in.b_q : st.id == "K" ? &in.b_k : st.id == "V" ? &in.b_v : nullptr;
+            if (!b) continue;
+            matrix<double> row = xt::empty<double>({std::size_t{1}, b->size()});
+            std::copy(b->begin(), b->end(), row.begin());
+            st.extras.push_back({"bias", row});
+        }
+    }
+
+    // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
+    const std::size_t j = m > 1 ? 1 : 0;
+    step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)),
+                       convert<double>(f.scores));
+    s.extras.push_back({"k_transposed", convert<double>(attn::transpose(f.k))});
+    s.values["kt_shape"] = shape_str(dk, m);
+    s.values["j"] = std::to_string(j);
+    s.values["expansion"] = expansion(row_of(f.q, 0), row_of(f.k, j), f.scores(0, j), precision);
+    t.steps.push_back(std::move(s));
+
+    step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)),
+                        convert<double>(f.scaled_scores));
+    sc.values["var_before"] = format_number(attn::variance(f.scores), precision);
+    sc.values["var_after"] = format_number(attn::variance(f.scaled_scores), precision);
+    sc.values["std_before"] = format_number(attn::std_dev(f.scores), precision);
+    sc.values["std_after"] = format_number(attn::std_dev(f.scaled_scores), precision);
+    t.steps.push_back(std::move(sc));
+
+    step ms = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m),
+                                                     shape_str(n, m)),
+                        convert<double>(f.masked_scores));
+    ms.brief = !causal;
+    std::size_t blocked = 0;
+    for (const auto& row : causal_blocked(n, m, c.align))
+        for (bool b : row) blocked += causal && b;
+    ms.values["blocked"] = std::to_string(blocked);
+    t.steps.push_back(std::move(ms));
+
+    step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)),
+                       convert<double>(f.weights));
+    w.extras.push_back({"row_max", convert<double>(row_max(f.masked_scores))});
+    w.extras.push_back({"shifted", convert<double>(subtract_row_max(f.masked_scores))});
+    const matrix<T> sums = row_sums(f.weights);
+    w.extras.push_back({"row_sums", convert<double>(sums)});
+    double worst = 0;
+    for (T v : sums) worst = std::max(worst, std::fabs(static_cast<double>(v) - 1.0));
+    w.values["row_sum_error"] = fmt::format("{:.1e}", worst);
+    t.steps.push_back(std::move(w));
+
+    t.steps.push_back(make_step(
+        "output", fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
+        convert<double>(f.output)));
+    return t;
+}
+
+}  // namespace
+
+trace build_trace(const step_config& c, const inputs& in, int precision) {
+    trace t = c.multihead ? build_multihead_trace(c, in, precision)
+              : c.type == dtype::float32 ? build_typed<float>(c, in, precision)
+                                         : build_typed<double>(c, in, precision);
+    if (!c.mistake.empty()) run_mistake(t, in, precision);
+    return t;
+}
+
+}  // namespace attn

@@ -1,0 +1,111 @@
+// Trace: the ordered record of one run. For each step: its id, shape line, tensor, extra
+// matrices worth showing, and the numbers its lesson text needs. Renderers consume a trace and
+// know nothing of the math; a mistake is another pipeline whose steps are compared to these.
+#pragma once
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "attn/core/attention.hpp"
+#include "attn/core/backward.hpp"
+#include "attn/trace/config.hpp"
+
+namespace attn {
+
+// The step ids, in order. They are a contract: JSON ids and --save file names.
+const std::vector<std::string>& step_ids();
+
+// A step's tensor, any rank, in double for display (rank 2 for single-head steps, 3 or 4 for
+// batched multi-head ones such as [B, h, n, n]).
+using tensor = xt::xarray<double>;
+
+struct named_matrix {
+    std::string label;  // key of the label in the lessons' [label] table, e.g. "k_transposed"
+    matrix<double> value;
+};
+
+using vars = std::map<std::string, std::string>;
+
+struct step {
+    std::string id;                    // one of step_ids() (or a multi-head id such as "Q_heads")
+    std::string shape_line;            // e.g. "(3, 4) @ (4, 4) -> (3, 4)"
+    tensor value;                      // the tensor, converted to double for display
+    std::vector<named_matrix> extras;  // e.g. Kᵀ, row max, row sums
+    vars values;                       // numbers for this step's lesson placeholders
+    bool brief = false;                // shown without its matrix (masked_scores with no mask)
+    std::string lesson;                // its lesson table when not "<trace.lessons>.<id>" (e.g. "grad.d_V")
+};
+
+// A named list of buggy steps: "buggy" itself, or a variant of the bug or one of its fixes
+// (e.g. "fill_zero" for mask-after-softmax, "fix_finite_min" for all-masked-row).
+struct step_group {
+    std::string name;
+    std::vector<step> steps;
+};
+
+// How a mistake plays out on this run (see mistakes.hpp for the catalogue).
+struct sweep_row {
+    std::size_t d_k = 0;
+    double std_unscaled = 0, std_scaled = 0;
+    double max_weight_unscaled = 0, max_weight_scaled = 0;
+    double entropy_unscaled = 0, entropy_scaled = 0;
+    double jacobian_unscaled = 0, jacobian_scaled = 0;
+};
+
+struct mistake_run {
+    std::string id;                    // e.g. "no-transpose"
+    std::string kind;                  // "shape-error" | "silent" | "numerical" (as it showed on this run)
+    std::string at_step;               // the step where the bug bites
+    std::string error;                 // the PyTorch-worded error, for a shape error that fires
+    // groups[0] is "buggy" (absent on a shape error); then variants and fixes. A deque, so that a
+    // reference to one group stays valid while the next is added.
+    std::deque<step_group> groups;
+    std::map<std::string, double> diffs;  // "<group>/<step id>" -> max |buggy - correct|
+    std::vector<std::pair<std::string, double>> symptoms;  // measured on this run, in order
+    std::vector<sweep_row> sweep;      // no-scale: the d_k sweep
+    std::size_t sweep_seq_len = 0;
+    vars values;                       // numbers for the mistake's lesson placeholders
+
+    const std::vector<step>& buggy() const;                 // groups[0].steps, or empty
+    double symptom(const std::string& key) const;           // throws std::out_of_range
+};
+
+struct trace {
+    step_config config;
+    std::string lessons = "step";      // lesson table of the steps: "step" (single head) or "heads"
+    bool classic_x = false;
+    std::vector<step> steps;           // the correct run
+    vars values;                       // run-wide numbers (n, d_model, d_k, √d_k, ...)
+    bool has_mistake = false;
+    mistake_run mistake;
+    // `grad` runs only: the loss, the finite-difference check (--check) and the d_k sweep (--sweep).
+    double loss = 0;
+    std::vector<gradcheck_row> gradcheck;
+    std::vector<grad_sweep_row> grad_sweep;
+
+    const step& at(const std::string& id) const;  // throws std::out_of_range
+    bool has(const std::string& id) const;
+};
+
+// Runs the whole forward pass in the config's dtype and records every step.
+// `precision` is the number of decimals used in the lessons' worked examples.
+trace build_trace(const step_config& c, const struct inputs& in, int precision);
+
+// A step with its id, shape line and tensor.
+step make_step(const std::string& id, std::string shape_line, tensor value);
+// The lesson table of a step: step.lesson, or "<t.lessons>.<id>".
+std::string lesson_key(const struct trace& t, const step& s);
+// Largest |a - b| over two tensors of the same shape (infinite if the shapes differ).
+double max_abs_diff(const tensor& a, const tensor& b);
+// "(3, 4)", "(2, 2, 3, 3)"
+std::string shape_str(const std::vector<std::size_t>& shape);
+std::string shape_of(const tensor& t);
+
+// Helpers shared with other traces.
+std::string shape_str(std::size_t rows, std::size_t cols);  // "(3, 4)"
+std::string format_number(double v, int precision);          // fixed, "-inf", "nan"
+
+}  // namespace attn

@@ -1,0 +1,268 @@
+// Batched multi-head attention as a trace, and the three multi-head mistakes run beside it.
+#include "attn/trace/trace_multihead.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "attn/core/masks.hpp"
+#include "attn/core/multihead.hpp"
+
+namespace attn {
+
+const std::vector<std::string>& multihead_step_ids() {
+    static const std::vector<std::string> ids = {
+        "X",       "W_Q",    "W_K",           "W_V",           "W_O",     "Q",            "K",
+        "V",       "Q_heads", "K_heads",      "V_heads",       "scores",  "scaled_scores", "masked_scores",
+        "weights", "heads_output", "merged",  "output"};
+    return ids;
+}
+
+namespace {
+
+template <class T, std::size_t N>
+step make(const std::string& id, const std::string& shape_line, const xt::xtensor<T, N>& v) {
+    step s;
+    s.id = id;
+    s.shape_line = shape_line;
+    s.value = xt::xarray<double>(xt::cast<double>(v));
+    return s;
+}
+
+template <class T, std::size_t N>
+std::string shp(const xt::xtensor<T, N>& v) {
+    return shape_str(std::vector<std::size_t>(v.shape().begin(), v.shape().end()));
+}
+
+struct dims {
+    std::size_t b, n, d, h, d_h;
+};
+
+template <class T>
+struct mh_inputs {
+    tensor3<T> x, memory;
+    matrix<T> w_q, w_k, w_v, w_o;
+    std::vector<T> b_q, b_k, b_v, b_o;
+    explicit mh_inputs(const inputs& in)
+        : x(xt::cast<T>(in.x_batch)), memory(xt::cast<T>(in.memory)), w_q(convert<T>(in.w_q)), w_k(convert<T>(in.w_k)),
+          w_v(convert<T>(in.w_v)), w_o(convert<T>(in.w_o)), b_q(in.b_q.begin(), in.b_q.end()),
+          b_k(in.b_k.begin(), in.b_k.end()), b_v(in.b_v.begin(), in.b_v.end()), b_o(in.b_o.begin(), in.b_o.end()) {}
+};
+
+std::string strides_str(const std::vector<std::size_t>& s) { return shape_str(s); }
+
+template <class T>
+named_matrix bias_row(const std::vector<T>& b) {
+    matrix<double> m = xt::empty<double>({std::size_t{1}, b.size()});
+    std::copy(b.begin(), b.end(), m.begin());
+    return {"bias", m};
+}
+
+template <class T>
+trace build_typed(const step_config& c, const inputs& in, int precision) {
+    const mh_inputs<T> m(in);
+    const dims d{c.batch, c.seq_len, c.d_model, c.heads, c.d_model / c.heads};
+    const std::size_t keys = c.keys();
+    const tensor3<T>& src = c.cross() ? m.memory : m.x;  // K and V come from memory in cross-attention
+
+    const tensor3<T> q = project3(m.x, m.w_q, m.b_q);     // [B, n, d]
+    const tensor3<T> k = project3(src, m.w_k, m.b_k);     // [B, m, d]
+    const tensor3<T> v = project3(src, m.w_v, m.b_v);     // [B, m, d]
+    const tensor4<T> qh = split_heads(q, d.h);            // [B, h, n, d_h]
+    const tensor4<T> kh = split_heads(k, d.h);            // [B, h, m, d_h]
+    const tensor4<T> vh = split_heads(v, d.h);            // [B, h, m, d_h]
+    const tensor4<T> scores = batched_scores(qh, kh);     // [B, h, n, m]
+    const tensor4<T> scaled = scale4(scores, d.d_h);      // [B, h, n, m]
+    mask_spec spec;
+    spec.batch = d.b;
+    spec.queries = d.n;
+    spec.keys = keys;
+    spec.causal = c.mask == mask_kind::causal;
+    spec.align = c.align;
+    spec.lengths = c.lengths;
+    spec.side = c.side;
+    tensor4<T> masked = scaled;                           // [B, h, n, m], -inf where blocked
+    if (spec.any()) {
+        const mask3 blocked = build_mask(spec);
+        for (std::size_t b = 0; b < d.b; ++b)
+            for (std::size_t hh = 0; hh < d.h; ++hh)
+                for (std::size_t i = 0; i < d.n; ++i)
+                    for (std::size_t j = 0; j < keys; ++j)
+                        if (blocked[b][i][j]) masked(b, hh, i, j) = -std::numeric_limits<T>::infinity();
+    }
+    const tensor4<T> weights = softmax_last(masked);      // [B, h, n, m]
+    const tensor4<T> heads_out = batched_matmul(weights, vh);  // [B, h, n, d_h]
+    const tensor3<T> merged = merge_heads(heads_out);     // [B, n, d]
+    const tensor3<T> output = project3(merged, m.w_o, m.b_o);  // [B, n, d]
+
+    trace t;
+    t.config = c;
+    t.lessons = "heads";
+    t.classic_x = in.classic_x;
+    t.values = {{"n", std::to_string(d.n)},       {"m", std::to_string(keys)},
+                {"d_model", std::to_string(d.d)}, {"d_k", std::to_string(d.d)},
+                {"d_v", std::to_string(d.d)},     {"heads", std::to_string(d.h)},
+                {"d_head", std::to_string(d.d_h)}, {"batch", std::to_string(d.b)},
+                {"seed", std::to_string(c.seed)}, {"init", name_of(c.init)},
+                {"dtype", name_of(c.type)},       {"mask", name_of(c.mask)},
+                {"params", std::to_string(4 * d.d * d.d)},
+                {"bias_params", std::to_string(4 * d.d)},
+                {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
+                {"sqrt_d_head", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
+                {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
+                {"x_origin", c.load_dir.empty() ? (in.classic_x && d.b == 1 ? "classic" : "random") : "loaded"}};
+    const std::string w = shape_str(d.d, d.d), x3 = shp(m.x), kv3 = shp(src), sc = shp(scores);
+    auto& s = t.steps;
+    s.push_back(make("X", x3, m.x));
+    if (c.cross()) s.push_back(make("memory", kv3, m.memory));
+    s.push_back(make("W_Q", w, m.w_q));
+    s.push_back(make("W_K", w, m.w_k));
+    s.push_back(make("W_V", w, m.w_v));
+    s.push_back(make("W_O", w, m.w_o));
+    step sq = make("Q", fmt::format("{} @ {} -> {}", x3, w, shp(q)), q);
+    step sk = make("K", fmt::format("{} @ {} -> {}", kv3, w, shp(k)), k);
+    step sv = make("V", fmt::format("{} @ {} -> {}", kv3, w, shp(v)), v);
+    if (c.bias) {
+        sq.extras.push_back(bias_row(m.b_q));
+        sk.extras.push_back(bias_row(m.b_k));
+        sv.extras.push_back(bias_row(m.b_v));
+    }
+    s.push_back(sq);
+    s.push_back(sk);
+    s.push_back(sv);
+    auto split_step = [&](const std::string& id, const tensor3<T>& from, const tensor4<T>& heads) {
+        const std::size_t len = from.shape(1);
+        step st = make(id, fmt::format("{} view({}, {}, {}, {}).transpose(1, 2) -> {}", shp(from), d.b, len, d.h, d.d_h,
+                                       shp(heads)),
+                       heads);
+        // Strides in elements: the view reuses the buffer; the transpose only swaps strides; a
+        // copy (.contiguous()) lays the heads out one after another.
+        st.values["view_shape"] = shape_str(std::vector<std::size_t>{d.b, len, d.h, d.d_h});
+        st.values["view_strides"] = strides_str({len * d.d, d.d, d.d_h, 1});
+        st.values["t_shape"] = shp(heads);
+        st.values["t_strides"] = strides_str({len * d.d, d.d_h, d.d, 1});
+        st.values["c_strides"] = strides_str({d.h * len * d.d_h, len * d.d_h, d.d_h, 1});
+        return st;
+    };
+    s.push_back(split_step("Q_heads", q, qh));
+    s.push_back(split_step("K_heads", k, kh));
+    s.push_back(split_step("V_heads", v, vh));
+    s.push_back(make("scores", fmt::format("{} @ {} -> {}", shp(qh), shp(tensor4<T>(xt::transpose(kh, {0, 1, 3, 2}))), sc), scores));
+    s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), scaled));
+    step ms = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), masked);
+    ms.brief = !spec.any();
+    std::size_t blocked_count = 0;
+    for (const auto& item : build_mask(spec))
+        for (const auto& row : item)
+            for (bool x : row) blocked_count += x;
+    ms.values["blocked"] = std::to_string(spec.any() ? blocked_count : 0);
+    ms.values["fully_blocked"] = std::to_string(spec.any() ? fully_blocked_rows(build_mask(spec)).size() : 0);
+    s.push_back(ms);
+    s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), weights));
+    s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, shp(vh), shp(heads_out)), heads_out));
+    s.push_back(make("merged", fmt::format("{} transpose(1, 2).reshape({}, {}, {}) -> {}", shp(heads_out), d.b, d.n, d.d,
+                                           shp(merged)),
+                     merged));
+    step so = make("output", fmt::format("{} @ {} -> {}", shp(merged), w, shp(output)), output);
+    if (c.bias) so.extras.push_back(bias_row(m.b_o));
+    s.push_back(so);
+    return t;
+}
+
+// Mean row entropy (nats) and mean max weight over every row of a [B, H, n, m] tensor.
+std::pair<double, double> row_stats(const tensor& w) {
+    const std::size_t m = w.shape().back();
+    const std::size_t rows = w.size() / m;
+    double h = 0, top = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        double best = 0;
+        for (std::size_t j = 0; j < m; ++j) {
+            const double p = w.data()[r * m + j];
+            if (p > 0) h -= p * std::log(p);
+            best = std::max(best, p);
+        }
+        top += best;
+    }
+    return {h / static_cast<double>(rows), top / static_cast<double>(rows)};
+}
+
+template <class T>
+void run_typed(trace& t, const inputs& in) {
+    const mh_inputs<T> m(in);
+    const step_config& c = t.config;
+    const bool causal = c.mask == mask_kind::causal;
+    const multihead_trace<T> f = multihead_forward(m.x, m.w_q, m.w_k, m.w_v, m.w_o, c.heads, causal);
+    const std::size_t d_h = c.d_model / c.heads;
+    mistake_run& r = t.mistake;
+    r.kind = "silent";
+    r.groups.push_back({"buggy", {}});
+    auto& g = r.groups.back().steps;
+    const std::string x3 = shp(f.x);
+    auto tail = [&](const tensor4<T>& weights, const tensor4<T>& v_heads, bool transposed) {
+        const tensor4<T> out = batched_matmul(weights, v_heads);
+        g.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", shp(weights), shp(weights)), weights));
+        g.push_back(make("heads_output", fmt::format("{} @ {} -> {}", shp(weights), shp(v_heads), shp(out)), out));
+        // [B, n, h, d_h] (no transpose happened) is already token-major: reshape is a plain view.
+        tensor3<T> merged = transposed ? merge_heads(out) : tensor3<T>(xt::reshape_view(out, {c.batch, c.seq_len, c.d_model}));
+        g.push_back(make("merged", fmt::format("{} reshape -> {}", shp(out), shp(merged)), merged));
+        const tensor3<T> output = project3(merged, m.w_o);
+        g.push_back(make("output", fmt::format("{} @ {} -> {}", x3, shape_str(c.d_model, c.d_model), x3), output));
+    };
+
+    if (r.id == "heads-no-transpose") {
+        // view(B, n, h, d_h) without .transpose(1, 2): dim 1 is still tokens.
+        const tensor4<T> q = view_heads(f.q, c.heads), k = view_heads(f.k, c.heads), v = view_heads(f.v, c.heads);
+        const std::string split = fmt::format("{} view({}, {}, {}, {}) -> {}", x3, c.batch, c.seq_len, c.heads, d_h, shp(q));
+        g.push_back(make("Q_heads", split, q));
+        g.push_back(make("K_heads", split, k));
+        g.push_back(make("V_heads", split, v));
+        const tensor4<T> scores = batched_scores(q, k);  // [B, n, h, h]: heads against heads
+        g.push_back(make("scores", fmt::format("{} @ {} -> {}", shp(q), shp(tensor4<T>(xt::transpose(k, {0, 1, 3, 2}))), shp(scores)), scores));
+        const tensor4<T> scaled = scale4(scores, d_h);
+        g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", shp(scores), d_h, shp(scores)), scaled));
+        tail(softmax_last(scaled), v, false);
+        r.values["buggy_scores_shape"] = shp(scores);
+        r.values["correct_scores_shape"] = shp(f.scores);
+        r.symptoms.emplace_back("buggy_scores_last_dim", static_cast<double>(scores.shape(3)));
+        r.symptoms.emplace_back("correct_scores_last_dim", static_cast<double>(f.scores.shape(3)));
+    } else if (r.id == "merge-no-transpose") {
+        const tensor3<T> merged = merge_heads_no_transpose(f.heads_output);
+        g.push_back(make("merged", fmt::format("{} reshape({}, {}, {}) -> {}", shp(f.heads_output), c.batch, c.seq_len,
+                                               c.d_model, shp(merged)),
+                         merged));
+        g.push_back(make("output", fmt::format("{} @ {} -> {}", x3, shape_str(c.d_model, c.d_model), x3),
+                         project3(merged, m.w_o)));
+        std::size_t moved = 0;
+        for (std::size_t i = 0; i < merged.size(); ++i) moved += merged.data()[i] != f.merged.data()[i];
+        r.symptoms.emplace_back("misplaced_fraction", static_cast<double>(moved) / static_cast<double>(merged.size()));
+    } else if (r.id == "scale-by-d-model") {
+        const tensor4<T> scaled = scale4(f.scores, c.d_model);  // √d_model instead of √d_h
+        g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", shp(f.scores), c.d_model, shp(f.scores)), scaled));
+        const tensor4<T> masked = causal ? mask_causal4(scaled) : scaled;
+        g.push_back(make("masked_scores", shp(masked), masked));
+        tail(softmax_last(masked), f.v_heads, true);
+        const auto good = row_stats(t.at("weights").value), bad = row_stats(g[2].value);
+        r.symptoms.emplace_back("entropy_correct", good.first);
+        r.symptoms.emplace_back("entropy_buggy", bad.first);
+        r.symptoms.emplace_back("max_weight_correct", good.second);
+        r.symptoms.emplace_back("max_weight_buggy", bad.second);
+        r.symptoms.emplace_back("scale_ratio", std::sqrt(static_cast<double>(c.d_model) / static_cast<double>(d_h)));
+    }
+    for (const step& b : g)
+        if (t.has(b.id) && t.at(b.id).value.shape() == b.value.shape())
+            r.diffs["buggy/" + b.id] = max_abs_diff(t.at(b.id).value, b.value);
+}
+
+}  // namespace
+
+trace build_multihead_trace(const step_config& c, const inputs& in, int precision) {
+    return c.type == dtype::float32 ? build_typed<float>(c, in, precision) : build_typed<double>(c, in, precision);
+}
+
+void run_multihead_mistake(trace& t, const inputs& in) {
+    if (t.config.type == dtype::float32) run_typed<float>(t, in);
+    else run_typed<double>(t, in);
+}
+
+}  // namespace attn
