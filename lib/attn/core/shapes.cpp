@@ -1,6 +1,8 @@
 // Shape rules, as PyTorch applies them.
 #include "attn/core/shapes.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "attn/core/attention.hpp"
@@ -60,6 +62,23 @@ shape_t view_heads_shape(const shape_t& s, std::size_t h) {
 shape_t merge_heads_shape(const shape_t& s) {
     if (s.size() != 4) throw shape_error("expected a (B, h, n, d_head) tensor");
     return {s[0], s[2], s[1] * s[3]};
+}
+
+std::string shape_str(std::size_t rows, std::size_t cols) { return fmt::format("({}, {})", rows, cols); }
+
+std::string shape_str(const std::vector<std::size_t>& shape) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string format_number(double v, int precision) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    std::string s = fmt::format("{:.{}f}", v, precision);
+    // "-0.0000" reads as a sign error to a learner; print it as "0.0000".
+    if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+    return s;
 }
 
 }  // namespace attn

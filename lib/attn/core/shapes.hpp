@@ -11,6 +11,11 @@ using shape_t = std::vector<std::size_t>;
 
 // "(32, 10, 10)"
 std::string shape_text(const shape_t& s);
+// "(3, 4)"; "(5,)" for one dimension, as Python prints a tuple.
+std::string shape_str(std::size_t rows, std::size_t cols);
+std::string shape_str(const std::vector<std::size_t>& shape);
+// Fixed with `precision` decimals; "inf", "-inf", "nan"; never "-0.0000".
+std::string format_number(double v, int precision);
 // torch.matmul for operands of rank >= 2: the last two dims multiply, the leading (batch) dims
 // broadcast. Throws attn::shape_error worded as PyTorch ("mat1 and mat2 shapes cannot be
 // multiplied (3x4 and 3x4)" for 2-D operands).

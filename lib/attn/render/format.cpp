@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "attn/trace/trace.hpp"
+#include "attn/core/shapes.hpp"
 
 namespace attn {
 
@@ -347,6 +347,41 @@ std::string heatmap_legend(bool color) {
         return out;
     }
     return "' ' <10%   ░ 10%+   ▒ 30%+   ▓ 50%+   █ 70%+";
+}
+
+std::vector<std::string> format_chart(const std::vector<double>& points, std::size_t width, std::size_t height, bool color,
+                                      style st) {
+    static const char* eighths[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    if (points.empty() || height == 0) return {};
+    const std::size_t cols = std::max<std::size_t>(1, std::min(width, points.size()));
+    std::vector<double> v(cols);  // the mean of each bucket of points
+    for (std::size_t c = 0; c < cols; ++c) {
+        const std::size_t from = c * points.size() / cols, to = std::max(from + 1, (c + 1) * points.size() / cols);
+        double sum = 0;
+        for (std::size_t k = from; k < to; ++k) sum += points[k];
+        v[c] = sum / static_cast<double>(to - from);
+    }
+    const double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
+    const double span = hi > lo ? hi - lo : 1.0;
+    const std::string top = fmt::format("{:.3g}", hi), bottom = fmt::format("{:.3g}", lo);
+    const std::size_t lw = std::max(top.size(), bottom.size());
+    std::vector<std::string> out;
+    for (std::size_t row = 0; row < height; ++row) {
+        std::string line;
+        for (std::size_t c = 0; c < cols; ++c) {
+            // Height in eighths of a row; the curve sits at least one eighth above the axis. A
+            // non-finite point (a diverged loss) draws nothing rather than indexing with NaN.
+            const double units = 1 + (v[c] - lo) / span * static_cast<double>(height * 8 - 1);
+            const double above = units - static_cast<double>((height - 1 - row) * 8);
+            line += std::isfinite(above) ? eighths[static_cast<std::size_t>(std::clamp(above, 0.0, 8.0))] : " ";
+        }
+        const std::string label = row == 0 ? top : row + 1 == height ? bottom : "";
+        out.push_back(pad_left(label, lw) + " │" + paint(line, st, color));
+    }
+    std::string axis;
+    for (std::size_t c = 0; c < cols; ++c) axis += "─";
+    out.push_back(std::string(lw, ' ') + " └" + axis);
+    return out;
 }
 
 }  // namespace attn

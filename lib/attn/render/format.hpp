@@ -59,4 +59,9 @@ std::vector<std::string> beside(const std::vector<std::string>& left, const std:
 std::vector<std::string> format_heatmap(const matrix<double>& w, const matrix_style& s);
 std::string heatmap_legend(bool color);
 
+// A curve as Unicode block columns, `height` rows tall, the max and min on the left; one column
+// per bucket of points (their mean) when there are more points than `width`.
+std::vector<std::string> format_chart(const std::vector<double>& points, std::size_t width, std::size_t height, bool color,
+                                      style st);
+
 }  // namespace attn

@@ -54,14 +54,6 @@ double mistake_run::symptom(const std::string& key) const {
     throw std::out_of_range("no symptom " + key);
 }
 
-std::string shape_str(std::size_t rows, std::size_t cols) { return fmt::format("({}, {})", rows, cols); }
-
-std::string shape_str(const std::vector<std::size_t>& shape) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-    return out + (shape.size() == 1 ? ",)" : ")");
-}
-
 std::string shape_of(const tensor& t) { return shape_str(std::vector<std::size_t>(t.shape().begin(), t.shape().end())); }
 
 double max_abs_diff(const tensor& a, const tensor& b) {
@@ -74,15 +66,6 @@ double max_abs_diff(const tensor& a, const tensor& b) {
         worst = std::max(worst, std::isnan(d) ? std::numeric_limits<double>::infinity() : d);
     }
     return worst;
-}
-
-std::string format_number(double v, int precision) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    std::string s = fmt::format("{:.{}f}", v, precision);
-    // "-0.0000" reads as a sign error to a learner; print it as "0.0000".
-    if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
-    return s;
 }
 
 namespace {

@@ -11,6 +11,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/backward.hpp"
+#include "attn/core/shapes.hpp"
 #include "attn/trace/config.hpp"
 
 namespace attn {
@@ -100,12 +101,7 @@ step make_step(const std::string& id, std::string shape_line, tensor value);
 std::string lesson_key(const struct trace& t, const step& s);
 // Largest |a - b| over two tensors of the same shape (infinite if the shapes differ).
 double max_abs_diff(const tensor& a, const tensor& b);
-// "(3, 4)", "(2, 2, 3, 3)"
-std::string shape_str(const std::vector<std::size_t>& shape);
-std::string shape_of(const tensor& t);
+std::string shape_of(const tensor& t);  // "(2, 2, 3, 3)"
 
-// Helpers shared with other traces.
-std::string shape_str(std::size_t rows, std::size_t cols);  // "(3, 4)"
-std::string format_number(double v, int precision);          // fixed, "-inf", "nan"
 
 }  // namespace attn

@@ -1,0 +1,118 @@
+// The page model's small constructors (see document.hpp).
+#include "attn/doc/document.hpp"
+
+namespace attn::doc {
+
+block heading(std::string text, int level, tone t) {
+    block b;
+    b.kind = kind::heading;
+    b.text = std::move(text);
+    b.level = level;
+    b.style = t;
+    return b;
+}
+
+block banner(std::string text) {
+    block b;
+    b.kind = kind::banner;
+    b.text = std::move(text);
+    b.style = tone::bold;
+    return b;
+}
+
+block prose(std::string text, tone t, std::string indent, std::string hang) {
+    block b;
+    b.kind = kind::prose;
+    b.text = std::move(text);
+    b.style = t;
+    b.hang = hang.empty() ? indent : std::move(hang);
+    b.indent = std::move(indent);
+    return b;
+}
+
+block field(kind k, std::string label, std::string text, tone t) {
+    block b;
+    b.kind = k;
+    b.label = std::move(label);
+    b.text = std::move(text);
+    b.style = t;
+    return b;
+}
+
+block listing(std::vector<std::string> lines, tone t) {
+    block b;
+    b.kind = kind::listing;
+    b.lines = std::move(lines);
+    b.style = t;
+    return b;
+}
+
+block matrix_of(std::string title, matrix<double> values, std::vector<std::string> row_labels,
+                std::vector<std::string> col_labels) {
+    block b;
+    b.kind = kind::matrix;
+    b.title = std::move(title);
+    b.values = std::move(values);
+    b.row_labels = std::move(row_labels);
+    b.col_labels = std::move(col_labels);
+    b.style = tone::bold;
+    return b;
+}
+
+block heatmap(std::string title, matrix<double> weights, std::vector<std::string> row_labels,
+              std::vector<std::string> col_labels) {
+    block b = matrix_of(std::move(title), std::move(weights), std::move(row_labels), std::move(col_labels));
+    b.kind = kind::heatmap;
+    b.style = tone::plain;
+    return b;
+}
+
+block table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows, std::string align) {
+    block b;
+    b.kind = kind::table;
+    b.header = std::move(header);
+    b.rows = std::move(rows);
+    b.align = std::move(align);
+    return b;
+}
+
+block keyvalue(std::vector<std::pair<std::string, std::string>> pairs, std::string title) {
+    block b;
+    b.kind = kind::keyvalue;
+    b.pairs = std::move(pairs);
+    b.title = std::move(title);
+    b.style = tone::bold;
+    return b;
+}
+
+block chart(std::string title, std::vector<double> series, tone t, std::size_t height) {
+    block b;
+    b.kind = kind::chart;
+    b.title = std::move(title);
+    b.series = std::move(series);
+    b.style = t;
+    b.chart_height = height;
+    return b;
+}
+
+block row(std::vector<block> children, std::size_t gap_columns) {
+    block b;
+    b.kind = kind::row;
+    b.children = std::move(children);
+    b.gap_columns = gap_columns;
+    return b;
+}
+
+block gap() {
+    block b;
+    b.kind = kind::gap;
+    return b;
+}
+
+block ellipsis() {
+    block b;
+    b.kind = kind::ellipsis;
+    return b;
+}
+
+}  // namespace attn::doc

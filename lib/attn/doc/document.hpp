@@ -1,0 +1,111 @@
+// The page model: what a command shows, independent of how it is drawn. A command builds a
+// `doc::document` (pages of typed blocks) from a trace or a report plus the lessons; the text,
+// Markdown and HTML renderers in render/ draw any document. Blocks carry content and meaning
+// (a formula, a matrix with its labels and the cells to highlight); width, colour, elision and
+// pausing are the renderers' business. JSON is not drawn from pages: it stays the data contract,
+// written from traces and reports (render/json*.hpp).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+
+namespace attn::doc {
+
+// How a piece of text is emphasised. Text maps it to ANSI styles, HTML to CSS classes.
+enum class tone { plain, bold, dim, title, formula, code, warn, error, good, label };
+
+enum class kind {
+    heading,  // `text`; level 1: a section (a rule in text, <h2> in HTML); level 2: a sub-heading
+    banner,   // the run's configuration, first on a document (bold, wrapped with a hanging indent)
+    prose,    // lesson text, reflowed; a line that starts with a space is kept verbatim (worked examples)
+    formula,  // labelled fields: `label` then `text`. formula, code (a PyTorch line), shape (a shape
+    code,     //   line) are verbatim; note, pitfall and field (any other label: buggy, fixed, catch,
+    shape,    //   interview…) are reflowed under their label
+    note,
+    pitfall,
+    field,
+    listing,  // preformatted lines (`lines`), kept exactly: traces of numbers, commands, code
+    matrix,   // `title` + `values` with row/column labels; cells differing from `against` are marked
+    heatmap,  // weights in [0, 1] as shaded cells with percentages, and a legend
+    table,    // `header` and `rows` of cells; `align` has one 'l' or 'r' per column
+    chart,    // a curve: `series` (y values, x = 0, 1, …) with `title`; several curves go in a row
+    keyvalue, // `pairs` of (key, value), aligned
+    row,      // `children` side by side where they fit, else one under the other
+    gap,      // a blank line between blocks (text); other renderers separate blocks anyway
+    ellipsis, // "…": items left out between two blocks (slices of a big tensor, rows of a list)
+};
+
+struct block {
+    doc::kind kind = doc::kind::prose;
+    tone style = tone::plain;
+    int level = 1;                     // heading
+    std::string label;                 // labelled fields: already in the document's language
+    std::string text;                  // heading, banner, prose and field text
+    std::string indent;                // prose: before the first line (text renderer)
+    std::string hang;                  // prose: before every later line (default: `indent`)
+    std::vector<std::string> lines;    // listing
+    // matrix, heatmap, chart
+    std::string title;                 // shown above (matrix: with its shape)
+    matrix<double> values;
+    std::vector<std::string> row_labels, col_labels;  // default: 0, 1, 2, …
+    std::shared_ptr<const matrix<double>> against;    // matrix: highlight cells that differ
+    int precision = -1;                // matrix: decimals (-1: the document's)
+    bool show_shape = true;            // matrix: "title (rows, cols)"
+    bool legend = true;                // heatmap: the colour scale under it
+    // table, keyvalue
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+    std::string align;
+    std::vector<std::pair<std::string, std::string>> pairs;
+    // chart
+    std::vector<double> series;
+    std::size_t chart_height = 8;
+    // row
+    std::vector<block> children;
+    std::size_t gap_columns = 4;       // row: columns between children
+};
+
+struct page {
+    std::string id;     // an anchor for links (HTML): the step id, "summary", …
+    std::string title;  // the table of contents entry ("" : not listed)
+    std::vector<block> blocks;
+};
+
+// Strings the renderers need that are not content (they come from the lessons, so they follow
+// the language): the note under an elided matrix, the heatmap legend words, the TOC title.
+struct chrome {
+    std::string elided = "(… rows and columns left out; --full shows all)";
+    std::string contents = "Contents";
+    std::string legend = "weight";
+};
+
+struct document {
+    std::string title;     // "attn-explain step": the HTML <title> and the Markdown # heading
+    std::string language = "en";
+    int precision = 4;     // default decimals of matrices
+    chrome ui;
+    std::vector<page> pages;
+};
+
+// ---- builders' helpers: one line each, so page builders read like the page -----------------
+block heading(std::string text, int level = 1, tone t = tone::title);
+block banner(std::string text);
+block prose(std::string text, tone t = tone::plain, std::string indent = "", std::string hang = "");
+block field(kind k, std::string label, std::string text, tone t = tone::plain);
+block listing(std::vector<std::string> lines, tone t = tone::plain);
+block matrix_of(std::string title, matrix<double> values, std::vector<std::string> row_labels = {},
+                std::vector<std::string> col_labels = {});
+block heatmap(std::string title, matrix<double> weights, std::vector<std::string> row_labels = {},
+              std::vector<std::string> col_labels = {});
+block table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows, std::string align = "");
+block keyvalue(std::vector<std::pair<std::string, std::string>> pairs, std::string title = "");
+block chart(std::string title, std::vector<double> series, tone t = tone::plain, std::size_t height = 8);
+block row(std::vector<block> children, std::size_t gap_columns = 4);
+block gap();
+block ellipsis();
+
+}  // namespace attn::doc

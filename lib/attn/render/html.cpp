@@ -1,0 +1,399 @@
+// The HTML renderer (see html.hpp): one function per block kind. Every element is closed and
+// every text escaped, so the page is also well-formed XML.
+#include "attn/render/html.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/core/shapes.hpp"
+#include "attn/render/format.hpp"
+
+namespace attn {
+
+namespace {
+
+using doc::block;
+using doc::kind;
+
+constexpr std::size_t html_edge = 24;  // rows/columns kept at each end of a big matrix
+
+const char* css = R"(
+:root { --fg: #1d2330; --muted: #5b6475; --rule: #d9dee8; --bg: #ffffff; --panel: #f5f7fb;
+        --formula: #8a5a00; --code: #1b6e3a; --warn: #8b2f8f; --error: #b42318; --good: #1b7f3a; --title: #0b6e8a; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+       font: 16px/1.55 system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC", sans-serif; }
+main { max-width: 1080px; margin: 0 auto; padding: 2rem 1.5rem 4rem; }
+h1 { font-size: 1.7rem; margin: 0 0 1rem; }
+h2 { font-size: 1.3rem; color: var(--title); border-bottom: 2px solid var(--rule); padding-bottom: .25rem; margin: 2.2rem 0 .8rem; }
+h2.error { color: var(--error); }
+h3 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
+nav.toc { background: var(--panel); border: 1px solid var(--rule); border-radius: 8px; padding: .8rem 1.2rem; margin: 1rem 0 1.5rem; }
+nav.toc h2 { border: 0; margin: 0 0 .3rem; font-size: 1rem; color: var(--fg); }
+nav.toc ol { margin: 0; padding-left: 1.4rem; columns: 2; column-gap: 2rem; }
+nav.toc a { color: var(--title); text-decoration: none; }
+nav.toc a:hover { text-decoration: underline; }
+.banner { font-weight: 600; background: var(--panel); border-left: 4px solid var(--title); padding: .5rem .8rem; border-radius: 4px; }
+p { margin: .5rem 0; max-width: 46rem; }
+p.dim { color: var(--muted); }
+.good { color: var(--good); font-weight: 600; } .error { color: var(--error); } .warn { color: var(--warn); }
+dl.fields { display: grid; grid-template-columns: 6.5rem 1fr; gap: .25rem .8rem; margin: .6rem 0; }
+dl.fields dt { color: var(--muted); font-size: .85rem; padding-top: .15rem; }
+dl.fields dd { margin: 0; max-width: 46rem; }
+code, pre, table.matrix, table.data td { font-family: "DejaVu Sans Mono", "Noto Sans Mono", ui-monospace, monospace; font-size: .9rem; }
+dd.formula code { color: var(--formula); } dd.code code { color: var(--code); }
+dd.code code, dd.formula code, dd.shape code { white-space: pre-wrap; }
+dd.pitfall { color: var(--warn); }
+pre { background: var(--panel); border: 1px solid var(--rule); border-radius: 6px; padding: .6rem .8rem; overflow-x: auto; margin: .6rem 0; }
+figure { margin: .8rem 0; }
+figcaption { font-weight: 600; margin-bottom: .3rem; }
+table { border-collapse: collapse; }
+table.matrix td, table.matrix th { padding: .15rem .55rem; text-align: right; }
+table.matrix th { color: var(--muted); font-weight: normal; }
+table.matrix thead th { border-bottom: 1px solid var(--rule); }
+table.matrix tbody th { border-right: 1px solid var(--rule); text-align: left; }
+table.matrix td.diff { background: #fde2df; color: var(--error); font-weight: 700; }
+table.matrix td.gap, table.matrix th.gap { color: var(--muted); text-align: center; }
+table.data th, table.data td { padding: .2rem .7rem; border-bottom: 1px solid var(--rule); }
+table.data th { text-align: left; }
+table.data td.r { text-align: right; }
+.row { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
+.row > * { min-width: 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
+svg text { font-family: "DejaVu Sans Mono", "Noto Sans Mono", monospace; }
+section { margin-bottom: 1.5rem; }
+)";
+
+// One UTF-8 sequence starting at s[i]: its length, or 0 when it is not valid.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return 0;
+    for (std::size_t k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+    if (len == 2 && c < 0xc2) return 0;  // overlong
+    return len;
+}
+
+std::string attr_id(const std::string& s) {
+    std::string out = "p-";
+    for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+    return out;
+}
+
+std::string esc(const std::string& s) { return html_escape(s); }
+
+std::string tone_class(doc::tone t) {
+    switch (t) {
+        case doc::tone::good: return "good";
+        case doc::tone::error: return "error";
+        case doc::tone::warn: return "warn";
+        case doc::tone::dim: return "dim";
+        default: return "";
+    }
+}
+
+std::string class_attr(const std::string& c) { return c.empty() ? "" : " class=\"" + c + "\""; }
+
+// The heatmap colour ramp (dark blue through green to yellow, as the terminal's), interpolated.
+std::string ramp_colour(double v) {
+    static const int stops[][3] = {{0x0b, 0x1f, 0x5c}, {0x1f, 0x5f, 0x9e}, {0x21, 0x91, 0x8c}, {0x5e, 0xc9, 0x62}, {0xfd, 0xe7, 0x25}};
+    if (std::isnan(v)) return "#cccccc";
+    const double x = std::clamp(v, 0.0, 1.0) * 4;
+    const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(x), 3);
+    const double f = x - static_cast<double>(k);
+    int rgb[3];
+    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<int>(std::lround(stops[k][c] + f * (stops[k + 1][c] - stops[k][c])));
+    return fmt::format("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2]);
+}
+
+std::string label_of(const std::vector<std::string>& labels, std::size_t i) {
+    return i < labels.size() ? labels[i] : std::to_string(i);
+}
+
+// Paragraphs of lesson text: a blank line separates paragraphs; lines that start with a space
+// (worked examples) are kept as code.
+std::string paragraphs(const std::string& text, const std::string& cls) {
+    std::string out, para;
+    auto flush = [&] {
+        if (!para.empty()) out += "<p" + class_attr(cls) + ">" + esc(para) + "</p>\n";
+        para.clear();
+    };
+    std::vector<std::string> example;
+    auto flush_example = [&] {
+        if (example.empty()) return;
+        std::string body;
+        for (const auto& l : example) body += esc(l) + "\n";
+        out += "<pre>" + body + "</pre>\n";
+        example.clear();
+    };
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        if (!line.empty() && line[0] == ' ') {
+            flush();
+            example.push_back(line.substr(line.find_first_not_of(' ')));
+        } else {
+            flush_example();
+            if (line.empty()) flush();
+            else para += (para.empty() ? "" : " ") + line;
+        }
+        start = end + 1;
+    }
+    flush();
+    flush_example();
+    return out;
+}
+
+struct writer {
+    const doc::document& d;
+
+    std::string matrix_table(const block& b) const {
+        const matrix<double>& m = b.values;
+        const int prec = b.precision >= 0 ? b.precision : d.precision;
+        const bool sci = wants_scientific(m);
+        const index_plan rp = plan_indices(m.shape(0), html_edge), cp = plan_indices(m.shape(1), html_edge);
+        const matrix<double>* a = b.against && b.against->shape() == m.shape() ? b.against.get() : nullptr;
+        std::string title = b.title;
+        if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(m.shape(0), m.shape(1));
+        std::string out = "<figure class=\"scroll\">";
+        if (!title.empty()) out += "<figcaption>" + esc(title) + "</figcaption>";
+        out += "<table class=\"matrix\"><thead><tr><th></th>";
+        for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+            if (cp.gap_after && c == cp.gap_after) out += "<th class=\"gap\">…</th>";
+            out += "<th>" + esc(label_of(b.col_labels, cp.shown[c])) + "</th>";
+        }
+        out += "</tr></thead><tbody>\n";
+        for (std::size_t r = 0; r < rp.shown.size(); ++r) {
+            if (rp.gap_after && r == rp.gap_after) {
+                out += "<tr><th class=\"gap\">…</th>";
+                for (std::size_t c = 0; c < cp.shown.size() + (cp.gap_after ? 1 : 0); ++c) out += "<td class=\"gap\">…</td>";
+                out += "</tr>\n";
+            }
+            const std::size_t i = rp.shown[r];
+            out += "<tr><th>" + esc(label_of(b.row_labels, i)) + "</th>";
+            for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+                if (cp.gap_after && c == cp.gap_after) out += "<td class=\"gap\">…</td>";
+                const double v = m(i, cp.shown[c]);
+                const std::string cell = format_cell(v, prec, sci);
+                bool differs = false;
+                if (a) {
+                    const double x = (*a)(i, cp.shown[c]);
+                    // As the terminal marks them: the printed numbers differ.
+                    differs = format_cell(x, prec, sci) != cell;
+                }
+                out += std::string(differs ? "<td class=\"diff\">" : "<td>") + esc(cell) + "</td>";
+            }
+            out += "</tr>\n";
+        }
+        out += "</tbody></table>";
+        if (rp.gap_after || cp.gap_after) out += "<p class=\"dim\">" + esc(d.ui.elided) + "</p>";
+        return out + "</figure>\n";
+    }
+
+    std::string heatmap_svg(const block& b) const {
+        const matrix<double>& w = b.values;
+        const index_plan rp = plan_indices(w.shape(0), html_edge), cp = plan_indices(w.shape(1), html_edge);
+        std::size_t label_chars = 1;
+        for (std::size_t i : rp.shown) label_chars = std::max(label_chars, display_width(label_of(b.row_labels, i)));
+        const int cell_w = 46, cell_h = 28, left = 12 + static_cast<int>(std::min<std::size_t>(label_chars, 16)) * 8, top = 24;
+        const int cols = static_cast<int>(cp.shown.size()), rows = static_cast<int>(rp.shown.size());
+        const int width = left + cols * cell_w + 10, height = top + rows * cell_h + 46;
+        std::string out = fmt::format(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">"
+            "<title>{}</title>\n",
+            width, height, width, height, esc(b.title.empty() ? d.ui.legend : b.title));
+        for (int c = 0; c < cols; ++c)
+            out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5b6475\">{}</text>",
+                               left + c * cell_w + cell_w / 2, top - 8, esc(label_of(b.col_labels, cp.shown[static_cast<std::size_t>(c)])));
+        for (int r = 0; r < rows; ++r) {
+            const std::size_t i = rp.shown[static_cast<std::size_t>(r)];
+            out += fmt::format("\n<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>", left - 6,
+                               top + r * cell_h + cell_h / 2 + 4, esc(label_of(b.row_labels, i)));
+            for (int c = 0; c < cols; ++c) {
+                const double v = w(i, cp.shown[static_cast<std::size_t>(c)]);
+                const std::string pct = std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100));
+                const bool light = !std::isnan(v) && v >= 0.5;
+                out += fmt::format(
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\"/>"
+                    "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
+                    left + c * cell_w, top + r * cell_h, cell_w, cell_h, ramp_colour(v), left + c * cell_w + cell_w / 2,
+                    top + r * cell_h + cell_h / 2 + 4, light ? "#10131a" : "#ffffff", pct);
+            }
+        }
+        if (b.legend) {  // the colour scale: 0% … 100%
+            const int y = top + rows * cell_h + 14, scale_w = std::max(120, std::min(cols * cell_w, 300));
+            out += "\n<defs><linearGradient id=\"ramp\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
+            for (int k = 0; k <= 4; ++k) out += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", k * 25, ramp_colour(k / 4.0));
+            out += "</linearGradient></defs>";
+            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#ramp)\"/>", left, y, scale_w);
+            out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">0%</text>", left, y + 24);
+            out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100% {}</text>",
+                               left + scale_w, y + 24, esc(d.ui.legend));
+        }
+        return out + "</svg>";
+    }
+
+    std::string chart_svg(const block& b) const {
+        const int width = 460, height = 150, left = 64, right = 10, top = 10, bottom = 22;
+        double lo = INFINITY, hi = -INFINITY;
+        for (double v : b.series)
+            if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+        std::string out = fmt::format(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\"><title>{}</title>",
+            width, height, width, height, esc(b.title));
+        out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#5b6475\"/>", left, top, left, height - bottom);
+        out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#5b6475\"/>", left, height - bottom, width - right,
+                           height - bottom);
+        if (!(lo <= hi)) return out + "</svg>";
+        const double span = hi > lo ? hi - lo : 1.0;
+        const double n = static_cast<double>(std::max<std::size_t>(b.series.size(), 2) - 1);
+        std::string points;
+        for (std::size_t k = 0; k < b.series.size(); ++k) {
+            if (!std::isfinite(b.series[k])) continue;
+            const double x = left + (width - left - right) * static_cast<double>(k) / n;
+            const double y = (height - bottom) - (height - bottom - top) * (b.series[k] - lo) / span;
+            points += fmt::format("{}{:.1f},{:.1f}", points.empty() ? "" : " ", x, y);
+        }
+        const std::string colour = b.style == doc::tone::error ? "#b42318" : "#1b7f3a";
+        out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>", colour, points);
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{:.3g}</text>", left - 6,
+                           top + 8, hi);
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{:.3g}</text>", left - 6,
+                           height - bottom, lo);
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#5b6475\">0</text>", left, height - 6);
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>", width - right,
+                           height - 6, b.series.size() - 1);
+        return out + "</svg>";
+    }
+
+    std::string data_table(const block& b) const {
+        std::string out = "<figure class=\"scroll\">";
+        if (!b.title.empty()) out += "<figcaption>" + esc(b.title) + "</figcaption>";
+        out += "<table class=\"data\">";
+        if (!b.header.empty()) {
+            out += "<thead><tr>";
+            for (const auto& h : b.header) out += "<th>" + esc(h) + "</th>";
+            out += "</tr></thead>";
+        }
+        out += "<tbody>\n";
+        for (const auto& r : b.rows) {
+            out += "<tr>";
+            for (std::size_t c = 0; c < r.size(); ++c)
+                out += std::string(c < b.align.size() && b.align[c] == 'r' ? "<td class=\"r\">" : "<td>") + esc(r[c]) + "</td>";
+            out += "</tr>\n";
+        }
+        return out + "</tbody></table></figure>\n";
+    }
+
+    std::string field(const block& b) const {
+        const bool verbatim = b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape;
+        std::string cls = b.kind == kind::formula ? "formula"
+                          : b.kind == kind::code  ? "code"
+                          : b.kind == kind::shape ? "shape"
+                          : b.kind == kind::pitfall ? "pitfall"
+                                                    : tone_class(b.style);
+        std::string body = verbatim ? "<code>" + esc(b.text) + "</code>" : paragraphs(b.text, "");
+        return "<dt>" + esc(b.label) + "</dt><dd" + class_attr(cls) + ">" + body + "</dd>\n";
+    }
+
+    std::string render(const block& b) const {
+        switch (b.kind) {
+            case kind::heading:
+                return b.level >= 2 ? "<h3" + class_attr(tone_class(b.style)) + ">" + esc(b.text) + "</h3>\n"
+                                    : "<h2" + class_attr(tone_class(b.style)) + ">" + esc(b.text) + "</h2>\n";
+            case kind::banner: return "<p class=\"banner\">" + esc(b.text) + "</p>\n";
+            case kind::prose: return paragraphs(b.text, tone_class(b.style));
+            case kind::formula:
+            case kind::code:
+            case kind::shape:
+            case kind::note:
+            case kind::pitfall:
+            case kind::field: return "<dl class=\"fields\">" + field(b) + "</dl>\n";
+            case kind::listing: {
+                std::string body;
+                for (const auto& l : b.lines) body += esc(l) + "\n";
+                return "<pre" + class_attr(tone_class(b.style)) + ">" + body + "</pre>\n";
+            }
+            case kind::matrix: return matrix_table(b);
+            case kind::heatmap:
+                return "<figure class=\"scroll\">" + (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") +
+                       heatmap_svg(b) + "</figure>\n";
+            case kind::table: return data_table(b);
+            case kind::keyvalue: {
+                std::vector<std::vector<std::string>> rows;
+                for (const auto& kv : b.pairs) rows.push_back({kv.first, kv.second});
+                block t = b;
+                t.rows = rows;
+                t.align = "lr";
+                return data_table(t);
+            }
+            case kind::chart:
+                return "<figure>" + (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") + chart_svg(b) +
+                       "</figure>\n";
+            case kind::row: {
+                std::string out = "<div class=\"row\">\n";
+                for (const block& c : b.children) out += "<div>" + render(c) + "</div>\n";
+                return out + "</div>\n";
+            }
+            case kind::gap: return "";
+            case kind::ellipsis: return "<p class=\"dim\">…</p>\n";
+        }
+        return "";
+    }
+};
+
+}  // namespace
+
+std::string html_escape(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = utf8_length(s, i);
+        if (len == 0) {  // not UTF-8: the replacement character
+            out += "\xef\xbf\xbd";
+            ++i;
+            continue;
+        }
+        const char c = s[i];
+        if (len == 1) {
+            switch (c) {
+                case '&': out += "&amp;"; break;
+                case '<': out += "&lt;"; break;
+                case '>': out += "&gt;"; break;
+                case '"': out += "&quot;"; break;
+                case '\'': out += "&#39;"; break;
+                default:
+                    out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : c;
+            }
+        } else {
+            out.append(s, i, len);
+        }
+        i += len;
+    }
+    return out;
+}
+
+std::string render_html(const doc::document& d) {
+    const writer w{d};
+    std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"" + esc(d.language) +
+                      "\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +
+                      esc(d.title) + "</title>\n<style>" + css + "</style>\n</head>\n<body>\n<main>\n<h1>" + esc(d.title) + "</h1>\n";
+    std::string toc;
+    for (const doc::page& p : d.pages)
+        if (!p.title.empty()) toc += "<li><a href=\"#" + attr_id(p.id) + "\">" + esc(p.title) + "</a></li>\n";
+    if (!toc.empty()) out += "<nav class=\"toc\"><h2>" + esc(d.ui.contents) + "</h2><ol>\n" + toc + "</ol></nav>\n";
+    for (const doc::page& p : d.pages) {
+        out += "<section" + (p.id.empty() ? std::string() : " id=\"" + attr_id(p.id) + "\"") + ">\n";
+        for (const block& b : p.blocks) out += w.render(b);
+        out += "</section>\n";
+    }
+    return out + "</main>\n</body>\n</html>\n";
+}
+
+}  // namespace attn

@@ -1,0 +1,196 @@
+// The Markdown renderer (see markdown.hpp): one function per block kind.
+#include "attn/render/markdown.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/core/shapes.hpp"
+#include "attn/render/format.hpp"
+
+namespace attn {
+
+namespace {
+
+using doc::block;
+using doc::kind;
+
+constexpr std::size_t md_edge = 20;  // rows/columns kept before eliding (unless full)
+
+std::string md_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+}
+
+// Inline code that survives backticks inside it.
+std::string md_code(const std::string& s) {
+    const bool tick = s.find('`') != std::string::npos;
+    return tick ? "`` " + s + " ``" : "`" + s + "`";
+}
+
+std::string fenced(const std::string& body, const std::string& lang = "") {
+    return "```" + lang + "\n" + body + (body.empty() || body.back() == '\n' ? "" : "\n") + "```";
+}
+
+// Markdown joins single newlines itself; keep paragraphs, and indented lines (worked examples)
+// as code.
+std::string md_paragraphs(const std::string& text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        if (!line.empty() && line[0] == ' ') {
+            out += (out.empty() ? "" : "\n\n") + md_code(line.substr(line.find_first_not_of(' '))) + "\n\n";
+        } else {
+            out += (out.empty() || out.back() == '\n' ? "" : (line.empty() ? "\n\n" : " ")) + line;
+        }
+        start = end + 1;
+    }
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+}
+
+std::string cell_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                       const std::string& align) {
+    std::size_t cols = header.size();
+    for (const auto& r : rows) cols = std::max(cols, r.size());
+    auto row = [&](const std::vector<std::string>& r) {
+        std::string out = "|";
+        for (std::size_t c = 0; c < cols; ++c) out += " " + md_escape(c < r.size() ? r[c] : "") + " |";
+        return out + "\n";
+    };
+    std::string out = row(header) + "|";
+    for (std::size_t c = 0; c < cols; ++c) out += c < align.size() && align[c] == 'r' ? "---:|" : "---|";
+    out += "\n";
+    for (const auto& r : rows) out += row(r);
+    return out;
+}
+
+std::string label_of(const std::vector<std::string>& labels, std::size_t i) {
+    return i < labels.size() ? labels[i] : std::to_string(i);
+}
+
+// A matrix (or the percentages of a heatmap) as a table; cells that differ from `against` bold.
+std::string matrix_table(const block& b, int precision, bool full, bool percent) {
+    const matrix<double>& m = b.values;
+    const bool sci = !percent && wants_scientific(m);
+    const index_plan rp = plan_indices(m.shape(0), full ? m.shape(0) : md_edge);
+    const index_plan cp = plan_indices(m.shape(1), full ? m.shape(1) : md_edge);
+    std::vector<std::string> header = {""};
+    std::string align = "l";
+    for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+        if (cp.gap_after && c == cp.gap_after) header.push_back("…"), align += "r";
+        header.push_back(label_of(b.col_labels, cp.shown[c]));
+        align += "r";
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t r = 0; r < rp.shown.size(); ++r) {
+        if (rp.gap_after && r == rp.gap_after) rows.push_back(std::vector<std::string>(header.size(), "…"));
+        const std::size_t i = rp.shown[r];
+        std::vector<std::string> cells = {label_of(b.row_labels, i)};
+        for (std::size_t c = 0; c < cp.shown.size(); ++c) {
+            if (cp.gap_after && c == cp.gap_after) cells.push_back("…");
+            const double v = m(i, cp.shown[c]);
+            std::string cell = percent ? (std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100)))
+                                       : format_cell(v, precision, sci);
+            const matrix<double>* a = b.against.get();
+            if (a && a->shape() == m.shape()) {
+                const double x = (*a)(i, cp.shown[c]);
+                const bool same = x == v || (std::isnan(x) && std::isnan(v)) || std::fabs(x - v) < 0.5e-4;
+                if (!same) cell = "**" + cell + "**";
+            }
+            cells.push_back(cell);
+        }
+        rows.push_back(cells);
+    }
+    return cell_table(header, rows, align);
+}
+
+struct writer {
+    const doc::document& d;
+    bool full;
+
+    std::string render(const block& b) const {
+        switch (b.kind) {
+            case kind::heading: return std::string(b.level >= 2 ? "### " : "## ") + b.text;
+            case kind::banner: return "**" + b.text + "**";
+            case kind::prose: return md_paragraphs(b.text);
+            case kind::formula:
+            case kind::code:
+            case kind::shape:
+                if (b.text.find('\n') != std::string::npos)
+                    return "**" + b.label + ":**\n\n" + fenced(b.text, b.kind == kind::code ? "python" : "");
+                return "- **" + b.label + ":** " + md_code(b.text);
+            case kind::note:
+            case kind::field: return "**" + b.label + ":** " + md_paragraphs(b.text);
+            case kind::pitfall: return "> **" + b.label + ":** " + md_paragraphs(b.text);
+            case kind::listing: {
+                std::string body;
+                for (const auto& l : b.lines) body += l + "\n";
+                return fenced(body, "text");
+            }
+            case kind::matrix: {
+                const int prec = b.precision >= 0 ? b.precision : d.precision;
+                std::string title = b.title;
+                if (b.show_shape) title += " " + shape_str(b.values.shape(0), b.values.shape(1));
+                return (title.empty() ? "" : "**" + title + "**\n\n") + matrix_table(b, prec, full, false);
+            }
+            case kind::heatmap:
+                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + matrix_table(b, 0, full, true);
+            case kind::table:
+                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(b.header, b.rows, b.align);
+            case kind::keyvalue: {
+                std::string out = b.title.empty() ? "" : "**" + b.title + "**\n\n";
+                for (const auto& kv : b.pairs) out += "- " + kv.first + ": " + kv.second + "\n";
+                return out;
+            }
+            case kind::chart: {
+                std::string body;
+                for (const auto& l : format_chart(b.series, 60, b.chart_height, false, style::none)) body += l + "\n";
+                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + fenced(body, "text");
+            }
+            case kind::row: {
+                std::string out;
+                for (const block& c : b.children) {
+                    const std::string s = render(c);
+                    if (!s.empty()) out += (out.empty() ? "" : "\n\n") + s;
+                }
+                return out;
+            }
+            case kind::gap: return "";
+            case kind::ellipsis: return "…";
+        }
+        return "";
+    }
+};
+
+bool is_list_field(const block& b) {
+    return (b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape) && b.text.find('\n') == std::string::npos;
+}
+
+}  // namespace
+
+std::string render_markdown(const doc::document& d, bool full) {
+    const writer w{d, full};
+    std::string out = "# " + d.title + "\n";
+    for (const doc::page& p : d.pages) {
+        const block* prev = nullptr;
+        for (const block& b : p.blocks) {
+            std::string s = w.render(b);
+            if (s.empty()) continue;
+            while (!s.empty() && s.back() == '\n') s.pop_back();
+            // Consecutive one-line fields form one list.
+            out += prev && is_list_field(*prev) && is_list_field(b) ? "\n" : "\n\n";
+            out += s;
+            prev = &b;
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace attn

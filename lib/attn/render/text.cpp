@@ -1,0 +1,284 @@
+// The terminal renderer (see text.hpp): one function per block kind, each returning its lines.
+#include "attn/render/text.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "attn/core/shapes.hpp"
+#include "attn/render/format.hpp"
+
+namespace attn {
+
+namespace {
+
+using doc::block;
+using doc::kind;
+using lines_t = std::vector<std::string>;
+
+constexpr std::size_t label_col = 11;  // "formula    ", "interview  ", ...
+
+style style_of(doc::tone t) {
+    switch (t) {
+        case doc::tone::plain: return style::none;
+        case doc::tone::bold: return style::bold;
+        case doc::tone::dim: return style::dim;
+        case doc::tone::title: return style::title;
+        case doc::tone::formula: return style::formula;
+        case doc::tone::code: return style::code;
+        case doc::tone::warn: return style::warn;
+        case doc::tone::error: return style::error;
+        case doc::tone::good: return style::good;
+        case doc::tone::label: return style::label;
+    }
+    return style::none;
+}
+
+lines_t split_lines(const std::string& s) {
+    lines_t out;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = s.find('\n', start);
+        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) return out;
+        start = end + 1;
+    }
+}
+
+struct writer {
+    const doc::document& d;
+    const text_options& o;
+
+    // Prose is kept to a readable measure even on a wide terminal.
+    std::size_t text_width() const { return std::max<std::size_t>(std::min<std::size_t>(o.width, 100), 40); }
+    std::string paint_text(const std::string& s, doc::tone t) const { return paint(s, style_of(t), o.color); }
+
+    matrix_style mstyle(const block& b) const {
+        matrix_style s;
+        s.precision = b.precision >= 0 ? b.precision : d.precision;
+        s.width = o.width;
+        // Leave room for the step's other lines; with no terminal (a pipe) assume 40 rows, so a
+        // huge matrix is still elided, as PyTorch's print does.
+        const std::size_t term_rows = o.height ? o.height : 40;
+        s.height = term_rows > 16 ? term_rows - 12 : 4;
+        s.full = o.full;
+        s.color = o.color;
+        s.row_labels = b.row_labels;
+        s.col_labels = b.col_labels;
+        return s;
+    }
+
+    lines_t heading(const block& b) const {
+        if (b.level >= 2) {
+            lines_t out;
+            for (const auto& l : wrap(b.text, text_width())) out.push_back(paint_text(l, b.style));
+            return out;
+        }
+        // "━━ Step 3 of 12: … ━━━━": a long title wraps and the rule closes its last line.
+        const lines_t ls = wrap(b.text, text_width() > 8 ? text_width() - 8 : text_width(), "   ");
+        lines_t out;
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+            std::string head = (i == 0 ? "━━ " : "") + ls[i] + " ";
+            if (i + 1 == ls.size()) {
+                const std::size_t w = display_width(head);
+                const std::size_t rule = text_width() > w ? text_width() - w : 2;
+                for (std::size_t k = 0; k < rule; ++k) head += "━";
+            }
+            out.push_back(paint_text(head, b.style));
+        }
+        return out;
+    }
+
+    lines_t banner(const block& b) const {
+        lines_t out;
+        for (const auto& l : wrap(b.text, text_width(), "  ")) out.push_back(paint_text(l, b.style));
+        return out;
+    }
+
+    lines_t prose(const block& b) const {
+        const std::size_t iw = std::max(display_width(b.indent), display_width(b.hang));
+        lines_t out;
+        const lines_t ls = wrap(b.text, text_width() > iw ? text_width() - iw : text_width());
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+            const std::string& l = ls[i];
+            out.push_back((i == 0 ? b.indent : b.hang) + (l.empty() ? l : paint_text(l, b.style)));
+        }
+        return out;
+    }
+
+    // "label      text": code, formulas and shapes verbatim (a second line keeps the column);
+    // prose wrapped under itself.
+    lines_t labelled(const block& b) const {
+        const bool verbatim = b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape;
+        const std::string label = pad_right(b.label, label_col);
+        const std::string hang(label_col, ' ');
+        const lines_t ls = verbatim ? split_lines(b.text) : wrap(b.text, text_width(), hang);
+        lines_t out;
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+            if (i == 0) {
+                out.push_back(paint(label, style::label, o.color) + paint_text(ls[i], b.style));
+                continue;
+            }
+            const std::string l = verbatim ? hang + ls[i] : ls[i];
+            const std::size_t text_start = std::min(l.find_first_not_of(' '), l.size());
+            out.push_back(l.substr(0, text_start) + paint_text(l.substr(text_start), b.style));
+        }
+        return out;
+    }
+
+    lines_t listing(const block& b) const {
+        lines_t out;
+        for (const auto& l : b.lines) out.push_back(paint_text(l, b.style));
+        return out;
+    }
+
+    lines_t matrix(const block& b) const {
+        matrix_style s = mstyle(b);
+        s.highlight_against = b.against.get();
+        bool elided = false;
+        lines_t out = format_matrix(b.values, s, &elided);
+        const std::string title = b.show_shape ? fmt::format("{} {}", b.title, shape_str(b.values.shape(0), b.values.shape(1)))
+                                               : b.title;
+        if (!title.empty()) out.insert(out.begin(), paint_text(title, b.style));
+        if (elided)
+            for (const auto& l : wrap(d.ui.elided, text_width() - 2)) out.push_back(paint("  " + l, style::dim, o.color));
+        return out;
+    }
+
+    lines_t heatmap(const block& b) const {
+        lines_t out;
+        if (!b.title.empty()) out.push_back(paint_text(b.title, b.style));
+        const lines_t cells = format_heatmap(b.values, mstyle(b));
+        out.insert(out.end(), cells.begin(), cells.end());
+        if (b.legend) out.push_back("  " + heatmap_legend(o.color));
+        return out;
+    }
+
+    lines_t table(const block& b) const {
+        std::size_t cols = b.header.size();
+        for (const auto& r : b.rows) cols = std::max(cols, r.size());
+        std::vector<std::size_t> w(cols, 0);
+        auto measure = [&](const std::vector<std::string>& r) {
+            for (std::size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
+        };
+        measure(b.header);
+        for (const auto& r : b.rows) measure(r);
+        auto format_row = [&](const std::vector<std::string>& r) {
+            std::string line = " ";
+            for (std::size_t c = 0; c < cols; ++c) {
+                const std::string cell = c < r.size() ? r[c] : "";
+                const bool right = c < b.align.size() && b.align[c] == 'r';
+                line += " " + (right ? pad_left(cell, w[c]) : pad_right(cell, w[c]));
+                if (c + 1 < cols) line += " ";
+            }
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            return line;
+        };
+        lines_t out;
+        if (!b.title.empty()) out.push_back(paint_text(b.title, doc::tone::bold));
+        if (!b.header.empty()) out.push_back(paint(format_row(b.header), style::bold, o.color));
+        for (const auto& r : b.rows) out.push_back(format_row(r));
+        return out;
+    }
+
+    lines_t keyvalue(const block& b) const {
+        lines_t out;
+        if (!b.title.empty()) out.push_back(paint_text(b.title, b.style));
+        std::size_t w = 0;
+        for (const auto& kv : b.pairs) w = std::max(w, display_width(kv.first));
+        for (const auto& kv : b.pairs) {
+            const std::string key = "  " + pad_right(kv.first, w + 2);
+            const lines_t vs = wrap(kv.second, text_width() > display_width(key) + 20 ? text_width() - display_width(key) : 20);
+            for (std::size_t i = 0; i < vs.size(); ++i)
+                out.push_back((i == 0 ? key : std::string(display_width(key), ' ')) + vs[i]);
+        }
+        return out;
+    }
+
+    // A chart takes the width it is given: a whole line, or a share of a row of charts.
+    lines_t chart(const block& b, std::size_t width) const {
+        lines_t out;
+        if (!b.title.empty()) out.push_back(paint_text(b.title, doc::tone::bold));
+        const std::size_t room = width > 14 ? std::min<std::size_t>(width - 14, 72) : 8;
+        for (const auto& l : format_chart(b.series, room, b.chart_height, o.color, style_of(b.style))) out.push_back(l);
+        return out;
+    }
+
+    // Children side by side as far as the width allows; a child that does not fit starts a new
+    // band under the others.
+    lines_t row(const block& b) const {
+        lines_t out, band;
+        const std::size_t n = b.children.size();
+        const std::size_t share = n ? (o.width > 2 + b.gap_columns * (n - 1) ? (o.width - 2 - b.gap_columns * (n - 1)) / n : 10) : 0;
+        for (const block& c : b.children) {
+            const lines_t child = c.kind == kind::chart ? chart(c, share) : render(c);
+            if (band.empty()) {
+                band = child;
+                continue;
+            }
+            lines_t joined = beside(band, child, o.width > 2 ? o.width - 2 : o.width, b.gap_columns);
+            if (joined.size() > std::max(band.size(), child.size())) {  // did not fit: flush the band
+                for (const auto& l : band) out.push_back("  " + l);
+                out.push_back("");
+                band = child;
+            } else {
+                band = joined;
+            }
+        }
+        for (const auto& l : band) out.push_back("  " + l);
+        for (auto& l : out)
+            if (l == "  ") l.clear();
+        return out;
+    }
+
+    lines_t render(const block& b) const {
+        switch (b.kind) {
+            case kind::heading: return heading(b);
+            case kind::banner: return banner(b);
+            case kind::prose: return prose(b);
+            case kind::formula:
+            case kind::code:
+            case kind::shape:
+            case kind::note:
+            case kind::pitfall:
+            case kind::field: return labelled(b);
+            case kind::listing: return listing(b);
+            case kind::matrix: return matrix(b);
+            case kind::heatmap: return heatmap(b);
+            case kind::table: return table(b);
+            case kind::chart: {
+                lines_t out = chart(b, o.width);
+                for (std::size_t i = b.title.empty() ? 0 : 1; i < out.size(); ++i) out[i] = "  " + out[i];
+                return out;
+            }
+            case kind::keyvalue: return keyvalue(b);
+            case kind::row: return row(b);
+            case kind::gap: return {""};
+            case kind::ellipsis: return {"  …"};
+        }
+        return {};
+    }
+};
+
+}  // namespace
+
+std::vector<std::string> render_text(const doc::document& d, const text_options& o) {
+    const writer w{d, o};
+    std::vector<std::string> pages;
+    for (const doc::page& p : d.pages) {
+        std::string out;
+        for (const block& b : p.blocks)
+            for (const auto& l : w.render(b)) out += l + "\n";
+        pages.push_back(std::move(out));
+    }
+    return pages;
+}
+
+std::string render_text_joined(const doc::document& d, const text_options& o) {
+    std::string out;
+    const std::vector<std::string> pages = render_text(d, o);
+    for (std::size_t i = 0; i < pages.size(); ++i) out += (i ? "\n" : "") + pages[i];
+    return out;
+}
+
+}  // namespace attn
