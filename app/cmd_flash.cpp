@@ -54,7 +54,7 @@ int run_flash(const flash_options& opt) {
         attn::save_trace(t, run.save, attn::save_layout::step);
     }
     const attn::lessons& L = attn::lessons::embedded(run.lang);
-    attn::text_options text;
+    attn::view_options text;
     text.color = color;
     text.width = term.width;
     text.full = run.full;

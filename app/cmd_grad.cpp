@@ -93,7 +93,7 @@ int run_train(const train_cli_options& opt) {
         if (!tr.mistake.empty()) t.steps.push_back(attn::make_step("buggy_losses", "", vec(report.buggy.losses)));
         attn::save_trace(t, run.save, attn::save_layout::step);
     }
-    attn::text_options text;
+    attn::view_options text;
     text.color = color;
     text.width = term.width;
     if (run.format == "json") emit(attn::render_train_json(report));

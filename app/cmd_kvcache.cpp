@@ -33,7 +33,7 @@ int run_kvcache(const kvcache_options& opt) {
         t.steps = attn::kv_save_steps(report);
         attn::save_trace(t, opt.save, attn::save_layout::step);
     }
-    attn::text_options o;
+    attn::view_options o;
     o.precision = opt.precision;
     o.color = color;
     o.width = term.width;

@@ -23,7 +23,7 @@ int run_mask(const mask_options& opt) {
     } else if (opt.format == "markdown") {
         emit(attn::render_mask_markdown(report, L));
     } else {
-        attn::text_options o;
+        attn::view_options o;
         o.color = color;
         o.width = term.width;
         o.height = term.height;

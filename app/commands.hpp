@@ -35,7 +35,7 @@ struct prepared_run {
     const attn::lessons* lessons = nullptr;
     terminal_info term;
     bool color = false, interactive = false;
-    attn::text_options text;
+    attn::view_options text;
 };
 prepared_run prepare_run(const step_options& opt);
 // Prints text pages, pausing between them on a terminal (Enter goes on, q quits).

@@ -24,7 +24,7 @@ attn::trace run(attn::step_request r) {
 
 void render_all(const attn::trace& t) {
     const attn::lessons& L = attn::lessons::embedded("en");
-    attn::text_options o;
+    attn::view_options o;
     for (bool color : {false, true}) {
         o.color = color;
         CHECK_NOTHROW(attn::render_text_pages(t, L, o));
@@ -94,7 +94,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         r.walkthrough = false;
         const attn::trace t = run(r);
         const attn::lessons& L = attn::lessons::embedded("en");
-        attn::text_options o;
+        attn::view_options o;
         CHECK_NOTHROW(attn::render_mistake_pages(t, L, o));
         CHECK_NOTHROW(attn::render_mistake_json(t, L));
         CHECK_NOTHROW(attn::render_mistake_markdown(t, L, o));
@@ -171,7 +171,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         }
         attn::train_request tr;
         tr.steps = 20;
-        attn::text_options o;
+        attn::view_options o;
         for (const char* m : {"", "random-target", "no-scale", "no-zero-grad"}) {
             tr.mistake = m;
             const auto rep = attn::run_training(gc, gin, tr);
@@ -187,7 +187,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         fr.result = attn::flash_forward(m, m, m, 2, 2, true, 1);
         fr.precision = attn::low_precision_errors(m, m, m, 2, 2, true, attn::low_precision::float16);
         fr.low_name = "float16";
-        attn::text_options o;
+        attn::view_options o;
         CHECK_NOTHROW(attn::render_flash_text(fr, F, o));
         CHECK_NOTHROW(attn::render_flash_markdown(fr, F, o));
         attn::cost_input ci;
@@ -209,7 +209,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         big.seq_len = 40;
         const attn::step_config c = attn::validate(big);
         const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
-        attn::text_options narrow;
+        attn::view_options narrow;
         narrow.width = 60;
         narrow.height = 24;
         const auto pages = attn::render_text_pages(t, attn::lessons::embedded("en"), narrow);
@@ -220,7 +220,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     {
         const attn::lessons& ml = attn::lessons::embedded("en");
         auto mask_all = [&](const attn::mask_report& r) {
-            attn::text_options o;
+            attn::view_options o;
             for (bool color : {false, true}) {
                 o.color = color;
                 CHECK_NOTHROW(attn::render_mask_text(r, ml, o));
@@ -254,7 +254,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     {
         const attn::lessons& kl = attn::lessons::embedded("en");
         auto kv_all = [&](const attn::kv_report& r) {
-            attn::text_options o;
+            attn::view_options o;
             for (bool color : {false, true}) {
                 o.color = color;
                 CHECK_NOTHROW(attn::render_kvcache_pages(r, kl, o));

@@ -28,7 +28,7 @@ attn::mask_report report_of(const attn::mask_request& r) { return attn::analyze_
 json json_of(const attn::mask_request& r) { return json::parse(attn::render_mask_json(report_of(r), en())); }
 
 std::string text_of(const attn::mask_request& r, std::size_t width = 80, bool color = false) {
-    attn::text_options o;
+    attn::view_options o;
     o.width = width;
     o.color = color;
     return attn::render_mask_text(report_of(r), en(), o);
@@ -215,7 +215,7 @@ TEST_CASE("mask: the check names a convention that disagrees", "[mask]") {
     const json j = json::parse(attn::render_mask_json(r, en()));
     CHECK(j["items"][1]["same_positions"] == false);
     CHECK(j["items"][1]["disagree"] == json({"mha_bool", "hf_attention_mask"}));
-    attn::text_options o;
+    attn::view_options o;
     CHECK(attn::render_mask_text(r, en(), o).find("Check: MHA bool, HF attention_mask block different positions") !=
           std::string::npos);
 }

@@ -155,7 +155,7 @@ TEST_CASE("text pages: one per step plus summary - colour only when asked", "[re
     attn::step_request r;
     const attn::step_config c = attn::validate(r);
     const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
-    attn::text_options o;
+    attn::view_options o;
     const auto pages = attn::render_text_pages(t, attn::lessons::embedded("en"), o);
     REQUIRE(pages.size() == attn::step_ids().size() + 1);
     for (const auto& p : pages) CHECK(p.find('\x1b') == std::string::npos);

@@ -7,10 +7,11 @@
 
 #include "attn/io/lessons.hpp"
 #include "attn/trace/trace.hpp"
+#include "attn/render/json.hpp"
 
 namespace attn {
 
-struct text_options {
+struct view_options {
     int precision = 4;
     bool color = false;
     std::size_t width = 80;   // terminal columns
@@ -21,26 +22,16 @@ struct text_options {
 };
 
 // Page 0 is the config banner; then one page per step; the last page is the summary.
-std::vector<std::string> render_text_pages(const trace& t, const lessons& L, const text_options& o);
+std::vector<std::string> render_text_pages(const trace& t, const lessons& L, const view_options& o);
 // `attn-explain mistake NAME`: the bug, then each buggy step beside the correct one, then the
 // variants, the symptoms measured on this run and the explanation.
-std::vector<std::string> render_mistake_pages(const trace& t, const lessons& L, const text_options& o);
-std::string render_json(const trace& t, const lessons& L);
-// `attn-explain mistake NAME --format json`: {"id", "kind", "correct": {"steps"}, "buggy": {"steps"}
-// or "error", "variants", "symptoms"}.
-std::string render_mistake_json(const trace& t, const lessons& L);
-std::string render_mistake_markdown(const trace& t, const lessons& L, const text_options& o);
-std::string render_markdown(const trace& t, const lessons& L, const text_options& o);
+std::vector<std::string> render_mistake_pages(const trace& t, const lessons& L, const view_options& o);
+std::string render_mistake_markdown(const trace& t, const lessons& L, const view_options& o);
+std::string render_markdown(const trace& t, const lessons& L, const view_options& o);
 // The prompt shown between steps on a terminal.
 std::string pause_prompt(const lessons& L, bool color);
 // `attn-explain mistakes`: every mistake with one line, grouped.
 std::string render_mistakes_list(const lessons& L, bool color);
-
-// JSON helpers shared with other renderers.
-std::string json_string(const std::string& s);
-// A number in the run's dtype: float32 values print as the shortest float that round-trips.
-std::string json_number(double v, dtype type);
-std::string json_tensor(const tensor& m, dtype type);
 
 // The title of a step from the lessons.
 std::string step_title(const lessons& L, const std::string& id);

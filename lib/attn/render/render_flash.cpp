@@ -51,7 +51,7 @@ std::vector<std::pair<std::size_t, std::pair<double, double>>> memory_rows(const
 }
 }  // namespace
 
-std::string render_flash_text(const flash_report& r, const lessons& L, const text_options& o) {
+std::string render_flash_text(const flash_report& r, const lessons& L, const view_options& o) {
     std::string out;
     const std::size_t w = std::min<std::size_t>(o.width, 100);
     auto line = [&](const std::string& s = "") { out += s + "\n"; };
@@ -140,8 +140,8 @@ std::string render_flash_json(const flash_report& r) {
     return out + "\n}\n";
 }
 
-std::string render_flash_markdown(const flash_report& r, const lessons& L, const text_options& o) {
-    text_options plain = o;
+std::string render_flash_markdown(const flash_report& r, const lessons& L, const view_options& o) {
+    view_options plain = o;
     plain.color = false;
     return "# attn-explain flash\n\n```text\n" + render_flash_text(r, L, plain) + "```\n";
 }

@@ -18,9 +18,9 @@ struct flash_report {
     std::string low_name;                       // "float16" | "bfloat16"
 };
 
-std::string render_flash_text(const flash_report& r, const lessons& L, const text_options& o);
+std::string render_flash_text(const flash_report& r, const lessons& L, const view_options& o);
 std::string render_flash_json(const flash_report& r);
-std::string render_flash_markdown(const flash_report& r, const lessons& L, const text_options& o);
+std::string render_flash_markdown(const flash_report& r, const lessons& L, const view_options& o);
 
 std::string render_cost_text(const cost_input& in, const cost_result& c, const lessons& L, bool color);
 std::string render_cost_json(const cost_input& in, const cost_result& c);

@@ -131,7 +131,7 @@ std::string step_heading(const kv_report& r, const kv_step& s, std::size_t index
 }
 
 // The body of one step (text): rows, weights, output, check, FLOPs.
-std::string step_text(const kv_report& r, const kv_step& s, std::size_t index, const lessons& L, const text_options& o) {
+std::string step_text(const kv_report& r, const kv_step& s, std::size_t index, const lessons& L, const view_options& o) {
     const kv_config& c = r.config;
     const bool color = o.color;
     const std::size_t width = std::max<std::size_t>(o.width, 40);
@@ -198,7 +198,7 @@ std::string cache_line(const kv_report& r, const lessons& L) {
 
 std::string gqa_map(const kv_config& c, const lessons& L) { return map_line(c, L); }
 
-std::vector<std::string> render_kvcache_pages(const kv_report& r, const lessons& L, const text_options& o) {
+std::vector<std::string> render_kvcache_pages(const kv_report& r, const lessons& L, const view_options& o) {
     const bool color = o.color;
     const std::size_t width = std::max<std::size_t>(o.width, 40);
     const vars v = run_vars(r, L);
@@ -298,7 +298,7 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
     return out;
 }
 
-std::string render_kvcache_markdown(const kv_report& r, const lessons& L, const text_options& o) {
+std::string render_kvcache_markdown(const kv_report& r, const lessons& L, const view_options& o) {
     const kv_config& c = r.config;
     const vars v = run_vars(r, L);
     const int prec = o.precision;

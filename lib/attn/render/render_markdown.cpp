@@ -38,7 +38,7 @@ std::string md_paragraphs(const std::string& text) {
     return out;
 }
 
-std::string md_table(const std::string& corner, const matrix<double>& m, const text_options& o,
+std::string md_table(const std::string& corner, const matrix<double>& m, const view_options& o,
                      const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels) {
     const bool sci = wants_scientific(m);
     const index_plan rp = plan_indices(m.shape(0), o.full ? m.shape(0) : md_edge);
@@ -70,7 +70,7 @@ std::string md_table(const std::string& corner, const matrix<double>& m, const t
     return out;
 }
 // A tensor as tables: one for a matrix, one per 2-D slice [b, h] for higher ranks.
-std::string md_tensor(const std::string& corner, const tensor& v, const text_options& o,
+std::string md_tensor(const std::string& corner, const tensor& v, const view_options& o,
                       const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels) {
     if (v.dimension() == 2) return md_table(corner, matrix<double>(v), o, row_labels, col_labels);
     if (v.dimension() < 2) return md_table(corner, matrix<double>(xt::reshape_view(v, {std::size_t{1}, v.size()})), o, {}, {});
@@ -91,7 +91,7 @@ std::string md_tensor(const std::string& corner, const tensor& v, const text_opt
     return out;
 }
 
-std::string mistake_section(const trace& t, const lessons& L, const text_options& o) {
+std::string mistake_section(const trace& t, const lessons& L, const view_options& o) {
     const mistake_run& r = t.mistake;
     const vars v = step_vars(t, t.steps.back());
     const std::string key = "mistake." + r.id;
@@ -124,7 +124,7 @@ std::string mistake_section(const trace& t, const lessons& L, const text_options
 }
 }  // namespace
 
-std::string render_mistake_markdown(const trace& t, const lessons& L, const text_options& o) {
+std::string render_mistake_markdown(const trace& t, const lessons& L, const view_options& o) {
     std::string cfg = L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
     std::string out = "# attn-explain mistake " + t.mistake.id + "\n\n**" + L.raw("ui.markdown_config") + ":** " + cfg + "\n";
     out += mistake_section(t, L, o);
@@ -133,7 +133,7 @@ std::string render_mistake_markdown(const trace& t, const lessons& L, const text
     return out;
 }
 
-std::string render_markdown(const trace& t, const lessons& L, const text_options& o) {
+std::string render_markdown(const trace& t, const lessons& L, const view_options& o) {
     std::string cfg = L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
     if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
     std::string out = L.raw("ui.markdown_title") + "\n\n**" + L.raw("ui.markdown_config") + ":** " + cfg + "\n";

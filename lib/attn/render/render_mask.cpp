@@ -363,7 +363,7 @@ std::string indent_lines(const std::vector<std::string>& lines, const std::strin
 
 }  // namespace
 
-std::string render_mask_text(const mask_report& r, const lessons& L, const text_options& o) {
+std::string render_mask_text(const mask_report& r, const lessons& L, const view_options& o) {
     const bool color = o.color;
     const std::size_t width = std::max<std::size_t>(o.width, 40);
     const std::size_t inner = width - 2;  // blocks are indented by two

@@ -70,7 +70,7 @@ std::vector<double> softmax_row(const std::vector<double>& row);
 // torch.finfo(torch.float32).min, the finite fill value libraries use instead of -inf.
 double finfo_float32_min();
 
-std::string render_mask_text(const mask_report& r, const lessons& L, const text_options& o);
+std::string render_mask_text(const mask_report& r, const lessons& L, const view_options& o);
 // {"config", "legend", "items": [{"batch_index", "sdpa_bool", "mha_bool", "additive",
 // "hf_attention_mask", "key_padding_mask", "blocked_positions", "same_positions", "disagree",
 // "fully_blocked_rows", "nan_trap"}], "alignment" (only when n != m and causal)}; -inf as "-inf".

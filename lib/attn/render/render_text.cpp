@@ -41,7 +41,7 @@ constexpr std::size_t label_col = 11;  // "formula    ", "interview  ", ...
 struct page_writer {
     const trace& t;
     const lessons& L;
-    const text_options& o;
+    const view_options& o;
     std::string out;
 
     std::size_t text_width() const { return std::max<std::size_t>(std::min<std::size_t>(o.width, 100), 40); }
@@ -490,7 +490,7 @@ struct page_writer {
 
 }  // namespace
 
-std::vector<std::string> render_text_pages(const trace& t, const lessons& L, const text_options& o) {
+std::vector<std::string> render_text_pages(const trace& t, const lessons& L, const view_options& o) {
     std::vector<std::string> pages;
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
@@ -515,7 +515,7 @@ std::vector<std::string> render_text_pages(const trace& t, const lessons& L, con
     return pages;
 }
 
-std::vector<std::string> render_mistake_pages(const trace& t, const lessons& L, const text_options& o) {
+std::vector<std::string> render_mistake_pages(const trace& t, const lessons& L, const view_options& o) {
     std::vector<std::string> pages;
     const vars v = step_vars(t, t.steps.back());
     page_writer first{t, L, o, {}};

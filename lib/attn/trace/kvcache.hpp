@@ -114,8 +114,8 @@ std::string gqa_map(const kv_config& c, const lessons& L);
 std::vector<step> kv_save_steps(const kv_report& r);
 
 // Text: page 0 the setup and the prefill; one page per decode step; the last page the summary.
-std::vector<std::string> render_kvcache_pages(const kv_report& r, const lessons& L, const text_options& o);
+std::vector<std::string> render_kvcache_pages(const kv_report& r, const lessons& L, const view_options& o);
 std::string render_kvcache_json(const kv_report& r, const lessons& L);
-std::string render_kvcache_markdown(const kv_report& r, const lessons& L, const text_options& o);
+std::string render_kvcache_markdown(const kv_report& r, const lessons& L, const view_options& o);
 
 }  // namespace attn

@@ -134,7 +134,7 @@ std::vector<std::string> loss_chart(const std::vector<double>& losses, std::size
     return out;
 }
 
-std::string render_train_text(const train_report& r, const lessons& L, const text_options& o) {
+std::string render_train_text(const train_report& r, const lessons& L, const view_options& o) {
     std::string out;
     auto line = [&](const std::string& s = "") { out += s + "\n"; };
     auto para = [&](const std::string& s) {

@@ -40,7 +40,7 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
 std::vector<std::string> loss_chart(const std::vector<double>& losses, std::size_t width, std::size_t height,
                                     bool color, style st);
 
-std::string render_train_text(const train_report& r, const lessons& L, const text_options& o);
+std::string render_train_text(const train_report& r, const lessons& L, const view_options& o);
 std::string render_train_json(const train_report& r);
 std::string render_train_markdown(const train_report& r, const lessons& L);
 

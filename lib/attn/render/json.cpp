@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/render/json.hpp"
 #include "attn/render/render.hpp"
 
 namespace attn {
