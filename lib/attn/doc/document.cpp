@@ -103,6 +103,13 @@ block row(std::vector<block> children, std::size_t gap_columns) {
     return b;
 }
 
+block stack(std::vector<block> children) {
+    block b;
+    b.kind = kind::stack;
+    b.children = std::move(children);
+    return b;
+}
+
 block gap() {
     block b;
     b.kind = kind::gap;

@@ -35,6 +35,7 @@ enum class kind {
     chart,    // a curve: `series` (y values, x = 0, 1, …) with `title`; several curves go in a row
     keyvalue, // `pairs` of (key, value), aligned
     row,      // `children` side by side where they fit, else one under the other
+    stack,    // `children` one under the other (a column inside a row)
     gap,      // a blank line between blocks (text); other renderers separate blocks anyway
     ellipsis, // "…": items left out between two blocks (slices of a big tensor, rows of a list)
 };
@@ -58,6 +59,8 @@ struct block {
     bool legend = true;                // heatmap: the colour scale under it
     // table, keyvalue
     std::vector<std::string> header;
+    std::vector<std::pair<std::string, std::size_t>> groups;  // table: a row above the header, each
+                                                              // cell spanning that many columns
     std::vector<std::vector<std::string>> rows;
     std::string align;
     std::vector<std::pair<std::string, std::string>> pairs;
@@ -105,6 +108,7 @@ block table(std::vector<std::string> header, std::vector<std::vector<std::string
 block keyvalue(std::vector<std::pair<std::string, std::string>> pairs, std::string title = "");
 block chart(std::string title, std::vector<double> series, tone t = tone::plain, std::size_t height = 8);
 block row(std::vector<block> children, std::size_t gap_columns = 4);
+block stack(std::vector<block> children);
 block gap();
 block ellipsis();
 

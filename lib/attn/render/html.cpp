@@ -275,8 +275,14 @@ struct writer {
         std::string out = "<figure class=\"scroll\">";
         if (!b.title.empty()) out += "<figcaption>" + esc(b.title) + "</figcaption>";
         out += "<table class=\"data\">";
-        if (!b.header.empty()) {
-            out += "<thead><tr>";
+        if (!b.groups.empty() || !b.header.empty()) {
+            out += "<thead>";
+            if (!b.groups.empty()) {
+                out += "<tr>";
+                for (const auto& [text, span] : b.groups) out += fmt::format("<th colspan=\"{}\">", span) + esc(text) + "</th>";
+                out += "</tr>";
+            }
+            out += "<tr>";
             for (const auto& h : b.header) out += "<th>" + esc(h) + "</th>";
             out += "</tr></thead>";
         }
@@ -335,6 +341,11 @@ struct writer {
             case kind::chart:
                 return "<figure>" + (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") + chart_svg(b) +
                        "</figure>\n";
+            case kind::stack: {
+                std::string out;
+                for (const block& c : b.children) out += render(c);
+                return out;
+            }
             case kind::row: {
                 std::string out = "<div class=\"row\">\n";
                 for (const block& c : b.children) out += "<div>" + render(c) + "</div>\n";

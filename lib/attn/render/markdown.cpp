@@ -80,7 +80,7 @@ std::string matrix_table(const block& b, int precision, bool full, bool percent)
     const bool sci = !percent && wants_scientific(m);
     const index_plan rp = plan_indices(m.shape(0), full ? m.shape(0) : md_edge);
     const index_plan cp = plan_indices(m.shape(1), full ? m.shape(1) : md_edge);
-    std::vector<std::string> header = {""};
+    std::vector<std::string> header = {b.title};
     std::string align = "l";
     for (std::size_t c = 0; c < cp.shown.size(); ++c) {
         if (cp.gap_after && c == cp.gap_after) header.push_back("…"), align += "r";
@@ -135,14 +135,22 @@ struct writer {
             }
             case kind::matrix: {
                 const int prec = b.precision >= 0 ? b.precision : d.precision;
-                std::string title = b.title;
-                if (b.show_shape) title += " " + shape_str(b.values.shape(0), b.values.shape(1));
-                return (title.empty() ? "" : "**" + title + "**\n\n") + matrix_table(b, prec, full, false);
+                std::string title = b.title.empty() ? "" : md_code(b.title);
+                if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(b.values.shape(0), b.values.shape(1));
+                return (title.empty() ? "" : title + "\n\n") + matrix_table(b, prec, full, false);
             }
             case kind::heatmap:
                 return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + matrix_table(b, 0, full, true);
-            case kind::table:
-                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(b.header, b.rows, b.align);
+            case kind::table: {
+                std::vector<std::string> header = b.header;  // "group title" joins each column's header
+                std::size_t col = 0;
+                for (const auto& [text, span] : b.groups) {
+                    for (std::size_t k = col; k < col + span && k < header.size(); ++k)
+                        if (!text.empty()) header[k] = text + " " + header[k];
+                    col += span;
+                }
+                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(header, b.rows, b.align);
+            }
             case kind::keyvalue: {
                 std::string out = b.title.empty() ? "" : "**" + b.title + "**\n\n";
                 for (const auto& kv : b.pairs) out += "- " + kv.first + ": " + kv.second + "\n";
@@ -153,6 +161,7 @@ struct writer {
                 for (const auto& l : format_chart(b.series, 60, b.chart_height, false, style::none)) body += l + "\n";
                 return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + fenced(body, "text");
             }
+            case kind::stack:
             case kind::row: {
                 std::string out;
                 for (const block& c : b.children) {

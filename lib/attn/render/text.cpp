@@ -176,7 +176,19 @@ struct writer {
         };
         lines_t out;
         if (!b.title.empty()) out.push_back(paint_text(b.title, doc::tone::bold));
-        if (!b.header.empty()) out.push_back(paint(format_row(b.header), style::bold, o.color));
+        if (!b.groups.empty()) {  // group titles over the columns they span, left-aligned
+            std::string line = " ";
+            std::size_t col = 0;
+            for (const auto& [text, span] : b.groups) {
+                std::size_t w_span = 0;
+                for (std::size_t k = col; k < std::min(col + span, cols); ++k) w_span += w[k] + 2;
+                line += " " + pad_right(text, w_span > 2 ? w_span - 1 : w_span);
+                col += span;
+            }
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            out.push_back(paint(line, style::bold, o.color));
+        }
+        if (!b.header.empty()) out.push_back(paint(format_row(b.header), b.groups.empty() ? style::bold : style::label, o.color));
         for (const auto& r : b.rows) out.push_back(format_row(r));
         return out;
     }
@@ -253,6 +265,14 @@ struct writer {
             }
             case kind::keyvalue: return keyvalue(b);
             case kind::row: return row(b);
+            case kind::stack: {
+                lines_t out;
+                for (const block& c : b.children) {
+                    const lines_t ls = render(c);
+                    out.insert(out.end(), ls.begin(), ls.end());
+                }
+                return out;
+            }
             case kind::gap: return {""};
             case kind::ellipsis: return {"  …"};
         }
