@@ -13,7 +13,7 @@ namespace app {
 namespace {
 // --format, --color, --lang and --precision, shared by the walkthrough commands.
 void add_display_options(CLI::App* cmd, std::string& format, std::string& color, std::string& lang, int& precision) {
-    cmd->add_option("--format", format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--format", format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     cmd->add_option("--lang", lang, "Language of the lessons (a folder under lessons/)")
         ->envname("ATTN_EXPLAIN_LANG")

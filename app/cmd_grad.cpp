@@ -13,11 +13,9 @@ namespace app {
 
 
 int run_grad(const grad_options& opt) {
-    const terminal_info term = probe_terminal();
-    const bool color = decide_color(opt.run.color, term.stdout_tty);
     const step_options& run = opt.run;
-    if (run.format != "text" && run.format != "json" && run.format != "markdown")
-        throw attn::error("unknown --format '" + run.format + "': use text, json or markdown");
+    prepared_run p;
+    prepare_display(p, run);
     if (!run.request.load_dir.empty() && run.request.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
     attn::grad_options go;
@@ -26,24 +24,12 @@ int run_grad(const grad_options& opt) {
     go.sweep = opt.sweep;
     attn::step_config config = attn::validate(run.request);
     if (!run.save.empty()) attn::check_save_dir(run.save);
-    const attn::lessons& L = attn::lessons::embedded(run.lang);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
-    prepared_run p;
-    p.term = term;
-    p.color = color;
-    p.lessons = &L;
     p.trace = attn::build_grad_trace(config, in, go, run.precision);
-    p.text.precision = run.precision;
-    p.text.color = color;
-    p.text.width = term.width;
-    p.text.height = term.height;
-    p.text.full = run.full;
-    p.interactive = !run.no_pause && term.stdin_tty && term.stdout_tty;
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
-    if (run.format == "json") emit(attn::render_json(p.trace, L));
-    else if (run.format == "markdown") emit(attn::render_markdown(p.trace, L, p.text));
-    else show_pages(attn::render_text_pages(p.trace, L, p.text), p);
+    if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
+    else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
-#include "attn/render/render.hpp"
+#include "attn/render/json.hpp"
 #include "attn/io/save.hpp"
 #include "attn/render/svg.hpp"
 #include "commands.hpp"
@@ -62,13 +62,12 @@ int run_heads(const heads_options& opt) {
         throw attn::error(fmt::format("--head {} is out of range: heads are 0 to {}", opt.head, c.heads - 1));
     if (opt.batch_index >= static_cast<long>(c.batch) || opt.batch_index < -1)
         throw attn::error(fmt::format("--batch-index {} is out of range: items are 0 to {}", opt.batch_index, c.batch - 1));
-    p.text.head = opt.head;
-    p.text.batch_index = opt.batch_index;
+    p.view.head = opt.head;
+    p.view.batch_index = opt.batch_index;
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (!opt.svg.empty()) write_atomically(opt.svg, heads_svg(p, opt.batch_index));
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
-    else if (run.format == "markdown") emit(attn::render_markdown(p.trace, *p.lessons, p.text));
-    else show_pages(attn::render_text_pages(p.trace, *p.lessons, p.text), p);
+    else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }
 

@@ -1,7 +1,7 @@
 // `attn-explain mistakes`: the catalogue of classic attention bugs, one line each, grouped.
 
 #include "attn/io/lessons.hpp"
-#include "attn/render/render.hpp"
+#include "attn/render/json.hpp"
 #include "attn/io/save.hpp"
 #include "commands.hpp"
 #include "terminal.hpp"
@@ -10,8 +10,8 @@ namespace app {
 
 
 int run_mistakes(const mistakes_options& opt) {
-    const bool color = decide_color(opt.color, probe_terminal().stdout_tty);
-    emit(attn::render_mistakes_list(attn::lessons::embedded(opt.lang), color));
+    const attn::lessons& L = attn::lessons::embedded(opt.lang);
+    show(attn::doc::mistakes_catalogue(L), make_output("text", opt.color, false, true, L.raw("ui.pause")));
     return 0;
 }
 
@@ -27,8 +27,7 @@ int run_mistake(const mistake_options& opt) {
     const prepared_run p = prepare_run(run);
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::mistake);
     if (run.format == "json") emit(attn::render_mistake_json(p.trace, *p.lessons));
-    else if (run.format == "markdown") emit(attn::render_mistake_markdown(p.trace, *p.lessons, p.text));
-    else show_pages(attn::render_mistake_pages(p.trace, *p.lessons, p.text), p);
+    else show(attn::doc::mistake_document(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }
 

@@ -6,10 +6,11 @@
 
 #include <vector>
 
-#include "attn/trace/config.hpp"
+#include "attn/doc/walkthrough.hpp"
 #include "attn/io/lessons.hpp"
-#include "attn/render/render.hpp"
+#include "attn/trace/config.hpp"
 #include "attn/trace/trace.hpp"
+#include "output.hpp"
 #include "terminal.hpp"
 
 namespace CLI {
@@ -29,17 +30,17 @@ void add_run_options(CLI::App* cmd, step_options& opt);
 void setup_step(CLI::App& app, step_options& opt);
 int run_step(const step_options& opt);
 
-// A validated run, ready to render: the trace, the lessons and the terminal's facts.
+// A validated run, ready to render: the trace, the lessons, what to show and where.
 struct prepared_run {
     attn::trace trace;
     const attn::lessons* lessons = nullptr;
-    terminal_info term;
-    bool color = false, interactive = false;
-    attn::view_options text;
+    attn::doc::view view;
+    output_options out;
 };
+// Checks the flags, builds the inputs and the step trace.
 prepared_run prepare_run(const step_options& opt);
-// Prints text pages, pausing between them on a terminal (Enter goes on, q quits).
-void show_pages(const std::vector<std::string>& pages, const prepared_run& p);
+// The display half of prepare_run (for commands that build another trace).
+void prepare_display(prepared_run& p, const step_options& opt);
 
 struct mistakes_options {
     std::string color = "auto", lang = "en";

@@ -173,7 +173,7 @@ TEST_CASE("cli: every bad input gets one line on stderr and a non-zero exit", "[
         {"step --mistake typo", "no-transpose"},
         {"step --dtype float16", "float32 or float64"},
         {"step --init he", "randn or xavier"},
-        {"step --format xml", "text, json or markdown"},
+        {"step --format xml", "text, json, markdown or html"},
         {"step --color sometimes", "auto, always or never"},
         {"step --precision 99", "precision"},
         {"step --tokens 'a b'", "--tokens gives 2"},

@@ -12,7 +12,12 @@
 #include "attn/trace/kvcache.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/mistakes.hpp"
+#include "attn/doc/walkthrough.hpp"
+#include "attn/render/html.hpp"
+#include "attn/render/json.hpp"
+#include "attn/render/markdown.hpp"
 #include "attn/render/render.hpp"
+#include "attn/render/text.hpp"
 #include "attn/render/render_mask.hpp"
 #include "attn/trace/trace.hpp"
 
@@ -24,13 +29,15 @@ attn::trace run(attn::step_request r) {
 
 void render_all(const attn::trace& t) {
     const attn::lessons& L = attn::lessons::embedded("en");
-    attn::view_options o;
+    attn::text_options o;
+    const attn::doc::document d = attn::doc::walkthrough(t, L, {});
     for (bool color : {false, true}) {
         o.color = color;
-        CHECK_NOTHROW(attn::render_text_pages(t, L, o));
+        CHECK_NOTHROW(attn::render_text(d, o));
     }
     CHECK_NOTHROW(attn::render_json(t, L));
-    CHECK_NOTHROW(attn::render_markdown(t, L, o));
+    CHECK_NOTHROW(attn::render_markdown(d));
+    CHECK_NOTHROW(attn::render_html(d));
 }
 }  // namespace
 
@@ -94,10 +101,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         r.walkthrough = false;
         const attn::trace t = run(r);
         const attn::lessons& L = attn::lessons::embedded("en");
-        attn::view_options o;
-        CHECK_NOTHROW(attn::render_mistake_pages(t, L, o));
+        const attn::doc::document d = attn::doc::mistake_document(t, L, {});
+        CHECK_NOTHROW(attn::render_text(d, {}));
         CHECK_NOTHROW(attn::render_mistake_json(t, L));
-        CHECK_NOTHROW(attn::render_mistake_markdown(t, L, o));
+        CHECK_NOTHROW(attn::render_markdown(d));
+        CHECK_NOTHROW(attn::render_html(d));
         if (m.in_step) {
             r.walkthrough = true;
             render_all(run(r));
@@ -202,17 +210,17 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     layout.d_k = 3;
     layout.dims_given = true;
     render_all(run(layout));
-    CHECK_NOTHROW(attn::render_mistakes_list(attn::lessons::embedded("en"), false));
-    CHECK_NOTHROW(attn::pause_prompt(attn::lessons::embedded("en"), false));
+    CHECK_NOTHROW(attn::render_text(attn::doc::mistakes_catalogue(attn::lessons::embedded("en")), {}));
+    CHECK_NOTHROW(attn::lessons::embedded("en").raw("ui.pause"));
     {
         attn::step_request big;  // elided matrices have their own note
         big.seq_len = 40;
         const attn::step_config c = attn::validate(big);
         const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
-        attn::view_options narrow;
+        attn::text_options narrow;
         narrow.width = 60;
         narrow.height = 24;
-        const auto pages = attn::render_text_pages(t, attn::lessons::embedded("en"), narrow);
+        const auto pages = attn::render_text(attn::doc::walkthrough(t, attn::lessons::embedded("en"), {}), narrow);
         CHECK(pages[7].find("…") != std::string::npos);
     }
     // `attn-explain mask` in every format: self causal, padding right and left, both, n != m with

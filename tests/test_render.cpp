@@ -7,7 +7,10 @@
 
 #include "attn/render/format.hpp"
 #include "attn/trace/inputs.hpp"
-#include "attn/render/render.hpp"
+#include "attn/doc/walkthrough.hpp"
+#include "attn/render/json.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
 #include "attn/trace/trace.hpp"
 
 using attn::matrix;
@@ -155,17 +158,18 @@ TEST_CASE("text pages: one per step plus summary - colour only when asked", "[re
     attn::step_request r;
     const attn::step_config c = attn::validate(r);
     const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
-    attn::view_options o;
-    const auto pages = attn::render_text_pages(t, attn::lessons::embedded("en"), o);
+    attn::text_options o;
+    const attn::doc::document d = attn::doc::walkthrough(t, attn::lessons::embedded("en"), {});
+    const auto pages = attn::render_text(d, o);
     REQUIRE(pages.size() == attn::step_ids().size() + 1);
     for (const auto& p : pages) CHECK(p.find('\x1b') == std::string::npos);
     CHECK(pages[4].find("(3, 4) @ (4, 4) -> (3, 4)") != std::string::npos);
     CHECK(pages[7].find("(3, 4) @ (4, 3) -> (3, 3)") != std::string::npos);
     CHECK(pages[12].find("softmax(Q·Kᵀ / √d_k) · V") != std::string::npos);
     o.color = true;
-    const auto coloured = attn::render_text_pages(t, attn::lessons::embedded("en"), o);
+    const auto coloured = attn::render_text(d, o);
     CHECK(coloured[0].find("\x1b[") != std::string::npos);
-    const std::string md = attn::render_markdown(t, attn::lessons::embedded("en"), o);
+    const std::string md = attn::render_markdown(d);
     CHECK(md.find("| X | 0 | 1 | 2 | 3 |") != std::string::npos);
     CHECK(md.find("|---|---:|---:|---:|---:|") != std::string::npos);
     CHECK(md.find("| 0 | 1.0000 | 0.0000 | 1.0000 | 0.0000 |") != std::string::npos);

@@ -12,6 +12,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "attn/render/svg.hpp"
+#include "attn/trace/trace.hpp"
 
 namespace {
 

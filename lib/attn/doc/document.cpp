@@ -1,6 +1,25 @@
 // The page model's small constructors (see document.hpp).
 #include "attn/doc/document.hpp"
 
+#include <algorithm>
+
+namespace attn {
+
+index_plan plan_indices(std::size_t count, std::size_t fits) {
+    index_plan p;
+    if (count <= fits || count <= 2) {
+        for (std::size_t i = 0; i < count; ++i) p.shown.push_back(i);
+        return p;
+    }
+    const std::size_t k = std::max<std::size_t>(1, fits > 1 ? (fits - 1) / 2 : 1);
+    for (std::size_t i = 0; i < k; ++i) p.shown.push_back(i);
+    for (std::size_t i = count - k; i < count; ++i) p.shown.push_back(i);
+    p.gap_after = k;
+    return p;
+}
+
+}  // namespace attn
+
 namespace attn::doc {
 
 block heading(std::string text, int level, tone t) {

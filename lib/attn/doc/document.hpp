@@ -13,6 +13,17 @@
 
 #include "attn/core/attention.hpp"
 
+namespace attn {
+
+// Which rows or columns to show: all of them, or the first and last few with a gap between.
+struct index_plan {
+    std::vector<std::size_t> shown;  // indices in order
+    std::size_t gap_after = 0;       // a "…" goes after shown[gap_after - 1]; 0 = no gap
+};
+index_plan plan_indices(std::size_t count, std::size_t fits);
+
+}  // namespace attn
+
 namespace attn::doc {
 
 // How a piece of text is emphasised. Text maps it to ANSI styles, HTML to CSS classes.

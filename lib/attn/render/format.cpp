@@ -136,18 +136,6 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
     return out;
 }
 
-index_plan plan_indices(std::size_t count, std::size_t fits) {
-    index_plan p;
-    if (count <= fits || count <= 2) {
-        for (std::size_t i = 0; i < count; ++i) p.shown.push_back(i);
-        return p;
-    }
-    const std::size_t k = std::max<std::size_t>(1, fits > 1 ? (fits - 1) / 2 : 1);
-    for (std::size_t i = 0; i < k; ++i) p.shown.push_back(i);
-    for (std::size_t i = count - k; i < count; ++i) p.shown.push_back(i);
-    p.gap_after = k;
-    return p;
-}
 
 bool wants_scientific(const matrix<double>& m) {
     double big = 0;

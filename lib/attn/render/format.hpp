@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/doc/document.hpp"  // index_plan
 
 namespace attn {
 
@@ -21,13 +22,6 @@ std::string pad_right(const std::string& s, std::size_t width);
 // paragraphs; a line that starts with a space is kept as it is (worked examples, code).
 // Every line after the first gets `indent`.
 std::vector<std::string> wrap(const std::string& text, std::size_t width, const std::string& indent = "");
-
-// Which rows or columns to show: all of them, or the first and last few with a gap between.
-struct index_plan {
-    std::vector<std::size_t> shown;  // indices in order
-    std::size_t gap_after = 0;       // a "…" goes after shown[gap_after - 1]; 0 = no gap
-};
-index_plan plan_indices(std::size_t count, std::size_t fits);
 
 struct matrix_style {
     int precision = 4;

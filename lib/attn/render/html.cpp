@@ -46,6 +46,8 @@ code, pre, table.matrix, table.data td { font-family: "DejaVu Sans Mono", "Noto 
 dd.formula code { color: var(--formula); } dd.code code { color: var(--code); }
 dd.code code, dd.formula code, dd.shape code { white-space: pre-wrap; }
 dd.pitfall { color: var(--warn); }
+dd.error code, dd.error { color: var(--error); }
+dl.fields dd > p:first-child { margin-top: 0; }
 pre { background: var(--panel); border: 1px solid var(--rule); border-radius: 6px; padding: .6rem .8rem; overflow-x: auto; margin: .6rem 0; }
 figure { margin: .8rem 0; }
 figcaption { font-weight: 600; margin-bottom: .3rem; }
@@ -302,7 +304,9 @@ struct writer {
                           : b.kind == kind::code  ? "code"
                           : b.kind == kind::shape ? "shape"
                           : b.kind == kind::pitfall ? "pitfall"
-                                                    : tone_class(b.style);
+                                                    : "";
+        const std::string t = tone_class(b.style);
+        if (!t.empty() && b.kind != kind::pitfall) cls += (cls.empty() ? "" : " ") + t;
         std::string body = verbatim ? "<code>" + esc(b.text) + "</code>" : paragraphs(b.text, "");
         return "<dt>" + esc(b.label) + "</dt><dd" + class_attr(cls) + ">" + body + "</dd>\n";
     }

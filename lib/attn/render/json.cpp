@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "attn/render/json.hpp"
-#include "attn/render/render.hpp"
 
 namespace attn {
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/core/shapes.hpp"
 #include "attn/render/format.hpp"
 
 namespace attn {
@@ -85,11 +86,11 @@ std::vector<std::string> labels_for(const std::vector<std::string>& given, std::
 
 }  // namespace
 
-std::string weights_svg(const tensor& weights, const svg_options& opt) {
+std::string weights_svg(const xt::xarray<double>& weights, const svg_options& opt) {
     // pass 1: shape and labels
     const std::size_t rank = weights.dimension();
     if (rank != 2 && rank != 3)
-        throw std::invalid_argument("weights_svg: expected [h, n, m] or [n, m], got " + shape_of(weights));
+        throw std::invalid_argument("weights_svg: expected [h, n, m] or [n, m], got " + shape_str(std::vector<std::size_t>(weights.shape().begin(), weights.shape().end())));
     const int h = rank == 3 ? static_cast<int>(weights.shape(0)) : 1;
     const int n = static_cast<int>(weights.shape(rank - 2)), m = static_cast<int>(weights.shape(rank - 1));
     auto at = [&](int k, int i, int j) { return rank == 3 ? weights(k, i, j) : weights(i, j); };

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/trace/trace.hpp"
+#include <xtensor/xarray.hpp>
 
 namespace attn {
 
@@ -27,6 +27,6 @@ struct svg_options {
 //
 // Markers a reader (or a test) can count: <g class="head"> per panel, <rect class="cell"> per
 // cell, <g class="colorbar"> once. All coordinates are whole pixels: same input, same bytes.
-std::string weights_svg(const tensor& weights, const svg_options& opt);
+std::string weights_svg(const xt::xarray<double>& weights, const svg_options& opt);
 
 }  // namespace attn

@@ -120,7 +120,11 @@ struct writer {
                 continue;
             }
             const std::string l = verbatim ? hang + ls[i] : ls[i];
-            const std::size_t text_start = std::min(l.find_first_not_of(' '), l.size());
+            if (l.find_first_not_of(' ') == std::string::npos) {  // a blank line between paragraphs
+                out.push_back("");
+                continue;
+            }
+            const std::size_t text_start = l.find_first_not_of(' ');
             out.push_back(l.substr(0, text_start) + paint_text(l.substr(text_start), b.style));
         }
         return out;

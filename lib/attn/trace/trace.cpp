@@ -37,6 +37,16 @@ step make_step(const std::string& id, std::string shape_line, tensor value) {
 
 std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
 
+vars step_vars(const trace& t, const step& s) {
+    vars v = t.values;
+    for (const auto& kv : s.values) v[kv.first] = kv.second;
+    if (t.has_mistake) {
+        for (const auto& kv : t.mistake.values) v[kv.first] = kv.second;
+        v["mistake"] = t.mistake.id;
+    }
+    return v;
+}
+
 bool trace::has(const std::string& id) const {
     for (const step& s : steps)
         if (s.id == id) return true;

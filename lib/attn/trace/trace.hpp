@@ -99,6 +99,8 @@ trace build_trace(const step_config& c, const struct inputs& in, int precision);
 step make_step(const std::string& id, std::string shape_line, tensor value);
 // The lesson table of a step: step.lesson, or "<t.lessons>.<id>".
 std::string lesson_key(const struct trace& t, const step& s);
+// All the placeholder values a step's lesson may use: the run's, the step's, the mistake's.
+vars step_vars(const struct trace& t, const step& s);
 // Largest |a - b| over two tensors of the same shape (infinite if the shapes differ).
 double max_abs_diff(const tensor& a, const tensor& b);
 std::string shape_of(const tensor& t);  // "(2, 2, 3, 3)"

@@ -1,0 +1,502 @@
+// Pages of a trace (see walkthrough.hpp): each function adds the blocks of one part of a page.
+#include "attn/doc/walkthrough.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "attn/trace/mistakes.hpp"
+
+namespace attn::doc {
+
+chrome chrome_of(const lessons& L) {
+    chrome c;
+    c.elided = L.raw("ui.elided");
+    c.contents = L.raw("ui.contents");
+    c.legend = L.raw("ui.legend");
+    return c;
+}
+
+std::string step_note(const trace& t, const lessons& L, const step& s) {
+    const vars v = step_vars(t, s);
+    std::string note = L.text(lesson_key(t, s) + ".note", v);
+    if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
+    if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
+        note += "\n\n" + L.text(std::string("step.W_Q.init_") +
+                                    (t.config.load_dir.empty() ? name_of(t.config.init) : "loaded"),
+                                v);
+    return note;
+}
+
+namespace {
+
+document new_document(const std::string& title, const lessons& L, const view& v) {
+    document d;
+    d.title = title;
+    d.precision = v.precision;
+    d.ui = chrome_of(L);
+    return d;
+}
+
+matrix<double> slice_of(const tensor& v, std::size_t index, std::size_t rows, std::size_t cols) {
+    matrix<double> m = xt::empty<double>({rows, cols});
+    std::copy(v.data() + index * rows * cols, v.data() + (index + 1) * rows * cols, m.begin());
+    return m;
+}
+
+struct builder {
+    const trace& t;
+    const lessons& L;
+    const view& v;
+    std::vector<block> out;
+
+    void add(block b) { out.push_back(std::move(b)); }
+    void labelled(kind k, const std::string& label_key, const std::string& text, tone st) {
+        add(field(k, L.raw("label." + label_key), text, st));
+    }
+
+    std::vector<std::string> tokens() const { return t.config.tokens; }
+    // Row and column labels: tokens label the seq axis when given. Rows (and, for score-shaped
+    // steps, columns) follow positions; in cross-attention the keys are the memory's positions,
+    // which the tokens do not name.
+    std::vector<std::string> labels_for(const std::string& id, bool rows) const {
+        auto is = [&](std::initializer_list<const char*> ids) {
+            for (const char* x : ids)
+                if (id == x) return true;
+            return false;
+        };
+        const bool score_like = is({"scores", "scaled_scores", "masked_scores", "weights"});
+        const bool key_side = is({"K", "V", "K_heads", "V_heads", "memory"});
+        if (rows && (score_like || is({"X", "Q", "Q_heads", "heads_output", "merged", "output"}))) return tokens();
+        if (rows && key_side) return t.config.cross() ? std::vector<std::string>{} : tokens();
+        if (!rows && (score_like || id == "k_transposed")) return t.config.cross() ? std::vector<std::string>{} : tokens();
+        return {};
+    }
+
+    block matrix_block(const std::string& title, const matrix<double>& m, const std::string& id,
+                       const matrix<double>* against = nullptr) const {
+        block b = matrix_of(title, m, labels_for(id, true), labels_for(id, false));
+        if (against) b.against = std::make_shared<const matrix<double>>(*against);
+        return b;
+    }
+
+    // A tensor of any rank: rank 2 as one matrix; higher ranks as their 2-D slices [b, h, …],
+    // at most four of them (the first three and the last) unless --full.
+    std::vector<block> tensor_blocks(const std::string& title, const tensor& x, const std::string& id,
+                                     const tensor* against = nullptr) const {
+        if (x.dimension() <= 2) {
+            const matrix<double> m = x.dimension() == 2 ? matrix<double>(x)
+                                                        : matrix<double>(xt::reshape_view(x, {std::size_t{1}, x.size()}));
+            const bool compare = against && against->shape() == x.shape() && against->dimension() == 2;
+            const matrix<double> other = compare ? matrix<double>(*against) : matrix<double>();
+            return {matrix_block(title, m, id, compare ? &other : nullptr)};
+        }
+        const std::size_t rows = x.shape(x.dimension() - 2), cols = x.shape(x.dimension() - 1);
+        const std::size_t slices = x.size() / (rows * cols);
+        std::vector<block> blocks = {heading(title + " " + shape_of(x), 2, tone::bold)};
+        // --batch-index and --head keep the matching slices: dim 0 is the batch; dim 1 is the
+        // heads for the (B, h, ·, ·) tensors of a multi-head run.
+        std::vector<std::size_t> keep;
+        const bool heads_dim = x.dimension() == 4 && t.config.multihead && x.shape(1) == t.config.heads;
+        for (std::size_t k = 0; k < slices; ++k) {
+            const std::size_t per_item = slices / x.shape(0);
+            const long b = static_cast<long>(k / per_item), hh = static_cast<long>(k % per_item);
+            if (v.batch_index >= 0 && b != v.batch_index) continue;
+            if (v.head >= 0 && heads_dim && hh != v.head) continue;
+            keep.push_back(k);
+        }
+        const index_plan plan = plan_indices(keep.size(), v.full ? keep.size() : 4);
+        const bool compare = against && against->shape() == x.shape();
+        for (std::size_t k = 0; k < plan.shown.size(); ++k) {
+            if (plan.gap_after && k == plan.gap_after) blocks.push_back(ellipsis());
+            const std::size_t sidx = keep[plan.shown[k]];
+            std::string index;  // "[b, h]" from the flat slice number
+            std::size_t rest = sidx;
+            for (std::size_t dim = x.dimension() - 2; dim-- > 0;) {
+                index = std::to_string(rest % x.shape(dim)) + (index.empty() ? "" : ", ") + index;
+                rest /= x.shape(dim);
+            }
+            const matrix<double> m = slice_of(x, sidx, rows, cols);
+            const matrix<double> other = compare ? slice_of(*against, sidx, rows, cols) : matrix<double>();
+            blocks.push_back(matrix_block(id + "[" + index + "]", m, heads_dim || x.dimension() == 3 ? id : "",
+                                          compare ? &other : nullptr));
+        }
+        return blocks;
+    }
+    void add_all(std::vector<block> bs) {
+        for (auto& b : bs) add(std::move(b));
+    }
+
+    std::string who(std::size_t i) const {
+        const auto& tok = t.config.tokens;
+        if (i < tok.size()) return L.text("ui.token_named", {{"index", std::to_string(i)}, {"word", tok[i]}});
+        return L.text("ui.token", {{"index", std::to_string(i)}});
+    }
+
+    // "token 0 puts 80% on itself, 12% on token 1": the largest weights of each row.
+    void readings(const matrix<double>& w) {
+        add(prose(L.raw("step.weights.readings")));
+        const std::size_t rows = std::min<std::size_t>(w.shape(0), v.full ? w.shape(0) : 8);
+        for (std::size_t i = 0; i < rows; ++i) {
+            if (std::isnan(w(i, 0))) {
+                add(prose(L.text("ui.reading_blocked", {{"who", who(i)}}), tone::plain, "  "));
+                continue;
+            }
+            std::vector<std::size_t> order(w.shape(1));
+            for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w(i, a) > w(i, b); });
+            std::string parts;
+            for (std::size_t k = 0; k < order.size() && k < 3; ++k) {
+                const std::size_t j = order[k];
+                if (k > 0 && w(i, j) < 0.05) break;
+                const std::string target = j == i ? L.raw("ui.itself") : who(j);
+                parts += (k ? ", " : "") +
+                         L.text("ui.reading_part", {{"percent", fmt::format("{:.0f}%", w(i, j) * 100)}, {"target", target}});
+            }
+            add(prose(L.text("ui.reading_row", {{"who", who(i)}, {"parts", parts}}), tone::plain, "  ", "      "));
+        }
+        if (rows < w.shape(0)) add(ellipsis());
+    }
+
+    // One heatmap per head of one batch item, side by side as far as the width allows.
+    void heads_heatmaps(const tensor& w) {
+        const std::size_t b = v.batch_index >= 0 ? static_cast<std::size_t>(v.batch_index) : 0;
+        const std::size_t h = w.shape(1), n = w.shape(2), m = w.shape(3);
+        add(prose(L.text(t.lessons + ".weights.heatmaps", {{"b", std::to_string(b)}})));
+        std::vector<block> maps;
+        for (std::size_t hh = 0; hh < h; ++hh) {
+            if (v.head >= 0 && static_cast<long>(hh) != v.head) continue;
+            block map = heatmap(L.text("ui.head", {{"index", std::to_string(hh)}}), slice_of(w, b * h + hh, n, m),
+                                labels_for("weights", true), labels_for("weights", false));
+            map.style = tone::bold;
+            map.legend = false;
+            maps.push_back(std::move(map));
+        }
+        if (!maps.empty()) maps.back().legend = true;
+        add(row(std::move(maps), 3));
+        add(gap());
+    }
+
+    void banner_block(const std::string& command) {
+        std::string cfg = command + ": " + L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
+        if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
+        add(banner(cfg));
+        add(gap());
+    }
+
+    std::string step_heading(const step& s, std::size_t number, std::size_t total) const {
+        return L.text("ui.step_heading", {{"number", std::to_string(number)},
+                                          {"total", std::to_string(total)},
+                                          {"title", L.raw(lesson_key(t, s) + ".title")}});
+    }
+
+    void step_page(const step& s, std::size_t number, std::size_t total) {
+        const vars sv = step_vars(t, s);
+        const std::string key = lesson_key(t, s);
+        add(heading(step_heading(s, number, total)));
+        labelled(kind::formula, "formula", L.text(key + ".formula", sv), tone::formula);
+        labelled(kind::code, "pytorch", L.text(key + ".pytorch", sv), tone::code);
+        if (!s.brief) labelled(kind::shape, "shape", s.shape_line, tone::bold);
+        add(gap());
+        if (s.brief) {
+            labelled(kind::note, "note", L.text(key + ".brief", sv), tone::plain);
+            labelled(kind::pitfall, "pitfall", L.text(key + ".pitfall", sv), tone::warn);
+            mistake_panel(s.id);
+            return;
+        }
+        for (const named_matrix& e : s.extras)
+            if (e.label != "row_sums") {
+                add(matrix_block(L.raw("label." + e.label), e.value, e.label == "k_transposed" ? e.label : s.id));
+                add(gap());
+            }
+        add_all(tensor_blocks(s.id, s.value, s.id));
+        add(gap());
+        for (const named_matrix& e : s.extras)
+            if (e.label == "row_sums") {
+                add(matrix_block(L.raw("label." + e.label), e.value, s.id));
+                add(gap());
+            }
+        if (s.id == "weights" && s.value.dimension() == 4) heads_heatmaps(s.value);
+        if (s.id == "weights" && s.value.dimension() == 2) {
+            readings(matrix<double>(s.value));
+            add(gap());
+            add(heatmap(L.raw("step.weights.heatmap"), matrix<double>(s.value), tokens(), tokens()));
+            add(gap());
+        }
+        labelled(kind::note, "note", step_note(t, L, s), tone::plain);
+        labelled(kind::pitfall, "pitfall", L.text(key + ".pitfall", sv), tone::warn);
+        mistake_panel(s.id);
+    }
+
+    // ---- mistakes ------------------------------------------------------------------------
+    const mistake_run& r() const { return t.mistake; }
+    std::string mkey() const { return "mistake." + t.mistake.id; }
+
+    const step* find_in(const std::vector<step>& steps, const std::string& id) const {
+        for (const step& b : steps)
+            if (b.id == id) return &b;
+        return nullptr;
+    }
+
+    void mistake_intro(const vars& mv) {
+        add(gap());
+        add(heading(L.text(mkey() + ".title", mv) + " (" + L.raw("kind." + r().kind) + ")", 1, tone::error));
+        labelled(kind::code, "buggy", L.raw(mkey() + ".buggy_code"), tone::error);
+        labelled(kind::code, "fixed", L.raw(mkey() + ".fixed_code"), tone::code);
+        add(gap());
+        if (L.has(mkey() + ".intro")) {
+            add(prose(L.text(mkey() + ".intro", mv)));
+            add(gap());
+        }
+    }
+
+    void error_panel(const vars& mv) {
+        add(prose(L.raw(mkey() + ".error_intro")));
+        add(listing({"  " + L.raw("label.error") + ": " + r().error}, tone::error));
+        add(gap());
+        add(prose(L.text(mkey() + ".error_explain", mv)));
+        add(gap());
+        closing(mv);
+    }
+
+    // The correct step beside one of a group's steps, cells that differ highlighted.
+    void side_by_side(const step_group& g, const step& b) {
+        const std::string label = g.name == "buggy" ? L.raw("label.buggy") : L.raw("label.group_" + g.name);
+        if (!t.has(b.id)) {
+            add_all(tensor_blocks(label + " " + b.id, b.value, b.id));
+            add(gap());
+            return;
+        }
+        const step& good = t.at(b.id);
+        std::vector<block> left = tensor_blocks(L.raw("label.correct") + " " + b.id, good.value, b.id);
+        std::vector<block> right = tensor_blocks(label + " " + b.id, b.value, b.id, &good.value);
+        if (good.value.shape() == b.value.shape()) {
+            add(row({stack(std::move(left)), stack(std::move(right))}));
+        } else {
+            add_all(std::move(left));
+            add(gap());
+            add_all(std::move(right));
+        }
+        const auto d = r().diffs.find(g.name + "/" + b.id);
+        if (d != r().diffs.end()) add(prose(fmt::format("{} = {}", L.raw("label.max_diff"), format_number(d->second, 6))));
+        add(gap());
+    }
+
+    void symptoms_table() {
+        if (r().symptoms.empty()) return;
+        std::vector<std::pair<std::string, std::string>> pairs;
+        for (const auto& kv : r().symptoms) pairs.push_back({L.raw("symptom." + kv.first), r().values.at(kv.first)});
+        add(keyvalue(std::move(pairs), L.raw("label.symptoms")));
+        add(gap());
+    }
+
+    void closing(const vars& mv) {
+        labelled(kind::field, "catch", L.text(mkey() + ".catch", mv), tone::plain);
+        labelled(kind::field, "interview", L.text(mkey() + ".interview", mv), tone::plain);
+    }
+
+    // After the last buggy step: variants and fixes, the symptoms, the explanation.
+    void mistake_summary(const vars& mv) {
+        for (std::size_t gi = 1; gi < r().groups.size(); ++gi) {
+            const step_group& g = r().groups[gi];
+            add(heading(L.raw("label.group_" + g.name), 2, tone::bold));
+            for (const step& b : g.steps) side_by_side(g, b);
+        }
+        symptoms_table();
+        add(prose(L.text(mkey() + ".explain", mv)));
+        add(gap());
+        if (!r().sweep.empty()) sweep_table(mv);
+        closing(mv);
+    }
+
+    void sweep_table(const vars& mv) {
+        const std::string key = "mistake.no-scale.";
+        add(prose(L.text(key + "sweep_intro", mv)));
+        const std::string u = L.raw(key + "col_unscaled"), sc = L.raw(key + "col_scaled");
+        std::vector<std::string> header = {L.raw(key + "col_d_k")};
+        for (int k = 0; k < 4; ++k) header.push_back(u), header.push_back(sc);
+        std::vector<std::vector<std::string>> rows;
+        auto num = [](double x) { return format_number(x, 3); };
+        for (const sweep_row& s : r().sweep)
+            rows.push_back({std::to_string(s.d_k), num(s.std_unscaled), num(s.std_scaled), num(s.max_weight_unscaled),
+                            num(s.max_weight_scaled), num(s.entropy_unscaled), num(s.entropy_scaled),
+                            num(s.jacobian_unscaled), num(s.jacobian_scaled)});
+        block tb = table(std::move(header), std::move(rows), "rrrrrrrrr");
+        tb.groups = {{"", 1},
+                     {L.raw(key + "col_std"), 2},
+                     {L.raw(key + "col_max_weight"), 2},
+                     {L.raw(key + "col_entropy"), 2},
+                     {L.raw(key + "col_jacobian"), 2}};
+        add(std::move(tb));
+        add(gap());
+        add(prose(L.text(key + "sweep_reading", mv)));
+        add(gap());
+    }
+
+    // The last step, in walkthrough order, that the bug changes.
+    std::string last_buggy_step() const {
+        std::string last = r().at_step;
+        for (const step& s : t.steps)
+            if (find_in(r().buggy(), s.id)) last = s.id;
+        return last;
+    }
+
+    // Inside `step --mistake`: the panel after the correct step `id`.
+    void mistake_panel(const std::string& id) {
+        if (!t.has_mistake) return;
+        const vars mv = step_vars(t, t.at(id));
+        if (id == r().at_step) {
+            mistake_intro(mv);
+            if (!r().error.empty()) return error_panel(mv);
+        }
+        if (const step* b = find_in(r().buggy(), id)) {
+            if (id != r().at_step) add(gap());
+            side_by_side(r().groups[0], *b);
+        }
+        if (r().error.empty() && id == last_buggy_step()) mistake_summary(mv);
+    }
+
+    // `grad --check`: a row per parameter, then the verdict.
+    void gradcheck_page() {
+        add(heading(L.raw("grad.check.title")));
+        add(prose(L.text("grad.check.intro", {{"h", "1e-06"}})));
+        add(gap());
+        const double limit = 1e-6;
+        bool ok = true;
+        std::vector<std::vector<std::string>> rows;
+        for (const gradcheck_row& g : t.gradcheck) {
+            ok = ok && g.max_rel < limit;
+            rows.push_back({g.name, fmt::format("{:.3e}", g.max_abs), fmt::format("{:.3e}", g.max_rel),
+                            fmt::format("[{}, {}]", g.worst_row, g.worst_col), fmt::format("{:.6g}", g.analytic),
+                            fmt::format("{:.6g}", g.numeric)});
+        }
+        add(table({L.raw("grad.check.col_param"), L.raw("grad.check.col_abs"), L.raw("grad.check.col_rel"),
+                   L.raw("grad.check.col_worst"), L.raw("grad.check.col_analytic"), L.raw("grad.check.col_numeric")},
+                  std::move(rows), "lrrlrr"));
+        add(gap());
+        add(prose(L.text(ok ? "grad.check.pass" : "grad.check.fail", {{"limit", "1e-06"}}), ok ? tone::good : tone::error));
+    }
+
+    // `grad --sweep`: gradient norms of W_Q and W_K with and without the scale.
+    void grad_sweep_page() {
+        add(heading(L.raw("grad.sweep.title")));
+        add(prose(L.raw("grad.sweep.intro")));
+        const std::string sc = L.raw("grad.sweep.col_scaled"), un = L.raw("grad.sweep.col_unscaled");
+        std::vector<std::vector<std::string>> rows;
+        for (const grad_sweep_row& g : t.grad_sweep)
+            rows.push_back({std::to_string(g.d_k), fmt::format("{:.4e}", g.w_q_scaled), fmt::format("{:.4e}", g.w_q_unscaled),
+                            fmt::format("{:.4e}", g.w_k_scaled), fmt::format("{:.4e}", g.w_k_unscaled)});
+        block tb = table({L.raw("grad.sweep.col_d_k"), sc, un, sc, un}, std::move(rows), "rrrrr");
+        tb.groups = {{"", 1}, {L.raw("grad.sweep.col_wq"), 2}, {L.raw("grad.sweep.col_wk"), 2}};
+        add(std::move(tb));
+        add(gap());
+        add(prose(L.raw("grad.sweep.reading")));
+    }
+
+    std::string summary_key() const { return t.lessons == "step" ? "summary" : t.lessons + ".summary"; }
+
+    void summary() {
+        vars sv = t.values;
+        sv["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";
+        const std::string key = summary_key();
+        add(heading(L.raw(key + ".title")));
+        labelled(kind::formula, "formula", L.text(key + ".formula", sv), tone::formula);
+        labelled(kind::code, "pytorch", L.text(key + ".pytorch", sv), tone::code);
+        add(gap());
+        std::vector<std::pair<std::string, std::string>> chain;
+        for (const step& s : t.steps)
+            if (!s.brief) chain.push_back({s.id, s.shape_line});
+        block kv = keyvalue(std::move(chain), L.raw(key + ".chain"));
+        kv.style = tone::plain;
+        add(std::move(kv));
+        add(gap());
+        add(prose(L.text(key + (t.lessons == "step" ? ".note" : ".params"), sv)));
+    }
+
+    page take(std::string id, std::string title) {
+        page p;
+        p.id = std::move(id);
+        p.title = std::move(title);
+        p.blocks = std::move(out);
+        out.clear();
+        return p;
+    }
+};
+
+}  // namespace
+
+document walkthrough(const trace& t, const lessons& L, const view& v) {
+    document d = new_document("attn-explain " + t.lessons, L, v);
+    builder b{t, L, v, {}};
+    const std::size_t total = t.steps.size();
+    for (std::size_t i = 0; i < total; ++i) {
+        if (i == 0) b.banner_block("attn-explain " + t.lessons);
+        b.step_page(t.steps[i], i + 1, total);
+        d.pages.push_back(b.take(t.steps[i].id, b.step_heading(t.steps[i], i + 1, total)));
+    }
+    if (!t.gradcheck.empty()) {
+        b.gradcheck_page();
+        d.pages.push_back(b.take("check", L.raw("grad.check.title")));
+    }
+    if (!t.grad_sweep.empty()) {
+        b.grad_sweep_page();
+        d.pages.push_back(b.take("sweep", L.raw("grad.sweep.title")));
+    }
+    b.summary();
+    d.pages.push_back(b.take("summary", L.raw(b.summary_key() + ".title")));
+    return d;
+}
+
+document mistake_document(const trace& t, const lessons& L, const view& v) {
+    document d = new_document("attn-explain mistake " + t.mistake.id, L, v);
+    builder b{t, L, v, {}};
+    const vars mv = step_vars(t, t.steps.back());
+    b.banner_block("attn-explain mistake " + t.mistake.id);
+    b.mistake_intro(mv);
+    const std::string intro_title = L.text(b.mkey() + ".title", mv);
+    if (!t.mistake.error.empty()) {
+        b.error_panel(mv);
+        d.pages.push_back(b.take("mistake", intro_title));
+        return d;
+    }
+    d.pages.push_back(b.take("mistake", intro_title));
+    for (const step& s : t.mistake.buggy()) {
+        const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : t.lessons + "." + s.id;
+        b.add(heading(L.raw(key + ".title")));
+        b.labelled(kind::code, "pytorch", L.text(key + ".pytorch", step_vars(t, t.has(s.id) ? t.at(s.id) : s)), tone::code);
+        b.labelled(kind::shape, "buggy", s.shape_line, tone::error);
+        b.add(gap());
+        b.side_by_side(t.mistake.groups[0], s);
+        d.pages.push_back(b.take("buggy-" + s.id, L.raw(key + ".title")));
+    }
+    b.mistake_summary(mv);
+    std::string summary_title = L.raw("label.symptoms");
+    while (!summary_title.empty() && (summary_title.back() == ':' || summary_title.back() == ' ')) summary_title.pop_back();
+    d.pages.push_back(b.take("summary", summary_title));
+    return d;
+}
+
+document mistakes_catalogue(const lessons& L) {
+    document d = new_document("attn-explain mistakes", L, view{});
+    page p;
+    p.id = "mistakes";
+    p.blocks.push_back(heading(L.raw("group.title"), 2, tone::bold));
+    std::vector<std::string> groups;
+    for (const mistake_info& m : mistake_catalogue())
+        if (std::find(groups.begin(), groups.end(), m.group) == groups.end()) groups.push_back(m.group);
+    for (const std::string& g : groups) {
+        std::vector<std::pair<std::string, std::string>> rows;
+        for (const mistake_info& m : mistake_catalogue())
+            if (m.group == g) rows.push_back({m.id, L.raw("mistake." + m.id + ".summary")});
+        p.blocks.push_back(gap());
+        block kv = keyvalue(std::move(rows), L.raw("group." + g));
+        kv.style = tone::title;
+        p.blocks.push_back(std::move(kv));
+    }
+    d.pages.push_back(std::move(p));
+    return d;
+}
+
+}  // namespace attn::doc

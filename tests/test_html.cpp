@@ -1,0 +1,177 @@
+// The HTML export without a browser: every page the renderer makes is well-formed XHTML-style
+// markup (one root, every tag closed and nested, attributes quoted, text escaped), carries its
+// table of contents, and shows the same content as the terminal: titles, formulas, PyTorch
+// lines, matrices with the same highlighted cells, heatmaps as inline SVG with a colour scale.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "attn/doc/walkthrough.hpp"
+#include "attn/render/html.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/trace.hpp"
+
+namespace {
+
+// A small well-formedness checker (the XML rules a browser-free test can hold the page to).
+// Returns "" when the markup is well-formed, else what is wrong and where.
+std::string xml_problem(const std::string& s) {
+    std::vector<std::string> open;
+    bool seen_root = false;
+    auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.'; };
+    auto entity_ok = [&](std::size_t i) {  // s[i] == '&'
+        const std::size_t semi = s.find(';', i);
+        if (semi == std::string::npos || semi - i > 10) return false;
+        const std::string e = s.substr(i + 1, semi - i - 1);
+        if (e == "amp" || e == "lt" || e == "gt" || e == "quot" || e == "apos") return true;
+        if (e.size() > 1 && e[0] == '#') return e.find_first_not_of("0123456789", 1) == std::string::npos;
+        return false;
+    };
+    std::size_t i = 0;
+    while (i < s.size()) {
+        if (s[i] == '&') {
+            if (!entity_ok(i)) return "bad entity at " + std::to_string(i) + ": " + s.substr(i, 12);
+            ++i;
+            continue;
+        }
+        if (s[i] != '<') {
+            if (!std::isspace(static_cast<unsigned char>(s[i])) && open.empty())
+                return "text outside the root at " + std::to_string(i);
+            ++i;
+            continue;
+        }
+        if (s.compare(i, 9, "<!DOCTYPE") == 0) {
+            i = s.find('>', i) + 1;
+            continue;
+        }
+        if (s.compare(i, 4, "<!--") == 0) {
+            const std::size_t end = s.find("-->", i);
+            if (end == std::string::npos) return "unclosed comment";
+            i = end + 3;
+            continue;
+        }
+        const bool closing = i + 1 < s.size() && s[i + 1] == '/';
+        std::size_t j = i + (closing ? 2 : 1);
+        const std::size_t name_start = j;
+        while (j < s.size() && is_name(s[j])) ++j;
+        const std::string name = s.substr(name_start, j - name_start);
+        if (name.empty()) return "'<' not starting a tag at " + std::to_string(i);
+        if (closing) {
+            if (open.empty() || open.back() != name)
+                return "</" + name + "> closes <" + (open.empty() ? std::string("nothing") : open.back()) + "> at " +
+                       std::to_string(i);
+            open.pop_back();
+            j = s.find('>', j);
+            if (j == std::string::npos) return "unclosed end tag";
+            i = j + 1;
+            continue;
+        }
+        // attributes: name="value" or name='value', no '<' inside values
+        bool self_closing = false;
+        while (true) {
+            while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+            if (j >= s.size()) return "unclosed tag <" + name + ">";
+            if (s[j] == '>') break;
+            if (s[j] == '/' && j + 1 < s.size() && s[j + 1] == '>') {
+                self_closing = true;
+                ++j;
+                break;
+            }
+            const std::size_t a = j;
+            while (j < s.size() && is_name(s[j])) ++j;
+            if (j == a || j >= s.size() || s[j] != '=') return "attribute without a quoted value in <" + name + ">";
+            ++j;
+            const char q = s[j];
+            if (q != '"' && q != '\'') return "unquoted attribute in <" + name + ">";
+            const std::size_t end = s.find(q, j + 1);
+            if (end == std::string::npos) return "unterminated attribute in <" + name + ">";
+            const std::string value = s.substr(j + 1, end - j - 1);
+            if (value.find('<') != std::string::npos) return "'<' inside an attribute of <" + name + ">";
+            for (std::size_t k = j + 1; k < end; ++k)
+                if (s[k] == '&' && !entity_ok(k)) return "bad entity in an attribute of <" + name + ">";
+            j = end + 1;
+        }
+        if (open.empty()) {
+            if (seen_root) return "a second root element <" + name + ">";
+            seen_root = true;
+        }
+        if (!self_closing) open.push_back(name);
+        i = j + 1;
+    }
+    if (!open.empty()) return "<" + open.back() + "> is never closed";
+    if (!seen_root) return "no root element";
+    return "";
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+    return n;
+}
+
+attn::trace trace_of(attn::step_request r) {
+    const attn::step_config c = attn::validate(r);
+    return attn::build_trace(c, attn::make_inputs(c), 4);
+}
+
+}  // namespace
+
+TEST_CASE("html: the checker itself catches what a parser would", "[html]") {
+    CHECK(xml_problem("<html><body><p>a &amp; b</p></body></html>").empty());
+    CHECK(xml_problem("<!DOCTYPE html>\n<html><br/><td class=\"diff\">1</td></html>").empty());
+    CHECK_FALSE(xml_problem("<html><p>open</html>").empty());
+    CHECK_FALSE(xml_problem("<html><p>a & b</p></html>").empty());
+    CHECK_FALSE(xml_problem("<html><p class=diff>x</p></html>").empty());
+    CHECK_FALSE(xml_problem("<html></html><html></html>").empty());
+    CHECK_FALSE(xml_problem("<html>1 < 2</html>").empty());
+}
+
+TEST_CASE("html: step, heads and mistake pages are well-formed and complete", "[html]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::step_request step;
+    step.tokens = "<cat> &b \"c\"";  // tokens that must be escaped
+    step.mask = "causal";
+    attn::step_request heads;
+    heads.multihead = true;
+    heads.mask = "causal";
+    attn::step_request mistake;
+    mistake.mistake = "no-scale";
+    mistake.walkthrough = false;
+    const attn::trace ts = trace_of(step), th = trace_of(heads), tm = trace_of(mistake);
+    const std::string s = attn::render_html(attn::doc::walkthrough(ts, L, {}));
+    const std::string h = attn::render_html(attn::doc::walkthrough(th, L, {}));
+    const std::string m = attn::render_html(attn::doc::mistake_document(tm, L, {}));
+    for (const std::string* page : {&s, &h, &m}) {
+        INFO(page->substr(0, 200));
+        CHECK(xml_problem(*page).empty());
+        CHECK(xml_problem(*page) == "");
+        CHECK(page->rfind("<!DOCTYPE html>", 0) == 0);
+        CHECK(page->find("<style>") != std::string::npos);
+        CHECK(page->find("<script") == std::string::npos);  // nothing to run
+        CHECK(page->find("http://") == page->find("http://www.w3.org/"));  // nothing fetched
+    }
+    // step: a table of contents entry and a section per step, each with its formula and PyTorch line
+    CHECK(count(s, "<li><a href=\"#p-") == ts.steps.size() + 1);
+    for (const attn::step& st : ts.steps) CHECK(s.find("id=\"p-" + st.id + "\"") != std::string::npos);
+    CHECK(s.find("Step 8 of 12: Scores") != std::string::npos);
+    CHECK(s.find("scores = Q @ K.transpose(-2, -1)") != std::string::npos);
+    CHECK(s.find("&lt;cat&gt;") != std::string::npos);
+    CHECK(s.find("<cat>") == std::string::npos);
+    CHECK(count(s, "<table class=\"matrix\">") >= ts.steps.size());
+    CHECK(count(s, "<svg") == 1);  // the weights heatmap
+    CHECK(s.find("linearGradient") != std::string::npos);  // its colour scale
+    // heads: a heatmap per head
+    CHECK(count(h, "<svg") == 2);
+    // mistake: the buggy steps beside the correct ones, differing cells highlighted
+    CHECK(m.find("<td class=\"diff\">") != std::string::npos);
+    CHECK(m.find("max |buggy - correct|") != std::string::npos);
+}
+
+TEST_CASE("html: escaping replaces invalid UTF-8 and control characters", "[html]") {
+    CHECK(attn::html_escape("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&#39;");
+    CHECK(attn::html_escape("caf\xc3\xa9 \xe6\x88\x91") == "caf\xc3\xa9 \xe6\x88\x91");
+    CHECK(attn::html_escape("bad \xff byte") == "bad \xef\xbf\xbd byte");
+    CHECK(attn::html_escape("esc \x1b[31m") == "esc ?[31m");
+    CHECK(attn::html_escape("cut \xe6\x88") == "cut \xef\xbf\xbd\xef\xbf\xbd");
+}
