@@ -199,6 +199,8 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
         ->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
+    cmd->get_option("--format")->description("text, json, markdown or html");
+    cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
     cmd->callback([cmd, &r] {
         r.kv_heads_given = cmd->count("--kv-heads") > 0;

@@ -9,7 +9,11 @@
 #include "attn/core/error.hpp"
 #include "attn/render/render_drill.hpp"
 #include "attn/trace/inputs.hpp"
-#include "attn/trace/kvcache.hpp"
+#include "attn/doc/kvcache.hpp"
+#include "attn/render/html.hpp"
+#include "attn/render/json_kvcache.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/doc/walkthrough.hpp"
@@ -262,13 +266,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     {
         const attn::lessons& kl = attn::lessons::embedded("en");
         auto kv_all = [&](const attn::kv_report& r) {
-            attn::view_options o;
+            attn::text_options o;
+            const attn::doc::document d = attn::kvcache_document(r, kl, 4);
             for (bool color : {false, true}) {
                 o.color = color;
-                CHECK_NOTHROW(attn::render_kvcache_pages(r, kl, o));
+                CHECK_NOTHROW(attn::render_text(d, o));
             }
             CHECK_NOTHROW(attn::render_kvcache_json(r, kl));
-            CHECK_NOTHROW(attn::render_kvcache_markdown(r, kl, o));
+            CHECK_NOTHROW(attn::render_markdown(d));
+            CHECK_NOTHROW(attn::render_html(d));
         };
         auto kv_of = [](std::int64_t p, std::int64_t h, std::int64_t g) {
             attn::kv_request q;

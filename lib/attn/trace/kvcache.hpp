@@ -1,7 +1,7 @@
 // `attn-explain kv-cache`: autoregressive decoding with a KV cache, step by step, and grouped-query
 // attention (GQA; g = 1 is multi-query attention). Pure library: validation, inputs, the decode loop,
-// the checks against full causal attention, FLOP and byte counts (the arithmetic on plain sizes is in
-// core/kvcache.hpp), and the text/JSON/Markdown renderers.
+// the checks against full causal attention, FLOP and byte counts. The arithmetic on plain sizes is in
+// core/kvcache.hpp; the pages are built by doc/kvcache.hpp, the JSON written by render/json_kvcache.hpp.
 // Layout: one sequence (B = 1), T = p + t tokens; X [T, d]; W_Q [d, d]; W_K, W_V [d, g·d_head];
 // the cache holds K and V as [1, g, L, d_head] and grows by one position per decode step.
 // Query head i uses K/V head i / (h / g). Outputs are the merged per-head outputs BEFORE W_O: [T, d].
@@ -14,8 +14,6 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/kvcache.hpp"
 #include "attn/trace/config.hpp"
-#include "attn/io/lessons.hpp"
-#include "attn/render/render.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace attn {
@@ -104,15 +102,7 @@ double kv_cache_bytes(const kv_config& c, std::size_t cache_len, std::size_t kv_
 // The tolerance of "the same up to rounding" in the config's dtype.
 double kv_tolerance(dtype t);
 
-// "query heads 0,1 → kv head 0; 2,3 → kv head 1"
-std::string gqa_map(const kv_config& c, const lessons& L);
-
 // Steps for --save: X, W_Q, W_K, W_V, K_cache, V_cache [1, g, T, d_head], full [T, d], output [T, d].
 std::vector<step> kv_save_steps(const kv_report& r);
-
-// Text: page 0 the setup and the prefill; one page per decode step; the last page the summary.
-std::vector<std::string> render_kvcache_pages(const kv_report& r, const lessons& L, const view_options& o);
-std::string render_kvcache_json(const kv_report& r, const lessons& L);
-std::string render_kvcache_markdown(const kv_report& r, const lessons& L, const view_options& o);
 
 }  // namespace attn
