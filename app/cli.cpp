@@ -142,6 +142,7 @@ void setup_flash(CLI::App& app, flash_options& opt) {
     cmd->add_option("--block-q", opt.block_q, "Query block size Br")->capture_default_str();
     cmd->add_option("--block-k", opt.block_k, "Key tile size Bc")->capture_default_str();
     cmd->add_option("--row", opt.row, "The query row followed tile by tile")->capture_default_str();
+    cmd->get_option("--format")->description("text, json, markdown or html");
 }
 
 // attn-explain: flags of cmd_flash.cpp
@@ -154,7 +155,7 @@ void setup_cost(CLI::App& app, cost_options& opt) {
     cmd->add_option("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
     cmd->add_option("--layers", opt.layers, "Layers L")->capture_default_str();
     cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
-    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text, json, markdown or html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
     cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
 }
@@ -199,6 +200,8 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
         ->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
+    cmd->get_option("--format")->description("text, json, markdown or html");
+    cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
     cmd->callback([cmd, &r] {
         r.kv_heads_given = cmd->count("--kv-heads") > 0;

@@ -4,15 +4,16 @@
 
 #include "attn/core/error.hpp"
 #include "attn/core/flash.hpp"
-#include "attn/trace/config.hpp"
-#include "attn/trace/inputs.hpp"
-#include "attn/render/render_flash.hpp"
+#include "attn/doc/flash.hpp"
 #include "attn/io/save.hpp"
+#include "attn/render/json_flash.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/trace/flash_report.hpp"
+#include "attn/trace/inputs.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace app {
-
-
 
 int run_flash(const flash_options& opt) {
     step_options run = opt.run;
@@ -26,10 +27,8 @@ int run_flash(const flash_options& opt) {
     }
     if (opt.block_q <= 0 || opt.block_k <= 0) throw attn::error("--block-q and --block-k must be at least 1");
     if (opt.row < 0) throw attn::error("--row must be 0 or more");
-    const terminal_info term = probe_terminal();
-    const bool color = decide_color(run.color, term.stdout_tty);
-    if (run.format != "text" && run.format != "json" && run.format != "markdown")
-        throw attn::error("unknown --format '" + run.format + "': use text, json or markdown");
+    const attn::lessons& L = attn::lessons::embedded(run.lang);
+    const output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
     if (!run.request.load_dir.empty() && run.request.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
     attn::step_config c = attn::validate(run.request);
@@ -53,14 +52,8 @@ int run_flash(const flash_options& opt) {
             t.steps.push_back(attn::make_step(id, "", attn::tensor(*m)));
         attn::save_trace(t, run.save, attn::save_layout::step);
     }
-    const attn::lessons& L = attn::lessons::embedded(run.lang);
-    attn::view_options text;
-    text.color = color;
-    text.width = term.width;
-    text.full = run.full;
     if (run.format == "json") emit(attn::render_flash_json(report));
-    else if (run.format == "markdown") emit(attn::render_flash_markdown(report, L, text));
-    else emit(attn::render_flash_text(report, L, text));
+    else show(attn::flash_document(report, L, run.precision), out);
     return 0;
 }
 
@@ -77,14 +70,12 @@ int run_cost(const cost_options& opt) {
     if (opt.dtype == "float32") in.bytes = 4;
     else if (opt.dtype == "float16" || opt.dtype == "bfloat16") in.bytes = 2;
     else throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");
-    if (opt.format != "text" && opt.format != "json" && opt.format != "markdown")
-        throw attn::error("unknown --format '" + opt.format + "': use text, json or markdown");
-    const attn::cost_result c = attn::attention_cost(in);
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    const bool color = decide_color(opt.color, probe_terminal().stdout_tty);
+    // One page: nothing to pause between.
+    const output_options out = make_output(opt.format, opt.color, false, true, L.raw("ui.pause"));
+    const attn::cost_result c = attn::attention_cost(in);
     if (opt.format == "json") emit(attn::render_cost_json(in, c));
-    else if (opt.format == "markdown") emit(attn::render_cost_markdown(in, c, L));
-    else emit(attn::render_cost_text(in, c, L, color));
+    else show(attn::cost_document(in, c, L), out);
     return 0;
 }
 

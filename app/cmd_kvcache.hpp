@@ -14,7 +14,7 @@ struct kvcache_options {
     attn::kv_request request;  // the run's flags, validated by the library
     std::string save, format = "text", color = "auto", lang = "en";
     int precision = 4;
-    bool no_pause = false;
+    bool full = false, no_pause = false;
 };
 void setup_kvcache(CLI::App& app, kvcache_options& opt);
 int run_kvcache(const kvcache_options& opt);

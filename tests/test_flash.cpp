@@ -1,15 +1,30 @@
 // flash: online-softmax tiling equals full attention for any block sizes, uses O(n) memory, and
 // the emulated low precision rounds as IEEE/bfloat16 do. cost: every formula on a hand-computed case.
 #include <cmath>
+#include <set>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
 #include "attn/core/error.hpp"
 #include "attn/core/flash.hpp"
-#include "attn/trace/config.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/doc/flash.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/format.hpp"
+#include "attn/render/html.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
+#include "attn/trace/config.hpp"
 
 namespace {
+std::size_t widest_line(const std::string& text) {
+    std::istringstream in(text);
+    std::size_t w = 0;
+    for (std::string line; std::getline(in, line);) w = std::max(w, attn::display_width(line));
+    return w;
+}
+
 attn::matrix<double> randn(std::size_t r, std::size_t c, std::uint64_t seed) {
     attn::rng g(seed);
     attn::matrix<double> m = xt::empty<double>({r, c});
@@ -97,4 +112,64 @@ TEST_CASE("cost formulas on a hand-computed case", "[cost]") {
     in.kv_heads = 2;
     in.heads = 5;
     CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--heads 5 must divide d_model 16"));
+}
+
+TEST_CASE("flash and cost pages: sections - highlighted cells - and the terminal's width", "[flash][cost][doc]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::flash_report r;
+    r.n = 20, r.d_k = 8, r.d_v = 12, r.block_q = 4, r.block_k = 8;
+    const auto q = randn(20, 8, 1), k = randn(20, 8, 2), v = randn(20, 12, 3);
+    r.result = attn::flash_forward(q, k, v, 4, 8, true, 3);
+    attn::doc::document d = attn::flash_document(r, L, 4);
+    std::vector<std::string> ids;
+    for (const auto& p : d.pages) ids.push_back(p.id);
+    CHECK(ids == std::vector<std::string>{"tiles", "result", "memory"});
+    r.precision = attn::low_precision_errors(q, k, v, 4, 8, true, attn::low_precision::bfloat16);
+    r.low_name = "bfloat16";
+    d = attn::flash_document(r, L, 4);
+    REQUIRE(d.pages.size() == 4);
+    CHECK(d.pages.back().id == "precision");
+    for (const auto& p : d.pages) CHECK_FALSE(p.title.empty());
+    // The tiled result is drawn beside full attention, its differing cells marked.
+    const attn::doc::block* pair = nullptr;
+    for (const auto& b : d.pages[1].blocks)
+        if (b.kind == attn::doc::kind::row) pair = &b;
+    REQUIRE(pair);
+    REQUIRE(pair->children.size() == 2);
+    REQUIRE(pair->children[1].against);
+    CHECK(attn::max_abs_diff(*pair->children[1].against, r.result.full) == 0);
+    // Long trace lines (8 scores, 12 accumulator values) and both matrices fit the terminal.
+    for (std::size_t width : {std::size_t{60}, std::size_t{80}}) {
+        attn::text_options o;
+        o.width = width;
+        const std::string text = attn::render_text_joined(d, o);
+        INFO(text);
+        CHECK(widest_line(text) <= width);
+        CHECK_THAT(text, Catch::Contains("Row 3, tile by tile") && Catch::Contains("tile max") &&
+                             Catch::Contains("65536") && Catch::Contains("bfloat16") && Catch::Contains("2205.14135"));
+    }
+    CHECK_THAT(attn::render_markdown(d), Catch::StartsWith("# attn-explain flash") && Catch::Contains("## Memory"));
+    CHECK_THAT(attn::render_html(d), Catch::Contains("href=\"#p-precision\""));
+
+    // cost: two tables of (what, value, formula), wrapped to fit a narrow terminal.
+    attn::cost_input in;
+    const attn::doc::document c = attn::cost_document(in, attn::attention_cost(in), L);
+    REQUIRE(c.pages.size() == 1);
+    std::size_t tables = 0;
+    for (const auto& b : c.pages[0].blocks)
+        if (b.kind == attn::doc::kind::table) {
+            ++tables;
+            CHECK(b.align == "lrl");
+            for (const auto& row : b.rows) CHECK(row.size() == 3);
+        }
+    CHECK(tables == 2);
+    for (std::size_t width : {std::size_t{60}, std::size_t{80}, std::size_t{120}}) {
+        attn::text_options o;
+        o.width = width;
+        const std::string text = attn::render_text_joined(c, o);
+        INFO(text);
+        CHECK(widest_line(text) <= width);
+        CHECK_THAT(text, Catch::Contains("B·h·n²·bytes") && Catch::Contains("GFLOP") && Catch::Contains("dominate"));
+    }
+    CHECK_THAT(attn::render_markdown(c), Catch::Contains("| Q projection | 14.5 GFLOP | 2·L·B·n·d² |"));
 }

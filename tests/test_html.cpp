@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "attn/core/flash.hpp"
+#include "attn/doc/flash.hpp"
+#include "attn/doc/kvcache.hpp"
 #include "attn/doc/walkthrough.hpp"
 #include "attn/render/html.hpp"
 #include "attn/trace/inputs.hpp"
@@ -174,4 +177,40 @@ TEST_CASE("html: escaping replaces invalid UTF-8 and control characters", "[html
     CHECK(attn::html_escape("bad \xff byte") == "bad \xef\xbf\xbd byte");
     CHECK(attn::html_escape("esc \x1b[31m") == "esc ?[31m");
     CHECK(attn::html_escape("cut \xe6\x88") == "cut \xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST_CASE("html: kv-cache, flash and cost pages are well-formed and complete", "[html][kvcache][flash][cost]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::kv_request kq;
+    kq.heads = 4, kq.kv_heads = 2;
+    const attn::kv_config kc = attn::validate_kv(kq);
+    const attn::kv_report kr = attn::run_kvcache(kc, attn::make_kv_inputs(kc));
+    const std::string k = attn::render_html(attn::kvcache_document(kr, L, 4));
+    attn::flash_report fr;
+    fr.n = 5, fr.d_k = 2, fr.d_v = 2, fr.block_q = 2, fr.block_k = 2;
+    const attn::matrix<double> m{{1, 0}, {0, 1}, {1, 1}, {0.5, -1}, {2, 0}};
+    fr.result = attn::flash_forward(m, m, m, 2, 2, true, 1);
+    fr.result.tiled(0, 0) += 1;  // a tiled cell that differs from full attention
+    const std::string f = attn::render_html(attn::flash_document(fr, L, 4));
+    attn::cost_input ci;
+    const std::string c = attn::render_html(attn::cost_document(ci, attn::attention_cost(ci), L));
+    for (const std::string* page : {&k, &f, &c}) {
+        INFO(page->substr(0, 200));
+        CHECK(xml_problem(*page) == "");
+        CHECK(page->rfind("<!DOCTYPE html>", 0) == 0);
+        CHECK(page->find("<script") == std::string::npos);
+    }
+    // kv-cache: the prefill, each decode step and the summary in the table of contents
+    CHECK(count(k, "<li><a href=\"#p-") == kr.steps.size() + 1);
+    CHECK(k.find("id=\"p-step-4\"") != std::string::npos);
+    CHECK(k.find("query heads 0,1 → kv head 0; 2,3 → kv head 1") != std::string::npos);
+    CHECK(count(k, "<table class=\"matrix\">") == 4 * kr.steps.size());  // q, k and v; weights; output
+    // flash: the tiles, tiled beside full with the differing cell marked, the memory table
+    CHECK(count(f, "<li><a href=\"#p-") == 3);
+    CHECK(count(f, "<td class=\"diff\">") == 1);
+    CHECK(f.find("<table class=\"data\">") != std::string::npos);
+    // cost: one page (no table of contents), two tables of what, value and formula
+    CHECK(c.find("<nav") == std::string::npos);
+    CHECK(count(c, "<table class=\"data\">") == 2);
+    CHECK(c.find("2·L·B·n·d²") != std::string::npos);
 }

@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
+#include "attn/doc/kvcache.hpp"
+#include "attn/render/html.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
 #include "attn/render/format.hpp"
 #include "attn/trace/kvcache.hpp"
 #include "attn/io/lessons.hpp"
@@ -175,6 +179,43 @@ TEST_CASE("kv-cache: FLOPs and cache bytes", "[kvcache]") {
         CHECK(r.steps[k].flops_full - r.steps[k].flops_cached > r.steps[k - 1].flops_full - r.steps[k - 1].flops_cached);
 }
 
+TEST_CASE("kv-cache: pages - one per decode step between the prefill and the summary", "[kvcache][doc]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    const attn::kv_report r = run(20, 3, 64, 8, 2, "float32");
+    const attn::doc::document d = attn::kvcache_document(r, L, 4);
+    std::vector<std::string> ids;
+    for (const auto& p : d.pages) ids.push_back(p.id);
+    CHECK(ids == std::vector<std::string>{"prefill", "step-1", "step-2", "step-3", "summary"});
+    for (std::size_t k = 0; k < r.steps.size(); ++k) CHECK(d.pages[k].title == attn::kv_step_title(r, k, L));
+    CHECK(d.pages.back().title == "Summary");
+    // Every line fits the terminal: 64-wide rows and 8 heads' weights are elided, not wrapped.
+    for (std::size_t width : {std::size_t{60}, std::size_t{80}}) {
+        attn::text_options o;
+        o.width = width;
+        const std::vector<std::string> pages = attn::render_text(d, o);
+        REQUIRE(pages.size() == 5);
+        for (const std::string& page : pages) {
+            std::size_t a = 0, b;
+            while ((b = page.find('\n', a)) != std::string::npos) {
+                const std::string line = page.substr(a, b - a);
+                INFO(line);
+                CHECK(attn::display_width(line) <= width);
+                a = b + 1;
+            }
+        }
+        CHECK_THAT(pages[1], Catch::Contains("head 7 (kv 1)") && Catch::Contains("q_20") && Catch::Contains("…"));
+    }
+    {
+        attn::text_options o;
+        o.full = true;
+        CHECK_THAT(attn::render_text(d, o)[1], !Catch::Contains("…"));
+    }
+    CHECK_THAT(attn::render_markdown(d), Catch::StartsWith("# attn-explain kv-cache") &&
+                                             Catch::Contains("## Step 3 of 3: token position 22") &&
+                                             Catch::Contains("| head 7 (kv 1) |"));
+    CHECK_THAT(attn::render_html(d), Catch::Contains("<a href=\"#p-step-2\">") && Catch::Contains("<h2>Summary</h2>"));
+}
+
 TEST_CASE("kv-cache: bad sizes are refused with one line", "[kvcache]") {
     auto refuses = [](attn::kv_request r, const char* text) {
         INFO(text);
@@ -231,6 +272,10 @@ TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") 
     const result md = cli("--format markdown");
     CHECK(md.code == 0);
     CHECK_THAT(md.out, Catch::StartsWith("# attn-explain kv-cache"));
+    const result html = cli("--heads 4 --kv-heads 2 --format html");
+    CHECK(html.code == 0);
+    CHECK_THAT(html.out, Catch::StartsWith("<!DOCTYPE html>") && Catch::Contains("query heads 0,1 → kv head 0") &&
+                             Catch::EndsWith("</html>\n"));
 
     const char* bad[][2] = {
         {"--heads 4 --kv-heads 3", "--kv-heads 3 must divide --heads 4"},

@@ -3,13 +3,18 @@
 #include <catch2/catch.hpp>
 
 #include "attn/drill/drill.hpp"
-#include "attn/render/render_flash.hpp"
 #include "attn/trace/trace_grad.hpp"
 #include "attn/trace/train.hpp"
 #include "attn/core/error.hpp"
 #include "attn/render/render_drill.hpp"
 #include "attn/trace/inputs.hpp"
-#include "attn/trace/kvcache.hpp"
+#include "attn/doc/flash.hpp"
+#include "attn/doc/kvcache.hpp"
+#include "attn/render/json_flash.hpp"
+#include "attn/render/json_kvcache.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
+#include "attn/render/html.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/doc/walkthrough.hpp"
@@ -195,14 +200,19 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         fr.result = attn::flash_forward(m, m, m, 2, 2, true, 1);
         fr.precision = attn::low_precision_errors(m, m, m, 2, 2, true, attn::low_precision::float16);
         fr.low_name = "float16";
-        attn::view_options o;
-        CHECK_NOTHROW(attn::render_flash_text(fr, F, o));
-        CHECK_NOTHROW(attn::render_flash_markdown(fr, F, o));
+        attn::text_options o;
+        const attn::doc::document fd = attn::flash_document(fr, F, 4);
+        CHECK_NOTHROW(attn::render_text(fd, o));
+        CHECK_NOTHROW(attn::render_markdown(fd));
+        CHECK_NOTHROW(attn::render_flash_json(fr));
         attn::cost_input ci;
         for (std::size_t n : {std::size_t{256}, std::size_t{8192}}) {  // both sides of the crossover
             ci.seq_len = n;
-            CHECK_NOTHROW(attn::render_cost_text(ci, attn::attention_cost(ci), F, true));
-            CHECK_NOTHROW(attn::render_cost_markdown(ci, attn::attention_cost(ci), F));
+            o.color = true;
+            const attn::doc::document cd = attn::cost_document(ci, attn::attention_cost(ci), F);
+            CHECK_NOTHROW(attn::render_text(cd, o));
+            CHECK_NOTHROW(attn::render_markdown(cd));
+            CHECK_NOTHROW(attn::render_cost_json(ci, attn::attention_cost(ci)));
         }
     }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
@@ -262,13 +272,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     {
         const attn::lessons& kl = attn::lessons::embedded("en");
         auto kv_all = [&](const attn::kv_report& r) {
-            attn::view_options o;
+            attn::text_options o;
+            const attn::doc::document d = attn::kvcache_document(r, kl, 4);
             for (bool color : {false, true}) {
                 o.color = color;
-                CHECK_NOTHROW(attn::render_kvcache_pages(r, kl, o));
+                CHECK_NOTHROW(attn::render_text(d, o));
             }
             CHECK_NOTHROW(attn::render_kvcache_json(r, kl));
-            CHECK_NOTHROW(attn::render_kvcache_markdown(r, kl, o));
+            CHECK_NOTHROW(attn::render_markdown(d));
+            CHECK_NOTHROW(attn::render_html(d));
         };
         auto kv_of = [](std::int64_t p, std::int64_t h, std::int64_t g) {
             attn::kv_request q;

@@ -1,11 +1,14 @@
 // Renderer tests: exact strings for numbers, matrices, elision, heatmaps and JSON.
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "attn/doc/document.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/doc/walkthrough.hpp"
 #include "attn/render/json.hpp"
@@ -173,4 +176,36 @@ TEST_CASE("text pages: one per step plus summary - colour only when asked", "[re
     CHECK(md.find("| X | 0 | 1 | 2 | 3 |") != std::string::npos);
     CHECK(md.find("|---|---:|---:|---:|---:|") != std::string::npos);
     CHECK(md.find("| 0 | 1.0000 | 0.0000 | 1.0000 | 0.0000 |") != std::string::npos);
+}
+
+TEST_CASE("page tables and listings wrap to the terminal - rows of blocks stay inside it", "[render][doc]") {
+    attn::doc::document d;
+    attn::doc::page p;
+    p.blocks.push_back(attn::doc::table({"what", "value", "formula"},
+                                        {{"tiled kernel's extra memory, one layer", "288.00 KiB",
+                                          "B·h·(2·n·4 + Br·Bc·4): m and l per row, one tile"},
+                                         {"Q projection", "14.5 GFLOP", "2·L·B·n·d²"}},
+                                        "lrl"));
+    p.blocks.push_back(attn::doc::listing({"  acc       = [0.0588, -1.2665, -2.7022, -0.9796, -2.4981, 1.0596, 2.3924, 1.0727]"}));
+    const matrix<double> a = xt::ones<double>({std::size_t{6}, std::size_t{12}});
+    attn::doc::block b = attn::doc::matrix_of("tiled", a);
+    b.against = std::make_shared<const matrix<double>>(a * 2.0);
+    p.blocks.push_back(attn::doc::row({attn::doc::matrix_of("full", a), b}));
+    d.pages.push_back(p);
+    attn::text_options o;
+    o.width = 80;
+    const std::string wide = attn::render_text_joined(d, o);
+    CHECK_THAT(wide, Catch::Contains("  Q projection") && Catch::Contains("2·L·B·n·d²"));
+    for (std::size_t width : {std::size_t{40}, std::size_t{60}, std::size_t{80}}) {
+        o.width = width;
+        const std::string text = attn::render_text_joined(d, o);
+        INFO(text);
+        std::size_t from = 0, to;
+        while ((to = text.find('\n', from)) != std::string::npos) {
+            CHECK(attn::display_width(text.substr(from, to - from)) <= width);
+            from = to + 1;
+        }
+        // Cells wrap under their column; a listing continues four columns in; words stay whole.
+        CHECK_THAT(text, Catch::Contains("B·h·(2·n·4") && Catch::Contains("\n      ") && Catch::Contains("-0.9796,"));
+    }
 }

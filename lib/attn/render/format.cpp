@@ -176,8 +176,10 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
             cell_w = std::max(cell_w, display_width(format_cell(m(i, j), s.precision, sci)));
     for (const std::string& l : cl) cell_w = std::max(cell_w, std::min<std::size_t>(display_width(l), 12));
 
+    // Without colour a differing cell is marked with a trailing '*' (a space when it does not differ).
+    const bool mark = s.highlight_against && !s.color && s.highlight_against->shape() == m.shape();
     const std::size_t used = display_width(s.indent) + label_w;
-    const std::size_t per_col = cell_w + 2;
+    const std::size_t per_col = cell_w + 2 + (mark ? 1 : 0);
     std::size_t col_room = cols;
     if (!s.full) {
         const std::size_t avail = s.width > used + per_col ? s.width - used : per_col;
@@ -190,7 +192,6 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
     auto cell_label = [&](const std::string& l) {
         return display_width(l) <= cell_w ? l : l.substr(0, cell_w);  // long token labels are cut
     };
-    const bool mark = s.highlight_against && !s.color && s.highlight_against->shape() == m.shape();
     std::vector<std::string> out;
     std::string header = s.indent + std::string(label_w, ' ');
     for (std::size_t c = 0; c < cp.shown.size(); ++c) {

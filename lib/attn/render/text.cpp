@@ -45,6 +45,62 @@ lines_t split_lines(const std::string& s) {
     }
 }
 
+std::size_t longest_word(const std::string& s) {
+    std::size_t best = 0, start = 0;
+    while (start <= s.size()) {
+        std::size_t end = s.find(' ', start);
+        if (end == std::string::npos) end = s.size();
+        best = std::max(best, display_width(s.substr(start, end - start)));
+        start = end + 1;
+    }
+    return best;
+}
+
+// Greedy word wrap to exactly `width` columns (a word longer than that gets a line of its own).
+lines_t wrap_cell(const std::string& s, std::size_t width) {
+    lines_t out;
+    std::string cur;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        std::size_t end = s.find(' ', start);
+        if (end == std::string::npos) end = s.size();
+        const std::string word = s.substr(start, end - start);
+        start = end + 1;
+        if (word.empty()) continue;
+        if (!cur.empty() && display_width(cur) + 1 + display_width(word) > width) out.push_back(cur), cur.clear();
+        cur += (cur.empty() ? "" : " ") + word;
+    }
+    if (!cur.empty() || out.empty()) out.push_back(cur);
+    return out;
+}
+
+// A preformatted line that does not fit breaks at its last space that fits (its own spacing
+// kept); the continuations take its indent plus four columns. A word wider than that stays whole.
+lines_t break_line(const std::string& line, std::size_t width) {
+    lines_t out;
+    const std::size_t n = std::min(line.find_first_not_of(' '), line.size());
+    const std::string hang = line.substr(0, n) + "    ";
+    std::string rest = line;
+    std::size_t body = n;  // where the text starts in `rest`, after its indent
+    while (display_width(rest) > width) {
+        std::size_t cut = std::string::npos;
+        for (std::size_t p = rest.find(' ', body); p != std::string::npos; p = rest.find(' ', p + 1)) {
+            if (display_width(rest.substr(0, p)) > width) break;
+            cut = p;
+        }
+        if (cut == std::string::npos) break;
+        const std::size_t next = rest.find_first_not_of(' ', cut);
+        if (next == std::string::npos) break;
+        std::string head = rest.substr(0, cut);
+        while (!head.empty() && head.back() == ' ') head.pop_back();
+        out.push_back(head);
+        rest = hang + rest.substr(next);
+        body = hang.size();
+    }
+    out.push_back(rest);
+    return out;
+}
+
 struct writer {
     const doc::document& d;
     const text_options& o;
@@ -130,9 +186,11 @@ struct writer {
         return out;
     }
 
+    // Lines as they are; one wider than the terminal breaks at spaces, continued four columns in.
     lines_t listing(const block& b) const {
         lines_t out;
-        for (const auto& l : b.lines) out.push_back(paint_text(l, b.style));
+        for (const auto& l : b.lines)
+            for (const auto& part : break_line(l, o.width)) out.push_back(paint_text(part, b.style));
         return out;
     }
 
@@ -158,25 +216,52 @@ struct writer {
         return out;
     }
 
+    // Columns as wide as their widest cell; a table wider than the terminal narrows its widest
+    // left-aligned columns (never below their longest word) and wraps their cells.
     lines_t table(const block& b) const {
         std::size_t cols = b.header.size();
         for (const auto& r : b.rows) cols = std::max(cols, r.size());
-        std::vector<std::size_t> w(cols, 0);
+        auto right = [&](std::size_t c) { return c < b.align.size() && b.align[c] == 'r'; };
+        std::vector<std::size_t> w(cols, 0), least(cols, 0);
         auto measure = [&](const std::vector<std::string>& r) {
-            for (std::size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
+            for (std::size_t c = 0; c < r.size(); ++c) {
+                w[c] = std::max(w[c], display_width(r[c]));
+                if (!right(c)) least[c] = std::max(least[c], longest_word(r[c]));
+            }
         };
         measure(b.header);
         for (const auto& r : b.rows) measure(r);
+        for (std::size_t c = 0; c < cols; ++c)
+            if (right(c)) least[c] = w[c];
+        std::size_t total = 2 * cols;  // a line is " " + " cell" per column + " " between columns
+        for (std::size_t c = 0; c < cols; ++c) total += w[c];
+        while (total > o.width) {
+            std::size_t widest = cols;
+            for (std::size_t c = 0; c < cols; ++c)
+                if (w[c] > least[c] && (widest == cols || w[c] > w[widest])) widest = c;
+            if (widest == cols) break;  // every column is down to its longest word
+            --w[widest], --total;
+        }
         auto format_row = [&](const std::vector<std::string>& r) {
-            std::string line = " ";
+            std::vector<lines_t> cells(cols);
+            std::size_t height = 1;
             for (std::size_t c = 0; c < cols; ++c) {
                 const std::string cell = c < r.size() ? r[c] : "";
-                const bool right = c < b.align.size() && b.align[c] == 'r';
-                line += " " + (right ? pad_left(cell, w[c]) : pad_right(cell, w[c]));
-                if (c + 1 < cols) line += " ";
+                cells[c] = display_width(cell) <= w[c] ? lines_t{cell} : wrap_cell(cell, w[c]);
+                height = std::max(height, cells[c].size());
             }
-            while (!line.empty() && line.back() == ' ') line.pop_back();
-            return line;
+            lines_t out;
+            for (std::size_t k = 0; k < height; ++k) {
+                std::string line = " ";
+                for (std::size_t c = 0; c < cols; ++c) {
+                    const std::string cell = k < cells[c].size() ? cells[c][k] : "";
+                    line += " " + (right(c) ? pad_left(cell, w[c]) : pad_right(cell, w[c]));
+                    if (c + 1 < cols) line += " ";
+                }
+                while (!line.empty() && line.back() == ' ') line.pop_back();
+                out.push_back(line);
+            }
+            return out;
         };
         lines_t out;
         if (!b.title.empty()) out.push_back(paint_text(b.title, doc::tone::bold));
@@ -192,8 +277,10 @@ struct writer {
             while (!line.empty() && line.back() == ' ') line.pop_back();
             out.push_back(paint(line, style::bold, o.color));
         }
-        if (!b.header.empty()) out.push_back(paint(format_row(b.header), b.groups.empty() ? style::bold : style::label, o.color));
-        for (const auto& r : b.rows) out.push_back(format_row(r));
+        if (!b.header.empty())
+            for (const auto& l : format_row(b.header)) out.push_back(paint(l, b.groups.empty() ? style::bold : style::label, o.color));
+        for (const auto& r : b.rows)
+            for (const auto& l : format_row(r)) out.push_back(l);
         return out;
     }
 
@@ -223,11 +310,14 @@ struct writer {
     // Children side by side as far as the width allows; a child that does not fit starts a new
     // band under the others.
     lines_t row(const block& b) const {
+        text_options inner = o;  // children are drawn two columns in
+        inner.width = o.width > 2 ? o.width - 2 : o.width;
+        const writer in{d, inner};
         lines_t out, band;
         const std::size_t n = b.children.size();
         const std::size_t share = n ? (o.width > 2 + b.gap_columns * (n - 1) ? (o.width - 2 - b.gap_columns * (n - 1)) / n : 10) : 0;
         for (const block& c : b.children) {
-            const lines_t child = c.kind == kind::chart ? chart(c, share) : render(c);
+            const lines_t child = c.kind == kind::chart ? in.chart(c, share) : in.render(c);
             if (band.empty()) {
                 band = child;
                 continue;

@@ -1,18 +1,15 @@
-// `attn-explain kv-cache`: validation, inputs, the decode loop with a growing cache, GQA, the checks
-// against full causal attention, and FLOP / byte counts. The renderers are in render_kvcache.cpp.
+// `attn-explain kv-cache`: validation, inputs, and the decode loop with a growing cache (the arithmetic
+// is core/kvcache.cpp's), checked against full causal attention, with FLOP and byte counts.
 #include "attn/trace/kvcache.hpp"
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
-#include "attn/core/masks.hpp"
-#include "attn/core/multihead.hpp"
-#include "attn/io/npy.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/io/npy.hpp"
 
 namespace attn {
 
@@ -85,18 +82,6 @@ std::string shape_of_npy(const std::vector<std::size_t>& s) {
     return out + (s.size() == 1 ? ",)" : ")");
 }
 
-// x [T, d] @ w [d, e], accumulating in T: row r only.
-template <class T>
-std::vector<T> project_row(const matrix<T>& x, std::size_t r, const matrix<T>& w) {
-    std::vector<T> out(w.shape(1), T(0));
-    for (std::size_t j = 0; j < w.shape(1); ++j) {
-        T s = 0;
-        for (std::size_t k = 0; k < w.shape(0); ++k) s += x(r, k) * w(k, j);
-        out[j] = s;
-    }
-    return out;
-}
-
 template <class T>
 kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     const std::size_t T_len = c.total(), d = c.d_model, h = c.heads, g = c.kv_heads, dh = c.d_head;
@@ -106,16 +91,14 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     r.in = in;
     r.full = gqa_full_causal<T>(in.x, in.w_q, in.w_k, in.w_v, h, g);
     r.output = xt::zeros<double>({T_len, d});
-    // The cache: per K/V head, L rows of d_head, appended in place.
-    std::vector<std::vector<T>> kc(g), vc(g);
-    const T scale = static_cast<T>(std::sqrt(static_cast<T>(dh)));
+    kv_cache<T> cache(g, dh);
 
     auto run_chunk = [&](std::size_t first, std::size_t count, bool prefill) {
         kv_step s;
         s.prefill = prefill;
         s.first = first;
         s.count = count;
-        s.cache_before = kc[0].size() / dh;
+        s.cache_before = cache.length();
         s.q = xt::zeros<double>({count, h * dh});
         s.k = xt::zeros<double>({count, g * dh});
         s.v = xt::zeros<double>({count, g * dh});
@@ -126,39 +109,13 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
             const std::vector<T> k = project_row(x, pos, wk), v = project_row(x, pos, wv);
             for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
             for (std::size_t j = 0; j < g * dh; ++j) s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
-            for (std::size_t kv = 0; kv < g; ++kv) {  // append k and v to the cache
-                kc[kv].insert(kc[kv].end(), k.begin() + static_cast<long>(kv * dh), k.begin() + static_cast<long>((kv + 1) * dh));
-                vc[kv].insert(vc[kv].end(), v.begin() + static_cast<long>(kv * dh), v.begin() + static_cast<long>((kv + 1) * dh));
-            }
+            cache.append(k, v);
         }
-        const std::size_t L = kc[0].size() / dh;
+        const std::size_t L = cache.length();
         s.cache_after = L;
-        // A chunk of `count` queries over L keys: causal, aligned bottom-right (the last query is the
-        // last key). For one decode query it blocks nothing.
-        const auto blocked = causal_blocked(count, L, causal_align::bottom_right);
-        s.weights.assign(h, matrix<double>(xt::zeros<double>({count, L})));
-        s.output = xt::zeros<double>({count, d});
-        for (std::size_t hh = 0; hh < h; ++hh) {
-            const std::size_t kv = c.kv_head_of(hh);
-            for (std::size_t i = 0; i < count; ++i) {
-                std::vector<T> sc(L);
-                T mx = -std::numeric_limits<T>::infinity();
-                for (std::size_t j = 0; j < L; ++j) {
-                    T dot = 0;
-                    for (std::size_t e = 0; e < dh; ++e) dot += qs[i][hh * dh + e] * kc[kv][j * dh + e];
-                    sc[j] = blocked[i][j] ? -std::numeric_limits<T>::infinity() : dot / scale;
-                    if (sc[j] > mx) mx = sc[j];
-                }
-                T sum = 0;
-                for (std::size_t j = 0; j < L; ++j) sum += sc[j] = blocked[i][j] ? T(0) : std::exp(sc[j] - mx);
-                for (std::size_t j = 0; j < L; ++j) sc[j] /= sum, s.weights[hh](i, j) = static_cast<double>(sc[j]);
-                for (std::size_t e = 0; e < dh; ++e) {
-                    T o = 0;
-                    for (std::size_t j = 0; j < L; ++j) o += sc[j] * vc[kv][j * dh + e];
-                    s.output(i, hh * dh + e) = static_cast<double>(o);
-                }
-            }
-        }
+        cached_attention a = attend_cache(qs, cache, c.sizes());
+        s.weights = std::move(a.weights);
+        s.output = std::move(a.output);
         s.full_rows = xt::empty<double>({count, d});
         for (std::size_t i = 0; i < count; ++i)
             for (std::size_t j = 0; j < d; ++j) {
@@ -177,13 +134,8 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     run_chunk(0, c.prompt_len, true);
     for (std::size_t t = 0; t < c.steps; ++t) run_chunk(c.prompt_len + t, 1, false);
 
-    r.k_cache = xt::empty<double>({std::size_t{1}, g, T_len, dh});
-    r.v_cache = xt::empty<double>({std::size_t{1}, g, T_len, dh});
-    for (std::size_t kv = 0; kv < g; ++kv)
-        for (std::size_t j = 0; j < T_len * dh; ++j) {
-            r.k_cache.data()[kv * T_len * dh + j] = static_cast<double>(kc[kv][j]);
-            r.v_cache.data()[kv * T_len * dh + j] = static_cast<double>(vc[kv][j]);
-        }
+    r.k_cache = cache.keys();
+    r.v_cache = cache.values();
     r.cache_bytes = kv_cache_bytes(c, T_len, g);
     r.mha_cache_bytes = kv_cache_bytes(c, T_len, h);
     return r;
@@ -320,51 +272,15 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
     return in;
 }
 
-template <class T>
-matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
-                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads) {
-    const std::size_t n = x.shape(0), d = x.shape(1);
-    tensor3<T> x3 = xt::empty<T>({std::size_t{1}, n, d});
-    for (std::size_t i = 0; i < x.size(); ++i) x3.data()[i] = static_cast<T>(x.data()[i]);
-    const tensor4<T> qh = split_heads(project3(x3, convert<T>(w_q)), heads);      // [1, h, T, d_h]
-    const tensor4<T> kg = split_heads(project3(x3, convert<T>(w_k)), kv_heads);   // [1, g, T, d_h]
-    const tensor4<T> vg = split_heads(project3(x3, convert<T>(w_v)), kv_heads);   // [1, g, T, d_h]
-    const std::size_t dh = qh.shape(3), group = heads / kv_heads;
-    // repeat_interleave(h / g, dim=1): query head i reads K/V head i / (h / g).
-    tensor4<T> kr = xt::empty<T>({std::size_t{1}, heads, n, dh}), vr = kr;
-    for (std::size_t hh = 0; hh < heads; ++hh)
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t e = 0; e < dh; ++e) {
-                kr(0, hh, i, e) = kg(0, hh / group, i, e);
-                vr(0, hh, i, e) = vg(0, hh / group, i, e);
-            }
-    const tensor4<T> w = softmax_last(mask_causal4(scale4(batched_scores(qh, kr), dh)));
-    const tensor3<T> merged = merge_heads(batched_matmul(w, vr));  // [1, T, d]
-    matrix<double> out = xt::empty<double>({n, merged.shape(2)});
-    for (std::size_t i = 0; i < out.size(); ++i) out.data()[i] = static_cast<double>(merged.data()[i]);
-    return out;
-}
-template matrix<double> gqa_full_causal<float>(const matrix<double>&, const matrix<double>&, const matrix<double>&,
-                                               const matrix<double>&, std::size_t, std::size_t);
-template matrix<double> gqa_full_causal<double>(const matrix<double>&, const matrix<double>&, const matrix<double>&,
-                                                const matrix<double>&, std::size_t, std::size_t);
+double kv_flops_cached(const kv_config& c, std::size_t cache_len) { return kv_flops_cached(c.sizes(), cache_len); }
 
-double kv_flops_cached(const kv_config& c, std::size_t cache_len) {
-    const double d = static_cast<double>(c.d_model), g = static_cast<double>(c.kv_heads);
-    const double h = static_cast<double>(c.heads), dh = static_cast<double>(c.d_head), L = static_cast<double>(cache_len);
-    return 2 * d * d + 4 * d * g * dh + 4 * h * L * dh;
-}
-
-double kv_flops_full(const kv_config& c, std::size_t cache_len) {
-    const double d = static_cast<double>(c.d_model), g = static_cast<double>(c.kv_heads);
-    const double h = static_cast<double>(c.heads), dh = static_cast<double>(c.d_head), L = static_cast<double>(cache_len);
-    return L * (2 * d * d + 4 * d * g * dh) + 4 * h * L * L * dh;
-}
+double kv_flops_full(const kv_config& c, std::size_t cache_len) { return kv_flops_full(c.sizes(), cache_len); }
 
 double kv_cache_bytes(const kv_config& c, std::size_t cache_len, std::size_t kv_heads) {
-    return 2.0 * static_cast<double>(kv_heads) * static_cast<double>(cache_len) * static_cast<double>(c.d_head) *
-           (c.type == dtype::float32 ? 4.0 : 8.0);
+    return kv_cache_bytes(kv_heads, cache_len, c.d_head, c.type == dtype::float32 ? 4 : 8);
 }
+
+double kv_tolerance(dtype t) { return t == dtype::float32 ? 1e-4 : 1e-10; }
 
 kv_report run_kvcache(const kv_config& c, const kv_inputs& in) {
     return c.type == dtype::float32 ? run_typed<float>(c, in) : run_typed<double>(c, in);

@@ -1,6 +1,7 @@
 // `attn-explain kv-cache`: autoregressive decoding with a KV cache, step by step, and grouped-query
 // attention (GQA; g = 1 is multi-query attention). Pure library: validation, inputs, the decode loop,
-// the checks against full causal attention, FLOP and byte counts, and the text/JSON/Markdown renderers.
+// the checks against full causal attention, FLOP and byte counts. The arithmetic on plain sizes is in
+// core/kvcache.hpp; the pages are built by doc/kvcache.hpp, the JSON written by render/json_kvcache.hpp.
 // Layout: one sequence (B = 1), T = p + t tokens; X [T, d]; W_Q [d, d]; W_K, W_V [d, g·d_head];
 // the cache holds K and V as [1, g, L, d_head] and grows by one position per decode step.
 // Query head i uses K/V head i / (h / g). Outputs are the merged per-head outputs BEFORE W_O: [T, d].
@@ -11,9 +12,8 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/kvcache.hpp"
 #include "attn/trace/config.hpp"
-#include "attn/io/lessons.hpp"
-#include "attn/render/render.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace attn {
@@ -41,6 +41,7 @@ struct kv_config {
     std::size_t total() const { return prompt_len + steps; }  // T
     std::size_t group() const { return heads / kv_heads; }    // query heads per K/V head
     std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }
+    gqa_sizes sizes() const { return {d_model, heads, kv_heads, d_head}; }
 };
 
 // Throws attn::error with one line that says what to do. With --load the sizes come from the files
@@ -93,29 +94,15 @@ struct kv_report {
 // Runs the prefill and the decode loop in the config's dtype, and full causal attention beside it.
 kv_report run_kvcache(const kv_config& c, const kv_inputs& in);
 
-// Full causal self-attention over x [T, d] with GQA heads (K/V heads repeated to h), per-head outputs
-// merged before W_O: [T, d]. In T's precision; built from multihead.hpp's batched pieces.
-template <class T>
-matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
-                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads);
-
-// FLOPs (a multiply-add is 2): one decode step whose cache holds L keys after appending, with the
-// cache (project one token, q·Kᵀ over L keys, weights·V) and without (project all L tokens and run
-// full causal attention over them, computing the whole L × L score matrix as kernels do).
+// core/kvcache.hpp's counts for this config: FLOPs of one step whose cache holds L keys after
+// appending, with the cache and without; bytes of a cache of `kv_heads` heads in the config's dtype.
 double kv_flops_cached(const kv_config& c, std::size_t cache_len);
 double kv_flops_full(const kv_config& c, std::size_t cache_len);
-// 2 · g · L · d_head · sizeof(dtype)
 double kv_cache_bytes(const kv_config& c, std::size_t cache_len, std::size_t kv_heads);
-
-// "query heads 0,1 → kv head 0; 2,3 → kv head 1"
-std::string gqa_map(const kv_config& c, const lessons& L);
+// The tolerance of "the same up to rounding" in the config's dtype.
+double kv_tolerance(dtype t);
 
 // Steps for --save: X, W_Q, W_K, W_V, K_cache, V_cache [1, g, T, d_head], full [T, d], output [T, d].
 std::vector<step> kv_save_steps(const kv_report& r);
-
-// Text: page 0 the setup and the prefill; one page per decode step; the last page the summary.
-std::vector<std::string> render_kvcache_pages(const kv_report& r, const lessons& L, const view_options& o);
-std::string render_kvcache_json(const kv_report& r, const lessons& L);
-std::string render_kvcache_markdown(const kv_report& r, const lessons& L, const view_options& o);
 
 }  // namespace attn

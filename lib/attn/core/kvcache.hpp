@@ -1,0 +1,62 @@
+// The arithmetic of autoregressive decoding with a KV cache and grouped-query attention (GQA), on
+// plain sizes: the cache itself, one chunk of queries attending over it, full causal attention for
+// the check, and the FLOP and byte counts. No validation, strings or files (trace/kvcache.hpp holds
+// the command's config, inputs and report, and calls these).
+// Layout: h query heads, g K/V heads (g divides h; g = 1 is multi-query), d_model = h·d_head.
+// Query head i reads K/V head i / (h / g). Outputs are the merged per-head outputs BEFORE W_O.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+
+namespace attn {
+
+struct gqa_sizes {
+    std::size_t d_model = 8, heads = 2, kv_heads = 2, d_head = 4;
+    std::size_t group() const { return heads / kv_heads; }  // query heads per K/V head
+    std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }
+};
+
+// x [T, d] @ w [d, e], row r only, accumulating in T: the one new token of a decode step.
+template <class T>
+std::vector<T> project_row(const matrix<T>& x, std::size_t r, const matrix<T>& w);
+
+// The cache: per K/V head, L rows of d_head, appended in place (one position at a time).
+template <class T>
+struct kv_cache {
+    std::size_t kv_heads = 0, d_head = 0;
+    std::vector<std::vector<T>> k, v;  // [g][L·d_head]
+    kv_cache(std::size_t g, std::size_t dh) : kv_heads(g), d_head(dh), k(g), v(g) {}
+    std::size_t length() const { return kv_heads && d_head ? k[0].size() / d_head : 0; }
+    // k_row and v_row hold g·d_head values: head kv's slice goes to its cache.
+    void append(const std::vector<T>& k_row, const std::vector<T>& v_row);
+    // [1, g, L, d_head], as PyTorch's past_key_values hold it.
+    xt::xtensor<double, 4> keys() const;
+    xt::xtensor<double, 4> values() const;
+};
+
+// `queries` (each h·d_head values, in T) attend over the whole cache, causal aligned bottom-right: the
+// last query lines up with the last key, so a single query sees every cached key and nothing is masked.
+struct cached_attention {
+    std::vector<matrix<double>> weights;  // per query head: [count, L]
+    matrix<double> output;                // [count, h·d_head]: merged heads, before W_O
+};
+template <class T>
+cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const kv_cache<T>& cache, const gqa_sizes& s);
+
+// Full causal self-attention over x [T, d] with GQA heads (K/V heads repeated to h), per-head outputs
+// merged before W_O: [T, d]. In T's precision; built from multihead.hpp's batched pieces.
+template <class T>
+matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
+                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads);
+
+// FLOPs (a multiply-add is 2): one decode step whose cache holds L keys after appending, with the
+// cache (project one token, q·Kᵀ over L keys, weights·V) and without (project all L tokens and run
+// full causal attention over them, computing the whole L × L score matrix as kernels do).
+double kv_flops_cached(const gqa_sizes& s, std::size_t cache_len);
+double kv_flops_full(const gqa_sizes& s, std::size_t cache_len);
+// 2 · g · L · d_head · element_bytes
+double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d_head, std::size_t element_bytes);
+
+}  // namespace attn

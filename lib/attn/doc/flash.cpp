@@ -1,0 +1,172 @@
+// `attn-explain flash` and `attn-explain cost` as pages (see flash.hpp).
+#include "attn/doc/flash.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "attn/core/shapes.hpp"
+#include "attn/doc/chrome.hpp"
+
+namespace attn {
+
+namespace {
+
+using doc::block;
+using doc::tone;
+
+std::string bytes_text(double b) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (b >= 1024 && u < 5) b /= 1024, ++u;
+    return u == 0 ? fmt::format("{:.0f} {}", b, units[u]) : fmt::format("{:.2f} {}", b, units[u]);
+}
+
+std::string flops_text(double f) {
+    const char* units[] = {"", "K", "M", "G", "T", "P"};
+    int u = 0;
+    while (f >= 1000 && u < 5) f /= 1000, ++u;
+    return fmt::format("{:.3g} {}FLOP", f, units[u]);
+}
+
+std::string row_text(const std::vector<double>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + format_number(v[i], 4);
+    return s + "]";
+}
+
+// Characters (UTF-8 code points), to line up the "=" of the trace lines.
+std::size_t chars(const std::string& s) {
+    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
+}
+
+vars flash_vars(const flash_report& r) {
+    return {{"n", std::to_string(r.n)},           {"d_k", std::to_string(r.d_k)},
+            {"d_v", std::to_string(r.d_v)},       {"block_q", std::to_string(r.block_q)},
+            {"block_k", std::to_string(r.block_k)}, {"seed", std::to_string(r.seed)},
+            {"mask", r.causal ? "causal" : "none"}, {"row", std::to_string(r.result.row_index)},
+            {"tiles_q", std::to_string(r.result.tiles_q)}, {"tiles_k", std::to_string(r.result.tiles_k)},
+            {"max_diff", fmt::format("{:.3g}", r.result.max_diff)},
+            {"extra", bytes_text(static_cast<double>(r.result.extra_bytes))},
+            {"full", bytes_text(static_cast<double>(r.result.full_bytes))}};
+}
+
+// One key tile of the followed row: the scores, the running max, the rescale factor, the running sum
+// and the accumulator, as the kernel updates them.
+std::vector<std::string> tile_lines(const tile_record& t, const lessons& L) {
+    const std::string tile_max = L.raw("flash.tile_max");
+    const std::size_t col = std::max<std::size_t>(10, chars(tile_max) + 2);
+    auto line = [&](const std::string& label, const std::string& value) {
+        return "  " + label + std::string(col > chars(label) ? col - chars(label) : 1, ' ') + "= " + value;
+    };
+    return {line("s", row_text(t.scores)),
+            line(tile_max, format_number(t.tile_max, 4)),
+            line("m", format_number(t.m_old, 4) + " → " + format_number(t.m_new, 4)),
+            line("α", "exp(m_old - m_new) = " + format_number(t.alpha, 4)),
+            line("l", "α·" + format_number(t.l_old, 4) + " + Σ exp(s - m) = " + format_number(t.l_new, 4)),
+            line("acc", row_text(t.acc))};
+}
+
+}  // namespace
+
+doc::document flash_document(const flash_report& r, const lessons& L, int precision) {
+    const vars v = flash_vars(r);
+    doc::document d;
+    d.title = "attn-explain flash";
+    d.precision = precision;
+    d.ui = doc::chrome_from(L);
+
+    doc::page tiles;
+    tiles.id = "tiles";
+    tiles.title = L.text("flash.row_title", v);
+    tiles.blocks = {doc::banner("attn-explain flash: " + L.text("flash.config", v)), doc::gap(),
+                    doc::prose(L.text("flash.intro", v)), doc::gap(), doc::heading(L.text("flash.row_title", v))};
+    for (const tile_record& t : r.result.row) {
+        tiles.blocks.push_back(doc::heading(L.text("flash.tile", {{"tile", std::to_string(t.tile)},
+                                                                  {"from", std::to_string(t.from)},
+                                                                  {"to", std::to_string(t.to - 1)}}),
+                                            2, tone::bold));
+        tiles.blocks.push_back(doc::listing(tile_lines(t, L)));
+    }
+    d.pages.push_back(std::move(tiles));
+
+    doc::page result;
+    result.id = "result";
+    result.title = L.raw("flash.result_title");
+    block full = doc::matrix_of(L.raw("flash.full_label"), r.result.full);
+    block tiled = doc::matrix_of(L.raw("flash.tiled_label"), r.result.tiled);
+    tiled.against = std::make_shared<const matrix<double>>(r.result.full);  // differing cells stand out
+    result.blocks = {doc::heading(L.raw("flash.result_title")), doc::prose(L.text("flash.finish", v)), doc::gap(),
+                     doc::row({std::move(full), std::move(tiled)}), doc::prose(L.text("flash.max_diff", v))};
+    d.pages.push_back(std::move(result));
+
+    doc::page memory;
+    memory.id = "memory";
+    memory.title = L.raw("flash.memory_title");
+    // The n×n scores in float32 against the tiled working set (m and l per row, one tile and one
+    // accumulator per query block), for n = 512 … 65536.
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t n = 512; n <= 65536; n *= 2) {
+        const double scores = static_cast<double>(n) * static_cast<double>(n) * 4;
+        const double tiled_bytes = (static_cast<double>(n) * 2 + static_cast<double>(r.block_q) *
+                                                                     (static_cast<double>(r.block_k) + static_cast<double>(r.d_v))) * 4;
+        rows.push_back({std::to_string(n), bytes_text(scores), bytes_text(tiled_bytes)});
+    }
+    memory.blocks = {doc::heading(L.raw("flash.memory_title")), doc::prose(L.text("flash.memory", v)),
+                     doc::table({"n", L.raw("flash.col_scores"), L.raw("flash.col_tiled")}, std::move(rows), "rrr")};
+    d.pages.push_back(std::move(memory));
+
+    if (r.precision) {
+        const precision_result& p = *r.precision;
+        doc::page low;
+        low.id = "precision";
+        low.title = L.raw("flash.precision_title");
+        low.blocks = {doc::heading(L.raw("flash.precision_title")),
+                      doc::prose(L.text("flash.precision",
+                                        {{"dtype", r.low_name},
+                                         {"tiled", fmt::format("{:.3g}", p.tiled_error)},
+                                         {"naive", fmt::format("{:.3g}", p.naive_error)},
+                                         {"ratio", fmt::format("{:.2f}", p.naive_error > 0 ? p.tiled_error / p.naive_error : 0.0)}}))};
+        d.pages.push_back(std::move(low));
+    }
+    d.pages.back().blocks.push_back(doc::gap());
+    d.pages.back().blocks.push_back(doc::prose(L.raw("flash.cite")));
+    return d;
+}
+
+doc::document cost_document(const cost_input& in, const cost_result& c, const lessons& L) {
+    const vars v = {{"batch", std::to_string(in.batch)},     {"n", std::to_string(in.seq_len)},
+                    {"d", std::to_string(in.d_model)},       {"h", std::to_string(in.heads)},
+                    {"g", std::to_string(in.kv_heads)},      {"layers", std::to_string(in.layers)},
+                    {"bytes", std::to_string(in.bytes)},     {"crossover", fmt::format("{:.0f}", c.crossover_n)},
+                    {"dominant", L.raw(static_cast<double>(in.seq_len) > c.crossover_n ? "cost.attention" : "cost.projections")}};
+    auto row = [&](const std::string& key, const std::string& value) {
+        return std::vector<std::string>{L.raw("cost." + key), value, L.raw("cost." + key + "_formula")};
+    };
+    doc::document d;
+    d.title = "attn-explain cost";
+    d.ui = doc::chrome_from(L);
+    doc::page p;
+    p.id = "cost";
+    p.blocks = {doc::banner("attn-explain cost: " + L.text("cost.config", v)),
+                doc::gap(),
+                doc::table({L.raw("cost.col_compute"), L.raw("cost.col_flops"), L.raw("cost.col_formula")},
+                           {row("proj_q", flops_text(c.proj_q)), row("proj_kv", flops_text(c.proj_kv)),
+                            row("qk", flops_text(c.qk)), row("softmax", flops_text(c.softmax)), row("pv", flops_text(c.pv)),
+                            row("proj_o", flops_text(c.proj_o)), row("flops", flops_text(c.flops))},
+                           "lrl"),
+                doc::gap(),
+                doc::table({L.raw("cost.col_memory"), L.raw("cost.col_bytes"), L.raw("cost.col_formula")},
+                           {row("scores_bytes", bytes_text(c.scores_bytes)), row("kv_per_token", bytes_text(c.kv_per_token)),
+                            row("kv_cache_bytes", bytes_text(c.kv_cache_bytes)), row("tiled_bytes", bytes_text(c.tiled_bytes))},
+                           "lrl"),
+                doc::gap(),
+                doc::prose(L.text("cost.dominates", v))};
+    d.pages.push_back(std::move(p));
+    return d;
+}
+
+}  // namespace attn

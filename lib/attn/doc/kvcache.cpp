@@ -1,0 +1,237 @@
+// `attn-explain kv-cache` as pages (see kvcache.hpp). Every sentence comes from lessons/*/kvcache.toml.
+#include "attn/doc/kvcache.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "attn/doc/chrome.hpp"
+
+namespace attn {
+
+namespace {
+
+using doc::block;
+using doc::tone;
+
+std::string group_digits(double v) {
+    if (!std::isfinite(v) || v >= 1e18) return fmt::format("{:.3g}", v);
+    std::string s = std::to_string(static_cast<unsigned long long>(std::llround(v)));
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+    return s;
+}
+
+std::string bytes_str(const lessons& L, double b) {
+    if (b < 1024) return L.text("kvcache.unit_bytes", {{"n", group_digits(b)}});
+    if (b < 1024.0 * 1024) return L.text("kvcache.unit_kib", {{"n", fmt::format("{:.1f}", b / 1024)}});
+    return L.text("kvcache.unit_mib", {{"n", fmt::format("{:.1f}", b / (1024.0 * 1024))}});
+}
+
+std::string ratio_str(double a, double b) { return b > 0 ? fmt::format("{:.1f}", a / b) : "-"; }
+
+std::string shape3(std::size_t g, std::size_t L, std::size_t dh) { return fmt::format("({}, {}, {})", g, L, dh); }
+
+std::string range_str(std::size_t first, std::size_t count) {
+    return count == 1 ? std::to_string(first) : fmt::format("{}–{}", first, first + count - 1);
+}
+
+bool matches(const kv_report& r, double diff) { return diff <= kv_tolerance(r.config.type); }
+
+vars step_vars_of(const kv_report& r, const kv_step& s, std::size_t index, const lessons& L) {
+    const kv_config& c = r.config;
+    return {{"i", std::to_string(index)},
+            {"t", std::to_string(c.steps)},
+            {"pos", std::to_string(s.first)},
+            {"positions", range_str(s.first, s.count)},
+            {"count", std::to_string(s.count)},
+            {"len", std::to_string(s.cache_after)},
+            {"total", std::to_string(c.total())},
+            {"before", shape3(c.kv_heads, s.cache_before, c.d_head)},
+            {"after", shape3(c.kv_heads, s.cache_after, c.d_head)},
+            {"diff", fmt::format("{:.3g}", s.max_diff)},
+            {"cached", group_digits(s.flops_cached)},
+            {"full", group_digits(s.flops_full)},
+            {"flops_ratio", ratio_str(s.flops_full, s.flops_cached)},
+            {"bytes", bytes_str(L, s.cache_bytes)}};
+}
+
+std::string check_line(const kv_report& r, const kv_step& s, const vars& v, const lessons& L) {
+    vars w = v;
+    w["tol"] = fmt::format("{:.0e}", kv_tolerance(r.config.type));
+    w["rows"] = L.text(s.count == 1 ? "kvcache.rows_one" : "kvcache.rows_many", v);
+    return L.text(matches(r, s.max_diff) ? "kvcache.check_ok" : "kvcache.check_bad", w);
+}
+
+// Row `r` of m as a 1 × n matrix.
+matrix<double> row_of(const matrix<double>& m, std::size_t r) {
+    matrix<double> out = xt::empty<double>({std::size_t{1}, m.shape(1)});
+    for (std::size_t j = 0; j < m.shape(1); ++j) out(0, j) = m(r, j);
+    return out;
+}
+
+// Numbers with a label for each row and the column index above them (the renderers elide columns
+// that do not fit).
+block labelled_rows(std::vector<std::string> labels, matrix<double> values, int precision) {
+    block b = doc::matrix_of("", std::move(values), std::move(labels));
+    b.show_shape = false;
+    b.precision = precision;
+    return b;
+}
+
+// One prefill or decode step: the cache growing, the new token's q, k and v, its weights over the
+// cache per query head, its output, the check against full attention and the FLOPs.
+void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, const lessons& L, int precision) {
+    const kv_config& c = r.config;
+    const kv_step& s = r.steps[index];
+    const vars v = step_vars_of(r, s, index, L);
+    out.push_back(doc::heading(kv_step_title(r, index, L)));
+    if (s.prefill) out.push_back(doc::prose(L.text("kvcache.prefill_note", v)));
+    out.push_back(doc::prose(L.text("kvcache.cache_grow", v), tone::bold, "  "));
+    // The new rows: all of them for a decode step; the last one for the prefill.
+    const std::size_t last = s.count - 1;
+    vars rv = v;
+    rv["pos"] = std::to_string(s.first + last);
+    if (s.prefill && s.count > 1) out.push_back(doc::prose(L.text("kvcache.prefill_last_row", rv), tone::dim, "  "));
+    out.push_back(doc::prose(L.text("kvcache.row_intro", rv), tone::plain, "  "));
+    // q has h·d_head columns, k and v g·d_head: one matrix when they are as wide (g = h), else two.
+    const std::string q_label = L.text("kvcache.row_q", rv), k_label = L.text("kvcache.row_k", rv),
+                      v_label = L.text("kvcache.row_v", rv);
+    if (s.q.shape(1) == s.k.shape(1)) {
+        matrix<double> qkv = xt::empty<double>({std::size_t{3}, s.q.shape(1)});
+        for (std::size_t j = 0; j < s.q.shape(1); ++j) qkv(0, j) = s.q(last, j), qkv(1, j) = s.k(last, j), qkv(2, j) = s.v(last, j);
+        out.push_back(labelled_rows({q_label, k_label, v_label}, std::move(qkv), precision));
+    } else {
+        out.push_back(labelled_rows({q_label}, row_of(s.q, last), precision));
+        matrix<double> kv = xt::empty<double>({std::size_t{2}, s.k.shape(1)});
+        for (std::size_t j = 0; j < s.k.shape(1); ++j) kv(0, j) = s.k(last, j), kv(1, j) = s.v(last, j);
+        out.push_back(labelled_rows({k_label, v_label}, std::move(kv), precision));
+    }
+    out.push_back(doc::prose(L.text("kvcache.weights_intro", rv), tone::plain, "  "));
+    matrix<double> w = xt::empty<double>({c.heads, s.cache_after});
+    std::vector<std::string> heads;
+    for (std::size_t hh = 0; hh < c.heads; ++hh) {
+        vars hv = rv;
+        hv["head"] = std::to_string(hh);
+        hv["kv"] = std::to_string(c.kv_head_of(hh));
+        heads.push_back(L.text("kvcache.weights_head", hv));
+        for (std::size_t j = 0; j < s.cache_after; ++j) w(hh, j) = s.weights[hh](last, j);
+    }
+    out.push_back(labelled_rows(std::move(heads), std::move(w), std::min(precision, 3)));
+    out.push_back(labelled_rows({L.text("kvcache.row_out", rv)}, row_of(s.output, last), precision));
+    out.push_back(doc::prose(check_line(r, s, v, L), matches(r, s.max_diff) ? tone::good : tone::error, "  "));
+    out.push_back(doc::prose(L.text(s.prefill ? "kvcache.prefill_flops" : "kvcache.flops", v), tone::plain, "  "));
+}
+
+}  // namespace
+
+std::string gqa_map(const kv_config& c, const lessons& L) {
+    std::string out;
+    for (std::size_t kv = 0; kv < c.kv_heads; ++kv) {
+        std::string qs;
+        for (std::size_t hh = kv * c.group(); hh < (kv + 1) * c.group(); ++hh) qs += (qs.empty() ? "" : ",") + std::to_string(hh);
+        const vars v = {{"queries", qs}, {"kv", std::to_string(kv)}};
+        if (kv == 0) out = L.text(c.group() == 1 ? "kvcache.map_first_one" : "kvcache.map_first", v);
+        else out += L.raw("kvcache.map_sep") + L.text("kvcache.map_next", v);
+    }
+    return out;
+}
+
+vars kv_vars(const kv_report& r, const lessons& L) {
+    const kv_config& c = r.config;
+    return {{"p", std::to_string(c.prompt_len)},
+            {"t", std::to_string(c.steps)},
+            {"total", std::to_string(c.total())},
+            {"last", std::to_string(c.total() - 1)},
+            {"d", std::to_string(c.d_model)},
+            {"h", std::to_string(c.heads)},
+            {"g", std::to_string(c.kv_heads)},
+            {"group", std::to_string(c.group())},
+            {"d_head", std::to_string(c.d_head)},
+            {"dtype", name_of(c.type)},
+            {"dtype_bytes", c.type == dtype::float32 ? "4" : "8"},
+            {"origin", c.load_dir.empty() ? L.text("kvcache.origin_seed", {{"seed", std::to_string(c.seed)}})
+                                          : L.text("kvcache.origin_loaded", {{"dir", c.load_dir}})},
+            {"bytes", bytes_str(L, r.cache_bytes)},
+            {"mha_bytes", bytes_str(L, r.mha_cache_bytes)},
+            {"ratio", ratio_str(r.mha_cache_bytes, r.cache_bytes)},
+            {"cached", group_digits(r.flops_cached)},
+            {"full", group_digits(r.flops_full)},
+            {"saved", group_digits(r.flops_full - r.flops_cached)},
+            {"flops_ratio", ratio_str(r.flops_full, r.flops_cached)},
+            {"diff", fmt::format("{:.3g}", r.max_diff)},
+            {"tol", fmt::format("{:.0e}", kv_tolerance(c.type))}};
+}
+
+std::string kv_attention_kind(const kv_report& r, const lessons& L) {
+    const kv_config& c = r.config;
+    const char* key = c.kv_heads == c.heads ? "kvcache.kind_mha" : c.kv_heads == 1 ? "kvcache.kind_mqa" : "kvcache.kind_gqa";
+    return L.text(key, kv_vars(r, L));
+}
+
+std::string kv_step_title(const kv_report& r, std::size_t index, const lessons& L) {
+    const kv_step& s = r.steps[index];
+    const vars v = step_vars_of(r, s, index, L);
+    return s.prefill ? L.text("kvcache.prefill_title", v) : L.text("kvcache.step_title", v);
+}
+
+std::string kv_cache_summary(const kv_report& r, const lessons& L) {
+    const vars v = kv_vars(r, L);
+    if (r.config.kv_heads == r.config.heads) {
+        vars w = v;
+        w["suggest"] = std::to_string(r.config.heads > 1 ? r.config.heads / 2 : 1);
+        return L.text(r.config.heads > 1 ? "kvcache.cache_same" : "kvcache.cache_single", w);
+    }
+    return L.text("kvcache.cache_smaller", v);
+}
+
+doc::document kvcache_document(const kv_report& r, const lessons& L, int precision) {
+    const vars v = kv_vars(r, L);
+    doc::document d;
+    d.title = "attn-explain kv-cache";
+    d.precision = precision;
+    d.ui = doc::chrome_from(L);
+
+    doc::page first;  // the setup, then the prefill
+    first.id = "prefill";
+    first.title = kv_step_title(r, 0, L);
+    first.blocks = {doc::heading(L.raw("kvcache.title")),
+                    doc::banner(L.text("kvcache.config", v)),
+                    doc::prose(kv_attention_kind(r, L)),
+                    doc::listing({"  " + gqa_map(r.config, L)}, tone::code),
+                    doc::gap(),
+                    doc::prose(L.text("kvcache.intro", v)),
+                    doc::gap(),
+                    doc::prose(L.text("kvcache.output_note", v), tone::dim),
+                    doc::gap()};
+    add_step(first.blocks, r, 0, L, precision);
+    d.pages.push_back(std::move(first));
+    for (std::size_t k = 1; k < r.steps.size(); ++k) {
+        doc::page p;
+        p.id = fmt::format("step-{}", k);
+        p.title = kv_step_title(r, k, L);
+        add_step(p.blocks, r, k, L, precision);
+        d.pages.push_back(std::move(p));
+    }
+
+    doc::page last;
+    last.id = "summary";
+    last.title = L.raw("kvcache.summary_title");
+    const bool ok = matches(r, r.max_diff);
+    last.blocks = {doc::heading(L.raw("kvcache.summary_title")),
+                   doc::prose(L.text(ok ? "kvcache.summary_ok" : "kvcache.summary_bad", v), ok ? tone::good : tone::error),
+                   doc::prose(L.text("kvcache.summary_flops", v)),
+                   doc::prose(L.text("kvcache.flops_note", v), tone::dim),
+                   doc::prose(kv_cache_summary(r, L)),
+                   doc::gap(),
+                   doc::heading(L.raw("kvcache.align_title")),
+                   doc::prose(L.text("kvcache.align_explain", v)),
+                   doc::listing({"  " + L.raw("kvcache.align_command")}, tone::code)};
+    d.pages.push_back(std::move(last));
+    return d;
+}
+
+}  // namespace attn

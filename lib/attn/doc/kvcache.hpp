@@ -1,0 +1,28 @@
+// `attn-explain kv-cache` as pages: the setup and the prefill, one page per decode step, the summary
+// (all prose from lessons/*/kvcache.toml). Also the sentences the JSON writer carries beside the
+// numbers (render/json_kvcache.hpp), so both say the same.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "attn/doc/document.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/trace/kvcache.hpp"
+
+namespace attn {
+
+// Page ids: "prefill", "step-1" … "step-t", "summary".
+doc::document kvcache_document(const kv_report& r, const lessons& L, int precision);
+
+// "query heads 0,1 → kv head 0; 2,3 → kv head 1"
+std::string gqa_map(const kv_config& c, const lessons& L);
+// The placeholders every kv-cache lesson may use ({p}, {t}, {h}, {g}, {bytes}, {diff}, …).
+vars kv_vars(const kv_report& r, const lessons& L);
+// "Grouped-query attention (g = 2 of h = 4): …"
+std::string kv_attention_kind(const kv_report& r, const lessons& L);
+// The title of r.steps[index]: "Prefill: …" or "Step 2 of 4: token position 5".
+std::string kv_step_title(const kv_report& r, std::size_t index, const lessons& L);
+// What the cache costs against multi-head attention's.
+std::string kv_cache_summary(const kv_report& r, const lessons& L);
+
+}  // namespace attn

@@ -1,0 +1,84 @@
+// `attn-explain kv-cache --format json` (see json_kvcache.hpp). The sentences are the pages' own
+// (doc/kvcache.hpp), so the JSON and the pages say the same.
+#include "attn/render/json_kvcache.hpp"
+
+#include <fmt/format.h>
+
+#include "attn/doc/kvcache.hpp"
+#include "attn/render/json.hpp"
+
+namespace attn {
+
+namespace {
+std::string jnum(double v, dtype t) { return json_number(v, t); }
+std::string jrow(const matrix<double>& m, std::size_t r, dtype t) {
+    std::string out = "[";
+    for (std::size_t j = 0; j < m.shape(1); ++j) out += (j ? ", " : "") + jnum(m(r, j), t);
+    return out + "]";
+}
+std::string jmat(const matrix<double>& m, dtype t) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < m.shape(0); ++i) out += (i ? ", " : "") + jrow(m, i, t);
+    return out + "]";
+}
+}  // namespace
+
+std::string render_kvcache_json(const kv_report& r, const lessons& L) {
+    const kv_config& c = r.config;
+    const dtype t = c.type;
+    const vars v = kv_vars(r, L);
+    const bool ok = r.max_diff <= kv_tolerance(t);
+    std::string out = "{\n";
+    out += fmt::format(
+        "  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"total\": {}, \"d_model\": {}, \"heads\": "
+        "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}}},\n",
+        json_string(L.raw("kvcache.title")), c.prompt_len, c.steps, c.total(), c.d_model, c.heads, c.kv_heads, c.d_head,
+        json_string(name_of(t)), c.seed, c.load_dir.empty() ? "null" : json_string(c.load_dir));
+    std::string groups = "[", of = "[";
+    for (std::size_t kv = 0; kv < c.kv_heads; ++kv) {
+        groups += kv ? ", [" : "[";
+        for (std::size_t hh = kv * c.group(); hh < (kv + 1) * c.group(); ++hh)
+            groups += (hh == kv * c.group() ? "" : ", ") + std::to_string(hh);
+        groups += "]";
+    }
+    for (std::size_t hh = 0; hh < c.heads; ++hh) of += (hh ? ", " : "") + std::to_string(c.kv_head_of(hh));
+    out += fmt::format("  \"attention\": {{\"kind\": {}, \"map\": {}, \"query_heads_of_kv_head\": {}], "
+                       "\"kv_head_of_query_head\": {}]}},\n",
+                       json_string(kv_attention_kind(r, L)), json_string(gqa_map(c, L)), groups, of);
+    out += fmt::format("  \"intro\": {},\n  \"output_note\": {},\n", json_string(L.text("kvcache.intro", v)),
+                       json_string(L.text("kvcache.output_note", v)));
+    out += "  \"steps\": [";
+    for (std::size_t k = 0; k < r.steps.size(); ++k) {
+        const kv_step& s = r.steps[k];
+        std::string weights = "[";
+        for (std::size_t hh = 0; hh < c.heads; ++hh) weights += (hh ? ", " : "") + jmat(s.weights[hh], t);
+        weights += "]";
+        out += fmt::format(
+            "{}\n    {{\"kind\": {}, \"title\": {}, \"positions\": [{}, {}], \"cache_shape_before\": [{}, {}, {}], "
+            "\"cache_shape_after\": [{}, {}, {}],\n     \"q\": {}, \"k\": {}, \"v\": {},\n     \"weights\": {},\n"
+            "     \"output\": {}, \"full\": {},\n     \"max_abs_diff\": {}, \"flops_cached\": {}, \"flops_full\": {}, "
+            "\"cache_bytes\": {}}}",
+            k ? "," : "", json_string(s.prefill ? "prefill" : "decode"), json_string(kv_step_title(r, k, L)), s.first,
+            s.first + s.count - 1, c.kv_heads, s.cache_before, c.d_head, c.kv_heads, s.cache_after, c.d_head,
+            jmat(s.q, t), jmat(s.k, t), jmat(s.v, t), weights, jmat(s.output, t), jmat(s.full_rows, t),
+            jnum(s.max_diff, dtype::float64), fmt::format("{:.0f}", s.flops_cached),
+            fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes));
+    }
+    out += "\n  ],\n";
+    out += fmt::format(
+        "  \"summary\": {{\"max_abs_diff\": {}, \"matches_full\": {}, \"flops_cached\": {:.0f}, \"flops_full\": {:.0f}, "
+        "\"flops_saved\": {:.0f}, \"cache_bytes\": {:.0f}, \"mha_cache_bytes\": {:.0f},\n    \"text\": {}, \"flops\": {}, "
+        "\"flops_note\": {}, \"cache\": {}}},\n",
+        jnum(r.max_diff, dtype::float64), ok ? "true" : "false", r.flops_cached, r.flops_full,
+        r.flops_full - r.flops_cached, r.cache_bytes, r.mha_cache_bytes,
+        json_string(L.text(ok ? "kvcache.summary_ok" : "kvcache.summary_bad", v)),
+        json_string(L.text("kvcache.summary_flops", v)), json_string(L.text("kvcache.flops_note", v)),
+        json_string(kv_cache_summary(r, L)));
+    out += fmt::format("  \"alignment\": {{\"title\": {}, \"text\": {}, \"command\": {}}},\n",
+                       json_string(L.raw("kvcache.align_title")), json_string(L.text("kvcache.align_explain", v)),
+                       json_string(L.raw("kvcache.align_command")));
+    out += fmt::format("  \"output\": {},\n  \"full\": {}\n}}\n", jmat(r.output, t), jmat(r.full, t));
+    return out;
+}
+
+}  // namespace attn
