@@ -7,17 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "attn/doc/chrome.hpp"
 #include "attn/trace/mistakes.hpp"
 
 namespace attn::doc {
-
-chrome chrome_of(const lessons& L) {
-    chrome c;
-    c.elided = L.raw("ui.elided");
-    c.contents = L.raw("ui.contents");
-    c.legend = L.raw("ui.legend");
-    return c;
-}
 
 std::string step_note(const trace& t, const lessons& L, const step& s) {
     const vars v = step_vars(t, s);
@@ -36,7 +29,7 @@ document new_document(const std::string& title, const lessons& L, const view& v)
     document d;
     d.title = title;
     d.precision = v.precision;
-    d.ui = chrome_of(L);
+    d.ui = chrome_from(L);
     return d;
 }
 

@@ -18,9 +18,6 @@ struct view {
     long batch_index = -1;   // multi-head runs: show only this batch item (-1: all)
 };
 
-// The renderer strings of a language (elision note, table of contents, legend).
-chrome chrome_of(const lessons& L);
-
 // Page 0: the config banner and step 1; then one page per step; then grad's check and sweep
 // pages when present; the last page is the summary. Inside `step --mistake`, the bug's panels
 // follow the steps where it bites.
