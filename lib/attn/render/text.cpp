@@ -163,10 +163,11 @@ struct writer {
         };
         measure(b.header);
         for (const auto& r : b.rows) measure(r);
-        auto format_row = [&](const std::vector<std::string>& r) {
+        auto format_row = [&](const std::vector<std::string>& r, const std::vector<doc::tone>* tones) {
             std::string line = " ";
             for (std::size_t c = 0; c < cols; ++c) {
-                const std::string cell = c < r.size() ? r[c] : "";
+                std::string cell = c < r.size() ? r[c] : "";
+                if (tones && c < tones->size()) cell = paint_text(cell, (*tones)[c]);
                 const bool right = c < b.align.size() && b.align[c] == 'r';
                 line += " " + (right ? pad_left(cell, w[c]) : pad_right(cell, w[c]));
                 if (c + 1 < cols) line += " ";
@@ -176,8 +177,9 @@ struct writer {
         };
         lines_t out;
         if (!b.title.empty()) out.push_back(paint_text(b.title, doc::tone::bold));
-        if (!b.header.empty()) out.push_back(paint(format_row(b.header), style::bold, o.color));
-        for (const auto& r : b.rows) out.push_back(format_row(r));
+        if (!b.header.empty()) out.push_back(paint(format_row(b.header, nullptr), style::bold, o.color));
+        for (std::size_t i = 0; i < b.rows.size(); ++i)
+            out.push_back(format_row(b.rows[i], i < b.cell_tones.size() ? &b.cell_tones[i] : nullptr));
         return out;
     }
 
@@ -186,7 +188,18 @@ struct writer {
         if (!b.title.empty()) out.push_back(paint_text(b.title, b.style));
         std::size_t w = 0;
         for (const auto& kv : b.pairs) w = std::max(w, display_width(kv.first));
+        // When a value has a word too long for the column beside the keys (a narrow terminal),
+        // each key goes above its value instead.
+        const std::size_t room = text_width() > w + 4 + 20 ? text_width() - w - 4 : 20;
+        bool stacked = false;
+        for (const auto& kv : b.pairs)
+            for (const auto& l : wrap(kv.second, room)) stacked = stacked || display_width(l) > room;
         for (const auto& kv : b.pairs) {
+            if (stacked) {
+                out.push_back("  " + kv.first);
+                for (const auto& l : wrap(kv.second, text_width() - 6)) out.push_back("      " + l);
+                continue;
+            }
             const std::string key = "  " + pad_right(kv.first, w + 2);
             const lines_t vs = wrap(kv.second, text_width() > display_width(key) + 20 ? text_width() - display_width(key) : 20);
             for (std::size_t i = 0; i < vs.size(); ++i)
