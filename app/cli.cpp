@@ -172,11 +172,12 @@ void setup_mask(CLI::App& app, mask_options& opt) {
     cmd->add_option("--pad-side", r.pad_side, "Where the padding sits: right | left")->capture_default_str();
     cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
     cmd->add_option("--batch-index", r.batch_index, "Print only this batch item (default: every item in turn)");
-    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
         ->envname("ATTN_EXPLAIN_LANG")
         ->capture_default_str();
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between batch items");
     cmd->callback([cmd, &r] {
         r.kv_len_given = cmd->count("--kv-len") > 0;
         r.batch_given = cmd->count("--batch") > 0;

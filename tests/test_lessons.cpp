@@ -8,12 +8,16 @@
 #include "attn/trace/train.hpp"
 #include "attn/core/error.hpp"
 #include "attn/render/render_drill.hpp"
+#include "attn/doc/mask.hpp"
+#include "attn/render/html.hpp"
+#include "attn/render/json_mask.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/kvcache.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/render/render.hpp"
-#include "attn/render/render_mask.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace {
@@ -31,6 +35,19 @@ void render_all(const attn::trace& t) {
     }
     CHECK_NOTHROW(attn::render_json(t, L));
     CHECK_NOTHROW(attn::render_markdown(t, L, o));
+}
+
+// A document through every renderer: text (plain and coloured, wide and narrow), Markdown, HTML.
+void draw_all(const attn::doc::document& d) {
+    attn::text_options o;
+    for (bool color : {false, true}) {
+        o.color = color;
+        CHECK_NOTHROW(attn::render_text(d, o));
+    }
+    o.width = 60;
+    CHECK_NOTHROW(attn::render_text(d, o));
+    CHECK_NOTHROW(attn::render_markdown(d));
+    CHECK_NOTHROW(attn::render_html(d));
 }
 }  // namespace
 
@@ -220,15 +237,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     {
         const attn::lessons& ml = attn::lessons::embedded("en");
         auto mask_all = [&](const attn::mask_report& r) {
-            attn::view_options o;
-            for (bool color : {false, true}) {
-                o.color = color;
-                CHECK_NOTHROW(attn::render_mask_text(r, ml, o));
-            }
-            o.width = 60;
-            CHECK_NOTHROW(attn::render_mask_text(r, ml, o));
+            draw_all(attn::mask_document(r, ml));
             CHECK_NOTHROW(attn::render_mask_json(r, ml));
-            CHECK_NOTHROW(attn::render_mask_markdown(r, ml));
         };
         auto mask_of = [](std::int64_t n, std::int64_t m, const char* mask, const char* lengths, const char* side,
                           const char* align) {
