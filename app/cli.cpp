@@ -132,6 +132,7 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
     cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
     cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
     cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
+    cmd->get_option("--format")->description("text | json | markdown | html");
 }
 
 // attn-explain: flags of cmd_flash.cpp

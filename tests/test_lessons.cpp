@@ -9,8 +9,10 @@
 #include "attn/core/error.hpp"
 #include "attn/render/render_drill.hpp"
 #include "attn/doc/mask.hpp"
+#include "attn/doc/train.hpp"
 #include "attn/render/html.hpp"
 #include "attn/render/json_mask.hpp"
+#include "attn/render/json_train.hpp"
 #include "attn/render/markdown.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
@@ -188,12 +190,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         }
         attn::train_request tr;
         tr.steps = 20;
-        attn::view_options o;
         for (const char* m : {"", "random-target", "no-scale", "no-zero-grad"}) {
             tr.mistake = m;
             const auto rep = attn::run_training(gc, gin, tr);
-            CHECK_NOTHROW(attn::render_train_text(rep, attn::lessons::embedded("en"), o));
-            CHECK_NOTHROW(attn::render_train_markdown(rep, attn::lessons::embedded("en")));
+            draw_all(attn::train_document(rep, attn::lessons::embedded("en")));
+            CHECK_NOTHROW(attn::render_train_json(rep));
         }
     }
     {  // flash (with the low-precision comparison) and cost
