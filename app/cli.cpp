@@ -105,7 +105,7 @@ void setup_drill(CLI::App& app, drill_options& opt) {
         ->capture_default_str();
     cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
-    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | json")->capture_default_str();
+    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | html | json")->capture_default_str();
     cmd->add_flag("--stats", opt.stats, "Show progress history");
     cmd->add_flag("--reset", opt.reset, "Clear progress history");
     cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");

@@ -7,10 +7,11 @@
 #include "attn/trace/trace_grad.hpp"
 #include "attn/trace/train.hpp"
 #include "attn/core/error.hpp"
-#include "attn/render/render_drill.hpp"
+#include "attn/doc/drill.hpp"
 #include "attn/doc/mask.hpp"
 #include "attn/doc/train.hpp"
 #include "attn/render/html.hpp"
+#include "attn/render/json_drill.hpp"
 #include "attn/render/json_mask.hpp"
 #include "attn/render/json_train.hpp"
 #include "attn/render/markdown.hpp"
@@ -154,25 +155,25 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         for (const question& q : bug_bank(D, 1)) all.push_back(q);
         for (int v = 0; v < shape_variants; ++v) all.push_back(gen_shape(D, 3, v));
         for (int v = 0; v < numeric_variants; ++v) all.push_back(gen_numeric(D, 3, v));
-        const text_style st{80, true};
-        for (const char* format : {"text", "markdown", "json"}) CHECK_NOTHROW(sheet(all, D, "all", 3, format, st));
-        CHECK_NOTHROW(session_header(D, all.size(), "all", 3, st));
+        draw_all(sheet_document(all, D, "all", 3));
+        CHECK_NOTHROW(sheet_json(all, "all", 3));
+        draw_all(header_document(D, all.size(), "all", 3));
         CHECK_NOTHROW(prompt_text(D));
         for (std::size_t i = 0; i < all.size(); ++i) {
-            CHECK_NOTHROW(question_text(D, all[i], i + 1, all.size(), st));
-            CHECK_NOTHROW(hint_text(D, all[i], st));
-            for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) CHECK_NOTHROW(verdict_text(D, all[i], o, st));
+            draw_all(question_document(D, all[i], i + 1, all.size()));
+            draw_all(hint_document(D, all[i]));
+            for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) draw_all(verdict_document(D, all[i], o));
         }
-        CHECK_NOTHROW(summary_text(D, {{"shapes", {2, 1}}}, 1, 2, 3, st));
-        CHECK_NOTHROW(summary_text(D, {{"shapes", {2, 2}}}, 2, 2, 2, st));
+        draw_all(summary_document(D, {{"shapes", {2, 1}}}, 1, 2, 3));
+        draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 2));
         progress pr;
-        CHECK_NOTHROW(stats_text(D, pr, "/tmp/x"));
+        draw_all(stats_document(D, pr, "/tmp/x"));
         pr.topics["shapes"] = {2, 1};
         pr.missed["concept.x"] = 1;
         pr.sessions.push_back("s");
-        CHECK_NOTHROW(stats_text(D, pr, "/tmp/x"));
-        CHECK_NOTHROW(reset_text(D, true, "/tmp/x"));
-        CHECK_NOTHROW(reset_text(D, false, "/tmp/x"));
+        draw_all(stats_document(D, pr, "/tmp/x"));
+        draw_all(reset_document(D, true, "/tmp/x"));
+        draw_all(reset_document(D, false, "/tmp/x"));
     }
     {  // grad (with the check and the sweep, both losses) and train (every mistake)
         attn::step_request g;
