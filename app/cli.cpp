@@ -105,7 +105,7 @@ void setup_drill(CLI::App& app, drill_options& opt) {
         ->capture_default_str();
     cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
-    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | json")->capture_default_str();
+    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | html | json")->capture_default_str();
     cmd->add_flag("--stats", opt.stats, "Show progress history");
     cmd->add_flag("--reset", opt.reset, "Clear progress history");
     cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");
@@ -132,6 +132,7 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
     cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
     cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
     cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
+    cmd->get_option("--format")->description("text | json | markdown | html");
 }
 
 // attn-explain: flags of cmd_flash.cpp
@@ -173,11 +174,12 @@ void setup_mask(CLI::App& app, mask_options& opt) {
     cmd->add_option("--pad-side", r.pad_side, "Where the padding sits: right | left")->capture_default_str();
     cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
     cmd->add_option("--batch-index", r.batch_index, "Print only this batch item (default: every item in turn)");
-    cmd->add_option("--format", opt.format, "text | json | markdown")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
         ->envname("ATTN_EXPLAIN_LANG")
         ->capture_default_str();
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between batch items");
     cmd->callback([cmd, &r] {
         r.kv_len_given = cmd->count("--kv-len") > 0;
         r.batch_given = cmd->count("--batch") > 0;

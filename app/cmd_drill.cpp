@@ -10,12 +10,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "attn/drill/drill.hpp"
 #include "attn/core/error.hpp"
-#include "attn/render/format.hpp"
+#include "attn/doc/drill.hpp"
+#include "attn/drill/drill.hpp"
 #include "attn/io/progress.hpp"
-#include "attn/render/render_drill.hpp"
+#include "attn/render/json_drill.hpp"
+#include "attn/render/text.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace app {
 
@@ -48,25 +50,24 @@ std::string now_utc() {
 
 int run_drill(const drill_options& opt) {
     attn::drill::check_topic(opt.topic);
-    if (opt.format != "text" && opt.format != "markdown" && opt.format != "json")
-        throw attn::error("unknown --format '" + opt.format + "': use text, markdown or json");
+    check_format(opt.format);
     if (opt.format != "text" && !opt.sheet) throw attn::error("--format " + opt.format + " goes with --sheet");
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    const terminal_info term = probe_terminal();
-    const bool color = decide_color(opt.color, term.stdout_tty);
-    const std::size_t width = std::max<std::size_t>(40, std::min<std::size_t>(term.width, 100));
+    // A sheet is one document; the session's pieces are small ones, drawn as they come.
+    const output_options out = make_output(opt.format, opt.color, false, true, "");
+    auto say = [&](const attn::doc::document& d) { emit(attn::render_text_joined(d, out.text)); };
     const std::string path = opt.state.empty() ? attn::drill::default_state_path() : opt.state;
     if (opt.reset) {
         std::error_code ec;
         const bool existed = std::filesystem::remove(path, ec);
         if (ec) throw attn::error("--reset: cannot remove " + path + ": " + ec.message());
-        emit(attn::drill::reset_text(L, existed, path));
+        say(attn::drill::reset_document(L, existed, path));
         return 0;
     }
     if (opt.stats) {
         const attn::drill::load_result r = attn::drill::load_progress(path);
         if (!r.warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", r.warning.c_str());
-        emit(attn::drill::stats_text(L, r.data, path));
+        say(attn::drill::stats_document(L, r.data, path));
         return 0;
     }
 
@@ -80,20 +81,20 @@ int run_drill(const drill_options& opt) {
     const std::uint64_t seed = opt.seed_given ? opt.seed : static_cast<std::uint64_t>(std::time(nullptr)) ^ (getpid() * 7919ULL);
     const auto questions = attn::drill::plan_session(L, seed, opt.count, opt.topic, opt.no_save ? nullptr : &progress);
     if (opt.sheet) {
-        emit(attn::drill::sheet(questions, L, opt.topic, seed, opt.format, {width, color}));
+        if (opt.format == "json") emit(attn::drill::sheet_json(questions, opt.topic, seed));
+        else show(attn::drill::sheet_document(questions, L, opt.topic, seed), out);
         return 0;
     }
 
-    const bool echo = !term.stdin_tty;  // over a pipe, show the answer read so the transcript reads well
-    const attn::drill::text_style st{width, color};
+    const bool echo = !probe_terminal().stdin_tty;  // over a pipe, show the answer read so the transcript reads well
     catch_interrupt();
-    emit(attn::drill::session_header(L, questions.size(), opt.topic, seed, st));
+    say(attn::drill::header_document(L, questions.size(), opt.topic, seed));
     std::map<std::string, std::pair<int, int>> by_topic;  // primary topic -> (asked, right)
     int asked = 0, right = 0;
     bool quit = false;
     for (std::size_t i = 0; i < questions.size() && !quit; ++i) {
         const auto& q = questions[i];
-        emit(attn::drill::question_text(L, q, i + 1, questions.size(), st));
+        say(attn::drill::question_document(L, q, i + 1, questions.size()));
         std::string reply;
         bool skipped = false;
         for (;;) {
@@ -108,7 +109,7 @@ int run_drill(const drill_options& opt) {
             r.erase(0, r.find_first_not_of(" \t\r"));
             r.erase(r.find_last_not_of(" \t\r") + 1);
             if (r == "h" || r == "H") {
-                emit(attn::drill::hint_text(L, q, st));
+                say(attn::drill::hint_document(L, q));
                 continue;
             }
             if (r == "q" || r == "Q") quit = true;
@@ -125,7 +126,7 @@ int run_drill(const drill_options& opt) {
         t.second += ok;
         if (!opt.no_save) attn::drill::record(progress, q, ok);
         using attn::drill::outcome;
-        emit(attn::drill::verdict_text(L, q, ok ? outcome::right : skipped ? outcome::skipped : outcome::wrong, st));
+        say(attn::drill::verdict_document(L, q, ok ? outcome::right : skipped ? outcome::skipped : outcome::wrong));
     }
     // Progress first, so the score stays the very last line.
     if (!opt.no_save) {
@@ -133,7 +134,7 @@ int run_drill(const drill_options& opt) {
         const std::string warning = attn::drill::save_progress(path, progress);
         if (!warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", warning.c_str());
     }
-    emit(attn::drill::summary_text(L, by_topic, right, asked, questions.size(), st));
+    say(attn::drill::summary_document(L, by_topic, right, asked, questions.size()));
     return 0;
 }
 

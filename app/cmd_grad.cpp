@@ -6,7 +6,11 @@
 #include "attn/io/save.hpp"
 #include "attn/trace/trace_grad.hpp"
 #include "attn/trace/train.hpp"
+#include "attn/doc/train.hpp"
+#include "attn/render/json.hpp"
+#include "attn/render/json_train.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace app {
 
@@ -34,11 +38,9 @@ int run_grad(const grad_options& opt) {
 }
 
 int run_train(const train_cli_options& opt) {
-    const terminal_info term = probe_terminal();
-    const bool color = decide_color(opt.run.color, term.stdout_tty);
     const step_options& run = opt.run;
-    if (run.format != "text" && run.format != "json" && run.format != "markdown")
-        throw attn::error("unknown --format '" + run.format + "': use text, json or markdown");
+    const attn::lessons& L = attn::lessons::embedded(run.lang);
+    const output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
     if (opt.steps <= 0) throw attn::error("--steps must be a positive whole number");
     attn::step_request req = run.request;
     if (opt.mistake == "no-scale" && !req.dims_given && req.load_dir.empty()) {
@@ -48,7 +50,6 @@ int run_train(const train_cli_options& opt) {
         req.d_k = 1024;
     }
     attn::step_config config = attn::validate(req);
-    const attn::lessons& L = attn::lessons::embedded(run.lang);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     attn::train_request tr;
     tr.steps = static_cast<std::size_t>(opt.steps);
@@ -79,12 +80,8 @@ int run_train(const train_cli_options& opt) {
         if (!tr.mistake.empty()) t.steps.push_back(attn::make_step("buggy_losses", "", vec(report.buggy.losses)));
         attn::save_trace(t, run.save, attn::save_layout::step);
     }
-    attn::view_options text;
-    text.color = color;
-    text.width = term.width;
     if (run.format == "json") emit(attn::render_train_json(report));
-    else if (run.format == "markdown") emit(attn::render_train_markdown(report, L));
-    else emit(attn::render_train_text(report, L, text));
+    else show(attn::train_document(report, L), out);
     return 0;
 }
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "attn/render/render_mask.hpp"
+#include "attn/trace/mask_report.hpp"
 
 namespace CLI {
 class App;
@@ -13,6 +13,7 @@ namespace app {
 struct mask_options {
     attn::mask_request request;  // the mask's flags, validated by the library
     std::string format = "text", color = "auto", lang = "en";
+    bool no_pause = false;
 };
 void setup_mask(CLI::App& app, mask_options& opt);
 int run_mask(const mask_options& opt);

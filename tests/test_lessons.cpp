@@ -6,7 +6,15 @@
 #include "attn/trace/trace_grad.hpp"
 #include "attn/trace/train.hpp"
 #include "attn/core/error.hpp"
-#include "attn/render/render_drill.hpp"
+#include "attn/doc/drill.hpp"
+#include "attn/doc/mask.hpp"
+#include "attn/doc/train.hpp"
+#include "attn/render/html.hpp"
+#include "attn/render/json_drill.hpp"
+#include "attn/render/json_mask.hpp"
+#include "attn/render/json_train.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/doc/flash.hpp"
 #include "attn/doc/kvcache.hpp"
@@ -21,9 +29,7 @@
 #include "attn/render/html.hpp"
 #include "attn/render/json.hpp"
 #include "attn/render/markdown.hpp"
-#include "attn/render/render.hpp"
 #include "attn/render/text.hpp"
-#include "attn/render/render_mask.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace {
@@ -41,6 +47,19 @@ void render_all(const attn::trace& t) {
         CHECK_NOTHROW(attn::render_text(d, o));
     }
     CHECK_NOTHROW(attn::render_json(t, L));
+    CHECK_NOTHROW(attn::render_markdown(d));
+    CHECK_NOTHROW(attn::render_html(d));
+}
+
+// A document through every renderer: text (plain and coloured, wide and narrow), Markdown, HTML.
+void draw_all(const attn::doc::document& d) {
+    attn::text_options o;
+    for (bool color : {false, true}) {
+        o.color = color;
+        CHECK_NOTHROW(attn::render_text(d, o));
+    }
+    o.width = 60;
+    CHECK_NOTHROW(attn::render_text(d, o));
     CHECK_NOTHROW(attn::render_markdown(d));
     CHECK_NOTHROW(attn::render_html(d));
 }
@@ -148,25 +167,25 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         for (const question& q : bug_bank(D, 1)) all.push_back(q);
         for (int v = 0; v < shape_variants; ++v) all.push_back(gen_shape(D, 3, v));
         for (int v = 0; v < numeric_variants; ++v) all.push_back(gen_numeric(D, 3, v));
-        const text_style st{80, true};
-        for (const char* format : {"text", "markdown", "json"}) CHECK_NOTHROW(sheet(all, D, "all", 3, format, st));
-        CHECK_NOTHROW(session_header(D, all.size(), "all", 3, st));
+        draw_all(sheet_document(all, D, "all", 3));
+        CHECK_NOTHROW(sheet_json(all, "all", 3));
+        draw_all(header_document(D, all.size(), "all", 3));
         CHECK_NOTHROW(prompt_text(D));
         for (std::size_t i = 0; i < all.size(); ++i) {
-            CHECK_NOTHROW(question_text(D, all[i], i + 1, all.size(), st));
-            CHECK_NOTHROW(hint_text(D, all[i], st));
-            for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) CHECK_NOTHROW(verdict_text(D, all[i], o, st));
+            draw_all(question_document(D, all[i], i + 1, all.size()));
+            draw_all(hint_document(D, all[i]));
+            for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) draw_all(verdict_document(D, all[i], o));
         }
-        CHECK_NOTHROW(summary_text(D, {{"shapes", {2, 1}}}, 1, 2, 3, st));
-        CHECK_NOTHROW(summary_text(D, {{"shapes", {2, 2}}}, 2, 2, 2, st));
+        draw_all(summary_document(D, {{"shapes", {2, 1}}}, 1, 2, 3));
+        draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 2));
         progress pr;
-        CHECK_NOTHROW(stats_text(D, pr, "/tmp/x"));
+        draw_all(stats_document(D, pr, "/tmp/x"));
         pr.topics["shapes"] = {2, 1};
         pr.missed["concept.x"] = 1;
         pr.sessions.push_back("s");
-        CHECK_NOTHROW(stats_text(D, pr, "/tmp/x"));
-        CHECK_NOTHROW(reset_text(D, true, "/tmp/x"));
-        CHECK_NOTHROW(reset_text(D, false, "/tmp/x"));
+        draw_all(stats_document(D, pr, "/tmp/x"));
+        draw_all(reset_document(D, true, "/tmp/x"));
+        draw_all(reset_document(D, false, "/tmp/x"));
     }
     {  // grad (with the check and the sweep, both losses) and train (every mistake)
         attn::step_request g;
@@ -184,12 +203,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         }
         attn::train_request tr;
         tr.steps = 20;
-        attn::view_options o;
         for (const char* m : {"", "random-target", "no-scale", "no-zero-grad"}) {
             tr.mistake = m;
             const auto rep = attn::run_training(gc, gin, tr);
-            CHECK_NOTHROW(attn::render_train_text(rep, attn::lessons::embedded("en"), o));
-            CHECK_NOTHROW(attn::render_train_markdown(rep, attn::lessons::embedded("en")));
+            draw_all(attn::train_document(rep, attn::lessons::embedded("en")));
+            CHECK_NOTHROW(attn::render_train_json(rep));
         }
     }
     {  // flash (with the low-precision comparison) and cost
@@ -238,15 +256,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     {
         const attn::lessons& ml = attn::lessons::embedded("en");
         auto mask_all = [&](const attn::mask_report& r) {
-            attn::view_options o;
-            for (bool color : {false, true}) {
-                o.color = color;
-                CHECK_NOTHROW(attn::render_mask_text(r, ml, o));
-            }
-            o.width = 60;
-            CHECK_NOTHROW(attn::render_mask_text(r, ml, o));
+            draw_all(attn::mask_document(r, ml));
             CHECK_NOTHROW(attn::render_mask_json(r, ml));
-            CHECK_NOTHROW(attn::render_mask_markdown(r, ml));
         };
         auto mask_of = [](std::int64_t n, std::int64_t m, const char* mask, const char* lengths, const char* side,
                           const char* align) {

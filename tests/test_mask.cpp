@@ -14,9 +14,12 @@
 #include <sys/wait.h>
 
 #include "attn/core/error.hpp"
-#include "attn/render/format.hpp"
+#include "attn/doc/mask.hpp"
 #include "attn/io/lessons.hpp"
-#include "attn/render/render_mask.hpp"
+#include "attn/render/format.hpp"
+#include "attn/render/json_mask.hpp"
+#include "attn/render/markdown.hpp"
+#include "attn/render/text.hpp"
 
 using nlohmann::json;
 
@@ -27,11 +30,28 @@ attn::mask_report report_of(const attn::mask_request& r) { return attn::analyze_
 
 json json_of(const attn::mask_request& r) { return json::parse(attn::render_mask_json(report_of(r), en())); }
 
-std::string text_of(const attn::mask_request& r, std::size_t width = 80, bool color = false) {
-    attn::view_options o;
+std::string text_of(const attn::mask_report& r, std::size_t width = 80, bool color = false) {
+    attn::text_options o;
     o.width = width;
     o.color = color;
-    return attn::render_mask_text(report_of(r), en(), o);
+    return attn::render_text_joined(attn::mask_document(r, en()), o);
+}
+
+std::string text_of(const attn::mask_request& r, std::size_t width = 80, bool color = false) {
+    return text_of(report_of(r), width, color);
+}
+
+// The text with its line breaks turned back into spaces, to find a sentence wherever prose wrapped.
+std::string flat(std::string s) {
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return s;
+}
+
+// A section heading as the text renderer draws it: "━━ title ━━━…" to `width` columns.
+std::string rule(const std::string& title, std::size_t width) {
+    std::string out = "━━ " + title + " ";
+    for (std::size_t k = attn::display_width(out); k < width; ++k) out += "━";
+    return out + "\n";
 }
 
 attn::mask_request request(std::int64_t n, const std::string& mask = "causal", const std::string& lengths = "",
@@ -80,18 +100,19 @@ TEST_CASE("mask: exact text for causal n = 2", "[mask]") {
     const std::string expected =
         "attn-explain mask: one attention mask in every convention\n"
         "n = 2 queries, m = 2 keys, batch B = 1, mask = causal, align = top-left, key\n"
-        "lengths = all m (no padding), pad side = right\n"
-        "\n"
-        "Batch item b = 0 (of B = 1)\n"
+        "  lengths = all m (no padding), pad side = right\n"
+        "\n" +
+        rule("Batch item b = 0 (of B = 1)", 80) +
         "This mask combines a causal mask aligned top-left (query i sees keys j ≤ i).\n"
         "\n"
-        "  SDPA bool   MHA bool   additive      HF attention_mask\n"
-        "    0 1         0 1           0    1    0 1\n"
-        "  0 T F       0 F T      0    0 -inf    1 1\n"
-        "  1 T T       1 F F      1    0    0\n"
-        "                                       key_padding_mask\n"
-        "                                        0 1\n"
-        "                                        F F\n"
+        "  SDPA bool        MHA bool         additive            HF attention_mask\n"
+        "    i \\ j  0  1      i \\ j  0  1      i \\ j  0     1      j      0  1\n"
+        "    0      T  F      0      F  T      0      0  -inf      b = 0  1  1\n"
+        "    1      T  T      1      F  F      1      0     0\n"
+        "\n"
+        "  key_padding_mask\n"
+        "    j      0  1\n"
+        "    b = 0  F  F\n"
         "\n"
         "Rows are queries i, columns are keys j. The same mask in each convention:\n"
         "  SDPA bool          F.scaled_dot_product_attention(attn_mask=...), boolean: T\n"
@@ -114,20 +135,19 @@ TEST_CASE("mask: exact text for causal n = 2", "[mask]") {
 TEST_CASE("mask: exact grids for left padding with the NaN trap", "[mask]") {
     attn::mask_request r = request(3, "causal", "3,1", "left");
     r.batch_index = 1;
-    const std::string out = text_of(r, 200);  // wide: no sentence wraps
-    CHECK(out.find("Batch item b = 1 (of B = 2)\n") != std::string::npos);
-    CHECK(out.find("key padding on the left (1 of 3 keys are real; keys 0–1 are padding)") != std::string::npos);
-    CHECK(out.find("  SDPA bool   MHA bool   additive           HF attention_mask\n"
-                   "    0 1 2       0 1 2         0    1    2    0 1 2\n"
-                   "  0 F F F     0 T T T    0 -inf -inf -inf    0 0 1\n"
-                   "  1 F F F     1 T T T    1 -inf -inf -inf\n"
-                   "  2 F F T     2 T T F    2 -inf -inf    0   key_padding_mask\n"
-                   "                                             0 1 2\n"
-                   "                                             T T F\n") != std::string::npos);
-    CHECK(out.find("all five block the same 8 of 9 positions") != std::string::npos);
-    CHECK(out.find("Query row(s) 0, 1 of this item have every key blocked") != std::string::npos);
+    const std::string out = text_of(r, 200);  // wide: the grids side by side
+    const std::string said = flat(out);       // sentences joined again where prose wrapped
+    CHECK(out.find("━━ Batch item b = 1 (of B = 2) ━") != std::string::npos);
+    CHECK(said.find("key padding on the left (1 of 3 keys are real; keys 0–1 are padding)") != std::string::npos);
+    CHECK(out.find("  SDPA bool           MHA bool            additive                     HF attention_mask    key_padding_mask\n"
+                   "    i \\ j  0  1  2      i \\ j  0  1  2      i \\ j     0     1     2      j      0  1  2       j      0  1  2\n"
+                   "    0      F  F  F      0      T  T  T      0      -inf  -inf  -inf      b = 1  0  0  1       b = 1  T  T  F\n"
+                   "    1      F  F  F      1      T  T  T      1      -inf  -inf  -inf\n"
+                   "    2      F  F  T      2      T  T  F      2      -inf  -inf     0\n") != std::string::npos);
+    CHECK(said.find("all five block the same 8 of 9 positions") != std::string::npos);
+    CHECK(said.find("Query row(s) 0, 1 of this item have every key blocked") != std::string::npos);
     CHECK(out.find("    softmax([-inf, -inf, -inf]) = [nan, nan, nan]\n") != std::string::npos);
-    CHECK(out.find("softmax of a row of it is [0.3333, 0.3333, 0.3333]") != std::string::npos);
+    CHECK(said.find("softmax of a row of it is [0.3333, 0.3333, 0.3333]") != std::string::npos);
     CHECK(out.find("\x1b[") == std::string::npos);
 }
 
@@ -175,11 +195,11 @@ TEST_CASE("mask: bottom-right alignment for 2 queries over 4 keys", "[mask]") {
     CHECK(j["alignment"]["top_left"] == json({{true, false, false, false}, {true, true, false, false}}));
     CHECK(j["alignment"]["bottom_right"] == json({{true, true, true, false}, {true, true, true, true}}));
     const std::string out = text_of(r, 200);
-    CHECK(out.find("query i sees keys j ≤ i + 2") != std::string::npos);
+    CHECK(flat(out).find("query i sees keys j ≤ i + 2") != std::string::npos);
     CHECK(out.find("  top-left (is_causal, tril)    bottom-right (KV cache)\n"
-                   "    0 1 2 3                       0 1 2 3\n"
-                   "  0 T F F F                     0 T T T F\n"
-                   "  1 T T F F                     1 T T T T\n") != std::string::npos);
+                   "    i \\ j  0  1  2  3             i \\ j  0  1  2  3\n"
+                   "    0      T  F  F  F             0      T  T  T  F\n"
+                   "    1      T  T  F  F             1      T  T  T  T\n") != std::string::npos);
     // Top-left, the default, is what the items show then.
     r.align = "top-left";
     check_item(json_of(r)["items"][0], {{1, 0, 0, 0}, {1, 1, 0, 0}}, {1, 1, 1, 1});
@@ -215,13 +235,11 @@ TEST_CASE("mask: the check names a convention that disagrees", "[mask]") {
     const json j = json::parse(attn::render_mask_json(r, en()));
     CHECK(j["items"][1]["same_positions"] == false);
     CHECK(j["items"][1]["disagree"] == json({"mha_bool", "hf_attention_mask"}));
-    attn::view_options o;
-    CHECK(attn::render_mask_text(r, en(), o).find("Check: MHA bool, HF attention_mask block different positions") !=
-          std::string::npos);
+    CHECK(text_of(r).find("Check: MHA bool, HF attention_mask block different positions") != std::string::npos);
 }
 
 TEST_CASE("mask: markdown has one section per item with tables", "[mask]") {
-    const std::string md = attn::render_mask_markdown(report_of(request(2, "causal", "2,1")), en());
+    const std::string md = attn::render_markdown(attn::mask_document(report_of(request(2, "causal", "2,1")), en()));
     CHECK(md.rfind("# attn-explain mask\n", 0) == 0);
     CHECK(md.find("## Batch item b = 0 (of B = 2)") != std::string::npos);
     CHECK(md.find("## Batch item b = 1 (of B = 2)") != std::string::npos);

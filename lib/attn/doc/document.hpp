@@ -74,6 +74,7 @@ struct block {
                                                               // cell spanning that many columns
     std::vector<std::vector<std::string>> rows;
     std::string align;
+    std::vector<std::vector<tone>> cell_tones;  // table: a tone per cell of `rows` (optional, default plain)
     std::vector<std::pair<std::string, std::string>> pairs;
     // chart
     std::vector<double> series;

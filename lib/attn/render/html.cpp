@@ -289,10 +289,16 @@ struct writer {
             out += "</tr></thead>";
         }
         out += "<tbody>\n";
-        for (const auto& r : b.rows) {
+        for (std::size_t i = 0; i < b.rows.size(); ++i) {
+            const std::vector<std::string>& r = b.rows[i];
+            const std::vector<doc::tone>* tones = i < b.cell_tones.size() ? &b.cell_tones[i] : nullptr;
             out += "<tr>";
-            for (std::size_t c = 0; c < r.size(); ++c)
-                out += std::string(c < b.align.size() && b.align[c] == 'r' ? "<td class=\"r\">" : "<td>") + esc(r[c]) + "</td>";
+            for (std::size_t c = 0; c < r.size(); ++c) {
+                std::string cls = c < b.align.size() && b.align[c] == 'r' ? "r" : "";
+                const std::string tc = tones && c < tones->size() ? tone_class((*tones)[c]) : "";
+                if (!tc.empty()) cls += (cls.empty() ? "" : " ") + tc;
+                out += "<td" + class_attr(cls) + ">" + esc(r[c]) + "</td>";
+            }
             out += "</tr>\n";
         }
         return out + "</tbody></table></figure>\n";

@@ -242,7 +242,7 @@ struct writer {
             if (widest == cols) break;  // every column is down to its longest word
             --w[widest], --total;
         }
-        auto format_row = [&](const std::vector<std::string>& r) {
+        auto format_row = [&](const std::vector<std::string>& r, const std::vector<doc::tone>* tones) {
             std::vector<lines_t> cells(cols);
             std::size_t height = 1;
             for (std::size_t c = 0; c < cols; ++c) {
@@ -255,7 +255,13 @@ struct writer {
                 std::string line = " ";
                 for (std::size_t c = 0; c < cols; ++c) {
                     const std::string cell = k < cells[c].size() ? cells[c][k] : "";
-                    line += " " + (right(c) ? pad_left(cell, w[c]) : pad_right(cell, w[c]));
+                    std::string padded = right(c) ? pad_left(cell, w[c]) : pad_right(cell, w[c]);
+                    if (tones && c < tones->size() && !cell.empty()) {  // colour the text, not the padding
+                        const std::size_t pad = display_width(padded) - display_width(cell);
+                        padded = right(c) ? std::string(pad, ' ') + paint_text(cell, (*tones)[c])
+                                          : paint_text(cell, (*tones)[c]) + std::string(pad, ' ');
+                    }
+                    line += " " + padded;
                     if (c + 1 < cols) line += " ";
                 }
                 while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -278,9 +284,10 @@ struct writer {
             out.push_back(paint(line, style::bold, o.color));
         }
         if (!b.header.empty())
-            for (const auto& l : format_row(b.header)) out.push_back(paint(l, b.groups.empty() ? style::bold : style::label, o.color));
-        for (const auto& r : b.rows)
-            for (const auto& l : format_row(r)) out.push_back(l);
+            for (const auto& l : format_row(b.header, nullptr))
+                out.push_back(paint(l, b.groups.empty() ? style::bold : style::label, o.color));
+        for (std::size_t i = 0; i < b.rows.size(); ++i)
+            for (const auto& l : format_row(b.rows[i], i < b.cell_tones.size() ? &b.cell_tones[i] : nullptr)) out.push_back(l);
         return out;
     }
 
@@ -289,7 +296,18 @@ struct writer {
         if (!b.title.empty()) out.push_back(paint_text(b.title, b.style));
         std::size_t w = 0;
         for (const auto& kv : b.pairs) w = std::max(w, display_width(kv.first));
+        // When a value has a word too long for the column beside the keys (a narrow terminal),
+        // each key goes above its value instead.
+        const std::size_t room = text_width() > w + 4 + 20 ? text_width() - w - 4 : 20;
+        bool stacked = false;
+        for (const auto& kv : b.pairs)
+            for (const auto& l : wrap(kv.second, room)) stacked = stacked || display_width(l) > room;
         for (const auto& kv : b.pairs) {
+            if (stacked) {
+                out.push_back("  " + kv.first);
+                for (const auto& l : wrap(kv.second, text_width() - 6)) out.push_back("      " + l);
+                continue;
+            }
             const std::string key = "  " + pad_right(kv.first, w + 2);
             const lines_t vs = wrap(kv.second, text_width() > display_width(key) + 20 ? text_width() - display_width(key) : 20);
             for (std::size_t i = 0; i < vs.size(); ++i)

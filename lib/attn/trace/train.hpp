@@ -1,16 +1,14 @@
 // `attn-explain train`: the tutorials' experiment (a single-head attention layer with nn.Linear
 // projections and biases, MSE, Adam) and its three mistakes, run side by side with the fixed
-// version; plus the terminal rendering of loss curves.
+// version. The pages are doc/train.hpp, the JSON render/json_train.hpp.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "attn/core/backward.hpp"
-#include "attn/trace/config.hpp"
-#include "attn/render/format.hpp"
-#include "attn/trace/inputs.hpp"
 #include "attn/io/lessons.hpp"
-#include "attn/render/render.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/trace/inputs.hpp"
 
 namespace attn {
 
@@ -35,13 +33,5 @@ struct train_report {
 // Initial parameters as nn.Linear(d_model, d): weight and bias ~ U(-1/√d_model, 1/√d_model) from
 // the seed (or W_*.npy / b_*.npy from --load), a fixed N(0, 1) target (or target.npy).
 train_report run_training(const step_config& c, const inputs& in, const train_request& r);
-
-// A loss curve as Unicode block columns, `height` rows tall, the min and max on the left.
-std::vector<std::string> loss_chart(const std::vector<double>& losses, std::size_t width, std::size_t height,
-                                    bool color, style st);
-
-std::string render_train_text(const train_report& r, const lessons& L, const view_options& o);
-std::string render_train_json(const train_report& r);
-std::string render_train_markdown(const train_report& r, const lessons& L);
 
 }  // namespace attn

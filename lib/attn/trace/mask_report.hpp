@@ -1,15 +1,14 @@
-// `attn-explain mask`: one attention mask in every convention a PyTorch user meets, side by side,
-// checked to block the same positions, with the NaN trap of a fully blocked row and the causal
-// alignment of n queries against m keys. Validation, analysis and renderers; pure (strings out).
+// `attn-explain mask`: one attention mask in every convention a PyTorch user meets, checked to
+// block the same positions, with the NaN trap of a fully blocked row and the causal alignment of
+// n queries against m keys. The flags, their validation and the analysis (the report); the page
+// builder is doc/mask.hpp, the JSON writer render/json_mask.hpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "attn/io/lessons.hpp"
 #include "attn/core/masks.hpp"
-#include "attn/render/render.hpp"
 
 namespace attn {
 
@@ -60,21 +59,21 @@ struct mask_report {
 
 mask_report analyze_mask(const mask_config& c);
 
+// The conventions' ids, in the order they are shown: "sdpa", "mha", "additive", "hf", "kpm".
+const std::vector<std::string>& mask_convention_ids();
+
 // Converts every convention of the item back to blocked[i][j] (the per-key vectors combined with
-// the causal part, as the model does) and returns the labels ("sdpa", "mha", "additive", "hf",
-// "kpm") of those that differ from the canonical mask; empty when all five agree.
+// the causal part, as the model does) and returns the ids (see mask_convention_ids) of those that
+// differ from the canonical mask; empty when all five agree.
 std::vector<std::string> mask_disagreements(const mask_spec& s, const mask_item& item);
+// How many of the item's n·m positions the canonical mask blocks.
+std::size_t blocked_count(const mask_item& item);
+// The causal part alone, as SDPA's boolean mask (true = may attend), for the alignment picture.
+std::vector<std::vector<bool>> causal_allowed(std::size_t n, std::size_t m, causal_align align);
 
 // softmax over one row, as attn::softmax_rows computes it.
 std::vector<double> softmax_row(const std::vector<double>& row);
 // torch.finfo(torch.float32).min, the finite fill value libraries use instead of -inf.
 double finfo_float32_min();
-
-std::string render_mask_text(const mask_report& r, const lessons& L, const view_options& o);
-// {"config", "legend", "items": [{"batch_index", "sdpa_bool", "mha_bool", "additive",
-// "hf_attention_mask", "key_padding_mask", "blocked_positions", "same_positions", "disagree",
-// "fully_blocked_rows", "nan_trap"}], "alignment" (only when n != m and causal)}; -inf as "-inf".
-std::string render_mask_json(const mask_report& r, const lessons& L);
-std::string render_mask_markdown(const mask_report& r, const lessons& L);
 
 }  // namespace attn
