@@ -83,14 +83,20 @@ lines_t break_line(const std::string& line, std::size_t width) {
     std::string rest = line;
     std::size_t body = n;  // where the text starts in `rest`, after its indent
     while (display_width(rest) > width) {
-        std::size_t cut = std::string::npos;
-        for (std::size_t p = rest.find(' ', body); p != std::string::npos; p = rest.find(' ', p + 1)) {
+        // The last break that fits: at a space, or just after an opening parenthesis or a comma
+        // (a long call with no space in it); failing those, after a dot (a long dotted name).
+        std::size_t cut = std::string::npos, next = std::string::npos, dot = std::string::npos;
+        for (std::size_t p = body + 1; p < rest.size(); ++p) {
+            const bool space = rest[p] == ' ', after = rest[p - 1] == '(' || rest[p - 1] == ',';
+            if (!space && !after && rest[p - 1] != '.') continue;
             if (display_width(rest.substr(0, p)) > width) break;
-            cut = p;
+            const std::size_t q = rest.find_first_not_of(' ', p);
+            if (q == std::string::npos) break;
+            if (space || after) cut = p, next = q;
+            else dot = p;
         }
+        if (cut == std::string::npos && dot != std::string::npos) cut = next = dot;
         if (cut == std::string::npos) break;
-        const std::size_t next = rest.find_first_not_of(' ', cut);
-        if (next == std::string::npos) break;
         std::string head = rest.substr(0, cut);
         while (!head.empty() && head.back() == ' ') head.pop_back();
         out.push_back(head);
@@ -134,7 +140,7 @@ struct writer {
         const lines_t ls = wrap(b.text, text_width() > 8 ? text_width() - 8 : text_width(), "   ");
         lines_t out;
         for (std::size_t i = 0; i < ls.size(); ++i) {
-            std::string head = (i == 0 ? "━━ " : "") + ls[i] + " ";
+            std::string head = (i == 0 ? "━━ " : "") + ls[i] + (i + 1 == ls.size() ? " " : "");
             if (i + 1 == ls.size()) {
                 const std::size_t w = display_width(head);
                 const std::size_t rule = text_width() > w ? text_width() - w : 2;
@@ -168,7 +174,14 @@ struct writer {
         const bool verbatim = b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape;
         const std::string label = pad_right(b.label, label_col);
         const std::string hang(label_col, ' ');
-        const lines_t ls = verbatim ? split_lines(b.text) : wrap(b.text, text_width(), hang);
+        lines_t ls;
+        if (verbatim) {  // code keeps its lines; one wider than the terminal breaks at a space
+            const std::size_t room = o.width > label_col + 20 ? o.width - label_col : 20;
+            for (const auto& l : split_lines(b.text))
+                for (const auto& part : break_line(l, room)) ls.push_back(part);
+        } else {
+            ls = wrap(b.text, text_width(), hang);
+        }
         lines_t out;
         for (std::size_t i = 0; i < ls.size(); ++i) {
             if (i == 0) {
@@ -201,7 +214,10 @@ struct writer {
         lines_t out = format_matrix(b.values, s, &elided);
         const std::string title = b.show_shape ? fmt::format("{} {}", b.title, shape_str(b.values.shape(0), b.values.shape(1)))
                                                : b.title;
-        if (!title.empty()) out.insert(out.begin(), paint_text(title, b.style));
+        if (!title.empty()) {  // a long title (a variant's name) wraps above the matrix
+            const lines_t ts = wrap(title, o.width > 20 ? o.width : 20, "  ");
+            for (std::size_t i = ts.size(); i-- > 0;) out.insert(out.begin(), paint_text(ts[i], b.style));
+        }
         if (elided)
             for (const auto& l : wrap(d.ui.elided, text_width() - 2)) out.push_back(paint("  " + l, style::dim, o.color));
         return out;
@@ -213,6 +229,56 @@ struct writer {
         const lines_t cells = format_heatmap(b.values, mstyle(b));
         out.insert(out.end(), cells.begin(), cells.end());
         if (b.legend) out.push_back("  " + heatmap_legend(o.color));
+        return out;
+    }
+
+    // A table that cannot fit even with its text columns wrapped is drawn in parts, each with the
+    // first column again (as pandas prints a wide frame), a blank line between them.
+    lines_t split_table(const block& b, const std::vector<std::size_t>& w) const {
+        const std::size_t cols = w.size();
+        std::vector<std::vector<std::size_t>> chunks;
+        std::size_t used = 0;  // a line is " " + " cell " per column
+        for (std::size_t c = 1; c < cols; ++c) {
+            if (chunks.empty() || (used + w[c] + 2 > o.width && chunks.back().size() > 1)) {
+                chunks.push_back({0});
+                used = w[0] + 2;
+            }
+            chunks.back().push_back(c);
+            used += w[c] + 2;
+        }
+        auto pick = [](const std::vector<std::string>& r, const std::vector<std::size_t>& keep) {
+            std::vector<std::string> out;
+            for (std::size_t c : keep) out.push_back(c < r.size() ? r[c] : "");
+            return out;
+        };
+        lines_t out;
+        for (std::size_t k = 0; k < chunks.size(); ++k) {
+            const std::vector<std::size_t>& keep = chunks[k];
+            block part = b;
+            if (k > 0) part.title.clear();
+            part.header = b.header.empty() ? b.header : pick(b.header, keep);
+            part.rows.clear();
+            for (const auto& r : b.rows) part.rows.push_back(pick(r, keep));
+            part.align.clear();
+            for (std::size_t c : keep) part.align += c < b.align.size() ? b.align[c] : 'l';
+            part.cell_tones.clear();
+            for (const auto& t : b.cell_tones) {
+                std::vector<doc::tone> row;
+                for (std::size_t c : keep) row.push_back(c < t.size() ? t[c] : doc::tone::plain);
+                part.cell_tones.push_back(row);
+            }
+            part.groups.clear();  // each group keeps the columns of this part that it spans
+            std::size_t first = 0;
+            for (const auto& [text, span] : b.groups) {
+                std::size_t n = 0;
+                for (std::size_t c : keep) n += c >= first && c < first + span;
+                if (n) part.groups.push_back({text, n});
+                first += span;
+            }
+            if (k) out.push_back("");
+            const lines_t ls = table(part);
+            out.insert(out.end(), ls.begin(), ls.end());
+        }
         return out;
     }
 
@@ -242,6 +308,7 @@ struct writer {
             if (widest == cols) break;  // every column is down to its longest word
             --w[widest], --total;
         }
+        if (total > o.width && cols > 2) return split_table(b, w);
         auto format_row = [&](const std::vector<std::string>& r, const std::vector<doc::tone>* tones) {
             std::vector<lines_t> cells(cols);
             std::size_t height = 1;
