@@ -320,8 +320,7 @@ TEST_CASE("cli: the textbook case runs and stays readable", "[cli][heads]") {
     while (start < text.out.size()) {
         const std::size_t end = text.out.find('\n', start);
         const std::string line = text.out.substr(start, end - start);
-        if (line.rfind("pytorch", 0) != 0 && line.rfind("formula", 0) != 0)  // code lines are verbatim
-            widest = std::max(widest, attn::display_width(line));
+        widest = std::max(widest, attn::display_width(line));
         start = end == std::string::npos ? text.out.size() : end + 1;
     }
     CHECK(widest <= 80);
@@ -565,4 +564,28 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
         {"bench --repeat 0", "--repeat"},
     };
     expect_errors(cases);
+}
+
+TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 columns)", "[cli][width]") {
+    const std::vector<std::string> commands = {
+        "step", "step --mask causal --tokens 'the cat sat'", "step --mistake no-scale",
+        "step --kv-len 5 --mask causal --align bottom-right", "mistakes", "mistake no-scale",
+        "mistake mask-after-softmax", "mistake no-transpose", "heads --batch 2 --lengths 4,2 --mask causal --bias",
+        "mask --lengths 4,2", "grad --check --sweep", "train --steps 40", "train --steps 40 --mistake no-zero-grad",
+        "kv-cache --heads 8 --kv-heads 2 --d-model 32", "flash --dtype float16", "cost", "drill --sheet"};
+    for (const char* width : {"60", "80"})
+        for (const std::string& c : commands) {
+            INFO(c << " at " << width << " columns");
+            const result r = run(c + (c.rfind("drill", 0) == 0 || c == "cost" || c == "mistakes" ? "" : " --no-pause"),
+                                 std::string("COLUMNS=") + width);
+            REQUIRE(r.code == 0);
+            std::size_t start = 0;
+            while (start < r.out.size()) {
+                const std::size_t end = r.out.find('\n', start);
+                const std::string line = r.out.substr(start, end == std::string::npos ? std::string::npos : end - start);
+                INFO(line);
+                CHECK(attn::display_width(line) <= static_cast<std::size_t>(std::stoi(width)));
+                start = end == std::string::npos ? r.out.size() : end + 1;
+            }
+        }
 }
