@@ -220,7 +220,9 @@ void setup_bench(CLI::App& app, bench_options& opt) {
     cmd->add_option("--sizes", opt.sizes, "Sequence lengths n, comma-separated (1..16384)")->capture_default_str();
     cmd->add_option("--d", opt.d, "Head dimension d (1..512)")->capture_default_str();
     cmd->add_option("--repeat", opt.repeat, "Runs per kernel; the best time is reported")->capture_default_str();
-    cmd->add_option("--format", opt.format, "text | json")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")->capture_default_str();
 }
 
 }  // namespace app

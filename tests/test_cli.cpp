@@ -562,8 +562,15 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
         {"bench --sizes 99999", "--sizes"},
         {"bench --d 0", "--d"},
         {"bench --repeat 0", "--repeat"},
+        {"bench --format xml", "text, json, markdown or html"},
     };
     expect_errors(cases);
+    const result text = run("bench --sizes 64 --d 16 --repeat 1");
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("measured FMA peak") && Catch::Contains("reference") && Catch::Contains("tiled"));
+    const result html = run("bench --sizes 64 --d 16 --repeat 1 --format html");
+    REQUIRE(html.code == 0);
+    CHECK_THAT(html.out, Catch::Contains("<table class=\"data\">") && Catch::EndsWith("</html>\n"));
 }
 
 TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 columns)", "[cli][width]") {
@@ -572,11 +579,13 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
         "step --kv-len 5 --mask causal --align bottom-right", "mistakes", "mistake no-scale",
         "mistake mask-after-softmax", "mistake no-transpose", "heads --batch 2 --lengths 4,2 --mask causal --bias",
         "mask --lengths 4,2", "grad --check --sweep", "train --steps 40", "train --steps 40 --mistake no-zero-grad",
-        "kv-cache --heads 8 --kv-heads 2 --d-model 32", "flash --dtype float16", "cost", "drill --sheet"};
+        "kv-cache --heads 8 --kv-heads 2 --d-model 32", "flash --dtype float16", "cost", "drill --sheet",
+        "bench --sizes 64,5000 --d 8 --repeat 1"};
     for (const char* width : {"60", "80"})
         for (const std::string& c : commands) {
             INFO(c << " at " << width << " columns");
-            const result r = run(c + (c.rfind("drill", 0) == 0 || c == "cost" || c == "mistakes" ? "" : " --no-pause"),
+            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c == "cost" || c == "mistakes");
+            const result r = run(c + (pages ? " --no-pause" : ""),
                                  std::string("COLUMNS=") + width);
             REQUIRE(r.code == 0);
             std::size_t start = 0;

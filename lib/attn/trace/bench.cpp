@@ -1,0 +1,107 @@
+// The kernel benchmark (see bench.hpp).
+#include "attn/trace/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attn/core/error.hpp"
+#include "attn/core/kernels.hpp"
+
+namespace attn {
+
+namespace {
+
+std::size_t parse_count(const std::string& text, const char* what, std::size_t max) {
+    std::size_t pos = 0;
+    unsigned long long value = 0;
+    try {
+        if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
+        value = std::stoull(text, &pos);
+    } catch (const std::exception&) {
+        throw error(fmt::format("{} must be a whole number, got '{}'", what, text));
+    }
+    if (pos != text.size()) throw error(fmt::format("{} must be a whole number, got '{}'", what, text));
+    if (value == 0 || value > max) throw error(fmt::format("{} must be between 1 and {}, got {}", what, max, text));
+    return static_cast<std::size_t>(value);
+}
+
+std::vector<std::size_t> parse_sizes(const std::string& text) {
+    std::vector<std::size_t> sizes;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        sizes.push_back(parse_count(text.substr(start, comma - start), "--sizes", bench_max_n));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return sizes;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+bench_report run_bench(const bench_request& req) {
+    const std::vector<std::size_t> sizes = parse_sizes(req.sizes);
+    bench_report rep;
+    rep.d = parse_count(req.d, "--d", bench_max_d);
+    rep.repeat = parse_count(req.repeat, "--repeat", bench_max_repeat);
+    const std::size_t d = rep.d, repeat = rep.repeat;
+
+    namespace k = kernels;
+    const k::options kopt;
+    rep.threads = kopt.threads;
+    rep.block_rows = kopt.block_rows;
+    rep.block_cols = kopt.block_cols;
+    rep.avx2 = k::uses_avx2();
+    rep.peak_gflops = k::measure_fma_peak_gflops(kopt.threads, 0.05);
+    for (const std::size_t n : sizes) {
+        std::mt19937 rng(static_cast<std::uint32_t>(20240 + n * 7 + d));
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::vector<float> q(n * d), key(n * d), v(n * d), out(n * d), ref;
+        for (auto* m : {&q, &key, &v})
+            for (float& x : *m) x = normal(rng);
+        const double flops = 4.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d);
+
+        // The reference: best of R for small n, computed once up to 4096, on a subset of rows above.
+        const bool subset = n > bench_full_reference_max_n;
+        const std::size_t ref_rows = subset ? bench_reference_subset_rows : n;
+        ref.assign(ref_rows * d, 0.0f);
+        {
+            const std::size_t runs = n <= 1024 ? repeat : 1;
+            double best = 1e300;
+            k::stats st;
+            for (std::size_t r = 0; r < runs; ++r) {
+                const auto t0 = std::chrono::steady_clock::now();
+                k::reference_rows(q.data(), key.data(), v.data(), ref.data(), n, d, 0, ref_rows, &st);
+                best = std::min(best, seconds_since(t0));
+            }
+            best *= static_cast<double>(n) / static_cast<double>(ref_rows);  // extrapolated when subset
+            rep.rows.push_back({n, d, "reference", best * 1e3, flops / best / 1e9, st.extra_bytes, 0.0, subset});
+        }
+        for (const k::impl which : {k::impl::full, k::impl::tiled}) {
+            double best = 1e300;
+            k::stats st;
+            for (std::size_t r = 0; r < repeat; ++r) {
+                const auto t0 = std::chrono::steady_clock::now();
+                k::get(which)(q.data(), key.data(), v.data(), out.data(), n, d, kopt, &st);
+                best = std::min(best, seconds_since(t0));
+            }
+            double diff = 0.0;
+            for (std::size_t i = 0; i < ref_rows * d; ++i)
+                diff = std::max(diff, static_cast<double>(std::fabs(out[i] - ref[i])));
+            rep.rows.push_back({n, d, k::name(which), best * 1e3, flops / best / 1e9, st.extra_bytes, diff, subset});
+        }
+    }
+    return rep;
+}
+
+}  // namespace attn

@@ -1,0 +1,39 @@
+// `attn-explain bench`: the three attention kernels (reference, full, tiled; core/kernels.hpp)
+// timed side by side on the same seeded random Q, K, V: best-of-R time, GFLOP/s (4·n²·d per
+// forward), share of the measured FMA peak, peak extra memory and the largest difference from
+// the reference.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+inline constexpr std::size_t bench_max_n = 16384, bench_max_d = 512, bench_max_repeat = 1000;
+inline constexpr std::size_t bench_full_reference_max_n = 4096;  // above: the reference runs on a subset
+inline constexpr std::size_t bench_reference_subset_rows = 256;
+
+// The flags as typed ("256,1024,4096", "64", "5"); validated by run_bench (throws attn::error).
+struct bench_request {
+    std::string sizes = "256,1024,4096", d = "64", repeat = "5";
+};
+
+struct bench_row {
+    std::size_t n = 0, d = 0;
+    std::string impl;          // reference | full | tiled
+    double ms = 0, gflops = 0;
+    std::size_t extra_bytes = 0;
+    double max_diff = 0;
+    bool reference_subset = false;  // max_diff over a subset of rows / ms extrapolated from a subset
+};
+
+struct bench_report {
+    std::size_t d = 64, repeat = 5, threads = 1, block_rows = 0, block_cols = 0;
+    bool avx2 = false;
+    double peak_gflops = 0;
+    std::vector<bench_row> rows;
+};
+
+bench_report run_bench(const bench_request& r);
+
+}  // namespace attn
