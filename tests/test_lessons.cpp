@@ -25,6 +25,7 @@
 #include "attn/render/html.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/mistakes.hpp"
+#include "attn/doc/bench.hpp"
 #include "attn/doc/walkthrough.hpp"
 #include "attn/render/html.hpp"
 #include "attn/render/json.hpp"
@@ -239,6 +240,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     layout.dims_given = true;
     render_all(run(layout));
     CHECK_NOTHROW(attn::render_text(attn::doc::mistakes_catalogue(attn::lessons::embedded("en")), {}));
+    for (bool avx2 : {false, true}) {  // bench: every note, both instruction sets (no timing needed)
+        attn::bench_report br;
+        br.avx2 = avx2;
+        br.peak_gflops = 50;
+        br.rows = {{64, 8, "reference", 1, 1, 8, 0, false},     {64, 8, "tiled", 1, 2, 8, 1e-7, false},
+                   {2048, 8, "reference", 1, 1, 8, 0, false},   {8192, 8, "reference", 1, 1, 8, 0, true},
+                   {8192, 8, "tiled", 1, 2, 8, 1e-7, true}};
+        CHECK_NOTHROW(attn::render_text(attn::doc::bench_document(br, attn::lessons::embedded("en")), {}));
+    }
     CHECK_NOTHROW(attn::lessons::embedded("en").raw("ui.pause"));
     {
         attn::step_request big;  // elided matrices have their own note
