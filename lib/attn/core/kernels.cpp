@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -415,9 +416,19 @@ void tiled(const float* q, const float* k, const float* v, float* out, std::size
     const gemm_fn gemm = pick_gemm();
     const softmax_tile_fn softmax_tile = pick_softmax_tile();
     std::atomic<std::size_t> next{0};
-    auto worker = [&]() {
-        scratch qt(meter, d * Br), sc(meter, Bc * Br), acc(meter, Br * d), mla(meter, 3 * Br);
-        const tile_scratch s{qt.data(), sc.data(), acc.data(), mla.data(), mla.data() + Br, mla.data() + 2 * Br};
+    // Each thread's scratch is allocated here, before any thread starts, so the meter counts
+    // every thread's working set by construction (not by racing for an overlap).
+    struct thread_scratch {
+        scratch qt, sc, acc, mla;
+        thread_scratch(scratch_meter& m, std::size_t d_, std::size_t Br_, std::size_t Bc_)
+            : qt(m, d_ * Br_), sc(m, Bc_ * Br_), acc(m, Br_ * d_), mla(m, 3 * Br_) {}
+    };
+    std::vector<std::unique_ptr<thread_scratch>> per_thread;
+    if (n > 0)
+        for (unsigned t = 0; t < threads; ++t) per_thread.push_back(std::make_unique<thread_scratch>(meter, d, Br, Bc));
+    auto worker = [&](thread_scratch& mine) {
+        const tile_scratch s{mine.qt.data(), mine.sc.data(), mine.acc.data(), mine.mla.data(), mine.mla.data() + Br,
+                             mine.mla.data() + 2 * Br};
         for (std::size_t b = next++; b < blocks; b = next++) {
             const std::size_t i0 = b * Br;
             tiled_block(q, k, v, out, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile);
@@ -425,8 +436,8 @@ void tiled(const float* q, const float* k, const float* v, float* out, std::size
     };
     if (n > 0) {
         std::vector<std::thread> pool;
-        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-        worker();
+        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(*per_thread[t]));
+        worker(*per_thread[0]);
         for (auto& t : pool) t.join();
     }
     finish(st, meter);
