@@ -1,6 +1,7 @@
 // attn-explain: teaches scaled dot-product attention by computing it in front of you.
 // main only wires the subcommands; each lives in its own cmd_<name>.cpp.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include <CLI/CLI.hpp>
@@ -11,12 +12,14 @@
 #include "cmd_kvcache.hpp"
 #include "cmd_mask.hpp"
 #include "commands.hpp"
+#include "terminal.hpp"
 
 namespace app {
 void print_error(const std::string& message) { std::fprintf(stderr, "attn-explain: error: %s\n", message.c_str()); }
 }  // namespace app
 
 int main(int argc, char** argv) {
+    std::atexit(app::close_stdout);  // output that never reached its destination is an error
     CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step"};
     cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
     cli.require_subcommand(0, 1);

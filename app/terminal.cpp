@@ -1,7 +1,9 @@
 // The terminal: TTY detection, size, colour policy and pausing.
 #include "terminal.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -63,8 +65,24 @@ bool pause_for_next(const std::string& prompt) {
 }
 
 void emit(const std::string& s) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
+    // A full disk, /dev/full or a closed stdout must not pass for success: the output is lost.
+    // (A reader that went away, as `| head` does, ends the program through SIGPIPE, quietly.)
+    errno = 0;
+    const bool ok = std::fwrite(s.data(), 1, s.size(), stdout) == s.size() && std::fflush(stdout) == 0;
+    if (!ok) {
+        const int e = errno;
+        std::clearerr(stdout);
+        throw attn::error(std::string("writing the output: ") + (e ? std::strerror(e) : "write failed"));
+    }
+}
+
+void close_stdout() {
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        const int e = errno;
+        std::fprintf(stderr, "attn-explain: error: writing the output: %s\n", e ? std::strerror(e) : "write failed");
+        std::_Exit(2);
+    }
 }
 
 }  // namespace app

@@ -21,7 +21,12 @@ bool decide_color(const std::string& flag, bool stdout_tty);
 // Prints the prompt and waits for a line: true to go on, false on "q" or end of input.
 bool pause_for_next(const std::string& prompt);
 
-// Writes to stdout and flushes.
+// Writes to stdout and flushes; throws attn::error ("writing the output: No space left on device")
+// when the write fails.
 void emit(const std::string& s);
+
+// For std::atexit: flushes stdout; if anything written could not be delivered, says so on stderr
+// and ends with exit code 2 (as gnulib's close_stdout does).
+void close_stdout();
 
 }  // namespace app

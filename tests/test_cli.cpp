@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -597,4 +599,24 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
                 start = end == std::string::npos ? r.out.size() : end + 1;
             }
         }
+}
+
+TEST_CASE("cli: output that cannot be written is an error, not a silent success", "[cli][safety]") {
+    // A closed stdout.
+    const result closed = run("mistakes >&-");
+    CHECK(closed.code == 2);
+    CHECK_THAT(closed.err, Catch::StartsWith("attn-explain: error: writing the output: "));
+    // A full device: a private copy of /dev/full (char 1:7) in a temp folder, made when we may.
+    temp_dir t;
+    const fs::path full = t.path / "full";
+    if (mknod(full.c_str(), S_IFCHR | 0600, makedev(1, 7)) != 0) {
+        WARN("cannot make a device node here (not root?): the full-disk case is not checked");
+        return;
+    }
+    for (const char* args : {"step --no-pause", "step --format json", "heads --format html", "cost", "mistakes"}) {
+        INFO(args);
+        const result r = run(std::string(args) + " >" + full.string());
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Equals("attn-explain: error: writing the output: No space left on device\n"));
+    }
 }
