@@ -56,11 +56,11 @@ int run_drill(const drill_options& opt) {
     // A sheet is one document; the session's pieces are small ones, drawn as they come.
     const output_options out = make_output(opt.format, opt.color, false, true, "");
     auto say = [&](const attn::doc::document& d) { emit(attn::render_text_joined(d, out.text)); };
-    const std::string path = opt.state.empty() ? attn::drill::default_state_path() : opt.state;
+    attn::drill::state_file state;
+    if (opt.reset || opt.stats || !opt.no_save) state = attn::drill::resolve_state(opt.state);
+    const std::string& path = state.path;
     if (opt.reset) {
-        std::error_code ec;
-        const bool existed = std::filesystem::remove(path, ec);
-        if (ec) throw attn::error("--reset: cannot remove " + path + ": " + ec.message());
+        const bool existed = attn::drill::reset_progress(path);
         say(attn::drill::reset_document(L, existed, path));
         return 0;
     }
@@ -92,6 +92,7 @@ int run_drill(const drill_options& opt) {
     std::map<std::string, std::pair<int, int>> by_topic;  // primary topic -> (asked, right)
     int asked = 0, right = 0;
     bool quit = false;
+    std::vector<std::pair<const attn::drill::question*, bool>> answered;  // replayed onto the file at the end
     for (std::size_t i = 0; i < questions.size() && !quit; ++i) {
         const auto& q = questions[i];
         say(attn::drill::question_document(L, q, i + 1, questions.size()));
@@ -124,14 +125,21 @@ int run_drill(const drill_options& opt) {
         auto& t = by_topic[q.topics[0]];
         ++t.first;
         t.second += ok;
-        if (!opt.no_save) attn::drill::record(progress, q, ok);
+        if (!opt.no_save) {
+            attn::drill::record(progress, q, ok);
+            answered.push_back({&q, ok});
+        }
         using attn::drill::outcome;
         say(attn::drill::verdict_document(L, q, ok ? outcome::right : skipped ? outcome::skipped : outcome::wrong));
     }
     // Progress first, so the score stays the very last line.
     if (!opt.no_save) {
-        progress.sessions.push_back(fmt::format("{} {}/{} topic {} seed {}", now_utc(), right, asked, opt.topic, seed));
-        const std::string warning = attn::drill::save_progress(path, progress);
+        // Other sessions may have saved meanwhile: replay this one's answers onto the file as it is now.
+        const std::string session = fmt::format("{} {}/{} topic {} seed {}", now_utc(), right, asked, opt.topic, seed);
+        const std::string warning = attn::drill::update_progress(state, [&](attn::drill::progress& p) {
+            for (const auto& [q, ok] : answered) attn::drill::record(p, *q, ok);
+            p.sessions.push_back(session);
+        });
         if (!warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", warning.c_str());
     }
     say(attn::drill::summary_document(L, by_topic, right, asked, questions.size()));

@@ -428,15 +428,15 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     REQUIRE(fs::exists(state));
     const result stats = run("drill --stats --state " + state);
     CHECK_THAT(stats.out, Catch::Contains("0/3") && Catch::Contains("Sessions (1)"));
-    std::ofstream(state) << "garbage that is not a progress file\n";
+    std::ofstream(state) << "# attn-explain drill progress, then garbage\n";  // ours, but corrupt
     const result corrupt = run_with_input("drill --seed 1 --count 2 --state " + state, "s\ns\n");
     CHECK(corrupt.code == 0);
     CHECK(last_line(corrupt.out) == "score: 0/2");
     CHECK_THAT(corrupt.err, Catch::Contains("warning") && Catch::Contains("corrupt"));
     CHECK(fs::exists(state + ".corrupt-1"));
     const result unwritable = run_with_input("drill --seed 1 --count 1 --state /proc/attn-explain/p.txt", "s\n");
-    CHECK(unwritable.code == 0);
-    CHECK_THAT(unwritable.err, Catch::Contains("not saved"));
+    CHECK(unwritable.code == 2);  // an explicit --state in a folder that does not exist: no mkdir -p
+    CHECK_THAT(unwritable.err, Catch::Contains("does not exist"));
     const result reset = run("drill --reset --state " + state);
     CHECK_THAT(reset.out, Catch::Contains("cleared"));
     CHECK_FALSE(fs::exists(state));
@@ -619,4 +619,63 @@ TEST_CASE("cli: output that cannot be written is an error, not a silent success"
         CHECK(r.code == 2);
         CHECK_THAT(r.err, Catch::Equals("attn-explain: error: writing the output: No space left on device\n"));
     }
+}
+
+TEST_CASE("cli: drill --state never destroys what is not ours", "[cli][drill][safety]") {
+    temp_dir t;
+    // A folder, a FIFO and (as root) a private device node: refused, left as they are.
+    const fs::path folder = t.path / "folder", fifo = t.path / "fifo", node = t.path / "null";
+    fs::create_directories(folder / "inside");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const bool have_node = mknod(node.c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0;
+    for (const fs::path& p : {folder, fifo, node}) {
+        if (p == node && !have_node) continue;
+        INFO(p);
+        for (const char* what : {"drill --seed 1 --count 1 --state ", "drill --stats --state ", "drill --reset --state "}) {
+            const result r = run_with_input(what + p.string(), "s\n");
+            CHECK(r.code == 2);
+            CHECK_THAT(r.err, Catch::Contains("not a regular file"));
+        }
+        CHECK(fs::exists(p));
+        CHECK_FALSE(fs::exists(p.string() + ".corrupt-1"));
+    }
+    CHECK(fs::is_directory(folder / "inside"));
+    CHECK(fs::is_fifo(fifo));
+    if (have_node) CHECK(fs::is_character_file(node));
+    // A file that is not a progress file (a shell rc file) is refused, not moved aside.
+    const fs::path rc = t.path / "bashrc";
+    std::ofstream(rc) << "alias ll='ls -l'\n";
+    const result r = run_with_input("drill --seed 1 --count 1 --state " + rc.string(), "s\n");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("not an attn-explain progress file"));
+    CHECK(slurp(rc) == "alias ll='ls -l'\n");
+    // A symlink planted where the lock or a temporary would go does not redirect the write.
+    const fs::path victim = t.path / "victim", state = t.path / "p.txt";
+    std::ofstream(victim) << "precious\n";
+    fs::create_symlink(victim, t.path / "p.txt.lock");
+    fs::create_symlink(victim, t.path / "p.txt.tmp");
+    run_with_input("drill --seed 1 --count 1 --state " + state.string(), "s\n");
+    CHECK(slurp(victim) == "precious\n");
+    // No HOME and no XDG_STATE_HOME: no predictable path in a shared folder; ask for --state.
+    const result homeless = run_with_input("drill --seed 1 --count 1", "s\n", "-u HOME -u XDG_STATE_HOME");
+    CHECK(homeless.code == 2);
+    CHECK_THAT(homeless.err, Catch::Contains("--state"));
+    // A relative XDG_STATE_HOME is ignored (the XDG spec): HOME is used instead.
+    const result relative = run_with_input("drill --seed 1 --count 1", "s\n",
+                                           "XDG_STATE_HOME=relative HOME=" + t.path.string());
+    CHECK(relative.code == 0);
+    CHECK(fs::exists(t.path / ".local" / "state" / "attn-explain" / "drill-progress.txt"));
+}
+
+TEST_CASE("cli: concurrent drills on one state file all count", "[cli][drill][safety]") {
+    temp_dir t;
+    const std::string state = (t.path / "p.txt").string();
+    const int sessions = 12;
+    std::string script = "for i in $(seq " + std::to_string(sessions) + "); do (printf 's\\n' | " + ATTN_EXE +
+                         " drill --seed $i --count 1 --state " + state + " >/dev/null 2>&1) & done; wait";
+    REQUIRE(std::system(script.c_str()) == 0);
+    const std::string text = slurp(state);
+    std::size_t lines = 0;
+    for (std::size_t p = text.find("\nsession "); p != std::string::npos; p = text.find("\nsession ", p + 1)) ++lines;
+    CHECK(lines == static_cast<std::size_t>(sessions));
 }

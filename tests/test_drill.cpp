@@ -232,12 +232,19 @@ TEST_CASE("progress file: round trip - corruption kept aside - unwritable", "[dr
     CHECK(back.data.sessions == p.sessions);
     CHECK(attn::drill::serialize(p).rfind("# attn-explain drill progress", 0) == 0);
 
-    std::ofstream(path) << "version 1\ntopic shapes 3 9\n";  // right > asked: corrupt
+    std::ofstream(path) << attn::drill::serialize({}) << "topic shapes 3 9\n";  // right > asked: corrupt
     const auto bad = attn::drill::load_progress(path);
     CHECK_THAT(bad.warning, Catch::Contains("corrupt") && Catch::Contains(".corrupt-1"));
     CHECK(bad.data.topics.empty());
     CHECK_FALSE(fs::exists(path));
     CHECK(fs::exists(path + ".corrupt-1"));  // kept, not lost
+
+    // A file that is not ours is refused and left exactly as it was.
+    const std::string rc = (dir / "bashrc").string();
+    std::ofstream(rc) << "export PATH=$HOME/bin:$PATH\n";
+    CHECK_THROWS_WITH(attn::drill::load_progress(rc), Catch::Contains("not an attn-explain progress file"));
+    CHECK(fs::file_size(rc) == std::string("export PATH=$HOME/bin:$PATH\n").size());
+    CHECK_FALSE(fs::exists(rc + ".corrupt-1"));
 
     CHECK(attn::drill::load_progress((dir / "missing.txt").string()).warning.empty());
     CHECK_THAT(attn::drill::save_progress("/proc/attn-explain/progress.txt", p), Catch::Contains("not saved"));

@@ -1,11 +1,17 @@
 // The drill's progress file.
 #include "attn/io/progress.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -24,10 +30,69 @@ const char* header =
 std::string default_state_path() {
     const char* xdg = std::getenv("XDG_STATE_HOME");
     fs::path base;
-    if (xdg && *xdg) base = xdg;
+    if (xdg && *xdg == '/') base = xdg;  // a relative XDG_STATE_HOME is ignored, as the spec says
     else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".local" / "state";
-    else base = fs::temp_directory_path();
+    else return "";  // never a predictable path in a shared temp folder
     return (base / "attn-explain" / "drill-progress.txt").string();
+}
+
+namespace {
+// What is at `path`: 0 nothing, 1 a regular file (or a link to one), -1 anything else.
+int kind_of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return errno == ENOENT ? 0 : -1;
+    return S_ISREG(st.st_mode) ? 1 : -1;
+}
+
+void refuse_unless_regular(const std::string& path) {
+    if (kind_of(path) < 0)
+        throw error(fmt::format("--state {}: not a regular file (a folder, device or FIFO is never used as the progress "
+                                "file): give a file path, or --no-save",
+                                path));
+}
+
+// Reads at most max_progress_bytes + 1 bytes of a regular file.
+bool read_small(const std::string& path, std::string& text) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int use = fd;
+    if (fd < 0 && errno == ELOOP) use = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a link to a file
+    if (use < 0) return false;
+    struct stat st {};
+    if (::fstat(use, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(use);
+        return false;
+    }
+    text.clear();
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(use, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > max_progress_bytes) break;
+    }
+    ::close(use);
+    return true;
+}
+}  // namespace
+
+state_file resolve_state(const std::string& flag) {
+    state_file f;
+    if (flag.empty()) {
+        f.path = default_state_path();
+        if (f.path.empty())
+            throw error("no place for the drill's progress: HOME and XDG_STATE_HOME are unset; give --state FILE or --no-save");
+        f.create_parent = true;
+    } else {
+        f.path = flag;
+        const fs::path parent = fs::path(flag).parent_path();
+        std::error_code ec;
+        if (!parent.empty() && !fs::is_directory(parent, ec))
+            throw error(fmt::format("--state {}: the folder {} does not exist: create it first, or give another path",
+                                    flag, parent.string()));
+    }
+    refuse_unless_regular(f.path);
+    return f;
 }
 
 std::string serialize(const progress& p) {
@@ -83,24 +148,29 @@ progress parse_progress(const std::string& text) {
 
 load_result load_progress(const std::string& path) {
     load_result r;
-    std::error_code ec;
-    if (!fs::exists(path, ec)) return r;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    const int kind = kind_of(path);
+    if (kind == 0) return r;
+    refuse_unless_regular(path);
+    std::string text;
+    if (!read_small(path, text)) {
         r.warning = fmt::format("cannot read the progress file {}: this session starts fresh and will not be saved there",
                                 path);
         return r;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
+    if (text.rfind("# attn-explain drill progress", 0) != 0)
+        throw error(fmt::format("--state {}: not an attn-explain progress file (it was left as it is): give another path, "
+                                "or --no-save",
+                                path));
     try {
-        r.data = parse_progress(text.str());
+        if (text.size() > max_progress_bytes) throw error("larger than 1 MiB");
+        r.data = parse_progress(text);
     } catch (const error& e) {
-        // Keep the unreadable file aside, never lose it silently.
+        // Our own file, unreadable: keep it aside, never lose it silently.
+        std::error_code ec;
         std::string backup;
         for (int i = 1; i < 1000; ++i) {
             backup = fmt::format("{}.corrupt-{}", path, i);
-            if (!fs::exists(backup, ec)) break;
+            if (!fs::exists(fs::symlink_status(backup, ec))) break;
         }
         fs::rename(path, backup, ec);
         r.warning = fmt::format("the progress file {} is corrupt ({}); it was moved to {} and progress starts fresh", path,
@@ -110,27 +180,72 @@ load_result load_progress(const std::string& path) {
     return r;
 }
 
-std::string save_progress(const std::string& path, const progress& p) {
+std::string save_progress(const std::string& path, const progress& p, bool create_parent) {
+    const std::string fail = fmt::format("cannot write the progress file {}: progress was not saved", path);
+    if (kind_of(path) < 0) return fail + " (it is not a regular file)";
+    // Write through a link to where it points, so the link stays.
     std::error_code ec;
-    const fs::path target(path);
-    if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) return fmt::format("cannot write the progress file {}: progress was not saved", path);
-        out << serialize(p);
-        out.flush();
-        if (!out) {
-            fs::remove(tmp, ec);
-            return fmt::format("cannot write the progress file {}: progress was not saved", path);
-        }
+    fs::path target(path);
+    struct stat lst {};
+    if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        target = fs::canonical(target, ec);
+        if (ec) return fail;
     }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        return fmt::format("cannot replace the progress file {}: progress was not saved", path);
+    if (create_parent && target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::string tmp = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+    const int fd = ::mkstemp(tmp.data());
+    if (fd < 0) return fail;
+    const std::string text = serialize(p);
+    std::size_t done = 0;
+    bool ok = true;
+    while (ok && done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        if (ok) done += static_cast<std::size_t>(n);
+    }
+    ok = ::fsync(fd) == 0 && ok;
+    ok = ::close(fd) == 0 && ok;
+    if (!ok || ::rename(tmp.c_str(), target.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        return fail;
     }
     return "";
+}
+
+std::string update_progress(const state_file& f, const std::function<void(progress&)>& update) {
+    std::error_code ec;
+    if (f.create_parent && fs::path(f.path).has_parent_path()) fs::create_directories(fs::path(f.path).parent_path(), ec);
+    const std::string lock_path = f.path + ".lock";
+    int lock = -1;
+    if (kind_of(lock_path) >= 0) lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (lock < 0) return fmt::format("cannot lock the progress file {}: progress was not saved", f.path);
+    while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+    }
+    std::string warning;
+    try {
+        load_result now = load_progress(f.path);  // what other sessions wrote meanwhile
+        if (!now.warning.empty()) warning = now.warning;
+        update(now.data);
+        const std::string w = save_progress(f.path, now.data, f.create_parent);
+        if (!w.empty()) warning = w;
+    } catch (const error& e) {
+        warning = fmt::format("{}: progress was not saved", e.what());
+    }
+    ::flock(lock, LOCK_UN);
+    ::close(lock);
+    return warning;
+}
+
+bool reset_progress(const std::string& path) {
+    const int kind = kind_of(path);
+    if (kind == 0) return false;
+    refuse_unless_regular(path);
+    std::error_code ec;
+    fs::remove(path, ec);
+    if (ec) throw error("--reset: cannot remove " + path + ": " + ec.message());
+    return true;
 }
 
 void record(progress& p, const question& q, bool right) {
