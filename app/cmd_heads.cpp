@@ -10,6 +10,7 @@
 #include "attn/core/error.hpp"
 #include "attn/render/json.hpp"
 #include "attn/io/save.hpp"
+#include "attn/io/write_file.hpp"
 #include "attn/render/svg.hpp"
 #include "commands.hpp"
 
@@ -17,25 +18,6 @@ namespace app {
 
 
 namespace {
-// Writes the file whole or not at all: a temporary beside it, then a rename.
-void write_atomically(const std::string& path, const std::string& text) {
-    const std::filesystem::path target(path);
-    const std::filesystem::path tmp = target.string() + ".partial";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw attn::error(fmt::format("--svg {}: cannot write: {}", path, std::strerror(errno)));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !ok) {
-        std::remove(tmp.c_str());
-        throw attn::error(fmt::format("--svg {}: write failed: {}", path, std::strerror(errno)));
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, target, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        throw attn::error(fmt::format("--svg {}: {}", path, ec.message()));
-    }
-}
-
 std::string heads_svg(const prepared_run& p, long batch_index) {
     const attn::tensor& w = p.trace.at("weights").value;  // [B, h, n, m]
     const std::size_t b = batch_index >= 0 ? static_cast<std::size_t>(batch_index) : 0;
@@ -65,7 +47,7 @@ int run_heads(const heads_options& opt) {
     p.view.head = opt.head;
     p.view.batch_index = opt.batch_index;
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
-    if (!opt.svg.empty()) write_atomically(opt.svg, heads_svg(p, opt.batch_index));
+    if (!opt.svg.empty()) attn::write_file(opt.svg, heads_svg(p, opt.batch_index), "--svg");
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
     else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;

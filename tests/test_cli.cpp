@@ -679,3 +679,45 @@ TEST_CASE("cli: concurrent drills on one state file all count", "[cli][drill][sa
     for (std::size_t p = text.find("\nsession "); p != std::string::npos; p = text.find("\nsession ", p + 1)) ++lines;
     CHECK(lines == static_cast<std::size_t>(sessions));
 }
+
+TEST_CASE("cli: heads --svg writes whole files and never replaces what is not a regular file", "[cli][heads][safety]") {
+    temp_dir t;
+    // A regular file is replaced whole; no temporary is left beside it.
+    const fs::path svg = t.path / "w.svg";
+    std::ofstream(svg) << "old";
+    REQUIRE(run("heads --no-pause --svg " + svg.string()).code == 0);
+    CHECK_THAT(slurp(svg), Catch::StartsWith("<svg") || Catch::Contains("<svg"));
+    std::size_t entries = 0;
+    for (const auto& e : fs::directory_iterator(t.path)) entries += e.path().filename().string()[0] == '.';
+    CHECK(entries == 0);
+    // A symlink keeps pointing where it did; a link planted at the old fixed temporary name
+    // (<svg>.partial) redirects nothing.
+    const fs::path victim = t.path / "victim", link = t.path / "link.svg";
+    std::ofstream(victim) << "precious";
+    fs::create_symlink(victim, svg.string() + ".partial");
+    REQUIRE(run("heads --no-pause --svg " + svg.string()).code == 0);
+    CHECK(slurp(victim) == "precious");
+    const fs::path real = t.path / "real.svg";
+    std::ofstream(real) << "old";
+    fs::create_symlink(real, link);
+    REQUIRE(run("heads --no-pause --svg " + link.string()).code == 0);
+    CHECK(fs::is_symlink(link));
+    CHECK_THAT(slurp(real), Catch::Contains("</svg>"));
+    // A FIFO is written to, not replaced (so --svg /dev/stdout works).
+    const fs::path fifo = t.path / "fifo";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const std::string reader = "cat " + fifo.string() + " > " + (t.path / "from-fifo").string() + " &";
+    REQUIRE(std::system(reader.c_str()) == 0);
+    REQUIRE(run("heads --no-pause --svg " + fifo.string()).code == 0);
+    std::system("wait");
+    CHECK(fs::is_fifo(fifo));
+    // A private device node (as root): written to, never replaced by a file.
+    const fs::path node = t.path / "null";
+    if (mknod(node.c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0) {
+        CHECK(run("heads --no-pause --svg " + node.string()).code == 0);
+        CHECK(fs::is_character_file(node));
+    }
+    const result stdout_svg = run("heads --format json --svg /dev/stdout");
+    CHECK(stdout_svg.code == 0);
+    CHECK_THAT(stdout_svg.out, Catch::Contains("</svg>"));
+}
