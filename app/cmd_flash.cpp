@@ -1,5 +1,7 @@
 // `attn-explain flash` (online-softmax tiling on the learner's numbers) and `attn-explain cost`
 // (FLOPs and memory of attention, with formulas).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
@@ -39,7 +41,9 @@ int run_flash(const flash_options& opt) {
     const attn::matrix<double> q = attn::project(in.x, in.w_q), k = attn::project(in.x, in.w_k), v = attn::project(in.x, in.w_v);
     const bool causal = c.mask == attn::mask_kind::causal;
     report.n = c.seq_len, report.d_k = c.d_k, report.d_v = c.d_v, report.seed = c.seed, report.causal = causal;
-    report.block_q = static_cast<std::size_t>(opt.block_q), report.block_k = static_cast<std::size_t>(opt.block_k);
+    // A block larger than the sequence is the whole sequence: clamped to n, so no size is absurd.
+    report.block_q = std::min(static_cast<std::size_t>(opt.block_q), c.seq_len);
+    report.block_k = std::min(static_cast<std::size_t>(opt.block_k), c.keys());
     report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, causal, static_cast<std::size_t>(opt.row));
     if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, causal, *low);
     if (!run.save.empty()) {

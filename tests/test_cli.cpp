@@ -721,3 +721,28 @@ TEST_CASE("cli: heads --svg writes whole files and never replaces what is not a 
     CHECK(stdout_svg.code == 0);
     CHECK_THAT(stdout_svg.out, Catch::Contains("</svg>"));
 }
+
+TEST_CASE("cli: --load with flags the files contradict is refused, never a crash", "[cli][safety]") {
+    temp_dir t;
+    const std::string dir = (t.path / "run").string();
+    REQUIRE(run("step --no-pause --save " + dir).code == 0);
+    // The memory of cross-attention comes from memory.npy: --kv-len with --load used to crash.
+    for (const char* cmd : {"step --no-pause --kv-len 5 --load ", "heads --no-pause --kv-len 5 --load "}) {
+        const result r = run(cmd + dir);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Contains("drop --kv-len"));
+    }
+    // A wrong-shaped target.npy for train is refused, as grad refuses it (it read past the buffer).
+    const std::string tdir = (t.path / "train").string();
+    REQUIRE(run("train --steps 3 --no-pause --save " + tdir).code == 0);
+    attn::npy::write(tdir + "/target.npy", {2, 2}, std::vector<double>(4, 0.5), attn::npy::dtype::float32);
+    const result r = run("train --steps 3 --no-pause --load " + tdir);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("target.npy has shape (2, 2)"));
+    // flash blocks beyond the sequence are the whole sequence (an internal error and 3 GB before).
+    const result huge = run("flash --no-pause --format json --seq-len 8 --block-q 9223372036854775807 --block-k 100000000");
+    REQUIRE(huge.code == 0);
+    const auto doc = nlohmann::json::parse(huge.out);
+    CHECK(doc["config"]["block_q"] == 8);
+    CHECK(doc["config"]["block_k"] == 8);
+}

@@ -94,6 +94,8 @@ step_config validate(const step_request& request) {
     c.side = parse_pad_side(r.pad_side);
     c.align = parse_align(r.align);
     if (r.kv_len < 0) throw error(fmt::format("--kv-len must be a positive whole number (got {})", r.kv_len));
+    if (r.kv_len > 0 && !r.load_dir.empty())  // the memory, and so m, comes from the files
+        throw error("--load reads the memory from memory.npy (its rows are m): drop --kv-len");
     if (r.kv_len > 0) c.kv_len = checked_dim(r.kv_len, "--kv-len");
     if (r.multihead || (m && m->multihead)) {
         c.multihead = true;

@@ -64,6 +64,10 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     p.w_v = loaded ? in.w_v : draw(c.d_model, c.d_v);
     p.b_v = loaded && !in.b_v.empty() ? in.b_v : draw_vec(c.d_v);
     matrix<double> target = in.target;
+    if (target.size() != 0 && (target.shape(0) != c.seq_len || target.shape(1) != c.d_v))  // as grad checks it
+        throw error(fmt::format("target.npy has shape ({}, {}) but the output is (n, d_v) = ({}, {}): save the target "
+                                "of this run's shape",
+                                target.shape(0), target.shape(1), c.seq_len, c.d_v));
     if (target.size() == 0) {
         target = xt::empty<double>({c.seq_len, c.d_v});
         for (auto& v : target) v = g.normal();
