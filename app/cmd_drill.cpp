@@ -23,6 +23,23 @@ namespace app {
 
 
 namespace {
+// One answer line, at most 4 KiB kept (the rest of a longer line is read and dropped), so that
+// an endless input such as /dev/zero costs no memory. False at end of input.
+constexpr std::size_t max_answer_bytes = 4096;
+bool read_answer(std::string& line) {
+    line.clear();
+    std::streambuf* in = std::cin.rdbuf();
+    for (;;) {
+        const int c = in->sbumpc();
+        if (c == std::char_traits<char>::eof()) {
+            std::cin.setstate(std::ios::eofbit);
+            return !line.empty();
+        }
+        if (c == '\n') return true;
+        if (line.size() < max_answer_bytes) line.push_back(static_cast<char>(c));
+    }
+}
+
 
 volatile std::sig_atomic_t interrupted = 0;
 void on_interrupt(int) { interrupted = 1; }
@@ -100,7 +117,7 @@ int run_drill(const drill_options& opt) {
         bool skipped = false;
         for (;;) {
             emit(attn::drill::prompt_text(L));
-            if (interrupted || !std::getline(std::cin, reply) || interrupted) {  // EOF or Ctrl-C: like q
+            if (interrupted || !read_answer(reply) || interrupted) {  // EOF or Ctrl-C: like q
                 emit("\n");
                 quit = true;
                 break;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -745,4 +747,44 @@ TEST_CASE("cli: --load with flags the files contradict is refused, never a crash
     const auto doc = nlohmann::json::parse(huge.out);
     CHECK(doc["config"]["block_q"] == 8);
     CHECK(doc["config"]["block_k"] == 8);
+}
+
+TEST_CASE("cli: .npy inputs are checked before they are read (FIFO, device, huge sparse file)", "[cli][safety][npy]") {
+    temp_dir t;
+    auto load_with_x = [&](const std::function<bool(const fs::path&)>& make_x) {
+        const fs::path dir = t.path / ("case" + std::to_string(std::rand()));
+        REQUIRE(run("step --no-pause --save " + dir.string()).code == 0);
+        fs::remove(dir / "X.npy");
+        if (!make_x(dir / "X.npy")) return std::optional<result>();
+        const fs::path err = t.path / "err.txt";
+        // timeout: a FIFO used to block forever, /dev/zero to eat memory
+        result r = test::capture("timeout 20 " + std::string(ATTN_EXE) + " step --no-pause --load " + dir.string() +
+                                 " </dev/null 2>" + err.string());
+        r.err = slurp(err);
+        return std::optional<result>(r);
+    };
+    const auto fifo = load_with_x([](const fs::path& p) { return mkfifo(p.c_str(), 0600) == 0; });
+    REQUIRE(fifo);
+    CHECK(fifo->code == 2);
+    CHECK_THAT(fifo->err, Catch::Contains("not a regular file"));
+    const auto zero = load_with_x([](const fs::path& p) { return mknod(p.c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0; });
+    if (zero) {  // a private /dev/zero (as root)
+        CHECK(zero->code == 2);
+        CHECK_THAT(zero->err, Catch::Contains("not a regular file"));
+    }
+    const auto sparse = load_with_x([](const fs::path& p) {
+        std::ofstream(p) << "";
+        fs::resize_file(p, std::uintmax_t{1} << 30);  // 1 GiB of holes: costs no disk, must cost no memory
+        return true;
+    });
+    REQUIRE(sparse);
+    CHECK(sparse->code == 2);
+    CHECK_THAT(sparse->err, Catch::Contains("1024 MiB") && Catch::Contains("use smaller tensors"));
+}
+
+TEST_CASE("cli: a drill answer line is bounded", "[cli][drill][safety]") {
+    // 200 KB with no newline (as /dev/zero would send): kept to 4 KiB, graded, then end of input.
+    const result r = run_with_input("drill --seed 3 --count 2 --no-save", std::string(200000, 'x'));
+    CHECK(r.code == 0);
+    CHECK(last_line(r.out) == "score: 0/1");
 }

@@ -3,6 +3,10 @@
 // and byte-exact numpy.save output for float32/float64 arrays.
 #include "attn/io/npy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -556,43 +560,49 @@ array parse(const std::string& bytes, const std::string& name)
     }
 }
 
-array read(const std::string& path)
+array read(const std::string& path, std::size_t max_bytes)
 {
+    // fstat before reading anything: a FIFO would block forever, /dev/zero never ends, and a
+    // sparse file's size is known before its bytes cost memory.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        throw error("cannot open " + path + ": " + errno_text(err) + "; check the path");
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw error(path + ": not a regular file (a folder, FIFO or device): give a .npy file saved with numpy.save");
+    }
+    const std::size_t size = static_cast<std::size_t>(st.st_size);
+    if (size > max_bytes) {
+        ::close(fd);
+        throw error(path + ": the file is " + std::to_string(size >> 20) + " MiB; inputs are limited to " +
+                    std::to_string(max_bytes >> 20) + " MiB: use smaller tensors");
+    }
     std::string bytes;
     try {
-        std::FILE* f = std::fopen(path.c_str(), "rb");
-        if (f == nullptr) {
-            const int err = errno;
-            throw error("cannot open " + path + ": " + errno_text(err) + "; check the path");
-        }
-        char chunk[65536];
-        while (true) {
-            const std::size_t got = std::fread(chunk, 1, sizeof chunk, f);
-            if (got > 0) {
-                try {
-                    bytes.append(chunk, got);
-                } catch (...) {
-                    std::fclose(f);
-                    throw;
-                }
+        bytes.resize(size);
+        std::size_t done = 0;
+        while (done < size) {
+            const ssize_t got = ::read(fd, &bytes[done], size - done);
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) {
+                const int err = errno;
+                ::close(fd);
+                throw error("cannot read " + path + ": " + errno_text(err));
             }
-            if (got < sizeof chunk) {
-                if (std::ferror(f) != 0) {
-                    const int err = errno;
-                    std::fclose(f);
-                    throw error("cannot read " + path + ": " + errno_text(err));
-                }
-                break;
-            }
+            if (got == 0) break;  // the file shrank meanwhile: parse reports it as truncated
+            done += static_cast<std::size_t>(got);
         }
-        std::fclose(f);
+        bytes.resize(done);
     } catch (const error&) {
         throw;
     } catch (const std::bad_alloc&) {
+        ::close(fd);
         throw error(path + ": out of memory reading the file");
-    } catch (const std::exception& e) {
-        throw error("cannot read " + path + ": " + e.what());
     }
+    ::close(fd);
     return parse(bytes, path);
 }
 

@@ -21,7 +21,11 @@ struct array {
 // "X.npy: truncated: header says shape (3, 4) float32 = 48 bytes of data but the file has 20"
 struct error : std::runtime_error { using std::runtime_error::runtime_error; };
 
-array read(const std::string& path);                       // throws npy::error
+// The largest .npy file read as an input: a teaching tool's tensors are far smaller.
+inline constexpr std::size_t max_file_bytes = std::size_t{256} << 20;
+// Throws npy::error. Refuses what is not a regular file (FIFO, device, folder) and files over
+// `max_bytes`, before reading any data.
+array read(const std::string& path, std::size_t max_bytes = max_file_bytes);
 array parse(const std::string& bytes, const std::string& name); // same, from memory; `name` used in messages
 std::string serialize(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type); // v1.0, little-endian '<f4' or '<f8', fortran_order False, preamble padded to a multiple of 64
 void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type); // throws npy::error on I/O failure (message names the path and strerror)
