@@ -1,5 +1,6 @@
 // CLI tests: run the real binary and check exit codes, streams and documents.
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -787,4 +788,33 @@ TEST_CASE("cli: a drill answer line is bounded", "[cli][drill][safety]") {
     const result r = run_with_input("drill --seed 3 --count 2 --no-save", std::string(200000, 'x'));
     CHECK(r.code == 0);
     CHECK(last_line(r.out) == "score: 0/1");
+}
+
+TEST_CASE("cli: --save into an existing folder is all-or-nothing", "[cli][safety][save]") {
+    temp_dir t;
+    const fs::path out = t.path / "out";
+    REQUIRE(run("step --no-pause --seed 1 --save " + out.string()).code == 0);
+    const std::string x_before = slurp(out / "X.npy");
+    // A folder where a file must go: nothing is moved, the earlier run stays whole.
+    fs::remove(out / "scores.npy");
+    fs::create_directory(out / "scores.npy");
+    const result r = run("step --no-pause --seed 2 --save " + out.string());
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("scores.npy exists and is not a regular file") && Catch::Contains("nothing was saved"));
+    CHECK(slurp(out / "X.npy") == x_before);
+    CHECK(fs::is_directory(out / "scores.npy"));
+    for (const auto& e : fs::directory_iterator(t.path)) CHECK(e.path().filename().string()[0] != '.');  // no .partial left
+    // Saving onto the folder the inputs come from is refused.
+    fs::remove(out / "scores.npy");
+    const result onto = run("step --no-pause --load " + out.string() + " --save " + out.string() + "/");
+    CHECK(onto.code == 2);
+    CHECK_THAT(onto.err, Catch::Contains("the --load folder"));
+    // A stale hidden partial folder of a killed run is swept; a fresh one (a run in progress) is not.
+    const fs::path stale = t.path / ".out.partial-AbC123", fresh = t.path / ".out.partial-XyZ789";
+    fs::create_directory(stale);
+    fs::create_directory(fresh);
+    fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
+    REQUIRE(run("step --no-pause --seed 3 --save " + out.string()).code == 0);
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(fs::exists(fresh));
 }

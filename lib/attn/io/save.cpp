@@ -2,10 +2,14 @@
 #include "attn/io/save.hpp"
 
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 
+#include <csignal>
+
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
@@ -33,6 +37,44 @@ void write_step(const fs::path& folder, const step& s, dtype type) {
     npy::write((folder / (s.id + ".npy")).string(), shape, data,
                type == dtype::float32 ? npy::dtype::float32 : npy::dtype::float64);
 }
+// Blocks SIGINT and SIGTERM for its lifetime: a save in progress finishes (or cleans up) before
+// Ctrl-C takes effect, so no hidden .partial folder is left behind.
+struct signals_held {
+    sigset_t old{};
+    signals_held() {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGINT);
+        sigaddset(&s, SIGTERM);
+        sigaddset(&s, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &s, &old);
+    }
+    ~signals_held() { pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+    signals_held(const signals_held&) = delete;
+    signals_held& operator=(const signals_held&) = delete;
+};
+
+// Hidden .DIR.partial-XXXXXX folders left by a run that was killed outright (SIGKILL, power
+// loss) more than ten minutes ago: ours by name, and old enough that no run is still writing.
+void sweep_stale_partials(const fs::path& parent, const fs::path& dir) {
+    const std::string prefix = "." + dir.filename().string() + ".partial-";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
+        struct stat st {};
+        if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+        if (std::time(nullptr) - st.st_mtime < 600) continue;
+        std::error_code rm;
+        fs::remove_all(e.path(), rm);
+    }
+}
+
+bool same_folder(const fs::path& a, const std::string& b) {
+    if (b.empty()) return false;
+    std::error_code ec;
+    return fs::exists(a, ec) && fs::equivalent(a, fs::path(b), ec);
+}
 }  // namespace
 
 void check_save_dir(const std::string& dir_arg) {
@@ -53,6 +95,10 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
     check_save_dir(dir_arg);
     const fs::path dir = clean(dir_arg);
     const fs::path parent = parent_of(dir);
+    if (same_folder(dir, t.config.load_dir))
+        throw error(fmt::format("--save {}: that is the --load folder: save into another folder", dir_arg));
+    const signals_held hold;
+    sweep_stale_partials(parent, dir);
     std::string pattern = (parent / ("." + dir.filename().string() + ".partial-XXXXXX")).string();
     if (!mkdtemp(pattern.data()))
         throw error(fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, parent.string(), std::strerror(errno)));
@@ -71,15 +117,30 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
             fs::rename(tmp, dir);  // the whole folder appears at once
             return;
         }
-        // DIR already exists: move each file in (renames within one filesystem cannot half-fail).
+        // DIR already exists: move each file in (renames within one filesystem cannot half-fail),
+        // after checking every destination first, so that nothing is moved when one cannot be.
         std::vector<fs::path> entries;  // collected first: renaming while iterating is undefined
         for (const auto& entry : fs::recursive_directory_iterator(tmp)) entries.push_back(entry.path());
+        for (const fs::path& p : entries) {
+            const fs::path dest = dir / fs::relative(p, tmp);
+            struct stat st {};
+            if (::lstat(dest.c_str(), &st) != 0) continue;  // nothing there yet
+            const bool want_dir = fs::is_directory(p);
+            if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+                throw error(fmt::format("--save {}: {} exists and is not a {}: nothing was saved; move it or save "
+                                        "elsewhere",
+                                        dir_arg, dest.string(), want_dir ? "folder" : "regular file"));
+        }
         for (const fs::path& p : entries) {
             const fs::path rel = fs::relative(p, tmp);
             if (fs::is_directory(p)) fs::create_directories(dir / rel);
             else fs::rename(p, dir / rel);
         }
         fs::remove_all(tmp);
+    } catch (const error&) {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+        throw;
     } catch (const npy::error& e) {
         std::error_code ec;
         fs::remove_all(tmp, ec);
