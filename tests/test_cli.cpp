@@ -818,3 +818,16 @@ TEST_CASE("cli: --save into an existing folder is all-or-nothing", "[cli][safety
     CHECK_FALSE(fs::exists(stale));
     CHECK(fs::exists(fresh));
 }
+
+TEST_CASE("cli: float64 inputs beyond float32's range warn under --dtype float32", "[cli][safety][npy]") {
+    temp_dir t;
+    const fs::path dir = t.path / "big";
+    REQUIRE(run("step --no-pause --dtype float64 --save " + dir.string()).code == 0);
+    std::vector<double> x(12, 0.5);
+    x[5] = 1e39;
+    attn::npy::write((dir / "X.npy").string(), {3, 4}, x, attn::npy::dtype::float64);
+    const result r = run("step --no-pause --dtype float32 --load " + dir.string());
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("X.npy has 1 value(s) beyond float32's range") && Catch::Contains("[1, 1]"));
+    CHECK(run("step --no-pause --load " + dir.string()).err.empty());  // float64 keeps them
+}

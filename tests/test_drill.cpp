@@ -6,6 +6,8 @@
 #include <cctype>
 #include <set>
 
+#include <limits>
+
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -251,4 +253,20 @@ TEST_CASE("progress file: round trip - corruption kept aside - unwritable", "[dr
     for (const char* text : {"", "version 2\n", "version 1\nbogus\n", "version 1\nmissed x 0\n", "version 1\ntopic a 1\n"})
         CHECK_THROWS_AS(attn::drill::parse_progress(text), attn::error);
     fs::remove_all(dir);
+}
+
+TEST_CASE("progress counts saturate at INT_MAX instead of overflowing", "[drill][state]") {
+    attn::drill::progress p;
+    const int max = std::numeric_limits<int>::max();
+    p.topics["shapes"] = {max, max};
+    attn::drill::question q;
+    q.id = "concept.x";
+    q.kind = "concept";
+    q.topics = {"shapes"};
+    p.missed[q.id] = max;
+    attn::drill::record(p, q, false);
+    CHECK(p.topics["shapes"] == std::make_pair(max, max));
+    CHECK(p.missed[q.id] == max);
+    // and the tool still reads its own file back
+    CHECK_NOTHROW(attn::drill::parse_progress(attn::drill::serialize(p)));
 }

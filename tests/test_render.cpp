@@ -209,3 +209,10 @@ TEST_CASE("page tables and listings wrap to the terminal - rows of blocks stay i
         CHECK_THAT(text, Catch::Contains("B·h·(2·n·4") && Catch::Contains("\n      ") && Catch::Contains("-0.9796,"));
     }
 }
+
+TEST_CASE("a curve with a NaN or inf point draws without undefined behaviour", "[render]") {
+    const std::vector<double> diverged = {1.0, 0.5, std::nan(""), INFINITY, 0.25};
+    const auto lines = attn::format_chart(diverged, 20, 4, false, attn::style::none);
+    REQUIRE(lines.size() == 5);  // 4 rows and the axis
+    for (const auto& l : lines) CHECK(attn::display_width(l) < 40);
+}

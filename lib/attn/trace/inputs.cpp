@@ -2,6 +2,7 @@
 #include "attn/trace/inputs.hpp"
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -197,6 +198,28 @@ inputs load_inputs(step_config& c) {
     c.d_k = d_k;
     c.d_v = in.w_v.shape(1);
     if (!c.dtype_given) c.type = tx == npy::dtype::float64 ? dtype::float64 : dtype::float32;
+    if (c.type == dtype::float32) {  // float64 values beyond float32's range become inf: say so, as for inf in a file
+        auto check = [&](const matrix<double>& m, const char* name) {
+            std::size_t over = 0, first = 0;
+            for (std::size_t i = 0; i < m.size(); ++i)
+                if (std::isfinite(m.data()[i]) && std::fabs(m.data()[i]) > std::numeric_limits<float>::max() && over++ == 0)
+                    first = i;
+            if (over)
+                in.warnings.push_back(fmt::format(
+                    "{}.npy has {} value(s) beyond float32's range (±3.4e38), the first at [{}, {}] = {:g}: under "
+                    "float32 they become inf; run with --dtype float64",
+                    name, over, first / m.shape(1), first % m.shape(1), m.data()[first]));
+        };
+        check(in.x, "X");
+        check(in.w_q, "W_Q");
+        check(in.w_k, "W_K");
+        check(in.w_v, "W_V");
+        if (in.w_o.size()) check(in.w_o, "W_O");
+        if (in.memory.size()) {
+            const matrix<double> mem(xt::reshape_view(in.memory, {in.memory.size() / in.memory.shape(2), in.memory.shape(2)}));
+            check(mem, "memory");
+        }
+    }
     check_dimensions(c);
     c.lengths = parse_lengths_for(c);
     return in;
