@@ -43,6 +43,7 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
         opt.request.dims_given =
             cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
         opt.request.dtype_given = cmd->count("--dtype") > 0;
+        if (const CLI::Option* batch = cmd->get_option_no_throw("--batch")) opt.request.batch_given = batch->count() > 0;
     });
 }
 

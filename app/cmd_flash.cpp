@@ -33,6 +33,7 @@ int run_flash(const flash_options& opt) {
     const output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
     if (!run.request.load_dir.empty() && run.request.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
+    attn::refuse_unused_files(run.request.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O", "W_O"}, "flash");
     attn::step_config c = attn::validate(run.request);
     if (!run.save.empty()) attn::check_save_dir(run.save);
     const attn::inputs in = c.load_dir.empty() ? attn::make_inputs(c) : attn::load_inputs(c);

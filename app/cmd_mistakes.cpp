@@ -24,6 +24,9 @@ namespace app {
 int run_mistake(const mistake_options& opt) {
     step_options run = opt.run;
     run.request.walkthrough = false;
+    // The buggy pipelines run on X and the weights alone: files they would ignore are refused,
+    // so the comparison is always between two runs of the same computation.
+    attn::refuse_unused_files(run.request.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O"}, "the mistake's buggy run");
     const prepared_run p = prepare_run(run);
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::mistake);
     if (run.format == "json") emit(attn::render_mistake_json(p.trace, *p.lessons));

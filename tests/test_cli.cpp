@@ -831,3 +831,23 @@ TEST_CASE("cli: float64 inputs beyond float32's range warn under --dtype float32
     CHECK_THAT(r.err, Catch::Contains("X.npy has 1 value(s) beyond float32's range") && Catch::Contains("[1, 1]"));
     CHECK(run("step --no-pause --load " + dir.string()).err.empty());  // float64 keeps them
 }
+
+TEST_CASE("cli: files and flags a command would ignore are refused and named", "[cli][safety]") {
+    temp_dir t;
+    const std::string dir = (t.path / "run").string();
+    REQUIRE(run("step --no-pause --save " + dir).code == 0);
+    attn::npy::write(dir + "/b_Q.npy", {4}, std::vector<double>(4, 0.1), attn::npy::dtype::float32);
+    attn::npy::write(dir + "/memory.npy", {5, 4}, std::vector<double>(20, 0.1), attn::npy::dtype::float32);
+    const result mistake = run("mistake no-scale --no-pause --load " + dir);
+    CHECK(mistake.code == 2);
+    CHECK_THAT(mistake.err, Catch::Contains("memory.npy, b_Q.npy would be ignored"));
+    const result flash = run("flash --no-pause --load " + dir);
+    CHECK(flash.code == 2);
+    CHECK_THAT(flash.err, Catch::Contains("would be ignored by flash"));
+    const std::string hdir = (t.path / "heads").string();
+    REQUIRE(run("heads --no-pause --batch 2 --save " + hdir).code == 0);
+    const result batch = run("heads --no-pause --batch 3 --load " + hdir);
+    CHECK(batch.code == 2);
+    CHECK_THAT(batch.err, Catch::Contains("drop --batch"));
+    CHECK(run("heads --no-pause --load " + hdir).code == 0);
+}

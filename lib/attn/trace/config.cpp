@@ -2,6 +2,7 @@
 #include "attn/trace/config.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -94,6 +95,8 @@ step_config validate(const step_request& request) {
     c.side = parse_pad_side(r.pad_side);
     c.align = parse_align(r.align);
     if (r.kv_len < 0) throw error(fmt::format("--kv-len must be a positive whole number (got {})", r.kv_len));
+    if (r.batch_given && !r.load_dir.empty())
+        throw error("--load takes the batch from X.npy (B, n, d_model): drop --batch");
     if (r.kv_len > 0 && !r.load_dir.empty())  // the memory, and so m, comes from the files
         throw error("--load reads the memory from memory.npy (its rows are m): drop --kv-len");
     if (r.kv_len > 0) c.kv_len = checked_dim(r.kv_len, "--kv-len");
@@ -161,6 +164,19 @@ low_precision parse_low_precision(const std::string& s) {
     if (s == "float16") return low_precision::float16;
     if (s == "bfloat16") return low_precision::bfloat16;
     throw error(fmt::format("unknown low-precision dtype '{}': use float16 or bfloat16", s));
+}
+
+void refuse_unused_files(const std::string& load_dir, const std::vector<std::string>& names, const std::string& command) {
+    if (load_dir.empty()) return;
+    std::string found;
+    for (const std::string& n : names) {
+        std::error_code ec;
+        if (std::filesystem::exists(std::filesystem::path(load_dir) / (n + ".npy"), ec))
+            found += (found.empty() ? "" : ", ") + n + ".npy";
+    }
+    if (!found.empty())
+        throw error(fmt::format("--load {}: {} would be ignored by {}: load a folder without them", load_dir, found,
+                                command));
 }
 
 }  // namespace attn

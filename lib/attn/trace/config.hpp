@@ -48,6 +48,7 @@ struct step_request {
     std::string load_dir;      // read X/W_Q/W_K/W_V.npy from here; dimensions come from the files
     std::int64_t heads = 2, batch = 1;  // multi-head runs (`heads`, multi-head mistakes)
     bool dims_given = false;   // --seq-len/--d-model/--d-k/--d-v given: a mistake's own defaults step aside
+    bool batch_given = false;  // --batch typed (with --load the batch comes from X.npy)
     bool walkthrough = true;   // `step --mistake` (single-head mistakes only) rather than `mistake NAME`
     bool multihead = false;    // `attn-explain heads`: batched multi-head self- or cross-attention
     bool bias = false;         // nn.Linear-style biases b_Q, b_K, b_V, b_O
@@ -93,5 +94,9 @@ double memory_budget_bytes();
 
 // --dtype float16 | bfloat16 for the low-precision demos; throws attn::error otherwise.
 low_precision parse_low_precision(const std::string& s);
+
+// With --load: refuses the .npy files among `names` that are in the folder but that `command`
+// would not use (so that nothing is silently ignored), naming them. Throws attn::error.
+void refuse_unused_files(const std::string& load_dir, const std::vector<std::string>& names, const std::string& command);
 
 }  // namespace attn
