@@ -5,6 +5,9 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
 
 #include "attn/core/error.hpp"
 #include "attn/core/tasks.hpp"
@@ -125,7 +128,7 @@ TEST_CASE("bad learn flags are one-line errors", "[learn]") {
     r.task = "induction";
     r.seq_len = 16;
     r.vocab = 5;
-    CHECK_THROWS_WITH(attn::validate_learn(r), Catch::Contains("--vocab 9"));
+    CHECK_THROWS_WITH(attn::validate_learn(r), Catch::Contains("--vocab 8"));
     r.vocab = 0;
     r.d_model = 10;
     r.heads = 3;
@@ -197,4 +200,32 @@ TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam
             CHECK(std::fabs((*p)[i] - want[i]) < 1e-12);
         }
     }
+}
+
+TEST_CASE("attn-explain learn: JSON contract, text width and exit codes", "[learn][cli]") {
+    const std::string exe = std::string(ATTN_EXE) + " learn --seq-len 6 --vocab 6 --steps 40 ";
+    const test::command_result j = test::capture(exe + "--task induction --layers 2 --format json");
+    REQUIRE(j.code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(j.out);
+    for (const char* key : {"task", "config", "curve", "final", "snapshots"}) CHECK(doc.contains(key));
+    CHECK(doc["curve"].size() == 40);
+    CHECK(doc["curve"][0].contains("accuracy"));
+    for (const char* key : {"loss", "accuracy", "pattern_score"}) CHECK(doc["final"].contains(key));
+    CHECK(doc["snapshots"][0]["weights"].size() == 6);
+    for (const char* cols : {"60", "80"}) {
+        const test::command_result t = test::capture("COLUMNS=" + std::string(cols) + " " + exe + "--no-pause --color never");
+        REQUIRE(t.code == 0);
+        std::size_t start = 0, widest = 0;
+        while (start < t.out.size()) {
+            std::size_t end = t.out.find('\n', start);
+            if (end == std::string::npos) end = t.out.size();
+            std::size_t w = 0;  // display columns: count UTF-8 lead bytes
+            for (std::size_t i = start; i < end; ++i) w += (static_cast<unsigned char>(t.out[i]) & 0xC0) != 0x80;
+            widest = std::max(widest, w);
+            start = end + 1;
+        }
+        CHECK(widest <= static_cast<std::size_t>(std::stoi(cols)));
+    }
+    CHECK(test::capture(exe + "--task sort 2>/dev/null").code == 2);
+    CHECK(test::capture(exe + "--task induction --seq-len 16 --vocab 4 2>/dev/null").code == 2);
 }

@@ -331,6 +331,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
                 CHECK_NOTHROW(attn::render_learn_json(lr));
                 lr.final_accuracy = 1, lr.pattern_score = 1, lr.previous_score = 1, lr.reach = 3;  // the success sentences
+                lr.base_reach = 5;
+                draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
+                lr.reach = 9;  // slower than the baseline
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
             }
     }

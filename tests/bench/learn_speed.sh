@@ -23,7 +23,7 @@ for task in $tasks; do
 import json, sys
 r = json.load(sys.stdin)
 f = r["final"]
-print(f"{100 * f[\"accuracy\"]:.2f} {f[\"pattern_score\"]:.3f} {f.get(\"previous_token_score\", 1):.3f}")')
+print("%.2f %.3f %.3f" % (100 * f["accuracy"], f["pattern_score"], f.get("previous_token_score", 1)))')
     read -r acc score prev <<<"$line"
     verdict=$(awk -v t="$task" -v s="$secs" -v a="$acc" -v p="$score" -v q="$prev" 'BEGIN {
       acc_bar = (t == "induction") ? 95 : 99; pat_bar = (t == "induction") ? 0.6 : 0.9;

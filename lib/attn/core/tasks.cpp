@@ -8,7 +8,7 @@ namespace attn {
 bool task_causal(task_kind k) { return k != task_kind::reverse; }
 
 std::size_t task_min_vocab(task_kind k, std::size_t seq_len) {
-    if (k == task_kind::induction) return seq_len / 2 + 1;  // a segment of up to T/2 distinct tokens
+    if (k == task_kind::induction) return std::max<std::size_t>(2, seq_len / 2);  // a segment of up to T/2 distinct tokens
     return 2;
 }
 

@@ -156,7 +156,9 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     what.blocks.push_back(doc::heading(what.title));
     const bool pattern = r.pattern_score >= (c.task == task_kind::induction ? 0.6 : 0.9);
     std::string say = pattern ? L.text("learn.learned", v) : L.text("learn.not_learned", v);
+    const bool broken = c.model.positions == position_kind::none || !c.model.scale;
     say += " " + (r.final_accuracy >= 0.95 ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
+    if (r.final_accuracy < 0.95 && !broken) say += " " + L.raw("learn.break.try_steps");
     what.blocks.push_back(doc::prose(say));
     if (c.task == task_kind::induction && c.model.layers > 1) {
         what.blocks.push_back(doc::gap());
@@ -167,6 +169,7 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
         what.blocks.push_back(doc::gap());
         const bool failed = r.final_accuracy < 0.95;
         std::string text = failed ? L.text("learn.break.no_positions_failed", v) : L.text("learn.break.no_positions_learned", v);
+        if (failed && c.model.causal) text += " " + L.raw("learn.break.mask_note");
         if (r.has_baseline) {
             vars b = v;
             b["what"] = L.raw("learn.break.baseline_learned");
@@ -183,6 +186,11 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
             b["what"] = L.raw(c.model.positions == position_kind::none ? "learn.break.baseline_learned"
                                                                         : "learn.break.baseline_scaled");
             text += " " + L.text("learn.break.baseline", b);
+            b["d_head"] = std::to_string(c.model.d_head());
+            b["base_reach_text"] = L.text("learn.break.base_reach_at", v);
+            const bool slower = r.reach < 0 || r.reach > r.base_reach;
+            if (c.model.positions != position_kind::none && r.base_reach >= 0)
+                text += " " + (slower ? L.text("learn.break.slower", b) : L.text("learn.break.not_slower", b));
         }
         what.blocks.push_back(doc::prose(text));
     }

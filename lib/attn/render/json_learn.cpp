@@ -50,7 +50,8 @@ std::string render_learn_json(const learn_report& r) {
     if (c.task == task_kind::induction && m.layers > 1)
         out += fmt::format(", \"previous_token_score\": {}, \"previous_token_head\": {}", num(r.previous_score), r.previous_head);
     if (r.has_baseline)
-        out += fmt::format(", \"baseline\": {{\"accuracy\": {}, \"pattern_score\": {}}}", num(r.base_accuracy), num(r.base_score));
+        out += fmt::format(", \"baseline\": {{\"accuracy\": {}, \"pattern_score\": {}, \"reached_99_at\": {}}}",
+                           num(r.base_accuracy), num(r.base_score), r.base_reach < 0 ? "null" : std::to_string(r.base_reach));
     out += "},\n \"head_scores\": " + list(r.head_scores, [](const std::vector<double>& row) { return list(row, num); }) + ",\n";
     out += " \"snapshots\": " + list(r.snapshots, [&](const learn_snapshot& s) {
                return fmt::format("\n  {{\"step\": {}, \"layer\": {}, \"head\": {}, \"weights\": {}}}", s.step, s.layer,

@@ -115,12 +115,17 @@ learn_config validate_learn(const learn_request& r) {
     check_range("--vocab", V, 2, 256);
     const long min_v = static_cast<long>(task_min_vocab(c.task, static_cast<std::size_t>(T)));
     if (V < min_v)
-        throw error(fmt::format("--vocab {} is too small for {} at --seq-len {}: the repeated segment needs "
+        throw error(fmt::format("--vocab {} is too small for {} at --seq-len {}: the repeated segment needs up to "
                                 "{} different tokens; use --vocab {} or more",
-                                V, r.task, T, min_v - 1, min_v));
+                                V, r.task, T, min_v, min_v));
     check_range("--d-model", D, 2, 256);
     check_range("--heads", H, 1, D);
-    if (D % H != 0) throw error(fmt::format("--heads {} must divide --d-model {}: try --heads 1, 2 or 4", H, D));
+    if (D % H != 0) {
+        std::string divisors;
+        for (long h = 1; h <= std::min(D, 16L); ++h)
+            if (D % h == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(h);
+        throw error(fmt::format("--heads {} must divide --d-model {}: try --heads {}", H, D, divisors));
+    }
     check_range("--layers", L, 1, 4);
     check_range("--steps", S, 1, 20000);
     check_range("--batch", B, 1, 1024);
@@ -221,6 +226,7 @@ learn_report run_learn(const learn_config& c, bool baseline) {
         r.has_baseline = true;
         r.base_accuracy = base.final_accuracy;
         r.base_score = base.pattern_score;
+        r.base_reach = base.reach;
     }
     r.model = std::move(m);
     const tiny_config& mc = c.model;
@@ -251,7 +257,8 @@ learn_report run_learn(const learn_config& c, bool baseline) {
                 {"reach", std::to_string(r.reach)},
                 {"sqrt_dh", fmt::format("{:.3g}", std::sqrt(static_cast<double>(mc.d_head())))},
                 {"base_accuracy", pct(r.base_accuracy)},
-                {"base_score", fmt::format("{:.2f}", r.base_score)}};
+                {"base_score", fmt::format("{:.2f}", r.base_score)},
+                {"base_reach", std::to_string(r.base_reach)}};
     return r;
 }
 

@@ -63,6 +63,7 @@ struct learn_report {
     // --positions none or --no-scale: the same run without the break, for comparison.
     bool has_baseline = false;
     double base_accuracy = 0, base_score = 0;
+    long base_reach = -1;
     tiny_model model;                                  // the trained weights
     vars values;                                       // numbers for the lessons
 };
