@@ -316,14 +316,14 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
 
     {  // learn: every task, a failing run, a multi-layer run, and both ways to break it
         for (const char* task : {"previous", "reverse", "max", "induction"})
-            for (int variant = 0; variant < 3; ++variant) {
+            for (int variant = 0; variant < 4; ++variant) {
                 attn::learn_request q;
                 q.task = task;
                 q.seq_len = 6;
                 q.vocab = 6;
                 q.d_model = 8;
                 q.steps = variant == 0 ? 1 : 20;
-                q.positions = variant == 1 ? "none" : "learned";
+                q.positions = variant == 1 ? "none" : variant == 3 ? "rope" : "learned";
                 q.no_scale = variant == 2;
                 attn::learn_config lc = attn::validate_learn(q);
                 lc.held_out = 8;
@@ -334,6 +334,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 lr.base_reach = 5;
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
                 lr.reach = 9;  // slower than the baseline
+                draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
+                lr.pattern_score = lr.previous_score = 0;  // solved without the pattern
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
             }
     }

@@ -158,12 +158,18 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     std::string say = pattern ? L.text("learn.learned", v) : L.text("learn.not_learned", v);
     const bool broken = c.model.positions == position_kind::none || !c.model.scale;
     say += " " + (r.final_accuracy >= 0.95 ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
-    if (r.final_accuracy < 0.95 && !broken) say += " " + L.raw("learn.break.try_steps");
+    if (r.final_accuracy >= 0.95 && !pattern) say += " " + L.raw("learn.solved_without_pattern");
+    const bool rope_fail = c.model.positions == position_kind::rope && !c.model.causal && r.final_accuracy < 0.95;
+    if (r.final_accuracy < 0.95 && !broken && !rope_fail) say += " " + L.raw("learn.break.try_steps");
     what.blocks.push_back(doc::prose(say));
     if (c.task == task_kind::induction && c.model.layers > 1) {
         what.blocks.push_back(doc::gap());
         what.blocks.push_back(doc::prose(r.previous_score >= 0.6 ? L.text("learn.task.induction.previous_head", v)
                                                                  : L.text("learn.task.induction.no_previous_head", v)));
+    }
+    if (rope_fail) {
+        what.blocks.push_back(doc::gap());
+        what.blocks.push_back(doc::prose(L.text("learn.break.rope_relative", v)));
     }
     if (c.model.positions == position_kind::none) {
         what.blocks.push_back(doc::gap());
