@@ -159,6 +159,13 @@ void setup_learn(CLI::App& app, learn_options& opt) {
         ->envname("ATTN_EXPLAIN_LANG")
         ->capture_default_str();
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
+    cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
+        for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len}, {"--vocab", &r.vocab},
+                               {"--d-model", &r.d_model}, {"--heads", &r.heads}, {"--layers", &r.layers},
+                               {"--steps", &r.steps}, {"--batch", &r.batch}})
+            if (cmd->count(flag) && *v == 0) *v = attn::learn_given_zero;
+        if (cmd->count("--lr") && r.lr == 0) r.lr = -1;
+    });
 }
 
 // attn-explain: flags of cmd_flash.cpp

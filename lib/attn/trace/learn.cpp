@@ -32,7 +32,8 @@ task_defaults defaults_of(task_kind k) {
 long pick(long given, long fallback) { return given ? given : fallback; }
 
 void check_range(const char* flag, long v, long lo, long hi) {
-    if (v < lo || v > hi) throw error(fmt::format("{} must be between {} and {} (got {})", flag, lo, hi, v));
+    if (v < lo || v > hi)
+        throw error(fmt::format("{} must be between {} and {} (got {})", flag, lo, hi, v == learn_given_zero ? 0 : v));
 }
 
 std::string num(double v) { return fmt::format("{:.3g}", v); }

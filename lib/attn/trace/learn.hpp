@@ -14,6 +14,9 @@
 
 namespace attn {
 
+// A size flag given as 0 (0 otherwise means "the task's default"): rejected as "got 0".
+constexpr long learn_given_zero = -(1L << 40);
+
 // The flags as given; 0 (or "") means "the task's default".
 struct learn_request {
     std::string task = "previous", positions = "learned";
