@@ -57,6 +57,9 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     const learn_config& c = r.config;
     const std::size_t T = c.model.seq_len;
     v["no_scale"] = c.model.scale ? "" : L.raw("learn.no_scale");
+    v["positions_text"] = L.raw("learn.positions_" + c.positions_name);
+    v["layers_text"] = c.model.layers == 1 ? L.raw("learn.layer_one") : L.text("learn.layer_many", v);
+    v["heads_text"] = c.model.heads == 1 ? L.raw("learn.head_one") : L.text("learn.head_many", v);
     doc::document d;
     d.title = L.raw("learn.title");
     d.ui = doc::chrome_from(L);
