@@ -203,10 +203,17 @@ learn_report run_learn(const learn_config& c, bool baseline) {
     r.head_scores = fin.task_scores;
     r.previous_scores = fin.previous_scores;
     r.init_head_scores = init.task_scores;
-    r.pattern_layer = c.model.layers - 1;
-    const auto& last = fin.task_scores[r.pattern_layer];
-    r.pattern_head = static_cast<std::size_t>(std::max_element(last.begin(), last.end()) - last.begin());
-    r.pattern_score = last[r.pattern_head];
+    // The head with the best score: in the last layer for induction (the induction head reads
+    // what layer 0 wrote), in any layer for the one-step tasks.
+    const std::size_t first_layer = c.task == task_kind::induction ? c.model.layers - 1 : 0;
+    r.pattern_score = -1;
+    for (std::size_t l = first_layer; l < c.model.layers; ++l)
+        for (std::size_t h = 0; h < c.model.heads; ++h)
+            if (fin.task_scores[l][h] > r.pattern_score) {
+                r.pattern_score = fin.task_scores[l][h];
+                r.pattern_layer = l;
+                r.pattern_head = h;
+            }
     r.init_pattern_score = init.task_scores[r.pattern_layer][r.pattern_head];
     if (c.task == task_kind::induction && c.model.layers > 1) {
         const auto& first = fin.previous_scores[0];

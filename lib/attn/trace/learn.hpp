@@ -58,7 +58,8 @@ struct learn_report {
     double final_loss = 0, final_accuracy = 0, init_accuracy = 0;
     std::vector<std::vector<double>> head_scores, init_head_scores;  // [layer][head] pattern scores
     std::vector<std::vector<double>> previous_scores;                // [layer][head] previous-token scores
-    std::size_t pattern_layer = 0, pattern_head = 0;  // the head with the task's pattern (best score)
+    std::size_t pattern_layer = 0, pattern_head = 0;  // the head with the task's pattern (best score;
+                                                       // induction: in the last layer)
     double pattern_score = 0, init_pattern_score = 0;
     double previous_score = 0;                         // induction: best previous-token head of layer 0
     std::size_t previous_head = 0;
