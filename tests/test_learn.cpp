@@ -154,6 +154,19 @@ TEST_CASE("small runs learn their task and its pattern", "[learn][slow]") {
         CHECK(r.pattern_score >= 0.9);
         CHECK(r.init_pattern_score < r.pattern_score);
     }
+    attn::learn_request q;  // two layers: an induction head in layer 1
+    q.task = "induction";
+    q.seed = 1;
+    q.seq_len = 8;
+    q.vocab = 8;
+    q.d_model = 16;
+    q.steps = 300;
+    attn::learn_config c = attn::validate_learn(q);
+    c.held_out = 64;
+    const attn::learn_report r = attn::run_learn(c);
+    CHECK(r.final_accuracy >= 0.95);
+    CHECK(r.pattern_layer == 1);
+    CHECK(r.pattern_score >= 0.6);
 }
 
 // tests/fixtures/learn_step (make_fixtures.py): the loss, every gradient and the parameters after
