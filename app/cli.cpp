@@ -136,6 +136,39 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
     cmd->get_option("--format")->description("text | json | markdown | html");
 }
 
+// attn-explain: flags of cmd_learn.cpp
+void setup_learn(CLI::App& app, learn_options& opt) {
+    auto* cmd = app.add_subcommand("learn", "Train a tiny transformer on a task and watch its attention pattern emerge");
+    attn::learn_request& r = opt.request;
+    cmd->add_option("--task", r.task, "previous | reverse | max | induction")->capture_default_str();
+    cmd->add_option("-n,--seq-len", r.seq_len, "Tokens per sequence (default: the task's)");
+    cmd->add_option("--vocab", r.vocab, "Vocabulary size (default: the task's)");
+    cmd->add_option("--d-model", r.d_model, "Width of the residual stream (default: the task's)");
+    cmd->add_option("--heads", r.heads, "Heads per layer (default: the task's)");
+    cmd->add_option("--layers", r.layers, "Attention layers (default: the task's; induction needs 2)");
+    cmd->add_option("--steps", r.steps, "Adam steps (default: the task's)");
+    cmd->add_option("--lr", r.lr, "Adam's learning rate (default: the task's)");
+    cmd->add_option("--batch", r.batch, "Sequences per step (default: the task's)");
+    cmd->add_option("--seed", r.seed, "Seed for the weights and the data")->capture_default_str();
+    cmd->add_option("--positions", r.positions, "learned | sinusoidal | rope | none")->capture_default_str();
+    cmd->add_flag("--no-scale", r.no_scale, "Drop the 1/sqrt(d_head) (break it on purpose)");
+    cmd->add_option("--save", opt.save, "Write the trained weights and final attention weights as DIR/<id>.npy")
+        ->type_name("DIR");
+    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
+    cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
+        for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len}, {"--vocab", &r.vocab},
+                               {"--d-model", &r.d_model}, {"--heads", &r.heads}, {"--layers", &r.layers},
+                               {"--steps", &r.steps}, {"--batch", &r.batch}})
+            if (cmd->count(flag) && *v == 0) *v = attn::learn_given_zero;
+        if (cmd->count("--lr") && r.lr == 0) r.lr = -1;
+    });
+}
+
 // attn-explain: flags of cmd_flash.cpp
 void setup_flash(CLI::App& app, flash_options& opt) {
     auto* cmd = app.add_subcommand("flash", "Online-softmax tiling (FlashAttention) on your numbers, tile by tile");

@@ -9,6 +9,7 @@
 #include "attn/doc/walkthrough.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/config.hpp"
+#include "attn/trace/learn.hpp"
 #include "attn/trace/trace.hpp"
 #include "output.hpp"
 #include "terminal.hpp"
@@ -90,6 +91,15 @@ struct train_cli_options {
 };
 void setup_train(CLI::App& app, train_cli_options& opt);
 int run_train(const train_cli_options& opt);
+
+// `attn-explain learn`: train a tiny transformer on a task and watch its attention pattern.
+struct learn_options {
+    attn::learn_request request;
+    std::string save, format = "text", color = "auto", lang = "en";
+    bool no_pause = false;
+};
+void setup_learn(CLI::App& app, learn_options& opt);
+int run_learn(const learn_options& opt);
 
 // `attn-explain flash` and `attn-explain cost`.
 struct flash_options {

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     app::drill_options drill;
     app::grad_options grad;
     app::train_cli_options train;
+    app::learn_options learn;
     app::flash_options flash;
     app::cost_options cost;
     // In the order a learner meets them (this is the order of --help).
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     app::setup_drill(cli, drill);
     app::setup_grad(cli, grad);
     app::setup_train(cli, train);
+    app::setup_learn(cli, learn);
     app::setup_kvcache(cli, kvcache);
     app::setup_flash(cli, flash);
     app::setup_cost(cli, cost);
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("drill")) return app::run_drill(drill);
         if (cli.got_subcommand("grad")) return app::run_grad(grad);
         if (cli.got_subcommand("train")) return app::run_train(train);
+        if (cli.got_subcommand("learn")) return app::run_learn(learn);
         if (cli.got_subcommand("flash")) return app::run_flash(flash);
         if (cli.got_subcommand("cost")) return app::run_cost(cost);
         if (cli.got_subcommand("mask")) return app::run_mask(mask);

@@ -5,6 +5,9 @@
 #include "attn/drill/drill.hpp"
 #include "attn/trace/trace_grad.hpp"
 #include "attn/trace/train.hpp"
+#include "attn/trace/learn.hpp"
+#include "attn/doc/learn.hpp"
+#include "attn/render/json_learn.hpp"
 #include "attn/core/error.hpp"
 #include "attn/doc/drill.hpp"
 #include "attn/doc/mask.hpp"
@@ -321,6 +324,32 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         kv_all(one);
     }
 
+    {  // learn: every task, a failing run, a multi-layer run, and both ways to break it
+        for (const char* task : {"previous", "reverse", "max", "induction"})
+            for (int variant = 0; variant < 4; ++variant) {
+                attn::learn_request q;
+                q.task = task;
+                q.seq_len = 6;
+                q.vocab = 6;
+                q.d_model = 8;
+                q.steps = variant == 0 ? 1 : 20;
+                q.positions = variant == 1 ? "none" : variant == 3 ? "rope" : "learned";
+                if (variant == 0 && std::string(task) == "max") q.positions = "sinusoidal";
+                q.no_scale = variant == 2;
+                attn::learn_config lc = attn::validate_learn(q);
+                lc.held_out = 8;
+                attn::learn_report lr = attn::run_learn(lc);
+                draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
+                CHECK_NOTHROW(attn::render_learn_json(lr));
+                lr.final_accuracy = 1, lr.pattern_score = 1, lr.previous_score = 1, lr.reach = 3;  // the success sentences
+                lr.base_reach = 5;
+                draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
+                lr.reach = 9;  // slower than the baseline
+                draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
+                lr.pattern_score = lr.previous_score = 0;  // solved without the pattern
+                draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
+            }
+    }
     const attn::lessons& L = attn::lessons::embedded("en");
     for (const std::string& key : L.keys()) {
         INFO(key << " (in lessons/" << L.file_of(key) << ") is never used: remove it or use it");

@@ -1,0 +1,210 @@
+// The pages of `attn-explain learn` (see learn.hpp).
+#include "attn/doc/learn.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "attn/doc/chrome.hpp"
+
+namespace attn {
+
+namespace {
+
+using doc::block;
+using doc::tone;
+
+matrix<double> square(const std::vector<double>& w, std::size_t T) {
+    matrix<double> m = xt::empty<double>({T, T});
+    std::copy(w.begin(), w.end(), m.begin());
+    return m;
+}
+
+std::vector<std::string> token_labels(const task_example& e) {
+    std::vector<std::string> out;
+    for (int t : e.tokens) out.push_back(std::to_string(t));
+    return out;
+}
+
+const learn_snapshot* find_snapshot(const learn_report& r, std::size_t step, std::size_t layer, std::size_t head) {
+    for (const learn_snapshot& s : r.snapshots)
+        if (s.step == step && s.layer == layer && s.head == head) return &s;
+    return nullptr;
+}
+
+std::string snapshot_title(const learn_report& r, std::size_t step, const lessons& L) {
+    if (step == 0) return L.raw("learn.snapshot_init");
+    if (step == r.config.steps) return L.text("learn.snapshot_end", {{"step", std::to_string(step)}});
+    return L.text("learn.snapshot", {{"step", std::to_string(step)}});
+}
+
+// About ten rows of the curve: every steps/10, and the last step.
+block curve_table(const learn_report& r, const lessons& L) {
+    std::vector<std::vector<std::string>> rows;
+    const std::size_t n = r.curve.size(), every = std::max<std::size_t>(1, n / 10);
+    auto add = [&](const learn_point& p) {
+        rows.push_back({std::to_string(p.step), fmt::format("{:.4f}", p.loss), fmt::format("{:.1f}%", 100 * p.accuracy)});
+    };
+    for (std::size_t s = 0; s < n; s += every) add(r.curve[s]);
+    if (n && (n - 1) % every != 0) add(r.curve.back());
+    return doc::table({L.raw("learn.step"), L.raw("learn.loss"), L.raw("learn.accuracy")}, std::move(rows), "rrr");
+}
+
+}  // namespace
+
+doc::document learn_document(const learn_report& r, const lessons& L) {
+    vars v = r.values;
+    const learn_config& c = r.config;
+    const std::size_t T = c.model.seq_len;
+    v["no_scale"] = c.model.scale ? "" : L.raw("learn.no_scale");
+    v["positions_text"] = L.raw("learn.positions_" + c.positions_name);
+    v["layers_text"] = c.model.layers == 1 ? L.raw("learn.layer_one") : L.text("learn.layer_many", v);
+    v["heads_text"] = c.model.heads == 1 ? L.raw("learn.head_one") : L.text("learn.head_many", v);
+    doc::document d;
+    d.title = L.raw("learn.title");
+    d.ui = doc::chrome_from(L);
+
+    // The task, the model, an example.
+    doc::page setup;
+    setup.id = "task";
+    setup.blocks.push_back(doc::banner(L.text("learn.banner", v)));
+    setup.blocks.push_back(doc::gap());
+    setup.blocks.push_back(doc::prose(L.text("learn.task." + c.task_name + ".intro", v)));
+    setup.blocks.push_back(doc::gap());
+    setup.blocks.push_back(doc::prose(L.text("learn.model", v)));
+    setup.blocks.push_back(doc::gap());
+    {
+        std::vector<std::string> header = {""};
+        std::vector<std::string> toks = {L.raw("learn.tokens")}, tgts = {L.raw("learn.target")};
+        std::string align = "l";
+        for (std::size_t t = 0; t < T; ++t) {
+            header.push_back(std::to_string(t));
+            toks.push_back(std::to_string(r.example.tokens[t]));
+            tgts.push_back(r.example.targets[t] < 0 ? L.raw("learn.no_target") : std::to_string(r.example.targets[t]));
+            align += 'r';
+        }
+        header[0] = L.raw("learn.position");
+        block tb = doc::table(std::move(header), {toks, tgts}, align);
+        tb.title = L.raw("learn.example");
+        setup.blocks.push_back(std::move(tb));
+    }
+    d.pages.push_back(std::move(setup));
+
+    // The curves.
+    doc::page curve;
+    curve.id = "curve";
+    curve.title = L.raw("learn.curve");
+    curve.blocks.push_back(doc::heading(curve.title));
+    std::vector<double> losses, accs;
+    for (const learn_point& p : r.curve) {
+        losses.push_back(p.loss);
+        accs.push_back(p.accuracy);
+    }
+    curve.blocks.push_back(doc::row({doc::chart(L.raw("learn.loss_chart"), losses, tone::good, 6),
+                                     doc::chart(L.raw("learn.accuracy_chart"), accs, tone::good, 6)}));
+    curve.blocks.push_back(doc::gap());
+    curve.blocks.push_back(curve_table(r, L));
+    curve.blocks.push_back(doc::gap());
+    std::string result = L.text("learn.result", v);
+    result += " " + (r.reach >= 0 ? L.text("learn.reached", v) : L.text("learn.never", v));
+    curve.blocks.push_back(doc::prose(result));
+    d.pages.push_back(std::move(curve));
+
+    // The pattern head from initialisation to the end.
+    const std::vector<std::string> labels = token_labels(r.example);
+    doc::page maps;
+    maps.id = "heatmaps";
+    maps.title = L.raw("learn.heatmaps");
+    maps.blocks.push_back(doc::heading(maps.title));
+    maps.blocks.push_back(doc::prose(L.text("learn.heatmaps_intro", v)));
+    maps.blocks.push_back(doc::gap());
+    std::vector<block> snaps;
+    for (std::size_t step : r.snapshot_steps)
+        if (const learn_snapshot* s = find_snapshot(r, step, r.pattern_layer, r.pattern_head)) {
+            block b = doc::heatmap(snapshot_title(r, step, L), square(s->weights, T), labels, labels);
+            b.legend = false;
+            snaps.push_back(std::move(b));
+        }
+    if (!snaps.empty()) snaps.back().legend = true;
+    maps.blocks.push_back(doc::row(std::move(snaps), 3));
+    d.pages.push_back(std::move(maps));
+
+    // Every head at the end, when there is more than one.
+    if (c.model.layers * c.model.heads > 1) {
+        doc::page heads;
+        heads.id = "heads";
+        heads.title = L.raw("learn.all_heads");
+        heads.blocks.push_back(doc::heading(heads.title));
+        std::vector<block> maps_end;
+        for (std::size_t l = 0; l < c.model.layers; ++l)
+            for (std::size_t h = 0; h < c.model.heads; ++h)
+                if (const learn_snapshot* s = find_snapshot(r, c.steps, l, h)) {
+                    const bool prev = c.task == task_kind::induction && l + 1 < c.model.layers;
+                    vars hv = {{"layer", std::to_string(l)}, {"head", std::to_string(h)},
+                               {"score", fmt::format("{:.2f}", prev ? r.previous_scores[l][h] : r.head_scores[l][h])}};
+                    block b = doc::heatmap(L.text(prev ? "learn.head_previous" : "learn.head", hv), square(s->weights, T),
+                                           labels, labels);
+                    b.legend = false;
+                    maps_end.push_back(std::move(b));
+                }
+        maps_end.back().legend = true;
+        heads.blocks.push_back(doc::row(std::move(maps_end), 3));
+        d.pages.push_back(std::move(heads));
+    }
+
+    // What the numbers say.
+    doc::page what;
+    what.id = "learned";
+    what.title = L.raw("learn.what");
+    what.blocks.push_back(doc::heading(what.title));
+    const bool pattern = r.pattern_score >= (c.task == task_kind::induction ? 0.6 : 0.9);
+    std::string say = pattern ? L.text("learn.learned", v) : L.text("learn.not_learned", v);
+    const bool broken = c.model.positions == position_kind::none || !c.model.scale;
+    say += " " + (r.final_accuracy >= 0.95 ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
+    if (r.final_accuracy >= 0.95 && !pattern) say += " " + L.raw("learn.solved_without_pattern");
+    const bool rope_fail = c.model.positions == position_kind::rope && !c.model.causal && r.final_accuracy < 0.95;
+    if (r.final_accuracy < 0.95 && !broken && !rope_fail) say += " " + L.raw("learn.break.try_steps");
+    what.blocks.push_back(doc::prose(say));
+    if (c.task == task_kind::induction && c.model.layers > 1) {
+        what.blocks.push_back(doc::gap());
+        what.blocks.push_back(doc::prose(r.previous_score >= 0.6 ? L.text("learn.task.induction.previous_head", v)
+                                                                 : L.text("learn.task.induction.no_previous_head", v)));
+    }
+    if (rope_fail) {
+        what.blocks.push_back(doc::gap());
+        what.blocks.push_back(doc::prose(L.text("learn.break.rope_relative", v)));
+    }
+    if (c.model.positions == position_kind::none) {
+        what.blocks.push_back(doc::gap());
+        const bool failed = r.final_accuracy < 0.95;
+        std::string text = failed ? L.text("learn.break.no_positions_failed", v) : L.text("learn.break.no_positions_learned", v);
+        if (failed && c.model.causal) text += " " + L.raw("learn.break.mask_note");
+        if (r.has_baseline) {
+            vars b = v;
+            b["what"] = L.raw("learn.break.baseline_learned");
+            text += " " + L.text("learn.break.baseline", b);
+        }
+        what.blocks.push_back(doc::prose(text));
+    }
+    if (!c.model.scale) {
+        what.blocks.push_back(doc::gap());
+        vars b = v;
+        b["reach_text"] = r.reach >= 0 ? L.text("learn.break.reach_at", v) : L.raw("learn.break.reach_never");
+        std::string text = L.text("learn.break.no_scale", b);
+        if (r.has_baseline) {
+            b["what"] = L.raw(c.model.positions == position_kind::none ? "learn.break.baseline_learned"
+                                                                        : "learn.break.baseline_scaled");
+            text += " " + L.text("learn.break.baseline", b);
+            b["d_head"] = std::to_string(c.model.d_head());
+            b["base_reach_text"] = L.text("learn.break.base_reach_at", v);
+            const bool slower = r.reach < 0 || r.reach > r.base_reach;
+            if (c.model.positions != position_kind::none && r.base_reach >= 0)
+                text += " " + (slower ? L.text("learn.break.slower", b) : L.text("learn.break.not_slower", b));
+        }
+        what.blocks.push_back(doc::prose(text));
+    }
+    d.pages.push_back(std::move(what));
+    return d;
+}
+
+}  // namespace attn

@@ -1,0 +1,273 @@
+// `attn-explain learn`: validation and the training run (see learn.hpp).
+#include "attn/trace/learn.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/core/backward.hpp"
+#include "attn/core/error.hpp"
+#include "attn/core/rng.hpp"
+
+namespace attn {
+
+namespace {
+
+struct task_defaults {
+    long seq_len, vocab, d_model, heads, layers, steps, batch;
+    double lr;
+};
+// Chosen by measurement (tests/bench/learn_speed.sh): every task reaches the bar for seeds 1…5.
+task_defaults defaults_of(task_kind k) {
+    switch (k) {
+    case task_kind::previous: return {8, 10, 16, 1, 1, 300, 16, 1e-2};
+    case task_kind::reverse: return {8, 10, 16, 1, 1, 300, 16, 1e-2};
+    case task_kind::max: return {8, 10, 16, 1, 1, 800, 16, 1e-2};
+    case task_kind::induction: return {12, 12, 16, 2, 2, 1000, 16, 1e-2};
+    }
+    return {};
+}
+
+long pick(long given, long fallback) { return given ? given : fallback; }
+
+void check_range(const char* flag, long v, long lo, long hi) {
+    if (v < lo || v > hi)
+        throw error(fmt::format("{} must be between {} and {} (got {})", flag, lo, hi, v == learn_given_zero ? 0 : v));
+}
+
+std::string num(double v) { return fmt::format("{:.3g}", v); }
+std::string pct(double v) { return fmt::format("{:.1f}", 100 * v); }
+
+struct held_out_set {
+    std::vector<std::vector<int>> tokens, targets;
+    std::vector<task_example> examples;
+};
+
+held_out_set make_set(const learn_config& c, std::size_t n, std::uint64_t salt) {
+    rng g(c.seed ^ salt);
+    held_out_set s;
+    for (std::size_t i = 0; i < n; ++i) {
+        task_example e = make_task_example(c.task, c.model.seq_len, c.model.vocab, g);
+        s.tokens.push_back(e.tokens);
+        s.targets.push_back(e.targets);
+        s.examples.push_back(std::move(e));
+    }
+    return s;
+}
+
+struct evaluation {
+    double loss = 0, accuracy = 0;
+    std::vector<std::vector<double>> task_scores, previous_scores;  // [layer][head]
+};
+
+evaluation evaluate(const learn_config& c, const tiny_model& m, const held_out_set& s) {
+    const tiny_config& mc = m.c;
+    evaluation ev;
+    ev.task_scores.assign(mc.layers, std::vector<double>(mc.heads, 0.0));
+    ev.previous_scores = ev.task_scores;
+    std::size_t scored = 0, correct = 0;
+    for (std::size_t b = 0; b < s.tokens.size(); ++b) {
+        const tiny_forward f = tiny_forward_pass(m, s.tokens[b]);
+        ev.loss += tiny_loss_backward(m, f, s.targets[b], 1.0, nullptr, scored, correct);
+        const auto need = pattern_positions(c.task, s.examples[b], false);
+        const auto prev = pattern_positions(c.task, s.examples[b], true);
+        for (std::size_t l = 0; l < mc.layers; ++l)
+            for (std::size_t h = 0; h < mc.heads; ++h) {
+                ev.task_scores[l][h] += pattern_score(f.a[l][h], mc.seq_len, need);
+                ev.previous_scores[l][h] += pattern_score(f.a[l][h], mc.seq_len, prev);
+            }
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(1, s.tokens.size()));
+    for (auto* sc : {&ev.task_scores, &ev.previous_scores})
+        for (auto& row : *sc)
+            for (double& x : row) x /= n;
+    ev.loss /= static_cast<double>(std::max<std::size_t>(1, scored));
+    ev.accuracy = scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0.0;
+    return ev;
+}
+
+void snapshot(learn_report& r, const tiny_model& m, std::size_t step) {
+    const tiny_forward f = tiny_forward_pass(m, r.example.tokens);
+    for (std::size_t l = 0; l < m.c.layers; ++l)
+        for (std::size_t h = 0; h < m.c.heads; ++h) r.snapshots.push_back({step, l, h, f.a[l][h]});
+    r.snapshot_steps.push_back(step);
+}
+
+}  // namespace
+
+const std::vector<std::string>& learn_task_ids() {
+    static const std::vector<std::string> ids = {"previous", "reverse", "max", "induction"};
+    return ids;
+}
+
+learn_config validate_learn(const learn_request& r) {
+    learn_config c;
+    const auto& ids = learn_task_ids();
+    const auto it = std::find(ids.begin(), ids.end(), r.task);
+    if (it == ids.end()) throw error("unknown task '" + r.task + "': use previous, reverse, max or induction");
+    c.task = static_cast<task_kind>(it - ids.begin());
+    c.task_name = r.task;
+    const task_defaults d = defaults_of(c.task);
+    tiny_config& m = c.model;
+    const long T = pick(r.seq_len, d.seq_len), V = pick(r.vocab, d.vocab), D = pick(r.d_model, d.d_model);
+    const long H = pick(r.heads, d.heads), L = pick(r.layers, d.layers), S = pick(r.steps, d.steps), B = pick(r.batch, d.batch);
+    check_range("--seq-len", T, static_cast<long>(task_min_seq_len(c.task)), 64);
+    check_range("--vocab", V, 2, 256);
+    const long min_v = static_cast<long>(task_min_vocab(c.task, static_cast<std::size_t>(T)));
+    if (V < min_v)
+        throw error(fmt::format("--vocab {} is too small for {} at --seq-len {}: the repeated segment needs up to "
+                                "{} different tokens; use --vocab {} or more",
+                                V, r.task, T, min_v, min_v));
+    check_range("--d-model", D, 2, 256);
+    check_range("--heads", H, 1, D);
+    if (D % H != 0) {
+        std::string divisors;
+        for (long h = 1; h <= std::min(D, 16L); ++h)
+            if (D % h == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(h);
+        throw error(fmt::format("--heads {} must divide --d-model {}: try --heads {}", H, D, divisors));
+    }
+    check_range("--layers", L, 1, 4);
+    check_range("--steps", S, 1, 20000);
+    check_range("--batch", B, 1, 1024);
+    const double lr = r.lr != 0 ? r.lr : d.lr;
+    if (!(lr > 0) || !std::isfinite(lr) || lr > 1) throw error("--lr must be a positive number no larger than 1");
+    // A guard against runs that would take minutes: steps · batch · T² · D, roughly the work.
+    const double work = static_cast<double>(S) * static_cast<double>(B) * static_cast<double>(L) *
+                        static_cast<double>(T) * static_cast<double>(D) * static_cast<double>(std::max(T, 3 * D));
+    if (work > 4e10) throw error("this run would take minutes: lower --steps, --batch, --seq-len or --d-model");
+    if (r.positions == "learned") m.positions = position_kind::learned;
+    else if (r.positions == "sinusoidal") m.positions = position_kind::sinusoidal;
+    else if (r.positions == "rope") m.positions = position_kind::rope;
+    else if (r.positions == "none") m.positions = position_kind::none;
+    else throw error("unknown --positions '" + r.positions + "': use learned, sinusoidal, rope or none");
+    if (m.positions == position_kind::rope && (D / H) % 2 != 0)
+        throw error(fmt::format("--positions rope turns pairs of columns: d_model / heads = {} must be even", D / H));
+    c.positions_name = r.positions;
+    m.seq_len = static_cast<std::size_t>(T);
+    m.vocab = static_cast<std::size_t>(V);
+    m.d_model = static_cast<std::size_t>(D);
+    m.heads = static_cast<std::size_t>(H);
+    m.layers = static_cast<std::size_t>(L);
+    m.causal = task_causal(c.task);
+    m.scale = !r.no_scale;
+    c.steps = static_cast<std::size_t>(S);
+    c.batch = static_cast<std::size_t>(B);
+    c.lr = lr;
+    c.seed = r.seed;
+    return c;
+}
+
+learn_report run_learn(const learn_config& c, bool baseline) {
+    learn_report r;
+    r.config = c;
+    {
+        rng ex(c.seed ^ 0xe8a3b1eULL);
+        r.example = make_task_example(c.task, c.model.seq_len, c.model.vocab, ex);
+    }
+    const held_out_set test = make_set(c, c.held_out, 0x4e1d0a7ULL);
+    tiny_model m = init_tiny_model(c.model, c.seed);
+    tiny_model grad = m.zeros_like();
+    const evaluation init = evaluate(c, m, test);
+
+    std::vector<std::size_t> marks = {0, c.steps / 10, c.steps / 4, c.steps / 2, c.steps};
+    marks.erase(std::unique(marks.begin(), marks.end()), marks.end());
+    adam opt;
+    opt.lr = c.lr;
+    std::vector<std::vector<double>*> params;
+    for (auto& [name, p] : m.tensors()) params.push_back(p);
+    std::vector<std::vector<double>> grads(params.size());
+    rng data(c.seed ^ 0x7a5cULL);
+    std::vector<std::vector<int>> tokens(c.batch), targets(c.batch);
+    std::size_t next_mark = 0;
+    for (std::size_t step = 0; step < c.steps; ++step) {
+        if (next_mark < marks.size() && marks[next_mark] == step) snapshot(r, m, marks[next_mark++]);
+        for (std::size_t b = 0; b < c.batch; ++b) {
+            task_example e = make_task_example(c.task, c.model.seq_len, c.model.vocab, data);
+            tokens[b] = std::move(e.tokens);
+            targets[b] = std::move(e.targets);
+        }
+        std::size_t scored = 0, correct = 0;
+        const double loss = tiny_batch_loss(m, tokens, targets, &grad, &scored, &correct);
+        r.curve.push_back({step, loss, scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0.0});
+        std::size_t i = 0;
+        for (auto& [name, p] : grad.tensors()) grads[i++] = *p;
+        opt.step(params, grads);
+    }
+    snapshot(r, m, c.steps);
+
+    const evaluation fin = evaluate(c, m, test);
+    r.final_loss = fin.loss;
+    r.final_accuracy = fin.accuracy;
+    r.init_accuracy = init.accuracy;
+    r.head_scores = fin.task_scores;
+    r.previous_scores = fin.previous_scores;
+    r.init_head_scores = init.task_scores;
+    // The head with the best score: in the last layer for induction (the induction head reads
+    // what layer 0 wrote), in any layer for the one-step tasks.
+    const std::size_t first_layer = c.task == task_kind::induction ? c.model.layers - 1 : 0;
+    r.pattern_score = -1;
+    for (std::size_t l = first_layer; l < c.model.layers; ++l)
+        for (std::size_t h = 0; h < c.model.heads; ++h)
+            if (fin.task_scores[l][h] > r.pattern_score) {
+                r.pattern_score = fin.task_scores[l][h];
+                r.pattern_layer = l;
+                r.pattern_head = h;
+            }
+    r.init_pattern_score = init.task_scores[r.pattern_layer][r.pattern_head];
+    if (c.task == task_kind::induction && c.model.layers > 1) {
+        const auto& first = fin.previous_scores[0];
+        r.previous_head = static_cast<std::size_t>(std::max_element(first.begin(), first.end()) - first.begin());
+        r.previous_score = first[r.previous_head];
+    }
+    for (const learn_point& p : r.curve)
+        if (p.accuracy >= 0.99) {
+            r.reach = static_cast<long>(p.step);
+            break;
+        }
+    const bool broken = c.model.positions == position_kind::none || !c.model.scale;
+    if (baseline && broken) {
+        learn_config b = c;
+        if (b.model.positions == position_kind::none) b.model.positions = position_kind::learned;
+        b.model.scale = true;
+        const learn_report base = run_learn(b, false);
+        r.has_baseline = true;
+        r.base_accuracy = base.final_accuracy;
+        r.base_score = base.pattern_score;
+        r.base_reach = base.reach;
+    }
+    r.model = std::move(m);
+    const tiny_config& mc = c.model;
+    r.values = {{"task", c.task_name},
+                {"positions", c.positions_name},
+                {"seq_len", std::to_string(mc.seq_len)},
+                {"vocab", std::to_string(mc.vocab)},
+                {"d_model", std::to_string(mc.d_model)},
+                {"heads", std::to_string(mc.heads)},
+                {"layers", std::to_string(mc.layers)},
+                {"steps", std::to_string(c.steps)},
+                {"lr", fmt::format("{:g}", c.lr)},
+                {"batch", std::to_string(c.batch)},
+                {"seed", std::to_string(c.seed)},
+                {"held_out", std::to_string(c.held_out)},
+                {"initial_loss", num(r.curve.front().loss)},
+                {"final_loss", num(r.final_loss)},
+                {"accuracy", pct(r.final_accuracy)},
+                {"init_accuracy", pct(r.init_accuracy)},
+                {"score", fmt::format("{:.2f}", r.pattern_score)},
+                {"init_score", fmt::format("{:.2f}", r.init_pattern_score)},
+                {"layer", std::to_string(r.pattern_layer)},
+                {"head", std::to_string(r.pattern_head)},
+                {"prev_score", fmt::format("{:.2f}", r.previous_score)},
+                {"prev_head", std::to_string(r.previous_head)},
+                {"chance", pct(1.0 / static_cast<double>(mc.vocab))},
+                {"final_loss_train", num(r.curve.back().loss)},
+                {"reach", std::to_string(r.reach)},
+                {"sqrt_dh", fmt::format("{:.3g}", std::sqrt(static_cast<double>(mc.d_head())))},
+                {"base_accuracy", pct(r.base_accuracy)},
+                {"base_score", fmt::format("{:.2f}", r.base_score)},
+                {"base_reach", std::to_string(r.base_reach)}};
+    return r;
+}
+
+}  // namespace attn

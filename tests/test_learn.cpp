@@ -1,0 +1,244 @@
+// learn: the tiny transformer's backward pass against finite differences (every parameter, every
+// position kind, masked and not, scaled and not), the tasks, determinism, and small runs that
+// must reach the accuracy and pattern-score bars.
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+
+#include "attn/core/error.hpp"
+#include "attn/core/tasks.hpp"
+#include "attn/core/tiny_model.hpp"
+#include "attn/core/backward.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/trace/learn.hpp"
+
+namespace {
+
+// Max relative error of the analytic gradient against central differences, over every element.
+double gradcheck(const attn::tiny_config& c, std::uint64_t seed, attn::task_kind task) {
+    attn::tiny_model m = attn::init_tiny_model(c, seed);
+    attn::rng g(seed);
+    std::vector<std::vector<int>> tokens, targets;
+    for (int b = 0; b < 2; ++b) {
+        const attn::task_example e = attn::make_task_example(task, c.seq_len, c.vocab, g);
+        tokens.push_back(e.tokens);
+        targets.push_back(e.targets);
+    }
+    attn::tiny_model grad = m.zeros_like();
+    attn::tiny_batch_loss(m, tokens, targets, &grad);
+    double worst = 0;
+    const double h = 1e-6;
+    auto params = m.tensors();
+    auto grads = grad.tensors();
+    for (std::size_t k = 0; k < params.size(); ++k) {
+        std::vector<double>& p = *params[k].second;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            const double keep = p[i];
+            p[i] = keep + h;
+            const double up = attn::tiny_batch_loss(m, tokens, targets, nullptr);
+            p[i] = keep - h;
+            const double down = attn::tiny_batch_loss(m, tokens, targets, nullptr);
+            p[i] = keep;
+            const double numeric = (up - down) / (2 * h);
+            const double analytic = (*grads[k].second)[i];
+            const double err = std::fabs(numeric - analytic) / std::max(1e-6, std::fabs(numeric) + std::fabs(analytic));
+            INFO(params[k].first << "[" << i << "] analytic " << analytic << " numeric " << numeric);
+            CHECK(std::fabs(numeric - analytic) < 1e-6);
+            worst = std::max(worst, err);
+        }
+    }
+    return worst;
+}
+
+attn::learn_report small_run(const std::string& task, long steps, std::uint64_t seed) {
+    attn::learn_request r;
+    r.task = task;
+    r.seed = seed;
+    r.seq_len = 6;
+    r.vocab = 6;
+    r.d_model = 16;
+    r.steps = steps;
+    attn::learn_config c = attn::validate_learn(r);
+    c.held_out = 64;
+    return attn::run_learn(c);
+}
+
+}  // namespace
+
+TEST_CASE("the tiny transformer's gradients agree with finite differences", "[learn][grad]") {
+    using attn::position_kind;
+    struct one {
+        position_kind pos;
+        std::size_t heads, layers;
+        bool causal, scale;
+        attn::task_kind task;
+    };
+    for (const one& o : {one{position_kind::learned, 1, 1, true, true, attn::task_kind::previous},
+                         one{position_kind::learned, 2, 2, true, true, attn::task_kind::induction},
+                         one{position_kind::sinusoidal, 2, 1, false, true, attn::task_kind::reverse},
+                         one{position_kind::rope, 2, 2, true, false, attn::task_kind::max},
+                         one{position_kind::none, 1, 1, false, false, attn::task_kind::reverse}}) {
+        attn::tiny_config c;
+        c.vocab = 7;
+        c.seq_len = 6;
+        c.d_model = 8;
+        c.heads = o.heads;
+        c.layers = o.layers;
+        c.positions = o.pos;
+        c.causal = o.causal;
+        c.scale = o.scale;
+        INFO("positions " << static_cast<int>(o.pos) << " heads " << o.heads << " layers " << o.layers);
+        CHECK(gradcheck(c, 3, o.task) < 1e-5);
+    }
+}
+
+TEST_CASE("the tasks' targets and patterns", "[learn]") {
+    attn::rng g(1);
+    const auto prev = attn::make_task_example(attn::task_kind::previous, 6, 5, g);
+    CHECK(prev.targets[0] == -1);
+    for (std::size_t t = 1; t < 6; ++t) CHECK(prev.targets[t] == prev.tokens[t - 1]);
+    const auto rev = attn::make_task_example(attn::task_kind::reverse, 6, 5, g);
+    for (std::size_t t = 0; t < 6; ++t) CHECK(rev.targets[t] == rev.tokens[5 - t]);
+    const auto mx = attn::make_task_example(attn::task_kind::max, 6, 5, g);
+    for (std::size_t t = 1; t < 6; ++t) CHECK(mx.targets[t] >= mx.targets[t - 1]);
+    for (int i = 0; i < 20; ++i) {
+        const auto ind = attn::make_task_example(attn::task_kind::induction, 12, 7, g);
+        const auto need = attn::pattern_positions(attn::task_kind::induction, ind, false);
+        for (std::size_t t = 0; t < 12; ++t) {
+            if (ind.targets[t] < 0) continue;
+            REQUIRE(!need[t].empty());
+            for (std::size_t s : need[t]) CHECK(ind.tokens[s] == ind.targets[t]);  // the token after the match
+        }
+    }
+    // A perfect previous-token pattern scores 1.
+    std::vector<double> w(16, 0.0);
+    w[0] = 1;
+    for (std::size_t t = 1; t < 4; ++t) w[t * 4 + t - 1] = 1;
+    CHECK(attn::pattern_score(w, 4, attn::pattern_positions(attn::task_kind::previous, prev, false)) == 1.0);
+}
+
+TEST_CASE("bad learn flags are one-line errors", "[learn]") {
+    attn::learn_request r;
+    r.task = "sort";
+    CHECK_THROWS_AS(attn::validate_learn(r), attn::error);
+    r.task = "induction";
+    r.seq_len = 16;
+    r.vocab = 5;
+    CHECK_THROWS_WITH(attn::validate_learn(r), Catch::Contains("--vocab 8"));
+    r.vocab = 0;
+    r.d_model = 10;
+    r.heads = 3;
+    CHECK_THROWS_WITH(attn::validate_learn(r), Catch::Contains("divide"));
+    r.heads = 0;
+    r.positions = "alibi";
+    CHECK_THROWS_AS(attn::validate_learn(r), attn::error);
+}
+
+TEST_CASE("same seed, same curve", "[learn]") {
+    const auto a = small_run("previous", 30, 7), b = small_run("previous", 30, 7);
+    REQUIRE(a.curve.size() == b.curve.size());
+    for (std::size_t i = 0; i < a.curve.size(); ++i) CHECK(a.curve[i].loss == b.curve[i].loss);
+    CHECK(a.final_accuracy == b.final_accuracy);
+    CHECK(small_run("previous", 30, 8).curve.back().loss != a.curve.back().loss);
+}
+
+TEST_CASE("small runs learn their task and its pattern", "[learn][slow]") {
+    for (const char* task : {"previous", "reverse", "max"}) {
+        INFO(task);
+        const attn::learn_report r = small_run(task, 200, 1);
+        CHECK(r.final_accuracy >= 0.99);
+        CHECK(r.pattern_score >= 0.9);
+        CHECK(r.init_pattern_score < r.pattern_score);
+    }
+    attn::learn_request q;  // two layers: an induction head in layer 1
+    q.task = "induction";
+    q.seed = 1;
+    q.seq_len = 8;
+    q.vocab = 8;
+    q.d_model = 16;
+    q.steps = 300;
+    attn::learn_config c = attn::validate_learn(q);
+    c.held_out = 64;
+    const attn::learn_report r = attn::run_learn(c);
+    CHECK(r.final_accuracy >= 0.95);
+    CHECK(r.pattern_layer == 1);
+    CHECK(r.pattern_score >= 0.6);
+}
+
+// tests/fixtures/learn_step (make_fixtures.py): the loss, every gradient and the parameters after
+// one Adam step, computed by torch autograd and torch.optim.Adam in float64.
+TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam", "[learn][golden]") {
+    const std::string dir = std::string(ATTN_FIXTURES) + "/learn_step/";
+    auto load = [](const std::string& path) { return attn::npy::read(path).data; };
+    attn::tiny_config c;
+    c.vocab = 6, c.seq_len = 5, c.d_model = 8, c.heads = 2, c.layers = 2;
+    attn::tiny_model m = attn::init_tiny_model(c, 0);
+    for (auto& [id, p] : m.tensors()) {
+        *p = load(dir + id + ".npy");
+        REQUIRE(p->size() > 0);
+    }
+    const std::vector<double> tok = load(dir + "tokens.npy"), tgt = load(dir + "targets.npy");
+    std::vector<std::vector<int>> tokens(3), targets(3);
+    for (std::size_t i = 0; i < tok.size(); ++i) {
+        tokens[i / 5].push_back(static_cast<int>(tok[i]));
+        targets[i / 5].push_back(static_cast<int>(tgt[i]));
+    }
+    attn::tiny_model grad = m.zeros_like();
+    const double loss = attn::tiny_batch_loss(m, tokens, targets, &grad);
+    CHECK(std::fabs(loss - load(dir + "expected/loss.npy")[0]) < 1e-12);
+    auto gs = grad.tensors();
+    std::vector<std::vector<double>*> params;
+    std::vector<std::vector<double>> grads;
+    for (std::size_t k = 0; k < gs.size(); ++k) {
+        const std::vector<double> want = load(dir + "expected/d_" + gs[k].first + ".npy");
+        REQUIRE(want.size() == gs[k].second->size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            INFO("d_" << gs[k].first << "[" << i << "]");
+            CHECK(std::fabs((*gs[k].second)[i] - want[i]) < 1e-12);
+        }
+        grads.push_back(*gs[k].second);
+    }
+    for (auto& [id, p] : m.tensors()) params.push_back(p);
+    attn::adam opt;
+    opt.lr = 1e-2;
+    opt.step(params, grads);
+    for (auto& [id, p] : m.tensors()) {
+        const std::vector<double> want = load(dir + "expected/after_" + id + ".npy");
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            INFO("after_" << id << "[" << i << "]");
+            CHECK(std::fabs((*p)[i] - want[i]) < 1e-12);
+        }
+    }
+}
+
+TEST_CASE("attn-explain learn: JSON contract, text width and exit codes", "[learn][cli]") {
+    const std::string exe = std::string(ATTN_EXE) + " learn --seq-len 6 --vocab 6 --steps 40 ";
+    const test::command_result j = test::capture(exe + "--task induction --layers 2 --format json");
+    REQUIRE(j.code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(j.out);
+    for (const char* key : {"task", "config", "curve", "final", "snapshots"}) CHECK(doc.contains(key));
+    CHECK(doc["curve"].size() == 40);
+    CHECK(doc["curve"][0].contains("accuracy"));
+    for (const char* key : {"loss", "accuracy", "pattern_score"}) CHECK(doc["final"].contains(key));
+    CHECK(doc["snapshots"][0]["weights"].size() == 6);
+    for (const char* cols : {"60", "80"}) {
+        const test::command_result t = test::capture("COLUMNS=" + std::string(cols) + " " + exe + "--no-pause --color never");
+        REQUIRE(t.code == 0);
+        std::size_t start = 0, widest = 0;
+        while (start < t.out.size()) {
+            std::size_t end = t.out.find('\n', start);
+            if (end == std::string::npos) end = t.out.size();
+            std::size_t w = 0;  // display columns: count UTF-8 lead bytes
+            for (std::size_t i = start; i < end; ++i) w += (static_cast<unsigned char>(t.out[i]) & 0xC0) != 0x80;
+            widest = std::max(widest, w);
+            start = end + 1;
+        }
+        CHECK(widest <= static_cast<std::size_t>(std::stoi(cols)));
+    }
+    CHECK(test::capture(exe + "--task sort 2>/dev/null").code == 2);
+    CHECK(test::capture(exe + "--task induction --seq-len 16 --vocab 4 2>/dev/null").code == 2);
+}
