@@ -1,6 +1,10 @@
 // Every subcommand's flags, in one place: this is the only file besides main.cpp that includes
 // CLI11, which takes seconds to compile per translation unit. The run_<cmd> functions live in
 // cmd_<cmd>.cpp.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 
 #include "cmd_bench.hpp"
@@ -11,6 +15,48 @@
 namespace app {
 
 namespace {
+// Numbers are checked as typed, before CLI11 converts them: "-1" for an unsigned flag would wrap
+// to 2⁶⁴ − 1, a value past the type's range would be clamped, and "" would pass as "not given".
+std::string check_number(const std::string& typed, bool is_unsigned, bool is_float) {
+    const std::string what = is_float ? "a number" : is_unsigned ? "a whole number, 0 or more" : "a whole number";
+    const std::string quoted = "'" + (typed.size() > 40 ? typed.substr(0, 40) + "…" : typed) + "'";
+    if (typed.empty()) return "expects " + what + ", got an empty value";
+    errno = 0;
+    char* end = nullptr;
+    if (is_float) {
+        const double v = std::strtod(typed.c_str(), &end);
+        if (end != typed.c_str() + typed.size() || !std::isfinite(v)) return "expects " + what + ", got " + quoted;
+        if (errno == ERANGE) return "the value " + quoted + " is out of range";
+        return "";
+    }
+    const std::size_t first = typed[0] == '+' || typed[0] == '-' ? 1 : 0;
+    if (first == typed.size() || typed.find_first_not_of("0123456789", first) != std::string::npos)
+        return "expects " + what + ", got " + quoted;
+    if (is_unsigned && typed[0] == '-') return "expects " + what + ", got " + quoted;
+    if (is_unsigned) std::strtoull(typed.c_str(), &end, 10);
+    else std::strtoll(typed.c_str(), &end, 10);
+    if (errno == ERANGE) return "the value " + quoted + " is out of range";
+    return "";
+}
+
+// Every numeric option of every subcommand gets the check above.
+void check_numbers(CLI::App* app) {
+    for (CLI::Option* o : app->get_options()) {
+        const std::string type = o->get_type_name();
+        const bool is_unsigned = type == "UINT", is_float = type == "FLOAT";
+        if (type != "INT" && !is_unsigned && !is_float) {
+            if (o->get_type_size() != 0)  // an option that takes text: "" is a mistake, not "not given"
+                o->check(CLI::Validator(
+                    [](std::string& v) { return v.empty() ? std::string("expects a value, got an empty one") : std::string(); },
+                    "", ""));
+            continue;
+        }
+        o->check(CLI::Validator([is_unsigned, is_float](std::string& s) { return check_number(s, is_unsigned, is_float); },
+                                "", ""));
+    }
+    for (CLI::App* sub : app->get_subcommands({})) check_numbers(sub);
+}
+
 // --format, --color, --lang and --precision, shared by the walkthrough commands.
 void add_display_options(CLI::App* cmd, std::string& format, std::string& color, std::string& lang, int& precision) {
     cmd->add_option("--format", format, "text | json | markdown | html")->capture_default_str();
@@ -44,6 +90,8 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
             cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
         opt.request.dtype_given = cmd->count("--dtype") > 0;
         if (const CLI::Option* batch = cmd->get_option_no_throw("--batch")) opt.request.batch_given = batch->count() > 0;
+        if (const CLI::Option* kv = cmd->get_option_no_throw("--kv-len"); kv && kv->count() > 0 && opt.request.kv_len == 0)
+            throw CLI::ValidationError("--kv-len", "must be at least 1 (got 0): leave it out for self-attention");
     });
 }
 
@@ -258,5 +306,7 @@ void setup_bench(CLI::App& app, bench_options& opt) {
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")->capture_default_str();
 }
+
+void harden_numbers(CLI::App& app) { check_numbers(&app); }
 
 }  // namespace app

@@ -1,6 +1,7 @@
 // `attn-explain flash` (online-softmax tiling on the learner's numbers) and `attn-explain cost`
 // (FLOPs and memory of attention, with formulas).
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -63,10 +64,13 @@ int run_flash(const flash_options& opt) {
 }
 
 int run_cost(const cost_options& opt) {
-    const long values[] = {opt.batch, opt.seq_len, opt.d_model, opt.heads, opt.layers};
-    for (long v : values)
-        if (v <= 0) throw attn::error("every size must be a positive whole number");
-    if (opt.kv_heads == 0 || opt.kv_heads < -1) throw attn::error("--kv-heads must be a positive whole number");
+    const std::pair<const char*, long> sizes[] = {{"--batch", opt.batch},     {"--seq-len", opt.seq_len},
+                                                  {"--d-model", opt.d_model}, {"--heads", opt.heads},
+                                                  {"--layers", opt.layers}};
+    for (const auto& [flag, v] : sizes)
+        if (v <= 0) throw attn::error(fmt::format("{} must be a positive whole number (got {})", flag, v));
+    if (opt.kv_heads == 0 || opt.kv_heads < -1)
+        throw attn::error(fmt::format("--kv-heads must be a positive whole number (got {})", opt.kv_heads));
     attn::cost_input in;
     in.batch = static_cast<std::size_t>(opt.batch), in.seq_len = static_cast<std::size_t>(opt.seq_len);
     in.d_model = static_cast<std::size_t>(opt.d_model), in.heads = static_cast<std::size_t>(opt.heads);

@@ -115,6 +115,9 @@ struct cost_options {
 void setup_cost(CLI::App& app, cost_options& opt);
 int run_cost(const cost_options& opt);
 
+// Checks every numeric flag as typed (no wrap-around, no silent clamping, no empty value).
+void harden_numbers(CLI::App& app);
+
 // Prints "attn-explain: error: <message>" on one line to stderr.
 void print_error(const std::string& message);
 

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
     app::setup_cost(cli, cost);
     app::setup_bench(cli, bench);
 
+    app::harden_numbers(cli);
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -171,7 +171,7 @@ TEST_CASE("cli: every bad input gets one line on stderr and a non-zero exit", "[
     const char* cases[][2] = {
         {"step --seq-len 0", "positive"},
         {"step --seq-len=-3", "positive"},
-        {"step --d-model abc", "Could not convert"},
+        {"step --d-model abc", "--d-model: expects a whole number, got 'abc'"},
         {"step --seq-len 400000", "GiB"},
         {"step --seq-len 99999999999999999999", "seq-len"},
         {"step --mask sideways", "use none or causal"},
@@ -850,4 +850,21 @@ TEST_CASE("cli: files and flags a command would ignore are refused and named", "
     CHECK(batch.code == 2);
     CHECK_THAT(batch.err, Catch::Contains("drop --batch"));
     CHECK(run("heads --no-pause --load " + hdir).code == 0);
+}
+
+TEST_CASE("cli: numbers are checked as typed and quoted back", "[cli][safety][flags]") {
+    const char* cases[][2] = {
+        {"step --seed -1", "--seed: expects a whole number, 0 or more, got '-1'"},
+        {"step --seed ''", "--seed: expects a whole number, 0 or more, got an empty value"},
+        {"step --seq-len abc", "--seq-len: expects a whole number, got 'abc'"},
+        {"step --seq-len 99999999999999999999", "'99999999999999999999' is out of range"},
+        {"step --kv-len 0", "--kv-len: must be at least 1 (got 0)"},
+        {"heads --kv-len 0", "--kv-len: must be at least 1 (got 0)"},
+        {"drill --seed -5 --sheet", "--seed: expects a whole number, 0 or more, got '-5'"},
+        {"train --lr abc", "--lr: expects a number, got 'abc'"},
+        {"drill --state '' --sheet", "--state: expects a value, got an empty one"},
+        {"cost --seq-len 0", "--seq-len must be a positive whole number (got 0)"},
+        {"cost --layers -3", "--layers must be a positive whole number (got -3)"},
+    };
+    expect_errors(cases);
 }
