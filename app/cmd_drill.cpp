@@ -83,7 +83,7 @@ int run_drill(const drill_options& opt) {
     }
     if (opt.stats) {
         const attn::drill::load_result r = attn::drill::load_progress(path);
-        if (!r.warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", r.warning.c_str());
+        if (!r.warning.empty()) print_warning(r.warning);
         say(attn::drill::stats_document(L, r.data, path));
         return 0;
     }
@@ -92,7 +92,7 @@ int run_drill(const drill_options& opt) {
     attn::drill::progress progress;
     if (!opt.no_save) {
         attn::drill::load_result r = attn::drill::load_progress(path);
-        if (!r.warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", r.warning.c_str());
+        if (!r.warning.empty()) print_warning(r.warning);
         progress = std::move(r.data);
     }
     const std::uint64_t seed = opt.seed_given ? opt.seed : static_cast<std::uint64_t>(std::time(nullptr)) ^ (getpid() * 7919ULL);
@@ -157,7 +157,7 @@ int run_drill(const drill_options& opt) {
             for (const auto& [q, ok] : answered) attn::drill::record(p, *q, ok);
             p.sessions.push_back(session);
         });
-        if (!warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", warning.c_str());
+        if (!warning.empty()) print_warning(warning);
     }
     say(attn::drill::summary_document(L, by_topic, right, asked, questions.size()));
     return 0;

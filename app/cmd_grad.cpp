@@ -29,7 +29,7 @@ int run_grad(const grad_options& opt) {
     attn::step_config config = attn::validate(run.request);
     if (!run.save.empty()) attn::check_save_dir(run.save);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
-    for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
+    for (const std::string& w : in.warnings) print_warning(w);
     p.trace = attn::build_grad_trace(config, in, go, run.precision);
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));

@@ -10,6 +10,7 @@
 #include "attn/io/save.hpp"
 #include "attn/render/json_kvcache.hpp"
 #include "attn/trace/trace.hpp"
+#include "commands.hpp"
 #include "output.hpp"
 #include "terminal.hpp"
 
@@ -22,7 +23,7 @@ int run_kvcache(const kvcache_options& opt) {
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
     const attn::kv_inputs in =
         config.load_dir.empty() ? attn::make_kv_inputs(config) : attn::load_kv_inputs(config, opt.request);
-    for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
+    for (const std::string& w : in.warnings) print_warning(w);
     const attn::kv_report report = attn::run_kvcache(config, in);
     if (!opt.save.empty()) {
         attn::trace t;

@@ -29,7 +29,7 @@ prepared_run prepare_run(const step_options& opt) {
     attn::step_config config = attn::validate(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
-    for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
+    for (const std::string& w : in.warnings) print_warning(w);
     p.trace = attn::build_trace(config, in, opt.precision);
     return p;
 }

@@ -118,7 +118,9 @@ int run_cost(const cost_options& opt);
 // Checks every numeric flag as typed (no wrap-around, no silent clamping, no empty value).
 void harden_numbers(CLI::App& app);
 
-// Prints "attn-explain: error: <message>" on one line to stderr.
+// Prints "attn-explain: error: <message>" on one line to stderr (control characters as '?',
+// invalid UTF-8 as U+FFFD, at most 1000 bytes); print_warning the same with "warning:".
 void print_error(const std::string& message);
+void print_warning(const std::string& message);
 
 }  // namespace app

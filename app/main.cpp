@@ -8,6 +8,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/io/utf8.hpp"
 #include "cmd_bench.hpp"
 #include "cmd_kvcache.hpp"
 #include "cmd_mask.hpp"
@@ -15,7 +16,13 @@
 #include "terminal.hpp"
 
 namespace app {
-void print_error(const std::string& message) { std::fprintf(stderr, "attn-explain: error: %s\n", message.c_str()); }
+void print_error(const std::string& message) {
+    // One line, no escape sequences from a file name or a token, never kilobytes long.
+    std::fprintf(stderr, "attn-explain: error: %s\n", attn::safe_line(message).c_str());
+}
+void print_warning(const std::string& message) {
+    std::fprintf(stderr, "attn-explain: warning: %s\n", attn::safe_line(message).c_str());
+}
 }  // namespace app
 
 int main(int argc, char** argv) {

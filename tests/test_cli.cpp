@@ -868,3 +868,33 @@ TEST_CASE("cli: numbers are checked as typed and quoted back", "[cli][safety][fl
     };
     expect_errors(cases);
 }
+
+TEST_CASE("cli: text from outside is made safe: invalid UTF-8, escape sequences, endless error lines", "[cli][safety][text]") {
+    const std::string tokens = "'a\xff \x1b[31mred b'";  // an invalid byte and an escape sequence
+    const result json = run("step --format json --tokens " + tokens);
+    REQUIRE(json.code == 0);
+    const auto doc = nlohmann::json::parse(json.out);  // throws on invalid UTF-8
+    CHECK(doc["config"]["tokens"][0] == "a\xef\xbf\xbd");
+    CHECK(doc["config"]["tokens"][1] == "?[31mred");
+    for (const char* format : {"--no-pause", "--format markdown", "--format html"}) {
+        const result r = run(std::string("step ") + format + " --tokens " + tokens);
+        REQUIRE(r.code == 0);
+        CHECK(r.out.find('\x1b') == std::string::npos);
+        CHECK(r.out.find('\xff') == std::string::npos);
+    }
+    temp_dir t;
+    const result svg = run("heads --no-pause --tokens " + tokens.substr(0, tokens.size() - 1) + " c' --svg " +
+                           (t.path / "w.svg").string());
+    REQUIRE(svg.code == 0);
+    const std::string image = slurp(t.path / "w.svg");
+    CHECK(image.find('\x1b') == std::string::npos);
+    CHECK(image.find('\xff') == std::string::npos);
+    // An error quoting a path with an escape sequence, and one with a 5000-character path.
+    const result esc = run("step --load '/nonexistent/\x1b[2J'");
+    CHECK(esc.code == 2);
+    CHECK(esc.err.find('\x1b') == std::string::npos);
+    const result longer = run("step --load /nonexistent/" + std::string(5000, 'x'));
+    CHECK(longer.code == 2);
+    CHECK(longer.err.size() < 1100);
+    CHECK(count_lines(longer.err) == 1);
+}

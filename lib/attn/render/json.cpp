@@ -8,9 +8,14 @@
 
 #include "attn/render/json.hpp"
 
+#include "attn/io/utf8.hpp"
+
 namespace attn {
 
-std::string json_string(const std::string& s) {
+std::string json_string(const std::string& raw) {
+    // JSON is UTF-8: an invalid sequence (a folder name from another encoding) becomes U+FFFD;
+    // control characters are escaped below (\u001b), so none reaches a terminal raw.
+    const std::string s = utf8_repair(raw);
     std::string out = "\"";
     for (char ch : s) {
         const unsigned char c = static_cast<unsigned char>(ch);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/shapes.hpp"
+#include "attn/io/utf8.hpp"
 #include "attn/render/format.hpp"
 
 namespace attn {
@@ -41,7 +42,8 @@ std::string hex(rgb c) { return fmt::format("#{:02x}{:02x}{:02x}", c.r, c.g, c.b
 // Dark text where black contrasts at least as well as white (mid-viridis has a luma of about 120).
 bool is_light(rgb c) { return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b >= 120; }
 
-std::string xml_escape(const std::string& s) {
+std::string xml_escape(const std::string& raw) {
+    const std::string s = safe_text(raw);  // valid UTF-8, control characters as '?'
     std::string out;
     for (char ch : s) {
         switch (ch) {

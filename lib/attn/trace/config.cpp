@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
+#include "attn/io/utf8.hpp"
 #include "attn/trace/mistakes.hpp"
 
 namespace attn {
@@ -38,7 +39,7 @@ mask_kind parse_mask(const std::string& s) {
 std::vector<std::string> split_tokens(const std::string& s) {
     std::vector<std::string> out;
     std::istringstream in(s);
-    for (std::string word; in >> word;) out.push_back(word);
+    for (std::string word; in >> word;) out.push_back(safe_text(word));  // shown in text, JSON, SVG and HTML
     return out;
 }
 
