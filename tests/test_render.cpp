@@ -216,3 +216,20 @@ TEST_CASE("a curve with a NaN or inf point draws without undefined behaviour", "
     REQUIRE(lines.size() == 5);  // 4 rows and the axis
     for (const auto& l : lines) CHECK(attn::display_width(l) < 40);
 }
+
+TEST_CASE("elision hides no more columns than it must", "[render]") {
+    const matrix<double> m = xt::ones<double>({std::size_t{3}, std::size_t{6}}) * -0.1829;  // 7-wide cells
+    attn::matrix_style s;
+    s.width = 45;  // 2 + 1 label + 4 columns of 9 + "  …": 4 of the 6 columns fit
+    bool elided = false;
+    const auto lines = attn::format_matrix(m, s, &elided);
+    CHECK(elided);
+    CHECK(lines[0].find('0') != std::string::npos);
+    CHECK(lines[0].find('1') != std::string::npos);
+    CHECK(lines[0].find('4') != std::string::npos);
+    CHECK(lines[0].find('5') != std::string::npos);
+    CHECK(lines[0].find('2') == std::string::npos);
+    for (const auto& l : lines) CHECK(attn::display_width(l) <= 45);
+    s.width = 80;  // all six fit
+    CHECK(attn::format_matrix(m, s, &elided)[0].find("…") == std::string::npos);
+}

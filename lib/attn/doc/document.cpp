@@ -11,10 +11,13 @@ index_plan plan_indices(std::size_t count, std::size_t fits) {
         for (std::size_t i = 0; i < count; ++i) p.shown.push_back(i);
         return p;
     }
-    const std::size_t k = std::max<std::size_t>(1, fits > 1 ? (fits - 1) / 2 : 1);
-    for (std::size_t i = 0; i < k; ++i) p.shown.push_back(i);
-    for (std::size_t i = count - k; i < count; ++i) p.shown.push_back(i);
-    p.gap_after = k;
+    // fits - 1 items around the gap (which takes the last slot): the extra one of an odd count at
+    // the front, and at least one at each end.
+    const std::size_t items = std::max<std::size_t>(2, fits > 1 ? fits - 1 : 2);
+    const std::size_t front = (items + 1) / 2, back = items / 2;
+    for (std::size_t i = 0; i < front; ++i) p.shown.push_back(i);
+    for (std::size_t i = count - back; i < count; ++i) p.shown.push_back(i);
+    p.gap_after = front;
     return p;
 }
 

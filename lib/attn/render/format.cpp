@@ -183,8 +183,8 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
     std::size_t col_room = cols;
     if (!s.full) {
         const std::size_t avail = s.width > used + per_col ? s.width - used : per_col;
-        col_room = std::max<std::size_t>(avail / per_col, 1);
-        if (col_room < cols) col_room = std::max<std::size_t>(col_room - 1, 2);  // room for the "…" column
+        if (avail / per_col < cols)  // as many columns as fit beside the 3-wide "…" column, plus its slot
+            col_room = std::min(std::max<std::size_t>((avail > 3 ? avail - 3 : 0) / per_col, 2) + 1, cols - 1);
     }
     const index_plan cp = plan_indices(cols, col_room);
     if (elided) *elided = rp.gap_after || cp.gap_after;
@@ -288,8 +288,9 @@ std::vector<std::string> format_heatmap(const matrix<double>& w, const matrix_st
     const std::size_t used = display_width(s.indent) + label_w + 1;
     std::size_t col_room = cols, row_room = rows;
     if (!s.full) {
-        col_room = std::max<std::size_t>((s.width > used ? s.width - used : 0) / (cell_w + 1), 1);
-        if (col_room < cols) col_room = std::max<std::size_t>(col_room - 1, 2);
+        const std::size_t avail = s.width > used ? s.width - used : 0;
+        if (avail / (cell_w + 1) < cols)  // the cells that fit beside the 2-wide "…", plus its slot
+            col_room = std::min(std::max<std::size_t>((avail > 2 ? avail - 2 : 0) / (cell_w + 1), 2) + 1, cols - 1);
         if (s.height) row_room = std::max<std::size_t>(s.height, 3);
     }
     const index_plan rp = plan_indices(rows, row_room), cp = plan_indices(cols, col_room);
