@@ -1,8 +1,10 @@
 // attn-explain: teaches scaled dot-product attention by computing it in front of you.
 // main only wires the subcommands; each lives in its own cmd_<name>.cpp.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -24,6 +26,54 @@ void print_warning(const std::string& message) {
     std::fprintf(stderr, "attn-explain: warning: %s\n", attn::safe_line(message).c_str());
 }
 }  // namespace app
+
+namespace {
+// Edit distance (Levenshtein), for "did you mean" on a typo.
+std::size_t distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// The closest of `names` to `word`, when it is close enough to be a typo ("" otherwise).
+std::string closest(const std::string& word, const std::vector<std::string>& names) {
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+    for (const std::string& n : names) {
+        const std::size_t d = distance(word, n);
+        if (d < best_d) best = n, best_d = d;
+    }
+    return best;
+}
+
+// "did you mean …?" for the words CLI11 did not expect: a subcommand at the top, a flag in one.
+std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extras) {
+    if (extras.empty()) return "";
+    std::string word = extras.front();
+    for (const std::string& e : extras)  // a mistyped flag, rather than the value after it
+        if (e.rfind("--", 0) == 0) word = e;
+    const auto parsed = cli.get_subcommands();
+    std::vector<std::string> names;
+    if (parsed.empty()) {
+        for (const CLI::App* sub : cli.get_subcommands({})) names.push_back(sub->get_name());
+    } else {
+        for (const CLI::Option* o : parsed.front()->get_options())
+            for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    }
+    const std::string best = closest(word, names);
+    if (best.empty()) return "";
+    return parsed.empty() ? "; did you mean 'attn-explain " + best + "'?" : "; did you mean " + best + "?";
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     std::atexit(app::close_stdout);  // output that never reached its destination is an error
@@ -58,6 +108,10 @@ int main(int argc, char** argv) {
     app::setup_cost(cli, cost);
     app::setup_bench(cli, bench);
 
+    // `attn-explain help [CMD]`, as git and cargo have it.
+    std::string help_topic;
+    CLI::App* help = cli.add_subcommand("help", "Show the help of attn-explain or of one command");
+    help->add_option("command", help_topic, "The command to explain");
     app::harden_numbers(cli);
     try {
         cli.parse(argc, argv);
@@ -67,8 +121,32 @@ int main(int argc, char** argv) {
         return cli.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return cli.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        std::vector<std::string> extras = cli.remaining();
+        for (const CLI::App* sub : cli.get_subcommands())
+            for (const std::string& r : sub->remaining()) extras.push_back(r);
+        app::print_error(std::string(e.what()) + suggestion(cli, extras) + " (see attn-explain --help)");
+        return 2;
     } catch (const CLI::ParseError& e) {
         app::print_error(std::string(e.what()) + " (see attn-explain --help)");
+        return 2;
+    }
+    if (cli.got_subcommand("help")) {
+        if (help_topic.empty()) {
+            std::fputs(cli.get_formatter()->make_help(&cli, "attn-explain", CLI::AppFormatMode::Normal).c_str(), stdout);
+            return 0;
+        }
+        for (const CLI::App* sub : cli.get_subcommands({}))
+            if (sub->get_name() == help_topic && help_topic != "help") {
+                std::fputs(sub->get_formatter()->make_help(sub, "attn-explain " + help_topic, CLI::AppFormatMode::Normal).c_str(),
+                           stdout);
+                return 0;
+            }
+        std::vector<std::string> names;
+        for (const CLI::App* sub : cli.get_subcommands({})) names.push_back(sub->get_name());
+        const std::string best = closest(help_topic, names);
+        app::print_error("no command '" + help_topic + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
+                         " (see attn-explain --help)");
         return 2;
     }
 

@@ -898,3 +898,19 @@ TEST_CASE("cli: text from outside is made safe: invalid UTF-8, escape sequences,
     CHECK(longer.err.size() < 1100);
     CHECK(count_lines(longer.err) == 1);
 }
+
+TEST_CASE("cli: typos get a suggestion and help works as a command", "[cli][help]") {
+    const char* cases[][2] = {
+        {"stpe", "did you mean 'attn-explain step'?"},
+        {"step --seq-lne 4", "did you mean --seq-len?"},
+        {"heads --hed 1", "did you mean --head?"},
+        {"help stpe", "no command 'stpe'; did you mean 'step'?"},
+    };
+    expect_errors(cases);
+    const result all = run("help");
+    CHECK(all.code == 0);
+    CHECK_THAT(all.out, Catch::StartsWith("attn-explain: learn") && Catch::Contains("heads"));
+    const result one = run("help heads");
+    CHECK(one.code == 0);
+    CHECK_THAT(one.out, Catch::Contains("Usage: attn-explain heads") && Catch::Contains("--batch-index"));
+}
