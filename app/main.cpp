@@ -73,11 +73,53 @@ std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extr
     if (best.empty()) return "";
     return parsed.empty() ? "; did you mean 'attn-explain " + best + "'?" : "; did you mean " + best + "?";
 }
+// `attn-explain completion bash|zsh|fish`: the subcommands, then each one's flags, from the same
+// CLI11 tree that parses them (so a new flag completes without anyone editing a script).
+std::string completion_script(const CLI::App& cli, const std::string& shell) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> commands;
+    for (const CLI::App* sub : cli.get_subcommands({})) {
+        std::vector<std::string> flags;
+        for (const CLI::Option* o : sub->get_options())
+            for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
+        commands.push_back({sub->get_name(), flags});
+    }
+    std::string names;
+    for (const auto& c : commands) names += (names.empty() ? "" : " ") + c.first;
+    std::string out;
+    if (shell == "bash") {
+        out = "# bash completion for attn-explain (attn-explain completion bash)\n_attn_explain() {\n"
+              "    local cur=${COMP_WORDS[COMP_CWORD]}\n"
+              "    if [ \"$COMP_CWORD\" -eq 1 ]; then COMPREPLY=($(compgen -W \"" + names + " --help --version\" -- \"$cur\")); return; fi\n"
+              "    case ${COMP_WORDS[1]} in\n";
+        for (const auto& c : commands) {
+            std::string flags;
+            for (const auto& f : c.second) flags += (flags.empty() ? "" : " ") + f;
+            out += "        " + c.first + ") COMPREPLY=($(compgen -W \"" + flags + " --help\" -- \"$cur\"));;\n";
+        }
+        out += "    esac\n}\ncomplete -o default -F _attn_explain attn-explain\n";
+    } else if (shell == "zsh") {
+        out = "#compdef attn-explain\n# zsh completion for attn-explain (attn-explain completion zsh)\n_attn_explain() {\n"
+              "  if (( CURRENT == 2 )); then compadd -- " + names + "; return; fi\n  case $words[2] in\n";
+        for (const auto& c : commands) {
+            std::string flags;
+            for (const auto& f : c.second) flags += " " + f;
+            out += "    " + c.first + ") compadd --" + flags + " --help;;\n";
+        }
+        out += "  esac\n}\n_attn_explain \"$@\"\n";
+    } else if (shell == "fish") {
+        out = "# fish completion for attn-explain (attn-explain completion fish)\n"
+              "complete -c attn-explain -f -n '__fish_use_subcommand' -a '" + names + "'\n";
+        for (const auto& c : commands)
+            for (const auto& f : c.second)
+                out += "complete -c attn-explain -n '__fish_seen_subcommand_from " + c.first + "' -l " + f.substr(2) + "\n";
+    }
+    return out;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     std::atexit(app::close_stdout);  // output that never reached its destination is an error
-    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step"};
+    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step", "attn-explain"};
     cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
     cli.require_subcommand(0, 1);
     app::step_options step;
@@ -108,6 +150,9 @@ int main(int argc, char** argv) {
     app::setup_cost(cli, cost);
     app::setup_bench(cli, bench);
 
+    std::string completion_shell;
+    CLI::App* completion = cli.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
+    completion->add_option("shell", completion_shell, "bash | zsh | fish")->required();
     // `attn-explain help [CMD]`, as git and cargo have it.
     std::string help_topic;
     CLI::App* help = cli.add_subcommand("help", "Show the help of attn-explain or of one command");
@@ -130,6 +175,15 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         app::print_error(std::string(e.what()) + " (see attn-explain --help)");
         return 2;
+    }
+    if (cli.got_subcommand("completion")) {
+        const std::string script = completion_script(cli, completion_shell);
+        if (script.empty()) {
+            app::print_error("unknown shell '" + completion_shell + "': use bash, zsh or fish");
+            return 2;
+        }
+        std::fputs(script.c_str(), stdout);
+        return 0;
     }
     if (cli.got_subcommand("help")) {
         if (help_topic.empty()) {
