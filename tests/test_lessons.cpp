@@ -246,6 +246,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     for (bool avx2 : {false, true}) {  // bench: every note, both instruction sets (no timing needed)
         attn::bench_report br;
         br.avx2 = avx2;
+        br.busy = avx2;
         br.peak_gflops = 50;
         br.rows = {{64, 8, "reference", 1, 1, 8, 0, false},     {64, 8, "tiled", 1, 2, 8, 1e-7, false},
                    {2048, 8, "reference", 1, 1, 8, 0, false},   {8192, 8, "reference", 1, 1, 8, 0, true},

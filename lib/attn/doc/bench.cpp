@@ -50,7 +50,8 @@ document bench_document(const bench_report& r, const lessons& L) {
     p.blocks.push_back(table({L.raw("bench.col_n"), L.raw("bench.col_impl"), L.raw("bench.col_ms"), L.raw("bench.col_gflops"),
                               L.raw("bench.col_peak"), L.raw("bench.col_mem"), L.raw("bench.col_diff"), L.raw("bench.col_note")},
                              std::move(rows), "rlrrrrrl"));
-    if (any_once || any_subset) p.blocks.push_back(gap());
+    if (any_once || any_subset || r.busy) p.blocks.push_back(gap());
+    if (r.busy) p.blocks.push_back(prose(L.text("bench.busy", v), tone::warn));
     if (any_once) p.blocks.push_back(prose(L.raw("bench.once")));
     if (any_subset) p.blocks.push_back(prose(L.text("bench.subset", v)));
     d.pages.push_back(std::move(p));

@@ -30,7 +30,8 @@ struct bench_row {
 struct bench_report {
     std::size_t d = 64, repeat = 5, threads = 1, block_rows = 0, block_cols = 0;
     bool avx2 = false;
-    double peak_gflops = 0;
+    double peak_gflops = 0;       // the best of the peak measurements taken between the kernels
+    bool busy = false;            // a kernel measured faster than the peak: the machine was busy
     std::vector<bench_row> rows;
 };
 
