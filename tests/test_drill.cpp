@@ -270,3 +270,17 @@ TEST_CASE("progress counts saturate at INT_MAX instead of overflowing", "[drill]
     // and the tool still reads its own file back
     CHECK_NOTHROW(attn::drill::parse_progress(attn::drill::serialize(p)));
 }
+
+TEST_CASE("a session never asks the same question twice, and --topic shapes asks shapes only", "[drill]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+        INFO("seed " << seed);
+        const auto numeric = attn::drill::plan_session(L, seed, 10, "numeric", nullptr);
+        std::set<std::string> prompts;
+        for (const auto& q : numeric) {
+            CHECK(prompts.insert(q.prompt).second);
+            CHECK(q.topics[0] == "numeric");
+        }
+        for (const auto& q : attn::drill::plan_session(L, seed, 10, "shapes", nullptr)) CHECK(q.topics[0] == "shapes");
+    }
+}

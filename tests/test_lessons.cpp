@@ -174,6 +174,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         draw_all(sheet_document(all, D, "all", 3));
         CHECK_NOTHROW(sheet_json(all, "all", 3));
         draw_all(header_document(D, all.size(), "all", 3));
+        draw_all(header_document(D, 1, "all", 3));  // "1 question"
         CHECK_NOTHROW(prompt_text(D));
         for (std::size_t i = 0; i < all.size(); ++i) {
             draw_all(question_document(D, all[i], i + 1, all.size()));

@@ -53,7 +53,8 @@ doc::document sheet_document(const std::vector<question>& qs, const lessons& L, 
 
 doc::document header_document(const lessons& L, std::size_t count, const std::string& topic, std::uint64_t seed) {
     return document_of(
-        L, {doc::prose(L.text("drill.ui.title", {{"count", std::to_string(count)}, {"topic", topic}, {"seed", std::to_string(seed)}}),
+        L, {doc::prose(L.text(count == 1 ? "drill.ui.title_one" : "drill.ui.title",
+                              {{"count", std::to_string(count)}, {"topic", topic}, {"seed", std::to_string(seed)}}),
                        tone::bold),
             doc::prose(L.raw("drill.ui.controls"))});
 }

@@ -289,8 +289,13 @@ struct candidate {
     std::vector<std::string> topics;
 };
 
+// The four kinds (shapes, numeric, concepts, bugs) ask questions of that kind only: a numeric
+// question that also touches shapes is not a shapes question. Subjects (masks, heads, scaling)
+// match any question that lists them.
 bool has_topic(const std::vector<std::string>& topics, const std::string& t) {
-    return t == "all" || std::find(topics.begin(), topics.end(), t) != topics.end();
+    if (t == "all") return true;
+    if (t == "shapes" || t == "numeric" || t == "concepts" || t == "bugs") return !topics.empty() && topics[0] == t;
+    return std::find(topics.begin(), topics.end(), t) != topics.end();
 }
 
 double error_rate(const progress* p, const std::string& topic) {
@@ -320,6 +325,7 @@ std::vector<question> plan_session(const lessons& L, std::uint64_t seed, std::si
     for (const candidate& c : pool) ++per_kind[c.kind];
     rng g(seed);
     std::set<const question*> used;
+    std::set<std::string> prompts;  // the generated questions asked so far
     std::vector<question> session;
     for (std::size_t i = 0; i < count; ++i) {
         std::vector<double> weight(pool.size());
@@ -350,10 +356,17 @@ std::vector<question> plan_session(const lessons& L, std::uint64_t seed, std::si
         }
         if (k == pool.size()) k = last;  // rounding at the very end
         const candidate& c = pool[k];
-        const std::uint64_t sub = g.next_u64();
-        if (c.kind == "shape") session.push_back(gen_shape(L, sub, c.variant));
-        else if (c.kind == "numeric") session.push_back(gen_numeric(L, sub, c.variant));
-        else {
+        if (c.kind == "shape" || c.kind == "numeric") {
+            // Generated numbers can repeat a question already asked: draw again (a few times).
+            question q;
+            for (int attempt = 0; attempt < 20; ++attempt) {
+                const std::uint64_t sub = g.next_u64();
+                q = c.kind == "shape" ? gen_shape(L, sub, c.variant) : gen_numeric(L, sub, c.variant);
+                if (!prompts.count(q.prompt)) break;
+            }
+            prompts.insert(q.prompt);
+            session.push_back(std::move(q));
+        } else {
             used.insert(c.fixed);
             session.push_back(*c.fixed);
         }
