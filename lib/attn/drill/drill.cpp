@@ -321,7 +321,7 @@ namespace {
 std::string bug_subject(const std::string& id) {
     if (id.rfind("mask", 0) == 0 || id == "causal-wrong-diagonal" || id == "all-masked-row") return "masks";
     if (id == "heads-no-transpose" || id == "merge-no-transpose") return "heads";
-    if (id == "no-scale" || id == "scale-by-d-model") return "scaling";
+    if (id == "no-scale" || id == "scale-by-d-model" || id == "scale-by-d-k") return "scaling";
     if (id == "softmax-wrong-dim" || id == "no-max-subtraction") return "softmax";
     return "shapes";
 }
