@@ -89,6 +89,8 @@ std::string exercise_task(const exercise::config& c, const lessons& L, const std
     }
     for (const std::string& name : e.answers)
         answers += L.text("task.answer_line", {{"name", name}, {"shape", exercise::shape_str(ref.at(name).shape)}}) + "\n";
+    while (!inputs.empty() && inputs.back() == '\n') inputs.pop_back();
+    while (!answers.empty() && answers.back() == '\n') answers.pop_back();
     std::vector<std::string> dims;
     for (const auto& [k, v] : c.dims) dims.push_back(k + " = " + std::to_string(v));
     const std::string timed = c.budget_minutes > 0

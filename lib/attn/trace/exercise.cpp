@@ -720,6 +720,15 @@ report grade(const config& c, const tensors& given) {
                      [](const match& a, const match& b) {
                          return a.matched != b.matched ? a.matched > b.matched : a.distance < b.distance;
                      });
+    // Within tolerance is not the same as reproduced: drop the matches far behind the best one
+    // (-1e-9 against 0 passes the tolerance, but one of the two is the learner's line).
+    if (!r.diagnosis.empty()) {
+        const double limit = std::max(1e-3, 10 * r.diagnosis.front().distance);
+        const std::size_t best = r.diagnosis.front().matched;
+        r.diagnosis.erase(std::remove_if(r.diagnosis.begin(), r.diagnosis.end(),
+                                         [&](const match& m) { return m.matched < best || m.distance > limit; }),
+                          r.diagnosis.end());
+    }
     for (const step_result& s : r.steps)
         if (s.status == "ok") r.still_right.push_back(s.id);
     return r;
