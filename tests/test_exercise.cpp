@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/io/lessons.hpp"
+#include "attn/io/npy.hpp"
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_exercise.hpp"
 #include "attn/trace/exercise.hpp"
@@ -175,6 +176,22 @@ TEST_CASE("cli: exercise and check, exit codes, folder safety, corrupt files, .n
     CHECK(bad_zip.code == 2);
     CHECK_THAT(bad_zip.out, Catch::Contains("answer.npz"));
     fs::remove(fs::path(d) / "answer.npz");
+    // --timed: the budget is in exercise.toml; a pass reports the time taken and records it
+    const std::string timed = (t.path / "timed").string();
+    REQUIRE(sh(exe + " exercise causal --seed 9 --timed 20 --dir " + timed).code == 0);
+    std::ifstream toml(timed + "/exercise.toml");
+    const std::string toml_text((std::istreambuf_iterator<char>(toml)), std::istreambuf_iterator<char>());
+    CHECK_THAT(toml_text, Catch::Contains("time_budget_minutes = 20") && Catch::Contains("seq_len = 5") &&
+                              Catch::Contains("started = "));
+    const ex::config c = ex::make_config("causal", 9);
+    const ex::nd out = ex::reference(c, ex::make_inputs(c)).at("output");
+    fs::create_directories(timed + "/answer");
+    attn::npy::write(timed + "/answer/output.npy", out.shape, out.data, attn::npy::dtype::float64);
+    const auto passed = sh(checker + timed + " --color never");
+    CHECK(passed.code == 0);
+    CHECK_THAT(passed.out, Catch::Contains("Passed") && Catch::Contains("of a 20-minute budget"));
+    const auto stats = sh(exe + " drill --stats --state " + (t.path / "progress.txt").string());
+    CHECK_THAT(stats.out, Catch::Contains("causal seed 9") && Catch::Contains("/20 min"));
     // a FIFO where a file would go is never replaced
     const std::string f = (t.path / "fifo").string();
     REQUIRE(sh("mkdir -p " + f + "/inputs && mkfifo " + f + "/TASK.md").code == 0);
