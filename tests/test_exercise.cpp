@@ -235,6 +235,12 @@ TEST_CASE("cli: a learner walks every exercise with NumPy", "[exercise][cli][pyt
         REQUIRE(sh("/usr/bin/python3 " + solutions + " " + d + " " + e.id + " correct npz").code == 0);
         CHECK(sh(checker + d).code == 0);
     }
+    // the PyTorch starter, run unchanged, says the same (when Debian's python3-torch is there)
+    if (sh("/usr/bin/python3 -c 'import torch'").code == 0) {
+        const auto torch = sh("/usr/bin/python3 " + (t.path / "sdpa" / "solution_torch.py").string());
+        CHECK(torch.code != 0);
+        CHECK_THAT(torch.out, Catch::Contains("not implemented"));
+    }
     // every pass is recorded in the progress file, and drill --stats lists it
     const auto stats = sh(exe + " drill --stats --state " + (t.path / "progress.txt").string());
     CHECK_THAT(stats.out, Catch::Contains("Exercises passed") && Catch::Contains("kv-decode seed 11"));
