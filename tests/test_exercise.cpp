@@ -137,6 +137,9 @@ TEST_CASE("exercise.toml round-trips and refuses what is not one", "[exercise]")
     CHECK(back.dims == c.dims);
     CHECK(back.budget_minutes == 20);
     CHECK_THROWS_WITH(ex::parse_config("id = 3", "x/exercise.toml"), Catch::Contains("x/exercise.toml"));
+    std::string edited = ex::to_toml(c);
+    edited.replace(edited.find("kv_heads = 2"), 12, "kv_heads = 3");
+    CHECK_THROWS_WITH(ex::parse_config(edited, "e.toml"), Catch::Contains("multiple of kv_heads"));
     CHECK_THROWS_WITH(ex::parse_config("id = \"nope\"\nseed = 1", "e.toml"), Catch::Contains("e.toml"));
 }
 

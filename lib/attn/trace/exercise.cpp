@@ -121,6 +121,11 @@ config parse_config(const std::string& text, const std::string& name) {
         if (!got || *got < 1 || *got > 64) throw error(name + ": [config] " + k + " must be an integer from 1 to 64");
         v = static_cast<long>(*got);
     }
+    // the shapes must still chain: whole heads, whole groups of query heads per K/V head
+    if (c.dims.count("heads") && c.dim("d_model") % c.dim("heads") != 0)
+        throw error(name + ": [config] d_model must be a multiple of heads");
+    if (c.dims.count("kv_heads") && c.dim("heads") % c.dim("kv_heads") != 0)
+        throw error(name + ": [config] heads must be a multiple of kv_heads");
     c.version = t["config"]["version"].value_or(std::string());
     c.started = t["config"]["started"].value_or(std::string());
     c.budget_minutes = static_cast<long>(t["config"]["time_budget_minutes"].value_or(std::int64_t{0}));
@@ -583,7 +588,7 @@ tensors make_inputs(const config& c) {
         const std::size_t B = u("batch"), n = u("seq_len");
         len.shape = {B};
         for (std::size_t b = 0; b < B; ++b)  // full, shorter, ..., and the last one empty
-            len.data.push_back(b + 1 == B && B > 1 ? 0.0 : static_cast<double>(std::max<std::size_t>(1, n - b)));
+            len.data.push_back(b + 1 == B && B > 1 ? 0.0 : static_cast<double>(b < n ? n - b : 1));
         in["lengths"] = len;
     }
     return in;
