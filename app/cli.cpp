@@ -124,6 +124,28 @@ void setup_mistake(CLI::App& app, mistake_options& opt) {
     cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")->capture_default_str();
 }
 
+// attn-explain: flags of cmd_exercise.cpp
+void setup_exercise(CLI::App& app, exercise_options& opt) {
+    auto* cmd = app.add_subcommand("exercise", "Write attention yourself: list the exercises, or create one to solve");
+    cmd->add_option("id", opt.id, "The exercise's id (none: list them)");
+    cmd->add_option("--dir", opt.dir, "Create the exercise here (default ./attn-exercise-ID)")->type_name("DIR");
+    cmd->add_option("--seed", opt.seed, "Seed of the inputs (default: a fresh one)")->each([&opt](const std::string&) { opt.seed_given = true; });
+    cmd->add_option("--timed", opt.timed, "A time budget in minutes; check reports the time taken")->check(CLI::Range(1, 600));
+    cmd->add_flag("--force", opt.force, "Replace the exercise files in an existing non-empty folder");
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+}
+
+// attn-explain: flags of cmd_exercise.cpp
+void setup_check(CLI::App& app, check_options& opt) {
+    auto* cmd = app.add_subcommand("check", "Grade your exercise: each saved tensor, the first wrong step, and the mistake");
+    cmd->add_option("dir", opt.dir, "The exercise folder (default: the current folder)")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    cmd->add_option("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)")->type_name("FILE");
+}
+
 // attn-explain: flags of cmd_heads.cpp
 void setup_heads(CLI::App& app, heads_options& opt) {
     auto* cmd = app.add_subcommand("heads", "Walk through batched multi-head attention, head by head");

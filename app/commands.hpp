@@ -56,6 +56,21 @@ struct mistake_options {
 void setup_mistake(CLI::App& app, mistake_options& opt);
 int run_mistake(const mistake_options& opt);
 
+// `attn-explain exercise [ID]` and `attn-explain check [DIR]`: write attention yourself.
+struct exercise_options {
+    std::string id, dir, color = "auto", lang = "en";
+    std::uint64_t seed = 0;
+    bool seed_given = false, force = false;
+    long timed = 0;  // minutes (0: untimed)
+};
+void setup_exercise(CLI::App& app, exercise_options& opt);
+int run_exercise(const exercise_options& opt);
+struct check_options {
+    std::string dir = ".", format = "text", color = "auto", lang = "en", state;
+};
+void setup_check(CLI::App& app, check_options& opt);
+int run_check(const check_options& opt);
+
 // `attn-explain heads`: batched multi-head attention.
 struct heads_options {
     step_options run;

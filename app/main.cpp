@@ -125,6 +125,8 @@ int main(int argc, char** argv) {
     app::step_options step;
     app::mistakes_options mistakes;
     app::mistake_options mistake;
+    app::exercise_options exercise;
+    app::check_options check;
     app::mask_options mask;
     app::kvcache_options kvcache;
     app::bench_options bench;
@@ -139,6 +141,8 @@ int main(int argc, char** argv) {
     app::setup_step(cli, step);
     app::setup_mistakes(cli, mistakes);
     app::setup_mistake(cli, mistake);
+    app::setup_exercise(cli, exercise);
+    app::setup_check(cli, check);
     app::setup_heads(cli, heads);
     app::setup_mask(cli, mask);
     app::setup_drill(cli, drill);
@@ -208,6 +212,8 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("step")) return app::run_step(step);
         if (cli.got_subcommand("mistakes")) return app::run_mistakes(mistakes);
         if (cli.got_subcommand("mistake")) return app::run_mistake(mistake);
+        if (cli.got_subcommand("exercise")) return app::run_exercise(exercise);
+        if (cli.got_subcommand("check")) return app::run_check(check);
         if (cli.got_subcommand("heads")) return app::run_heads(heads);
         if (cli.got_subcommand("drill")) return app::run_drill(drill);
         if (cli.got_subcommand("grad")) return app::run_grad(grad);

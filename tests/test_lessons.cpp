@@ -2,6 +2,9 @@
 // every key in lessons/ is used by some output.
 #include <catch2/catch.hpp>
 
+#include "attn/doc/exercise.hpp"
+#include "attn/trace/exercise.hpp"
+
 #include "attn/drill/drill.hpp"
 #include "attn/trace/trace_grad.hpp"
 #include "attn/trace/train.hpp"
@@ -188,6 +191,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         pr.topics["shapes"] = {2, 1};
         pr.missed["concept.x"] = 1;
         pr.sessions.push_back("s");
+        pr.exercises.push_back("sdpa seed 1");
         draw_all(stats_document(D, pr, "/tmp/x"));
         draw_all(reset_document(D, true, "/tmp/x"));
         draw_all(reset_document(D, false, "/tmp/x"));
@@ -351,6 +355,38 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 lr.pattern_score = lr.previous_score = 0;  // solved without the pattern
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
             }
+    }
+    // `exercise` and `check`: the list, every TASK.md and starter, and a report of every kind.
+    {
+        namespace ex = attn::exercise;
+        const attn::lessons& E = attn::lessons::embedded("en");
+        draw_all(attn::doc::exercise_list(E));
+        for (const ex::info& e : ex::catalogue()) {
+            ex::config c = ex::make_config(e.id, 1);
+            c.budget_minutes = e.id == "sdpa" ? 20 : 0;
+            CHECK_NOTHROW(attn::doc::exercise_task(c, E, "dir"));
+            CHECK_NOTHROW(attn::doc::exercise_starter(c, E, "numpy"));
+            CHECK_NOTHROW(attn::doc::exercise_starter(c, E, "torch"));
+        }
+        CHECK_NOTHROW(attn::doc::exercise_created(E, "d") + attn::doc::exercise_exists(E, "d") +
+                      attn::doc::exercise_not_regular(E, "p") + attn::doc::check_no_exercise(E, "d"));
+        const ex::config c = ex::make_config("sdpa", 1);
+        const ex::tensors in = ex::make_inputs(c), ref = ex::reference(c, in);
+        draw_all(attn::doc::check_document(ex::grade(c, ref), E, 3.5));                        // passed
+        draw_all(attn::doc::check_document(ex::grade(c, {{"Q", ref.at("Q")}}), E, -1));        // required missing
+        draw_all(attn::doc::check_document(ex::grade(c, ex::buggy_runs(c, in, "no-scale")[0]), E, -1));  // diagnosed
+        ex::tensors odd = ref;
+        odd["output"].data[0] += 1;
+        draw_all(attn::doc::check_document(ex::grade(c, odd), E, -1));  // no mistake matches
+        odd = {{"output", ref.at("output")}};
+        odd["output"].shape = {4, 4, 1};  // batch_dim
+        draw_all(attn::doc::check_document(ex::grade(c, odd), E, -1));
+        const ex::config x = ex::make_config("cross", 1);
+        ex::tensors t = {{"output", ex::reference(x, ex::make_inputs(x)).at("output")}};
+        t["output"].shape = {4, 3};  // transposed
+        draw_all(attn::doc::check_document(ex::grade(x, t), E, -1));
+        const ex::config m = ex::make_config("mha", 1);
+        draw_all(attn::doc::check_document(ex::grade(m, ex::buggy_runs(m, ex::make_inputs(m), "heads-no-transpose")[0]), E, -1));
     }
     const attn::lessons& L = attn::lessons::embedded("en");
     for (const std::string& key : L.keys()) {

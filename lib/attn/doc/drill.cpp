@@ -106,6 +106,10 @@ doc::document summary_document(const lessons& L, const std::map<std::string, std
 
 doc::document stats_document(const lessons& L, const progress& p, const std::string& path) {
     std::vector<doc::block> b = {doc::prose(L.text("drill.ui.stats_title", {{"path", path}}), tone::bold)};
+    if (!p.exercises.empty()) {
+        b.push_back(doc::prose(L.text("drill.ui.stats_exercises", {{"count", std::to_string(p.exercises.size())}})));
+        for (const auto& e : p.exercises) b.push_back(doc::prose(e, tone::plain, "  "));
+    }
     if (p.topics.empty() && p.sessions.empty()) {
         b.push_back(doc::prose(L.raw("drill.ui.stats_empty")));
         return document_of(L, std::move(b));

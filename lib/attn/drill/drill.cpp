@@ -238,10 +238,13 @@ std::vector<question> concept_bank(const lessons& L) {
 
 namespace {
 std::string bug_subject(const std::string& id) {
-    if (id.rfind("mask", 0) == 0 || id == "causal-wrong-diagonal" || id == "all-masked-row") return "masks";
-    if (id == "heads-no-transpose" || id == "merge-no-transpose") return "heads";
-    if (id == "no-scale" || id == "scale-by-d-model") return "scaling";
-    if (id == "softmax-wrong-dim" || id == "no-max-subtraction") return "softmax";
+    if (id.rfind("mask", 0) == 0 || id == "causal-wrong-diagonal" || id == "all-masked-row" || id == "padding-on-queries")
+        return "masks";
+    if (id == "heads-no-transpose" || id == "merge-no-transpose" || id == "missing-output-projection") return "heads";
+    if (id == "kv-cache-wrong-order") return "kvcache";
+    if (id == "no-scale" || id == "scale-by-d-model" || id == "scale-by-d-k") return "scaling";
+    if (id == "softmax-wrong-dim" || id == "no-max-subtraction" || id == "softmax-backward-no-rowsum" || id == "backward-no-scale")
+        return "softmax";
     return "shapes";
 }
 }  // namespace

@@ -44,6 +44,7 @@ struct progress {
     std::map<std::string, std::pair<int, int>> topics;  // topic -> (asked, right)
     std::map<std::string, int> missed;                  // question id -> times missed (not yet answered right)
     std::vector<std::string> sessions;                  // "2026-11-29T10:00Z 7/10"
+    std::vector<std::string> exercises;                 // passed `check`s: "sdpa seed 5 2026-12-01T10:00:00Z 12.5/20 min"
 };
 
 // The questions of one session, in order. Depends only on (seed, count, topic) and `p`;

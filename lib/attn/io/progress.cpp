@@ -102,6 +102,7 @@ std::string serialize(const progress& p) {
     for (const auto& [t, ar] : p.topics) out += fmt::format("topic {} {} {}\n", t, ar.first, ar.second);
     for (const auto& [id, times] : p.missed) out += fmt::format("missed {} {}\n", id, times);
     for (const auto& s : p.sessions) out += "session " + s + "\n";
+    for (const auto& s : p.exercises) out += "exercise " + s + "\n";
     return out;
 }
 
@@ -137,11 +138,16 @@ progress parse_progress(const std::string& text) {
             std::getline(words, rest);
             if (rest.size() < 2) throw bad("bad session line");
             p.sessions.push_back(rest.substr(1));
+        } else if (kind == "exercise") {
+            std::string rest;
+            std::getline(words, rest);
+            if (rest.size() < 2) throw bad("bad exercise line");
+            p.exercises.push_back(rest.substr(1));
         } else {
             throw bad("unexpected '" + kind + "'");
         }
         std::string extra;
-        if (kind != "session" && (words >> extra)) throw bad("trailing text");
+        if (kind != "session" && kind != "exercise" && (words >> extra)) throw bad("trailing text");
     }
     if (!versioned) throw error("no version line");
     return p;

@@ -35,6 +35,13 @@ const std::vector<mistake_info>& mistake_catalogue() {
         {"causal-wrong-diagonal", "numerical", "numerical", "masked_scores", true, false, true, 0, 0},
         {"all-masked-row", "numerical", "numerical", "masked_scores", false, false, true, 0, 0},
         {"no-max-subtraction", "numerical", "numerical", "weights", true, false, false, 0, 128},
+        // met in `attn-explain exercise` / `check` (lessons/en/mistakes.toml)
+        {"scale-by-d-k", "silent", "silent", "scaled_scores", true, false, false, 0, 0},
+        {"padding-on-queries", "numerical", "numerical", "masked_scores", false, false, false, 0, 0},
+        {"missing-output-projection", "silent", "silent", "output", false, true, false, 0, 0},
+        {"softmax-backward-no-rowsum", "silent", "silent", "output", false, false, false, 0, 0},
+        {"backward-no-scale", "silent", "silent", "output", false, false, false, 0, 0},
+        {"kv-cache-wrong-order", "silent", "silent", "K", false, false, true, 0, 0},
     };
     return all;
 }
@@ -474,6 +481,84 @@ void all_masked_row(mistake_run& r, const run_ctx<T>& c) {
     symptom(r, "nan_rows_fix_zero_rows", static_cast<double>(nan_rows(z[0].value)));
 }
 
+template <class T>
+void scale_by_d_k(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    matrix<T> s = c.scores;
+    for (auto& v : s) v = static_cast<T>(v / static_cast<T>(c.d_k));  // / d_k, not / √d_k
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("scaled_scores", fmt::format("{} / {} -> {}", c.sq(), c.d_k, c.sq()), s));
+    push_tail(g, c, c.masked(s));
+    symptom(r, "entropy_correct", entropy_over(c.t.at("weights").value, nullptr));
+    symptom(r, "entropy_buggy", entropy_over(g[2].value, nullptr));
+}
+
+// padding-on-queries: the last position is padding; its query row is masked instead of its key column.
+template <class T>
+void padding_on_queries(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "numerical";
+    const std::size_t pad = c.n - 1;
+    matrix<T> masked = c.masked(c.scaled);
+    for (std::size_t j = 0; j < c.n; ++j) masked(pad, j) = -std::numeric_limits<T>::infinity();
+    auto& g = group(r, "buggy").steps;
+    push_tail(g, c, masked);
+    g[0].shape_line = c.sq() + " masked_fill(pad[:, None], -inf)";
+    double leak = 0;  // weight the real tokens still put on the padded key
+    for (std::size_t i = 0; i < pad; ++i) leak += g[1].value(i, pad);
+    symptom(r, "padded_key_weight", leak);
+    symptom(r, "nan_rows", static_cast<double>(nan_rows(g[1].value)));
+}
+
+// The backward mistakes: dS without the rowsum term, or dQ/dK without 1/√d_k, for dL/doutput = 1.
+template <class T>
+void backward_bug(mistake_run& r, const run_ctx<T>& c, bool no_rowsum) {
+    r.kind = "silent";
+    const matrix<T> p = softmax_rows(c.masked(c.scaled));
+    const matrix<T> d_out = xt::ones<T>({c.n, c.v.shape(1)});
+    const matrix<T> d_p = matmul(d_out, attn::transpose(c.v));
+    auto grads = [&](bool rowsum, bool scale) {
+        matrix<T> d_s = p * d_p;
+        if (rowsum) {
+            const matrix<T> sums = row_sums(d_s);
+            for (std::size_t i = 0; i < c.n; ++i)
+                for (std::size_t j = 0; j < c.n; ++j) d_s(i, j) -= p(i, j) * sums(i, 0);
+        }
+        matrix<T> d_q = matmul(d_s, c.k);
+        if (scale) d_q = d_q / static_cast<T>(std::sqrt(static_cast<double>(c.d_k)));
+        return std::pair<matrix<T>, matrix<T>>{d_s, d_q};
+    };
+    const auto good = grads(true, true), bad = grads(!no_rowsum, no_rowsum);
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("d_S", c.sq(), bad.first));
+    g.push_back(make("d_Q", shape_str(c.n, c.d_k), bad.second));
+    auto& f = group(r, "correct_grad").steps;
+    f.push_back(make("d_S", c.sq(), good.first));
+    f.push_back(make("d_Q", shape_str(c.n, c.d_k), good.second));
+    double worst_row = 0;
+    for (std::size_t i = 0; i < c.n; ++i) {
+        double s = 0;
+        for (std::size_t j = 0; j < c.n; ++j) s += g[0].value(i, j);
+        worst_row = std::max(worst_row, std::fabs(s));
+    }
+    symptom(r, "d_s_row_sum", worst_row);
+    symptom(r, "grad_max_diff", max_abs_diff(g[1].value, f[1].value));
+}
+
+// kv-cache-wrong-order: prefill n - 1 tokens, decode the last one, but prepend its key to the cache.
+template <class T>
+void kv_cache_wrong_order(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    matrix<T> k = c.k;
+    for (std::size_t j = 0; j < k.shape(1); ++j) {
+        const T last = c.k(c.n - 1, j);
+        for (std::size_t i = c.n - 1; i > 0; --i) k(i, j) = c.k(i - 1, j);
+        k(0, j) = last;
+    }
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("K", "torch.cat([k_new, K_cache]) -> " + shape_str(c.n, c.d_k), k));
+    symptom(r, "misplaced_rows", static_cast<double>(c.n));
+}
+
 void finish(mistake_run& r, const trace& t) {
     record_diffs(r, t);
     expose(r);
@@ -496,6 +581,11 @@ void run_single_head(trace& t, const inputs& in) {
     else if (id == "no-max-subtraction") no_max_subtraction(r, c);
     else if (id == "dropout-at-eval") dropout_at_eval(r, c);
     else if (id == "all-masked-row") all_masked_row(r, c);
+    else if (id == "scale-by-d-k") scale_by_d_k(r, c);
+    else if (id == "padding-on-queries") padding_on_queries(r, c);
+    else if (id == "softmax-backward-no-rowsum") backward_bug(r, c, true);
+    else if (id == "backward-no-scale") backward_bug(r, c, false);
+    else if (id == "kv-cache-wrong-order") kv_cache_wrong_order(r, c);
     finish(r, t);
 }
 

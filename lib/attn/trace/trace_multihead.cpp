@@ -236,6 +236,9 @@ void run_typed(trace& t, const inputs& in) {
         std::size_t moved = 0;
         for (std::size_t i = 0; i < merged.size(); ++i) moved += merged.data()[i] != f.merged.data()[i];
         r.symptoms.emplace_back("misplaced_fraction", static_cast<double>(moved) / static_cast<double>(merged.size()));
+    } else if (r.id == "missing-output-projection") {
+        g.push_back(make("output", fmt::format("{} (no @ W_O) -> {}", shp(f.merged), shp(f.merged)), f.merged));
+        r.symptoms.emplace_back("output_max_diff", max_abs_diff(t.at("output").value, g[0].value));
     } else if (r.id == "scale-by-d-model") {
         const tensor4<T> scaled = scale4(f.scores, c.d_model);  // √d_model instead of √d_h
         g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", shp(f.scores), c.d_model, shp(f.scores)), scaled));

@@ -1,0 +1,204 @@
+// The exercise list, TASK.md, the starters and the check report (see exercise.hpp).
+#include "attn/doc/exercise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "attn/doc/chrome.hpp"
+
+namespace attn::doc {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    std::string part;
+    while (std::getline(in, part, sep)) out.push_back(part);
+    return out;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+    std::string out;
+    for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+    return out;
+}
+
+std::string num(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return fmt::format("{:.4g}", v);
+}
+
+document single_page(const lessons& L, std::string title, std::vector<block> blocks) {
+    document d;
+    d.title = std::move(title);
+    d.ui = chrome_from(L);
+    d.pages.push_back({"", "", std::move(blocks)});
+    return d;
+}
+
+std::string ex(const std::string& id, const std::string& field) { return "exercise." + id + "." + field; }
+
+// The index of a flat cell as "[i, j, …]".
+std::string cell(std::size_t flat, const std::vector<std::size_t>& shape) {
+    std::vector<std::size_t> idx(shape.size());
+    for (std::size_t k = shape.size(); k-- > 0;) idx[k] = flat % shape[k], flat /= shape[k];
+    std::string out = "[";
+    for (std::size_t k = 0; k < idx.size(); ++k) out += (k ? ", " : "") + std::to_string(idx[k]);
+    return out + "]";
+}
+
+// The 2-D slice of `t` holding flat cell `flat` (a row vector for rank 1).
+matrix<double> slice_of(const exercise::nd& t, std::size_t flat) {
+    const std::size_t c = t.shape.empty() ? 1 : t.shape.back();
+    const std::size_t r = t.shape.size() >= 2 ? t.shape[t.shape.size() - 2] : 1;
+    const std::size_t start = r * c == 0 ? 0 : flat / (r * c) * (r * c);
+    matrix<double> m = xt::zeros<double>({r, c});
+    for (std::size_t i = 0; i < r * c && start + i < t.data.size(); ++i) m(i / c, i % c) = t.data[start + i];
+    return m;
+}
+
+}  // namespace
+
+document exercise_list(const lessons& L) {
+    std::vector<std::vector<std::string>> rows;
+    for (const exercise::info& e : exercise::catalogue()) {
+        std::vector<std::string> saves;
+        for (const std::string& a : e.answers)
+            saves.push_back(a + (std::find(e.required.begin(), e.required.end(), a) != e.required.end() ? "*" : ""));
+        rows.push_back({e.id, L.raw("level." + e.level), L.raw(ex(e.id, "title")), join(saves, " ")});
+    }
+    return single_page(L, "attn-explain exercise",
+                       {heading(L.raw("list.title")), table(split(L.raw("list.header"), '|'), rows, "llll"),
+                        prose(L.raw("list.footer"), tone::dim)});
+}
+
+std::string exercise_task(const exercise::config& c, const lessons& L, const std::string& dir) {
+    const exercise::info& e = *exercise::find(c.id);
+    const exercise::tensors in = exercise::make_inputs(c);
+    const exercise::tensors ref = exercise::reference(c, in);
+    std::string inputs, answers;
+    for (const std::string& name : e.inputs) {
+        inputs += L.text("task.input_line", {{"name", name}, {"shape", exercise::shape_str(in.at(name).shape)}});
+        if (name == "lengths") inputs += L.raw("task.lengths");
+        inputs += "\n";
+    }
+    for (const std::string& name : e.answers)
+        answers += L.text("task.answer_line", {{"name", name}, {"shape", exercise::shape_str(ref.at(name).shape)}}) + "\n";
+    while (!inputs.empty() && inputs.back() == '\n') inputs.pop_back();
+    while (!answers.empty() && answers.back() == '\n') answers.pop_back();
+    std::vector<std::string> dims;
+    for (const auto& [k, v] : c.dims) dims.push_back(k + " = " + std::to_string(v));
+    const std::string timed = c.budget_minutes > 0
+                                  ? L.text("task.timed", {{"minutes", std::to_string(c.budget_minutes)}, {"started", c.started}})
+                                  : "";
+    std::string text = L.text("task.file", {{"id", c.id},
+                                            {"title", L.raw(ex(c.id, "title"))},
+                                            {"task", L.raw(ex(c.id, "task")) + " (" + join(dims) + ")"},
+                                            {"inputs", inputs},
+                                            {"answers", answers},
+                                            {"required", join(e.required)},
+                                            {"dir", dir},
+                                            {"timed", timed}});
+    if (!text.empty() && text.front() == '\n') text.erase(0, 1);
+    return text;
+}
+
+std::string exercise_starter(const exercise::config& c, const lessons& L, const std::string& which) {
+    const exercise::info& e = *exercise::find(c.id);
+    std::vector<std::string> args, loads, optional;
+    for (const std::string& name : e.inputs) args.push_back(name), loads.push_back("load(\"" + name + "\")");
+    for (const std::string& a : e.answers)
+        if (std::find(e.required.begin(), e.required.end(), a) == e.required.end()) optional.push_back(a);
+    std::string text = L.text("starter." + which, {{"title", L.raw(ex(c.id, "title"))},
+                                                  {"args", join(args)},
+                                                  {"loads", join(loads)},
+                                                  {"required", join(e.required)},
+                                                  {"optional", join(optional)}});
+    if (!text.empty() && text.front() == '\n') text.erase(0, 1);
+    return text;
+}
+
+std::string exercise_created(const lessons& L, const std::string& dir) { return L.text("task.created", {{"dir", dir}}); }
+
+std::string exercise_exists(const lessons& L, const std::string& dir) { return L.text("check.exists", {{"dir", dir}}); }
+std::string exercise_not_regular(const lessons& L, const std::string& path) {
+    return L.text("check.not_regular", {{"path", path}});
+}
+std::string check_no_exercise(const lessons& L, const std::string& dir) { return L.text("check.no_exercise", {{"dir", dir}}); }
+
+document check_document(const exercise::report& r, const lessons& L, double taken_minutes) {
+    std::vector<block> b;
+    b.push_back(heading(L.text("check.title", {{"id", r.cfg.id}, {"seed", std::to_string(r.cfg.seed)}})));
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<tone>> tones;
+    std::size_t given = 0;
+    std::vector<std::string> missing_required;
+    for (const exercise::step_result& s : r.steps) {
+        std::string status = s.status == "missing" && s.required ? L.raw("check.missing_required") : L.raw("check." + s.status);
+        if (s.status == "missing" && s.required) missing_required.push_back(s.id);
+        if (s.status != "missing") ++given;
+        std::string shape = s.shape.empty() ? "" : exercise::shape_str(s.shape);
+        if (s.status == "shape" && !s.hint.empty()) shape += ": " + L.raw("shape_hint." + s.hint);
+        rows.push_back({s.id + (s.required ? "*" : ""), status, shape, exercise::shape_str(s.expected_shape),
+                        s.status == "wrong" ? num(s.max_diff) : ""});
+        const tone t = s.status == "ok" ? tone::good : s.status == "missing" ? (s.required ? tone::error : tone::dim) : tone::error;
+        tones.push_back({tone::plain, t, tone::plain, tone::plain, tone::plain});
+    }
+    block tb = table(split(L.raw("check.header"), '|'), rows, "llllr");
+    tb.cell_tones = tones;
+    b.push_back(tb);
+    b.push_back(gap());
+    if (r.passed) {
+        b.push_back(prose(L.text("check.passed", {{"count", std::to_string(given)}, {"total", std::to_string(r.steps.size())}}),
+                          tone::good));
+    } else if (!missing_required.empty() && r.first_wrong.empty()) {
+        b.push_back(prose(L.text("check.missing_only", {{"required", join(missing_required)}}), tone::error));
+    }
+    if (!r.first_wrong.empty()) {
+        const auto& s = *std::find_if(r.steps.begin(), r.steps.end(),
+                                      [&](const exercise::step_result& x) { return x.id == r.first_wrong; });
+        b.push_back(prose(L.text("check.first_wrong", {{"id", s.id}}), tone::bold));
+        const exercise::nd& got = r.given.at(s.id);
+        const exercise::nd& want = r.expected.at(s.id);
+        if (s.status == "wrong") {
+            b.push_back(prose(L.text("check.worst", {{"max_diff", num(s.max_diff)},
+                                                     {"cell", cell(s.worst, want.shape)},
+                                                     {"given", num(got.data[s.worst])},
+                                                     {"expected", num(want.data[s.worst])}})));
+            auto expected = std::make_shared<const matrix<double>>(slice_of(want, s.worst));
+            block yours = matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, s.worst));
+            yours.against = expected;
+            b.push_back(row({yours, matrix_of(L.text("check.expected", {{"id", s.id}}), *expected)}));
+        } else {
+            b.push_back(row({matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, 0)),
+                             matrix_of(L.text("check.expected", {{"id", s.id}}), slice_of(want, 0))}));
+        }
+        b.push_back(gap());
+        if (!r.diagnosis.empty()) {
+            b.push_back(prose(L.raw("check.diagnosis"), tone::bold));
+            for (const exercise::match& d : r.diagnosis) {
+                const std::string k = "mistake." + d.mistake;
+                b.push_back(prose(L.text("check.mistake", {{"id", d.mistake}, {"summary", L.raw(k + ".summary")}}), tone::warn));
+                b.push_back(field(kind::code, L.raw("check.wrong_line"), L.raw(k + ".buggy_code"), tone::code));
+                b.push_back(field(kind::code, L.raw("check.fix"), L.raw(k + ".fixed_code"), tone::code));
+                b.push_back(prose(L.text("check.live", {{"id", d.mistake}}), tone::dim));
+            }
+        } else {
+            b.push_back(prose(L.text("check.no_match", {{"first", r.first_wrong},
+                                                        {"right", r.still_right.empty() ? L.raw("check.nothing_right")
+                                                                                        : join(r.still_right)}})));
+        }
+    }
+    if (!r.passed) b.push_back(prose(L.raw("check.failed")));
+    if (taken_minutes >= 0)
+        b.push_back(prose(L.text("check.time_taken", {{"taken", fmt::format("{:.1f}", taken_minutes)},
+                                                     {"budget", std::to_string(r.cfg.budget_minutes)}})));
+    return single_page(L, "attn-explain check", std::move(b));
+}
+
+}  // namespace attn::doc

@@ -1,0 +1,27 @@
+// Pages and files of `attn-explain exercise` and `check`: the list, TASK.md, the starters and
+// the graded report. All words come from lessons/<lang>/exercise.toml.
+#pragma once
+#include <string>
+
+#include "attn/doc/document.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/trace/exercise.hpp"
+
+namespace attn::doc {
+
+document exercise_list(const lessons& L);
+// TASK.md of an exercise; `dir` is the folder as the learner named it.
+std::string exercise_task(const exercise::config& c, const lessons& L, const std::string& dir);
+// solution_numpy.py ("numpy") or solution_torch.py ("torch").
+std::string exercise_starter(const exercise::config& c, const lessons& L, const std::string& which);
+// The sentence after creating the folder.
+std::string exercise_created(const lessons& L, const std::string& dir);
+// The graded report; `taken_minutes` < 0 when the exercise is not timed.
+document check_document(const exercise::report& r, const lessons& L, double taken_minutes);
+// The usage errors of `exercise`: a non-empty folder without --force, a path that is not a regular file.
+std::string exercise_exists(const lessons& L, const std::string& dir);
+std::string exercise_not_regular(const lessons& L, const std::string& path);
+// "DIR has no exercise.toml" (a usage error).
+std::string check_no_exercise(const lessons& L, const std::string& dir);
+
+}  // namespace attn::doc

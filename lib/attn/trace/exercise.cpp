@@ -1,0 +1,737 @@
+// The exercises: inputs, the reference run, the buggy runs of the catalogue's mistakes, and the
+// grading of the learner's tensors. Every run is one function with a `bug` switchboard, so that
+// the reference and each mistake are the same code but for the line the mistake changes.
+#include "attn/trace/exercise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "attn/core/error.hpp"
+#include "attn/core/rng.hpp"
+
+namespace attn::exercise {
+
+const std::vector<info>& catalogue() {
+    static const std::vector<info> all = {
+        {"sdpa", "1", {"X", "W_Q", "W_K", "W_V"}, {"Q", "K", "V", "scores", "scaled_scores", "weights", "output"}, {"output"},
+         {"no-scale", "scale-by-d-k", "softmax-wrong-dim", "no-transpose", "linear-weight-layout"},
+         {{"seq_len", 4}, {"d_model", 4}, {"d_k", 4}, {"d_v", 4}}},
+        {"causal", "1", {"X", "W_Q", "W_K", "W_V"},
+         {"Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"}, {"output"},
+         {"mask-after-softmax", "mask-fill-zero", "mask-inverted", "causal-wrong-diagonal", "mask-tiny-value", "no-scale",
+          "scale-by-d-k", "softmax-wrong-dim"},
+         {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+        {"padding", "2", {"X", "W_Q", "W_K", "W_V", "lengths"}, {"scores", "masked_scores", "weights", "output"}, {"output"},
+         {"padding-on-queries", "all-masked-row", "no-scale", "scale-by-d-k"},
+         {{"batch", 3}, {"seq_len", 4}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+        {"mha", "2", {"X", "W_Q", "W_K", "W_V", "W_O"},
+         {"Q", "K", "V", "Q_heads", "K_heads", "V_heads", "scores", "scaled_scores", "weights", "heads_output", "merged", "output"},
+         {"output"},
+         {"heads-no-transpose", "merge-no-transpose", "scale-by-d-model", "missing-output-projection", "no-scale"},
+         {{"batch", 2}, {"seq_len", 4}, {"d_model", 8}, {"heads", 2}}},
+        {"cross", "2", {"X", "memory", "W_Q", "W_K", "W_V"}, {"Q", "K", "V", "scores", "weights", "output"}, {"output"},
+         {"no-scale", "scale-by-d-k", "softmax-wrong-dim"},
+         {{"seq_len", 3}, {"kv_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+        {"gqa", "3", {"X", "W_Q", "W_K", "W_V"}, {"Q_heads", "K_heads", "V_heads", "scores", "weights", "output"}, {"output"},
+         {"no-scale", "scale-by-d-model", "softmax-wrong-dim"},
+         {{"batch", 1}, {"seq_len", 4}, {"d_model", 8}, {"heads", 4}, {"kv_heads", 2}}},
+        {"kv-decode", "3", {"X", "W_Q", "W_K", "W_V"}, {"K_cache", "V_cache", "output"}, {"output"},
+         {"kv-cache-wrong-order", "no-scale"},
+         {{"prompt_len", 3}, {"steps", 2}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+        {"softmax", "1", {"scores"}, {"weights"}, {"weights"}, {"no-max-subtraction", "all-masked-row", "softmax-wrong-dim"},
+         {{"seq_len", 4}}},
+        {"online-softmax", "3", {"X", "W_Q", "W_K", "W_V"}, {"m", "l", "output"}, {"output"}, {"no-scale", "scale-by-d-k"},
+         {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}, {"block_k", 2}}},
+        {"backward", "3", {"X", "W_Q", "W_K", "W_V", "d_output"},
+         {"d_V", "d_P", "d_S", "d_Q", "d_K", "d_W_Q", "d_W_K", "d_W_V", "d_X"}, {"d_Q", "d_K", "d_V"},
+         {"softmax-backward-no-rowsum", "backward-no-scale"},
+         {{"seq_len", 4}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+    };
+    return all;
+}
+
+const info* find(const std::string& id) {
+    for (const info& e : catalogue())
+        if (e.id == id) return &e;
+    return nullptr;
+}
+
+std::string ids() {
+    std::string out;
+    for (const info& e : catalogue()) out += (out.empty() ? "" : ", ") + e.id;
+    return out;
+}
+
+std::string shape_str(const std::vector<std::size_t>& s) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+    return out + (s.size() == 1 ? ",)" : ")");
+}
+
+long config::dim(const std::string& k) const {
+    const auto it = dims.find(k);
+    if (it == dims.end()) throw error("exercise.toml: [config] has no " + k);
+    return it->second;
+}
+
+config make_config(const std::string& id, std::uint64_t seed) {
+    const info* e = find(id);
+    if (!e) throw error("unknown exercise '" + id + "': choose one of " + ids());
+    config c;
+    c.id = id;
+    c.seed = seed & 0x7fffffffffffffffULL;  // TOML integers are signed 64-bit
+    for (const auto& [k, v] : e->dims) c.dims[k] = v;
+    return c;
+}
+
+std::string to_toml(const config& c) {
+    toml::table cfg;
+    for (const auto& [k, v] : c.dims) cfg.insert(k, static_cast<std::int64_t>(v));
+    cfg.insert("dtype", c.dtype);
+    cfg.insert("version", c.version);
+    cfg.insert("started", c.started);
+    if (c.budget_minutes > 0) cfg.insert("time_budget_minutes", static_cast<std::int64_t>(c.budget_minutes));
+    toml::table top;
+    top.insert("id", c.id);
+    top.insert("seed", static_cast<std::int64_t>(c.seed & 0x7fffffffffffffffULL));
+    top.insert("config", cfg);
+    std::ostringstream os;
+    os << top << "\n";
+    return os.str();
+}
+
+config parse_config(const std::string& text, const std::string& name) {
+    toml::table t;
+    try {
+        t = toml::parse(text, name);
+    } catch (const toml::parse_error& e) {
+        throw error(name + ": not a valid exercise file: " + std::string(e.description()));
+    }
+    const auto id = t["id"].value<std::string>();
+    const auto seed = t["seed"].value<std::int64_t>();
+    if (!id || !seed || !find(*id)) throw error(name + ": not an exercise file (needs a known id and a seed)");
+    config c = make_config(*id, static_cast<std::uint64_t>(*seed));
+    for (auto& [k, v] : c.dims) {
+        const auto got = t["config"][k].value<std::int64_t>();
+        if (!got || *got < 1 || *got > 64) throw error(name + ": [config] " + k + " must be an integer from 1 to 64");
+        v = static_cast<long>(*got);
+    }
+    // the shapes must still chain: whole heads, whole groups of query heads per K/V head
+    if (c.dims.count("heads") && c.dim("d_model") % c.dim("heads") != 0)
+        throw error(name + ": [config] d_model must be a multiple of heads");
+    if (c.dims.count("kv_heads") && c.dim("heads") % c.dim("kv_heads") != 0)
+        throw error(name + ": [config] heads must be a multiple of kv_heads");
+    c.version = t["config"]["version"].value_or(std::string());
+    c.started = t["config"]["started"].value_or(std::string());
+    c.budget_minutes = static_cast<long>(t["config"]["time_budget_minutes"].value_or(std::int64_t{0}));
+    return c;
+}
+
+namespace {
+
+using vec = std::vector<double>;
+const double neg_inf = -std::numeric_limits<double>::infinity();
+
+// A matrix in row-major order.
+struct mat {
+    std::size_t r = 0, c = 0;
+    vec v;
+    mat() = default;
+    mat(std::size_t rows, std::size_t cols, double fill = 0) : r(rows), c(cols), v(rows * cols, fill) {}
+    double& operator()(std::size_t i, std::size_t j) { return v[i * c + j]; }
+    double operator()(std::size_t i, std::size_t j) const { return v[i * c + j]; }
+};
+
+mat mul(const mat& a, const mat& b) {  // a @ b; caller guarantees a.c == b.r
+    mat o(a.r, b.c);
+    for (std::size_t i = 0; i < a.r; ++i)
+        for (std::size_t k = 0; k < a.c; ++k)
+            for (std::size_t j = 0; j < b.c; ++j) o(i, j) += a(i, k) * b(k, j);
+    return o;
+}
+mat tr(const mat& a) {
+    mat o(a.c, a.r);
+    for (std::size_t i = 0; i < a.r; ++i)
+        for (std::size_t j = 0; j < a.c; ++j) o(j, i) = a(i, j);
+    return o;
+}
+mat scaled(const mat& a, double s) {
+    mat o = a;
+    for (double& x : o.v) x *= s;
+    return o;
+}
+mat add(const mat& a, const mat& b) {
+    mat o = a;
+    for (std::size_t i = 0; i < o.v.size(); ++i) o.v[i] += b.v[i];
+    return o;
+}
+mat had(const mat& a, const mat& b) {
+    mat o = a;
+    for (std::size_t i = 0; i < o.v.size(); ++i) o.v[i] *= b.v[i];
+    return o;
+}
+// Columns [c0, c0 + w) of a.
+mat cols(const mat& a, std::size_t c0, std::size_t w) {
+    mat o(a.r, w);
+    for (std::size_t i = 0; i < a.r; ++i)
+        for (std::size_t j = 0; j < w; ++j) o(i, j) = a(i, c0 + j);
+    return o;
+}
+// Rows [r0, r0 + h) of a.
+mat rows(const mat& a, std::size_t r0, std::size_t h) {
+    mat o(h, a.c);
+    std::copy(a.v.begin() + static_cast<long>(r0 * a.c), a.v.begin() + static_cast<long>((r0 + h) * a.c), o.v.begin());
+    return o;
+}
+
+// Softmax over each row. `stable` subtracts the row max; a row with no finite entry becomes
+// zeros when `zero_empty` (the convention of these exercises), NaN otherwise (what exp gives).
+mat softmax(const mat& s, bool stable = true, bool zero_empty = true) {
+    mat o(s.r, s.c);
+    for (std::size_t i = 0; i < s.r; ++i) {
+        double m = neg_inf;
+        for (std::size_t j = 0; j < s.c; ++j) m = std::max(m, s(i, j));
+        if (m == neg_inf && zero_empty) continue;
+        const double sub = stable ? m : 0.0;
+        double sum = 0;
+        for (std::size_t j = 0; j < s.c; ++j) sum += o(i, j) = std::exp(s(i, j) - sub);
+        for (std::size_t j = 0; j < s.c; ++j) o(i, j) /= sum;
+    }
+    return o;
+}
+
+nd pack(const std::vector<std::size_t>& shape, const std::vector<mat>& parts) {
+    nd t;
+    t.shape = shape;
+    for (const mat& m : parts) t.data.insert(t.data.end(), m.v.begin(), m.v.end());
+    return t;
+}
+nd pack(const mat& m) { return pack({m.r, m.c}, {m}); }
+mat unpack(const nd& t, std::size_t index = 0) {  // the index-th trailing 2-D slice
+    const std::size_t c = t.shape.back(), r = t.shape.size() >= 2 ? t.shape[t.shape.size() - 2] : 1;
+    mat m(r, c);
+    std::copy(t.data.begin() + static_cast<long>(index * r * c), t.data.begin() + static_cast<long>((index + 1) * r * c),
+              m.v.begin());
+    return m;
+}
+
+// Which line of the pipeline a run gets wrong.
+struct bug {
+    enum class scale_t { sqrt_d_k, none, d_k, sqrt_d_model };
+    enum class mask_t { right, after_softmax, after_softmax_zero, fill_zero, inverted, wrong_diagonal, tiny };
+    scale_t scale = scale_t::sqrt_d_k;
+    mask_t mask = mask_t::right;
+    bool softmax_cols = false, no_transpose = false, weight_layout = false;
+    int pad_queries = 0;      // 1: -inf on query rows, 2: the same then NaN -> 0, 3: -1e9 on query rows
+    bool empty_rows_nan = false;  // all-masked-row: a row with no key is left NaN
+    bool no_max_sub = false;
+    bool heads_no_transpose = false, merge_no_transpose = false, no_out_proj = false;
+    bool bwd_no_rowsum = false, bwd_no_scale = false;
+    bool cache_prepend = false;
+};
+
+// The single-head core: scores -> scale -> mask -> softmax -> output, recording the steps.
+struct sdpa_out {
+    mat scores, scaled, masked, weights, output;
+    bool ok = true;  // false: the bug's matmul does not chain (a shape error in the learner's code)
+};
+sdpa_out core(const mat& q, const mat& k, const mat& v, const bug& b, std::size_t d_k, std::size_t d_model,
+              const std::vector<std::vector<bool>>* blocked, std::size_t valid_keys = SIZE_MAX,
+              std::size_t valid_queries = SIZE_MAX) {
+    sdpa_out o;
+    if (b.no_transpose) {
+        if (q.c != k.r) return o.ok = false, o;
+        o.scores = mul(q, k);
+    } else {
+        o.scores = mul(q, tr(k));
+    }
+    double s = 1 / std::sqrt(static_cast<double>(d_k));
+    if (b.scale == bug::scale_t::none) s = 1;
+    if (b.scale == bug::scale_t::d_k) s = 1 / static_cast<double>(d_k);
+    if (b.scale == bug::scale_t::sqrt_d_model) s = 1 / std::sqrt(static_cast<double>(d_model));
+    o.scaled = scaled(o.scores, s);
+    o.masked = o.scaled;
+    const std::size_t n = o.masked.r, m = o.masked.c;
+    auto blocked_at = [&](std::size_t i, std::size_t j) {
+        bool x = blocked && (*blocked)[i][j];
+        if (b.mask == bug::mask_t::inverted && blocked) x = !x;
+        if (b.mask == bug::mask_t::wrong_diagonal && blocked) x = x || i == j;
+        return x || j >= valid_keys;
+    };
+    const bool after = b.mask == bug::mask_t::after_softmax || b.mask == bug::mask_t::after_softmax_zero;
+    if (!after) {
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < m; ++j) {
+                bool x = blocked_at(i, j);
+                if (b.pad_queries) x = (blocked && (*blocked)[i][j]) || i >= valid_queries;
+                if (!x) continue;
+                double fill = neg_inf;
+                if (b.mask == bug::mask_t::fill_zero) fill = 0;
+                if (b.mask == bug::mask_t::tiny) fill = -1e-9;
+                if (b.pad_queries == 3 && i >= valid_queries) fill = -1e9;
+                o.masked(i, j) = fill;
+            }
+    }
+    const bool zero_empty = !b.empty_rows_nan && b.pad_queries != 1;
+    if (b.softmax_cols) o.weights = tr(softmax(tr(o.masked), true, zero_empty));
+    else o.weights = softmax(o.masked, !b.no_max_sub, zero_empty && !b.no_max_sub);
+    if (b.pad_queries == 2)
+        for (double& x : o.weights.v)
+            if (std::isnan(x)) x = 0;
+    if (after) {
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < m; ++j)
+                if (blocked_at(i, j)) o.weights(i, j) = b.mask == bug::mask_t::after_softmax ? neg_inf : 0.0;
+        if (b.mask == bug::mask_t::after_softmax) o.weights = softmax(o.weights);
+    }
+    o.output = mul(o.weights, v);
+    return o;
+}
+
+std::vector<std::vector<bool>> causal_mask(std::size_t n, std::size_t m) {
+    std::vector<std::vector<bool>> c(n, std::vector<bool>(m));
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j) c[i][j] = j > i + (m - n);
+    return c;
+}
+
+mat in2(const tensors& in, const std::string& name) { return unpack(in.at(name)); }
+
+// Q = X · W with W (d_in, d_out); the linear-weight-layout bug multiplies by Wᵀ (nn.Linear's weight).
+bool project(const mat& x, const mat& w, bool layout_bug, mat& out) {
+    if (!layout_bug) return out = mul(x, w), true;
+    if (x.c != w.c) return false;
+    out = mul(x, tr(w));
+    return true;
+}
+
+tensors run_single(const config& c, const tensors& in, const bug& b) {
+    const bool causal = c.id == "causal";
+    const mat x = in2(in, "X");
+    mat q, k, v;
+    if (!project(x, in2(in, "W_Q"), b.weight_layout, q)) return {};
+    k = mul(x, in2(in, "W_K"));
+    v = mul(x, in2(in, "W_V"));
+    const auto mask = causal_mask(x.r, x.r);
+    const sdpa_out o = core(q, k, v, b, static_cast<std::size_t>(c.dim("d_k")), x.c, causal ? &mask : nullptr);
+    if (!o.ok) return {};
+    tensors t{{"Q", pack(q)}, {"K", pack(k)}, {"V", pack(v)}, {"scores", pack(o.scores)}, {"scaled_scores", pack(o.scaled)},
+              {"weights", pack(o.weights)}, {"output", pack(o.output)}};
+    if (causal) t["masked_scores"] = pack(o.masked);
+    return t;
+}
+
+tensors run_cross(const config& c, const tensors& in, const bug& b) {
+    const mat x = in2(in, "X"), mem = in2(in, "memory");
+    const mat q = mul(x, in2(in, "W_Q")), k = mul(mem, in2(in, "W_K")), v = mul(mem, in2(in, "W_V"));
+    const sdpa_out o = core(q, k, v, b, static_cast<std::size_t>(c.dim("d_k")), x.c, nullptr);
+    return {{"Q", pack(q)}, {"K", pack(k)}, {"V", pack(v)}, {"scores", pack(o.scores)}, {"weights", pack(o.weights)},
+            {"output", pack(o.output)}};
+}
+
+tensors run_padding(const config& c, const tensors& in, const bug& b) {
+    const nd& x3 = in.at("X");
+    const std::size_t B = x3.shape[0], n = x3.shape[1];
+    const mat wq = in2(in, "W_Q"), wk = in2(in, "W_K"), wv = in2(in, "W_V");
+    std::vector<mat> s, m, w, out;
+    for (std::size_t bi = 0; bi < B; ++bi) {
+        const mat x = unpack(x3, bi);
+        const auto len = static_cast<std::size_t>(in.at("lengths").data[bi]);
+        const sdpa_out o = core(mul(x, wq), mul(x, wk), mul(x, wv), b, static_cast<std::size_t>(c.dim("d_k")), x.c,
+                                nullptr, b.pad_queries ? SIZE_MAX : len, len);
+        s.push_back(o.scores), m.push_back(o.masked), w.push_back(o.weights), out.push_back(o.output);
+    }
+    const std::size_t dv = out[0].c;
+    return {{"scores", pack({B, n, n}, s)}, {"masked_scores", pack({B, n, n}, m)}, {"weights", pack({B, n, n}, w)},
+            {"output", pack({B, n, dv}, out)}};
+}
+
+// Multi-head (mha: h heads, each its own K/V; gqa: h query heads share g K/V heads).
+tensors run_heads(const config& c, const tensors& in, const bug& b) {
+    const bool gqa = c.id == "gqa";
+    const nd& x3 = in.at("X");
+    const std::size_t B = x3.shape[0], n = x3.shape[1], d = x3.shape[2];
+    const std::size_t h = static_cast<std::size_t>(c.dim("heads")), g = gqa ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
+    const std::size_t dh = d / h;
+    const mat wq = in2(in, "W_Q"), wk = in2(in, "W_K"), wv = in2(in, "W_V");
+    std::vector<mat> Q, K, V, qh, kh, vh, sc, ss, w, ho, mg, out;
+    for (std::size_t bi = 0; bi < B; ++bi) {
+        const mat x = unpack(x3, bi);
+        const mat q = mul(x, wq), k = mul(x, wk), v = mul(x, wv);
+        Q.push_back(q), K.push_back(k), V.push_back(v);
+        if (b.heads_no_transpose) {
+            // view(B, n, h, d_h) without transpose: each token's heads attend to each other.
+            for (std::size_t t = 0; t < n; ++t) {
+                mat qt(h, dh), kt(h, dh), vt(h, dh);
+                for (std::size_t i = 0; i < h; ++i)
+                    for (std::size_t j = 0; j < dh; ++j)
+                        qt(i, j) = q(t, i * dh + j), kt(i, j) = k(t, i * dh + j), vt(i, j) = v(t, i * dh + j);
+                const sdpa_out o = core(qt, kt, vt, b, dh, d, nullptr);
+                qh.push_back(qt), kh.push_back(kt), vh.push_back(vt);
+                sc.push_back(o.scores), ss.push_back(o.scaled), w.push_back(o.weights), ho.push_back(o.output);
+            }
+            mat merged(n, d);
+            for (std::size_t t = 0; t < n; ++t)
+                for (std::size_t i = 0; i < h; ++i)
+                    for (std::size_t j = 0; j < dh; ++j) merged(t, i * dh + j) = ho[bi * n + t](i, j);
+            mg.push_back(merged);
+            out.push_back(b.no_out_proj ? merged : mul(merged, in2(in, "W_O")));
+            continue;
+        }
+        std::vector<mat> houts;
+        for (std::size_t kv = 0; kv < g; ++kv) kh.push_back(cols(k, kv * dh, dh)), vh.push_back(cols(v, kv * dh, dh));
+        for (std::size_t i = 0; i < h; ++i) {
+            const mat qi = cols(q, i * dh, dh);
+            const std::size_t kv = i / (h / g);
+            const sdpa_out o = core(qi, cols(k, kv * dh, dh), cols(v, kv * dh, dh), b, dh, d, nullptr);
+            qh.push_back(qi), sc.push_back(o.scores), ss.push_back(o.scaled), w.push_back(o.weights);
+            ho.push_back(o.output), houts.push_back(o.output);
+        }
+        mat merged(n, h * dh);
+        if (b.merge_no_transpose) {
+            // reshape(B, n, d) of (B, h, n, d_h) without transpose: memory order is head-major.
+            std::size_t at = 0;
+            for (const mat& m : houts)
+                for (double x : m.v) merged.v[at++] = x;
+        } else {
+            for (std::size_t i = 0; i < h; ++i)
+                for (std::size_t t = 0; t < n; ++t)
+                    for (std::size_t j = 0; j < dh; ++j) merged(t, i * dh + j) = houts[i](t, j);
+        }
+        mg.push_back(merged);
+        if (!gqa) out.push_back(b.no_out_proj ? merged : mul(merged, in2(in, "W_O")));
+        else out.push_back(merged);
+    }
+    const bool hn = b.heads_no_transpose;
+    const std::vector<std::size_t> q4 = hn ? std::vector<std::size_t>{B, n, h, dh} : std::vector<std::size_t>{B, h, n, dh};
+    const std::vector<std::size_t> kv4 = hn ? std::vector<std::size_t>{B, n, g, dh} : std::vector<std::size_t>{B, g, n, dh};
+    const std::vector<std::size_t> s4 = hn ? std::vector<std::size_t>{B, n, h, h} : std::vector<std::size_t>{B, h, n, n};
+    tensors t{{"Q_heads", pack(q4, qh)}, {"K_heads", pack(kv4, kh)}, {"V_heads", pack(kv4, vh)},
+              {"scores", pack(s4, sc)},  {"weights", pack(s4, w)},   {"output", pack({B, n, out[0].c}, out)}};
+    if (!gqa) {
+        t["Q"] = pack({B, n, d}, Q), t["K"] = pack({B, n, d}, K), t["V"] = pack({B, n, d}, V);
+        t["scaled_scores"] = pack(s4, ss);
+        t["heads_output"] = pack(q4, ho);
+        t["merged"] = pack({B, n, d}, mg);
+    }
+    return t;
+}
+
+tensors run_kv_decode(const config& c, const tensors& in, const bug& b) {
+    const mat x = in2(in, "X");
+    const std::size_t p = static_cast<std::size_t>(c.dim("prompt_len")), total = x.r;
+    const mat q = mul(x, in2(in, "W_Q")), k = mul(x, in2(in, "W_K")), v = mul(x, in2(in, "W_V"));
+    const std::size_t dk = q.c;
+    // prefill: causal attention over the prompt; its K and V fill the cache
+    const auto mask = causal_mask(p, p);
+    const sdpa_out pre = core(rows(q, 0, p), rows(k, 0, p), rows(v, 0, p), b, dk, x.c, &mask);
+    mat kc = rows(k, 0, p), vc = rows(v, 0, p), out(total, v.c);
+    for (std::size_t i = 0; i < p; ++i)
+        for (std::size_t j = 0; j < v.c; ++j) out(i, j) = pre.output(i, j);
+    for (std::size_t t = p; t < total; ++t) {
+        const mat kn = rows(k, t, 1), vn = rows(v, t, 1);
+        auto append = [&](const mat& cache, const mat& row) {
+            mat o(cache.r + 1, cache.c);
+            const bool first = b.cache_prepend;
+            std::copy(row.v.begin(), row.v.end(), o.v.begin() + static_cast<long>(first ? 0 : cache.v.size()));
+            std::copy(cache.v.begin(), cache.v.end(), o.v.begin() + static_cast<long>(first ? row.v.size() : 0));
+            return o;
+        };
+        kc = append(kc, kn), vc = append(vc, vn);
+        const sdpa_out o = core(rows(q, t, 1), kc, vc, b, dk, x.c, nullptr);
+        for (std::size_t j = 0; j < v.c; ++j) out(t, j) = o.output(0, j);
+    }
+    return {{"K_cache", pack(kc)}, {"V_cache", pack(vc)}, {"output", pack(out)}};
+}
+
+tensors run_softmax(const tensors& in, const bug& b) {
+    const mat s = in2(in, "scores");
+    mat w = b.softmax_cols ? tr(softmax(tr(s))) : softmax(s, !b.no_max_sub, !b.no_max_sub && !b.empty_rows_nan);
+    return {{"weights", pack(w)}};
+}
+
+// The tiles change how m and l are reached, not their final values: the reference needs no blocks.
+tensors run_online(const tensors& in, const bug& b) {
+    const mat x = in2(in, "X");
+    const mat q = mul(x, in2(in, "W_Q")), k = mul(x, in2(in, "W_K")), v = mul(x, in2(in, "W_V"));
+    const sdpa_out o = core(q, k, v, b, q.c, x.c, nullptr);
+    mat m(x.r, 1, neg_inf), l(x.r, 1);
+    for (std::size_t i = 0; i < x.r; ++i) {
+        for (std::size_t j = 0; j < x.r; ++j) m(i, 0) = std::max(m(i, 0), o.scaled(i, j));
+        for (std::size_t j = 0; j < x.r; ++j) l(i, 0) += std::exp(o.scaled(i, j) - m(i, 0));
+    }
+    return {{"m", pack({x.r}, {m})}, {"l", pack({x.r}, {l})}, {"output", pack(o.output)}};
+}
+
+tensors run_backward(const tensors& in, const bug& b) {
+    const mat x = in2(in, "X"), wq = in2(in, "W_Q"), wk = in2(in, "W_K"), wv = in2(in, "W_V"), dout = in2(in, "d_output");
+    const mat q = mul(x, wq), k = mul(x, wk), v = mul(x, wv);
+    const sdpa_out o = core(q, k, v, bug{}, q.c, x.c, nullptr);
+    const mat& p = o.weights;
+    const mat dv = mul(tr(p), dout), dp = mul(dout, tr(v));
+    mat ds = had(p, dp);
+    if (!b.bwd_no_rowsum)
+        for (std::size_t i = 0; i < ds.r; ++i) {
+            double sum = 0;
+            for (std::size_t j = 0; j < ds.c; ++j) sum += ds(i, j);
+            for (std::size_t j = 0; j < ds.c; ++j) ds(i, j) -= p(i, j) * sum;
+        }
+    const double s = b.bwd_no_scale ? 1.0 : 1 / std::sqrt(static_cast<double>(q.c));
+    const mat dq = scaled(mul(ds, k), s), dk = scaled(mul(tr(ds), q), s);
+    const mat dx = add(add(mul(dq, tr(wq)), mul(dk, tr(wk))), mul(dv, tr(wv)));
+    return {{"d_V", pack(dv)},           {"d_P", pack(dp)},           {"d_S", pack(ds)},
+            {"d_Q", pack(dq)},           {"d_K", pack(dk)},           {"d_W_Q", pack(mul(tr(x), dq))},
+            {"d_W_K", pack(mul(tr(x), dk))}, {"d_W_V", pack(mul(tr(x), dv))}, {"d_X", pack(dx)}};
+}
+
+tensors run(const config& c, const tensors& in, const bug& b) {
+    if (c.id == "sdpa" || c.id == "causal") return run_single(c, in, b);
+    if (c.id == "cross") return run_cross(c, in, b);
+    if (c.id == "padding") return run_padding(c, in, b);
+    if (c.id == "mha" || c.id == "gqa") return run_heads(c, in, b);
+    if (c.id == "kv-decode") return run_kv_decode(c, in, b);
+    if (c.id == "softmax") return run_softmax(in, b);
+    if (c.id == "online-softmax") return run_online(in, b);
+    return run_backward(in, b);
+}
+
+std::vector<bug> bugs_of(const std::string& id) {
+    using S = bug::scale_t;
+    using M = bug::mask_t;
+    auto with = [](auto f) {
+        bug x;
+        f(x);
+        return x;
+    };
+    if (id == "no-scale") return {with([](bug& x) { x.scale = S::none; })};
+    if (id == "scale-by-d-k") return {with([](bug& x) { x.scale = S::d_k; })};
+    if (id == "scale-by-d-model") return {with([](bug& x) { x.scale = S::sqrt_d_model; })};
+    if (id == "softmax-wrong-dim") return {with([](bug& x) { x.softmax_cols = true; })};
+    if (id == "no-transpose") return {with([](bug& x) { x.no_transpose = true; })};
+    if (id == "linear-weight-layout") return {with([](bug& x) { x.weight_layout = true; })};
+    if (id == "mask-after-softmax")
+        return {with([](bug& x) { x.mask = M::after_softmax; }), with([](bug& x) { x.mask = M::after_softmax_zero; })};
+    if (id == "mask-fill-zero") return {with([](bug& x) { x.mask = M::fill_zero; })};
+    if (id == "mask-inverted")
+        return {with([](bug& x) { x.mask = M::inverted; }), with([](bug& x) { x.mask = M::inverted, x.empty_rows_nan = true; })};
+    if (id == "causal-wrong-diagonal")
+        return {with([](bug& x) { x.mask = M::wrong_diagonal, x.empty_rows_nan = true; }),
+                with([](bug& x) { x.mask = M::wrong_diagonal; })};
+    if (id == "mask-tiny-value") return {with([](bug& x) { x.mask = M::tiny; })};
+    if (id == "padding-on-queries")
+        return {with([](bug& x) { x.pad_queries = 1; }), with([](bug& x) { x.pad_queries = 2; }),
+                with([](bug& x) { x.pad_queries = 3; })};
+    if (id == "all-masked-row") return {with([](bug& x) { x.empty_rows_nan = true; })};
+    if (id == "no-max-subtraction") return {with([](bug& x) { x.no_max_sub = true; })};
+    if (id == "heads-no-transpose") return {with([](bug& x) { x.heads_no_transpose = true; })};
+    if (id == "merge-no-transpose") return {with([](bug& x) { x.merge_no_transpose = true; })};
+    if (id == "missing-output-projection") return {with([](bug& x) { x.no_out_proj = true; })};
+    if (id == "softmax-backward-no-rowsum") return {with([](bug& x) { x.bwd_no_rowsum = true; })};
+    if (id == "backward-no-scale") return {with([](bug& x) { x.bwd_no_scale = true; })};
+    if (id == "kv-cache-wrong-order") return {with([](bug& x) { x.cache_prepend = true; })};
+    return {};
+}
+
+// Float32-valued normal numbers with standard deviation `sd`.
+nd randn(rng& g, std::vector<std::size_t> shape, double sd) {
+    nd t;
+    t.shape = std::move(shape);
+    std::size_t count = 1;
+    for (std::size_t s : t.shape) count *= s;
+    for (std::size_t i = 0; i < count; ++i) t.data.push_back(static_cast<float>(g.normal() * sd));
+    return t;
+}
+
+}  // namespace
+
+tensors make_inputs(const config& c) {
+    rng g(c.seed * 0x9e3779b97f4a7c15ULL + 12);
+    const auto u = [&](const char* k) { return static_cast<std::size_t>(c.dim(k)); };
+    tensors in;
+    if (c.id == "softmax") {
+        const std::size_t n = u("seq_len");
+        // huge scores (about ±1000): exp overflows (or underflows to 0/0) without the max subtracted,
+        // in float32 and float64 alike; within a row they differ by a few units
+        nd s = randn(g, {n, n + 1}, 2.0);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j <= n; ++j) s.data[i * (n + 1) + j] += i % 2 ? -1000.0 : 1000.0;
+        for (std::size_t j = 0; j <= n; ++j) s.data[(n - 1) * (n + 1) + j] = -std::numeric_limits<double>::infinity();
+        in["scores"] = s;
+        return in;
+    }
+    const std::size_t d = u("d_model");
+    const double sw = 1 / std::sqrt(static_cast<double>(d));
+    std::size_t d_k = d, d_v = d;
+    if (c.dims.count("d_k")) d_k = u("d_k"), d_v = u("d_v");
+    if (c.id == "gqa") d_k = d_v = d / u("heads") * u("kv_heads");
+    std::vector<std::size_t> xs;
+    if (c.id == "mha" || c.id == "gqa" || c.id == "padding") xs = {u("batch"), u("seq_len"), d};
+    else if (c.id == "kv-decode") xs = {u("prompt_len") + u("steps"), d};
+    else xs = {u("seq_len"), d};
+    in["X"] = randn(g, xs, 1.0);
+    in["W_Q"] = randn(g, {d, c.id == "gqa" ? d : d_k}, sw);
+    in["W_K"] = randn(g, {d, d_k}, sw);
+    in["W_V"] = randn(g, {d, d_v}, sw);
+    if (c.id == "mha") in["W_O"] = randn(g, {d, d}, sw);
+    if (c.id == "cross") in["memory"] = randn(g, {u("kv_len"), d}, 1.0);
+    if (c.id == "backward") in["d_output"] = randn(g, {u("seq_len"), d_v}, 1.0);
+    if (c.id == "padding") {
+        nd len;
+        len.integer = true;
+        const std::size_t B = u("batch"), n = u("seq_len");
+        len.shape = {B};
+        for (std::size_t b = 0; b < B; ++b)  // full, shorter, ..., and the last one empty
+            len.data.push_back(b + 1 == B && B > 1 ? 0.0 : static_cast<double>(b < n ? n - b : 1));
+        in["lengths"] = len;
+    }
+    return in;
+}
+
+tensors reference(const config& c, const tensors& in) { return run(c, in, bug{}); }
+
+std::vector<tensors> buggy_runs(const config& c, const tensors& in, const std::string& mistake) {
+    std::vector<tensors> out;
+    for (const bug& b : bugs_of(mistake)) {
+        tensors t = run(c, in, b);
+        if (!t.empty()) out.push_back(std::move(t));
+    }
+    return out;
+}
+
+bool close(double given, double expected, bool float64) {
+    if (std::isnan(expected) || std::isnan(given)) return std::isnan(expected) && std::isnan(given);
+    if (std::isinf(expected) && expected < 0) return given <= -1e4;  // -inf or a large negative fill
+    if (std::isinf(expected) || std::isinf(given)) return given == expected;
+    // float64 answers often mix float32 steps (the inputs are float32): tighter, not exact
+    const double atol = float64 ? 1e-5 : 1e-4, rtol = float64 ? 1e-4 : 1e-3;
+    return std::fabs(given - expected) <= atol + rtol * std::fabs(expected);
+}
+
+namespace {
+
+// Max |diff| (inf when NaN differs) and the worst cell; `same` when every cell is close.
+bool compare(const nd& given, const nd& expected, double& max_diff, std::size_t& worst) {
+    max_diff = 0, worst = 0;
+    bool same = true, found = false;
+    for (std::size_t i = 0; i < expected.data.size(); ++i) {
+        const double a = given.data[i], e = expected.data[i];
+        if (close(a, e, given.float64)) continue;
+        same = false;
+        double d = std::fabs(a - e);
+        if (std::isnan(d)) d = std::numeric_limits<double>::infinity();
+        if (!found || d > max_diff) max_diff = d, worst = i, found = true;
+    }
+    return same;
+}
+
+// Close everywhere; `distance` keeps the largest relative |given - expected| (NaN against NaN counts 0).
+bool matches(const nd& given, const nd& expected, double& distance) {
+    if (given.shape != expected.shape) return false;
+    double d;
+    std::size_t w;
+    if (!compare(given, expected, d, w)) return false;
+    for (std::size_t i = 0; i < given.data.size(); ++i) {  // relative: -1e-9 against 0 is far
+        const double a = given.data[i], b = expected.data[i];
+        const double x = std::fabs(a - b), scale = std::max(std::fabs(a), std::fabs(b));
+        if (std::isfinite(x) && scale > 0) distance = std::max(distance, x / scale);
+    }
+    return true;
+}
+
+// What a wrong shape suggests: (B, n, h, …) for (B, h, n, …) is a split without the transpose.
+std::string shape_hint(const std::vector<std::size_t>& got, const std::vector<std::size_t>& want) {
+    if (got.size() == 4 && want.size() == 4 && got[1] == want[2] && got[2] == want[1]) return "heads_not_transposed";
+    if (got.size() == want.size() && got.size() >= 2 && got[got.size() - 1] == want[want.size() - 2] &&
+        got[got.size() - 2] == want[want.size() - 1])
+        return "transposed";
+    if (got.size() + 1 == want.size() || got.size() == want.size() + 1) return "batch_dim";
+    return "";
+}
+
+}  // namespace
+
+report grade(const config& c, const tensors& given) {
+    const info& e = *find(c.id);
+    report r;
+    r.cfg = c;
+    const tensors in = make_inputs(c);
+    r.expected = reference(c, in);
+    r.given = given;
+    bool all_ok = true;
+    for (const std::string& id : e.answers) {
+        step_result s;
+        s.id = id;
+        s.required = std::find(e.required.begin(), e.required.end(), id) != e.required.end();
+        s.expected_shape = r.expected.at(id).shape;
+        const auto it = given.find(id);
+        if (it == given.end()) {
+            s.status = "missing";
+            if (s.required) all_ok = false;
+        } else if (it->second.shape != s.expected_shape) {
+            s.status = "shape";
+            s.shape = it->second.shape;
+            s.hint = shape_hint(s.shape, s.expected_shape);
+            all_ok = false;
+        } else {
+            s.shape = it->second.shape;
+            s.status = compare(it->second, r.expected.at(id), s.max_diff, s.worst) ? "ok" : "wrong";
+            if (s.status == "wrong") all_ok = false;
+        }
+        if (r.first_wrong.empty() && (s.status == "wrong" || s.status == "shape")) r.first_wrong = id;
+        r.steps.push_back(s);
+    }
+    r.passed = all_ok;
+    if (r.passed) return r;
+    // The diagnosis: a mistake is named when one of its runs reproduces every given answer.
+    std::size_t wrong = 0;
+    for (const step_result& s : r.steps) wrong += s.status == "wrong" || s.status == "shape";
+    if (wrong == 0) return r;  // only a required answer is missing
+    for (const std::string& m : e.mistakes) {
+        for (const tensors& run : buggy_runs(c, in, m)) {
+            bool all = true;
+            std::size_t matched = 0;
+            double distance = 0;
+            for (const step_result& s : r.steps) {
+                if (s.status == "missing") continue;
+                const auto b = run.find(s.id);
+                const nd& given_t = given.at(s.id);
+                if (b == run.end()) {
+                    if (s.status != "ok") all = false;
+                    continue;
+                }
+                if (!matches(given_t, b->second, distance)) {
+                    all = false;
+                    break;
+                }
+                if (s.status != "ok") ++matched;
+            }
+            if (all && matched > 0) {
+                r.diagnosis.push_back({m, matched, distance});
+                break;
+            }
+        }
+    }
+    std::stable_sort(r.diagnosis.begin(), r.diagnosis.end(),
+                     [](const match& a, const match& b) {
+                         return a.matched != b.matched ? a.matched > b.matched : a.distance < b.distance;
+                     });
+    // Within tolerance is not the same as reproduced: drop the matches far behind the best one
+    // (-1e-9 against 0 passes the tolerance, but one of the two is the learner's line).
+    if (!r.diagnosis.empty()) {
+        const double limit = std::max(1e-3, 10 * r.diagnosis.front().distance);
+        const std::size_t best = r.diagnosis.front().matched;
+        r.diagnosis.erase(std::remove_if(r.diagnosis.begin(), r.diagnosis.end(),
+                                         [&](const match& m) { return m.matched < best || m.distance > limit; }),
+                          r.diagnosis.end());
+    }
+    for (const step_result& s : r.steps)
+        if (s.status == "ok") r.still_right.push_back(s.id);
+    return r;
+}
+
+}  // namespace attn::exercise
