@@ -262,6 +262,7 @@ TEST_CASE("cli: variant in text, JSON, --save - and its errors", "[variant][cli]
              {"variant performer --mask causal", "drop --mask causal"},
              {"variant linformer --rank 9", "--rank 9"},
              {"variant performer --features 0", "--features"},
+             {"variant linformer --seq-len 600", "up to 512"},
              {"variant mla --rope-dim 3", "--rope-dim"},
              {"variant mla --latent 0", "--latent"},
              {"variant linear --mask diagonal", "causal"},

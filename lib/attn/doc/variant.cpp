@@ -97,6 +97,10 @@ void linear_pages(doc::document& d, const variant_report& r, const lessons& L, v
         doc::page rnn = make_page("rnn", L.raw("variant.linear.rnn_title"));
         rnn.blocks.push_back(doc::prose(L.text("variant.linear.rnn", v)));
         for (std::size_t t = 0; t < lr.s.size(); ++t) {
+            if (lr.s.size() > 6 && t >= 4 && t + 1 < lr.s.size()) {  // the first four steps and the last
+                if (t == 4) rnn.blocks.push_back(doc::ellipsis());
+                continue;
+            }
             const vars tv = {{"t", std::to_string(t)}, {"row", row_text(lr.output, t, precision)},
                              {"z", row_text(lr.z, t, precision)}};
             rnn.blocks.push_back(doc::heading(L.text("variant.linear.step", tv), 2, tone::bold));

@@ -94,6 +94,8 @@ variant_report run_variant(const variant_request& vr) {
     step_config c = validate(request);
     if (c.cross()) throw error("variant is self-attention: drop --kv-len");
     const inputs in = c.load_dir.empty() ? make_inputs(c) : load_inputs(c);
+    if ((kind == "linformer" || kind == "performer") && c.seq_len > 512)
+        throw error("variant " + kind + " measures its error table at every size: choose --seq-len up to 512");
     variant_report r;
     r.kind = kind;
     r.config = c;
