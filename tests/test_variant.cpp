@@ -257,6 +257,17 @@ TEST_CASE("cli: variant in text, JSON, --save - and its errors", "[variant][cli]
     const auto first = nlohmann::json::parse(run("variant additive --format json").out);
     CHECK(again["tensors"]["output"] == first["tensors"]["output"]);
     fs::remove_all(dir);
+    // Performer: the features --save writes are the ones --load reads, so the output is reproduced.
+    REQUIRE(run("variant performer --features 32 --save " + dir.string()).code == 0);
+    CHECK(fs::exists(dir / "omega.npy"));
+    const auto perf = nlohmann::json::parse(run("variant performer --format json --seed 7 --load " + dir.string()).out);
+    const auto perf_first = nlohmann::json::parse(run("variant performer --features 32 --format json").out);
+    CHECK(perf["features"] == 32);
+    CHECK(perf["tensors"]["output"] == perf_first["tensors"]["output"]);
+    fs::remove_all(dir);
+    REQUIRE(run("variant linear --mask causal --save " + dir.string()).code == 0);
+    for (const char* id : {"phi_Q", "phi_K", "KV", "Z", "S", "output"}) CHECK(fs::exists(dir / (std::string(id) + ".npy")));
+    fs::remove_all(dir);
     for (const auto& [cmd, text] : std::vector<std::pair<std::string, std::string>>{
              {"variant cubic", "choose linear, performer, linformer, additive or mla"},
              {"variant performer --mask causal", "drop --mask causal"},
