@@ -259,10 +259,29 @@ void setup_cost(CLI::App& app, cost_options& opt) {
     cmd->add_option("--heads", opt.heads, "Query heads h")->capture_default_str();
     cmd->add_option("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
     cmd->add_option("--layers", opt.layers, "Layers L")->capture_default_str();
+    cmd->add_option("--kv-latent", opt.kv_latent, "MLA: cache a latent of d_c per token instead of K and V");
+    cmd->add_option("--rope-dim", opt.rope_dim, "MLA: width d_r of the shared RoPE key (with --kv-latent)");
     cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
     cmd->add_option("--format", opt.format, "text, json, markdown or html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
     cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+}
+
+// attn-explain: flags of cmd_variant.cpp
+void setup_variant(CLI::App& app, variant_options& opt) {
+    auto* cmd = app.add_subcommand("variant", "Other ways to attend: linear, performer, linformer, additive, MLA");
+    cmd->add_option("kind", opt.kind, "linear | performer | linformer | additive | mla")->required();
+    opt.run.request.seq_len = 8;
+    opt.run.request.d_model = 8;
+    opt.run.request.init = "xavier";  // q·k/√d_k of order 1, where the approximations are meant to work
+    add_run_options(cmd, opt.run);
+    cmd->get_option("--load")->description("Read X, W_Q, W_K, W_V (and W_1, W_2, v_a for additive) .npy from DIR");
+    cmd->add_option("--features", opt.features, "performer: random features m")->capture_default_str();
+    cmd->add_option("--rank", opt.rank, "linformer: rows k the sequence is projected to")->capture_default_str();
+    cmd->add_option("--heads", opt.heads, "mla: heads h")->capture_default_str();
+    cmd->add_option("--latent", opt.latent, "mla: latent width d_c (the cache per token)")->capture_default_str();
+    cmd->add_option("--rope-dim", opt.rope_dim, "mla: width d_r of the shared RoPE key (even)")->capture_default_str();
+    cmd->get_option("--format")->description("text, json, markdown or html");
 }
 
 // attn-explain: flags of cmd_mask.cpp
@@ -305,6 +324,9 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
         ->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
+    cmd->add_option("--mla", opt.mla, "Decode with multi-head latent attention: cache a latent of d_c per token")
+        ->type_name("D_C");
+    cmd->add_option("--rope-dim", opt.rope_dim, "With --mla: width d_r of the shared RoPE key")->capture_default_str();
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.full, "Never elide large matrices");

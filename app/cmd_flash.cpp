@@ -76,6 +76,10 @@ int run_cost(const cost_options& opt) {
     in.d_model = static_cast<std::size_t>(opt.d_model), in.heads = static_cast<std::size_t>(opt.heads);
     in.kv_heads = opt.kv_heads < 0 ? in.heads : static_cast<std::size_t>(opt.kv_heads);
     in.layers = static_cast<std::size_t>(opt.layers);
+    if (opt.kv_latent < 0 || opt.kv_latent > (1L << 24)) throw attn::error("--kv-latent must be a positive whole number");
+    if (opt.rope_dim < 0 || opt.rope_dim > (1L << 24)) throw attn::error("--rope-dim must be 0 or a positive whole number");
+    if (opt.rope_dim > 0 && opt.kv_latent == 0) throw attn::error("--rope-dim needs --kv-latent d_c (the MLA cache)");
+    in.kv_latent = static_cast<std::size_t>(opt.kv_latent), in.rope_dim = static_cast<std::size_t>(opt.rope_dim);
     if (opt.dtype == "float32") in.bytes = 4;
     else if (opt.dtype == "float16" || opt.dtype == "bfloat16") in.bytes = 2;
     else throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");

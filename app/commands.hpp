@@ -125,10 +125,21 @@ void setup_flash(CLI::App& app, flash_options& opt);
 int run_flash(const flash_options& opt);
 struct cost_options {
     long batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = -1, layers = 12;
+    long kv_latent = 0, rope_dim = 0;  // MLA
     std::string dtype = "float16", format = "text", color = "auto", lang = "en";
 };
 void setup_cost(CLI::App& app, cost_options& opt);
 int run_cost(const cost_options& opt);
+
+// `attn-explain variant KIND`: linear, additive or multi-head latent attention.
+struct variant_options {
+    std::string kind;
+    step_options run;
+    long heads = 2, latent = 6, rope_dim = 2;  // mla
+    long features = 64, rank = 2;              // performer, linformer
+};
+void setup_variant(CLI::App& app, variant_options& opt);
+int run_variant(const variant_options& opt);
 
 // Checks every numeric flag as typed (no wrap-around, no silent clamping, no empty value).
 void harden_numbers(CLI::App& app);

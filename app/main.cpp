@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
     app::learn_options learn;
     app::flash_options flash;
     app::cost_options cost;
+    app::variant_options variant;
     // In the order a learner meets them (this is the order of --help).
     app::setup_step(cli, step);
     app::setup_mistakes(cli, mistakes);
@@ -152,6 +153,7 @@ int main(int argc, char** argv) {
     app::setup_kvcache(cli, kvcache);
     app::setup_flash(cli, flash);
     app::setup_cost(cli, cost);
+    app::setup_variant(cli, variant);
     app::setup_bench(cli, bench);
 
     std::string completion_shell;
@@ -221,6 +223,7 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("learn")) return app::run_learn(learn);
         if (cli.got_subcommand("flash")) return app::run_flash(flash);
         if (cli.got_subcommand("cost")) return app::run_cost(cost);
+        if (cli.got_subcommand("variant")) return app::run_variant(variant);
         if (cli.got_subcommand("mask")) return app::run_mask(mask);
         if (cli.got_subcommand("kv-cache")) return app::run_kvcache(kvcache);
         if (cli.got_subcommand("bench")) return app::run_bench(bench);

@@ -136,6 +136,8 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                 case 2: want = x[0]; break;  // Var(q·k) = d_k
                 case 3: want = x[0] * x[0] * (q.prompt.find("fp16") != std::string::npos ? 2 : 4) / 1048576.0; break;
                 case 4: want = 4 * x[0] * x[0] + 4 * x[0]; break;
+                case 6: want = x[2] * (x[0] + x[1]) * x[3]; break;  // layers · (d_c + d_r) · bytes
+                case 7: want = x.back(); break;                      // n = d
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -165,7 +167,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
         // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
         const std::string sub = word_after(q.command, "attn-explain");
-        const std::set<std::string> subcommands = {"step", "heads", "mistake", "mistakes", "mask", "drill"};
+        const std::set<std::string> subcommands = {"step", "heads", "mistake", "mistakes", "mask", "drill", "variant"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {

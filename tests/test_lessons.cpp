@@ -30,6 +30,7 @@
 #include "attn/render/text.hpp"
 #include "attn/render/html.hpp"
 #include "attn/io/lessons.hpp"
+#include "attn/doc/variant.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/doc/bench.hpp"
 #include "attn/doc/walkthrough.hpp"
@@ -241,6 +242,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             CHECK_NOTHROW(attn::render_markdown(cd));
             CHECK_NOTHROW(attn::render_cost_json(ci, attn::attention_cost(ci)));
         }
+        ci.kv_latent = 512, ci.rope_dim = 64;  // the MLA cache rows and sentence
+        CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
     }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";
@@ -388,6 +391,20 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         const ex::config m = ex::make_config("mha", 1);
         draw_all(attn::doc::check_document(ex::grade(m, ex::buggy_runs(m, ex::make_inputs(m), "heads-no-transpose")[0]), E, -1));
     }
+    {  // kv-cache --mla
+        const attn::doc::document md = attn::variant_document(attn::run_mla_decode(attn::kv_request{}, 4, 2),
+                                                              attn::lessons::embedded("en"), 4);
+        CHECK_NOTHROW(attn::render_text(md, {}));
+    }
+    for (const char* kind : {"linear", "performer", "linformer", "additive", "mla"})  // variant: both masks
+        for (const char* mask : {"none", "causal"}) {
+            attn::step_request vr;
+            vr.mask = mask;
+            if (std::string(mask) == "causal" && (std::string(kind) == "performer" || std::string(kind) == "linformer")) continue;
+            const attn::doc::document vd = attn::variant_document(attn::run_variant(kind, vr), attn::lessons::embedded("en"), 4);
+            CHECK_NOTHROW(attn::render_text(vd, {}));
+            CHECK_NOTHROW(attn::render_markdown(vd));
+        }
     const attn::lessons& L = attn::lessons::embedded("en");
     for (const std::string& key : L.keys()) {
         INFO(key << " (in lessons/" << L.file_of(key) << ") is never used: remove it or use it");

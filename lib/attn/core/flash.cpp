@@ -165,7 +165,9 @@ cost_result attention_cost(const cost_input& c) {
     r.pv = L * 2 * B * h * n * n * dh;
     r.flops = r.proj_q + r.proj_kv + r.proj_o + r.qk + r.softmax + r.pv;
     r.scores_bytes = B * h * n * n * bytes;
-    r.kv_per_token = 2 * L * g * dh * bytes;
+    r.kv_per_token = r.mha_kv_per_token = 2 * L * g * dh * bytes;
+    // MLA (DeepSeek-V2) caches the latent c_KV (d_c) and the shared RoPE key (d_r) instead.
+    if (c.kv_latent > 0) r.kv_per_token = L * static_cast<double>(c.kv_latent + c.rope_dim) * bytes;
     r.kv_cache_bytes = r.kv_per_token * B * n;
     // Tiled: per (item, head) the running max and sum per row in float32, and one Br×Bc tile
     // per (item, head) processed at once.

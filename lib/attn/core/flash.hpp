@@ -50,12 +50,14 @@ struct cost_input {
     std::size_t batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = 12, layers = 12;
     std::size_t bytes = 2;              // per element: 4 float32, 2 float16/bfloat16
     std::size_t block_q = 64, block_k = 64;
+    std::size_t kv_latent = 0, rope_dim = 0;  // > 0: an MLA cache of d_c + d_r per token and layer
 };
 struct cost_result {
     double proj_q = 0, proj_kv = 0, proj_o = 0, qk = 0, softmax = 0, pv = 0;  // FLOPs, all layers
     double flops = 0;                   // their sum
     double scores_bytes = 0;            // one layer's n×n scores, all heads and items
-    double kv_per_token = 0, kv_cache_bytes = 0;  // K and V of every layer
+    double kv_per_token = 0, kv_cache_bytes = 0;  // K and V of every layer (MLA: c_KV and k_rope)
+    double mha_kv_per_token = 0;        // what K and V alone would take (for the comparison)
     double tiled_bytes = 0;             // the tiled kernel's extra memory for one layer
     double crossover_n = 0;             // above this n, QKᵀ and PV cost more than the projections
 };

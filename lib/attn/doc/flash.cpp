@@ -143,8 +143,10 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                     {"g", std::to_string(in.kv_heads)},      {"layers", std::to_string(in.layers)},
                     {"bytes", std::to_string(in.bytes)},     {"crossover", fmt::format("{:.0f}", c.crossover_n)},
                     {"dominant", L.raw(static_cast<double>(in.seq_len) > c.crossover_n ? "cost.attention" : "cost.projections")}};
+    const bool mla = in.kv_latent > 0;
     auto row = [&](const std::string& key, const std::string& value) {
-        return std::vector<std::string>{L.raw("cost." + key), value, L.raw("cost." + key + "_formula")};
+        const bool latent = mla && (key == "kv_per_token" || key == "kv_cache_bytes");
+        return std::vector<std::string>{L.raw("cost." + key), value, L.raw("cost." + key + (latent ? "_mla" : "") + "_formula")};
     };
     doc::document d;
     d.title = "attn-explain cost";
@@ -165,6 +167,10 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                            "lrl"),
                 doc::gap(),
                 doc::prose(L.text("cost.dominates", v))};
+    if (mla)
+        p.blocks.push_back(doc::prose(L.text("cost.mla", {{"d_c", std::to_string(in.kv_latent)}, {"d_r", std::to_string(in.rope_dim)},
+                                                          {"mla", bytes_text(c.kv_per_token)}, {"mha", bytes_text(c.mha_kv_per_token)},
+                                                          {"ratio", fmt::format("{:.1f}", c.mha_kv_per_token / c.kv_per_token)}})));
     d.pages.push_back(std::move(p));
     return d;
 }

@@ -185,6 +185,24 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             }
             break;
         }
+        case 6: {  // MLA cache per token: layers · (d_c + d_r) · 2 bytes
+            topics.push_back("kvcache");
+            const std::size_t d_c = pick(g, {256, 512, 1024}), d_r = pick(g, {32, 64, 128}), layers = pick(g, {24, 32, 60});
+            v["d_c"] = std::to_string(d_c);
+            v["d_r"] = std::to_string(d_r);
+            v["layers"] = std::to_string(layers);
+            answer = static_cast<double>(layers * (d_c + d_r) * 2);
+            decimals = 0;
+            break;
+        }
+        case 7: {  // linear against softmax attention: 4·n²·d = 4·n·d² at n = d
+            topics.push_back("complexity");
+            const std::size_t d = pick(g, {32, 64, 96, 128, 256});
+            v["d"] = std::to_string(d);
+            answer = static_cast<double>(d);
+            decimals = 0;
+            break;
+        }
         default: {  // variant 5: KV cache of a whole model, in MiB: K and V for every layer
             topics.push_back("kvcache");
             const std::size_t layers = pick(g, {12, 24, 32}), b = pick(g, {1, 4, 8}), t = pick(g, {1024, 2048, 4096});

@@ -37,7 +37,7 @@ std::string render_flash_json(const flash_report& r) {
 
 std::string render_cost_json(const cost_input& in, const cost_result& c) {
     auto n = [](double x) { return json_number(x, dtype::float64); };
-    return fmt::format(
+    std::string out = fmt::format(
         "{{\"batch\": {}, \"seq_len\": {}, \"d_model\": {}, \"heads\": {}, \"kv_heads\": {}, \"layers\": {}, \"bytes\": {}, "
         "\"flops\": {}, \"flops_breakdown\": {{\"proj_q\": {}, \"proj_kv\": {}, \"qk\": {}, \"softmax\": {}, \"pv\": {}, "
         "\"proj_o\": {}}}, \"scores_bytes\": {}, \"kv_cache_bytes\": {}, \"kv_bytes_per_token\": {}, \"tiled_bytes\": {}, "
@@ -45,6 +45,10 @@ std::string render_cost_json(const cost_input& in, const cost_result& c) {
         in.batch, in.seq_len, in.d_model, in.heads, in.kv_heads, in.layers, in.bytes, n(c.flops), n(c.proj_q),
         n(c.proj_kv), n(c.qk), n(c.softmax), n(c.pv), n(c.proj_o), n(c.scores_bytes), n(c.kv_cache_bytes),
         n(c.kv_per_token), n(c.tiled_bytes), n(c.crossover_n));
+    if (in.kv_latent == 0) return out;
+    out.pop_back(), out.pop_back();  // "}\n": the MLA fields go inside
+    return out + fmt::format(", \"kv_latent\": {}, \"rope_dim\": {}, \"mha_kv_bytes_per_token\": {}}}\n", in.kv_latent,
+                             in.rope_dim, n(c.mha_kv_per_token));
 }
 
 }  // namespace attn

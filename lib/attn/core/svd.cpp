@@ -1,0 +1,56 @@
+// LAPACK through its Fortran ABI (column-major, every argument by pointer, hidden string lengths
+// not needed for one-character arguments on the Debian build): kept to this file.
+#include "attn/core/svd.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+extern "C" void dgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, double* a, const int* lda,
+                        double* s, double* u, const int* ldu, double* vt, const int* ldvt, double* work,
+                        const int* lwork, int* info);
+
+namespace attn {
+
+namespace {
+struct svd_parts {
+    std::vector<double> s, u, vt;  // u: [r, p] column-major, vt: [p, c] column-major, p = min(r, c)
+};
+
+svd_parts run_svd(const matrix<double>& a, bool vectors) {
+    const int r = static_cast<int>(a.shape(0)), c = static_cast<int>(a.shape(1)), p = std::min(r, c);
+    std::vector<double> col(static_cast<std::size_t>(r) * static_cast<std::size_t>(c));
+    for (int i = 0; i < r; ++i)
+        for (int j = 0; j < c; ++j) col[static_cast<std::size_t>(j) * static_cast<std::size_t>(r) + static_cast<std::size_t>(i)] = a(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
+    svd_parts out;
+    out.s.resize(static_cast<std::size_t>(p));
+    const char job = vectors ? 'S' : 'N';
+    const int ldu = std::max(1, r), ldvt = std::max(1, p);
+    if (vectors) out.u.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(p)), out.vt.resize(static_cast<std::size_t>(p) * static_cast<std::size_t>(c));
+    else out.u.resize(1), out.vt.resize(1);
+    int info = 0, lwork = -1;
+    double query = 0;
+    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, &query, &lwork, &info);
+    lwork = static_cast<int>(query);
+    std::vector<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
+    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, work.data(), &lwork, &info);
+    if (info != 0) throw std::runtime_error("LAPACK dgesvd did not converge");
+    return out;
+}
+}  // namespace
+
+std::vector<double> singular_values(const matrix<double>& a) {
+    if (a.size() == 0) return {};
+    return run_svd(a, false).s;
+}
+
+matrix<double> low_rank(const matrix<double>& a, std::size_t k) {
+    const std::size_t r = a.shape(0), c = a.shape(1), p = std::min(r, c);
+    const svd_parts d = run_svd(a, true);
+    matrix<double> out = xt::zeros<double>({r, c});
+    for (std::size_t t = 0; t < std::min(k, p); ++t)
+        for (std::size_t i = 0; i < r; ++i)
+            for (std::size_t j = 0; j < c; ++j) out(i, j) += d.u[t * r + i] * d.s[t] * d.vt[j * p + t];
+    return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,60 @@
+// `attn-explain variant KIND` as JSON (see json_variant.hpp).
+#include "attn/render/json_variant.hpp"
+
+#include <fmt/format.h>
+
+#include "attn/render/json.hpp"
+
+namespace attn {
+
+std::string render_variant_json(const variant_report& r) {
+    const step_config& c = r.config;
+    auto num = [](double x) { return json_number(x, dtype::float64); };
+    std::string tensors = "{";
+    for (std::size_t i = 0; i < r.saved.size(); ++i)
+        tensors += fmt::format("{}\n  {}: {}", i ? "," : "", json_string(r.saved[i].first),
+                               json_tensor(r.saved[i].second, dtype::float64));
+    tensors += "\n }";
+    std::string out = fmt::format(
+        "{{\"kind\": {}, \"config\": {{\"seq_len\": {}, \"d_model\": {}, \"d_k\": {}, \"d_v\": {}, \"seed\": {}, "
+        "\"mask\": {}}},\n \"tensors\": {},\n \"softmax_output\": {},\n \"max_diff_vs_softmax\": {}, "
+        "\"mean_max_weight\": {}, \"softmax_mean_max_weight\": {}, \"flops\": {}, \"softmax_flops\": {}",
+        json_string(r.kind), c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.mask)), tensors,
+        r.kind.rfind("mla", 0) == 0 ? std::string("null") : json_tensor(tensor(r.softmax_output), dtype::float64), num(r.vs_softmax), num(r.mean_max_weight),
+        num(r.softmax_mean_max_weight), num(r.flops), num(r.softmax_flops));
+    if (r.kind == "linear")
+        out += fmt::format(", \"crossover_seq_len\": {}, \"max_diff_recurrence_vs_quadratic\": {}", num(r.crossover_n),
+                           num(r.linear.max_diff_forms));
+    if (r.kind == "additive")
+        out += fmt::format(", \"d_a\": {}, \"dot_std\": {}, \"dot_scaled_std\": {}, \"additive_std\": {}, "
+                           "\"additive_bound\": {}",
+                           r.d_a, num(r.dot_std), num(r.dot_scaled_std), num(r.additive_std), num(r.additive_bound));
+    if (!r.errors.empty()) {
+        std::string rows = "[";
+        for (std::size_t i = 0; i < r.errors.size(); ++i)
+            rows += fmt::format("{}{{\"size\": {}, \"mean\": {}, \"sd\": {}{}}}", i ? ", " : "", r.errors[i].size,
+                                num(r.errors[i].mean), num(r.errors[i].sd),
+                                r.kind == "linformer" ? ", \"best_rank_k\": " + num(r.errors[i].best) : std::string());
+        out += fmt::format(",\n \"trials\": {}, \"errors\": {}]", r.trials, rows);
+    }
+    if (r.kind == "linformer") out += fmt::format(", \"rank\": {}, \"best_rank_error\": {}", r.rank, num(r.best_rank));
+    if (r.kind == "performer") out += fmt::format(", \"features\": {}", r.features);
+    if (r.kind == "mla-decode") {
+        std::string steps = "[";
+        for (std::size_t i = 0; i < r.decode.steps.size(); ++i) {
+            const mla_decode_step& st = r.decode.steps[i];
+            steps += fmt::format("{}{{\"prefill\": {}, \"first\": {}, \"count\": {}, \"cache_len\": {}, \"max_diff\": {}}}",
+                                 i ? ", " : "", i == 0 ? "true" : "false", st.first, st.count, st.cache_after, num(st.max_diff));
+        }
+        out += fmt::format(",\n \"prompt_len\": {}, \"steps\": {}], \"max_diff\": {}", r.prompt_len, steps, num(r.decode.max_diff));
+    }
+    if (r.kind == "mla" || r.kind == "mla-decode")
+        out += fmt::format(", \"heads\": {}, \"d_c\": {}, \"d_r\": {}, \"max_diff_absorbed\": {}, "
+                           "\"cache_elements_per_token\": {{\"mha\": {}, \"mqa\": {}, \"mla\": {}}}",
+                           r.heads, r.d_c, r.d_r, r.kind == "mla" ? num(r.mla.max_diff_absorbed) : std::string("null"),
+                           num(kv_elements_per_token(r.heads, c.d_k)), num(kv_elements_per_token(1, c.d_k)),
+                           num(mla_elements_per_token(r.d_c, r.d_r)));
+    return out + "\n}\n";
+}
+
+}  // namespace attn

@@ -1,0 +1,77 @@
+// `attn-explain variant KIND`: one run of another way to attend (linear, additive), with every
+// tensor it computed (in the order --save writes them) and the numbers its pages measure.
+// doc/variant.hpp builds its pages, render/json_variant.hpp writes its JSON.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attn/core/variants.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/trace/kvcache.hpp"
+#include "attn/trace/trace.hpp"
+
+namespace attn {
+
+// The kinds `variant` knows, in the order of its help.
+const std::vector<std::string>& variant_kinds();
+
+struct variant_request {
+    std::string kind;                                  // linear | additive | mla
+    step_request run;                                  // the usual flags
+    long heads = 2, latent = 6, rope_dim = 2;          // mla: h, d_c, d_r
+    long features = 64, rank = 2;                      // performer: m; linformer: k
+};
+
+struct error_row {           // one size of an approximation, against exact softmax attention
+    std::size_t size = 0;    // m (performer) or k (linformer)
+    double mean = 0, sd = 0; // max |approx − exact| over trials with fresh random draws: mean, spread
+    double best = 0;         // linformer: the best rank-k approximation of the weights (SVD), applied to V
+};
+
+struct variant_report {
+    std::string kind;                                  // linear | additive | mla
+    step_config config;                                // n, d_model, d_k, d_v, seed, mask (run in float64)
+    std::vector<std::pair<std::string, tensor>> saved; // id -> tensor: what --save writes and JSON shows
+    matrix<double> softmax_output, softmax_weights;    // exact softmax(Q·Kᵀ/√d_k)·V, for comparison
+    double vs_softmax = 0;                             // max |output − softmax output|
+    double mean_max_weight = 0, softmax_mean_max_weight = 0;  // how sharply rows focus
+    // linear
+    linear_result linear;
+    double flops = 0, softmax_flops = 0, crossover_n = 0;     // this run's n, one head
+    // additive
+    additive_result additive;
+    std::size_t d_a = 0;                               // additive's hidden width (W₁, W₂: [d_k, d_a])
+    double dot_std = 0, dot_scaled_std = 0, additive_std = 0, additive_bound = 0;  // score spreads; Σ|v|
+    // linformer and performer
+    linformer_result linformer;
+    performer_result performer;
+    std::size_t features = 0, rank = 0;
+    std::vector<double> singular;                      // linformer: of the exact softmax weights
+    std::vector<error_row> errors;                     // the error table (trials per size below)
+    std::size_t trials = 0;
+    double best_rank = 0;                              // linformer: the SVD's best at k = --rank
+    // mla
+    mla_result mla;
+    std::size_t heads = 0, d_c = 0, d_r = 0;
+    // kv-cache --mla: decoding with the latent cache
+    mla_decode_result decode;
+    std::size_t prompt_len = 0;
+};
+
+// Validates, builds or loads the inputs (and the kind's own weights: DIR/W_1.npy, W_2.npy, v_a.npy;
+// for mla DIR/W_DKV, W_UK, W_UV, W_KR, W_Q, W_QR.npy; when given, else drawn from the seed) and runs
+// the kind. mla reads only X.npy and its own weights (d_model and n from X). Throws attn::error.
+variant_report run_variant(const variant_request& request);
+variant_report run_variant(const std::string& kind, const step_request& request);
+
+// `kv-cache --mla d_c [--rope-dim d_r]`: the kv-cache sizes (prompt, steps, d_model, heads, seed;
+// d_h = d_v = d_model / heads), X from the seed as kv-cache draws it, the MLA weights from their own
+// stream; decodes with the latent cache. kind = "mla-decode". Throws attn::error.
+variant_report run_mla_decode(const kv_request& request, long d_c, long d_r);
+
+// The run's tensors as a trace of float64 steps, for save_trace.
+trace variant_trace(const variant_report& r);
+
+}  // namespace attn
