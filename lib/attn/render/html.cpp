@@ -153,6 +153,7 @@ std::string paragraphs(const std::string& text, const std::string& cls) {
 
 struct writer {
     const doc::document& d;
+    mutable int gradients = 0;  // each colour scale's gradient gets its own id
 
     std::string matrix_table(const block& b) const {
         const matrix<double>& m = b.values;
@@ -229,10 +230,11 @@ struct writer {
         }
         if (b.legend) {  // the colour scale: 0% … 100%
             const int y = top + rows * cell_h + 14, scale_w = std::max(120, std::min(cols * cell_w, 300));
-            out += "\n<defs><linearGradient id=\"ramp\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
+            const std::string gid = fmt::format("ramp{}", ++gradients);
+            out += "\n<defs><linearGradient id=\"" + gid + "\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
             for (int k = 0; k <= 4; ++k) out += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", k * 25, ramp_colour(k / 4.0));
             out += "</linearGradient></defs>";
-            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#ramp)\"/>", left, y, scale_w);
+            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#{})\"/>", left, y, scale_w, gid);
             out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">0%</text>", left, y + 24);
             out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100% {}</text>",
                                left + scale_w, y + 24, esc(d.ui.legend));
@@ -400,7 +402,7 @@ std::string html_escape(const std::string& s) {
 }
 
 std::string render_html(const doc::document& d) {
-    const writer w{d};
+    const writer w{d, 0};
     std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"" + esc(d.language) +
                       "\">\n<head>\n<meta charset=\"utf-8\"/>\n"
                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +
