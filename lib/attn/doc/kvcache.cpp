@@ -101,6 +101,8 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     if (c.rope.on) {  // --rope: the rows below are already rotated at their position
         vars pv = rv;
         pv["rope_style"] = name_of(c.rope.style);
+        pv["p"] = std::to_string(c.prompt_len);
+        pv["t"] = std::to_string(s.first + last - std::min(s.first + last, c.prompt_len));
         out.push_back(doc::prose(L.text(s.prefill ? "kvcache_rope.prefill" : "kvcache_rope.decode", pv), tone::plain, "  "));
     }
     // q has h·d_head columns, k and v g·d_head: one matrix when they are as wide (g = h), else two.

@@ -197,6 +197,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
             r.lesson = std::string("rope_step.") + id;
             r.values["rope_style"] = name_of(c.rope_style);
             r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
+            r.values["rope_pairs"] = c.rope_style == rope_style::half ? "(i, i + d/2)" : "(2i, 2i + 1)";
             t.steps.push_back(std::move(r));
         }
     }
@@ -209,6 +210,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
     s.values["expansion"] = expansion(row_of(q_rot, 0), row_of(k_rot, j), f.scores(0, j), precision);
+    if (c.rope) s.lesson = "rope_step.scores";
     t.steps.push_back(std::move(s));
 
     step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)),

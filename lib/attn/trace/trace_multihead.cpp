@@ -176,6 +176,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
             s.push_back(std::move(r));
         }
     s.push_back(make("scores", fmt::format("{} @ {} -> {}", shp(qh), shp(tensor4<T>(xt::transpose(kh, {0, 1, 3, 2}))), sc), scores));
+    if (c.rope) s.back().lesson = "rope_heads.scores";
     s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), scaled));
     step ms = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), masked);
     ms.brief = !spec.any();
