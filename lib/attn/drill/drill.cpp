@@ -284,6 +284,10 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             const std::size_t h = pick(g, {4, 8, 12, 16}), k = g.below(h);
             v["h"] = std::to_string(h);
             v["k"] = std::to_string(k);
+            std::size_t p2 = 1;
+            while (p2 * 2 <= h) p2 *= 2;
+            v["p"] = std::to_string(p2);
+            v["twice"] = std::to_string(2 * p2);
             answer = std::round(alibi_slopes(h)[k] * 1e4) / 1e4;
             tolerance = 1e-4;
             decimals = 4;

@@ -117,6 +117,10 @@ step_config validate(const step_request& request) {
         throw error("the mistakes run self-attention without biases or padding: drop --kv-len, --bias and --lengths");
     if (!r.multihead && !m && !c.lengths_text.empty())
         throw error("--lengths needs a batch: use attn-explain heads --lengths ...");
+    if (c.mistake == "rope-wrong-position" && c.seq_len < 2)
+        throw error("rope-wrong-position needs a prompt and a decode token: use --seq-len 2 or more, e.g. 6");
+    if (c.mistake == "rope-style-mismatch" && c.d_k < 4)
+        throw error("rope-style-mismatch needs at least two pairs to mix up: use --d-k 4 or more, e.g. 8");
     if (c.load_dir.empty()) {
         check_dimensions(c);
         c.lengths = parse_lengths_for(c);

@@ -490,9 +490,9 @@ template <class T>
 void push_rope(std::vector<step>& g, const run_ctx<T>& c, const matrix<T>& q_rot, const matrix<T>& k_rot,
                const std::string& how) {
     const std::string nk = shape_str(c.n, c.d_k);
-    g.push_back(make("Q_rot", fmt::format("{}({}) -> {}", how, nk, nk), q_rot));
+    g.push_back(make("Q_rot", fmt::format("{} -> {}  ({})", nk, nk, how), q_rot));
     g.back().lesson = "rope_step.Q_rot";
-    g.push_back(make("K_rot", fmt::format("{}({}) -> {}", how, nk, nk), k_rot));
+    g.push_back(make("K_rot", fmt::format("{} -> {}  ({})", nk, nk, how), k_rot));
     g.back().lesson = "rope_step.K_rot";
     const matrix<T> scores = attention_scores(q_rot, k_rot);
     g.push_back(make("scores", fmt::format("{} @ {} -> {}", nk, shape_str(c.d_k, c.n), c.sq()), scores));
@@ -517,7 +517,7 @@ void rope_wrong_position(mistake_run& r, const run_ctx<T>& c) {
         const std::vector<std::size_t> pos = positions(at_zero);
         auto& g = group(r, at_zero ? "at_zero" : "buggy").steps;
         push_rope(g, c, rope_rotate(c.q, pos, rc.base, rc.style), rope_rotate(c.k, pos, rc.base, rc.style),
-                  at_zero ? "rope(…, decode tokens at 0)" : "rope(…, decode tokens at t)");
+                  at_zero ? "decode tokens rotated at 0" : "decode tokens rotated at t");
     }
     r.values["prompt"] = std::to_string(p);
     r.values["decode"] = std::to_string(decode);
@@ -535,7 +535,7 @@ void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
     const rope_style other = rc.style == rope_style::half ? rope_style::interleaved : rope_style::half;
     auto& g = group(r, "buggy").steps;
     push_rope(g, c, rope_rotate(c.q, 0, rc.base, other), rope_rotate(c.k, 0, rc.base, other),
-              std::string("rope_") + name_of(other));
+              std::string(name_of(other)) + " pairs");
     // The fix: run the other pairing on converted weights. From half to interleaved the columns move
     // back: W_other[:, perm[j]] = W[:, j]; from interleaved to half W_other = W[:, perm].
     const std::vector<std::size_t> perm = interleaved_to_half(c.d_k);
@@ -545,7 +545,7 @@ void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
     const matrix<T> q2 = project(c.x, permute_cols(c.w_q, cols)), k2 = project(c.x, permute_cols(c.w_k, cols));
     auto& f = group(r, "fix_permute").steps;
     push_rope(f, c, rope_rotate(q2, 0, rc.base, other), rope_rotate(k2, 0, rc.base, other),
-              std::string("rope_") + name_of(other) + " on permuted W");
+              std::string(name_of(other)) + " pairs on permuted W");
     r.values["style"] = name_of(rc.style);
     r.values["other_style"] = name_of(other);
     const tensor& good = c.t.at("scores").value;

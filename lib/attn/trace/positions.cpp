@@ -91,8 +91,8 @@ positions_config validate_positions(const positions_request& r) {
 }
 
 void check_positions(const positions_config& c) {
-    if (c.run.seq_len > 2048)
-        throw error(fmt::format("--seq-len {} is too long for this lesson: use at most 2048", c.run.seq_len));
+    if (c.run.seq_len > 512)  // every encoding keeps several n×n (ALiBi: h×n×n) tensors
+        throw error(fmt::format("--seq-len {} is too long for this lesson: use at most 512", c.run.seq_len));
     for (encoding e : c.encodings)
         if (e == encoding::rope && c.run.d_k % 2 != 0)
             throw error(fmt::format("--d-k is {}, an odd number: RoPE rotates features in pairs, so use an even "
