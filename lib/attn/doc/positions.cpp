@@ -94,6 +94,14 @@ struct builder {
         p.title = L.raw("positions.order.title");
         const vars v = with({});
         std::string banner = "attn-explain positions: " + L.text("positions.config", v);
+        auto has = [&](encoding e) {
+            for (const encoding_run& run : r.runs)
+                if (run.enc == e) return true;
+            return false;
+        };
+        if (has(encoding::rope)) banner += ", " + L.text("positions.config_rope", v);
+        if (has(encoding::alibi)) banner += ", " + L.text("positions.config_alibi", v);
+        if (has(encoding::rope) || has(encoding::sinusoidal)) banner += ", " + L.text("positions.config_shift", v);
         if (!r.config.tour) banner += ", " + L.text("positions.config_encoding", {{"encoding", name_of(r.runs[0].enc)}});
         p.blocks = {doc::banner(banner), doc::gap(), doc::heading(p.title), doc::prose(L.text("positions.order.intro", v)),
                     doc::gap()};

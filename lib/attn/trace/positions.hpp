@@ -104,6 +104,11 @@ struct positions_report {
 // Runs the permutation demo and every asked encoding in the config's dtype.
 positions_report run_positions(const positions_config& c, const inputs& in, int precision);
 
+// Note for the exercise issue (#12), not landed when this was written: the `rope` exercise (answer
+// ids Q_rot K_rot scores weights output) can take its expected tensors from run_positions with
+// encodings = {rope}: runs[0].t.at("Q_rot") … at("output"), for the learner's --rope-style/--rope-base;
+// the golden cases tests/fixtures/positions_rope_{half,interleaved} already hold PyTorch's values.
+
 // The decay bound is sampled at distances 0, step, 2·step, … (count points).
 inline constexpr std::size_t decay_points = 64, decay_step = 8;
 
