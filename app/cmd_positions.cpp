@@ -1,6 +1,8 @@
 // `attn-explain positions`: where order comes from (sinusoidal, learned, RoPE, ALiBi, NoPE).
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "attn/core/error.hpp"
 #include "attn/doc/positions.hpp"
 #include "attn/io/save.hpp"
@@ -24,7 +26,9 @@ int run_positions(const positions_options& opt) {
     if (!opt.run.save.empty()) attn::check_save_dir(opt.run.save);
     const attn::inputs in = c.run.load_dir.empty() ? attn::make_inputs(c.run) : attn::load_inputs(c.run);
     if (in.w_q.shape(1) != in.w_v.shape(1))
-        throw attn::error("positions needs W_V as wide as W_Q and W_K (d_v = d_k): check W_V.npy");
+        throw attn::error(fmt::format("positions needs W_V.npy as wide as W_Q.npy (d_v = d_k = {}), but it has {} columns: "
+                                      "save a W_V with {} columns",
+                                      in.w_q.shape(1), in.w_v.shape(1), in.w_q.shape(1)));
     c.run.d_v = c.run.d_k;
     attn::check_positions(c);
     for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
