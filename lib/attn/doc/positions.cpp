@@ -18,8 +18,16 @@ using doc::tone;
 
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
 
-// "the same up to rounding" below this (the run's dtype), else a real difference.
-double tolerance(dtype t) { return t == dtype::float32 ? 1e-4 : 1e-10; }
+// "the same up to rounding": within this many units of the values' size (at least 1) in the run's
+// dtype, else a real difference.
+double tolerance(dtype t) { return t == dtype::float32 ? 1e-5 : 1e-12; }
+
+double max_abs(const tensor& v) {
+    double m = 0;
+    for (double x : v)
+        if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+    return m;
+}
 
 matrix<double> slice(const tensor& v, std::size_t index) {
     const std::size_t r = v.shape()[v.dimension() - 2], c = v.shape()[v.dimension() - 1];
@@ -86,7 +94,12 @@ struct builder {
         const tensor& w = e.t.at("weights").value;
         return doc::heatmap(title, w.dimension() == 3 ? slice(w, head) : as_matrix(w), tokens(), tokens());
     }
-    bool same(double diff) const { return diff < tolerance(r.config.run.type); }
+    bool same(double diff, double scale = 1) const {
+        return diff <= tolerance(r.config.run.type) * std::max(1.0, scale);
+    }
+    // The size of a run's scores, outputs and rows (for same()).
+    static double scores_scale(const encoding_run& e) { return max_abs(e.t.at("scores").value); }
+    static double output_scale(const encoding_run& e) { return max_abs(e.t.at("output").value); }
 
     doc::page order() const {
         doc::page p;
@@ -107,13 +120,13 @@ struct builder {
                     doc::gap()};
         block pf = mat(L.raw("positions.order.p_f"), r.eq.p_f), fp = mat(L.raw("positions.order.f_p"), r.eq.f_p);
         p.blocks.insert(p.blocks.end(), {pf, doc::gap(), fp});
-        p.blocks.push_back(doc::prose(L.text(same(r.eq.no_mask_max_diff) ? "positions.order.no_mask_same"
+        p.blocks.push_back(doc::prose(L.text(same(r.eq.no_mask_max_diff, max_abs(tensor(r.eq.p_f))) ? "positions.order.no_mask_same"
                                                                          : "positions.order.no_mask_differ", v)));
         p.blocks.push_back(doc::gap());
         block pc = mat(L.raw("positions.order.p_f_causal"), r.eq.p_f_causal),
               fc = mat(L.raw("positions.order.f_p_causal"), r.eq.f_p_causal);
         p.blocks.insert(p.blocks.end(), {pc, doc::gap(), fc});
-        p.blocks.push_back(doc::prose(L.text(same(r.eq.causal_max_diff) ? "positions.order.causal_same"
+        p.blocks.push_back(doc::prose(L.text(same(r.eq.causal_max_diff, max_abs(tensor(r.eq.p_f_causal))) ? "positions.order.causal_same"
                                                                         : "positions.order.causal_differ", v)));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(doc::prose(L.raw("positions.order.cite"), tone::dim));
@@ -121,7 +134,7 @@ struct builder {
     }
 
     void perm_line(std::vector<block>& b, const encoding_run& e, const vars& v) const {
-        const std::string key = e.enc == encoding::none ? "positions.perm_none" : same(e.perm_diff) ? "positions.perm_same"
+        const std::string key = e.enc == encoding::none ? "positions.perm_none" : same(e.perm_diff, output_scale(e)) ? "positions.perm_same"
                                                                                                     : "positions.perm_differ";
         b.push_back(doc::prose(L.text(key, v)));
     }
@@ -150,7 +163,7 @@ struct builder {
         if (!sin) p.blocks.push_back(doc::prose(L.text(k + "past", v)));
         p.blocks.push_back(mat(L.raw("positions.gram_title"), e.gram, true));
         const bool odd = sin && r.config.run.d_model % 2 != 0;
-        p.blocks.push_back(doc::prose(L.text(k + (odd ? "relative_odd" : same(e.diag_spread) ? "relative_same" : "relative_differ"), v)));
+        p.blocks.push_back(doc::prose(L.text(k + (odd ? "relative_odd" : same(e.diag_spread, max_abs(tensor(e.gram))) ? "relative_same" : "relative_differ"), v)));
         if (sin) p.blocks.push_back(doc::prose(L.text(k + (same(e.rotation_error) ? "rotation" : "rotation_off"), v)));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(weights_map(e, 0, L.raw("positions.weights.title")));
@@ -184,7 +197,10 @@ struct builder {
         p.blocks.push_back(doc::gap());
         for (const char* id : {"Q", "Q_rot", "K", "K_rot"}) p.blocks.insert(p.blocks.end(), {step_mat(e, id), doc::gap()});
         p.blocks.push_back(doc::prose(L.text("positions.rope.v_untouched", v)));
-        p.blocks.push_back(doc::prose(L.text(same(e.norm_diff) ? "positions.rope.norms" : "positions.rope.norms_off", v)));
+        // a bound on the rows' norms: the largest entry times √d_k
+        const double norms = std::max(max_abs(e.t.at("Q_rot").value), max_abs(e.t.at("K_rot").value)) *
+                             std::sqrt(static_cast<double>(dk));
+        p.blocks.push_back(doc::prose(L.text(same(e.norm_diff, norms) ? "positions.rope.norms" : "positions.rope.norms_off", v)));
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.styles_title"), 2, tone::bold));
@@ -192,8 +208,8 @@ struct builder {
         block other = mat(L.text("positions.rope.scores_style", {{"style", e.values.at("other_style")}}), e.other_scores, true);
         other.against = std::make_shared<const matrix<double>>(as_matrix(e.t.at("scores").value));
         p.blocks.insert(p.blocks.end(), {mine, doc::gap(), other});
-        p.blocks.push_back(doc::prose(L.text(same(e.style_diff) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
-        p.blocks.push_back(doc::prose(L.text(same(e.converted_diff) ? "positions.rope.convert" : "positions.rope.convert_off", v)));
+        p.blocks.push_back(doc::prose(L.text(same(e.style_diff, scores_scale(e)) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
+        p.blocks.push_back(doc::prose(L.text(same(e.converted_diff, scores_scale(e)) ? "positions.rope.convert" : "positions.rope.convert_off", v)));
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.shift_title"), 2, tone::bold));
@@ -201,7 +217,7 @@ struct builder {
         block ats = mat(L.text("positions.rope.at_s", v), e.shifted_scores, true);
         ats.against = std::make_shared<const matrix<double>>(as_matrix(e.t.at("scores").value));
         p.blocks.insert(p.blocks.end(), {at0, doc::gap(), ats});
-        p.blocks.push_back(doc::prose(L.text(same(e.shift_diff) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
+        p.blocks.push_back(doc::prose(L.text(same(e.shift_diff, scores_scale(e)) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.decay_title"), 2, tone::bold));
