@@ -177,6 +177,7 @@ struct builder {
         const std::size_t dk = r.config.run.d_k, n = r.config.run.seq_len;
         vars v = with(e.values);
         v["max_angle"] = format_number(static_cast<double>(n - 1) * e.thetas.at(0), precision);
+        v["scores_max"] = fmt::format("{:.3g}", scores_scale(e));
         doc::page p;
         p.id = "rope";
         p.title = L.raw("positions.rope.title");
