@@ -66,6 +66,12 @@ void add_display_options(CLI::App* cmd, std::string& format, std::string& color,
         ->capture_default_str();
     cmd->add_option("--precision", precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
 }
+// --rope, --rope-style, --rope-base: q and k rotated before the scores (step, heads).
+void add_rope_options(CLI::App* cmd, attn::step_request& r) {
+    cmd->add_flag("--rope", r.rope, "Rotate q and k by position (RoPE) before the scores: Q_rot and K_rot steps");
+    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
+    cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d)")->capture_default_str();
+}
 }  // namespace
 
 // attn-explain: flags of cmd_step.cpp
@@ -104,6 +110,7 @@ void setup_step(CLI::App& app, step_options& opt) {
     cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
     cmd->add_option("--align", opt.request.align, "Causal alignment when n != m: top-left | bottom-right")
         ->capture_default_str();
+    add_rope_options(cmd, opt.request);
 }
 
 // attn-explain: flags of cmd_mistakes.cpp
@@ -166,13 +173,46 @@ void setup_heads(CLI::App& app, heads_options& opt) {
     cmd->add_option("--head", opt.head, "Show only this head");
     cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
     cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
+    add_rope_options(cmd, r);
+}
+
+// attn-explain: flags of cmd_positions.cpp
+void setup_positions(CLI::App& app, positions_options& opt) {
+    auto* cmd = app.add_subcommand("positions", "Where order comes from: sinusoidal, learned, RoPE, ALiBi and NoPE, live");
+    attn::step_request& r = opt.run.request;
+    r.seq_len = 6;
+    r.d_model = r.d_k = r.d_v = 8;
+    attn::positions_request& p = opt.request;
+    cmd->add_option("--encoding", p.encoding, "none | sinusoidal | learned | rope | alibi (default: a tour of all)");
+    cmd->add_option("-n,--seq-len", r.seq_len, "Number of tokens n")->capture_default_str();
+    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
+    cmd->add_option("--d-k", r.d_k, "Width of queries, keys and values (even, for RoPE)")->capture_default_str();
+    cmd->add_option("--seed", r.seed, "Seed for X, the weights, the permutation and the learned table")->capture_default_str();
+    cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
+    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    cmd->add_option("--mask", p.mask, "none | causal (default: causal for none and alibi, none for the others)");
+    cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat on a mat\"");
+    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
+    cmd->add_option("--save", opt.run.save, "Write the encoding's steps as DIR/<id>.npy (needs --encoding)")->type_name("DIR");
+    cmd->add_option("--rope-style", p.rope.style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
+    cmd->add_option("--rope-base", p.rope.base, "RoPE base B: theta_i = B^(-2i/d_k)")->capture_default_str();
+    cmd->add_option("--heads", p.heads, "ALiBi heads h (slopes as in the paper)")->capture_default_str();
+    cmd->add_option("--shift", p.shift, "Offset s of the RoPE relative-position check")->capture_default_str();
+    add_display_options(cmd, opt.run.format, opt.run.color, opt.run.lang, opt.run.precision);
+    cmd->get_option("--format")->description("text, json, markdown or html");
+    cmd->add_flag("--full", opt.run.full, "Never elide large matrices");
+    cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for Enter between pages");
+    cmd->callback([cmd, &opt] {
+        opt.run.request.dims_given = cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") > 0;
+        opt.run.request.dtype_given = cmd->count("--dtype") > 0;
+    });
 }
 
 // attn-explain: flags of cmd_drill.cpp
 void setup_drill(CLI::App& app, drill_options& opt) {
     auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
     cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | all")
+    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | all")
         ->capture_default_str();
     cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
@@ -331,6 +371,9 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
+    cmd->add_flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
+    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
+    cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)")->capture_default_str();
     cmd->callback([cmd, &r] {
         r.kv_heads_given = cmd->count("--kv-heads") > 0;
         r.dtype_given = cmd->count("--dtype") > 0;

@@ -10,6 +10,7 @@
 #include "attn/io/lessons.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/learn.hpp"
+#include "attn/trace/positions.hpp"
 #include "attn/trace/trace.hpp"
 #include "output.hpp"
 #include "terminal.hpp"
@@ -130,6 +131,14 @@ struct cost_options {
 };
 void setup_cost(CLI::App& app, cost_options& opt);
 int run_cost(const cost_options& opt);
+
+// `attn-explain positions`: where order comes from (sinusoidal, learned, RoPE, ALiBi, NoPE).
+struct positions_options {
+    step_options run;                  // dimensions, seed, dtype, --load, --save, display
+    attn::positions_request request;   // --encoding, --rope-style, --rope-base, --heads, --shift, --mask
+};
+void setup_positions(CLI::App& app, positions_options& opt);
+int run_positions(const positions_options& opt);
 
 // `attn-explain variant KIND`: linear, additive or multi-head latent attention.
 struct variant_options {

@@ -131,6 +131,7 @@ int main(int argc, char** argv) {
     app::kvcache_options kvcache;
     app::bench_options bench;
     app::heads_options heads;
+    app::positions_options positions;
     app::drill_options drill;
     app::grad_options grad;
     app::train_cli_options train;
@@ -145,6 +146,7 @@ int main(int argc, char** argv) {
     app::setup_exercise(cli, exercise);
     app::setup_check(cli, check);
     app::setup_heads(cli, heads);
+    app::setup_positions(cli, positions);
     app::setup_mask(cli, mask);
     app::setup_drill(cli, drill);
     app::setup_grad(cli, grad);
@@ -217,6 +219,7 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("exercise")) return app::run_exercise(exercise);
         if (cli.got_subcommand("check")) return app::run_check(check);
         if (cli.got_subcommand("heads")) return app::run_heads(heads);
+        if (cli.got_subcommand("positions")) return app::run_positions(positions);
         if (cli.got_subcommand("drill")) return app::run_drill(drill);
         if (cli.got_subcommand("grad")) return app::run_grad(grad);
         if (cli.got_subcommand("train")) return app::run_train(train);

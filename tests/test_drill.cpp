@@ -138,6 +138,14 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                 case 4: want = 4 * x[0] * x[0] + 4 * x[0]; break;
                 case 6: want = x[2] * (x[0] + x[1]) * x[3]; break;  // layers · (d_c + d_r) · bytes
                 case 7: want = x.back(); break;                      // n = d
+                case 8: want = std::pow(x[0], -2 * x[2] / x[1]); break;  // base, d, i: θ_i
+                case 9: {  // h, k: ALiBi's slope, from the paper's rule written out
+                    const double h = x[0], k = x[1];
+                    const double p = std::pow(2.0, std::floor(std::log2(h)));
+                    want = k < p ? std::pow(2.0, -8 * (k + 1) / p) : std::pow(2.0, -4 * (2 * (k - p) + 1) / p);
+                    break;
+                }
+                case 10: want = x[3] * std::pow(x[0], -2 * x[2] / x[1]); break;  // base, d, i, position
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -150,7 +158,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
     const std::set<std::string> subjects = {"scaling", "masks",   "projections", "heads", "kvcache",
-                                            "memory",  "complexity", "einsum",    "softmax", "shapes"};
+                                            "memory",  "complexity", "einsum",    "softmax", "shapes", "positions"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -167,7 +175,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
         // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
         const std::string sub = word_after(q.command, "attn-explain");
-        const std::set<std::string> subcommands = {"step", "heads", "mistake", "mistakes", "mask", "drill", "variant"};
+        const std::set<std::string> subcommands = {"step", "heads", "mistake", "mistakes", "mask", "drill", "variant", "positions", "kv-cache"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {
@@ -177,6 +185,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     }
     for (const char* s : {"scaling", "masks", "projections", "heads", "kvcache", "memory", "complexity", "einsum"})
         CHECK(per_subject[s] >= 3);
+    CHECK(per_subject["positions"] >= 12);
     const auto bugs = attn::drill::bug_bank(L(), 5);
     CHECK(bugs.size() == attn::mistake_catalogue().size());
     for (const question& q : bugs) {

@@ -10,6 +10,8 @@
 #include "attn/core/flash.hpp"
 #include "attn/doc/flash.hpp"
 #include "attn/doc/kvcache.hpp"
+#include "attn/doc/positions.hpp"
+#include "attn/trace/positions.hpp"
 #include "attn/doc/walkthrough.hpp"
 #include "attn/render/html.hpp"
 #include "attn/trace/inputs.hpp"
@@ -213,4 +215,19 @@ TEST_CASE("html: kv-cache, flash and cost pages are well-formed and complete", "
     CHECK(c.find("<nav") == std::string::npos);
     CHECK(count(c, "<table class=\"data\">") == 2);
     CHECK(c.find("2·L·B·n·d²") != std::string::npos);
+}
+
+TEST_CASE("html: the positions tour is well-formed and complete", "[html][positions]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::positions_request q;
+    q.run.seq_len = 6, q.run.d_model = 8, q.run.d_k = 8;
+    const attn::positions_config c = attn::validate_positions(q);
+    const attn::positions_report r = attn::run_positions(c, attn::make_inputs(c.run), 4);
+    const std::string h = attn::render_html(attn::positions_document(r, L, 4));
+    CHECK(xml_problem(h) == "");
+    CHECK(h.rfind("<!DOCTYPE html>", 0) == 0);
+    // the order page, one page per encoding and the summary in the table of contents
+    CHECK(count(h, "<li><a href=\"#p-") == 7);
+    for (const char* id : {"order", "none", "sinusoidal", "learned", "rope", "alibi", "summary"})
+        CHECK(h.find(std::string("id=\"p-") + id + "\"") != std::string::npos);
 }

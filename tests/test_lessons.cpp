@@ -33,7 +33,10 @@
 #include "attn/doc/variant.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/doc/bench.hpp"
+#include "attn/doc/positions.hpp"
 #include "attn/doc/walkthrough.hpp"
+#include "attn/render/json_positions.hpp"
+#include "attn/trace/positions.hpp"
 #include "attn/render/html.hpp"
 #include "attn/render/json.hpp"
 #include "attn/render/markdown.hpp"
@@ -405,6 +408,63 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             CHECK_NOTHROW(attn::render_text(vd, {}));
             CHECK_NOTHROW(attn::render_markdown(vd));
         }
+    // `attn-explain positions` in every format, on runs that reach every conditional sentence; then
+    // step --rope, heads --rope and kv-cache --rope.
+    {
+        const attn::lessons& pl = attn::lessons::embedded("en");
+        auto pos_all = [&](const attn::positions_report& r) {
+            const attn::doc::document d = attn::positions_document(r, pl, 4);
+            attn::text_options o;
+            for (bool color : {false, true}) {
+                o.color = color;
+                CHECK_NOTHROW(attn::render_text(d, o));
+            }
+            CHECK_NOTHROW(attn::render_markdown(d));
+            CHECK_NOTHROW(attn::render_html(d));
+            CHECK_NOTHROW(attn::render_positions_json(r, pl));
+        };
+        auto pos_of = [](std::int64_t n, std::int64_t d, const char* mask, const char* style, std::int64_t heads) {
+            attn::positions_request q;
+            q.run.seq_len = n, q.run.d_model = d, q.run.d_k = 8, q.mask = mask, q.rope.style = style, q.heads = heads;
+            const attn::positions_config c = attn::validate_positions(q);
+            return attn::run_positions(c, attn::make_inputs(c.run), 4);
+        };
+        pos_all(pos_of(6, 8, "", "half", 8));
+        pos_all(pos_of(5, 7, "none", "interleaved", 12));  // odd d_model, no mask, h not a power of 2
+        attn::positions_report one = pos_of(1, 8, "", "half", 1);  // every check trivially equal
+        pos_all(one);
+        one.eq.no_mask_max_diff = 1;  // the sentences for results that should not happen
+        for (attn::encoding_run& e : one.runs) e.norm_diff = e.converted_diff = e.shift_diff = e.rotation_error = e.diag_spread = 1;
+        pos_all(one);
+        {
+            attn::positions_request q;  // one encoding, loaded inputs
+            q.run.load_dir = ATTN_FIXTURES "/positions_rope_half";
+            q.encoding = "rope";
+            attn::positions_config c = attn::validate_positions(q);
+            const attn::inputs in = attn::load_inputs(c.run);
+            pos_all(attn::run_positions(c, in, 4));
+            q = {};
+            q.run.seq_len = 3, q.run.d_model = 4, q.run.d_k = 4;  // the classic X
+            q.encoding = "sinusoidal";
+            const attn::positions_config cc = attn::validate_positions(q);
+            pos_all(attn::run_positions(cc, attn::make_inputs(cc.run), 4));
+        }
+        attn::step_request rs;
+        rs.rope = true;
+        render_all(run(rs));
+        attn::step_request rh;
+        rh.multihead = true;
+        rh.rope = true;
+        rh.seq_len = 4, rh.d_model = 8;
+        render_all(run(rh));
+        attn::kv_request kq;
+        kq.rope = true;
+        const attn::kv_config kc = attn::validate_kv(kq);
+        const attn::kv_report kr = attn::run_kvcache(kc, attn::make_kv_inputs(kc));
+        CHECK_NOTHROW(attn::render_text(attn::kvcache_document(kr, pl, 4), {}));
+        CHECK_NOTHROW(attn::render_kvcache_json(kr, pl));
+    }
+
     const attn::lessons& L = attn::lessons::embedded("en");
     for (const std::string& key : L.keys()) {
         INFO(key << " (in lessons/" << L.file_of(key) << ") is never used: remove it or use it");

@@ -255,5 +255,5 @@ TEST_CASE("mistake ids are validated", "[mistakes][config]") {
     r.mistake = "heads-no-transpose";  // multi-head: not part of the single-head walkthrough
     REQUIRE_THROWS_WITH(attn::validate(r), Catch::Contains("attn-explain mistake heads-no-transpose"));
     for (const attn::mistake_info& m : attn::mistake_catalogue()) CHECK(attn::find_mistake(m.id) == &m);
-    CHECK(attn::mistake_catalogue().size() == 21);
+    CHECK(attn::mistake_catalogue().size() == 23);  // + the exercise six, + rope-wrong-position, rope-style-mismatch
 }

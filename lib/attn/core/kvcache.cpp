@@ -84,12 +84,24 @@ cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const 
 
 template <class T>
 matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
-                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads) {
+                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads,
+                               const rope_spec& rope) {
     const std::size_t n = x.shape(0), d = x.shape(1);
     tensor3<T> x3 = xt::empty<T>({std::size_t{1}, n, d});
     for (std::size_t i = 0; i < x.size(); ++i) x3.data()[i] = static_cast<T>(x.data()[i]);
-    const tensor4<T> qh = split_heads(project3(x3, convert<T>(w_q)), heads);      // [1, h, T, d_h]
-    const tensor4<T> kg = split_heads(project3(x3, convert<T>(w_k)), kv_heads);   // [1, g, T, d_h]
+    tensor4<T> qh = split_heads(project3(x3, convert<T>(w_q)), heads);            // [1, h, T, d_h]
+    tensor4<T> kg = split_heads(project3(x3, convert<T>(w_k)), kv_heads);         // [1, g, T, d_h]
+    if (rope.on)
+        for (tensor4<T>* t : {&qh, &kg})
+            for (std::size_t hh = 0; hh < t->shape(1); ++hh) {
+                const std::size_t dh = t->shape(3);
+                matrix<T> slice = xt::empty<T>({n, dh});  // [T, d_h]
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t e = 0; e < dh; ++e) slice(i, e) = (*t)(0, hh, i, e);
+                const matrix<T> rot = rope_rotate(slice, 0, rope.base, rope.style);
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t e = 0; e < dh; ++e) (*t)(0, hh, i, e) = rot(i, e);
+            }
     const tensor4<T> vg = split_heads(project3(x3, convert<T>(w_v)), kv_heads);   // [1, g, T, d_h]
     const std::size_t dh = qh.shape(3), group = heads / kv_heads;
     // repeat_interleave(h / g, dim=1): query head i reads K/V head i / (h / g).
@@ -130,7 +142,7 @@ double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d
     template cached_attention attend_cache<T>(const std::vector<std::vector<T>>&, const kv_cache<T>&,               \
                                               const gqa_sizes&);                                                    \
     template matrix<double> gqa_full_causal<T>(const matrix<double>&, const matrix<double>&, const matrix<double>&, \
-                                               const matrix<double>&, std::size_t, std::size_t);
+                                               const matrix<double>&, std::size_t, std::size_t, const rope_spec&);
 ATTN_KV_INSTANTIATE(float)
 ATTN_KV_INSTANTIATE(double)
 #undef ATTN_KV_INSTANTIATE

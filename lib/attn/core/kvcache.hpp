@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/positions.hpp"
 
 namespace attn {
 
@@ -47,9 +48,16 @@ cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const 
 
 // Full causal self-attention over x [T, d] with GQA heads (K/V heads repeated to h), per-head outputs
 // merged before W_O: [T, d]. In T's precision; built from multihead.hpp's batched pieces.
+// With `rope`, every head's q and k are rotated at positions 0 … T−1 after the split (V untouched).
+struct rope_spec {
+    bool on = false;
+    rope_style style = rope_style::half;
+    double base = 10000.0;
+};
 template <class T>
 matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
-                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads);
+                               const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads,
+                               const rope_spec& rope = {});
 
 // FLOPs (a multiply-add is 2): one decode step whose cache holds L keys after appending, with the
 // cache (project one token, q·Kᵀ over L keys, weights·V) and without (project all L tokens and run

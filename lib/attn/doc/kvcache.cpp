@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "attn/doc/chrome.hpp"
+#include "attn/trace/positions.hpp"
 
 namespace attn {
 
@@ -97,6 +98,13 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     rv["pos"] = std::to_string(s.first + last);
     if (s.prefill && s.count > 1) out.push_back(doc::prose(L.text("kvcache.prefill_last_row", rv), tone::dim, "  "));
     out.push_back(doc::prose(L.text("kvcache.row_intro", rv), tone::plain, "  "));
+    if (c.rope.on) {  // --rope: the rows below are already rotated at their position
+        vars pv = rv;
+        pv["rope_style"] = name_of(c.rope.style);
+        pv["p"] = std::to_string(c.prompt_len);
+        pv["t"] = std::to_string(s.first + last - std::min(s.first + last, c.prompt_len));
+        out.push_back(doc::prose(L.text(s.prefill ? "kvcache_rope.prefill" : "kvcache_rope.decode", pv), tone::plain, "  "));
+    }
     // q has h·d_head columns, k and v g·d_head: one matrix when they are as wide (g = h), else two.
     const std::string q_label = L.text("kvcache.row_q", rv), k_label = L.text("kvcache.row_k", rv),
                       v_label = L.text("kvcache.row_v", rv);
@@ -207,6 +215,12 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
                     doc::gap(),
                     doc::prose(L.text("kvcache.output_note", v), tone::dim),
                     doc::gap()};
+    if (r.config.rope.on) {
+        vars rv = v;
+        rv["rope_style"] = name_of(r.config.rope.style);
+        rv["rope_base"] = fmt::format("{:g}", r.config.rope.base);
+        first.blocks.insert(first.blocks.end() - 1, doc::prose(L.text("kvcache_rope.intro", rv)));
+    }
     add_step(first.blocks, r, 0, L, precision);
     d.pages.push_back(std::move(first));
     for (std::size_t k = 1; k < r.steps.size(); ++k) {

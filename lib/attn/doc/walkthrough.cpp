@@ -9,6 +9,7 @@
 
 #include "attn/doc/chrome.hpp"
 #include "attn/trace/mistakes.hpp"
+#include "attn/trace/positions.hpp"
 
 namespace attn::doc {
 
@@ -174,6 +175,9 @@ struct builder {
 
     void banner_block(const std::string& command) {
         std::string cfg = command + ": " + L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
+        if (t.config.rope)
+            cfg += ", " + L.text("ui.config_rope", {{"rope_style", name_of(t.config.rope_style)},
+                                                     {"rope_base", fmt::format("{:g}", t.config.rope_base)}});
         if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
         add(banner(cfg));
         add(gap());

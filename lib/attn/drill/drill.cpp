@@ -12,13 +12,14 @@
 #include "attn/trace/config.hpp"
 #include "attn/core/error.hpp"
 #include "attn/trace/mistakes.hpp"
+#include "attn/core/positions.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/shapes.hpp"
 
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "all"};
+    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "all"};
     return names;
 }
 
@@ -201,6 +202,43 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["d"] = std::to_string(d);
             answer = static_cast<double>(d);
             decimals = 0;
+            break;
+        }
+        case 8: {  // RoPE: θ_i = base^(−2i/d) for a given base, d and i
+            topics.push_back("positions");
+            const double base = static_cast<double>(pick(g, {10000, 500000}));
+            const std::size_t d = pick(g, {8, 16, 64, 128}), i = g.below(std::min<std::size_t>(d / 2, 8));
+            v["base"] = fmt::format("{:g}", base);
+            v["d"] = std::to_string(d);
+            v["i"] = std::to_string(i);
+            answer = std::round(rope_theta(i, d, base) * 1e4) / 1e4;
+            tolerance = 1e-4;
+            decimals = 4;
+            break;
+        }
+        case 9: {  // ALiBi: the slope of head k of h (the paper's rule, non-powers of 2 included)
+            topics.push_back("positions");
+            const std::size_t h = pick(g, {4, 8, 12, 16}), k = g.below(h);
+            v["h"] = std::to_string(h);
+            v["k"] = std::to_string(k);
+            std::size_t p2 = 1;
+            while (p2 * 2 <= h) p2 *= 2;
+            v["p"] = std::to_string(p2);
+            v["twice"] = std::to_string(2 * p2);
+            answer = std::round(alibi_slopes(h)[k] * 1e4) / 1e4;
+            tolerance = 1e-4;
+            decimals = 4;
+            break;
+        }
+        case 10: {  // RoPE: the rotation angle of pair i at position p, in radians
+            topics.push_back("positions");
+            const std::size_t d = pick(g, {8, 16, 64}), i = g.below(3), p = 1 + g.below(50);
+            v["d"] = std::to_string(d);
+            v["i"] = std::to_string(i);
+            v["p"] = std::to_string(p);
+            answer = std::round(static_cast<double>(p) * rope_theta(i, d, 10000.0) * 1e3) / 1e3;
+            tolerance = 1e-3;
+            decimals = 3;
             break;
         }
         default: {  // variant 5: KV cache of a whole model, in MiB: K and V for every layer

@@ -108,6 +108,10 @@ std::string config_json(const trace& t) {
         json_string(name_of(c.mask)), c.mistake.empty() ? "null" : json_string(c.mistake), tokens,
         json_string(c.load_dir.empty() ? "seed" : "load"));
     if (c.multihead) out += fmt::format(", \"batch\": {}, \"heads\": {}", c.batch, c.heads);
+    if (c.rope)
+        out += fmt::format(", \"rope\": {{\"style\": {}, \"base\": {}}}",
+                           json_string(c.rope_style == rope_style::half ? "half" : "interleaved"),
+                           json_number(c.rope_base, dtype::float64));
     return out + "}";
 }
 

@@ -31,9 +31,12 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
     std::string out = "{\n";
     out += fmt::format(
         "  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"total\": {}, \"d_model\": {}, \"heads\": "
-        "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}}},\n",
+        "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}, \"rope\": {}}},\n",
         json_string(L.raw("kvcache.title")), c.prompt_len, c.steps, c.total(), c.d_model, c.heads, c.kv_heads, c.d_head,
-        json_string(name_of(t)), c.seed, c.load_dir.empty() ? "null" : json_string(c.load_dir));
+        json_string(name_of(t)), c.seed, c.load_dir.empty() ? "null" : json_string(c.load_dir),
+        c.rope.on ? fmt::format("{{\"style\": {}, \"base\": {}}}", json_string(c.rope.style == rope_style::half ? "half" : "interleaved"),
+                                json_number(c.rope.base, dtype::float64))
+                  : std::string("null"));
     std::string groups = "[", of = "[";
     for (std::size_t kv = 0; kv < c.kv_heads; ++kv) {
         groups += kv ? ", [" : "[";

@@ -11,6 +11,7 @@
 #include "attn/core/error.hpp"
 #include "attn/io/utf8.hpp"
 #include "attn/trace/mistakes.hpp"
+#include "attn/trace/positions.hpp"
 
 namespace attn {
 
@@ -109,10 +110,23 @@ step_config validate(const step_request& request) {
             throw error("multi-head attention projects to d_model: drop --d-k and --d-v");
     }
     c.lengths_text = r.lengths;
+    if (r.rope || (m && m->needs_rope)) {
+        if (m && !m->needs_rope)
+            throw error("this mistake runs without RoPE: drop --rope (the RoPE ones are rope-wrong-position and rope-style-mismatch)");
+        if (c.cross()) throw error("--rope rotates by position within one sequence: drop --kv-len (cross-attention) or --rope");
+        const rope_config rc = validate_rope({r.rope_style, r.rope_base}, 2, "");
+        c.rope = true;
+        c.rope_style = rc.style;
+        c.rope_base = rc.base;
+    }
     if (m && (c.cross() || c.bias || !c.lengths_text.empty()))
         throw error("the mistakes run self-attention without biases or padding: drop --kv-len, --bias and --lengths");
     if (!r.multihead && !m && !c.lengths_text.empty())
         throw error("--lengths needs a batch: use attn-explain heads --lengths ...");
+    if (c.mistake == "rope-wrong-position" && c.seq_len < 2)
+        throw error("rope-wrong-position needs a prompt and a decode token: use --seq-len 2 or more, e.g. 6");
+    if (c.mistake == "rope-style-mismatch" && c.d_k < 4)
+        throw error("rope-style-mismatch needs at least two pairs to mix up: use --d-k 4 or more, e.g. 8");
     if (c.load_dir.empty()) {
         check_dimensions(c);
         c.lengths = parse_lengths_for(c);
@@ -156,6 +170,13 @@ void check_dimensions(const step_config& c) {
                                 need / (1u << 30), budget / (1u << 30)));
     if (c.multihead && c.d_model % c.heads != 0)
         throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors(c.d_model)));
+    if (c.rope && c.multihead && (c.d_model / c.heads) % 2 != 0)
+        throw error(fmt::format("--rope needs an even head width, but d_model / heads = {} / {} = {}: RoPE rotates "
+                                "features in pairs; try --heads {}",
+                                c.d_model, c.heads, c.d_model / c.heads, c.heads > 1 ? c.heads / 2 : 1));
+    if (c.rope && !c.multihead && c.d_k % 2 != 0)
+        throw error(fmt::format("--rope needs an even --d-k, but it is {}: RoPE rotates features in pairs; try --d-k {}",
+                                c.d_k, c.d_k + 1));
     if (!c.tokens.empty() && c.tokens.size() != c.seq_len)
         throw error(fmt::format("--tokens gives {} token(s) but seq_len is {}: give one word per position",
                                 c.tokens.size(), c.seq_len));

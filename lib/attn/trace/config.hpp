@@ -9,6 +9,7 @@
 
 #include "attn/core/lowp.hpp"
 #include "attn/core/masks.hpp"
+#include "attn/core/positions.hpp"
 
 namespace attn {
 
@@ -56,6 +57,9 @@ struct step_request {
     std::string pad_side = "right";  // where the padding sits: right | left
     std::string align = "top-left";  // causal alignment when queries and keys differ in number
     std::int64_t kv_len = 0;   // > 0: cross-attention over m = kv_len memory positions
+    bool rope = false;         // --rope: q and k rotated (RoPE) before the scores
+    std::string rope_style = "half";  // half | interleaved
+    double rope_base = 10000.0;
 };
 
 struct step_config {
@@ -76,6 +80,9 @@ struct step_config {
     attn::pad_side side = attn::pad_side::right;
     attn::causal_align align = attn::causal_align::top_left;
     std::size_t kv_len = 0;            // m, the memory length of cross-attention (0: self-attention)
+    bool rope = false;                 // q and k rotated at positions 0 … n−1 (Q_rot, K_rot steps)
+    attn::rope_style rope_style = attn::rope_style::half;
+    double rope_base = 10000.0;
     bool cross() const { return kv_len > 0; }
     std::size_t keys() const { return kv_len > 0 ? kv_len : seq_len; }  // m
 };

@@ -10,6 +10,7 @@
 #include "attn/core/error.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/trace/positions.hpp"
 
 namespace attn {
 
@@ -40,6 +41,9 @@ constexpr double kv_max_work = 2e10;
 void check_sizes(const kv_config& c) {
     if (c.d_model % c.heads != 0)
         throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
+    if (c.rope.on && (c.d_model / c.heads) % 2 != 0)
+        throw error(fmt::format("--rope needs an even head width, but d_model / heads = {}: RoPE rotates features in "
+                                "pairs; change --d-model or --heads", c.d_model / c.heads));
     if (c.kv_heads < 1 || c.kv_heads > c.heads || c.heads % c.kv_heads != 0)
         throw error(fmt::format("--kv-heads {} must divide --heads {}: try {} (1 = multi-query, {} = multi-head)",
                                 c.kv_heads, c.heads, divisors_of(c.heads), c.heads));
@@ -89,7 +93,7 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     kv_report r;
     r.config = c;
     r.in = in;
-    r.full = gqa_full_causal<T>(in.x, in.w_q, in.w_k, in.w_v, h, g);
+    r.full = gqa_full_causal<T>(in.x, in.w_q, in.w_k, in.w_v, h, g, c.rope);
     r.output = xt::zeros<double>({T_len, d});
     kv_cache<T> cache(g, dh);
 
@@ -106,7 +110,17 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
         for (std::size_t i = 0; i < count; ++i) {
             const std::size_t pos = first + i;
             qs.push_back(project_row(x, pos, wq));
-            const std::vector<T> k = project_row(x, pos, wk), v = project_row(x, pos, wv);
+            std::vector<T> k = project_row(x, pos, wk);
+            const std::vector<T> v = project_row(x, pos, wv);
+            if (c.rope.on) {
+                // RoPE: the new q and k turn by their position p + t; the cache keeps the rotated k.
+                // The rope-wrong-position bug rotates a decode token at 0 or at t instead.
+                const std::size_t at = prefill || c.decode_position == rope_position::correct ? pos
+                                       : c.decode_position == rope_position::zero          ? 0
+                                                                                            : pos - c.prompt_len;
+                qs.back() = rope_rotate_heads(qs.back(), h, at, c.rope.base, c.rope.style);
+                k = rope_rotate_heads(k, g, at, c.rope.base, c.rope.style);
+            }
             for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
             for (std::size_t j = 0; j < g * dh; ++j) s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
             cache.append(k, v);
@@ -157,6 +171,10 @@ kv_config validate_kv(const kv_request& r) {
         c.kv_heads = static_cast<std::size_t>(r.kv_heads);
     } else {
         c.kv_heads = c.heads;
+    }
+    if (r.rope) {
+        const rope_config rc = validate_rope({r.rope_style, r.rope_base}, 2, "");
+        c.rope = {true, rc.style, rc.base};
     }
     if (!r.load_dir.empty()) {
         if (r.d_model_given) throw error("--load takes d_model from the files: drop --d-model");

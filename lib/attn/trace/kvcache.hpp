@@ -31,13 +31,21 @@ struct kv_request {
     bool dtype_given = false;
     bool d_model_given = false, prompt_given = false, steps_given = false;  // typed on the command line
     std::string load_dir;
+    bool rope = false;         // --rope: q and k rotated at their positions; the cache holds rotated keys
+    std::string rope_style = "half";
+    double rope_base = 10000.0;
 };
+
+// The mistake rope-wrong-position: where a decode step rotates its new token (correct: p + t).
+enum class rope_position { correct, zero, step_index };
 
 struct kv_config {
     std::size_t prompt_len = 4, steps = 4, d_model = 8, heads = 2, kv_heads = 2, d_head = 4;
     std::uint64_t seed = default_seed;
     dtype type = dtype::float32;
     std::string load_dir;
+    rope_spec rope;                                     // --rope
+    rope_position decode_position = rope_position::correct;  // the rope-wrong-position bug
     std::size_t total() const { return prompt_len + steps; }  // T
     std::size_t group() const { return heads / kv_heads; }    // query heads per K/V head
     std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }

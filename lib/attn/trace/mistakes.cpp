@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "attn/core/positions.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/trace/positions.hpp"
 #include "attn/trace/trace_multihead.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/trace/trace.hpp"
@@ -42,6 +44,8 @@ const std::vector<mistake_info>& mistake_catalogue() {
         {"softmax-backward-no-rowsum", "silent", "silent", "output", false, false, false, 0, 0},
         {"backward-no-scale", "silent", "silent", "output", false, false, false, 0, 0},
         {"kv-cache-wrong-order", "silent", "silent", "K", false, false, true, 0, 0},
+        {"rope-wrong-position", "silent", "silent", "Q_rot", true, false, true, 6, 8, true},
+        {"rope-style-mismatch", "silent", "silent", "Q_rot", true, false, false, 6, 8, true},
     };
     return all;
 }
@@ -66,6 +70,11 @@ const std::vector<std::size_t>& no_scale_sweep_dims() {
 namespace {
 
 using blocked_t = std::vector<std::vector<bool>>;
+
+struct config_rope {
+    rope_style style = rope_style::half;
+    double base = 10000.0;
+};
 
 template <class T>
 step make(const std::string& id, const std::string& shape_line, const matrix<T>& m) {
@@ -149,6 +158,7 @@ struct run_ctx {
     blocked_t causal;                   // true = key j is in query i's future
     bool is_causal;
     std::size_t n, d_k;
+    config_rope rope;                   // the run's RoPE (the rope-* mistakes)
 
     run_ctx(const trace& tr, const inputs& in)
         : t(tr), x(convert<T>(in.x)), w_q(convert<T>(in.w_q)), w_k(convert<T>(in.w_k)), w_v(convert<T>(in.w_v)) {
@@ -161,6 +171,7 @@ struct run_ctx {
         d_k = w_q.shape(1);
         causal = mask_causal(n, n);
         is_causal = tr.config.mask == mask_kind::causal;
+        rope = {tr.config.rope_style, tr.config.rope_base};
     }
     std::string sq() const { return shape_str(n, n); }
     std::string shape_v() const { return shape_str(v.shape(0), v.shape(1)); }
@@ -559,6 +570,74 @@ void kv_cache_wrong_order(mistake_run& r, const run_ctx<T>& c) {
     symptom(r, "misplaced_rows", static_cast<double>(c.n));
 }
 
+// The RoPE steps of a buggy run: Q_rot, K_rot and everything after them.
+template <class T>
+void push_rope(std::vector<step>& g, const run_ctx<T>& c, const matrix<T>& q_rot, const matrix<T>& k_rot,
+               const std::string& how) {
+    const std::string nk = shape_str(c.n, c.d_k);
+    g.push_back(make("Q_rot", fmt::format("{} -> {}  ({})", nk, nk, how), q_rot));
+    g.back().lesson = "rope_step.Q_rot";
+    g.push_back(make("K_rot", fmt::format("{} -> {}  ({})", nk, nk, how), k_rot));
+    g.back().lesson = "rope_step.K_rot";
+    const matrix<T> scores = attention_scores(q_rot, k_rot);
+    g.push_back(make("scores", fmt::format("{} @ {} -> {}", nk, shape_str(c.d_k, c.n), c.sq()), scores));
+    const matrix<T> scaled = scale_scores(scores, c.d_k);
+    g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", c.sq(), c.d_k, c.sq()), scaled));
+    push_tail(g, c, c.masked(scaled));
+}
+
+// rope-wrong-position: the last tokens are decode steps t = 0, 1 after a prompt of p tokens; the bug
+// rotates each at t (its index in the decode loop) instead of p + t; the variant at 0.
+template <class T>
+void rope_wrong_position(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const config_rope& rc = c.rope;
+    const std::size_t decode = std::min<std::size_t>(2, c.n - 1), p = c.n - decode;
+    auto positions = [&](bool at_zero) {
+        std::vector<std::size_t> pos(c.n);
+        for (std::size_t i = 0; i < c.n; ++i) pos[i] = i < p ? i : at_zero ? 0 : i - p;
+        return pos;
+    };
+    for (bool at_zero : {false, true}) {
+        const std::vector<std::size_t> pos = positions(at_zero);
+        auto& g = group(r, at_zero ? "at_zero" : "buggy").steps;
+        push_rope(g, c, rope_rotate(c.q, pos, rc.base, rc.style), rope_rotate(c.k, pos, rc.base, rc.style),
+                  at_zero ? "decode tokens rotated at 0" : "decode tokens rotated at t");
+    }
+    r.values["prompt"] = std::to_string(p);
+    r.values["decode"] = std::to_string(decode);
+    r.values["first_decode"] = std::to_string(p);
+    r.values["last"] = std::to_string(c.n - 1);
+    symptom(r, "decode_tokens", static_cast<double>(decode));
+}
+
+// rope-style-mismatch: weights trained with half pairs run with interleaved ones (or the reverse);
+// the fix permutes W_Q's and W_K's columns so the pairs land where the other pairing expects them.
+template <class T>
+void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const config_rope& rc = c.rope;
+    const rope_style other = rc.style == rope_style::half ? rope_style::interleaved : rope_style::half;
+    auto& g = group(r, "buggy").steps;
+    push_rope(g, c, rope_rotate(c.q, 0, rc.base, other), rope_rotate(c.k, 0, rc.base, other),
+              std::string(name_of(other)) + " pairs");
+    // The fix: run the other pairing on converted weights. From half to interleaved the columns move
+    // back: W_other[:, perm[j]] = W[:, j]; from interleaved to half W_other = W[:, perm].
+    const std::vector<std::size_t> perm = interleaved_to_half(c.d_k);
+    std::vector<std::size_t> cols = perm;
+    if (rc.style == rope_style::half)
+        for (std::size_t j = 0; j < perm.size(); ++j) cols[perm[j]] = j;
+    const matrix<T> q2 = project(c.x, permute_cols(c.w_q, cols)), k2 = project(c.x, permute_cols(c.w_k, cols));
+    auto& f = group(r, "fix_permute").steps;
+    push_rope(f, c, rope_rotate(q2, 0, rc.base, other), rope_rotate(k2, 0, rc.base, other),
+              std::string(name_of(other)) + " pairs on permuted W");
+    r.values["style"] = name_of(rc.style);
+    r.values["other_style"] = name_of(other);
+    const tensor& good = c.t.at("scores").value;
+    symptom(r, "scores_max_diff", max_abs_diff(good, g[2].value));
+    symptom(r, "fix_scores_max_diff", max_abs_diff(good, f[2].value));
+}
+
 void finish(mistake_run& r, const trace& t) {
     record_diffs(r, t);
     expose(r);
@@ -586,6 +665,8 @@ void run_single_head(trace& t, const inputs& in) {
     else if (id == "softmax-backward-no-rowsum") backward_bug(r, c, true);
     else if (id == "backward-no-scale") backward_bug(r, c, false);
     else if (id == "kv-cache-wrong-order") kv_cache_wrong_order(r, c);
+    else if (id == "rope-wrong-position") rope_wrong_position(r, c);
+    else if (id == "rope-style-mismatch") rope_style_mismatch(r, c);
     finish(r, t);
 }
 

@@ -23,6 +23,7 @@ struct mistake_info {
     bool multihead = false;       // needs batched multi-head attention
     bool needs_causal = false;    // about the causal mask: the run uses --mask causal
     std::int64_t default_seq_len = 0, default_d_model = 0;  // defaults that show the symptom (0 = step's)
+    bool needs_rope = false;      // about RoPE: the correct run uses --rope
 };
 
 const std::vector<mistake_info>& mistake_catalogue();

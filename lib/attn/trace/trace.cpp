@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "attn/core/positions.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/trace/positions.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/trace/trace_multihead.hpp"
 
@@ -138,7 +140,10 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     f.q = with_bias(project(x, w_q), in.b_q);                 // [n, d_k]
     f.k = with_bias(project(src, w_k), in.b_k);               // [m, d_k]
     f.v = with_bias(project(src, w_v), in.b_v);               // [m, d_v]
-    f.scores = attention_scores(f.q, f.k);                    // [n, m]
+    // --rope: q and k rotated pairwise at positions 0 … n−1 (core/positions.hpp); V untouched.
+    const matrix<T> q_rot = c.rope ? rope_rotate(f.q, 0, c.rope_base, c.rope_style) : f.q;  // [n, d_k]
+    const matrix<T> k_rot = c.rope ? rope_rotate(f.k, 0, c.rope_base, c.rope_style) : f.k;  // [m, d_k]
+    f.scores = attention_scores(q_rot, k_rot);                // [n, m]
     f.scaled_scores = scale_scores(f.scores, dk);             // [n, m]
     f.masked_scores = causal ? apply_mask(f.scaled_scores, causal_blocked(n, m, c.align)) : f.scaled_scores;
     f.weights = softmax_rows(f.masked_scores);                // [n, m]
@@ -184,14 +189,28 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
         }
     }
 
+    if (c.rope) {
+        for (const auto& [id, rot] : {std::pair<const char*, const matrix<T>*>{"Q_rot", &q_rot}, {"K_rot", &k_rot}}) {
+            step r = make_step(id, fmt::format("rope({}, positions 0..{}) -> {}", shape_str(rot->shape(0), dk),
+                                               rot->shape(0) - 1, shape_str(rot->shape(0), dk)),
+                               convert<double>(*rot));
+            r.lesson = std::string("rope_step.") + id;
+            r.values["rope_style"] = name_of(c.rope_style);
+            r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
+            r.values["rope_pairs"] = c.rope_style == rope_style::half ? "(i, i + d/2)" : "(2i, 2i + 1)";
+            t.steps.push_back(std::move(r));
+        }
+    }
+
     // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
     const std::size_t j = m > 1 ? 1 : 0;
     step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)),
                        convert<double>(f.scores));
-    s.extras.push_back({"k_transposed", convert<double>(attn::transpose(f.k))});
+    s.extras.push_back({"k_transposed", convert<double>(attn::transpose(k_rot))});
     s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
-    s.values["expansion"] = expansion(row_of(f.q, 0), row_of(f.k, j), f.scores(0, j), precision);
+    s.values["expansion"] = expansion(row_of(q_rot, 0), row_of(k_rot, j), f.scores(0, j), precision);
+    if (c.rope) s.lesson = "rope_step.scores";
     t.steps.push_back(std::move(s));
 
     step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)),

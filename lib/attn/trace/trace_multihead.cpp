@@ -8,6 +8,8 @@
 
 #include "attn/core/masks.hpp"
 #include "attn/core/multihead.hpp"
+#include "attn/core/positions.hpp"
+#include "attn/trace/positions.hpp"
 
 namespace attn {
 
@@ -72,7 +74,24 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     const tensor4<T> qh = split_heads(q, d.h);            // [B, h, n, d_h]
     const tensor4<T> kh = split_heads(k, d.h);            // [B, h, m, d_h]
     const tensor4<T> vh = split_heads(v, d.h);            // [B, h, m, d_h]
-    const tensor4<T> scores = batched_scores(qh, kh);     // [B, h, n, m]
+    // --rope: each head's q and k rotated at positions 0 … n−1, after the split (V untouched).
+    auto rotate = [&](const tensor4<T>& x) {
+        tensor4<T> out = x;                               // [B, h, n, d_h]
+        const std::size_t len = x.shape(2);
+        for (std::size_t b = 0; b < d.b; ++b)
+            for (std::size_t hh = 0; hh < d.h; ++hh) {
+                matrix<T> slice = xt::empty<T>({len, d.d_h});
+                for (std::size_t i = 0; i < len; ++i)
+                    for (std::size_t e = 0; e < d.d_h; ++e) slice(i, e) = x(b, hh, i, e);
+                const matrix<T> rot = rope_rotate(slice, 0, c.rope_base, c.rope_style);
+                for (std::size_t i = 0; i < len; ++i)
+                    for (std::size_t e = 0; e < d.d_h; ++e) out(b, hh, i, e) = rot(i, e);
+            }
+        return out;
+    };
+    const tensor4<T> q_rot = c.rope ? rotate(qh) : qh;   // [B, h, n, d_h]
+    const tensor4<T> k_rot = c.rope ? rotate(kh) : kh;   // [B, h, m, d_h]
+    const tensor4<T> scores = batched_scores(q_rot, k_rot);  // [B, h, n, m]
     const tensor4<T> scaled = scale4(scores, d.d_h);      // [B, h, n, m]
     mask_spec spec;
     spec.batch = d.b;
@@ -148,7 +167,16 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     s.push_back(split_step("Q_heads", q, qh));
     s.push_back(split_step("K_heads", k, kh));
     s.push_back(split_step("V_heads", v, vh));
+    if (c.rope)
+        for (const auto& [id, rot] : {std::pair<const char*, const tensor4<T>*>{"Q_rot", &q_rot}, {"K_rot", &k_rot}}) {
+            step r = make(id, fmt::format("rope({}, positions 0..{}) -> {}", shp(*rot), rot->shape(2) - 1, shp(*rot)), *rot);
+            r.lesson = std::string("rope_heads.") + id;
+            r.values["rope_style"] = name_of(c.rope_style);
+            r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
+            s.push_back(std::move(r));
+        }
     s.push_back(make("scores", fmt::format("{} @ {} -> {}", shp(qh), shp(tensor4<T>(xt::transpose(kh, {0, 1, 3, 2}))), sc), scores));
+    if (c.rope) s.back().lesson = "rope_heads.scores";
     s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), scaled));
     step ms = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), masked);
     ms.brief = !spec.any();

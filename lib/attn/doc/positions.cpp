@@ -1,0 +1,330 @@
+// `attn-explain positions` as pages (see positions.hpp).
+#include "attn/doc/positions.hpp"
+
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "attn/core/shapes.hpp"
+#include "attn/doc/chrome.hpp"
+
+namespace attn {
+
+namespace {
+
+using doc::block;
+using doc::tone;
+
+std::string g3(double v) { return fmt::format("{:.3g}", v); }
+
+// "the same up to rounding": within this many units of the values' size (at least 1) in the run's
+// dtype, else a real difference.
+double tolerance(dtype t) { return t == dtype::float32 ? 1e-5 : 1e-12; }
+
+double max_abs(const tensor& v) {
+    double m = 0;
+    for (double x : v)
+        if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+    return m;
+}
+
+matrix<double> slice(const tensor& v, std::size_t index) {
+    const std::size_t r = v.shape()[v.dimension() - 2], c = v.shape()[v.dimension() - 1];
+    matrix<double> m = xt::empty<double>({r, c});
+    std::copy(v.data() + index * r * c, v.data() + (index + 1) * r * c, m.begin());
+    return m;
+}
+
+matrix<double> as_matrix(const tensor& v) { return slice(v, 0); }
+
+struct builder {
+    const positions_report& r;
+    const lessons& L;
+    int precision;
+    vars base;
+
+    builder(const positions_report& rep, const lessons& l, int p) : r(rep), L(l), precision(p) {
+        const step_config& c = r.config.run;
+        std::string perm;
+        for (std::size_t i = 0; i < r.eq.perm.size(); ++i) perm += (i ? ", " : "") + std::to_string(r.eq.perm[i]);
+        base = {{"n", std::to_string(c.seq_len)},
+                {"n_minus_1", std::to_string(c.seq_len - 1)},
+                {"d_model", std::to_string(c.d_model)},
+                {"d_k", std::to_string(c.d_k)},
+                {"half_d_k", std::to_string(c.d_k / 2)},
+                {"seed", std::to_string(c.seed)},
+                {"dtype", name_of(c.type)},
+                {"init", name_of(c.init)},
+                {"base", fmt::format("{:g}", r.config.rope.base)},
+                {"style", name_of(r.config.rope.style)},
+                {"heads", std::to_string(r.config.heads)},
+                {"shift", std::to_string(r.config.shift)},
+                {"perm", perm},
+                {"no_mask_diff", g3(r.eq.no_mask_max_diff)},
+                {"causal_diff", g3(r.eq.causal_max_diff)},
+                {"x_origin", L.text(std::string("positions.origin_") +
+                                        (c.load_dir.empty() ? (r.classic_x ? "classic" : "random") : "loaded"),
+                                    {{"seed", std::to_string(c.seed)}})}};
+    }
+
+    vars with(const vars& extra) const {
+        vars v = base;
+        for (const auto& kv : extra) v[kv.first] = kv.second;
+        return v;
+    }
+
+    std::vector<std::string> tokens() const { return r.config.run.tokens; }
+
+    block mat(const std::string& title, const matrix<double>& m, bool square = false) const {
+        return doc::matrix_of(title, m, tokens(), square ? tokens() : std::vector<std::string>{});
+    }
+    block step_mat(const encoding_run& e, const std::string& id, bool square = false) const {
+        const step& s = e.t.at(id);
+        const std::string key = s.lesson.empty() ? "positions." + id : s.lesson;
+        return mat(L.raw(key + ".title"), as_matrix(s.value), square);
+    }
+    block formula(const std::string& key, const vars& v) const {
+        return doc::field(doc::kind::formula, L.raw("label.formula"), L.text(key, v), tone::formula);
+    }
+    block code(const std::string& key, const vars& v) const {
+        return doc::field(doc::kind::code, L.raw("label.pytorch"), L.text(key, v), tone::code);
+    }
+    block weights_map(const encoding_run& e, std::size_t head, const std::string& title) const {
+        const tensor& w = e.t.at("weights").value;
+        return doc::heatmap(title, w.dimension() == 3 ? slice(w, head) : as_matrix(w), tokens(), tokens());
+    }
+    bool same(double diff, double scale = 1) const {
+        return diff <= tolerance(r.config.run.type) * std::max(1.0, scale);
+    }
+    // The size of a run's scores, outputs and rows (for same()).
+    static double scores_scale(const encoding_run& e) { return max_abs(e.t.at("scores").value); }
+    static double output_scale(const encoding_run& e) { return max_abs(e.t.at("output").value); }
+
+    doc::page order() const {
+        doc::page p;
+        p.id = "order";
+        p.title = L.raw("positions.order.title");
+        const vars v = with({});
+        std::string banner = "attn-explain positions: " + L.text("positions.config", v);
+        auto has = [&](encoding e) {
+            for (const encoding_run& run : r.runs)
+                if (run.enc == e) return true;
+            return false;
+        };
+        if (has(encoding::rope)) banner += ", " + L.text("positions.config_rope", v);
+        if (has(encoding::alibi)) banner += ", " + L.text("positions.config_alibi", v);
+        if (has(encoding::rope) || has(encoding::sinusoidal)) banner += ", " + L.text("positions.config_shift", v);
+        if (!r.config.tour) banner += ", " + L.text("positions.config_encoding", {{"encoding", name_of(r.runs[0].enc)}});
+        p.blocks = {doc::banner(banner), doc::gap(), doc::heading(p.title), doc::prose(L.text("positions.order.intro", v)),
+                    doc::gap()};
+        block pf = mat(L.raw("positions.order.p_f"), r.eq.p_f), fp = mat(L.raw("positions.order.f_p"), r.eq.f_p);
+        p.blocks.insert(p.blocks.end(), {pf, doc::gap(), fp});
+        p.blocks.push_back(doc::prose(L.text(same(r.eq.no_mask_max_diff, max_abs(tensor(r.eq.p_f))) ? "positions.order.no_mask_same"
+                                                                         : "positions.order.no_mask_differ", v)));
+        p.blocks.push_back(doc::gap());
+        block pc = mat(L.raw("positions.order.p_f_causal"), r.eq.p_f_causal),
+              fc = mat(L.raw("positions.order.f_p_causal"), r.eq.f_p_causal);
+        p.blocks.insert(p.blocks.end(), {pc, doc::gap(), fc});
+        p.blocks.push_back(doc::prose(L.text(same(r.eq.causal_max_diff, max_abs(tensor(r.eq.p_f_causal))) ? "positions.order.causal_same"
+                                                                        : "positions.order.causal_differ", v)));
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::prose(L.raw("positions.order.cite"), tone::dim));
+        return p;
+    }
+
+    void perm_line(std::vector<block>& b, const encoding_run& e, const vars& v) const {
+        const std::string key = e.enc == encoding::none ? "positions.perm_none" : same(e.perm_diff, output_scale(e)) ? "positions.perm_same"
+                                                                                                    : "positions.perm_differ";
+        b.push_back(doc::prose(L.text(key, v)));
+    }
+
+    doc::page none(const encoding_run& e) const {
+        const vars v = with(e.values);
+        doc::page p;
+        p.id = "none";
+        p.title = L.raw("positions.none.title");
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.none.intro", v)),
+                    code("positions.none.code", v), doc::gap(), weights_map(e, 0, L.raw("positions.weights.title"))};
+        p.blocks.push_back(doc::prose(L.text(e.causal ? "positions.none.reading_causal" : "positions.none.reading_open", v)));
+        perm_line(p.blocks, e, v);
+        return p;
+    }
+
+    doc::page absolute(const encoding_run& e) const {
+        const bool sin = e.enc == encoding::sinusoidal;
+        const std::string k = sin ? "positions.sinusoidal." : "positions.learned.";
+        const vars v = with(e.values);
+        doc::page p;
+        p.id = name_of(e.enc);
+        p.title = L.raw(k + "title");
+        p.blocks = {doc::heading(p.title), doc::prose(L.text(k + "intro", v)), formula(k + "formula", v),
+                    code(k + "code", v), doc::gap(), step_mat(e, "pe"), doc::gap(), step_mat(e, "X_pos"), doc::gap()};
+        if (!sin) p.blocks.push_back(doc::prose(L.text(k + "past", v)));
+        p.blocks.push_back(mat(L.raw("positions.gram_title"), e.gram, true));
+        const bool odd = sin && r.config.run.d_model % 2 != 0;
+        p.blocks.push_back(doc::prose(L.text(k + (odd ? "relative_odd" : same(e.diag_spread, max_abs(tensor(e.gram))) ? "relative_same" : "relative_differ"), v)));
+        if (sin) p.blocks.push_back(doc::prose(L.text(k + (same(e.rotation_error) ? "rotation" : "rotation_off"), v)));
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(weights_map(e, 0, L.raw("positions.weights.title")));
+        perm_line(p.blocks, e, v);
+        p.blocks.push_back(doc::prose(L.raw(k + "cite"), tone::dim));
+        return p;
+    }
+
+    doc::page rope(const encoding_run& e) const {
+        const std::string style = name_of(r.config.rope.style);
+        const std::size_t dk = r.config.run.d_k, n = r.config.run.seq_len;
+        vars v = with(e.values);
+        v["max_angle"] = format_number(static_cast<double>(n - 1) * e.thetas.at(0), precision);
+        v["scores_max"] = fmt::format("{:.3g}", scores_scale(e));
+        doc::page p;
+        p.id = "rope";
+        p.title = L.raw("positions.rope.title");
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.rope.intro", v)), formula("positions.rope.formula", v),
+                    code("positions.rope.code_" + style, v), doc::gap()};
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t i = 0; i < e.thetas.size(); ++i) {
+            const auto [a, b] = rope_pair(i, dk, r.config.rope.style);
+            const double theta = e.thetas[i];
+            rows.push_back({std::to_string(i), fmt::format("({}, {})", a, b), format_number(theta, precision),
+                            format_number(static_cast<double>(n - 1) * theta, precision),
+                            fmt::format("{:.1f}", 2 * M_PI / theta)});
+        }
+        p.blocks.push_back(doc::table({"i", L.raw("positions.rope.col_pair"), "θ_i", L.text("positions.rope.col_angle", v),
+                                       L.raw("positions.rope.col_wavelength")},
+                                      std::move(rows), "rlrrr"));
+        p.blocks.push_back(doc::prose(L.text("positions.rope.table_reading", v)));
+        p.blocks.push_back(doc::gap());
+        for (const char* id : {"Q", "Q_rot", "K", "K_rot"}) p.blocks.insert(p.blocks.end(), {step_mat(e, id), doc::gap()});
+        p.blocks.push_back(doc::prose(L.text("positions.rope.v_untouched", v)));
+        // a bound on the rows' norms: the largest entry times √d_k
+        const double norms = std::max(max_abs(e.t.at("Q_rot").value), max_abs(e.t.at("K_rot").value)) *
+                             std::sqrt(static_cast<double>(dk));
+        p.blocks.push_back(doc::prose(L.text(same(e.norm_diff, norms) ? "positions.rope.norms" : "positions.rope.norms_off", v)));
+        p.blocks.push_back(doc::gap());
+
+        p.blocks.push_back(doc::heading(L.raw("positions.rope.styles_title"), 2, tone::bold));
+        block mine = mat(L.text("positions.rope.scores_style", {{"style", style}}), as_matrix(e.t.at("scores").value), true);
+        block other = mat(L.text("positions.rope.scores_style", {{"style", e.values.at("other_style")}}), e.other_scores, true);
+        other.against = std::make_shared<const matrix<double>>(as_matrix(e.t.at("scores").value));
+        p.blocks.insert(p.blocks.end(), {mine, doc::gap(), other});
+        p.blocks.push_back(doc::prose(L.text(same(e.style_diff, scores_scale(e)) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
+        p.blocks.push_back(doc::prose(L.text(same(e.converted_diff, scores_scale(e)) ? "positions.rope.convert" : "positions.rope.convert_off", v)));
+        p.blocks.push_back(doc::gap());
+
+        p.blocks.push_back(doc::heading(L.raw("positions.rope.shift_title"), 2, tone::bold));
+        block at0 = mat(L.raw("positions.rope.at_0"), as_matrix(e.t.at("scores").value), true);
+        block ats = mat(L.text("positions.rope.at_s", v), e.shifted_scores, true);
+        ats.against = std::make_shared<const matrix<double>>(as_matrix(e.t.at("scores").value));
+        p.blocks.insert(p.blocks.end(), {at0, doc::gap(), ats});
+        p.blocks.push_back(doc::prose(L.text(same(e.shift_diff, scores_scale(e)) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
+        p.blocks.push_back(doc::gap());
+
+        p.blocks.push_back(doc::heading(L.raw("positions.rope.decay_title"), 2, tone::bold));
+        vars dv = v;
+        dv["last"] = std::to_string((decay_points - 1) * decay_step);
+        dv["run_far"] = format_number(e.decay_run.back(), 2);
+        dv["run_near"] = format_number(e.decay_run.front(), 2);
+        dv["far_128"] = format_number(e.decay_128.back(), 2);
+        dv["near_128"] = format_number(e.decay_128.front(), 2);
+        p.blocks.push_back(doc::row({doc::chart(L.text("positions.rope.decay_chart", dv), e.decay_run),
+                                     doc::chart(L.text("positions.rope.decay_chart", with({{"d_k", "128"}, {"last", dv.at("last")}})), e.decay_128)}));
+        p.blocks.push_back(doc::prose(L.text("positions.rope.decay", dv)));
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(weights_map(e, 0, L.raw("positions.weights.title")));
+        perm_line(p.blocks, e, v);
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::heading(L.raw("positions.rope.extension_title"), 2, tone::bold));
+        p.blocks.push_back(doc::prose(L.text("positions.rope.extension", v)));
+        p.blocks.push_back(doc::prose(L.raw("positions.rope.cite"), tone::dim));
+        return p;
+    }
+
+    doc::page alibi(const encoding_run& e) const {
+        const std::size_t h = r.config.heads;
+        const bool pow2 = (h & (h - 1)) == 0;
+        vars v = with(e.values);
+        std::size_t lower = 1;
+        while (lower * 2 <= h) lower *= 2;
+        v["lower"] = std::to_string(lower);
+        v["twice"] = std::to_string(2 * lower);
+        v["rest"] = std::to_string(h - lower);
+        v["lower_last"] = std::to_string(lower - 1);
+        v["first_slope"] = g3(e.slopes.front());
+        v["last_slope"] = g3(e.slopes.back());
+        doc::page p;
+        p.id = "alibi";
+        p.title = L.raw("positions.alibi.title");
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.alibi.intro", v)), formula("positions.alibi.formula", v),
+                    code("positions.alibi.code", v), doc::gap()};
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t i = 0; i < e.slopes.size(); ++i)
+            rows.push_back({std::to_string(i), format_number(e.slopes[i], 6), fmt::format("2^{:.3g}", std::log2(e.slopes[i])),
+                            format_number(-e.slopes[i] * static_cast<double>(r.config.run.seq_len - 1), precision)});
+        p.blocks.push_back(doc::table({L.raw("positions.alibi.col_head"), L.raw("positions.alibi.col_slope"), "",
+                                       L.text("positions.alibi.col_far", v)},
+                                      std::move(rows), "rrrr"));
+        p.blocks.push_back(doc::prose(L.text(pow2 ? "positions.alibi.rule_pow2" : "positions.alibi.rule_other", v)));
+        p.blocks.push_back(doc::gap());
+        const tensor& bias = e.t.at("alibi_bias").value;
+        std::vector<block> biases = {mat(L.text("positions.alibi.bias_head", {{"head", "0"}}), slice(bias, 0), true)};
+        if (h > 1) biases.push_back(mat(L.text("positions.alibi.bias_head", {{"head", std::to_string(h - 1)}}), slice(bias, h - 1), true));
+        for (block& b : biases) p.blocks.insert(p.blocks.end(), {std::move(b), doc::gap()});
+        p.blocks.push_back(doc::prose(L.text(e.causal ? "positions.alibi.bias_reading" : "positions.alibi.bias_symmetric", v)));
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::prose(L.text("positions.alibi.heatmaps", v)));
+        std::vector<block> maps;
+        for (std::size_t hh = 0; hh < h; ++hh) {
+            block b = weights_map(e, hh, L.text("positions.alibi.head", {{"head", std::to_string(hh)}, {"slope", g3(e.slopes[hh])}}));
+            b.legend = hh + 1 == h;
+            maps.push_back(std::move(b));
+        }
+        p.blocks.push_back(doc::row(std::move(maps), 2));
+        perm_line(p.blocks, e, v);
+        p.blocks.push_back(doc::prose(L.raw("positions.alibi.cite"), tone::dim));
+        return p;
+    }
+
+    doc::page summary() const {
+        doc::page p;
+        p.id = "summary";
+        p.title = L.raw("positions.summary.title");
+        std::vector<std::vector<std::string>> rows;
+        for (const char* e : {"none", "sinusoidal", "learned", "rope", "alibi"}) {
+            const std::string k = std::string("positions.summary.") + e + "_";
+            rows.push_back({e, L.raw(k + "where"), L.raw(k + "relative"), L.raw(k + "params"), L.raw(k + "models")});
+        }
+        p.blocks = {doc::heading(p.title),
+                    doc::table({L.raw("positions.summary.col_encoding"), L.raw("positions.summary.col_where"),
+                                L.raw("positions.summary.col_relative"), L.raw("positions.summary.col_params"),
+                                L.raw("positions.summary.col_models")},
+                               std::move(rows), "lllll"),
+                    doc::gap(), doc::prose(L.text("positions.summary.next", with({})))};
+        return p;
+    }
+};
+
+}  // namespace
+
+doc::document positions_document(const positions_report& r, const lessons& L, int precision) {
+    doc::document d;
+    d.title = "attn-explain positions";
+    d.precision = precision;
+    d.ui = doc::chrome_from(L);
+    const builder b(r, L, precision);
+    d.pages.push_back(b.order());
+    for (const encoding_run& e : r.runs) {
+        switch (e.enc) {
+            case encoding::none: d.pages.push_back(b.none(e)); break;
+            case encoding::sinusoidal:
+            case encoding::learned: d.pages.push_back(b.absolute(e)); break;
+            case encoding::rope: d.pages.push_back(b.rope(e)); break;
+            case encoding::alibi: d.pages.push_back(b.alibi(e)); break;
+        }
+    }
+    d.pages.push_back(b.summary());
+    return d;
+}
+
+}  // namespace attn

@@ -1,0 +1,75 @@
+// `attn-explain positions` as JSON (see json_positions.hpp).
+#include "attn/render/json_positions.hpp"
+
+#include <fmt/format.h>
+
+#include "attn/render/json.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string num(double v) { return json_number(v, dtype::float64); }
+
+std::string list(const std::vector<double>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + num(v[i]);
+    return out + "]";
+}
+
+std::string equivariance_json(const positions_report& r) {
+    std::string perm = "[";
+    for (std::size_t i = 0; i < r.eq.perm.size(); ++i) perm += (i ? ", " : "") + std::to_string(r.eq.perm[i]);
+    perm += "]";
+    return fmt::format("{{\"no_mask_max_diff\": {}, \"causal_max_diff\": {}, \"permutation\": {}}}",
+                       num(r.eq.no_mask_max_diff), num(r.eq.causal_max_diff), perm);
+}
+
+std::string measures_json(const positions_report& rep, const encoding_run& r) {
+    std::string out = fmt::format("{{\"permuted_max_diff\": {}", num(r.perm_diff));
+    switch (r.enc) {
+        case encoding::sinusoidal:
+            out += fmt::format(", \"gram_diagonal_spread\": {}, \"shift\": {}, \"rotation_max_error\": {}",
+                               num(r.diag_spread), rep.config.shift, num(r.rotation_error));
+            break;
+        case encoding::learned:
+            out += fmt::format(", \"gram_diagonal_spread\": {}, \"max_positions\": {}", num(r.diag_spread),
+                               rep.config.run.seq_len);
+            break;
+        case encoding::rope:
+            out += fmt::format(", \"style\": {}, \"base\": {}, \"thetas\": {}, \"other_style_scores\": {}, "
+                               "\"style_max_diff\": {}, \"converted_max_diff\": {}, \"shift\": {}, "
+                               "\"shifted_scores\": {}, \"shift_max_diff\": {}, \"norm_max_diff\": {}, "
+                               "\"decay_bound\": {{\"distance_step\": {}, \"d_k\": {}, \"d_128\": {}}}",
+                               json_string(name_of(rep.config.rope.style)), num(rep.config.rope.base), list(r.thetas),
+                               json_tensor(r.other_scores, dtype::float64), num(r.style_diff), num(r.converted_diff),
+                               rep.config.shift, json_tensor(r.shifted_scores, dtype::float64), num(r.shift_diff),
+                               num(r.norm_diff), decay_step, list(r.decay_run), list(r.decay_128));
+            break;
+        case encoding::alibi:
+            out += fmt::format(", \"heads\": {}, \"slopes\": {}", rep.config.heads, list(r.slopes));
+            break;
+        case encoding::none: break;
+    }
+    return out + "}";
+}
+
+std::string run_json(const positions_report& rep, const encoding_run& r, const lessons& L, bool with_equivariance) {
+    std::string out = render_json(r.t, L);
+    out.resize(out.size() - 3);  // drop "\n}\n": the same object continues
+    out += ",\n  \"encoding\": " + json_string(name_of(r.enc));
+    if (with_equivariance) out += ",\n  \"equivariance\": " + equivariance_json(rep);
+    out += ",\n  \"measures\": " + measures_json(rep, r);
+    return out + "\n}";
+}
+
+}  // namespace
+
+std::string render_positions_json(const positions_report& r, const lessons& L) {
+    if (!r.config.tour) return run_json(r, r.runs.at(0), L, true) + "\n";
+    std::string out = "{\"equivariance\": " + equivariance_json(r) + ",\n \"encodings\": [\n";
+    for (std::size_t i = 0; i < r.runs.size(); ++i) out += (i ? ",\n" : "") + run_json(r, r.runs[i], L, false);
+    return out + "\n]}\n";
+}
+
+}  // namespace attn

@@ -1,0 +1,347 @@
+// `attn-explain positions`: the permutation demo and each position encoding, recorded step by step.
+#include "attn/trace/positions.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "attn/core/error.hpp"
+#include "attn/core/rng.hpp"
+
+namespace attn {
+
+const char* name_of(encoding e) {
+    switch (e) {
+        case encoding::none: return "none";
+        case encoding::sinusoidal: return "sinusoidal";
+        case encoding::learned: return "learned";
+        case encoding::rope: return "rope";
+        case encoding::alibi: return "alibi";
+    }
+    return "none";
+}
+
+const char* name_of(rope_style s) { return s == rope_style::half ? "half" : "interleaved"; }
+
+encoding parse_encoding(const std::string& s) {
+    for (encoding e : {encoding::none, encoding::sinusoidal, encoding::learned, encoding::rope, encoding::alibi})
+        if (s == name_of(e)) return e;
+    throw error(fmt::format("unknown encoding '{}': use none, sinusoidal, learned, rope or alibi", s));
+}
+
+rope_style parse_rope_style(const std::string& s) {
+    if (s == "half") return rope_style::half;
+    if (s == "interleaved") return rope_style::interleaved;
+    throw error(fmt::format("unknown RoPE style '{}': use half (GPT-NeoX, Hugging Face) or interleaved (GPT-J, "
+                            "Meta's LLaMA code)", s));
+}
+
+const std::vector<std::string>& positions_step_ids() {
+    static const std::vector<std::string> ids = {"X",     "pe",     "X_pos",      "Q",      "K",
+                                                 "V",     "Q_rot",  "K_rot",      "alibi_bias",
+                                                 "scores", "scaled_scores", "weights", "output"};
+    return ids;
+}
+
+rope_config validate_rope(const rope_request& r, std::size_t d_k, const std::string& what) {
+    rope_config c;
+    c.style = parse_rope_style(r.style);
+    if (!std::isfinite(r.base) || r.base <= 1.0 || r.base > 1e12)
+        throw error(fmt::format("--rope-base {} is out of range: use a number above 1, e.g. 10000 (the paper) or "
+                                "500000 (LLaMA 3)", r.base));
+    c.base = r.base;
+    if (d_k % 2 != 0)
+        throw error(fmt::format("{} is {}, an odd number: RoPE rotates features in pairs, so use an even width such as {}",
+                                what, d_k, d_k + 1));
+    return c;
+}
+
+bool positions_config::causal_for(encoding e) const {
+    if (!mask.empty()) return mask == "causal";
+    return e == encoding::none || e == encoding::alibi;
+}
+
+positions_config validate_positions(const positions_request& r) {
+    positions_config c;
+    if (r.encoding.empty()) {
+        if (r.saving)
+            throw error("--save writes one encoding's tensors: add --encoding none|sinusoidal|learned|rope|alibi");
+        c.tour = true;
+        c.encodings = {encoding::none, encoding::sinusoidal, encoding::learned, encoding::rope, encoding::alibi};
+    } else {
+        c.encodings = {parse_encoding(r.encoding)};
+    }
+    if (!r.mask.empty()) parse_mask(r.mask);  // throws on an unknown name
+    c.mask = r.mask;
+    step_request run = r.run;
+    run.d_v = run.d_k;
+    c.run = validate(run);
+    c.run.d_v = c.run.d_k;
+    c.rope = validate_rope(r.rope, 2, "");  // style and base; d_k is checked in check_positions
+    if (r.heads <= 0 || r.heads > 64)
+        throw error(fmt::format("--heads {} is out of range for ALiBi: use 1 to 64, e.g. 8 (the paper's slopes 1/2 … 1/256)",
+                                r.heads));
+    if (r.shift < 0 || r.shift > 1000000)
+        throw error(fmt::format("--shift {} is out of range: use 0 to 1000000, e.g. 3", r.shift));
+    c.heads = static_cast<std::size_t>(r.heads);
+    c.shift = static_cast<std::size_t>(r.shift);
+    if (c.run.load_dir.empty()) check_positions(c);
+    return c;
+}
+
+void check_positions(const positions_config& c) {
+    if (c.run.seq_len > 512)  // every encoding keeps several n×n (ALiBi: h×n×n) tensors
+        throw error(fmt::format("--seq-len {} is too long for this lesson: use at most 512", c.run.seq_len));
+    for (encoding e : c.encodings)
+        if (e == encoding::rope && c.run.d_k % 2 != 0)
+            throw error(fmt::format("--d-k is {}, an odd number: RoPE rotates features in pairs, so use an even "
+                                    "--d-k such as {}{}",
+                                    c.run.d_k, c.run.d_k + 1, c.tour ? " (or pick one --encoding)" : ""));
+}
+
+namespace {
+
+std::string g3(double v) { return fmt::format("{:.3g}", v); }
+
+template <class T>
+matrix<double> d(const matrix<T>& m) {
+    return convert<double>(m);
+}
+
+template <class T>
+struct runner {
+    const positions_config& c;
+    const inputs& in;
+    const matrix<double>& learned;
+    int precision;
+    matrix<T> wq, wk, wv;
+    std::size_t n, dm, dk;
+
+    runner(const positions_config& cc, const inputs& ii, const matrix<double>& table, int p)
+        : c(cc), in(ii), learned(table), precision(p), wq(convert<T>(ii.w_q)), wk(convert<T>(ii.w_k)),
+          wv(convert<T>(ii.w_v)), n(cc.run.seq_len), dm(cc.run.d_model), dk(cc.run.d_k) {}
+
+    struct pass {
+        matrix<T> pe, x_pos, q, k, v, q_rot, k_rot, scores;  // [n, d_model] … [n, n]
+        xt::xtensor<double, 3> bias;                           // [h, n, n] (alibi)
+        std::vector<matrix<T>> scaled, weights, out;           // one per head (alibi: h, else 1)
+    };
+
+    matrix<T> table(encoding e) const {
+        if (e == encoding::sinusoidal) return sinusoidal_table<T>(n, dm);
+        return convert<T>(learned);
+    }
+
+    // The attention of encoding e on x (rows in the order given, positions 0 … n−1 + offset).
+    pass forward(encoding e, const matrix<T>& x, bool causal, rope_style style, std::size_t offset,
+                 const matrix<T>& w_q, const matrix<T>& w_k) const {
+        pass p;
+        p.x_pos = x;
+        if (e == encoding::sinusoidal || e == encoding::learned) {
+            p.pe = table(e);
+            p.x_pos = x + p.pe;  // [n, d_model]
+        }
+        p.q = project(p.x_pos, w_q);  // [n, d_k]
+        p.k = project(p.x_pos, w_k);  // [n, d_k]
+        p.v = project(p.x_pos, wv);   // [n, d_k]
+        const matrix<T>* q = &p.q;
+        const matrix<T>* k = &p.k;
+        if (e == encoding::rope) {
+            p.q_rot = rope_rotate(p.q, offset, c.rope.base, style);
+            p.k_rot = rope_rotate(p.k, offset, c.rope.base, style);
+            q = &p.q_rot, k = &p.k_rot;
+        }
+        p.scores = attention_scores(*q, *k);  // [n, n]
+        const matrix<T> scaled = scale_scores(p.scores, dk);
+        const std::size_t heads = e == encoding::alibi ? c.heads : 1;
+        if (e == encoding::alibi) p.bias = alibi_bias(alibi_slopes(heads), n, n, !causal);
+        for (std::size_t h = 0; h < heads; ++h) {
+            matrix<T> s = scaled;
+            if (e == encoding::alibi)
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t j = 0; j < n; ++j) s(i, j) += static_cast<T>(p.bias(h, i, j));
+            const matrix<T> masked = causal ? apply_mask(s, mask_causal(n, n)) : s;
+            p.scaled.push_back(s);
+            p.weights.push_back(softmax_rows(masked));
+            p.out.push_back(weighted_sum(p.weights.back(), p.v));
+        }
+        return p;
+    }
+
+    pass forward(encoding e, const matrix<T>& x, bool causal) const {
+        return forward(e, x, causal, c.rope.style, 0, wq, wk);
+    }
+
+    // max over heads of |f(P·X) − P·f(X)|
+    double perm_diff(encoding e, const std::vector<std::size_t>& perm, bool causal) const {
+        const matrix<T> x = convert<T>(in.x);
+        const pass a = forward(e, x, causal), b = forward(e, permute_rows(x, perm), causal);
+        double worst = 0;
+        for (std::size_t h = 0; h < a.out.size(); ++h)
+            worst = std::max(worst, max_abs_diff(d(permute_rows(a.out[h], perm)), d(b.out[h])));
+        return worst;
+    }
+
+    template <class M>
+    static tensor stack(const std::vector<M>& ms) {
+        const std::size_t h = ms.size(), r = ms[0].shape(0), cc = ms[0].shape(1);
+        tensor out = xt::empty<double>(std::vector<std::size_t>{h, r, cc});
+        for (std::size_t i = 0; i < h; ++i)
+            for (std::size_t j = 0; j < r * cc; ++j) out.data()[i * r * cc + j] = static_cast<double>(ms[i].data()[j]);
+        return out;
+    }
+
+    encoding_run run(encoding e, const std::vector<std::size_t>& perm) const {
+        encoding_run r;
+        r.enc = e;
+        r.causal = c.causal_for(e);
+        const matrix<T> x = convert<T>(in.x);
+        const pass p = forward(e, x, r.causal);
+        trace& t = r.t;
+        t.config = c.run;
+        t.config.mask = r.causal ? mask_kind::causal : mask_kind::none;
+        t.lessons = "positions";
+        t.classic_x = in.classic_x;
+        t.values = {{"n", std::to_string(n)}, {"d_model", std::to_string(dm)}, {"d_k", std::to_string(dk)}};
+        const std::string nd = shape_str(n, dm), nk = shape_str(n, dk), nn = shape_str(n, n);
+        auto add = [&](const std::string& id, std::string line, tensor v, const std::string& lesson = "") {
+            step s = make_step(id, std::move(line), std::move(v));
+            s.lesson = lesson;
+            t.steps.push_back(std::move(s));
+        };
+        add("X", nd, d(x));
+        const bool absolute = e == encoding::sinusoidal || e == encoding::learned;
+        if (absolute) {
+            add("pe", nd, d(p.pe), e == encoding::learned ? "positions.pe_learned" : "");
+            add("X_pos", fmt::format("{} + {} -> {}", nd, nd, nd), d(p.x_pos));
+        }
+        const std::string src = absolute ? "X_pos" : "X";
+        add("Q", fmt::format("{} @ {} -> {}", nd, shape_str(dm, dk), nk), d(p.q));
+        add("K", fmt::format("{} @ {} -> {}", nd, shape_str(dm, dk), nk), d(p.k));
+        add("V", fmt::format("{} @ {} -> {}", nd, shape_str(dm, dk), nk), d(p.v));
+        if (e == encoding::rope) {
+            add("Q_rot", fmt::format("rope({}, positions 0..{}) -> {}", nk, n - 1, nk), d(p.q_rot));
+            add("K_rot", fmt::format("rope({}, positions 0..{}) -> {}", nk, n - 1, nk), d(p.k_rot));
+        }
+        if (e == encoding::alibi)
+            add("alibi_bias", shape_str(std::vector<std::size_t>{c.heads, n, n}), tensor(p.bias));
+        add("scores", fmt::format("{} @ {} -> {}", nk, shape_str(dk, n), nn), d(p.scores),
+            e == encoding::rope ? "positions.scores_rope" : "");
+        const std::string hnn = shape_str(std::vector<std::size_t>{c.heads, n, n});
+        if (e == encoding::alibi) {
+            add("scaled_scores", fmt::format("{} / √{} + {} -> {}", nn, dk, hnn, hnn), stack(p.scaled),
+                "positions.scaled_scores_alibi");
+            add("weights", fmt::format("softmax({}{}, dim=-1) -> {}", hnn, r.causal ? " + causal mask" : "", hnn),
+                stack(p.weights));
+            add("output", fmt::format("{} @ {} -> {}", hnn, nk, shape_str(std::vector<std::size_t>{c.heads, n, dk})),
+                stack(p.out));
+        } else {
+            add("scaled_scores", fmt::format("{} / √{} -> {}", nn, dk, nn), d(p.scaled[0]));
+            add("weights", fmt::format("softmax({}{}, dim=-1) -> {}", nn, r.causal ? " + causal mask" : "", nn),
+                d(p.weights[0]));
+            add("output", fmt::format("{} @ {} -> {}", nn, nk, nk), d(p.out[0]));
+        }
+        (void)src;
+        r.perm_diff = perm_diff(e, perm, false);
+        vars& v = r.values;
+        v["perm_diff"] = g3(r.perm_diff);
+        v["mask"] = r.causal ? "causal" : "none";
+
+        if (absolute) {
+            const matrix<double> pe = d(p.pe);
+            r.gram = matmul(pe, attn::transpose(pe));  // [n, n]
+            r.diag_spread = diagonal_spread(r.gram);
+            v["diag_spread"] = g3(r.diag_spread);
+            v["table_params"] = std::to_string(n * dm);
+        }
+        if (e == encoding::sinusoidal) {
+            // PE(i + s) = R(s·ω_j)·PE(i) on each (sin, cos) pair: a rotation that does not depend on i.
+            const std::size_t s = c.shift;
+            const matrix<double> far = sinusoidal_table<double>(n + s, dm);
+            double worst = 0;
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j + 1 < dm; j += 2) {
+                    const double w = static_cast<double>(s) * std::pow(10000.0, -static_cast<double>(j) / static_cast<double>(dm));
+                    const double a = far(i, j), b = far(i, j + 1);  // sin, cos at i
+                    const double rs = a * std::cos(w) + b * std::sin(w), rc = b * std::cos(w) - a * std::sin(w);
+                    worst = std::max({worst, std::fabs(rs - far(i + s, j)), std::fabs(rc - far(i + s, j + 1))});
+                }
+            r.rotation_error = worst;
+            v["rotation_error"] = g3(worst);
+        }
+        if (e == encoding::rope) {
+            const rope_style other = c.rope.style == rope_style::half ? rope_style::interleaved : rope_style::half;
+            const pass o = forward(e, x, r.causal, other, 0, wq, wk);
+            r.other_scores = d(o.scores);
+            r.style_diff = max_abs_diff(d(p.scores), r.other_scores);
+            const std::vector<std::size_t> perm_cols = interleaved_to_half(dk);
+            const pass inter = forward(e, x, r.causal, rope_style::interleaved, 0, wq, wk);
+            const pass conv = forward(e, x, r.causal, rope_style::half, 0, permute_cols(wq, perm_cols), permute_cols(wk, perm_cols));
+            r.converted_diff = max_abs_diff(d(inter.scores), d(conv.scores));
+            const pass sh = forward(e, x, r.causal, c.rope.style, c.shift, wq, wk);
+            r.shifted_scores = d(sh.scores);
+            r.shift_diff = max_abs_diff(d(p.scores), r.shifted_scores);
+            double norm = 0;
+            for (const auto* pr : {&p.q, &p.k}) {
+                const matrix<T>& a = *pr;
+                const matrix<T>& b = pr == &p.q ? p.q_rot : p.k_rot;
+                for (std::size_t i = 0; i < n; ++i) {
+                    double na = 0, nb = 0;
+                    for (std::size_t j = 0; j < dk; ++j)
+                        na += static_cast<double>(a(i, j)) * a(i, j), nb += static_cast<double>(b(i, j)) * b(i, j);
+                    norm = std::max(norm, std::fabs(std::sqrt(na) - std::sqrt(nb)));
+                }
+            }
+            r.norm_diff = norm;
+            for (std::size_t i = 0; i < dk / 2; ++i) r.thetas.push_back(rope_theta(i, dk, c.rope.base));
+            r.decay_run = rope_decay_bound(dk, c.rope.base, decay_points, decay_step);
+            r.decay_128 = rope_decay_bound(128, c.rope.base, decay_points, decay_step);
+            v["style_diff"] = g3(r.style_diff);
+            v["converted_diff"] = g3(r.converted_diff);
+            v["shift_diff"] = g3(r.shift_diff);
+            v["norm_diff"] = g3(r.norm_diff);
+            v["other_style"] = name_of(other);
+        }
+        if (e == encoding::alibi) r.slopes = alibi_slopes(c.heads);
+        return r;
+    }
+
+    equivariance_check order(const std::vector<std::size_t>& perm) const {
+        equivariance_check q;
+        q.perm = perm;
+        const matrix<T> x = convert<T>(in.x), px = permute_rows(x, perm);
+        for (bool causal : {false, true}) {
+            const pass a = forward(encoding::none, x, causal), b = forward(encoding::none, px, causal);
+            matrix<double> pf = d(permute_rows(a.out[0], perm)), fp = d(b.out[0]);
+            const double diff = max_abs_diff(pf, fp);
+            if (causal) q.p_f_causal = pf, q.f_p_causal = fp, q.causal_max_diff = diff;
+            else q.p_f = pf, q.f_p = fp, q.no_mask_max_diff = diff;
+        }
+        return q;
+    }
+};
+
+template <class T>
+positions_report run_typed(const positions_config& c, const inputs& in, int precision) {
+    positions_report rep;
+    rep.config = c;
+    rep.classic_x = in.classic_x;
+    // The learned table: its own stream, so X and the weights stay those of `step` with the same seed.
+    rng g(c.run.seed ^ 0x9E3779B97F4A7C15ull);
+    rep.learned_table = xt::empty<double>({c.run.seq_len, c.run.d_model});
+    for (double& v : rep.learned_table) v = g.normal();
+    const runner<T> r(c, in, rep.learned_table, precision);
+    const std::vector<std::size_t> perm = seeded_permutation(c.run.seq_len, c.run.seed);
+    rep.eq = r.order(perm);
+    for (encoding e : c.encodings) rep.runs.push_back(r.run(e, perm));
+    return rep;
+}
+
+}  // namespace
+
+positions_report run_positions(const positions_config& c, const inputs& in, int precision) {
+    return c.run.type == dtype::float32 ? run_typed<float>(c, in, precision) : run_typed<double>(c, in, precision);
+}
+
+}  // namespace attn

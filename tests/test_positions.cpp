@@ -1,0 +1,357 @@
+// `attn-explain positions` and RoPE elsewhere: golden tests against PyTorch (fixtures positions_*,
+// heads_rope*, kvcache_rope from make_fixtures.py), shift invariance, the permutation property,
+// and the command's flags, JSON and --save.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "attn/core/positions.hpp"
+#include "attn/core/error.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/kvcache.hpp"
+#include "attn/trace/mistakes.hpp"
+#include "attn/trace/positions.hpp"
+#include "attn/trace/trace.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/render/format.hpp"
+#include "cli_helpers.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace {
+const std::string fixtures = ATTN_FIXTURES;
+
+// `attn-explain ARGS` with stdin from /dev/null and `env` prefixed; stderr captured too.
+test::command_result run_cli(const std::string& args, const std::string& env = "") {
+    static int counter = 0;
+    const std::string err = std::filesystem::temp_directory_path() /
+                            ("attn-pos-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    test::command_result r = test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + env + " " + ATTN_EXE +
+                                           " " + args + " </dev/null 2>" + err);
+    std::ifstream in(err);
+    std::ostringstream text;
+    text << in.rdbuf();
+    r.err = text.str();
+    std::filesystem::remove(err);
+    return r;
+}
+
+// The widest line; with `skip_code`, verbatim code and formula lines (never reflowed) are left out.
+std::size_t widest(const std::string& text, bool skip_code = false) {
+    std::istringstream in(text);
+    std::size_t w = 0;
+    for (std::string line; std::getline(in, line);) {
+        if (skip_code && (line.rfind("pytorch ", 0) == 0 || line.rfind("formula ", 0) == 0 ||
+                          line.rfind("buggy ", 0) == 0 || line.rfind("fixed ", 0) == 0))
+            continue;
+        w = std::max(w, attn::display_width(line));
+    }
+    return w;
+}
+
+attn::tensor load(const std::string& path) {
+    const attn::npy::array a = attn::npy::read(path);
+    attn::tensor t = xt::empty<double>(a.shape);
+    std::copy(a.data.begin(), a.data.end(), t.data());
+    return t;
+}
+
+// Largest |a − b| (infinite when the shapes differ).
+double diff(const attn::tensor& a, const attn::tensor& b) { return attn::max_abs_diff(a, b); }
+
+attn::positions_report run_case(const std::string& folder, const std::string& enc, const std::string& style,
+                                const std::string& mask = "") {
+    attn::positions_request r;
+    r.run.load_dir = fixtures + "/" + folder;
+    r.encoding = enc;
+    r.rope.style = style;
+    r.mask = mask;
+    attn::positions_config c = attn::validate_positions(r);
+    const attn::inputs in = attn::load_inputs(c.run);
+    c.run.d_v = c.run.d_k;
+    attn::check_positions(c);
+    return attn::run_positions(c, in, 4);
+}
+
+attn::matrix<double> randn(std::size_t r, std::size_t c, std::uint64_t seed) {
+    attn::rng g(seed);
+    attn::matrix<double> m = xt::empty<double>({r, c});
+    for (auto& v : m) v = g.normal();
+    return m;
+}
+}  // namespace
+
+TEST_CASE("sinusoidal tables agree with the Annotated Transformer's", "[positions][golden]") {
+    const std::string dir = fixtures + "/positions_sinusoidal/expected/";
+    CHECK(diff(attn::tensor(attn::sinusoidal_table<double>(6, 8)), load(dir + "pe_6x8.npy")) < 1e-6);
+    CHECK(diff(attn::tensor(attn::sinusoidal_table<double>(10, 16)), load(dir + "pe_10x16.npy")) < 1e-6);
+    CHECK(diff(attn::tensor(attn::sinusoidal_table<double>(5, 7)), load(dir + "pe_5x7.npy")) < 1e-6);
+    const attn::positions_report r = run_case("positions_sinusoidal", "sinusoidal", "half", "none");
+    for (const char* id : {"pe", "X_pos", "Q", "K", "V", "scores", "scaled_scores", "weights", "output"}) {
+        INFO(id);
+        CHECK(diff(r.runs[0].t.at(id).value, load(dir + id + ".npy")) < 1e-5);
+    }
+    CHECK(r.runs[0].diag_spread < 1e-5);     // PE(i)·PE(j) depends on i − j only
+    CHECK(r.runs[0].rotation_error < 1e-12); // PE(i + k) = R(k)·PE(i)
+}
+
+TEST_CASE("RoPE in both pairings agrees with PyTorch", "[positions][golden][rope]") {
+    for (const char* style : {"half", "interleaved"}) {
+        SECTION(style) {
+            const std::string folder = std::string("positions_rope_") + style;
+            const attn::positions_report r = run_case(folder, "rope", style, "none");
+            const attn::trace& t = r.runs[0].t;
+            for (const char* id : {"Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled_scores", "weights", "output"}) {
+                INFO(style << " " << id);
+                CHECK(diff(t.at(id).value, load(fixtures + "/" + folder + "/expected/" + id + ".npy")) < 2e-5);
+            }
+            CHECK(r.runs[0].style_diff > 1e-2);       // the two pairings differ on the same weights
+            CHECK(r.runs[0].converted_diff < 1e-4);   // permuting W's columns converts one into the other
+            CHECK(r.runs[0].norm_diff < 1e-5);        // rotations keep norms
+        }
+    }
+}
+
+TEST_CASE("ALiBi slopes and biases follow the paper for h = 8 and h = 12", "[positions][golden][alibi]") {
+    for (std::size_t h : {8, 12}) {
+        const std::string dir = fixtures + "/positions_alibi/expected/";
+        const attn::tensor slopes = load(dir + "slopes_" + std::to_string(h) + ".npy");
+        const std::vector<double> ours = attn::alibi_slopes(h);
+        REQUIRE(ours.size() == h);
+        for (std::size_t i = 0; i < h; ++i) CHECK(ours[i] == Approx(slopes(i)).epsilon(1e-12));
+        CHECK(diff(attn::tensor(attn::alibi_bias(ours, 5, 5, false)), load(dir + "alibi_bias_" + std::to_string(h) + ".npy")) < 1e-12);
+    }
+    CHECK(attn::alibi_slopes(8).front() == 0.5);
+    CHECK(attn::alibi_slopes(8).back() == 1.0 / 256);
+    CHECK(attn::alibi_slopes(1) == std::vector<double>{1.0 / 256});
+}
+
+TEST_CASE("RoPE scores depend on m − n only: shifting every position changes nothing", "[positions][rope]") {
+    const auto q = randn(7, 8, 1), k = randn(7, 8, 2);
+    for (attn::rope_style s : {attn::rope_style::half, attn::rope_style::interleaved})
+        for (std::size_t shift : {1, 5, 100}) {
+            const auto s0 = attn::attention_scores(attn::rope_rotate(q, 0, 10000.0, s), attn::rope_rotate(k, 0, 10000.0, s));
+            const auto s1 = attn::attention_scores(attn::rope_rotate(q, shift, 10000.0, s),
+                                                   attn::rope_rotate(k, shift, 10000.0, s));
+            CHECK(attn::max_abs_diff(s0, s1) < 1e-10);
+        }
+    // one pair: q at m, k at n against q at m + s, k at n + s, with other positions
+    const std::vector<double> a = {0.3, -1.2, 0.7, 2.0}, b = {1.1, 0.4, -0.5, 0.9};
+    auto dot = [](const std::vector<double>& x, const std::vector<double>& y) {
+        double s = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) s += x[i] * y[i];
+        return s;
+    };
+    const double base = dot(attn::rope_rotate_row(a, 5, 10000.0, attn::rope_style::half),
+                            attn::rope_rotate_row(b, 2, 10000.0, attn::rope_style::half));
+    CHECK(dot(attn::rope_rotate_row(a, 45, 10000.0, attn::rope_style::half),
+              attn::rope_rotate_row(b, 42, 10000.0, attn::rope_style::half)) == Approx(base).epsilon(1e-12));
+    // and the command reports it
+    const attn::positions_report r = run_case("positions_rope_half", "rope", "half", "none");
+    CHECK(r.runs[0].shift_diff < 1e-4);
+}
+
+TEST_CASE("permutation: equal without a mask, different with the causal mask", "[positions]") {
+    const attn::positions_report r = run_case("positions_rope_half", "none", "half");
+    CHECK(r.eq.no_mask_max_diff < 1e-5);
+    CHECK(r.eq.causal_max_diff > 1e-2);
+    CHECK(r.eq.perm.size() == 6);
+    CHECK_FALSE(std::is_sorted(r.eq.perm.begin(), r.eq.perm.end()));  // never the identity
+    // a position encoding breaks the equality even without a mask
+    const attn::positions_report rope = run_case("positions_rope_half", "rope", "half", "none");
+    CHECK(rope.runs[0].perm_diff > 1e-2);
+    const attn::positions_report sin = run_case("positions_sinusoidal", "sinusoidal", "half", "none");
+    CHECK(sin.runs[0].perm_diff > 1e-2);
+    for (std::size_t n = 2; n < 10; ++n) {
+        const auto p = attn::seeded_permutation(n, 7);
+        CHECK_FALSE(std::is_sorted(p.begin(), p.end()));
+        std::vector<std::size_t> sorted = p;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 0; i < n; ++i) CHECK(sorted[i] == i);
+    }
+}
+
+TEST_CASE("positions: flags are checked with one-line errors", "[positions][cli]") {
+    auto fails = [](const std::string& args, const std::string& words) {
+        const auto r = run_cli("positions " + args + " --no-pause");
+        INFO(args << ": " << r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find(words) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    };
+    fails("--encoding rope --d-k 7", "odd");
+    fails("--d-k 5", "odd");
+    fails("--encoding bogus", "use none, sinusoidal, learned, rope or alibi");
+    fails("--rope-style sideways", "use half");
+    fails("--rope-base 1", "--rope-base");
+    fails("--heads 0", "--heads");
+    fails("--heads 1000", "--heads");
+    fails("--shift -1", "--shift");
+    fails("--seq-len 100000", "--seq-len");
+    fails("--save /tmp/attn-pos-x", "--encoding");
+    fails("--mask sideways", "unknown mask");
+}
+
+TEST_CASE("positions: JSON has step's format plus equivariance; --save writes the ids", "[positions][cli]") {
+    const auto r = run_cli("positions --encoding rope --format json");
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["encoding"] == "rope");
+    CHECK(j["equivariance"]["no_mask_max_diff"].get<double>() < 1e-5);
+    CHECK(j["equivariance"]["causal_max_diff"].get<double>() > 1e-3);
+    std::vector<std::string> ids;
+    for (const auto& s : j["steps"]) ids.push_back(s["id"]);
+    CHECK(ids == std::vector<std::string>{"X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled_scores", "weights", "output"});
+    CHECK(j["steps"][4]["formula"].get<std::string>().size() > 0);
+
+    const auto tour = run_cli("positions --format json");
+    REQUIRE(tour.code == 0);
+    const auto t = nlohmann::json::parse(tour.out);
+    CHECK(t["encodings"].size() == 5);
+    CHECK(t["equivariance"].contains("causal_max_diff"));
+
+    const std::string dir = std::filesystem::temp_directory_path() / "attn-positions-save";
+    std::filesystem::remove_all(dir);
+    const auto s = run_cli("positions --encoding alibi --heads 12 --save " + dir + " --format json");
+    REQUIRE(s.code == 0);
+    for (const char* id : {"X", "Q", "K", "V", "alibi_bias", "scores", "scaled_scores", "weights", "output"})
+        CHECK(std::filesystem::exists(dir + "/" + id + ".npy"));
+    CHECK(attn::npy::read(dir + "/alibi_bias.npy").shape == std::vector<std::size_t>{12, 6, 6});
+    const auto s2 = run_cli("positions --encoding sinusoidal --save " + dir + "/sin --format json");
+    REQUIRE(s2.code == 0);
+    CHECK(std::filesystem::exists(dir + "/sin/pe.npy"));
+    CHECK(std::filesystem::exists(dir + "/sin/X_pos.npy"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("positions: every line of every page fits 60 and 80 columns", "[positions][cli]") {
+    for (const char* cols : {"60", "80"})
+        for (const char* enc : {"", "--encoding alibi --heads 12", "--encoding rope --rope-style interleaved --d-k 16"}) {
+            const auto r = run_cli(std::string("positions --no-pause ") + enc, std::string("COLUMNS=") + cols);
+            INFO(cols << " " << enc);
+            REQUIRE(r.code == 0);
+            CHECK(widest(r.out, std::string(cols) == "60") <= static_cast<std::size_t>(std::stoi(cols)));
+        }
+}
+
+TEST_CASE("heads --rope agrees with multi-head attention with RoPE in PyTorch", "[positions][golden][rope][heads]") {
+    struct rope_case {
+        const char* name;
+        const char* style;
+        const char* mask;
+    };
+    for (const rope_case& rc : {rope_case{"heads_rope", "half", "causal"}, rope_case{"heads_rope_interleaved", "interleaved", "none"}}) {
+        SECTION(rc.name) {
+            attn::step_request r;
+            r.multihead = true;
+            r.load_dir = fixtures + "/" + rc.name;
+            r.heads = 2;
+            r.mask = rc.mask;
+            r.rope = true;
+            r.rope_style = rc.style;
+            attn::step_config c = attn::validate(r);
+            const attn::inputs in = attn::load_inputs(c);
+            const attn::trace t = attn::build_trace(c, in, 4);
+            for (const char* id : {"Q_rot", "K_rot", "scores", "weights", "output"}) {
+                INFO(rc.name << " " << id);
+                REQUIRE(t.has(id));
+                CHECK(diff(t.at(id).value, load(fixtures + "/" + rc.name + "/expected/" + id + ".npy")) < 2e-5);
+            }
+            CHECK(t.at("Q_rot").lesson == "rope_heads.Q_rot");
+        }
+    }
+}
+
+TEST_CASE("step --rope: Q_rot and K_rot are steps and the scores use them", "[positions][rope]") {
+    attn::step_request r;
+    r.load_dir = fixtures + "/positions_rope_interleaved";
+    r.rope = true;
+    r.rope_style = "interleaved";
+    attn::step_config c = attn::validate(r);
+    const attn::inputs in = attn::load_inputs(c);
+    const attn::trace t = attn::build_trace(c, in, 4);
+    const std::string dir = fixtures + "/positions_rope_interleaved/expected/";
+    for (const char* id : {"Q_rot", "K_rot", "scores", "weights", "output"}) {
+        INFO(id);
+        CHECK(diff(t.at(id).value, load(dir + id + ".npy")) < 2e-5);
+    }
+    std::vector<std::string> ids;
+    for (const attn::step& s : t.steps) ids.push_back(s.id);
+    const auto at = [&](const char* id) { return std::find(ids.begin(), ids.end(), id) - ids.begin(); };
+    CHECK(at("V") < at("Q_rot"));
+    CHECK(at("K_rot") < at("scores"));
+    attn::step_request odd;
+    odd.rope = true;
+    odd.d_k = 5;
+    odd.d_v = 5;
+    CHECK_THROWS_AS(attn::validate(odd), attn::error);
+}
+
+TEST_CASE("kv-cache --rope: cached decoding equals full causal attention with RoPE", "[positions][golden][rope][kvcache]") {
+    attn::kv_request q;
+    q.load_dir = fixtures + "/kvcache_rope";
+    q.heads = 2;
+    q.rope = true;
+    q.prompt_len = 4;
+    q.prompt_given = true;
+    attn::kv_config c = attn::validate_kv(q);
+    const attn::kv_inputs in = attn::load_kv_inputs(c, q);
+    REQUIRE(c.kv_heads == 1);
+    REQUIRE(c.steps == 3);
+    const attn::kv_report r = attn::run_kvcache(c, in);
+    const std::string dir = fixtures + "/kvcache_rope/expected/";
+    CHECK(diff(attn::tensor(r.full), load(dir + "full.npy")) < 2e-5);
+    CHECK(diff(attn::tensor(r.output), load(dir + "full.npy")) < 2e-5);
+    CHECK(diff(attn::tensor(r.k_cache), load(dir + "K_cache.npy")) < 2e-5);  // the cache holds rotated keys
+    CHECK(r.max_diff < attn::kv_tolerance(c.type));
+    // rope-wrong-position: rotating decode tokens at 0 or at t breaks the check
+    for (attn::rope_position wrong : {attn::rope_position::zero, attn::rope_position::step_index}) {
+        attn::kv_config bad = c;
+        bad.decode_position = wrong;
+        CHECK(attn::run_kvcache(bad, in).max_diff > 1e-3);
+    }
+    // and without --rope the fixture's RoPE reference does not match
+    attn::kv_config plain = c;
+    plain.rope.on = false;
+    CHECK(diff(attn::tensor(attn::run_kvcache(plain, in).full), load(dir + "full.npy")) > 1e-3);
+}
+
+TEST_CASE("the RoPE mistakes: wrong position and pairing mismatch", "[positions][mistakes]") {
+    for (const char* id : {"rope-wrong-position", "rope-style-mismatch"}) {
+        SECTION(id) {
+            REQUIRE(attn::find_mistake(id) != nullptr);
+            attn::step_request r;
+            r.mistake = id;
+            r.walkthrough = false;
+            const attn::step_config c = attn::validate(r);
+            CHECK(c.rope);
+            const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
+            REQUIRE(t.has_mistake);
+            CHECK(t.mistake.kind == "silent");
+            CHECK(t.mistake.diffs.at("buggy/output") > 1e-3);
+            if (std::string(id) == "rope-style-mismatch") {
+                CHECK(t.mistake.symptom("scores_max_diff") > 1e-2);
+                CHECK(t.mistake.symptom("fix_scores_max_diff") < 1e-4);
+            } else {
+                CHECK(t.mistake.diffs.at("at_zero/output") > 1e-3);
+                CHECK(t.mistake.diffs.at("buggy/Q_rot") > 1e-3);
+            }
+            const auto cli = run_cli(std::string("mistake ") + id + " --no-pause", "COLUMNS=80");
+            INFO(cli.err);
+            CHECK(cli.code == 0);
+            CHECK(widest(cli.out, true) <= 80);  // step's own masked_scores code line is longer
+        }
+    }
+    const auto step = run_cli("step --mistake rope-style-mismatch --no-pause");
+    CHECK(step.code == 0);
+    const auto wrong = run_cli("step --mistake no-scale --rope --no-pause");
+    CHECK(wrong.code == 2);
+}
