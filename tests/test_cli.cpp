@@ -585,11 +585,14 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
         "mistake mask-after-softmax", "mistake no-transpose", "heads --batch 2 --lengths 4,2 --mask causal --bias",
         "mask --lengths 4,2", "grad --check --sweep", "train --steps 40", "train --steps 40 --mistake no-zero-grad",
         "kv-cache --heads 8 --kv-heads 2 --d-model 32", "flash --dtype float16", "cost", "drill --sheet",
-        "bench --sizes 64,5000 --d 8 --repeat 1"};
+        "bench --sizes 64,5000 --d 8 --repeat 1", "positions", "heads --rope", "kv-cache --rope", "variant linear",
+        "variant mla", "kv-cache --mla 6", "learn --task previous --steps 40", "exercise",
+        "mistake rope-style-mismatch", "mistake scale-by-d-k"};
     for (const char* width : {"60", "80"})
         for (const std::string& c : commands) {
             INFO(c << " at " << width << " columns");
-            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c == "cost" || c == "mistakes");
+            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c == "cost" || c == "mistakes" ||
+                                 c == "exercise");
             const result r = run(c + (pages ? " --no-pause" : ""),
                                  std::string("COLUMNS=") + width);
             REQUIRE(r.code == 0);

@@ -1,5 +1,6 @@
 // The pages of `attn-explain mask` (see mask.hpp).
 #include "attn/doc/mask.hpp"
+#include "attn/doc/chrome.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -209,20 +210,13 @@ block grid(const std::string& title, const cell_rows& rows, const std::string& v
     return b;
 }
 
-doc::chrome chrome_of(const lessons& L) {
-    doc::chrome c;
-    c.elided = L.raw("ui.elided");
-    c.contents = L.raw("ui.contents");
-    return c;
-}
-
 }  // namespace
 
 doc::document mask_document(const mask_report& r, const lessons& L) {
     const mask_spec& s = r.config.spec;
     doc::document d;
     d.title = L.raw("mask.doc_title");
-    d.ui = chrome_of(L);
+    d.ui = doc::chrome_from(L);
     bool elided = false;
     auto label = [&](const std::string& id) { return L.raw("mask.label." + id); };
 

@@ -1,5 +1,6 @@
 // The pages of `attn-explain train` (see train.hpp).
 #include "attn/doc/train.hpp"
+#include "attn/doc/chrome.hpp"
 
 #include <algorithm>
 
@@ -23,13 +24,6 @@ block loss_table(const train_result& run, std::size_t every, const std::string& 
     return b;
 }
 
-doc::chrome chrome_of(const lessons& L) {
-    doc::chrome c;
-    c.elided = L.raw("ui.elided");
-    c.contents = L.raw("ui.contents");
-    return c;
-}
-
 }  // namespace
 
 doc::document train_document(const train_report& r, const lessons& L) {
@@ -39,7 +33,7 @@ doc::document train_document(const train_report& r, const lessons& L) {
     const std::string key = "train.mistake." + r.request.mistake;
     doc::document d;
     d.title = L.raw("train.title");
-    d.ui = chrome_of(L);
+    d.ui = doc::chrome_from(L);
 
     doc::page setup;
     setup.id = "setup";

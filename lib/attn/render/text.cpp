@@ -365,10 +365,11 @@ struct writer {
         for (const auto& kv : b.pairs) w = std::max(w, display_width(kv.first));
         // When a value has a word too long for the column beside the keys (a narrow terminal),
         // each key goes above its value instead.
-        const std::size_t room = text_width() > w + 4 + 20 ? text_width() - w - 4 : 20;
-        bool stacked = false;
+        // (Also when long keys leave less than 12 columns for the values.)
+        const std::size_t room = text_width() > w + 4 ? text_width() - w - 4 : 0;
+        bool stacked = room < 12;
         for (const auto& kv : b.pairs)
-            for (const auto& l : wrap(kv.second, room)) stacked = stacked || display_width(l) > room;
+            for (const auto& l : wrap(kv.second, std::max<std::size_t>(room, 12))) stacked = stacked || display_width(l) > room;
         for (const auto& kv : b.pairs) {
             if (stacked) {
                 out.push_back("  " + kv.first);
@@ -376,7 +377,7 @@ struct writer {
                 continue;
             }
             const std::string key = "  " + pad_right(kv.first, w + 2);
-            const lines_t vs = wrap(kv.second, text_width() > display_width(key) + 20 ? text_width() - display_width(key) : 20);
+            const lines_t vs = wrap(kv.second, room);
             for (std::size_t i = 0; i < vs.size(); ++i)
                 out.push_back((i == 0 ? key : std::string(display_width(key), ' ')) + vs[i]);
         }
