@@ -39,6 +39,11 @@ std::string check_number(const std::string& typed, bool is_unsigned, bool is_flo
     return "";
 }
 
+// Removes flags that add_run_options gave a command that would not use them.
+void drop_options(CLI::App* cmd, std::initializer_list<const char*> names) {
+    for (const char* n : names) cmd->remove_option(cmd->get_option(n));
+}
+
 // Every numeric option of every subcommand gets the check above.
 void check_numbers(CLI::App* app) {
     for (CLI::Option* o : app->get_options()) {
@@ -94,8 +99,9 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     cmd->callback([cmd, &opt] {
         opt.request.dims_given =
             cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
-        opt.request.dtype_given = cmd->count("--dtype") > 0;
+        if (const CLI::Option* dtype = cmd->get_option_no_throw("--dtype")) opt.request.dtype_given = dtype->count() > 0;
         if (const CLI::Option* batch = cmd->get_option_no_throw("--batch")) opt.request.batch_given = batch->count() > 0;
+        if (const CLI::Option* heads = cmd->get_option_no_throw("--heads")) opt.request.heads_given = heads->count() > 0;
         if (const CLI::Option* kv = cmd->get_option_no_throw("--kv-len"); kv && kv->count() > 0 && opt.request.kv_len == 0)
             throw CLI::ValidationError("--kv-len", "must be at least 1 (got 0): leave it out for self-attention");
     });
@@ -244,6 +250,9 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
     cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
     cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
     cmd->get_option("--format")->description("text | json | markdown | html");
+    // The run is the tutorials' float64 layer with nn.Linear's own init, drawn as tables and curves:
+    // these flags would change nothing, so train does not take them.
+    drop_options(cmd, {"--init", "--dtype", "--precision", "--tokens", "--full"});
 }
 
 // attn-explain: flags of cmd_learn.cpp
@@ -287,6 +296,7 @@ void setup_flash(CLI::App& app, flash_options& opt) {
     cmd->add_option("--block-q", opt.block_q, "Query block size Br")->capture_default_str();
     cmd->add_option("--block-k", opt.block_k, "Key tile size Bc")->capture_default_str();
     cmd->add_option("--row", opt.row, "The query row followed tile by tile")->capture_default_str();
+    drop_options(cmd, {"--tokens"});  // the tiles are followed by index
     cmd->get_option("--format")->description("text, json, markdown or html");
 }
 

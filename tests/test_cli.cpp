@@ -917,3 +917,15 @@ TEST_CASE("cli: typos get a suggestion and help works as a command", "[cli][help
     CHECK(one.code == 0);
     CHECK_THAT(one.out, Catch::Contains("Usage: attn-explain heads") && Catch::Contains("--batch-index"));
 }
+
+TEST_CASE("cli: flags a command would ignore are not accepted", "[cli][flags]") {
+    const char* cases[][2] = {
+        {"train --init xavier", "--init"},       {"train --dtype float32", "--dtype"}, {"train --precision 2", "--precision"},
+        {"train --tokens 'a b c'", "--tokens"},  {"train --full", "--full"},           {"flash --tokens 'a b'", "--tokens"},
+        {"mistake no-scale --heads 4", "--heads and --batch belong to the multi-head mistakes"},
+        {"mistake no-scale --batch 3", "--heads and --batch belong to the multi-head mistakes"},
+    };
+    expect_errors(cases);
+    CHECK(run("mistake heads-no-transpose --heads 4 --d-model 8 --no-pause").code == 0);
+    CHECK(run("flash --full --precision 2 --no-pause").code == 0);
+}

@@ -50,6 +50,7 @@ struct step_request {
     std::int64_t heads = 2, batch = 1;  // multi-head runs (`heads`, multi-head mistakes)
     bool dims_given = false;   // --seq-len/--d-model/--d-k/--d-v given: a mistake's own defaults step aside
     bool batch_given = false;  // --batch typed (with --load the batch comes from X.npy)
+    bool heads_given = false;  // --heads typed
     bool walkthrough = true;   // `step --mistake` (single-head mistakes only) rather than `mistake NAME`
     bool multihead = false;    // `attn-explain heads`: batched multi-head self- or cross-attention
     bool bias = false;         // nn.Linear-style biases b_Q, b_K, b_V, b_O
