@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/shapes.hpp"
+#include "attn/io/utf8.hpp"
 #include "attn/render/format.hpp"
 
 namespace attn {
@@ -67,17 +68,6 @@ table.data td.r { text-align: right; }
 svg text { font-family: "DejaVu Sans Mono", "Noto Sans Mono", monospace; }
 section { margin-bottom: 1.5rem; }
 )";
-
-// One UTF-8 sequence starting at s[i]: its length, or 0 when it is not valid.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return 0;
-    for (std::size_t k = 1; k < len; ++k)
-        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-    if (len == 2 && c < 0xc2) return 0;  // overlong
-    return len;
-}
 
 std::string attr_id(const std::string& s) {
     std::string out = "p-";
@@ -376,7 +366,7 @@ std::string html_escape(const std::string& s) {
     std::string out;
     out.reserve(s.size());
     for (std::size_t i = 0; i < s.size();) {
-        const std::size_t len = utf8_length(s, i);
+        const std::size_t len = utf8_sequence_length(s, i);
         if (len == 0) {  // not UTF-8: the replacement character
             out += "\xef\xbf\xbd";
             ++i;
