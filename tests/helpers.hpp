@@ -8,8 +8,17 @@
 #include <catch2/catch.hpp>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/rng.hpp"
 
 namespace test {
+
+// A seeded N(0, 1) matrix [r, c] (the library's own generator, so the same on every machine).
+inline attn::matrix<double> randn(std::size_t r, std::size_t c, std::uint64_t seed) {
+    attn::rng g(seed);
+    attn::matrix<double> m = xt::empty<double>({r, c});
+    for (auto& v : m) v = g.normal();
+    return m;
+}
 
 // |a - b| <= atol + rtol·|b| everywhere; NaN matches NaN and infinities match themselves.
 template <class A, class B>

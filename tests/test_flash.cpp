@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "helpers.hpp"
+
 #include "attn/core/error.hpp"
 #include "attn/core/flash.hpp"
 #include "attn/core/rng.hpp"
@@ -25,12 +27,6 @@ std::size_t widest_line(const std::string& text) {
     return w;
 }
 
-attn::matrix<double> randn(std::size_t r, std::size_t c, std::uint64_t seed) {
-    attn::rng g(seed);
-    attn::matrix<double> m = xt::empty<double>({r, c});
-    for (auto& v : m) v = g.normal();
-    return m;
-}
 }  // namespace
 
 TEST_CASE("tiled online softmax equals full attention for blocks that do not divide n", "[flash]") {
@@ -39,7 +35,7 @@ TEST_CASE("tiled online softmax equals full attention for blocks that do not div
             for (std::size_t bk : {1, 5, 24})
                 for (bool causal : {false, true}) {
                     INFO("n " << n << " Br " << bq << " Bc " << bk << " causal " << causal);
-                    const auto q = randn(n, 8, n), k = randn(n, 8, n + 1), v = randn(n, 5, n + 2);
+                    const auto q = test::randn(n, 8, n), k = test::randn(n, 8, n + 1), v = test::randn(n, 5, n + 2);
                     const attn::flash_result r = attn::flash_forward(q, k, v, bq, bk, causal, n / 2);
                     CHECK(r.max_diff < 1e-12);
                     // and full attention is the library's own single-head pipeline
@@ -50,7 +46,7 @@ TEST_CASE("tiled online softmax equals full attention for blocks that do not div
 }
 
 TEST_CASE("the followed row's statistics are the running max and sum", "[flash]") {
-    const auto q = randn(6, 4, 1), k = randn(6, 4, 2), v = randn(6, 3, 3);
+    const auto q = test::randn(6, 4, 1), k = test::randn(6, 4, 2), v = test::randn(6, 3, 3);
     const attn::flash_result r = attn::flash_forward(q, k, v, 2, 4, false, 1);
     REQUIRE(r.row.size() == 2);  // 6 keys in tiles of 4: keys 0..3 and 4..5
     CHECK(r.row[1].from == 4);
@@ -65,7 +61,7 @@ TEST_CASE("the followed row's statistics are the running max and sum", "[flash]"
 }
 
 TEST_CASE("tiled memory is O(n) while the score matrix is O(n²)", "[flash]") {
-    const auto q = randn(256, 16, 4), k = randn(256, 16, 5), v = randn(256, 16, 6);
+    const auto q = test::randn(256, 16, 4), k = test::randn(256, 16, 5), v = test::randn(256, 16, 6);
     const attn::flash_result r = attn::flash_forward(q, k, v, 16, 16, false, 0);
     CHECK(r.full_bytes == 256 * 256 * sizeof(double));
     CHECK(r.extra_bytes == (16 + 16 + 16 * 16 + 16 * 16) * sizeof(double));  // m, l, acc, one tile
@@ -82,7 +78,7 @@ TEST_CASE("bfloat16 rounds to 8 significant bits - ties to even", "[flash][fp16]
 }
 
 TEST_CASE("low precision: the tiled error stays within twice the naive error", "[flash][fp16]") {
-    const auto q = randn(64, 16, 7), k = randn(64, 16, 8), v = randn(64, 16, 9);
+    const auto q = test::randn(64, 16, 7), k = test::randn(64, 16, 8), v = test::randn(64, 16, 9);
     for (auto p : {attn::low_precision::float16, attn::low_precision::bfloat16}) {
         const auto e = attn::low_precision_errors(q, k, v, 16, 16, true, p);
         CHECK(e.tiled_error > 0);
@@ -118,7 +114,7 @@ TEST_CASE("flash and cost pages: sections - highlighted cells - and the terminal
     const attn::lessons& L = attn::lessons::embedded("en");
     attn::flash_report r;
     r.n = 20, r.d_k = 8, r.d_v = 12, r.block_q = 4, r.block_k = 8;
-    const auto q = randn(20, 8, 1), k = randn(20, 8, 2), v = randn(20, 12, 3);
+    const auto q = test::randn(20, 8, 1), k = test::randn(20, 8, 2), v = test::randn(20, 12, 3);
     r.result = attn::flash_forward(q, k, v, 4, 8, true, 3);
     attn::doc::document d = attn::flash_document(r, L, 4);
     std::vector<std::string> ids;

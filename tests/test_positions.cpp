@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "helpers.hpp"
 #include <nlohmann/json.hpp>
 
 #include "attn/core/positions.hpp"
@@ -81,12 +83,6 @@ attn::positions_report run_case(const std::string& folder, const std::string& en
     return attn::run_positions(c, in, 4);
 }
 
-attn::matrix<double> randn(std::size_t r, std::size_t c, std::uint64_t seed) {
-    attn::rng g(seed);
-    attn::matrix<double> m = xt::empty<double>({r, c});
-    for (auto& v : m) v = g.normal();
-    return m;
-}
 }  // namespace
 
 TEST_CASE("sinusoidal tables agree with the Annotated Transformer's", "[positions][golden]") {
@@ -135,7 +131,7 @@ TEST_CASE("ALiBi slopes and biases follow the paper for h = 8 and h = 12", "[pos
 }
 
 TEST_CASE("RoPE scores depend on m − n only: shifting every position changes nothing", "[positions][rope]") {
-    const auto q = randn(7, 8, 1), k = randn(7, 8, 2);
+    const auto q = test::randn(7, 8, 1), k = test::randn(7, 8, 2);
     for (attn::rope_style s : {attn::rope_style::half, attn::rope_style::interleaved})
         for (std::size_t shift : {1, 5, 100}) {
             const auto s0 = attn::attention_scores(attn::rope_rotate(q, 0, 10000.0, s), attn::rope_rotate(k, 0, 10000.0, s));
