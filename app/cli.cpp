@@ -62,13 +62,34 @@ void check_numbers(CLI::App* app) {
     for (CLI::App* sub : app->get_subcommands({})) check_numbers(sub);
 }
 
+attn::language_env environment_language() {
+    return {std::getenv("ATTN_EXPLAIN_LANG"), std::getenv("LC_ALL"), std::getenv("LC_MESSAGES"),
+            std::getenv("LC_CTYPE"), std::getenv("LANG")};
+}
+
+// Each command's --lang variable, to tell after parsing which language the chosen command runs in.
+std::vector<std::pair<const CLI::App*, const std::string*>>& lang_options() {
+    static std::vector<std::pair<const CLI::App*, const std::string*>> all;
+    return all;
+}
+
+// --lang: its default comes from ATTN_EXPLAIN_LANG, then LC_ALL, LC_MESSAGES and LANG (a Chinese
+// locale picks zh), so a flag given always wins.
+void add_lang_option(CLI::App* cmd, std::string& lang) {
+    lang = attn::default_language(environment_language());
+    std::string langs;
+    for (const std::string& l : attn::embedded_languages()) langs += (langs.empty() ? "" : ", ") + l;
+    cmd->add_option("--lang", lang,
+                    "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
+        ->capture_default_str();
+    lang_options().emplace_back(cmd, &lang);
+}
+
 // --format, --color, --lang and --precision, shared by the walkthrough commands.
 void add_display_options(CLI::App* cmd, std::string& format, std::string& color, std::string& lang, int& precision) {
     cmd->add_option("--format", format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
+    add_lang_option(cmd, lang);
     cmd->add_option("--precision", precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
 }
 // --rope, --rope-style, --rope-base: q and k rotated before the scores (step, heads).
@@ -123,9 +144,7 @@ void setup_step(CLI::App& app, step_options& opt) {
 void setup_mistakes(CLI::App& app, mistakes_options& opt) {
     auto* cmd = app.add_subcommand("mistakes", "List the classic attention mistakes the lab can run");
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
+    add_lang_option(cmd, opt.lang);
 }
 
 // attn-explain: flags of cmd_mistakes.cpp
@@ -146,7 +165,7 @@ void setup_exercise(CLI::App& app, exercise_options& opt) {
     cmd->add_option("--timed", opt.timed, "A time budget in minutes; check reports the time taken")->check(CLI::Range(1, 600));
     cmd->add_flag("--force", opt.force, "Replace the exercise files in an existing non-empty folder");
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
 }
 
 // attn-explain: flags of cmd_exercise.cpp
@@ -155,7 +174,7 @@ void setup_check(CLI::App& app, check_options& opt) {
     cmd->add_option("dir", opt.dir, "The exercise folder (default: the current folder)")->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
     cmd->add_option("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)")->type_name("FILE");
 }
 
@@ -228,7 +247,7 @@ void setup_drill(CLI::App& app, drill_options& opt) {
     cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");
     cmd->add_flag("--no-save", opt.no_save, "Neither read nor write progress");
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
     cmd->callback([cmd, &opt] { opt.seed_given = cmd->count("--seed") > 0; });
 }
 
@@ -275,9 +294,7 @@ void setup_learn(CLI::App& app, learn_options& opt) {
         ->type_name("DIR");
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
+    add_lang_option(cmd, opt.lang);
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
     cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
         for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len}, {"--vocab", &r.vocab},
@@ -314,7 +331,7 @@ void setup_cost(CLI::App& app, cost_options& opt) {
     cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
     cmd->add_option("--format", opt.format, "text, json, markdown or html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
 }
 
 // attn-explain: flags of cmd_variant.cpp
@@ -349,9 +366,7 @@ void setup_mask(CLI::App& app, mask_options& opt) {
     cmd->add_option("--batch-index", r.batch_index, "Print only this batch item (default: every item in turn)");
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
+    add_lang_option(cmd, opt.lang);
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between batch items");
     cmd->callback([cmd, &r] {
         r.kv_len_given = cmd->count("--kv-len") > 0;
@@ -401,9 +416,17 @@ void setup_bench(CLI::App& app, bench_options& opt) {
     cmd->add_option("--repeat", opt.repeat, "Runs per kernel; the best time is reported")->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
 }
 
 void harden_numbers(CLI::App& app) { check_numbers(&app); }
+
+void note_language_encoding(const CLI::App& root) {
+    for (const CLI::App* sub : root.get_subcommands())
+        for (const auto& [cmd, lang] : lang_options())
+            if (cmd == sub && *lang != "en" && !attn::locale_is_utf8(environment_language()))
+                print_warning("the locale's character set is not UTF-8; the lessons in '" + *lang +
+                              "' are printed in UTF-8 anyway (set LANG=zh_CN.UTF-8 or use a UTF-8 terminal)");
+}
 
 }  // namespace app

@@ -150,6 +150,10 @@ struct variant_options {
 void setup_variant(CLI::App& app, variant_options& opt);
 int run_variant(const variant_options& opt);
 
+// After parsing: when the chosen command prints a language other than English and the locale is
+// not UTF-8, says once on stderr that the text comes in UTF-8 anyway.
+void note_language_encoding(const CLI::App& root);
+
 // Checks every numeric flag as typed (no wrap-around, no silent clamping, no empty value).
 void harden_numbers(CLI::App& app);
 

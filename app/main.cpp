@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
         app::print_error(std::string(e.what()) + " (see attn-explain --help)");
         return 2;
     }
+    app::note_language_encoding(cli);
     if (cli.got_subcommand("completion")) {
         const std::string script = completion_script(cli, completion_shell);
         if (script.empty()) {
