@@ -246,7 +246,9 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
     auto* cmd = app.add_subcommand("train", "Train one attention layer with Adam and watch the loss");
     add_run_options(cmd, opt.run);
     cmd->add_option("--steps", opt.steps, "Training steps")->capture_default_str();
-    cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
+    cmd->add_option("--lr", opt.lr, "Adam's learning rate (--mistake no-zero-grad: 0.01 unless given)")
+        ->capture_default_str()
+        ->each([&opt](const std::string&) { opt.lr_given = true; });  // add_run_options owns the callback
     cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
     cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
     cmd->get_option("--format")->description("text | json | markdown | html");
