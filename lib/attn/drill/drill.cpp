@@ -305,6 +305,37 @@ std::string bug_subject(const std::string& id) {
 }
 }  // namespace
 
+std::string strip_code_comments(const std::string& code) {
+    std::string out, line;
+    auto flush = [&] {
+        // Cut at the first # outside a string literal, then drop the spaces before it.
+        char quote = 0;
+        std::size_t cut = line.size();
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            const char ch = line[i];
+            if (quote) {
+                if (ch == '\\') ++i;
+                else if (ch == quote) quote = 0;
+            } else if (ch == '\'' || ch == '"') {
+                quote = ch;
+            } else if (ch == '#') {
+                cut = i;
+                break;
+            }
+        }
+        std::string kept = line.substr(0, cut);
+        while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\t')) kept.pop_back();
+        if (!kept.empty()) out += (out.empty() ? "" : "\n") + kept;
+        line.clear();
+    };
+    for (char ch : code) {
+        if (ch == '\n') flush();
+        else line += ch;
+    }
+    flush();
+    return out;
+}
+
 std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
     std::vector<question> bank;
     const auto& all = mistake_catalogue();
@@ -324,7 +355,8 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
             for (std::size_t at = c.find('\n'); at != std::string::npos; at = c.find('\n', at + 3)) c.insert(at + 1, "  ");
             return c;
         };
-        vars v = {{"code", code(L.raw("mistake." + m.id + ".buggy_code"))},
+        // The buggy lines without their comments: "# forgot .transpose" would give the answer away.
+        vars v = {{"code", code(strip_code_comments(L.raw("mistake." + m.id + ".buggy_code")))},
                   {"kind", L.raw("kind." + m.kind)},
                   {"summary", L.raw("mistake." + m.id + ".summary")},
                   {"fixed", code(L.raw("mistake." + m.id + ".fixed_code"))},
