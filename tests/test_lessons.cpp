@@ -166,6 +166,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         h.bias = true;
         h.lengths = "4,2";
         render_all(run(h));
+        h.init = "xavier";  // nn.MultiheadAttention's own init, the command's default
+        render_all(run(h));
+        h.init = "randn";
         h.mask = "none";
         h.lengths.clear();
         h.kv_len = 3;
@@ -222,6 +225,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             draw_all(attn::train_document(rep, attn::lessons::embedded("en")));
             CHECK_NOTHROW(attn::render_train_json(rep));
         }
+        // no-zero-grad at its own default lr and 200 steps, where the damage shows (verdict_hurt).
+        tr.mistake = "no-zero-grad";
+        tr.steps = 200;
+        tr.lr = attn::no_zero_grad_default_lr;
+        draw_all(attn::train_document(attn::run_training(gc, gin, tr), attn::lessons::embedded("en")));
     }
     {  // flash (with the low-precision comparison) and cost
         const attn::lessons& F = attn::lessons::embedded("en");
