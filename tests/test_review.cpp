@@ -389,6 +389,7 @@ TEST_CASE("review 5 7 10 16 17: corrected prose replaces the false sentences", "
         {"flash.toml", {"m and l per row, one tile\""}, {"FlashAttention-2 (arXiv 2307.08691)", "one logsumexp per row", "m, l per row (FA-1)"}},
         {"drill_engine.toml", {"has generated {t} tokens"}, {"(standard MHA, no GQA)", "(prompt plus generated)"}},
         {"kvcache.toml", {}, {"suggest_mqa = \"multi-query attention (one K/V head)\""}},
+        {"variant.toml", {}, {"GQA (Ainslie et al. 2023, arXiv 2305.13245) for g groups, MQA (Shazeer 2019, arXiv 1911.02150)"}},
         // 17
         {"step.toml", {}, {"torch.sqrt(torch.tensor(d_k)) is a 0-dim float32 tensor", "a 0-dim CPU tensor may divide a CUDA tensor",
                            "vanish, not explode"}},
