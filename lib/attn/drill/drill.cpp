@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/batching.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/core/error.hpp"
 #include "attn/trace/mistakes.hpp"
@@ -19,7 +20,7 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "all"};
+    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "batching", "all"};
     return names;
 }
 
@@ -238,6 +239,32 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["p"] = std::to_string(p);
             answer = std::round(static_cast<double>(p) * rope_theta(i, d, 10000.0) * 1e3) / 1e3;
             tolerance = 1e-3;
+            decimals = 3;
+            break;
+        }
+        case 11: {  // padding waste of one batch padded to its longest: the score entries, 1 − Σℓ²/(B·T²)
+            topics.push_back("batching");
+            const std::size_t b = 3 + g.below(3);
+            std::vector<std::size_t> lengths;
+            for (std::size_t i = 0; i < b; ++i) lengths.push_back(2 * (1 + g.below(8)));  // 2 .. 16, even
+            const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+            std::string list, csv, squares;
+            double real = 0;
+            for (std::size_t i = 0; i < b; ++i) {
+                list += (i ? ", " : "") + std::to_string(lengths[i]);
+                csv += (i ? "," : "") + std::to_string(lengths[i]);
+                squares += (i ? " + " : "") + std::to_string(lengths[i] * lengths[i]);
+                real += static_cast<double>(lengths[i] * lengths[i]);
+            }
+            v["b"] = std::to_string(b);
+            v["lengths"] = list;
+            v["csv"] = csv;
+            v["t"] = std::to_string(longest);
+            v["squares"] = squares;
+            v["real"] = num_text(real, 0);
+            v["total"] = std::to_string(b * longest * longest);
+            answer = std::round(score_padding_waste(lengths) * 1000) / 1000;
+            tolerance = 0.001;
             decimals = 3;
             break;
         }
