@@ -208,6 +208,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"shapes", {"step", "heads", "mistake no-transpose", "mistake linear-weight-layout", "mistake merge-no-transpose",
                     "kv-cache"}},
         {"positions", {"positions", "step --rope", "kv-cache --rope", "mistake rope-"}},
+        {"batching", {"batching"}},
     };
     return m;
 }
