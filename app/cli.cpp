@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cmd_batching.hpp"
 #include "cmd_bench.hpp"
 #include "cmd_kvcache.hpp"
 #include "cmd_mask.hpp"
@@ -237,7 +238,7 @@ void setup_positions(CLI::App& app, positions_options& opt) {
 void setup_drill(CLI::App& app, drill_options& opt) {
     auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
     cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | all")
+    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | all")
         ->capture_default_str();
     cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
@@ -265,7 +266,9 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
     auto* cmd = app.add_subcommand("train", "Train one attention layer with Adam and watch the loss");
     add_run_options(cmd, opt.run);
     cmd->add_option("--steps", opt.steps, "Training steps")->capture_default_str();
-    cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
+    cmd->add_option("--lr", opt.lr, "Adam's learning rate (--mistake no-zero-grad: 0.01 unless given)")
+        ->capture_default_str()
+        ->each([&opt](const std::string&) { opt.lr_given = true; });  // add_run_options owns the callback
     cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
     cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
     cmd->get_option("--format")->description("text | json | markdown | html");
@@ -417,6 +420,29 @@ void setup_bench(CLI::App& app, bench_options& opt) {
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     add_lang_option(cmd, opt.lang);
+}
+
+// attn-explain: flags of cmd_batching.cpp
+void setup_batching(CLI::App& app, batching_options& opt) {
+    attn::batching_request& r = opt.request;
+    auto* cmd = app.add_subcommand("batching", "Padding vs bucketing vs packing (cu_seqlens) for sequences of mixed lengths");
+    cmd->add_option("--lengths", r.lengths, "The sequences' lengths, e.g. 12,40,7,33")->type_name("L1,L2,...");
+    cmd->add_option("--count", r.count, "With --dist uniform|lognormal: how many sequences to draw")->capture_default_str();
+    cmd->add_option("--dist", r.dist, "uniform:a,b | lognormal:mu,sigma | file:PATH (default lognormal:5.5,0.6)")
+        ->type_name("SPEC");
+    cmd->add_option("--batch", r.batch, "Sequences per batch B (packing: rows of B x longest tokens)")->capture_default_str();
+    cmd->add_option("--d-model", r.d_model, "Model width d")->capture_default_str();
+    cmd->add_option("--heads", r.heads, "Heads h (must divide d_model)")->capture_default_str();
+    cmd->add_option("--buckets", r.buckets, "Bucket boundaries, e.g. 64,128,256 (default: sort and batch)")
+        ->type_name("B1,B2,...");
+    cmd->add_option("--seed", r.seed, "Seed for the lengths, the shuffle and the live check")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
+        ->envname("ATTN_EXPLAIN_LANG")
+        ->capture_default_str();
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
+    cmd->callback([cmd, &r] { r.count_given = cmd->count("--count") > 0; });
 }
 
 void harden_numbers(CLI::App& app) { check_numbers(&app); }

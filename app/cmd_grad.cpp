@@ -53,7 +53,8 @@ int run_train(const train_cli_options& opt) {
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     attn::train_request tr;
     tr.steps = static_cast<std::size_t>(opt.steps);
-    tr.lr = opt.lr;
+    // no-zero-grad's own default learning rate, where the damage shows (trace/train.hpp).
+    tr.lr = opt.mistake == "no-zero-grad" && !opt.lr_given ? attn::no_zero_grad_default_lr : opt.lr;
     tr.every = opt.every > 0 ? static_cast<std::size_t>(opt.every) : 0;
     tr.mistake = opt.mistake;
     if (!run.save.empty()) attn::check_save_dir(run.save);

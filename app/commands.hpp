@@ -103,6 +103,7 @@ struct train_cli_options {
     step_options run;
     long steps = 200, every = 0;
     double lr = 1e-3;
+    bool lr_given = false;  // --lr given: no-zero-grad then keeps it instead of its own default
     std::string mistake;
 };
 void setup_train(CLI::App& app, train_cli_options& opt);

@@ -2,7 +2,13 @@
 // every key in lessons/ is used by some output.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
+#include "attn/doc/batching.hpp"
 #include "attn/doc/exercise.hpp"
+#include "attn/render/json_batching.hpp"
+#include "attn/trace/batching.hpp"
 #include "attn/trace/exercise.hpp"
 
 #include "attn/drill/drill.hpp"
@@ -42,6 +48,8 @@
 #include "attn/render/markdown.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/trace.hpp"
+
+namespace fs = std::filesystem;
 
 namespace {
 attn::trace run(attn::step_request r) {
@@ -166,6 +174,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         h.bias = true;
         h.lengths = "4,2";
         render_all(run(h));
+        h.init = "xavier";  // nn.MultiheadAttention's own init, the command's default
+        render_all(run(h));
+        h.init = "randn";
         h.mask = "none";
         h.lengths.clear();
         h.kv_len = 3;
@@ -222,6 +233,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             draw_all(attn::train_document(rep, attn::lessons::embedded("en")));
             CHECK_NOTHROW(attn::render_train_json(rep));
         }
+        // no-zero-grad at its own default lr and 200 steps, where the damage shows (verdict_hurt).
+        tr.mistake = "no-zero-grad";
+        tr.steps = 200;
+        tr.lr = attn::no_zero_grad_default_lr;
+        draw_all(attn::train_document(attn::run_training(gc, gin, tr), attn::lessons::embedded("en")));
     }
     {  // flash (with the low-precision comparison) and cost
         const attn::lessons& F = attn::lessons::embedded("en");
@@ -463,6 +479,41 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         const attn::kv_report kr = attn::run_kvcache(kc, attn::make_kv_inputs(kc));
         CHECK_NOTHROW(attn::render_text(attn::kvcache_document(kr, pl, 4), {}));
         CHECK_NOTHROW(attn::render_kvcache_json(kr, pl));
+    }
+
+    // `attn-explain batching` in every format: typed, uniform, lognormal and file lengths; sorted and
+    // fixed buckets; a mask small enough for a heatmap, for characters, and only for blocks; a check
+    // that fails (the sentence for a result that should not happen).
+    {
+        const attn::lessons& bl = attn::lessons::embedded("en");
+        auto batch_all = [&](const attn::batching_report& r) {
+            draw_all(attn::batching_document(r, bl));
+            CHECK_NOTHROW(attn::render_batching_json(r));
+        };
+        auto report = [](attn::batching_request q) { return attn::run_batching(attn::validate_batching(q)); };
+        attn::batching_request q;
+        q.lengths = "3,2,3";
+        q.d_model = 8, q.heads = 2, q.batch = 3;
+        batch_all(report(q));  // one packed row of 8: the heatmap
+        q.lengths = "5,3,8,2,6,4,7,1,9,3,5,2,6,8,4,3,2,7,5,6";
+        q.batch = 2;
+        attn::batching_report chars = report(q);  // more steps than shown, the character mask
+        batch_all(chars);
+        chars.check.max_diff = 1;
+        batch_all(chars);
+        q = {};
+        q.dist = "uniform:16,2000";
+        q.count = 40;
+        q.count_given = true;
+        q.buckets = "64,128,256";
+        batch_all(report(q));  // long sequences, fixed buckets with an open one, a trimmed check
+        q = {};
+        batch_all(report(q));  // the default lognormal, sorted buckets
+        std::ofstream(fs::temp_directory_path() / "attn-lessons-lengths.txt") << "40 12 7\n90\n";
+        q = {};
+        q.dist = "file:" + (fs::temp_directory_path() / "attn-lessons-lengths.txt").string();
+        batch_all(report(q));
+        fs::remove(fs::temp_directory_path() / "attn-lessons-lengths.txt");
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");

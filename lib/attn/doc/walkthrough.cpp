@@ -17,9 +17,12 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     const vars v = step_vars(t, s);
     std::string note = L.text(lesson_key(t, s) + ".note", v);
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
-    if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
+    if (s.values.count("scale_check")) note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
+    // heads --init xavier is nn.MultiheadAttention's own init (trace/inputs.cpp), W_O included.
+    const bool mha_init = t.config.multihead && t.config.init == init_kind::xavier && t.config.load_dir.empty();
+    if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V" || (s.id == "W_O" && mha_init))
         note += "\n\n" + L.text(std::string("step.W_Q.init_") +
-                                    (t.config.load_dir.empty() ? name_of(t.config.init) : "loaded"),
+                                    (!t.config.load_dir.empty() ? "loaded" : mha_init ? "mha" : name_of(t.config.init)),
                                 v);
     return note;
 }
@@ -145,7 +148,10 @@ struct builder {
             for (std::size_t k = 0; k < order.size() && k < 3; ++k) {
                 const std::size_t j = order[k];
                 if (k > 0 && w(i, j) < 0.05) break;
-                const std::string target = j == i ? L.raw("ui.itself") : who(j);
+                // Cross-attention's keys are memory positions, not X's tokens: never "itself" there.
+                const std::string target = t.config.cross() ? L.text("ui.memory_position", {{"index", std::to_string(j)}})
+                                           : j == i         ? L.raw("ui.itself")
+                                                            : who(j);
                 parts += (k ? ", " : "") +
                          L.text("ui.reading_part", {{"percent", fmt::format("{:.0f}%", w(i, j) * 100)}, {"target", target}});
             }

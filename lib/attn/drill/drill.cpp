@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/batching.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/core/error.hpp"
 #include "attn/trace/mistakes.hpp"
@@ -19,7 +20,7 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "all"};
+    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "batching", "all"};
     return names;
 }
 
@@ -241,6 +242,32 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             decimals = 3;
             break;
         }
+        case 11: {  // padding waste of one batch padded to its longest: the score entries, 1 − Σℓ²/(B·T²)
+            topics.push_back("batching");
+            const std::size_t b = 3 + g.below(3);
+            std::vector<std::size_t> lengths;
+            for (std::size_t i = 0; i < b; ++i) lengths.push_back(2 * (1 + g.below(8)));  // 2 .. 16, even
+            const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+            std::string list, csv, squares;
+            double real = 0;
+            for (std::size_t i = 0; i < b; ++i) {
+                list += (i ? ", " : "") + std::to_string(lengths[i]);
+                csv += (i ? "," : "") + std::to_string(lengths[i]);
+                squares += (i ? " + " : "") + std::to_string(lengths[i] * lengths[i]);
+                real += static_cast<double>(lengths[i] * lengths[i]);
+            }
+            v["b"] = std::to_string(b);
+            v["lengths"] = list;
+            v["csv"] = csv;
+            v["t"] = std::to_string(longest);
+            v["squares"] = squares;
+            v["real"] = num_text(real, 0);
+            v["total"] = std::to_string(b * longest * longest);
+            answer = std::round(score_padding_waste(lengths) * 1000) / 1000;
+            tolerance = 0.001;
+            decimals = 3;
+            break;
+        }
         default: {  // variant 5: KV cache of a whole model, in MiB: K and V for every layer
             topics.push_back("kvcache");
             const std::size_t layers = pick(g, {12, 24, 32}), b = pick(g, {1, 4, 8}), t = pick(g, {1024, 2048, 4096});
@@ -305,6 +332,37 @@ std::string bug_subject(const std::string& id) {
 }
 }  // namespace
 
+std::string strip_code_comments(const std::string& code) {
+    std::string out, line;
+    auto flush = [&] {
+        // Cut at the first # outside a string literal, then drop the spaces before it.
+        char quote = 0;
+        std::size_t cut = line.size();
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            const char ch = line[i];
+            if (quote) {
+                if (ch == '\\') ++i;
+                else if (ch == quote) quote = 0;
+            } else if (ch == '\'' || ch == '"') {
+                quote = ch;
+            } else if (ch == '#') {
+                cut = i;
+                break;
+            }
+        }
+        std::string kept = line.substr(0, cut);
+        while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\t')) kept.pop_back();
+        if (!kept.empty()) out += (out.empty() ? "" : "\n") + kept;
+        line.clear();
+    };
+    for (char ch : code) {
+        if (ch == '\n') flush();
+        else line += ch;
+    }
+    flush();
+    return out;
+}
+
 std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
     std::vector<question> bank;
     const auto& all = mistake_catalogue();
@@ -324,7 +382,8 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
             for (std::size_t at = c.find('\n'); at != std::string::npos; at = c.find('\n', at + 3)) c.insert(at + 1, "  ");
             return c;
         };
-        vars v = {{"code", code(L.raw("mistake." + m.id + ".buggy_code"))},
+        // The buggy lines without their comments: "# forgot .transpose" would give the answer away.
+        vars v = {{"code", code(strip_code_comments(L.raw("mistake." + m.id + ".buggy_code")))},
                   {"kind", L.raw("kind." + m.kind)},
                   {"summary", L.raw("mistake." + m.id + ".summary")},
                   {"fixed", code(L.raw("mistake." + m.id + ".fixed_code"))},

@@ -52,13 +52,16 @@ struct progress {
 std::vector<question> plan_session(const lessons& L, std::uint64_t seed, std::size_t count, const std::string& topic,
                                    const progress* p);
 
+// Python code without its comments (each line cut at a # outside a string literal, trailing blanks
+// dropped, lines left empty removed): the bug drill shows buggy lines without the hints.
+std::string strip_code_comments(const std::string& code);
 // Every hand-written concept question and every spot-the-bug question (for the content linter).
 std::vector<question> concept_bank(const lessons& L);
 std::vector<question> bug_bank(const lessons& L, std::uint64_t seed);
 
 // The generators, exposed for tests: each draws its numbers from the seed.
 question gen_shape(const lessons& L, std::uint64_t seed, int variant);     // variant 0..6
-question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..10
-constexpr int shape_variants = 7, numeric_variants = 11;
+question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..11
+constexpr int shape_variants = 7, numeric_variants = 12;
 
 }  // namespace attn::drill

@@ -39,6 +39,21 @@ step make_step(const std::string& id, std::string shape_line, tensor value) {
 
 std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
 
+scale_check scale_check_of(double var_q, double var_k, double var_scaled) {
+    auto near_one = [](double v) { return v >= 0.5 && v <= 2.0; };
+    if (near_one(var_scaled)) return scale_check::holds;
+    return near_one(var_q * var_k) ? scale_check::sample : scale_check::breaks;
+}
+
+const char* name_of(scale_check c) {
+    switch (c) {
+        case scale_check::holds: return "holds";
+        case scale_check::breaks: return "breaks";
+        case scale_check::sample: return "sample";
+    }
+    return "holds";
+}
+
 vars step_vars(const trace& t, const step& s) {
     vars v = t.values;
     for (const auto& kv : s.values) v[kv.first] = kv.second;
@@ -219,6 +234,12 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     sc.values["var_after"] = format_number(attn::variance(f.scaled_scores), precision);
     sc.values["std_before"] = format_number(attn::std_dev(f.scores), precision);
     sc.values["std_after"] = format_number(attn::std_dev(f.scaled_scores), precision);
+    // Whether this run meets the lesson's assumption (unit-variance q and k entries), measured.
+    const double var_q = attn::variance(q_rot), var_k = attn::variance(k_rot);
+    sc.values["var_q"] = format_number(var_q, precision);
+    sc.values["var_k"] = format_number(var_k, precision);
+    sc.values["score_count"] = std::to_string(n * m);
+    sc.values["scale_check"] = name_of(scale_check_of(var_q, var_k, attn::variance(f.scaled_scores)));
     t.steps.push_back(std::move(sc));
 
     step ms = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m),
