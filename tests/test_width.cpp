@@ -80,8 +80,9 @@ TEST_CASE("wrap fits Chinese text to the width by display columns", "[width]") {
         CHECK(joined == zh);  // nothing lost, no space added between Chinese characters
     }
     // Latin words and numbers are never split, and keep their spaces.
-    const auto lines = attn::wrap("每个头的维度是 d_head = 64，一共 h = 8 个头", 16);
-    for (const auto& l : lines) CHECK(display_width(l) <= 16);
+    const auto lines = attn::wrap("每个头的维度是 d_head = 64，一共 h = 8 个头，每个头的维度是 d_head = 64", 22);
+    CHECK(lines.size() > 1);
+    for (const auto& l : lines) CHECK(display_width(l) <= 22);
     std::string joined;
     for (const auto& l : lines) joined += (joined.empty() || l.empty() ? "" : "|") + l;
     CHECK(joined.find("d_h|ead") == std::string::npos);
