@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <csignal>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -111,8 +112,20 @@ int read_byte() {
 }  // namespace
 
 int read_key() {
+    // A whole line or the end of input already waiting in the terminal's line buffer (typed
+    // ahead, or script(1) passing on the end of its input) is read as it is: switching to raw
+    // mode first would turn an end of input into a NUL byte and the pause would wait forever.
+    if (isatty(STDIN_FILENO)) {
+        pollfd p{STDIN_FILENO, POLLIN, 0};
+        if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP))) {
+            char line[512];
+            const ssize_t r = ::read(STDIN_FILENO, line, sizeof line);
+            return r <= 0 ? -1 : static_cast<unsigned char>(line[0]);
+        }
+    }
     raw_read raw;
-    const int c = read_byte();
+    int c = read_byte();
+    if (c == 0 && raw.terminal()) c = -1;  // the same end of input, if it came between the check and raw mode
     if (!raw.terminal() && c != -1 && c != '\n')  // a line from a pipe: its first byte counts
         for (int d = read_byte(); d != -1 && d != '\n'; d = read_byte()) {
         }

@@ -221,7 +221,7 @@ TEST_CASE("cli: on a terminal it pauses after each step - q and end of input qui
     };
     const result two_then_quit = on_tty("\\n\\nq\\n");
     CHECK(two_then_quit.code == 0);
-    CHECK_THAT(two_then_quit.out, Catch::Contains("[Enter: next step, q: quit]") && Catch::Contains("Step 3 of 12"));
+    CHECK_THAT(two_then_quit.out, Catch::Contains("[Enter: next · b: back · l: list · q: quit · ?: keys]") && Catch::Contains("Step 3 of 12"));
     CHECK(two_then_quit.out.find("Step 4 of 12") == std::string::npos);
     const result eof = on_tty("");
     CHECK(eof.code == 0);
@@ -590,7 +590,7 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
         "bench --sizes 64,5000 --d 8 --repeat 1", "positions", "heads --rope", "kv-cache --rope", "variant linear",
         "variant mla", "kv-cache --mla 6", "learn --task previous --steps 40", "exercise",
         "mistake rope-style-mismatch", "mistake scale-by-d-k", "step --from weights", "grad --from d_S",
-        "heads --full --max-output 10M"};
+        "heads --max-output 10M"};
     for (const char* width : {"60", "80"})
         for (const std::string& c : commands) {
             INFO(c << " at " << width << " columns");

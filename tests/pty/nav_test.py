@@ -188,6 +188,16 @@ check(st is not None and os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGINT
 check(s.mode() == s.before, "the terminal mode is restored after Ctrl-C")
 s.close()
 
+# Ctrl-D (end of input) at the pause quits cleanly.
+s = Session(["step", "--seed", "1"])
+s.read_until(PROMPT)
+s.raw()
+os.write(s.master, b"\x04")
+st = s.wait()
+check(st is not None and os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "Ctrl-D at the pause quits with exit code 0")
+check(s.mode() == s.before, "the terminal mode is restored after Ctrl-D")
+s.close()
+
 # ---- a page taller than the screen pauses where the screen fills ---------------------------------
 s = Session(["step", "--seed", "1", "--seq-len", "8"], rows=12, cols=80)
 check(s.read_until(r"\[\d+/\d+ lines"), "a page taller than 12 rows pauses with the more prompt")
