@@ -96,7 +96,7 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number (an unknown one lists them)")->type_name("ID|N");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &opt] {
         opt.request.dims_given =
             cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
@@ -117,7 +117,7 @@ void setup_step(CLI::App& app, step_options& opt) {
     cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
     cmd->add_option("--align", opt.request.align, "Causal alignment when n != m: top-left | bottom-right")
         ->capture_default_str();
-    cmd->add_option("--max-output", opt.max_output, "Output budget: refuse JSON, --full text or SVG over SIZE (e.g. 500M, 2G, none; default 64M)")
+    cmd->add_option("--max-output", opt.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
         ->type_name("SIZE");
     add_rope_options(cmd, opt.request);
 }
@@ -138,7 +138,7 @@ void setup_mistake(CLI::App& app, mistake_options& opt) {
     add_run_options(cmd, opt.run);
     cmd->add_option("--heads", opt.run.request.heads, "Heads h, for the multi-head mistakes")->capture_default_str();
     cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")->capture_default_str();
-    cmd->add_option("--max-output", opt.run.max_output, "Output budget: refuse JSON, --full text or SVG over SIZE (e.g. 500M, 2G, none; default 64M)")
+    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
         ->type_name("SIZE");
 }
 
@@ -184,7 +184,7 @@ void setup_heads(CLI::App& app, heads_options& opt) {
     cmd->add_option("--head", opt.head, "Show only this head");
     cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
     cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
-    cmd->add_option("--max-output", run.max_output, "Output budget: refuse JSON, --full text or SVG over SIZE (e.g. 500M, 2G, none; default 64M)")
+    cmd->add_option("--max-output", run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
         ->type_name("SIZE");
 
     add_rope_options(cmd, r);
@@ -216,7 +216,7 @@ void setup_positions(CLI::App& app, positions_options& opt) {
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.run.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for a key between pages");
-    cmd->add_option("--from", opt.run.from, "Start at this step: its id or number (an unknown one lists them)")->type_name("ID|N");
+    cmd->add_option("--from", opt.run.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &opt] {
         opt.run.request.dims_given = cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") > 0;
         opt.run.request.dtype_given = cmd->count("--dtype") > 0;
@@ -248,7 +248,7 @@ void setup_grad(CLI::App& app, grad_options& opt) {
     cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
     cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
     cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
-    cmd->add_option("--max-output", opt.run.max_output, "Output budget: refuse JSON, --full text or SVG over SIZE (e.g. 500M, 2G, none; default 64M)")
+    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
         ->type_name("SIZE");
 
 }
@@ -291,7 +291,7 @@ void setup_learn(CLI::App& app, learn_options& opt) {
         ->envname("ATTN_EXPLAIN_LANG")
         ->capture_default_str();
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between pages");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number (an unknown one lists them)")->type_name("ID|N");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
         for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len}, {"--vocab", &r.vocab},
                                {"--d-model", &r.d_model}, {"--heads", &r.heads}, {"--layers", &r.layers},
@@ -366,7 +366,7 @@ void setup_mask(CLI::App& app, mask_options& opt) {
         ->envname("ATTN_EXPLAIN_LANG")
         ->capture_default_str();
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between batch items");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number (an unknown one lists them)")->type_name("ID|N");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &r] {
         r.kv_len_given = cmd->count("--kv-len") > 0;
         r.batch_given = cmd->count("--batch") > 0;
@@ -395,7 +395,7 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number (an unknown one lists them)")->type_name("ID|N");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->add_flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
     cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
     cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)")->capture_default_str();

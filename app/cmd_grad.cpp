@@ -32,6 +32,7 @@ int run_grad(const grad_options& opt) {
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     for (const std::string& w : in.warnings) print_warning(w);
     p.trace = attn::build_grad_trace(config, in, go, run.precision);
+    if (!config.load_dir.empty()) check_run_output(run, p.trace.config, 0, 1.8);  // the sizes came from the files
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
     else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);

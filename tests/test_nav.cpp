@@ -313,3 +313,16 @@ TEST_CASE("drill stats: topics are the --topic names - skips are not counted", "
     fs::remove(state);
     fs::remove(state.string() + ".lock");
 }
+
+TEST_CASE("output budget: with --load the sizes come from the files and are budgeted too", "[cli][budget]") {
+    const fs::path dir = temp_path("load");
+    REQUIRE(run("step --seq-len 200 --no-pause --save " + dir.string()).code == 0);
+    for (const char* c : {"step", "grad"}) {
+        INFO(c);
+        const result low = run(std::string(c) + " --load " + dir.string() + " --format json --max-output 100K");
+        CHECK(low.code == 2);
+        CHECK_THAT(low.err, Catch::Contains("the JSON output would be about") && Catch::Contains("MiB"));
+        CHECK(run(std::string(c) + " --load " + dir.string() + " --format json").code == 0);
+    }
+    fs::remove_all(dir);
+}
