@@ -117,7 +117,8 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &opt] {
         opt.request.dims_given =
             cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
@@ -138,6 +139,8 @@ void setup_step(CLI::App& app, step_options& opt) {
     cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
     cmd->add_option("--align", opt.request.align, "Causal alignment when n != m: top-left | bottom-right")
         ->capture_default_str();
+    cmd->add_option("--max-output", opt.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
     add_rope_options(cmd, opt.request);
 }
 
@@ -155,6 +158,8 @@ void setup_mistake(CLI::App& app, mistake_options& opt) {
     add_run_options(cmd, opt.run);
     cmd->add_option("--heads", opt.run.request.heads, "Heads h, for the multi-head mistakes")->capture_default_str();
     cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")->capture_default_str();
+    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
 }
 
 // attn-explain: flags of cmd_exercise.cpp
@@ -199,6 +204,9 @@ void setup_heads(CLI::App& app, heads_options& opt) {
     cmd->add_option("--head", opt.head, "Show only this head");
     cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
     cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
+    cmd->add_option("--max-output", run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
+
     add_rope_options(cmd, r);
 }
 
@@ -227,7 +235,8 @@ void setup_positions(CLI::App& app, positions_options& opt) {
     add_display_options(cmd, opt.run.format, opt.run.color, opt.run.lang, opt.run.precision);
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.run.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for Enter between pages");
+    cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for a key between pages");
+    cmd->add_option("--from", opt.run.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &opt] {
         opt.run.request.dims_given = cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") > 0;
         opt.run.request.dtype_given = cmd->count("--dtype") > 0;
@@ -259,6 +268,9 @@ void setup_grad(CLI::App& app, grad_options& opt) {
     cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
     cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
     cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
+    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
+
 }
 
 // attn-explain: flags of cmd_grad.cpp
@@ -298,7 +310,8 @@ void setup_learn(CLI::App& app, learn_options& opt) {
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     add_lang_option(cmd, opt.lang);
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between pages");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
         for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len}, {"--vocab", &r.vocab},
                                {"--d-model", &r.d_model}, {"--heads", &r.heads}, {"--layers", &r.layers},
@@ -370,7 +383,8 @@ void setup_mask(CLI::App& app, mask_options& opt) {
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     add_lang_option(cmd, opt.lang);
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between batch items");
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between batch items");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &r] {
         r.kv_len_given = cmd->count("--kv-len") > 0;
         r.batch_given = cmd->count("--batch") > 0;
@@ -398,7 +412,8 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->add_flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
     cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
     cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)")->capture_default_str();
@@ -438,9 +453,7 @@ void setup_batching(CLI::App& app, batching_options& opt) {
     cmd->add_option("--seed", r.seed, "Seed for the lengths, the shuffle and the live check")->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
+    add_lang_option(cmd, opt.lang);
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
     cmd->callback([cmd, &r] { r.count_given = cmd->count("--count") > 0; });
 }

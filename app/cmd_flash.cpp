@@ -31,7 +31,8 @@ int run_flash(const flash_options& opt) {
     if (opt.block_q <= 0 || opt.block_k <= 0) throw attn::error("--block-q and --block-k must be at least 1");
     if (opt.row < 0) throw attn::error("--row must be 0 or more");
     const attn::lessons& L = attn::lessons::embedded(run.lang);
-    const output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    start_from(out, run.from);
     if (!run.request.load_dir.empty() && run.request.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
     attn::refuse_unused_files(run.request.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O", "W_O"}, "flash");

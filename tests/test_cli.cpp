@@ -221,7 +221,7 @@ TEST_CASE("cli: on a terminal it pauses after each step - q and end of input qui
     };
     const result two_then_quit = on_tty("\\n\\nq\\n");
     CHECK(two_then_quit.code == 0);
-    CHECK_THAT(two_then_quit.out, Catch::Contains("[Enter: next step, q: quit]") && Catch::Contains("Step 3 of 12"));
+    CHECK_THAT(two_then_quit.out, Catch::Contains("[Enter: next · b: back · l: list · q: quit · ?: keys]") && Catch::Contains("Step 3 of 12"));
     CHECK(two_then_quit.out.find("Step 4 of 12") == std::string::npos);
     const result eof = on_tty("");
     CHECK(eof.code == 0);
@@ -380,7 +380,7 @@ std::string last_line(const std::string& s) {
 }
 }  // namespace
 
-TEST_CASE("cli: drill answered from its own sheet scores N/N - wrong scores 0 - skipped scores 0", "[cli][drill]") {
+TEST_CASE("cli: drill answered from its own sheet scores N/N - wrong scores 0 - skips are not scored", "[cli][drill]") {
     const std::string flags = "--seed 5 --count 12 --no-save";
     const result sheet = run("drill --sheet --format json " + flags);
     REQUIRE(sheet.code == 0);
@@ -401,7 +401,9 @@ TEST_CASE("cli: drill answered from its own sheet scores N/N - wrong scores 0 - 
     const result all_wrong = run_with_input("drill " + flags, wrong);
     CHECK(last_line(all_wrong.out) == "score: 0/12");
     const result skipped = run_with_input("drill " + flags, skip);
-    CHECK(last_line(skipped.out) == "score: 0/12");
+    CHECK(last_line(skipped.out) == "score: 0/0");  // a skip is neither right nor wrong
+    CHECK(skipped.out.find("Skipped: 12 (not scored).") != std::string::npos);
+    CHECK(skipped.out.find("Stopped after") == std::string::npos);
     // The sheet lists exactly the questions the session asks, in order.
     std::size_t at = 0;
     for (const auto& q : doc["questions"]) {
@@ -415,8 +417,8 @@ TEST_CASE("cli: drill answered from its own sheet scores N/N - wrong scores 0 - 
 TEST_CASE("cli: drill ends cleanly on end of input and on q", "[cli][drill]") {
     const result eof = run_with_input("drill --seed 9 --count 5 --no-save", "s\n");
     CHECK(eof.code == 0);
-    CHECK_THAT(eof.out, Catch::Contains("Stopped after 1 of 5"));
-    CHECK(last_line(eof.out) == "score: 0/1");
+    CHECK_THAT(eof.out, Catch::Contains("Stopped after 1 of 5") && Catch::Contains("Skipped: 1 (not scored)."));
+    CHECK(last_line(eof.out) == "score: 0/0");  // a skip is not scored
     const result quit = run_with_input("drill --seed 9 --count 5 --no-save", "h\nq\n");
     CHECK(quit.code == 0);
     CHECK_THAT(quit.out, Catch::Contains("hint:"));
@@ -430,11 +432,11 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     CHECK(one.code == 0);
     REQUIRE(fs::exists(state));
     const result stats = run("drill --stats --state " + state);
-    CHECK_THAT(stats.out, Catch::Contains("0/3") && Catch::Contains("Sessions (1)"));
+    CHECK_THAT(stats.out, Catch::Contains(" 0/0 topic all seed 1") && Catch::Contains("Sessions (1)"));  // skips: not scored
     std::ofstream(state) << "# attn-explain drill progress, then garbage\n";  // ours, but corrupt
     const result corrupt = run_with_input("drill --seed 1 --count 2 --state " + state, "s\ns\n");
     CHECK(corrupt.code == 0);
-    CHECK(last_line(corrupt.out) == "score: 0/2");
+    CHECK(last_line(corrupt.out) == "score: 0/0");
     CHECK_THAT(corrupt.err, Catch::Contains("warning") && Catch::Contains("corrupt"));
     CHECK(fs::exists(state + ".corrupt-1"));
     const result unwritable = run_with_input("drill --seed 1 --count 1 --state /proc/attn-explain/p.txt", "s\n");
@@ -641,7 +643,9 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
         "bench --sizes 64,5000 --d 8 --repeat 1", "positions", "heads --rope", "kv-cache --rope", "variant linear",
         "variant mla", "kv-cache --mla 6", "learn --task previous --steps 40", "exercise",
         "mistake rope-style-mismatch", "mistake scale-by-d-k", "batching", "batching --lengths 3,5,2,7,4,1,6 --batch 2",
-        "batching --count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4"};
+        "batching --count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4",
+        "step --from weights", "grad --from d_S",
+        "heads --max-output 10M"};
     for (const char* width : {"60", "80"})
         for (const std::string& c : commands) {
             INFO(c << " at " << width << " columns");

@@ -26,6 +26,7 @@
 #include "attn/render/json_mask.hpp"
 #include "attn/render/json_train.hpp"
 #include "attn/render/markdown.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/doc/flash.hpp"
@@ -33,6 +34,7 @@
 #include "attn/render/json_flash.hpp"
 #include "attn/render/json_kvcache.hpp"
 #include "attn/render/markdown.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/render/html.hpp"
 #include "attn/io/lessons.hpp"
@@ -46,6 +48,7 @@
 #include "attn/render/html.hpp"
 #include "attn/render/json.hpp"
 #include "attn/render/markdown.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/trace.hpp"
 
@@ -198,9 +201,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             draw_all(question_document(D, all[i], i + 1, all.size()));
             draw_all(hint_document(D, all[i]));
             for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) draw_all(verdict_document(D, all[i], o));
+            draw_all(unreadable_document(D, all[i]));
         }
         draw_all(summary_document(D, {{"shapes", {2, 1}}}, 1, 2, 3));
         draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 2));
+        draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 4, 2));  // two skipped
         progress pr;
         draw_all(stats_document(D, pr, "/tmp/x"));
         pr.topics["shapes"] = {2, 1};
@@ -281,6 +286,20 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         CHECK_NOTHROW(attn::render_text(attn::doc::bench_document(br, attn::lessons::embedded("en")), {}));
     }
     CHECK_NOTHROW(attn::lessons::embedded("en").raw("ui.pause"));
+    {
+        // The pause's strings (app/output.cpp draws them): each fills, and all but the error
+        // (which lists the steps) fit 60 columns, the narrowest terminal the tests use.
+        const attn::lessons& U = attn::lessons::embedded("en");
+        const attn::vars v = {{"line", "38"}, {"lines", "160"}, {"typed", "bogus"}, {"valid", "a step number 1 to 13"}};
+        for (const char* k : {"ui.pause", "ui.more", "ui.keys.title", "ui.keys.next", "ui.keys.back", "ui.keys.goto",
+                              "ui.keys.list", "ui.keys.quit", "ui.keys.help", "ui.keys.list_title", "ui.keys.goto_prompt",
+                              "ui.keys.not_a_step"}) {
+            INFO(k);
+            std::string s;
+            REQUIRE_NOTHROW(s = U.text(k, v));
+            if (std::string(k) != "ui.keys.not_a_step") CHECK(attn::display_width(s) <= 60);
+        }
+    }
     {
         attn::step_request big;  // elided matrices have their own note
         big.seq_len = 40;

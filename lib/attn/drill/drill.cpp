@@ -130,6 +130,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
     const std::string key = "drill.gen.numeric" + std::to_string(variant);
     double answer = 0, tolerance = 0;
     int decimals = 2;
+    std::string unit;  // sizes: the unit the prompt asks for
     std::vector<std::string> topics = {"numeric"};
     switch (variant) {
         case 0: {  // one weight of a softmax, from the library's softmax
@@ -172,6 +173,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["dtype"] = half ? "fp16" : "fp32";
             answer = static_cast<double>(n) * static_cast<double>(n) * (half ? 2 : 4) / (1024.0 * 1024.0);
             tolerance = answer * 0.01;
+            unit = "MiB";
             break;
         }
         case 4: {  // parameters of multi-head attention with biases: four (d, d) weights and four (d,) biases
@@ -195,6 +197,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["layers"] = std::to_string(layers);
             answer = static_cast<double>(layers * (d_c + d_r) * 2);
             decimals = 0;
+            unit = "B";
             break;
         }
         case 7: {  // linear against softmax attention: 4·n²·d = 4·n·d² at n = d
@@ -278,6 +281,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["d"] = std::to_string(d);
             answer = 2.0 * static_cast<double>(layers * b * t * d) * 2 / (1024.0 * 1024.0);  // fp16: 2 bytes
             tolerance = answer * 0.01;
+            unit = "MiB";
             decimals = 1;
             break;
         }
@@ -286,6 +290,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
     question q = from_lessons(L, key, "numeric", topics, v);
     q.number = answer;
     q.tolerance = tolerance;
+    q.unit = unit;
     q.answer = num_text(answer, decimals);
     q.id = fmt::format("numeric{}.{:x}", variant, seed & 0xffffff);
     return q;
