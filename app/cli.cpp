@@ -462,10 +462,15 @@ void harden_numbers(CLI::App& app) { check_numbers(&app); }
 
 void note_language_encoding(const CLI::App& root) {
     for (const CLI::App* sub : root.get_subcommands())
-        for (const auto& [cmd, lang] : lang_options())
-            if (cmd == sub && *lang != "en" && !attn::locale_is_utf8(environment_language()))
-                print_warning("the locale's character set is not UTF-8; the lessons in '" + *lang +
-                              "' are printed in UTF-8 anyway (set LANG=zh_CN.UTF-8 or use a UTF-8 terminal)");
+        for (const auto& [cmd, lang] : lang_options()) {
+            if (cmd != sub || *lang == "en" || attn::language_of(*lang) != *lang) continue;
+            if (!attn::locale_is_utf8(environment_language()))
+                print_warning("not a UTF-8 locale; writing UTF-8 anyway (LANG=C.UTF-8)");
+            const attn::lessons& L = attn::lessons::embedded(*lang);
+            if (L.borrowed() > 0)
+                print_warning(*lang + ": " + std::to_string(L.borrowed()) + " of " +
+                              std::to_string(attn::lessons::embedded("en").keys().size()) + " texts untranslated");
+        }
 }
 
 }  // namespace app

@@ -81,7 +81,7 @@ std::string default_language(const language_env& env) {
     for (const char* v : {env.lc_all, env.lc_messages, env.lang})
         if (set(v)) {
             const std::string l = language_of(v);
-            return l.empty() ? "en" : l;
+            return l.empty() || lessons::embedded(l).borrowed() > 0 ? "en" : l;
         }
     return "en";
 }
@@ -119,7 +119,7 @@ const lessons& lessons::embedded(const std::string& language) {
 
 void lessons::fill_missing_from(const lessons& base) {
     for (const auto& [key, text] : base.text_)
-        if (text_.emplace(key, text).second) file_[key] = base.file_.at(key);
+        if (text_.emplace(key, text).second) file_[key] = base.file_.at(key), ++borrowed_;
 }
 
 bool lessons::has(const std::string& key) const { return text_.count(key) != 0; }

@@ -23,6 +23,8 @@ public:
 
     // A translation may be partial: keys it lacks are taken from `base` (English).
     void fill_missing_from(const lessons& base);
+    // How many texts came from `base` (0 for a complete translation and for English itself).
+    std::size_t borrowed() const { return borrowed_; }
 
     bool has(const std::string& key) const;
     // The raw template; throws attn::error naming the missing key.
@@ -39,6 +41,7 @@ private:
     std::map<std::string, std::string> text_;
     std::map<std::string, std::string> file_;
     mutable std::set<std::string> used_;
+    std::size_t borrowed_ = 0;
 };
 
 // Fills {name} placeholders; throws attn::error if a name has no value.
@@ -63,7 +66,8 @@ struct language_env {
 };
 // --lang's default: ATTN_EXPLAIN_LANG (as given: one we lack is refused like --lang), else the first of LC_ALL,
 // LC_MESSAGES, LANG that is set and non-empty (as POSIX gives them precedence), mapped by
-// language_of; "en" when that is not a language we have.
+// language_of; "en" when that is not a language we have or only a partial translation of it (a
+// locale never switches anyone to half-English pages; --lang still can).
 std::string default_language(const language_env& env);
 // Does the locale's character set (LC_ALL, then LC_CTYPE, then LANG) say UTF-8? An unset locale
 // ("C") does not.

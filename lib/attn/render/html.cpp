@@ -1,6 +1,7 @@
 // The HTML renderer (see html.hpp): one function per block kind. Every element is closed and
 // every text escaped, so the page is also well-formed XML.
 #include "attn/render/html.hpp"
+#include "attn/render/width.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -132,7 +133,7 @@ std::string paragraphs(const std::string& text, const std::string& cls) {
         } else {
             flush_example();
             if (line.empty()) flush();
-            else para += (para.empty() ? "" : " ") + line;
+            else para = join_source_lines(para, line);  // no space between two Chinese characters
         }
         start = end + 1;
     }

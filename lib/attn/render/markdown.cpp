@@ -1,5 +1,6 @@
 // The Markdown renderer (see markdown.hpp): one function per block kind.
 #include "attn/render/markdown.hpp"
+#include "attn/render/width.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -46,7 +47,8 @@ std::string md_paragraphs(const std::string& text) {
         if (!line.empty() && line[0] == ' ') {
             out += (out.empty() ? "" : "\n\n") + md_code(line.substr(line.find_first_not_of(' '))) + "\n\n";
         } else {
-            out += (out.empty() || out.back() == '\n' ? "" : (line.empty() ? "\n\n" : " ")) + line;
+            if (out.empty() || out.back() == '\n') out += line;
+            else out = line.empty() ? out + "\n\n" : join_source_lines(out, line);  // no space inside Chinese
         }
         start = end + 1;
     }
