@@ -102,7 +102,7 @@ TEST_CASE("every step id and mistake has its text", "[lessons]") {
         CHECK(L.has("group." + m.group));
         CHECK(L.has("kind." + m.kind));
     }
-    CHECK(attn::embedded_languages() == std::vector<std::string>{"en"});
+    CHECK(attn::embedded_languages() == std::vector<std::string>{"en", "zh"});
 }
 
 TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]") {
