@@ -8,6 +8,7 @@
 #include "attn/trace/train.hpp"
 #include "attn/doc/train.hpp"
 #include "attn/render/json.hpp"
+#include "attn/render/python.hpp"
 #include "attn/render/json_train.hpp"
 #include "commands.hpp"
 #include "output.hpp"
@@ -33,6 +34,7 @@ int run_grad(const grad_options& opt) {
     p.trace = attn::build_grad_trace(config, in, go, run.precision);
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
+    else if (run.format == "python") emit(attn::render_python(p.trace, *p.lessons, "grad"));
     else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }

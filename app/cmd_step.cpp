@@ -5,6 +5,7 @@
 #include "attn/trace/inputs.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/render/json.hpp"
+#include "attn/render/python.hpp"
 #include "attn/io/save.hpp"
 #include "attn/trace/trace.hpp"
 #include "commands.hpp"
@@ -16,7 +17,8 @@ namespace app {
 
 void prepare_display(prepared_run& p, const step_options& opt) {
     p.lessons = &attn::lessons::embedded(opt.lang);
-    p.out = make_output(opt.format, opt.color, opt.full, opt.no_pause, p.lessons->raw("ui.pause"));
+    // step, heads, mistake and grad (the commands that come here) can write a PyTorch script.
+    p.out = make_output(opt.format, opt.color, opt.full, opt.no_pause, p.lessons->raw("ui.pause"), true);
     p.view.precision = opt.precision;
     p.view.full = opt.full;
 }
@@ -38,6 +40,8 @@ int run_step(const step_options& opt) {
     const prepared_run p = prepare_run(opt);
     if (!opt.save.empty()) attn::save_trace(p.trace, opt.save, attn::save_layout::step);
     if (opt.format == "json") emit(attn::render_json(p.trace, *p.lessons));
+    else if (opt.format == "python")
+        emit(attn::render_python(p.trace, *p.lessons, p.trace.has_mistake ? "step --mistake " + p.trace.mistake.id : "step"));
     else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }

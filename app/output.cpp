@@ -8,14 +8,17 @@
 
 namespace app {
 
-void check_format(const std::string& format) {
-    if (format != "text" && format != "json" && format != "markdown" && format != "html")
-        throw attn::error("unknown --format '" + format + "': use text, json, markdown or html");
+void check_format(const std::string& format, bool python) {
+    if (format == "python" && !python)
+        throw attn::error("--format python is for step, heads, mistake, grad and kv-cache: use text, json, markdown or html here");
+    if (format != "text" && format != "json" && format != "markdown" && format != "html" && format != "python")
+        throw attn::error("unknown --format '" + format + "': use text, json, markdown or html" +
+                          (python ? " (or python for a PyTorch script)" : ""));
 }
 
 output_options make_output(const std::string& format, const std::string& color, bool full, bool no_pause,
-                           const std::string& pause_prompt) {
-    check_format(format);
+                           const std::string& pause_prompt, bool python) {
+    check_format(format, python);
     output_options o;
     const terminal_info term = probe_terminal();
     o.format = format;
