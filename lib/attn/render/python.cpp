@@ -207,6 +207,55 @@ std::string mha_summary(const trace& t, const lessons& L) {
     return out;
 }
 
+// A shape error: the buggy line must raise the error the tool shows.
+std::string shape_error_code(const trace& t, const lessons& L) {
+    const step* at = nullptr;
+    for (const step& s : t.steps)
+        if (s.id == t.mistake.at_step) at = &s;
+    if (!at) throw error("mistake " + t.mistake.id + ": no step " + t.mistake.at_step + " to raise its error");
+    std::string msg;
+    for (char ch : t.mistake.error) {
+        if (ch == '\\' || ch == '"') msg += '\\';
+        msg += ch;
+    }
+    std::string out = "try:\n    " + pytorch_line(t, L, *at, true) + "\n";
+    out += "except RuntimeError as e:\n";
+    out += "    if \"" + msg + "\" not in str(e):\n";
+    out += "        fail(\"error\", f\"PyTorch raised {e!r}\")\n";
+    out += "else:\n    fail(\"error\", \"PyTorch raised nothing\")\n";
+    out += "matched += 1\nprint(\"ok error\")\n\n";
+    return out;
+}
+
+// The buggy pipeline: the correct lines again from the first buggy step on, with the mistake's
+// lines in place of its buggy steps (each checked against the tool's buggy step); the steps in
+// between are recomputed from the buggy values by their usual lines. Steps only the mistake has
+// (d_S, d_Q) follow in order.
+std::string buggy_code(const trace& t, const lessons& L) {
+    const std::vector<step>& b = t.mistake.buggy();
+    auto buggy_at = [&](const std::string& id) -> const step* {
+        for (const step& s : b)
+            if (s.id == id) return &s;
+        return nullptr;
+    };
+    std::string out;
+    std::size_t number = 0;
+    bool started = false;
+    for (const step& s : t.steps) {
+        const step* bad = buggy_at(s.id);
+        started = started || bad;
+        if (!started) continue;
+        if (bad) {
+            out += step_code(t, L, *bad, ++number, b.size(), true);
+        } else {
+            out += "# " + s.id + ": " + L.raw(lesson_key(t, s) + ".title") + "\n" + pytorch_line(t, L, s) + "\n\n";
+        }
+    }
+    for (const step& s : b)
+        if (!t.has(s.id)) out += step_code(t, L, s, ++number, b.size(), true);
+    return out;
+}
+
 }  // namespace
 
 std::string python_list(const tensor& x) {
@@ -232,11 +281,9 @@ std::string render_python(const trace& t, const lessons& L, const std::string& c
     for (std::size_t i = 0; i < t.steps.size(); ++i) out += step_code(t, L, t.steps[i], i + 1, t.steps.size(), false);
     if (!t.has_mistake && t.lessons == "step") out += sdpa_summary(t, L);
     if (!t.has_mistake && t.lessons == "heads") out += mha_summary(t, L);
-    if (t.has_mistake && !shape_error) {
-        out += comment(L.text("python.buggy", {{"mistake", t.mistake.id}}));
-        const auto& b = t.mistake.buggy();
-        for (std::size_t i = 0; i < b.size(); ++i) out += step_code(t, L, b[i], i + 1, b.size(), true);
-    }
+    if (t.has_mistake) out += comment(L.text("python.buggy", {{"mistake", t.mistake.id}}));
+    if (shape_error) out += shape_error_code(t, L);
+    if (t.has_mistake && !shape_error) out += buggy_code(t, L);
     out += "print(f\"all {matched} steps match\")\n";
     return out;
 }

@@ -75,6 +75,20 @@ vars pytorch_vars(const trace& t) {
     v["mha_kv"] = c.cross() ? "memory, memory" : "X, X";
     v["mha_masks"] = mha_mask_args(c);
     v["mha_bias"] = c.bias ? "True" : "False";
+    // dropout-at-eval: which weights this draw kept (a dropped weight is exactly 0, a kept one is
+    // scaled by 1 / (1 - p) and stays non-zero unless it was 0 already, when it does not matter).
+    if (t.has_mistake && !t.mistake.buggy().empty()) {
+        const step& w = t.mistake.buggy().front();
+        if (w.id == "weights" && t.mistake.id == "dropout-at-eval") {
+            std::string keep = "[";
+            for (std::size_t i = 0; i < w.value.shape(0); ++i) {
+                keep += i ? ", [" : "[";
+                for (std::size_t j = 0; j < w.value.shape(1); ++j) keep += std::string(j ? ", " : "") + (w.value(i, j) != 0 ? "1" : "0");
+                keep += "]";
+            }
+            v["dropout_keep"] = keep + "]";
+        }
+    }
     return v;
 }
 
