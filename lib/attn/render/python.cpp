@@ -173,7 +173,8 @@ std::string sdpa_summary(const trace& t, const lessons& L) {
     }
     out += "else:\n" + comment(L.raw("python.needs_sdpa"), "    ");
     out += "    allowed = " + allowed + "\n";
-    out += "    s = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))\n";
+    const std::string q = c.rope ? "Q_rot" : "Q", k = c.rope ? "K_rot" : "K";
+    out += "    s = " + q + " @ " + k + ".transpose(-2, -1) / math.sqrt(Q.size(-1))\n";
     out += "    if allowed is not None:\n        s = s.masked_fill(~allowed, -math.inf)\n";
     out += "    output = torch.softmax(s, dim=-1) @ V\n";
     out += "check(\"summary\", output, WANT[\"output\"], rows_with_keys_only=True)\n";
@@ -200,6 +201,7 @@ std::string sdpa_summary(const trace& t, const lessons& L) {
 
 // The multi-head summary: the nn.MultiheadAttention call printed by the walkthrough, run as printed.
 std::string mha_summary(const trace& t, const lessons& L) {
+    if (t.config.rope) return comment(summary_pytorch(t, L, "heads.summary")) + "\n";
     std::string out = comment(L.raw("python.summary"));
     out += trim(summary_pytorch(t, L, "heads.summary")) + "\n";
     out += "check(\"summary-output\", out, WANT[\"output\"], rows_with_keys_only=True)\n";
@@ -248,7 +250,7 @@ std::string buggy_code(const trace& t, const lessons& L) {
         if (bad) {
             out += step_code(t, L, *bad, ++number, b.size(), true);
         } else {
-            out += "# " + s.id + ": " + L.raw(lesson_key(t, s) + ".title") + "\n" + pytorch_line(t, L, s) + "\n\n";
+            out += "# " + s.id + ": " + L.raw(lesson_key(t, s) + ".title") + "\n" + pytorch_line(t, L, s, true) + "\n\n";
         }
     }
     for (const step& s : b)
@@ -269,7 +271,6 @@ std::string python_list(const tensor& x) {
 }
 
 std::string render_python(const trace& t, const lessons& L, const std::string& command) {
-    if (t.config.rope) throw error("--format python does not cover --rope yet: drop --rope, or use --format json");
     std::string out = preamble(t, L, command);
     out += dims(t) + "\n";
     const bool grad = t.lessons == "grad";

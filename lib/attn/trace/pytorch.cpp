@@ -41,6 +41,23 @@ std::string padding_expr(const step_config& c, const std::string& view) {
                                      : fmt::format("torch.arange({}) < {} - {}.view({})", k, k, lengths_literal(c), view);
 }
 
+// `out = in` rotated by RoPE at `positions` (an integer tensor expression): pairs (i, i + D/2)
+// (half) or (2i, 2i + 1) (interleaved) turned by position · base^(−2i/D), the angles in float64
+// and cos, sin cast to the run's dtype, as core/positions.cpp does.
+std::string rope_code(const std::string& out, const std::string& in, const std::string& width,
+                      const std::string& positions, rope_style style, double base) {
+    const std::string& D = width;
+    std::string code = fmt::format("ang = ({}).double()[:, None] * {} ** (-torch.arange(0, {}, 2, dtype=torch.float64) / {}); ",
+                                   positions, fmt::format("{}", base), D, D);
+    if (style == rope_style::half)
+        return code + fmt::format("ang = torch.cat([ang, ang], dim=-1); {} = {} * ang.cos().to({}.dtype) + "
+                                  "torch.cat([-{}[..., {} // 2:], {}[..., :{} // 2]], dim=-1) * ang.sin().to({}.dtype)",
+                                  out, in, in, in, D, in, D, in);
+    return code + fmt::format("ang = ang.repeat_interleave(2, dim=-1); {} = {} * ang.cos().to({}.dtype) + "
+                              "torch.stack([-{}[..., 1::2], {}[..., 0::2]], dim=-1).flatten(-2) * ang.sin().to({}.dtype)",
+                              out, in, in, in, in, in);
+}
+
 }  // namespace
 
 std::string blocked_expr(const step_config& c) {
@@ -72,9 +89,29 @@ vars pytorch_vars(const trace& t) {
     v["blocked"] = blocked_expr(c);
     v["loss_expr"] = t.has("G") ? "(output * G).sum()" : "F.mse_loss(output, target)";
     v["sdpa_mask"] = sdpa_mask_args(c);
+    v["sdpa_q"] = c.rope ? "Q_rot" : "Q";
+    v["sdpa_k"] = c.rope ? "K_rot" : "K";
     v["mha_kv"] = c.cross() ? "memory, memory" : "X, X";
     v["mha_masks"] = mha_mask_args(c);
     v["mha_bias"] = c.bias ? "True" : "False";
+    if (c.rope) {
+        const bool mh = c.multihead;
+        const std::string width = mh ? "d_head" : "d_k";
+        v["rope_Q"] = rope_code("Q_rot", mh ? "Q_heads" : "Q", width, "torch.arange(n)", c.rope_style, c.rope_base);
+        v["rope_K"] = rope_code("K_rot", mh ? "K_heads" : "K", width, c.cross() ? "torch.arange(m)" : "torch.arange(n)",
+                                c.rope_style, c.rope_base);
+        // The RoPE mistakes: decode tokens rotated at their loop index t, or the other pairing.
+        if (t.has_mistake && t.mistake.values.count("prompt")) {
+            const std::string p = t.mistake.values.at("prompt");
+            const std::string pos = "torch.cat([torch.arange(" + p + "), torch.arange(n - " + p + ")])";
+            v["rope_Q_bad"] = rope_code("Q_rot", "Q", width, pos, c.rope_style, c.rope_base);
+            v["rope_K_bad"] = rope_code("K_rot", "K", width, pos, c.rope_style, c.rope_base);
+        } else if (t.has_mistake) {
+            const rope_style other = c.rope_style == rope_style::half ? rope_style::interleaved : rope_style::half;
+            v["rope_Q_bad"] = rope_code("Q_rot", "Q", width, "torch.arange(n)", other, c.rope_base);
+            v["rope_K_bad"] = rope_code("K_rot", "K", width, "torch.arange(n)", other, c.rope_base);
+        }
+    }
     // dropout-at-eval: which weights this draw kept (a dropped weight is exactly 0, a kept one is
     // scaled by 1 / (1 - p) and stays non-zero unless it was 0 already, when it does not matter).
     if (t.has_mistake && !t.mistake.buggy().empty()) {
@@ -107,6 +144,7 @@ std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool b
 std::string summary_pytorch(const trace& t, const lessons& L, const std::string& key) {
     vars v = t.values;
     for (auto& [k, x] : pytorch_vars(t)) v[k] = x;
+    if (t.config.rope && L.has(key + ".pytorch_rope")) return L.text(key + ".pytorch_rope", v);
     if (t.config.bias && L.has(key + ".pytorch_bias")) return L.text(key + ".pytorch_bias", v);
     if (bottom_right_cross(t.config) && L.has(key + ".pytorch_bottom_right")) return L.text(key + ".pytorch_bottom_right", v);
     return L.text(key + ".pytorch", v);
