@@ -9,6 +9,7 @@
 #include "attn/io/lessons.hpp"
 #include "attn/render/python.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/trace/kvcache.hpp"
 #include "attn/trace/pytorch.hpp"
 #include "attn/trace/trace.hpp"
 
@@ -121,4 +122,19 @@ TEST_CASE("python script of a shape-error mistake expects PyTorch's message", "[
     const std::string py = attn::render_python(t, en(), "mistake no-transpose");
     CHECK(py.find("try:\n    scores = Q @ K\nexcept RuntimeError as e:\n    if \"" + t.mistake.error + "\" not in str(e):") !=
           std::string::npos);
+}
+
+TEST_CASE("kv-cache python script: q k v weights and output per step then the full run", "[python][kvcache]") {
+    attn::kv_request q;
+    q.heads = 4;
+    q.kv_heads = 2;
+    q.kv_heads_given = true;
+    const attn::kv_config c = attn::validate_kv(q);
+    const attn::kv_report r = attn::run_kvcache(c, attn::make_kv_inputs(c));
+    const std::string py = attn::render_kvcache_python(r, en());
+    // 4 inputs, 5 checks per chunk (prefill + decode steps), the full run and cached = full
+    CHECK(count(py, "\ncheck(\"") == 4 + 5 * r.steps.size() + 2);
+    CHECK(py.find("repeat_interleave(h // g, dim=1)") != std::string::npos);
+    CHECK(py.find("p, t, T, d_model, h, g, d_head = 4, 4, 8, 8, 4, 2, 2\n") != std::string::npos);
+    CHECK(count(py, "K_cache = torch.cat([K_cache, k], dim=-2)") == c.steps);
 }

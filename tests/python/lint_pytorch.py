@@ -125,6 +125,20 @@ else:
         for mid, table in source.get("mistake", {}).items():
             lint_table(f"mistake.{mid}", {"": table}, everything)
 
+    # kv-cache's script lines (no JSON contract: they name the cache's own dimensions p, t, T, g)
+    kv = load("kvcache.toml")["kvcache"]["pytorch"]
+    kv_defined = {"torch", "math", "F", "X", "W_Q", "W_K", "W_V", "p", "t", "T", "d_model", "h", "g", "d_head"} | set(dir(builtins))
+    order = ["project", "prefill_cache", "append", "attend", "output", "full_project", "full"]
+    for key in order:
+        try:
+            bad = undefined(fill(kv[key]), kv_defined)
+            kv_defined |= names(fill(kv[key]))[1]
+        except SyntaxError as e:
+            errors.append(f"kvcache.pytorch.{key}: not Python: {e.msg}")
+            continue
+        if bad:
+            errors.append(f"kvcache.pytorch.{key}: names {', '.join(bad)} never defined: {kv[key]!r}")
+
 # ---- 2. the JSON of a matrix of runs ---------------------------------------------------------
 RUNS = [
     ["step"], ["step", "--mask", "causal"], ["step", "--kv-len", "5", "--mask", "causal", "--align", "bottom-right"],

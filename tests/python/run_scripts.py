@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`--format python` under PyTorch: generates the script of every run in a matrix (single head with
 and without a mask, float64, cross-attention with both alignments, d_k != d_v, heads with biases,
-padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad) and runs each
+padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad, kv-cache with GQA
+and MQA) and runs each
 with this interpreter; every script must exit 0 and end with "all N steps match". A script whose
 embedded value is changed must exit 1 with MISMATCH (the check can fail).
 
@@ -49,6 +50,10 @@ RUNS = [
     ["grad", "--mask", "causal", "--loss", "sum"],
     ["grad", "--mask", "causal", "--dtype", "float64"],
     ["grad", "--d-k", "3", "--d-v", "5"],
+    ["kv-cache"],
+    ["kv-cache", "--heads", "8", "--kv-heads", "2", "--d-model", "16"],
+    ["kv-cache", "--heads", "4", "--kv-heads", "1", "--dtype", "float64"],
+    ["kv-cache", "--rope", "--heads", "4", "--kv-heads", "2"],
     ["mistake", "linear-weight-layout", "--d-k", "3"],
     ["mistake", "no-transpose", "--seq-len", "4"],
     ["mistake", "heads-no-transpose", "--mask", "causal"],

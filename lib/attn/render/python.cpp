@@ -56,15 +56,15 @@ std::string trim(std::string s) {
 }
 
 // Preamble: imports, the dtype and tolerance, and check(), which every step calls.
-std::string preamble(const trace& t, const lessons& L, const std::string& command) {
-    const bool f32 = t.config.type == dtype::float32;
+std::string preamble(dtype type, const lessons& L, const std::string& command) {
+    const bool f32 = type == dtype::float32;
     const std::string tol = f32 ? "1e-5" : "1e-10";
     std::string out = "#!/usr/bin/env python3\n";
     out += comment(L.text("python.header", {{"command", command}}));
     out += comment(L.raw("python.runs_on"));
-    out += comment(L.text("python.tolerance", {{"tol", tol}, {"dtype", name_of(t.config.type)}}));
+    out += comment(L.text("python.tolerance", {{"tol", tol}, {"dtype", name_of(type)}}));
     out += "import math\nimport sys\n\nimport torch\nimport torch.nn.functional as F\n\n";
-    out += fmt::format("DTYPE = torch.{}\nTOL = {}\nTORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n", name_of(t.config.type), tol);
+    out += fmt::format("DTYPE = torch.{}\nTOL = {}\nTORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n", name_of(type), tol);
     out += "WANT = {}\nmatched = 0\n\n";
     out += R"(
 def tensor(values):
@@ -271,7 +271,7 @@ std::string python_list(const tensor& x) {
 }
 
 std::string render_python(const trace& t, const lessons& L, const std::string& command) {
-    std::string out = preamble(t, L, command);
+    std::string out = preamble(t.config.type, L, command);
     out += dims(t) + "\n";
     const bool grad = t.lessons == "grad";
     out += fmt::format("torch.set_grad_enabled({})\n\n", grad ? "True" : "False");
@@ -285,6 +285,73 @@ std::string render_python(const trace& t, const lessons& L, const std::string& c
     if (t.has_mistake) out += comment(L.text("python.buggy", {{"mistake", t.mistake.id}}));
     if (shape_error) out += shape_error_code(t, L);
     if (t.has_mistake && !shape_error) out += buggy_code(t, L);
+    out += "print(f\"all {matched} steps match\")\n";
+    return out;
+}
+
+namespace {
+tensor as_tensor(const matrix<double>& m) { return tensor(m); }
+}  // namespace
+
+std::string render_kvcache_python(const kv_report& r, const lessons& L) {
+    const kv_config& c = r.config;
+    std::string out = preamble(c.type, L, "kv-cache");
+    vars v = {{"p", std::to_string(c.prompt_len)}, {"t", std::to_string(c.steps)}, {"total", std::to_string(c.total())},
+              {"d", std::to_string(c.d_model)},    {"h", std::to_string(c.heads)},  {"g", std::to_string(c.kv_heads)},
+              {"d_head", std::to_string(c.d_head)}};
+    out += L.text("kvcache.pytorch.dims", v) + "\ntorch.set_grad_enabled(False)\n\n";
+    out += comment(L.raw("python.inputs")) + "\n";
+    auto input = [&](const char* name, const matrix<double>& m) {
+        out += std::string(name) + " = tensor(" + python_list(as_tensor(m)) + ")\n";
+        out += fmt::format("check(\"{}\", {}, tensor({}))\n", name, name, python_list(as_tensor(m)));
+    };
+    input("X", r.in.x);
+    input("W_Q", r.in.w_q);
+    input("W_K", r.in.w_k);
+    input("W_V", r.in.w_v);
+    out += "\ncached_rows = []\n\n";
+    auto rope = [&](const std::string& name, const std::string& positions) {
+        return rope_code(name, name, "d_head", positions, c.rope.style, c.rope.base) + "\n";
+    };
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+        const kv_step& s = r.steps[i];
+        const std::size_t L_after = s.cache_after;
+        vars sv = v;
+        sv["first"] = std::to_string(s.first);
+        sv["end"] = std::to_string(s.first + s.count);
+        sv["last"] = std::to_string(s.first + s.count - 1);
+        sv["count"] = std::to_string(s.count);
+        sv["L"] = std::to_string(L_after);
+        sv["i"] = std::to_string(i);
+        // bottom-right causal within the chunk: query first + a sees keys 0 … first + a
+        sv["diag"] = std::to_string(L_after - s.count + 1);
+        const std::string id = s.prefill ? "prefill" : "step" + std::to_string(i);
+        out += comment(L.text(s.prefill ? "kvcache.pytorch.prefill" : "kvcache.pytorch.decode", sv));
+        out += L.text("kvcache.pytorch.project", sv) + "\n";
+        if (c.rope.on) {
+            const std::string pos = fmt::format("torch.arange({}, {})", s.first, s.first + s.count);
+            out += rope("q", pos) + rope("k", pos);
+        }
+        const std::string rows = std::to_string(s.count);
+        out += fmt::format("check(\"{} q\", q.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.q)));
+        out += fmt::format("check(\"{} k\", k.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.k)));
+        out += fmt::format("check(\"{} v\", v.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.v)));
+        out += L.text(s.prefill ? "kvcache.pytorch.prefill_cache" : "kvcache.pytorch.append", sv) + "\n";
+        out += L.text("kvcache.pytorch.attend", sv) + "\n";
+        tensor w = xt::empty<double>({std::size_t{1}, c.heads, s.count, L_after});
+        for (std::size_t hh = 0; hh < c.heads; ++hh)
+            std::copy(s.weights[hh].begin(), s.weights[hh].end(), w.begin() + static_cast<long>(hh * s.count * L_after));
+        out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(w));
+        out += L.text("kvcache.pytorch.output", sv) + "\n";
+        out += fmt::format("check(\"{} output\", output, tensor({}))\n\n", id, python_list(as_tensor(s.output)));
+        out += "cached_rows.append(output)\n\n";
+    }
+    out += comment(L.text("kvcache.pytorch.full_title", v));
+    out += L.text("kvcache.pytorch.full_project", v) + "\n";
+    if (c.rope.on) out += rope("Qf", "torch.arange(T)") + rope("Kf", "torch.arange(T)");
+    out += L.text("kvcache.pytorch.full", v) + "\n";
+    out += fmt::format("check(\"full\", full, tensor({}))\n", python_list(as_tensor(r.full)));
+    out += "check(\"cached = full\", torch.cat(cached_rows), full)\n";
     out += "print(f\"all {matched} steps match\")\n";
     return out;
 }

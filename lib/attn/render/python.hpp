@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attn/io/lessons.hpp"
+#include "attn/trace/kvcache.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace attn {
@@ -15,6 +16,11 @@ namespace attn {
 // A mistake's trace also runs its buggy lines against the buggy steps. Throws attn::error for runs
 // whose lines the script cannot run yet (--rope).
 std::string render_python(const trace& t, const lessons& L, const std::string& command);
+
+// `kv-cache --format python`: the prefill and every decode step with the cache (GQA: the K/V heads
+// repeated per group), checking q, k, v, the weights and the output of each, then full causal
+// attention without a cache against the tool's and against the cached rows.
+std::string render_kvcache_python(const kv_report& r, const lessons& L);
 
 // A tensor as a Python nested list of exact decimals (the shortest repr that round-trips the
 // double; math.inf, -math.inf and math.nan for non-finite values).

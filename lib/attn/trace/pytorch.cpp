@@ -41,6 +41,8 @@ std::string padding_expr(const step_config& c, const std::string& view) {
                                      : fmt::format("torch.arange({}) < {} - {}.view({})", k, k, lengths_literal(c), view);
 }
 
+}  // namespace
+
 // `out = in` rotated by RoPE at `positions` (an integer tensor expression): pairs (i, i + D/2)
 // (half) or (2i, 2i + 1) (interleaved) turned by position · base^(−2i/D), the angles in float64
 // and cos, sin cast to the run's dtype, as core/positions.cpp does.
@@ -57,8 +59,6 @@ std::string rope_code(const std::string& out, const std::string& in, const std::
                               "torch.stack([-{}[..., 1::2], {}[..., 0::2]], dim=-1).flatten(-2) * ang.sin().to({}.dtype)",
                               out, in, in, in, in, in);
 }
-
-}  // namespace
 
 std::string blocked_expr(const step_config& c) {
     std::string causal = c.mask == mask_kind::causal ? causal_blocked_expr(c) : "";

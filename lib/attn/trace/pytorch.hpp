@@ -29,6 +29,12 @@ std::string mha_mask_args(const step_config& c);
 // ", is_causal=True" (top-left) or ", attn_mask=…tril(diagonal=m - n)" (bottom-right).
 std::string sdpa_mask_args(const step_config& c);
 
+// `out = in` rotated by RoPE: `in` has its positions in dim -2 and `width` (a name such as d_head)
+// features in dim -1; `positions` is an integer tensor expression (torch.arange(n)). Angles
+// position · base^(−2i/width) in float64, cos and sin cast to in's dtype, as core/positions.cpp.
+std::string rope_code(const std::string& out, const std::string& in, const std::string& width,
+                      const std::string& positions, rope_style style, double base);
+
 // Placeholders the lessons' pytorch lines use: {kv_src}, {plus_b_Q} … {plus_b_O}, {blocked},
 // {loss_expr}, {sdpa_mask}, {mha_kv}, {mha_masks}, {mha_bias}.
 vars pytorch_vars(const trace& t);
