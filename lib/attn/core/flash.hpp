@@ -31,9 +31,11 @@ struct flash_result {
     std::size_t full_bytes = 0;      // the n×n score matrix the full pass allocated
 };
 
-// Runs both passes on Q [n, d_k], K [m, d_k], V [m, d_v] (scale 1/√d_k), in double.
+// Runs both passes on Q [n, d_k], K [m, d_k], V [m, d_v] (scale 1/√d_k), in double, or with
+// `float32` in float32: Q, K, V rounded to float32, every operation of both passes rounded to
+// float32, and the scratch and score bytes counted at 4 bytes per element.
 flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
-                           std::size_t block_k, bool causal, std::size_t follow_row);
+                           std::size_t block_k, bool causal, std::size_t follow_row, bool float32 = false);
 
 // The same in emulated low precision: inputs and every product rounded to the format, with the
 // running statistics and the accumulator kept in float32 as FlashAttention does; the naive version

@@ -47,7 +47,7 @@ vars flash_vars(const flash_report& r) {
     return {{"n", std::to_string(r.n)},           {"d_k", std::to_string(r.d_k)},
             {"d_v", std::to_string(r.d_v)},       {"block_q", std::to_string(r.block_q)},
             {"block_k", std::to_string(r.block_k)}, {"seed", std::to_string(r.seed)},
-            {"mask", r.causal ? "causal" : "none"}, {"row", std::to_string(r.result.row_index)},
+            {"mask", r.causal ? "causal" : "none"}, {"dtype", r.dtype}, {"row", std::to_string(r.result.row_index)},
             {"tiles_q", std::to_string(r.result.tiles_q)}, {"tiles_k", std::to_string(r.result.tiles_k)},
             {"max_diff", fmt::format("{:.3g}", r.result.max_diff)},
             {"extra", bytes_text(static_cast<double>(r.result.extra_bytes))},
