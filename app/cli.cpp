@@ -134,6 +134,7 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
 void setup_step(CLI::App& app, step_options& opt) {
     auto* cmd = app.add_subcommand("step", "Walk through self-attention one step at a time");
     add_run_options(cmd, opt);
+    cmd->get_option("--format")->description("text | json | markdown | html | python");
     cmd->add_option("--mistake", opt.request.mistake,
                     "Run a classic bug beside the correct code (see: attn-explain mistakes)");
     cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
@@ -156,6 +157,7 @@ void setup_mistake(CLI::App& app, mistake_options& opt) {
     auto* cmd = app.add_subcommand("mistake", "Run one classic attention bug beside the correct code");
     cmd->add_option("name", opt.run.request.mistake, "The mistake's id (see: attn-explain mistakes)")->required();
     add_run_options(cmd, opt.run);
+    cmd->get_option("--format")->description("text | json | markdown | html | python");
     cmd->add_option("--heads", opt.run.request.heads, "Heads h, for the multi-head mistakes")->capture_default_str();
     cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")->capture_default_str();
     cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
@@ -193,6 +195,7 @@ void setup_heads(CLI::App& app, heads_options& opt) {
     run.request.d_model = run.request.d_k = run.request.d_v = 8;
     run.request.init = "xavier";  // as nn.MultiheadAttention initialises its projections
     add_run_options(cmd, run);
+    cmd->get_option("--format")->description("text | json | markdown | html | python");
     attn::step_request& r = run.request;
     cmd->add_option("--heads", r.heads, "Number of heads h (must divide d_model)")->capture_default_str();
     cmd->add_option("--batch", r.batch, "Batch size B")->capture_default_str();
@@ -265,6 +268,7 @@ void setup_drill(CLI::App& app, drill_options& opt) {
 void setup_grad(CLI::App& app, grad_options& opt) {
     auto* cmd = app.add_subcommand("grad", "Backpropagate through attention, step by step");
     add_run_options(cmd, opt.run);
+    cmd->get_option("--format")->description("text | json | markdown | html | python");
     cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
     cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
     cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");

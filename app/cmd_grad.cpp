@@ -8,6 +8,7 @@
 #include "attn/trace/train.hpp"
 #include "attn/doc/train.hpp"
 #include "attn/render/json.hpp"
+#include "attn/render/python.hpp"
 #include "attn/render/json_train.hpp"
 #include "commands.hpp"
 #include "output.hpp"
@@ -35,6 +36,7 @@ int run_grad(const grad_options& opt) {
     if (!config.load_dir.empty()) check_run_output(run, p.trace.config, 0, 1.8);  // the sizes came from the files
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
+    else if (run.format == "python") emit(attn::render_python(p.trace, *p.lessons, "grad"));
     else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/render/json.hpp"
+#include "attn/render/python.hpp"
 #include "attn/io/save.hpp"
 #include "attn/io/write_file.hpp"
 #include "attn/render/svg.hpp"
@@ -49,6 +50,7 @@ int run_heads(const heads_options& opt) {
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (!opt.svg.empty()) attn::write_file(opt.svg, heads_svg(p, opt.batch_index), "--svg");
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
+    else if (run.format == "python") emit(attn::render_python(p.trace, *p.lessons, "heads"));
     else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "attn/io/lessons.hpp"
 #include "attn/io/save.hpp"
 #include "attn/render/json_kvcache.hpp"
+#include "attn/render/python.hpp"
 #include "attn/trace/trace.hpp"
 #include "commands.hpp"
 #include "output.hpp"
@@ -17,9 +18,11 @@
 namespace app {
 
 int run_kvcache(const kvcache_options& opt) {
+    if (opt.mla != 0 && opt.format == "python")
+        throw attn::error("--format python covers kv-cache without --mla: drop --mla, or use text, json, markdown or html");
     if (opt.mla != 0) return run_kvcache_mla(opt);
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"), true);
     start_from(out, opt.from);
     attn::kv_config config = attn::validate_kv(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
@@ -34,6 +37,7 @@ int run_kvcache(const kvcache_options& opt) {
         attn::save_trace(t, opt.save, attn::save_layout::step);
     }
     if (opt.format == "json") emit(attn::render_kvcache_json(report, L));
+    else if (opt.format == "python") emit(attn::render_kvcache_python(report, L));
     else show(attn::kvcache_document(report, L, opt.precision), out);
     return 0;
 }

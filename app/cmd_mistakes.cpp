@@ -4,6 +4,7 @@
 #include "attn/io/lessons.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/render/json.hpp"
+#include "attn/render/python.hpp"
 #include "attn/io/save.hpp"
 #include "commands.hpp"
 #include "terminal.hpp"
@@ -36,6 +37,7 @@ int run_mistake(const mistake_options& opt) {
     const prepared_run p = prepare_run(run);
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::mistake);
     if (run.format == "json") emit(attn::render_mistake_json(p.trace, *p.lessons));
+    else if (run.format == "python") emit(attn::render_python(p.trace, *p.lessons, "mistake " + p.trace.mistake.id));
     else show(attn::doc::mistake_document(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }

@@ -16,14 +16,17 @@
 
 namespace app {
 
-void check_format(const std::string& format) {
-    if (format != "text" && format != "json" && format != "markdown" && format != "html")
-        throw attn::error("unknown --format '" + format + "': use text, json, markdown or html");
+void check_format(const std::string& format, bool python) {
+    if (format == "python" && !python)
+        throw attn::error("--format python is for step, heads, mistake, grad and kv-cache: use text, json, markdown or html here");
+    if (format != "text" && format != "json" && format != "markdown" && format != "html" && format != "python")
+        throw attn::error("unknown --format '" + format + "': use text, json, markdown or html" +
+                          (python ? " (or python for a PyTorch script)" : ""));
 }
 
 output_options make_output(const std::string& format, const std::string& color, bool full, bool no_pause,
-                           const std::string& pause_prompt) {
-    check_format(format);
+                           const std::string& pause_prompt, bool python) {
+    check_format(format, python);
     output_options o;
     const terminal_info term = probe_terminal();
     o.format = format;
@@ -82,6 +85,7 @@ void check_output_budget(const std::string& what, double bytes, const std::strin
 void start_from(output_options& o, const std::string& from) {
     if (from.empty()) return;
     if (o.format == "json") throw attn::error("--from picks the step to show first; JSON always holds every step: drop --from");
+    if (o.format == "python") throw attn::error("--from picks the step to show first; the script runs every step: drop --from");
     o.from = from;
 }
 

@@ -10,18 +10,19 @@
 namespace app {
 
 struct output_options {
-    std::string format = "text";  // text | markdown | html (json is written from the report, not here)
+    std::string format = "text";  // text | markdown | html (json and python are written from the report, not here)
     attn::text_options text;      // width, height, colour, --full
     bool interactive = false;     // pause between pages (stdin and stdout are a terminal, no --no-pause)
     std::string pause_prompt;     // from the lessons (ui.pause)
     std::string from;             // --from: the page (step id or number) to start at; "" = the first
 };
 
-// Throws attn::error unless `format` is one of text, json, markdown, html.
-void check_format(const std::string& format);
+// Throws attn::error unless `format` is one of text, json, markdown, html, or python where
+// `python` is true (step, heads, mistake, grad and kv-cache write a PyTorch script).
+void check_format(const std::string& format, bool python = false);
 // The usual setup: probes the terminal, decides colour (--color) and whether to pause.
 output_options make_output(const std::string& format, const std::string& color, bool full, bool no_pause,
-                           const std::string& pause_prompt);
+                           const std::string& pause_prompt, bool python = false);
 // --max-output SIZE: the output budget. An estimate of what a run would write (JSON, text or
 // Markdown with --full, SVG) is checked before anything is computed or written; over the budget
 // the run stops with one line giving the estimate and the flag that lifts the limit.

@@ -1,7 +1,8 @@
 # The layer rules of lib/attn/ (README "Layout"), checked by reading every #include "attn/...":
 #   core/   includes only core/  (pure math: no lessons, files, terminals, pages)
 #   io/     never includes doc/ or render/
-#   render/ text, markdown and html renderers include the page model, never trace/ or drill/
+#   render/ text, markdown and html renderers include the page model, never trace/ or drill/;
+#           the JSON writers (render/json*) and the PyTorch script writer (render/python*) read traces
 #   nothing under lib/ includes app/
 # Run as: cmake -DROOT=<source dir> -P check_layers.cmake   (fails with the offending lines)
 set(bad "")
@@ -23,8 +24,8 @@ foreach(f ${files})
       set(why "core/ includes only core/")
     elseif(layer STREQUAL "io" AND target MATCHES "^attn/(doc|render)/")
       set(why "io/ never includes doc/ or render/")
-    elseif(layer STREQUAL "render" AND NOT name MATCHES "^json" AND target MATCHES "^attn/(trace|drill)/")
-      set(why "renderers draw pages: only the JSON writer reads traces")
+    elseif(layer STREQUAL "render" AND NOT name MATCHES "^(json|python)" AND target MATCHES "^attn/(trace|drill)/")
+      set(why "renderers draw pages: only the JSON and Python writers read traces")
     endif()
     if(why)
       string(APPEND bad "  lib/attn/${rel}: ${line}  (${why})\n")

@@ -987,3 +987,21 @@ TEST_CASE("cli: flags a command would ignore are not accepted", "[cli][flags]") 
     CHECK(run("mistake heads-no-transpose --heads 4 --d-model 8 --no-pause").code == 0);
     CHECK(run("flash --full --precision 2 --no-pause").code == 0);
 }
+
+TEST_CASE("cli: --format python on the five commands that have it and a clear error elsewhere", "[cli][python]") {
+    for (const char* c : {"step --mask causal", "heads --bias", "mistake no-scale", "grad", "kv-cache --kv-heads 1"}) {
+        INFO(c);
+        const result r = run(std::string(c) + " --format python");
+        REQUIRE(r.code == 0);
+        CHECK_THAT(r.out, Catch::StartsWith("#!/usr/bin/env python3\n") && Catch::Contains("\nimport torch\n") &&
+                              Catch::EndsWith("print(f\"all {matched} steps match\")\n"));
+    }
+    const char* cases[][2] = {
+        {"flash --format python", "--format python is for step, heads, mistake, grad and kv-cache"},
+        {"variant linear --format python", "--format python is for step, heads, mistake, grad and kv-cache"},
+        {"positions --format python", "--format python is for step, heads, mistake, grad and kv-cache"},
+        {"kv-cache --mla 4 --format python", "drop --mla"},
+        {"step --format xml", "(or python for a PyTorch script)"},
+    };
+    expect_errors(cases);
+}

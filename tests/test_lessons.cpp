@@ -47,6 +47,7 @@
 #include "attn/trace/positions.hpp"
 #include "attn/render/html.hpp"
 #include "attn/render/json.hpp"
+#include "attn/render/python.hpp"
 #include "attn/render/markdown.hpp"
 #include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
@@ -69,6 +70,7 @@ void render_all(const attn::trace& t) {
         CHECK_NOTHROW(attn::render_text(d, o));
     }
     CHECK_NOTHROW(attn::render_json(t, L));
+    CHECK_NOTHROW(attn::render_python(t, L, "step"));
     CHECK_NOTHROW(attn::render_markdown(d));
     CHECK_NOTHROW(attn::render_html(d));
 }
@@ -150,6 +152,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         const attn::doc::document d = attn::doc::mistake_document(t, L, {});
         CHECK_NOTHROW(attn::render_text(d, {}));
         CHECK_NOTHROW(attn::render_mistake_json(t, L));
+        CHECK_NOTHROW(attn::render_python(t, L, "mistake " + m.id));
         CHECK_NOTHROW(attn::render_markdown(d));
         CHECK_NOTHROW(attn::render_html(d));
         if (m.in_step) {
@@ -163,6 +166,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         cross.d_v = 3;
         cross.mask = "causal";
         cross.align = "bottom-right";
+        render_all(run(cross));
+        cross.align = "top-left";
         render_all(run(cross));
     }
     {  // `heads`: padded, causal, biased; then cross-attention without a mask
@@ -182,6 +187,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         h.init = "randn";
         h.mask = "none";
         h.lengths.clear();
+        h.bias = false;
         h.kv_len = 3;
         render_all(run(h));
     }
@@ -350,6 +356,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 CHECK_NOTHROW(attn::render_text(d, o));
             }
             CHECK_NOTHROW(attn::render_kvcache_json(r, kl));
+            CHECK_NOTHROW(attn::render_kvcache_python(r, kl));
             CHECK_NOTHROW(attn::render_markdown(d));
             CHECK_NOTHROW(attn::render_html(d));
         };

@@ -10,12 +10,18 @@
 #include "attn/doc/chrome.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/trace/positions.hpp"
+#include "attn/trace/pytorch.hpp"
 
 namespace attn::doc {
 
 std::string step_note(const trace& t, const lessons& L, const step& s) {
     const vars v = step_vars(t, s);
-    std::string note = L.text(lesson_key(t, s) + ".note", v);
+    std::string note_key = lesson_key(t, s) + ".note";
+    // The causal note of cross-attention, worded for the run's alignment.
+    if (s.id == "masked_scores" && t.config.cross() && t.config.mask == mask_kind::causal &&
+        L.has(note_key + "_cross_" + std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left")))
+        note_key += "_cross_" + std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left");
+    std::string note = L.text(note_key, v);
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.values.count("scale_check")) note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
     // heads --init xavier is nn.MultiheadAttention's own init (trace/inputs.cpp), W_O included.
@@ -203,7 +209,7 @@ struct builder {
         const std::string key = lesson_key(t, s);
         add(heading(step_heading(s, number, total)));
         labelled(kind::formula, "formula", L.text(key + ".formula", sv), tone::formula);
-        labelled(kind::code, "pytorch", L.text(key + ".pytorch", sv), tone::code);
+        labelled(kind::code, "pytorch", pytorch_line(t, L, s), tone::code);
         if (!s.brief) labelled(kind::shape, "shape", s.shape_line, tone::bold);
         add(gap());
         if (s.brief) {
@@ -406,11 +412,10 @@ struct builder {
 
     void summary() {
         vars sv = t.values;
-        sv["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";
         const std::string key = summary_key();
         add(heading(L.raw(key + ".title")));
         labelled(kind::formula, "formula", L.text(key + ".formula", sv), tone::formula);
-        labelled(kind::code, "pytorch", L.text(key + ".pytorch", sv), tone::code);
+        labelled(kind::code, "pytorch", summary_pytorch(t, L, key), tone::code);
         add(gap());
         std::vector<std::pair<std::string, std::string>> chain;
         for (const step& s : t.steps)
@@ -419,7 +424,10 @@ struct builder {
         kv.style = tone::plain;
         add(std::move(kv));
         add(gap());
-        add(prose(L.text(key + (t.lessons == "step" ? ".note" : ".params"), sv)));
+        const std::string note = t.lessons != "step"          ? ".params"
+                                 : bottom_right_cross(t.config) ? ".note_bottom_right"
+                                                                : ".note";
+        add(prose(L.text(key + note, sv)));
     }
 
     page take(std::string id, std::string title) {
@@ -472,7 +480,7 @@ document mistake_document(const trace& t, const lessons& L, const view& v) {
     for (const step& s : t.mistake.buggy()) {
         const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : t.lessons + "." + s.id;
         b.add(heading(L.raw(key + ".title")));
-        b.labelled(kind::code, "pytorch", L.text(key + ".pytorch", step_vars(t, t.has(s.id) ? t.at(s.id) : s)), tone::code);
+        b.labelled(kind::code, "pytorch", pytorch_line(t, L, s, true), tone::code);
         b.labelled(kind::shape, "buggy", s.shape_line, tone::error);
         b.add(gap());
         b.side_by_side(t.mistake.groups[0], s);

@@ -9,6 +9,7 @@
 #include "attn/render/json.hpp"
 
 #include "attn/io/utf8.hpp"
+#include "attn/trace/pytorch.hpp"
 
 namespace attn {
 
@@ -78,7 +79,7 @@ std::string step_json(const step& s, const lessons& L, const trace& t) {
         "{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"formula\": {}, \"pytorch\": {}, "
         "\"data\": {}}}",
         json_string(s.id), json_string(L.raw(key + ".title")), shape_json(s.value), json_string(s.shape_line),
-        json_string(L.text(key + ".formula", v)), json_string(L.text(key + ".pytorch", v)), json_tensor(s.value, t.config.type));
+        json_string(L.text(key + ".formula", v)), json_string(pytorch_line(t, L, s)), json_tensor(s.value, t.config.type));
 }
 
 std::string buggy_step_json(const step& s, const lessons& L, const trace& t) {
@@ -169,8 +170,24 @@ std::string json_tensor(const tensor& m, dtype type) {
     return out;
 }
 
+// --bias: the biases, which the pytorch lines name but which are not steps of their own.
+static std::string biases_json(const trace& t) {
+    std::string out;
+    for (const auto& [id, name] : {std::pair<const char*, const char*>{"Q", "b_Q"}, {"K", "b_K"}, {"V", "b_V"}, {"output", "b_O"}}) {
+        if (!t.has(id)) continue;
+        for (const named_matrix& e : t.at(id).extras)
+            if (e.label == "bias") {
+                tensor b = xt::empty<double>({e.value.size()});
+                std::copy(e.value.begin(), e.value.end(), b.begin());
+                out += std::string(out.empty() ? "" : ", ") + json_string(name) + ": " + json_tensor(b, t.config.type);
+            }
+    }
+    return out;
+}
+
 std::string render_json(const trace& t, const lessons& L) {
     std::string out = "{\n  \"config\": " + config_json(t) + ",\n  \"steps\": " + steps_json(t.steps, L, t, false, "  ");
+    if (t.config.bias) out += ",\n  \"biases\": {" + biases_json(t) + "}";
     if (t.lessons == "grad") out += ",\n  \"loss\": " + json_number(t.loss, dtype::float64);
     if (!t.gradcheck.empty()) {
         out += ",\n  \"gradcheck\": [";

@@ -1,0 +1,359 @@
+// The PyTorch script of a run (see python.hpp).
+#include "attn/render/python.hpp"
+
+#include <cmath>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "attn/core/error.hpp"
+#include "attn/trace/pytorch.hpp"
+
+namespace attn {
+
+namespace {
+
+void number(std::string& out, double v) {
+    if (std::isnan(v)) out += "math.nan";
+    else if (std::isinf(v)) out += v > 0 ? "math.inf" : "-math.inf";
+    else fmt::format_to(std::back_inserter(out), "{}", v);  // the shortest repr that round-trips
+}
+
+void nested(std::string& out, const tensor& x, std::size_t dim, std::size_t offset, const std::string& indent) {
+    const std::size_t n = x.shape(dim);
+    std::size_t stride = 1;
+    for (std::size_t d = dim + 1; d < x.dimension(); ++d) stride *= x.shape(d);
+    out += "[";
+    for (std::size_t i = 0; i < n; ++i) {
+        if (dim + 1 == x.dimension()) {
+            if (i) out += ", ";
+            number(out, x.data()[offset + i]);
+            continue;
+        }
+        if (i) out += ",\n" + indent + " ";
+        nested(out, x, dim + 1, offset + i * stride, indent + " ");
+    }
+    out += "]";
+}
+
+std::string comment(const std::string& text, const std::string& indent = "") {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = text.find('\n', start);
+        const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!line.empty() || end != std::string::npos) out += indent + "# " + line + "\n";
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return out;
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.front() == '\n' || s.front() == ' ')) s.erase(s.begin());
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+// Preamble: imports, the dtype and tolerance, and check(), which every step calls.
+std::string preamble(dtype type, const lessons& L, const std::string& command) {
+    const bool f32 = type == dtype::float32;
+    const std::string tol = f32 ? "1e-5" : "1e-10";
+    std::string out = "#!/usr/bin/env python3\n";
+    out += comment(L.text("python.header", {{"command", command}}));
+    out += comment(L.raw("python.runs_on"));
+    out += comment(L.text("python.tolerance", {{"tol", tol}, {"dtype", name_of(type)}}));
+    out += "import math\nimport sys\n\nimport torch\nimport torch.nn.functional as F\n\n";
+    out += fmt::format("DTYPE = torch.{}\nTOL = {}\nTORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n", name_of(type), tol);
+    out += "WANT = {}\nmatched = 0\n\n";
+    out += R"(
+def tensor(values):
+    return torch.tensor(values, dtype=DTYPE)
+
+
+def fail(what, detail):
+    print(f"MISMATCH {what}: {detail}")
+    sys.exit(1)
+
+
+def compare(what, got, want, rows_with_keys_only=False):
+    got = got.detach().to(torch.float64)
+    want = want.to(torch.float64)
+    if tuple(got.shape) != tuple(want.shape):
+        fail(what, f"shape {tuple(got.shape)}, the tool has {tuple(want.shape)}")
+    both_nan = torch.isnan(got) & torch.isnan(want)
+    if rows_with_keys_only:
+        both_nan = both_nan | torch.isnan(want)
+    same_inf = torch.isinf(want) & (got == want)
+    diff = (got - want).abs().masked_fill(both_nan | same_inf, 0).nan_to_num(nan=math.inf)
+    bound = TOL * torch.clamp(want.abs().nan_to_num(nan=0, posinf=0, neginf=0), min=1)
+    if bool((diff > bound).any()):
+        fail(what, f"max |torch - tool| = {diff.max().item():.3e}")
+
+
+def check(step_id, got, want, **kw):
+    global matched
+    WANT[step_id] = want
+    compare(step_id, got, want, **kw)
+    matched += 1
+    print("ok", step_id)
+
+)";
+    out += "\n";
+    return out;
+}
+
+std::string dims(const trace& t) {
+    const step_config& c = t.config;
+    if (c.multihead)
+        return fmt::format("B, n, m, h, d_model, d_head = {}, {}, {}, {}, {}, {}\nd_k = d_v = d_model\n", c.batch, c.seq_len,
+                           c.keys(), c.heads, c.d_model, c.d_model / c.heads);
+    return fmt::format("n, m, d_model, d_k, d_v = {}, {}, {}, {}, {}\n", c.seq_len, c.keys(), c.d_model, c.d_k, c.d_v);
+}
+
+// One step: its comment, its line (or, for an input, the run's values), its check.
+std::string step_code(const trace& t, const lessons& L, const step& s, std::size_t number, std::size_t total,
+                      bool buggy) {
+    const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
+    std::string out = fmt::format("# {}/{} {}: {}\n", number, total, s.id, L.raw(key + ".title"));
+    out += "# " + s.shape_line + "\n";
+    const std::string line = pytorch_line(t, L, s, buggy);
+    const std::string var = pytorch_variable(s.id);
+    if (is_input_step(s.id) && !buggy) {
+        out += comment(line);
+        out += var + " = tensor(" + python_list(s.value) + ")";
+        if (t.lessons == "grad" && s.id != "target" && s.id != "G") out += ".requires_grad_()";
+        out += "\n";
+    } else {
+        out += line + "\n";
+    }
+    out += "check(" + fmt::format("\"{}{}\"", buggy ? "buggy/" : "", s.id) + ", " + var + ", tensor(" + python_list(s.value) +
+           "))\n\n";
+    return out;
+}
+
+std::string biases(const trace& t, const lessons& L) {
+    if (!t.config.bias) return "";
+    std::string out = comment(L.raw("python.biases"));
+    for (const auto& [id, name] : {std::pair<const char*, const char*>{"Q", "b_Q"}, {"K", "b_K"}, {"V", "b_V"}, {"output", "b_O"}}) {
+        if (!t.has(id)) continue;
+        for (const named_matrix& e : t.at(id).extras)
+            if (e.label == "bias") {
+                tensor b = xt::empty<double>({e.value.size()});
+                std::copy(e.value.begin(), e.value.end(), b.begin());
+                out += std::string(name) + " = tensor(" + python_list(b) + ")\n";
+            }
+    }
+    return out + "\n";
+}
+
+// The single-head summary: SDPA where PyTorch has it, else the mask it is given checked through
+// the math SDPA documents; for a bottom-right run, also that is_causal=True would differ.
+std::string sdpa_summary(const trace& t, const lessons& L) {
+    const step_config& c = t.config;
+    const std::string line = summary_pytorch(t, L, "summary");
+    std::string out = comment(L.raw("python.summary"));
+    out += comment(line);
+    // The mask the printed call passes, True = may attend (is_causal=True is tril(diagonal=0)).
+    std::string allowed = "None";
+    if (c.mask == mask_kind::causal)
+        allowed = bottom_right_cross(c) ? "torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)"
+                                        : "torch.ones(n, m, dtype=torch.bool).tril()";
+    out += "output_steps = output\n";
+    out += "if hasattr(F, \"scaled_dot_product_attention\"):\n";
+    for (const std::string& l : {trim(line)}) {
+        std::size_t start = 0;
+        while (start < l.size()) {
+            std::size_t end = l.find('\n', start);
+            const std::string part = l.substr(start, end == std::string::npos ? std::string::npos : end - start);
+            out += "    " + part + "\n";
+            if (end == std::string::npos) break;
+            start = end + 1;
+        }
+    }
+    out += "else:\n" + comment(L.raw("python.needs_sdpa"), "    ");
+    out += "    allowed = " + allowed + "\n";
+    const std::string q = c.rope ? "Q_rot" : "Q", k = c.rope ? "K_rot" : "K";
+    out += "    s = " + q + " @ " + k + ".transpose(-2, -1) / math.sqrt(Q.size(-1))\n";
+    out += "    if allowed is not None:\n        s = s.masked_fill(~allowed, -math.inf)\n";
+    out += "    output = torch.softmax(s, dim=-1) @ V\n";
+    out += "check(\"summary\", output, WANT[\"output\"], rows_with_keys_only=True)\n";
+    if (bottom_right_cross(c)) {
+        out += "\n" + comment(L.raw("python.is_causal_differs"));
+        out += "if hasattr(F, \"scaled_dot_product_attention\"):\n"
+               "    top_left = F.scaled_dot_product_attention(Q, K, V, is_causal=True)\n"
+               "else:\n"
+               "    s = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))\n"
+               "    top_left = torch.softmax(s.masked_fill(~torch.ones(n, m, dtype=torch.bool).tril(), -math.inf), dim=-1) @ V\n"
+               "rows = ~torch.isnan(WANT[\"output\"]).any(dim=-1) & ~torch.isnan(top_left).any(dim=-1)\n"
+               "if bool(torch.allclose(top_left[rows], WANT[\"output\"][rows].to(DTYPE))) and int(rows.sum()) == n:\n"
+               "    fail(\"summary-is_causal\", \"is_causal=True gives the same output as this bottom-right run\")\n"
+               "matched += 1\nprint(\"ok summary-is_causal-differs\")\n";
+        out += "\n" + comment(L.raw("python.lower_right"));
+        out += "if TORCH >= (2, 2):\n"
+               "    from torch.nn.attention.bias import causal_lower_right\n"
+               "    lower_right = F.scaled_dot_product_attention(Q, K, V, attn_mask=causal_lower_right(n, m))\n"
+               "    compare(\"summary-causal_lower_right\", lower_right, WANT[\"output\"], rows_with_keys_only=True)\n"
+               "    print(\"ok summary-causal_lower_right\")\n";
+    }
+    return out + "output = output_steps\n\n";
+}
+
+// The multi-head summary: the nn.MultiheadAttention call printed by the walkthrough, run as printed.
+std::string mha_summary(const trace& t, const lessons& L) {
+    if (t.config.rope) return comment(summary_pytorch(t, L, "heads.summary")) + "\n";
+    std::string out = comment(L.raw("python.summary"));
+    out += trim(summary_pytorch(t, L, "heads.summary")) + "\n";
+    out += "check(\"summary-output\", out, WANT[\"output\"], rows_with_keys_only=True)\n";
+    out += "check(\"summary-weights\", w, WANT[\"weights\"], rows_with_keys_only=True)\n\n";
+    return out;
+}
+
+// A shape error: the buggy line must raise the error the tool shows.
+std::string shape_error_code(const trace& t, const lessons& L) {
+    const step* at = nullptr;
+    for (const step& s : t.steps)
+        if (s.id == t.mistake.at_step) at = &s;
+    if (!at) throw error("mistake " + t.mistake.id + ": no step " + t.mistake.at_step + " to raise its error");
+    std::string msg;
+    for (char ch : t.mistake.error) {
+        if (ch == '\\' || ch == '"') msg += '\\';
+        msg += ch;
+    }
+    std::string out = "try:\n    " + pytorch_line(t, L, *at, true) + "\n";
+    out += "except RuntimeError as e:\n";
+    out += "    if \"" + msg + "\" not in str(e):\n";
+    out += "        fail(\"error\", f\"PyTorch raised {e!r}\")\n";
+    out += "else:\n    fail(\"error\", \"PyTorch raised nothing\")\n";
+    out += "matched += 1\nprint(\"ok error\")\n\n";
+    return out;
+}
+
+// The buggy pipeline: the correct lines again from the first buggy step on, with the mistake's
+// lines in place of its buggy steps (each checked against the tool's buggy step); the steps in
+// between are recomputed from the buggy values by their usual lines. Steps only the mistake has
+// (d_S, d_Q) follow in order.
+std::string buggy_code(const trace& t, const lessons& L) {
+    const std::vector<step>& b = t.mistake.buggy();
+    auto buggy_at = [&](const std::string& id) -> const step* {
+        for (const step& s : b)
+            if (s.id == id) return &s;
+        return nullptr;
+    };
+    std::string out;
+    std::size_t number = 0;
+    bool started = false;
+    for (const step& s : t.steps) {
+        const step* bad = buggy_at(s.id);
+        started = started || bad;
+        if (!started) continue;
+        if (bad) {
+            out += step_code(t, L, *bad, ++number, b.size(), true);
+        } else {
+            out += "# " + s.id + ": " + L.raw(lesson_key(t, s) + ".title") + "\n" + pytorch_line(t, L, s, true) + "\n\n";
+        }
+    }
+    for (const step& s : b)
+        if (!t.has(s.id)) out += step_code(t, L, s, ++number, b.size(), true);
+    return out;
+}
+
+}  // namespace
+
+std::string python_list(const tensor& x) {
+    std::string out;
+    if (x.dimension() == 0) {
+        number(out, x.data()[0]);
+        return out;
+    }
+    nested(out, x, 0, 0, "");
+    return out;
+}
+
+std::string render_python(const trace& t, const lessons& L, const std::string& command) {
+    std::string out = preamble(t.config.type, L, command);
+    out += dims(t) + "\n";
+    const bool grad = t.lessons == "grad";
+    out += fmt::format("torch.set_grad_enabled({})\n\n", grad ? "True" : "False");
+    out += comment(L.raw("python.inputs"));
+    if (grad) out += comment(L.raw("python.grad_inputs"));
+    out += "\n" + biases(t, L);
+    const bool shape_error = t.has_mistake && !t.mistake.error.empty();
+    for (std::size_t i = 0; i < t.steps.size(); ++i) out += step_code(t, L, t.steps[i], i + 1, t.steps.size(), false);
+    if (!t.has_mistake && t.lessons == "step") out += sdpa_summary(t, L);
+    if (!t.has_mistake && t.lessons == "heads") out += mha_summary(t, L);
+    if (t.has_mistake) out += comment(L.text("python.buggy", {{"mistake", t.mistake.id}}));
+    if (shape_error) out += shape_error_code(t, L);
+    if (t.has_mistake && !shape_error) out += buggy_code(t, L);
+    out += "print(f\"all {matched} steps match\")\n";
+    return out;
+}
+
+namespace {
+tensor as_tensor(const matrix<double>& m) { return tensor(m); }
+}  // namespace
+
+std::string render_kvcache_python(const kv_report& r, const lessons& L) {
+    const kv_config& c = r.config;
+    std::string out = preamble(c.type, L, "kv-cache");
+    vars v = {{"p", std::to_string(c.prompt_len)}, {"t", std::to_string(c.steps)}, {"total", std::to_string(c.total())},
+              {"d", std::to_string(c.d_model)},    {"h", std::to_string(c.heads)},  {"g", std::to_string(c.kv_heads)},
+              {"d_head", std::to_string(c.d_head)}};
+    out += L.text("kvcache.pytorch.dims", v) + "\ntorch.set_grad_enabled(False)\n\n";
+    out += comment(L.raw("python.inputs")) + "\n";
+    auto input = [&](const char* name, const matrix<double>& m) {
+        out += std::string(name) + " = tensor(" + python_list(as_tensor(m)) + ")\n";
+        out += fmt::format("check(\"{}\", {}, tensor({}))\n", name, name, python_list(as_tensor(m)));
+    };
+    input("X", r.in.x);
+    input("W_Q", r.in.w_q);
+    input("W_K", r.in.w_k);
+    input("W_V", r.in.w_v);
+    out += "\ncached_rows = []\n\n";
+    auto rope = [&](const std::string& name, const std::string& positions) {
+        return rope_code(name, name, "d_head", positions, c.rope.style, c.rope.base) + "\n";
+    };
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+        const kv_step& s = r.steps[i];
+        const std::size_t L_after = s.cache_after;
+        vars sv = v;
+        sv["first"] = std::to_string(s.first);
+        sv["end"] = std::to_string(s.first + s.count);
+        sv["last"] = std::to_string(s.first + s.count - 1);
+        sv["count"] = std::to_string(s.count);
+        sv["L"] = std::to_string(L_after);
+        sv["i"] = std::to_string(i);
+        // bottom-right causal within the chunk: query first + a sees keys 0 … first + a
+        sv["diag"] = std::to_string(L_after - s.count + 1);
+        const std::string id = s.prefill ? "prefill" : "step" + std::to_string(i);
+        out += comment(L.text(s.prefill ? "kvcache.pytorch.prefill" : "kvcache.pytorch.decode", sv));
+        out += L.text("kvcache.pytorch.project", sv) + "\n";
+        if (c.rope.on) {
+            const std::string pos = fmt::format("torch.arange({}, {})", s.first, s.first + s.count);
+            out += rope("q", pos) + rope("k", pos);
+        }
+        const std::string rows = std::to_string(s.count);
+        out += fmt::format("check(\"{} q\", q.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.q)));
+        out += fmt::format("check(\"{} k\", k.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.k)));
+        out += fmt::format("check(\"{} v\", v.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.v)));
+        out += L.text(s.prefill ? "kvcache.pytorch.prefill_cache" : "kvcache.pytorch.append", sv) + "\n";
+        out += L.text("kvcache.pytorch.attend", sv) + "\n";
+        tensor w = xt::empty<double>({std::size_t{1}, c.heads, s.count, L_after});
+        for (std::size_t hh = 0; hh < c.heads; ++hh)
+            std::copy(s.weights[hh].begin(), s.weights[hh].end(), w.begin() + static_cast<long>(hh * s.count * L_after));
+        out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(w));
+        out += L.text("kvcache.pytorch.output", sv) + "\n";
+        out += fmt::format("check(\"{} output\", output, tensor({}))\n\n", id, python_list(as_tensor(s.output)));
+        out += "cached_rows.append(output)\n\n";
+    }
+    out += comment(L.text("kvcache.pytorch.full_title", v));
+    out += L.text("kvcache.pytorch.full_project", v) + "\n";
+    if (c.rope.on) out += rope("Qf", "torch.arange(T)") + rope("Kf", "torch.arange(T)");
+    out += L.text("kvcache.pytorch.full", v) + "\n";
+    out += fmt::format("check(\"full\", full, tensor({}))\n", python_list(as_tensor(r.full)));
+    out += "check(\"cached = full\", torch.cat(cached_rows), full)\n";
+    out += "print(f\"all {matched} steps match\")\n";
+    return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,157 @@
+// PyTorch lines of a run (see pytorch.hpp).
+#include "attn/trace/pytorch.hpp"
+
+#include <fmt/format.h>
+
+namespace attn {
+
+bool is_input_step(const std::string& id) {
+    return id == "X" || id == "memory" || id == "W_Q" || id == "W_K" || id == "W_V" || id == "W_O" || id == "target" ||
+           id == "G";
+}
+
+std::string pytorch_variable(const std::string& id) {
+    if (id == "scaled_scores") return "scaled";
+    if (id == "masked_scores") return "masked";
+    return id;
+}
+
+namespace {
+
+// The name of the key count in the printed code: m in cross-attention, n in self-attention.
+const char* keys_name(const step_config& c) { return c.cross() ? "m" : "n"; }
+
+std::string lengths_literal(const step_config& c) {
+    std::string out = "torch.tensor([";
+    for (std::size_t i = 0; i < c.lengths.size(); ++i) out += (i ? ", " : "") + std::to_string(c.lengths[i]);
+    return out + "])";
+}
+
+// Causal part, True = blocked: key j is blocked for query i when j > i (top-left) or
+// j > i + (m - n) (bottom-right, which only differs from top-left when m != n).
+std::string causal_blocked_expr(const step_config& c) {
+    const bool shifted = bottom_right_cross(c);
+    return fmt::format("torch.ones(n, {}, dtype=torch.bool).triu(diagonal={})", keys_name(c), shifted ? "m - n + 1" : "1");
+}
+
+// Padded keys, True = blocked, with `dims` trailing singleton dimensions after the batch one.
+std::string padding_expr(const step_config& c, const std::string& view) {
+    const char* k = keys_name(c);
+    return c.side == pad_side::right ? fmt::format("torch.arange({}) >= {}.view({})", k, lengths_literal(c), view)
+                                     : fmt::format("torch.arange({}) < {} - {}.view({})", k, k, lengths_literal(c), view);
+}
+
+}  // namespace
+
+// `out = in` rotated by RoPE at `positions` (an integer tensor expression): pairs (i, i + D/2)
+// (half) or (2i, 2i + 1) (interleaved) turned by position · base^(−2i/D), the angles in float64
+// and cos, sin cast to the run's dtype, as core/positions.cpp does.
+std::string rope_code(const std::string& out, const std::string& in, const std::string& width,
+                      const std::string& positions, rope_style style, double base) {
+    const std::string& D = width;
+    std::string code = fmt::format("ang = ({}).double()[:, None] * {} ** (-torch.arange(0, {}, 2, dtype=torch.float64) / {}); ",
+                                   positions, fmt::format("{}", base), D, D);
+    if (style == rope_style::half)
+        return code + fmt::format("ang = torch.cat([ang, ang], dim=-1); {} = {} * ang.cos().to({}.dtype) + "
+                                  "torch.cat([-{}[..., {} // 2:], {}[..., :{} // 2]], dim=-1) * ang.sin().to({}.dtype)",
+                                  out, in, in, in, D, in, D, in);
+    return code + fmt::format("ang = ang.repeat_interleave(2, dim=-1); {} = {} * ang.cos().to({}.dtype) + "
+                              "torch.stack([-{}[..., 1::2], {}[..., 0::2]], dim=-1).flatten(-2) * ang.sin().to({}.dtype)",
+                              out, in, in, in, in, in);
+}
+
+std::string blocked_expr(const step_config& c) {
+    std::string causal = c.mask == mask_kind::causal ? causal_blocked_expr(c) : "";
+    std::string pad = c.lengths.empty() ? "" : padding_expr(c, "B, 1, 1, 1");
+    if (!causal.empty() && !pad.empty()) return "(" + causal + ") | (" + pad + ")";
+    return causal.empty() ? pad : causal;
+}
+
+std::string mha_mask_args(const step_config& c) {
+    std::string out;
+    if (c.mask == mask_kind::causal) out += ", attn_mask=" + causal_blocked_expr(c);
+    if (!c.lengths.empty()) out += ", key_padding_mask=" + padding_expr(c, "B, 1");
+    return out;
+}
+
+std::string sdpa_mask_args(const step_config& c) {
+    if (c.mask != mask_kind::causal) return "";
+    if (bottom_right_cross(c))
+        return ", attn_mask=torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)";
+    return ", is_causal=True";
+}
+
+vars pytorch_vars(const trace& t) {
+    const step_config& c = t.config;
+    vars v;
+    v["kv_src"] = c.cross() ? "memory" : "X";
+    for (const char* b : {"b_Q", "b_K", "b_V", "b_O"}) v[std::string("plus_") + b] = c.bias ? std::string(" + ") + b : "";
+    v["blocked"] = blocked_expr(c);
+    v["loss_expr"] = t.has("G") ? "(output * G).sum()" : "F.mse_loss(output, target)";
+    v["sdpa_mask"] = sdpa_mask_args(c);
+    v["sdpa_q"] = c.rope ? "Q_rot" : "Q";
+    v["sdpa_k"] = c.rope ? "K_rot" : "K";
+    v["mha_kv"] = c.cross() ? "memory, memory" : "X, X";
+    v["mha_masks"] = mha_mask_args(c);
+    v["mha_bias"] = c.bias ? "True" : "False";
+    if (c.rope) {
+        const bool mh = c.multihead;
+        const std::string width = mh ? "d_head" : "d_k";
+        v["rope_Q"] = rope_code("Q_rot", mh ? "Q_heads" : "Q", width, "torch.arange(n)", c.rope_style, c.rope_base);
+        v["rope_K"] = rope_code("K_rot", mh ? "K_heads" : "K", width, c.cross() ? "torch.arange(m)" : "torch.arange(n)",
+                                c.rope_style, c.rope_base);
+        // The RoPE mistakes: decode tokens rotated at their loop index t, or the other pairing.
+        if (t.has_mistake && t.mistake.values.count("prompt")) {
+            const std::string p = t.mistake.values.at("prompt");
+            const std::string pos = "torch.cat([torch.arange(" + p + "), torch.arange(n - " + p + ")])";
+            v["rope_Q_bad"] = rope_code("Q_rot", "Q", width, pos, c.rope_style, c.rope_base);
+            v["rope_K_bad"] = rope_code("K_rot", "K", width, pos, c.rope_style, c.rope_base);
+        } else if (t.has_mistake) {
+            const rope_style other = c.rope_style == rope_style::half ? rope_style::interleaved : rope_style::half;
+            v["rope_Q_bad"] = rope_code("Q_rot", "Q", width, "torch.arange(n)", other, c.rope_base);
+            v["rope_K_bad"] = rope_code("K_rot", "K", width, "torch.arange(n)", other, c.rope_base);
+        }
+    }
+    // dropout-at-eval: which weights this draw kept (a dropped weight is exactly 0, a kept one is
+    // scaled by 1 / (1 - p) and stays non-zero unless it was 0 already, when it does not matter).
+    if (t.has_mistake && !t.mistake.buggy().empty()) {
+        const step& w = t.mistake.buggy().front();
+        if (w.id == "weights" && t.mistake.id == "dropout-at-eval") {
+            std::string keep = "[";
+            for (std::size_t i = 0; i < w.value.shape(0); ++i) {
+                keep += i ? ", [" : "[";
+                for (std::size_t j = 0; j < w.value.shape(1); ++j) keep += std::string(j ? ", " : "") + (w.value(i, j) != 0 ? "1" : "0");
+                keep += "]";
+            }
+            v["dropout_keep"] = keep + "]";
+        }
+    }
+    return v;
+}
+
+std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy) {
+    vars v = step_vars(t, t.has(s.id) && buggy ? t.at(s.id) : s);
+    for (auto& [k, x] : pytorch_vars(t)) v[k] = x;
+    if (buggy && t.has_mistake) {
+        const std::string own = "mistake." + t.mistake.id + ".pytorch_" + s.id;
+        if (L.has(own)) return L.text(own, v);
+    }
+    const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
+    if (s.id == "masked_scores" && v["blocked"].empty() && L.has(key + ".pytorch_none")) return L.text(key + ".pytorch_none", v);
+    return L.text(key + ".pytorch", v);
+}
+
+std::string summary_pytorch(const trace& t, const lessons& L, const std::string& key) {
+    vars v = t.values;
+    for (auto& [k, x] : pytorch_vars(t)) v[k] = x;
+    if (t.config.rope && L.has(key + ".pytorch_rope")) return L.text(key + ".pytorch_rope", v);
+    if (t.config.bias && L.has(key + ".pytorch_bias")) return L.text(key + ".pytorch_bias", v);
+    if (bottom_right_cross(t.config) && L.has(key + ".pytorch_bottom_right")) return L.text(key + ".pytorch_bottom_right", v);
+    return L.text(key + ".pytorch", v);
+}
+
+bool bottom_right_cross(const step_config& c) {
+    return c.mask == mask_kind::causal && c.cross() && c.align == causal_align::bottom_right && c.kv_len != c.seq_len;
+}
+
+}  // namespace attn

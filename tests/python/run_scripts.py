@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""`--format python` under PyTorch: generates the script of every run in a matrix (single head with
+and without a mask, float64, cross-attention with both alignments, d_k != d_v, heads with biases,
+padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad, kv-cache with GQA
+and MQA) and runs each
+with this interpreter; every script must exit 0 and end with "all N steps match". A script whose
+embedded value is changed must exit 1 with MISMATCH (the check can fail). And the JSON contract:
+for a few runs each step's `pytorch` string, exec'd with only torch, math, F, the inputs and the
+dimension names, leaves the step's data in its variable.
+
+Usage: run_scripts.py ATTN_EXE    (exit 77 = skipped: this python cannot import torch)
+"""
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    print("skipped: torch is not importable by", sys.executable)
+    sys.exit(77)
+
+EXE = sys.argv[1]
+
+RUNS = [
+    ["step"],
+    ["step", "--mask", "causal"],
+    ["step", "--mask", "causal", "--dtype", "float64"],
+    ["step", "--seq-len", "16", "--d-model", "64", "--d-k", "64", "--mask", "causal"],
+    ["step", "--kv-len", "5", "--mask", "causal", "--align", "top-left"],
+    ["step", "--kv-len", "5", "--mask", "causal", "--align", "bottom-right"],
+    ["step", "--seq-len", "5", "--kv-len", "3", "--mask", "causal", "--align", "bottom-right"],
+    ["step", "--kv-len", "4", "--dtype", "float64"],
+    ["step", "--d-k", "3", "--d-v", "6", "--mask", "causal"],
+    ["step", "--tokens", "the cat sat on", "--seq-len", "4", "--init", "xavier"],
+    ["heads"],
+    ["heads", "--bias"],
+    ["heads", "--bias", "--mask", "causal", "--dtype", "float64"],
+    ["heads", "--batch", "2", "--lengths", "4,2", "--mask", "causal"],
+    ["heads", "--batch", "2", "--lengths", "4,2", "--pad-side", "left"],
+    ["heads", "--batch", "3", "--lengths", "4,1,3", "--pad-side", "left", "--mask", "causal"],
+    ["heads", "--kv-len", "6", "--mask", "causal", "--align", "top-left"],
+    ["heads", "--kv-len", "6", "--mask", "causal", "--align", "bottom-right"],
+    ["heads", "--kv-len", "6", "--batch", "2", "--lengths", "6,3", "--mask", "causal", "--bias"],
+    ["heads", "--seq-len", "12", "--d-model", "64", "--heads", "4", "--init", "randn"],
+    ["step", "--rope", "--mask", "causal"],
+    ["step", "--rope", "--rope-style", "interleaved", "--dtype", "float64"],
+    ["heads", "--rope", "--mask", "causal", "--batch", "2", "--lengths", "4,3"],
+    ["heads", "--rope", "--rope-style", "interleaved"],
+    ["grad"],
+    ["grad", "--mask", "causal", "--loss", "sum"],
+    ["grad", "--mask", "causal", "--dtype", "float64"],
+    ["grad", "--d-k", "3", "--d-v", "5"],
+    ["kv-cache"],
+    ["kv-cache", "--heads", "8", "--kv-heads", "2", "--d-model", "16"],
+    ["kv-cache", "--heads", "4", "--kv-heads", "1", "--dtype", "float64"],
+    ["kv-cache", "--rope", "--heads", "4", "--kv-heads", "2"],
+    ["mistake", "linear-weight-layout", "--d-k", "3"],
+    ["mistake", "no-transpose", "--seq-len", "4"],
+    ["mistake", "heads-no-transpose", "--mask", "causal"],
+    ["step", "--mistake", "no-scale", "--mask", "causal", "--dtype", "float64"],
+]
+
+
+def mistake_ids():
+    out = subprocess.run([EXE, "mistakes"], capture_output=True, text=True, check=True).stdout
+    return re.findall(r"^  ([a-z0-9]+(?:-[a-z0-9]+)+) ", out, re.M)
+
+
+def generate(args):
+    r = subprocess.run([EXE] + args + ["--format", "python"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"FAIL {' '.join(args)}: attn-explain exited {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def run(script):
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(script)
+    return subprocess.run([sys.executable, f.name], capture_output=True, text=True)
+
+
+JSON_RUNS = [
+    ["step", "--mask", "causal"],
+    ["step", "--kv-len", "5", "--mask", "causal", "--align", "bottom-right", "--dtype", "float64"],
+    ["step", "--rope", "--d-k", "6", "--d-v", "3"],
+    ["heads", "--batch", "2", "--lengths", "4,2", "--mask", "causal", "--bias"],
+    ["heads", "--kv-len", "6", "--mask", "causal", "--bias", "--dtype", "float64"],
+    ["grad", "--mask", "causal"],
+    ["mistake", "no-scale"],
+]
+INPUTS = {"X", "memory", "W_Q", "W_K", "W_V", "W_O", "target", "G"}
+
+
+def as_tensor(data, dtype):
+    def fix(x):
+        if isinstance(x, list):
+            return [fix(v) for v in x]
+        return float(x) if isinstance(x, str) else x  # "inf", "-inf", "nan"
+    return torch.tensor(fix(data), dtype=dtype)
+
+
+def json_contract(args):
+    """The JSON contract itself: each step's `pytorch` string, run with only torch, math, F, the
+    inputs under their ids and the dimension names, leaves the step's data in its variable."""
+    import json
+    import math
+    r = subprocess.run([EXE] + args + ["--format", "json"], capture_output=True, text=True, check=True)
+    doc = json.loads(r.stdout)
+    cfg = doc["config"]
+    steps = doc["correct"]["steps"] if "correct" in doc else doc["steps"]
+    dtype = torch.float64 if cfg["dtype"] == "float64" else torch.float32
+    tol = 1e-10 if dtype == torch.float64 else 1e-5
+    n = cfg["seq_len"]
+    ids = [s["id"] for s in steps]
+    m = next(s["shape"][-2] for s in steps if s["id"] == "K")
+    ns = {"torch": torch, "math": math, "F": torch.nn.functional, "n": n, "m": m, "d_model": cfg["d_model"],
+          "d_k": cfg["d_k"], "d_v": cfg["d_v"], "B": cfg.get("batch", 1), "h": cfg.get("heads", 1)}
+    ns["d_head"] = cfg["d_model"] // ns["h"]
+    for name, values in doc.get("biases", {}).items():
+        ns[name] = as_tensor(values, dtype)
+    grad = args[0] == "grad"
+    torch.set_grad_enabled(grad)
+    for s in steps:
+        want = as_tensor(s["data"], dtype)
+        var = {"scaled_scores": "scaled", "masked_scores": "masked"}.get(s["id"], s["id"])
+        if s["id"] in INPUTS:
+            ns[var] = want.clone().requires_grad_(grad and s["id"] not in ("target", "G"))
+            continue
+        exec(s["pytorch"], ns)
+        got = ns[var].detach().to(torch.float64)
+        want = want.to(torch.float64)
+        same = (got - want).abs() <= tol * want.abs().clamp(min=1)
+        same |= (torch.isnan(got) & torch.isnan(want)) | (torch.isinf(want) & (got == want))
+        if tuple(got.shape) != tuple(want.shape) or not bool(same.all()):
+            return f"step {s['id']}: {s['pytorch']!r} does not give the step's data"
+    torch.set_grad_enabled(False)
+    return None
+
+
+def main():
+    ids = mistake_ids()
+    if len(ids) < 20:
+        raise SystemExit(f"FAIL: only {len(ids)} mistake ids parsed from `attn-explain mistakes`")
+    runs = RUNS + [["mistake", i] for i in ids]
+    failed = 0
+    for args in runs:
+        script = generate(args)
+        r = run(script)
+        last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+        m = re.fullmatch(r"all (\d+) steps match", last)
+        oks = len(re.findall(r"^ok ", r.stdout, re.M))
+        if r.returncode != 0 or not m or int(m.group(1)) != oks or oks < 3:
+            failed += 1
+            print(f"FAIL {' '.join(args)}: exit {r.returncode}, last line {last!r}\n{r.stderr[-2000:]}")
+        else:
+            print(f"ok {' '.join(args)}: {last}")
+    for args in JSON_RUNS:
+        problem = json_contract(args)
+        if problem:
+            failed += 1
+            print(f"FAIL JSON {' '.join(args)}: {problem}")
+        else:
+            print(f"ok JSON {' '.join(args)}: every pytorch line reproduces its step")
+    # The check can fail: change one embedded value of the output and the script must stop there.
+    script = generate(["step", "--mask", "causal"])
+    lines = script.splitlines()
+    idx = max(i for i, l in enumerate(lines) if l.startswith('check("output"'))
+    lines[idx] = re.sub(r"tensor\(\[\[(-?[0-9.e-]+)", lambda mm: "tensor([[" + repr(float(mm.group(1)) + 0.01), lines[idx], 1)
+    r = run("\n".join(lines) + "\n")
+    if r.returncode != 1 or "MISMATCH output" not in r.stdout:
+        failed += 1
+        print(f"FAIL: a changed output value was not caught (exit {r.returncode}): {r.stdout[-500:]}")
+    else:
+        print("ok a changed value is caught:", r.stdout.strip().splitlines()[-1])
+    print(f"{len(runs)} scripts and {len(JSON_RUNS)} JSON documents checked, {failed} failure(s); torch {torch.__version__}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
