@@ -41,13 +41,15 @@ int run_flash(const flash_options& opt) {
     if (static_cast<std::size_t>(opt.row) >= c.seq_len)
         throw attn::error(fmt::format("--row {} is out of range: rows are 0 to {}", opt.row, c.seq_len - 1));
     const attn::matrix<double> q = attn::project(in.x, in.w_q), k = attn::project(in.x, in.w_k), v = attn::project(in.x, in.w_v);
-    const bool causal = c.mask == attn::mask_kind::causal;
+    if (c.cross()) throw attn::error("flash tiles self-attention here: drop --kv-len");
+    const bool causal = c.mask != attn::mask_kind::none;
     report.n = c.seq_len, report.d_k = c.d_k, report.d_v = c.d_v, report.seed = c.seed, report.causal = causal;
+    report.mask = c.pattern;
     // A block larger than the sequence is the whole sequence: clamped to n, so no size is absurd.
     report.block_q = std::min(static_cast<std::size_t>(opt.block_q), c.seq_len);
     report.block_k = std::min(static_cast<std::size_t>(opt.block_k), c.keys());
-    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, causal, static_cast<std::size_t>(opt.row));
-    if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, causal, *low);
+    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, static_cast<std::size_t>(opt.row));
+    if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, c.pattern, *low);
     if (!run.save.empty()) {
         attn::trace t;
         t.config = c;
@@ -80,6 +82,11 @@ int run_cost(const cost_options& opt) {
     if (opt.rope_dim < 0 || opt.rope_dim > (1L << 24)) throw attn::error("--rope-dim must be 0 or a positive whole number");
     if (opt.rope_dim > 0 && opt.kv_latent == 0) throw attn::error("--rope-dim needs --kv-latent d_c (the MLA cache)");
     in.kv_latent = static_cast<std::size_t>(opt.kv_latent), in.rope_dim = static_cast<std::size_t>(opt.rope_dim);
+    in.mask = attn::parse_pattern(opt.mask);
+    if (in.mask.kind == attn::pattern_kind::bigbird)
+        throw attn::error("cost counts patterns in closed form; bigbird's random blocks have none: use --mask window:W, "
+                          "local:W, global:G,W, dilated:W,D or block:B");
+    attn::check_pattern(in.mask, in.seq_len, in.seq_len);
     if (opt.dtype == "float32") in.bytes = 4;
     else if (opt.dtype == "float16" || opt.dtype == "bfloat16") in.bytes = 2;
     else throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");

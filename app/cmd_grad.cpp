@@ -27,6 +27,7 @@ int run_grad(const grad_options& opt) {
     go.check = opt.check;
     go.sweep = opt.sweep;
     attn::step_config config = attn::validate(run.request);
+    attn::refuse_sparse(config.pattern, "grad");
     if (!run.save.empty()) attn::check_save_dir(run.save);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     for (const std::string& w : in.warnings) print_warning(w);
@@ -50,6 +51,7 @@ int run_train(const train_cli_options& opt) {
         req.d_k = 1024;
     }
     attn::step_config config = attn::validate(req);
+    attn::refuse_sparse(config.pattern, "train");
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     attn::train_request tr;
     tr.steps = static_cast<std::size_t>(opt.steps);

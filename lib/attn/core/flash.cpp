@@ -30,12 +30,15 @@ double keep(double x) { return x; }
 
 // The tiled pass: rows in blocks of block_q, keys in tiles of block_k; m, l and the accumulator
 // per row, in double unless `low` rounds the tile products.
+// Tiles the mask blocks entirely (runs[tq][tk] false) are skipped: they would add nothing.
 matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t bq,
-                          std::size_t bk, bool causal, rounding low, scratch_meter* meter, std::size_t follow,
+                          std::size_t bk, const mask_pattern& mask, rounding low, scratch_meter* meter, std::size_t follow,
                           std::vector<tile_record>* record) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
     const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
-    const auto blocked = causal ? causal_blocked(n, m, causal_align::top_left) : std::vector<std::vector<bool>>();
+    const bool causal = mask.kind != pattern_kind::none;  // any mask at all
+    const auto blocked = pattern_blocked(mask, n, m, causal_align::top_left);
+    const auto runs = tiles_to_run(blocked, bq, bk);
     matrix<double> out = xt::zeros<double>({n, dv});  // [n, d_v]
     scratch_meter local;
     scratch_meter& mem = meter ? *meter : local;
@@ -47,6 +50,7 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
         std::fill(run_m.begin(), run_m.end(), -std::numeric_limits<double>::infinity());
         for (std::size_t c0 = 0; c0 < m; c0 += bk) {
             const std::size_t c1 = std::min(m, c0 + bk);
+            if (!runs[r0 / bq][c0 / bk]) continue;  // every pair blocked: nothing to add
             for (std::size_t i = r0; i < r1; ++i) {
                 // pass 1: this tile's scores for row i, and their max
                 double tile_max = -std::numeric_limits<double>::infinity();
@@ -93,8 +97,8 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
 }
 
 // The full pass: the whole n×m score matrix, softmax, then ·V, each result rounded by `low`.
-matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, bool causal,
-                         rounding low) {
+matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
+                         const mask_pattern& mask, rounding low) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
     matrix<double> s = xt::empty<double>({n, m});  // [n, m]
     for (std::size_t i = 0; i < n; ++i)
@@ -103,7 +107,7 @@ matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const
             for (std::size_t t = 0; t < dk; ++t) acc += low(q(i, t)) * low(k(j, t));
             s(i, j) = low(low(acc) / std::sqrt(static_cast<double>(dk)));
         }
-    if (causal) s = apply_mask(s, causal_blocked(n, m, causal_align::top_left));
+    if (mask.kind != pattern_kind::none) s = apply_mask(s, pattern_blocked(mask, n, m, causal_align::top_left));
     matrix<double> p = softmax_rows(s);
     for (auto& x : p) x = low(x);
     matrix<double> out = xt::zeros<double>({n, dv});
@@ -115,15 +119,36 @@ matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const
 }
 }  // namespace
 
+std::vector<std::vector<bool>> tiles_to_run(const std::vector<std::vector<bool>>& blocked, std::size_t block_q,
+                                            std::size_t block_k) {
+    const std::size_t n = blocked.size(), m = n ? blocked[0].size() : 0;
+    std::vector<std::vector<bool>> runs((n + block_q - 1) / block_q, std::vector<bool>((m + block_k - 1) / block_k, false));
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j)
+            if (!blocked[i][j]) runs[i / block_q][j / block_k] = true;
+    return runs;
+}
+
 flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
-                           std::size_t block_k, bool causal, std::size_t follow_row) {
+                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row) {
     if (block_q == 0 || block_k == 0) throw error("--block-q and --block-k must be at least 1");
     flash_result r;
     r.row_index = std::min(follow_row, q.shape(0) - 1);
     scratch_meter meter;
-    r.tiled = tiled_pass(q, k, v, block_q, block_k, causal, keep, &meter, r.row_index, &r.row);
+    r.tiled = tiled_pass(q, k, v, block_q, block_k, mask, keep, &meter, r.row_index, &r.row);
     r.extra_bytes = meter.peak;
-    r.full = full_pass(q, k, v, causal, keep);
+    r.full = full_pass(q, k, v, mask, keep);
+    const std::size_t n = q.shape(0), m = k.shape(0);
+    r.runs = tiles_to_run(pattern_blocked(mask, n, m, causal_align::top_left), block_q, block_k);
+    const double per_pair = 2.0 * static_cast<double>(q.shape(1)) + 2.0 * static_cast<double>(v.shape(1));
+    for (std::size_t tq = 0; tq < r.runs.size(); ++tq)
+        for (std::size_t tk = 0; tk < r.runs[tq].size(); ++tk) {
+            const double rows = static_cast<double>(std::min(n, (tq + 1) * block_q) - tq * block_q);
+            const double cols = static_cast<double>(std::min(m, (tk + 1) * block_k) - tk * block_k);
+            r.flops_all += rows * cols * per_pair;
+            if (r.runs[tq][tk]) ++r.tiles_run, r.flops_run += rows * cols * per_pair;
+            else ++r.tiles_skipped;
+        }
     r.full_bytes = q.shape(0) * k.shape(0) * sizeof(double);
     r.max_diff = max_abs_diff(r.tiled, r.full);
     r.tiles_q = (q.shape(0) + block_q - 1) / block_q;
@@ -132,7 +157,8 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
 }
 
 precision_result low_precision_errors(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
-                                      std::size_t block_q, std::size_t block_k, bool causal, low_precision p) {
+                                      std::size_t block_q, std::size_t block_k, const mask_pattern& causal,
+                                      low_precision p) {
     // The reference: float32 throughout, as FlashAttention's tests compare against.
     rounding f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
     const matrix<double> reference = full_pass(q, k, v, causal, f32);
@@ -160,15 +186,22 @@ cost_result attention_cost(const cost_input& c) {
     r.proj_q = L * 2 * B * n * d * d;
     r.proj_kv = L * 2 * (2 * B * n * d * (g * dh));
     r.proj_o = L * 2 * B * n * d * d;
-    r.qk = L * 2 * B * h * n * n * dh;
-    r.softmax = L * 5 * B * h * n * n;  // max, subtract, exp, sum, divide
-    r.pv = L * 2 * B * h * n * n * dh;
+    // A mask that skips work: only its allowed pairs are computed (n² without one).
+    r.pairs = pattern_pairs(c.mask, c.seq_len);
+    r.density = r.pairs / (n * n);
+    r.dense_flops = r.proj_q + r.proj_kv + r.proj_o + L * (4 * dh + 5) * B * h * n * n;
+    r.qk = L * 2 * B * h * r.pairs * dh;
+    r.softmax = L * 5 * B * h * r.pairs;  // max, subtract, exp, sum, divide
+    r.pv = L * 2 * B * h * r.pairs * dh;
     r.flops = r.proj_q + r.proj_kv + r.proj_o + r.qk + r.softmax + r.pv;
     r.scores_bytes = B * h * n * n * bytes;
+    r.sparse_scores_bytes = B * h * r.pairs * bytes;
+    // Decoding with window:W keeps a rolling cache of the last W tokens.
+    r.kv_cache_tokens = c.mask.kind == pattern_kind::window ? std::min(n, static_cast<double>(c.mask.window)) : n;
     r.kv_per_token = r.mha_kv_per_token = 2 * L * g * dh * bytes;
     // MLA (DeepSeek-V2) caches the latent c_KV (d_c) and the shared RoPE key (d_r) instead.
     if (c.kv_latent > 0) r.kv_per_token = L * static_cast<double>(c.kv_latent + c.rope_dim) * bytes;
-    r.kv_cache_bytes = r.kv_per_token * B * n;
+    r.kv_cache_bytes = r.kv_per_token * B * r.kv_cache_tokens;
     // Tiled: per (item, head) the running max and sum per row in float32, and one Br×Bc tile
     // per (item, head) processed at once.
     r.tiled_bytes = B * h * (n * 2 * 4 + static_cast<double>(c.block_q * c.block_k) * 4);
