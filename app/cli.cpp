@@ -218,7 +218,7 @@ void setup_positions(CLI::App& app, positions_options& opt) {
 void setup_drill(CLI::App& app, drill_options& opt) {
     auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
     cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | all")
+    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | sparse | all")
         ->capture_default_str();
     cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
