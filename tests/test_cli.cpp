@@ -174,7 +174,7 @@ TEST_CASE("cli: every bad input gets one line on stderr and a non-zero exit", "[
         {"step --d-model abc", "--d-model: expects a whole number, got 'abc'"},
         {"step --seq-len 400000", "GiB"},
         {"step --seq-len 99999999999999999999", "seq-len"},
-        {"step --mask sideways", "use none or causal"},
+        {"step --mask sideways", "use none, causal, window:W"},
         {"step --mistake typo", "no-transpose"},
         {"step --dtype float16", "float32 or float64"},
         {"step --init he", "randn or xavier"},
@@ -555,18 +555,23 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
     REQUIRE(r.code == 0);
     const auto doc = nlohmann::json::parse(r.out);
     CHECK(doc["peak_gflops"].is_number());
-    REQUIRE(doc["results"].size() == 6);
+    REQUIRE(doc["results"].size() == 10);  // per n: reference, full, tiled, tiled-causal, tiled-window
     for (const auto& row : doc["results"]) {
         for (const char* field : {"n", "d", "ms", "gflops", "extra_bytes", "max_diff"}) CHECK(row[field].is_number());
         const std::string impl = row["impl"];
-        CHECK((impl == "reference" || impl == "full" || impl == "tiled"));
+        CHECK((impl == "reference" || impl == "full" || impl == "tiled" || impl == "tiled-causal" ||
+               impl == "tiled-window"));
         CHECK(row["max_diff"].get<double>() < 1e-5);
+        CHECK(row.contains("window") == (impl == "tiled-window"));
+        if (impl == "tiled-window") CHECK(row["window"] == 256);  // the default W
+        if (impl.rfind("tiled-", 0) == 0) CHECK(row["ratio_to_tiled"].get<double>() > 0);
     }
     const char* cases[][2] = {
         {"bench --sizes 0", "--sizes"},
         {"bench --sizes 99999", "--sizes"},
         {"bench --d 0", "--d"},
         {"bench --repeat 0", "--repeat"},
+        {"bench --window 0", "--window"},
         {"bench --format xml", "text, json, markdown or html"},
     };
     expect_errors(cases);

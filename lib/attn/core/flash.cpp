@@ -50,7 +50,20 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
         std::fill(run_m.begin(), run_m.end(), -std::numeric_limits<double>::infinity());
         for (std::size_t c0 = 0; c0 < m; c0 += bk) {
             const std::size_t c1 = std::min(m, c0 + bk);
-            if (!runs[r0 / bq][c0 / bk]) continue;  // every pair blocked: nothing to add
+            if (!runs[r0 / bq][c0 / bk]) {  // every pair blocked: nothing to add, nothing computed
+                if (record && follow >= r0 && follow < r1) {
+                    tile_record rec;
+                    rec.tile = c0 / bk, rec.from = c0, rec.to = c1, rec.skipped = true;
+                    rec.scores.assign(c1 - c0, -std::numeric_limits<double>::infinity());
+                    rec.tile_max = -std::numeric_limits<double>::infinity();
+                    rec.m_old = rec.m_new = run_m[follow - r0], rec.alpha = 1.0;
+                    rec.l_old = rec.l_new = run_l[follow - r0];
+                    rec.acc.assign(acc.begin() + static_cast<long>((follow - r0) * dv),
+                                   acc.begin() + static_cast<long>((follow - r0 + 1) * dv));
+                    record->push_back(rec);
+                }
+                continue;
+            }
             for (std::size_t i = r0; i < r1; ++i) {
                 // pass 1: this tile's scores for row i, and their max
                 double tile_max = -std::numeric_limits<double>::infinity();

@@ -21,6 +21,8 @@ struct tile_record {               // one key tile, for the row being followed
     std::vector<double> scores;    // the row's scaled scores in this tile (-inf where masked)
     double tile_max = 0, m_old = 0, m_new = 0, alpha = 0, l_old = 0, l_new = 0;
     std::vector<double> acc;       // the accumulator after this tile [d_v]
+    bool skipped = false;          // the mask blocks the whole tile for the query block: not computed,
+                                   // m, l and acc pass through unchanged (α = 1)
 };
 
 struct flash_result {

@@ -88,7 +88,8 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     tiles.blocks = {doc::banner("attn-explain flash: " + L.text("flash.config", v)), doc::gap(),
                     doc::prose(L.text("flash.intro", v)), doc::gap(), doc::heading(L.text("flash.row_title", v))};
     for (const tile_record& t : r.result.row) {
-        tiles.blocks.push_back(doc::heading(L.text("flash.tile", {{"tile", std::to_string(t.tile)},
+        tiles.blocks.push_back(doc::heading(L.text(t.skipped ? "flash.tile_skipped" : "flash.tile",
+                                                   {{"tile", std::to_string(t.tile)},
                                                                   {"from", std::to_string(t.from)},
                                                                   {"to", std::to_string(t.to - 1)}}),
                                             2, tone::bold));

@@ -293,10 +293,9 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         d.pages.push_back(std::move(p));
     }
 
-    if (s.pattern.sparse() || s.causal) {  // the pattern: density, receptive field, heatmap
+    if (s.pattern.sparse()) {  // the pattern: density, receptive field, heatmap
         const pattern_stats& st = r.stats;
-        mask_pattern shown = s.pattern;
-        if (s.causal) shown.kind = pattern_kind::causal;
+        const mask_pattern& shown = s.pattern;
         vars v = pattern_vars(shown, L);
         v["pairs"] = std::to_string(st.pairs);
         v["total"] = std::to_string(s.queries * s.keys);

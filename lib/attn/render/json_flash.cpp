@@ -15,10 +15,11 @@ std::string render_flash_json(const flash_report& r) {
         for (std::size_t j = 0; j < t.scores.size(); ++j) s += (j ? ", " : "") + json_number(t.scores[j], dtype::float64);
         for (std::size_t j = 0; j < t.acc.size(); ++j) a += (j ? ", " : "") + json_number(t.acc[j], dtype::float64);
         tiles += fmt::format("{}{{\"tile\": {}, \"keys\": [{}, {}], \"scores\": {}], \"m_old\": {}, \"m_new\": {}, "
-                             "\"alpha\": {}, \"l_old\": {}, \"l_new\": {}, \"acc\": {}]}}",
+                             "\"alpha\": {}, \"l_old\": {}, \"l_new\": {}, \"acc\": {}], \"skipped\": {}}}",
                              i ? ", " : "", t.tile, t.from, t.to, s, json_number(t.m_old, dtype::float64),
                              json_number(t.m_new, dtype::float64), json_number(t.alpha, dtype::float64),
-                             json_number(t.l_old, dtype::float64), json_number(t.l_new, dtype::float64), a);
+                             json_number(t.l_old, dtype::float64), json_number(t.l_new, dtype::float64), a,
+                             t.skipped ? "true" : "false");
     }
     tiles += "]";
     std::string out = fmt::format(

@@ -22,12 +22,12 @@ struct bench_request {
 struct bench_row {
     std::size_t n = 0, d = 0;
     std::string impl;          // reference | full | tiled | tiled-causal | tiled-window
-    std::size_t window = 0;    // tiled-window: W
-    double ratio = 0;          // tiled-causal, tiled-window: ms / the dense tiled row's ms, same n
     double ms = 0, gflops = 0;
     std::size_t extra_bytes = 0;
     double max_diff = 0;
     bool reference_subset = false;  // max_diff over a subset of rows / ms extrapolated from a subset
+    std::size_t window = 0;    // tiled-window: W
+    double ratio = 0;          // tiled-causal, tiled-window: ms / the dense tiled row's ms, same n
 };
 
 struct bench_report {
