@@ -322,7 +322,10 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
         // 1. Scores of this key tile: Sᵀ[j, i] = k_j · q_i (Bc × br), the only n-dependent work.
         for (std::size_t j = 0; j < bc; ++j) std::fill(s.st + j * Br, s.st + j * Br + br, 0.0f);
         gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br);
-        if (mask.causal)
+        // Only tiles that straddle the band's edge need masking: one wholly inside it (every key
+        // at or before the block's first query, and within W of its last) is used as it is.
+        const bool inside = !mask.causal || (j0 + bc <= i0 + 1 && (mask.window == 0 || i0 + br - j0 <= mask.window));
+        if (!inside)
             for (std::size_t j = 0; j < bc; ++j)
                 for (std::size_t i = 0; i < br; ++i)
                     if (mask.blocks(i0 + i, j0 + j)) s.st[j * Br + i] = -1e30f;

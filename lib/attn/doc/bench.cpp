@@ -42,8 +42,7 @@ document bench_document(const bench_report& r, const lessons& L) {
         else if (is_ref && row.n > 1024) note = L.raw("bench.note_once");
         else if (!is_ref && row.reference_subset) note = L.raw("bench.note_diff_subset");
         if (row.ratio > 0)  // a masked row: its time as a share of the dense tiled row beside it
-            note = L.text(row.window ? "bench.note_window" : "bench.note_causal",
-                          {{"ratio", fmt::format("{:.2f}", row.ratio)}, {"w", std::to_string(row.window)}}) +
+            note = L.text("bench.note_ratio", {{"ratio", fmt::format("{:.2f}", row.ratio)}}) +
                    (note.empty() ? "" : "; " + note);
         any_subset = any_subset || row.reference_subset;
         any_once = any_once || (is_ref && row.n > 1024 && !row.reference_subset);

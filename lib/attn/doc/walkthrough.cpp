@@ -397,6 +397,8 @@ struct builder {
     void summary() {
         vars sv = t.values;
         sv["sdpa_mask"] = t.config.mask == mask_kind::causal ? ", is_causal=True" : "";
+        // A sparse pattern: SDPA's boolean attn_mask means "may attend", the pattern's expression.
+        if (t.config.pattern.sparse()) sv["sdpa_mask"] = ", attn_mask=" + torch_allowed_expr(t.config.pattern);
         const std::string key = summary_key();
         add(heading(L.raw(key + ".title")));
         labelled(kind::formula, "formula", L.text(key + ".formula", sv), tone::formula);
