@@ -27,7 +27,6 @@ int run_grad(const grad_options& opt) {
     go.check = opt.check;
     go.sweep = opt.sweep;
     attn::step_config config = attn::validate(run.request);
-    attn::refuse_sparse(config.pattern, "grad");
     if (!run.save.empty()) attn::check_save_dir(run.save);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     for (const std::string& w : in.warnings) print_warning(w);

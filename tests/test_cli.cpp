@@ -595,7 +595,7 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
         "mistake rope-style-mismatch", "mistake scale-by-d-k", "step --mask window:3 -n 6", "step --mask dilated:2,2 -n 6",
         "heads --mask bigbird:2,1,1 -n 8 --batch 2 --lengths 8,5", "heads --mask global:1,1 -n 5", "mask --mask local:2 -n 10",
         "mask --mask bigbird:2,1,1 -n 12", "mask --mask block:3 -n 40 --lengths 40,30", "flash --mask window:3 --block-q 2 --block-k 2",
-        "flash --mask bigbird:2,1,1", "kv-cache --mask window:3", "cost --mask window:256", "cost --mask global:2,64",
+        "flash --mask bigbird:2,1,1", "kv-cache --mask window:3", "grad --mask dilated:2,2 --check", "cost --mask window:256", "cost --mask global:2,64",
         "bench --sizes 64 --d 8 --repeat 1 --window 16"};
     for (const char* width : {"60", "80"})
         for (const std::string& c : commands) {

@@ -14,6 +14,7 @@
 #include "attn/core/masks.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/trace/config.hpp"
+#include "attn/trace/trace_grad.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/kvcache.hpp"
 #include "attn/trace/mask_report.hpp"
@@ -208,7 +209,7 @@ TEST_CASE("sparse: invalid specs get a one-line error naming the rule", "[sparse
     CHECK_NOTHROW(attn::check_pattern(attn::parse_pattern("bigbird:3,1,1"), 9, 9));
     for (const char* bad : {"step --mask window:0", "step -n 3 --mask global:5,2", "heads --mask bigbird:3,1,1 -n 8",
                             "mask --mask block:0", "flash --mask local:x", "cost --mask bigbird:2,1,1",
-                            "kv-cache --mask local:2", "grad --mask window:2"}) {
+                            "kv-cache --mask local:2", "train --mask window:2"}) {
         INFO(bad);
         const test::command_result r = test::capture(std::string(ATTN_EXE) + " " + bad + " 2>&1");
         CHECK(r.code == 2);
@@ -240,6 +241,28 @@ TEST_CASE("sparse: flash skips fully blocked tiles and the result is unchanged",
     }
     // window:3 with 4×4 tiles: the diagonal tiles and the ones just below run, 7 of 16.
     CHECK(attn::flash_forward(q, k, v, 4, 4, pattern_of("window:3"), 0).tiles_run == 7);
+}
+
+TEST_CASE("sparse: grad backpropagates through each pattern - finite differences agree", "[sparse][grad]") {
+    for (const std::string spec : {"window:2", "local:1", "global:1,1", "dilated:2,2", "block:2", "bigbird:2,1,1"}) {
+        INFO(spec);
+        attn::step_request r;
+        r.seq_len = 6, r.d_model = 5, r.d_k = 3, r.d_v = 2;
+        r.dtype = "float64";
+        r.mask = spec;
+        const attn::step_config c = attn::validate(r);
+        attn::grad_options o;
+        o.check = true;
+        const attn::trace t = attn::build_grad_trace(c, attn::make_inputs(c), o, 4);
+        REQUIRE(t.gradcheck.size() == 4);
+        for (const attn::gradcheck_row& row : t.gradcheck) CHECK(row.max_rel < 1e-5);
+        // Blocked pairs get no gradient: dS = P ⊙ (dP − …) is 0 where P = 0.
+        const auto blocked = attn::pattern_blocked(c.pattern, 6, 6, attn::causal_align::top_left);
+        const attn::tensor& ds = t.at("d_S").value;
+        for (std::size_t i = 0; i < 6; ++i)
+            for (std::size_t j = 0; j < 6; ++j)
+                if (blocked[i][j]) CHECK(ds(i, j) == 0.0);
+    }
 }
 
 TEST_CASE("sparse: the tiled band kernel skips tiles and matches the masked reference", "[sparse][kernels]") {

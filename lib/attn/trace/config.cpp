@@ -132,7 +132,7 @@ void check_pattern(const mask_pattern& p, std::size_t n, std::size_t m) {
 void refuse_sparse(const mask_pattern& p, const std::string& command) {
     if (p.sparse())
         throw error(fmt::format("{} takes --mask none or causal only, not {}: the sparse patterns run in step, heads, "
-                                "mask, flash, kv-cache (window) and cost",
+                                "grad, mask, flash, kv-cache (window) and cost",
                                 command, spec_text(p)));
 }
 
