@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cmd_batching.hpp"
 #include "cmd_bench.hpp"
 #include "cmd_kvcache.hpp"
 #include "cmd_mask.hpp"
@@ -62,13 +63,34 @@ void check_numbers(CLI::App* app) {
     for (CLI::App* sub : app->get_subcommands({})) check_numbers(sub);
 }
 
+attn::language_env environment_language() {
+    return {std::getenv("ATTN_EXPLAIN_LANG"), std::getenv("LC_ALL"), std::getenv("LC_MESSAGES"),
+            std::getenv("LC_CTYPE"), std::getenv("LANG")};
+}
+
+// Each command's --lang variable, to tell after parsing which language the chosen command runs in.
+std::vector<std::pair<const CLI::App*, const std::string*>>& lang_options() {
+    static std::vector<std::pair<const CLI::App*, const std::string*>> all;
+    return all;
+}
+
+// --lang: its default comes from ATTN_EXPLAIN_LANG, then LC_ALL, LC_MESSAGES and LANG (a Chinese
+// locale picks zh), so a flag given always wins.
+void add_lang_option(CLI::App* cmd, std::string& lang) {
+    lang = attn::default_language(environment_language());
+    std::string langs;
+    for (const std::string& l : attn::embedded_languages()) langs += (langs.empty() ? "" : ", ") + l;
+    cmd->add_option("--lang", lang,
+                    "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
+        ->capture_default_str();
+    lang_options().emplace_back(cmd, &lang);
+}
+
 // --format, --color, --lang and --precision, shared by the walkthrough commands.
 void add_display_options(CLI::App* cmd, std::string& format, std::string& color, std::string& lang, int& precision) {
     cmd->add_option("--format", format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
+    add_lang_option(cmd, lang);
     cmd->add_option("--precision", precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
 }
 // --rope, --rope-style, --rope-base: q and k rotated before the scores (step, heads).
@@ -95,7 +117,8 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &opt] {
         opt.request.dims_given =
             cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
@@ -116,6 +139,8 @@ void setup_step(CLI::App& app, step_options& opt) {
     cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
     cmd->add_option("--align", opt.request.align, "Causal alignment when n != m: top-left | bottom-right")
         ->capture_default_str();
+    cmd->add_option("--max-output", opt.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
     add_rope_options(cmd, opt.request);
 }
 
@@ -123,9 +148,7 @@ void setup_step(CLI::App& app, step_options& opt) {
 void setup_mistakes(CLI::App& app, mistakes_options& opt) {
     auto* cmd = app.add_subcommand("mistakes", "List the classic attention mistakes the lab can run");
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
+    add_lang_option(cmd, opt.lang);
 }
 
 // attn-explain: flags of cmd_mistakes.cpp
@@ -135,6 +158,8 @@ void setup_mistake(CLI::App& app, mistake_options& opt) {
     add_run_options(cmd, opt.run);
     cmd->add_option("--heads", opt.run.request.heads, "Heads h, for the multi-head mistakes")->capture_default_str();
     cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")->capture_default_str();
+    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
 }
 
 // attn-explain: flags of cmd_exercise.cpp
@@ -146,7 +171,7 @@ void setup_exercise(CLI::App& app, exercise_options& opt) {
     cmd->add_option("--timed", opt.timed, "A time budget in minutes; check reports the time taken")->check(CLI::Range(1, 600));
     cmd->add_flag("--force", opt.force, "Replace the exercise files in an existing non-empty folder");
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
 }
 
 // attn-explain: flags of cmd_exercise.cpp
@@ -155,7 +180,7 @@ void setup_check(CLI::App& app, check_options& opt) {
     cmd->add_option("dir", opt.dir, "The exercise folder (default: the current folder)")->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
     cmd->add_option("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)")->type_name("FILE");
 }
 
@@ -179,6 +204,9 @@ void setup_heads(CLI::App& app, heads_options& opt) {
     cmd->add_option("--head", opt.head, "Show only this head");
     cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
     cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
+    cmd->add_option("--max-output", run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
+
     add_rope_options(cmd, r);
 }
 
@@ -207,7 +235,8 @@ void setup_positions(CLI::App& app, positions_options& opt) {
     add_display_options(cmd, opt.run.format, opt.run.color, opt.run.lang, opt.run.precision);
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.run.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for Enter between pages");
+    cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for a key between pages");
+    cmd->add_option("--from", opt.run.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &opt] {
         opt.run.request.dims_given = cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") > 0;
         opt.run.request.dtype_given = cmd->count("--dtype") > 0;
@@ -218,7 +247,7 @@ void setup_positions(CLI::App& app, positions_options& opt) {
 void setup_drill(CLI::App& app, drill_options& opt) {
     auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
     cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | sparse | all")
+    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | all")
         ->capture_default_str();
     cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
@@ -228,7 +257,7 @@ void setup_drill(CLI::App& app, drill_options& opt) {
     cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");
     cmd->add_flag("--no-save", opt.no_save, "Neither read nor write progress");
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
     cmd->callback([cmd, &opt] { opt.seed_given = cmd->count("--seed") > 0; });
 }
 
@@ -239,6 +268,9 @@ void setup_grad(CLI::App& app, grad_options& opt) {
     cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
     cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
     cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
+    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+        ->type_name("SIZE");
+
 }
 
 // attn-explain: flags of cmd_grad.cpp
@@ -246,7 +278,9 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
     auto* cmd = app.add_subcommand("train", "Train one attention layer with Adam and watch the loss");
     add_run_options(cmd, opt.run);
     cmd->add_option("--steps", opt.steps, "Training steps")->capture_default_str();
-    cmd->add_option("--lr", opt.lr, "Adam's learning rate")->capture_default_str();
+    cmd->add_option("--lr", opt.lr, "Adam's learning rate (--mistake no-zero-grad: 0.01 unless given)")
+        ->capture_default_str()
+        ->each([&opt](const std::string&) { opt.lr_given = true; });  // add_run_options owns the callback
     cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
     cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
     cmd->get_option("--format")->description("text | json | markdown | html");
@@ -275,10 +309,9 @@ void setup_learn(CLI::App& app, learn_options& opt) {
         ->type_name("DIR");
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
+    add_lang_option(cmd, opt.lang);
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between pages");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
         for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len}, {"--vocab", &r.vocab},
                                {"--d-model", &r.d_model}, {"--heads", &r.heads}, {"--layers", &r.layers},
@@ -316,7 +349,7 @@ void setup_cost(CLI::App& app, cost_options& opt) {
         ->capture_default_str();
     cmd->add_option("--format", opt.format, "text, json, markdown or html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons")->envname("ATTN_EXPLAIN_LANG")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
 }
 
 // attn-explain: flags of cmd_variant.cpp
@@ -354,10 +387,9 @@ void setup_mask(CLI::App& app, mask_options& opt) {
     cmd->add_option("--batch-index", r.batch_index, "Print only this batch item (default: every item in turn)");
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")
-        ->envname("ATTN_EXPLAIN_LANG")
-        ->capture_default_str();
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between batch items");
+    add_lang_option(cmd, opt.lang);
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between batch items");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &r] {
         r.kv_len_given = cmd->count("--kv-len") > 0;
         r.batch_given = cmd->count("--batch") > 0;
@@ -386,7 +418,8 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
     cmd->get_option("--format")->description("text, json, markdown or html");
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between steps");
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
+    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->add_flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
     cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
     cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)")->capture_default_str();
@@ -408,9 +441,38 @@ void setup_bench(CLI::App& app, bench_options& opt) {
     cmd->add_option("--window", opt.window, "W of the tiled-window row (a causal sliding window)")->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    cmd->add_option("--lang", opt.lang, "Language of the lessons (a folder under lessons/)")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
+}
+
+// attn-explain: flags of cmd_batching.cpp
+void setup_batching(CLI::App& app, batching_options& opt) {
+    attn::batching_request& r = opt.request;
+    auto* cmd = app.add_subcommand("batching", "Padding vs bucketing vs packing (cu_seqlens) for sequences of mixed lengths");
+    cmd->add_option("--lengths", r.lengths, "The sequences' lengths, e.g. 12,40,7,33")->type_name("L1,L2,...");
+    cmd->add_option("--count", r.count, "With --dist uniform|lognormal: how many sequences to draw")->capture_default_str();
+    cmd->add_option("--dist", r.dist, "uniform:a,b | lognormal:mu,sigma | file:PATH (default lognormal:5.5,0.6)")
+        ->type_name("SPEC");
+    cmd->add_option("--batch", r.batch, "Sequences per batch B (packing: rows of B x longest tokens)")->capture_default_str();
+    cmd->add_option("--d-model", r.d_model, "Model width d")->capture_default_str();
+    cmd->add_option("--heads", r.heads, "Heads h (must divide d_model)")->capture_default_str();
+    cmd->add_option("--buckets", r.buckets, "Bucket boundaries, e.g. 64,128,256 (default: sort and batch)")
+        ->type_name("B1,B2,...");
+    cmd->add_option("--seed", r.seed, "Seed for the lengths, the shuffle and the live check")->capture_default_str();
+    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
+    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    add_lang_option(cmd, opt.lang);
+    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
+    cmd->callback([cmd, &r] { r.count_given = cmd->count("--count") > 0; });
 }
 
 void harden_numbers(CLI::App& app) { check_numbers(&app); }
+
+void note_language_encoding(const CLI::App& root) {
+    for (const CLI::App* sub : root.get_subcommands())
+        for (const auto& [cmd, lang] : lang_options())
+            if (cmd == sub && *lang != "en" && !attn::locale_is_utf8(environment_language()))
+                print_warning("the locale's character set is not UTF-8; the lessons in '" + *lang +
+                              "' are printed in UTF-8 anyway (set LANG=zh_CN.UTF-8 or use a UTF-8 terminal)");
+}
 
 }  // namespace app

@@ -107,7 +107,7 @@ int run_drill(const drill_options& opt) {
     catch_interrupt();
     say(attn::drill::header_document(L, questions.size(), opt.topic, seed));
     std::map<std::string, std::pair<int, int>> by_topic;  // primary topic -> (asked, right)
-    int asked = 0, right = 0;
+    int asked = 0, right = 0, skips = 0;  // a skip is neither asked (scored) nor wrong
     bool quit = false;
     std::vector<std::pair<const attn::drill::question*, bool>> answered;  // replayed onto the file at the end
     for (std::size_t i = 0; i < questions.size() && !quit; ++i) {
@@ -133,10 +133,20 @@ int run_drill(const drill_options& opt) {
             if (r == "q" || r == "Q") quit = true;
             if (r == "s" || r == "S") skipped = true;
             if (r.empty()) continue;  // empty line: ask again
+            if (!quit && !skipped && attn::drill::grade(q, r) == attn::drill::verdict::unreadable) {
+                say(attn::drill::unreadable_document(L, q));  // not marked: the forms, and ask again
+                continue;
+            }
             break;
         }
         if (quit) break;
-        const bool ok = !skipped && attn::drill::is_right(q, reply);
+        using attn::drill::outcome;
+        if (skipped) {
+            ++skips;
+            say(attn::drill::verdict_document(L, q, outcome::skipped));
+            continue;
+        }
+        const bool ok = attn::drill::is_right(q, reply);
         ++asked;
         right += ok;
         auto& t = by_topic[q.topics[0]];
@@ -146,8 +156,7 @@ int run_drill(const drill_options& opt) {
             attn::drill::record(progress, q, ok);
             answered.push_back({&q, ok});
         }
-        using attn::drill::outcome;
-        say(attn::drill::verdict_document(L, q, ok ? outcome::right : skipped ? outcome::skipped : outcome::wrong));
+        say(attn::drill::verdict_document(L, q, ok ? outcome::right : outcome::wrong));
     }
     // Progress first, so the score stays the very last line.
     if (!opt.no_save) {
@@ -159,7 +168,7 @@ int run_drill(const drill_options& opt) {
         });
         if (!warning.empty()) print_warning(warning);
     }
-    say(attn::drill::summary_document(L, by_topic, right, asked, questions.size()));
+    say(attn::drill::summary_document(L, by_topic, right, asked, questions.size(), skips));
     return 0;
 }
 

@@ -31,7 +31,8 @@ int run_flash(const flash_options& opt) {
     if (opt.block_q <= 0 || opt.block_k <= 0) throw attn::error("--block-q and --block-k must be at least 1");
     if (opt.row < 0) throw attn::error("--row must be 0 or more");
     const attn::lessons& L = attn::lessons::embedded(run.lang);
-    const output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    start_from(out, run.from);
     if (!run.request.load_dir.empty() && run.request.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
     attn::refuse_unused_files(run.request.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O", "W_O"}, "flash");
@@ -40,7 +41,15 @@ int run_flash(const flash_options& opt) {
     const attn::inputs in = c.load_dir.empty() ? attn::make_inputs(c) : attn::load_inputs(c);
     if (static_cast<std::size_t>(opt.row) >= c.seq_len)
         throw attn::error(fmt::format("--row {} is out of range: rows are 0 to {}", opt.row, c.seq_len - 1));
-    const attn::matrix<double> q = attn::project(in.x, in.w_q), k = attn::project(in.x, in.w_k), v = attn::project(in.x, in.w_v);
+    // A float32 run projects and tiles in float32, as PyTorch would; float64 in double. With
+    // --dtype float16|bfloat16 the run itself stays exact (double) and the emulated low-precision
+    // errors are measured against a float32 reference.
+    const bool f32 = c.type == attn::dtype::float32 && !low;
+    auto proj = [&](const attn::matrix<double>& w) {
+        return f32 ? attn::convert<double>(attn::project(attn::convert<float>(in.x), attn::convert<float>(w)))
+                   : attn::project(in.x, w);
+    };
+    const attn::matrix<double> q = proj(in.w_q), k = proj(in.w_k), v = proj(in.w_v);
     if (c.cross()) throw attn::error("flash tiles self-attention here: drop --kv-len");
     const bool causal = c.mask != attn::mask_kind::none;
     report.n = c.seq_len, report.d_k = c.d_k, report.d_v = c.d_v, report.seed = c.seed, report.causal = causal;
@@ -48,12 +57,13 @@ int run_flash(const flash_options& opt) {
     // A block larger than the sequence is the whole sequence: clamped to n, so no size is absurd.
     report.block_q = std::min(static_cast<std::size_t>(opt.block_q), c.seq_len);
     report.block_k = std::min(static_cast<std::size_t>(opt.block_k), c.keys());
-    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, static_cast<std::size_t>(opt.row));
+    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, static_cast<std::size_t>(opt.row), f32);
+    report.dtype = f32 ? "float32" : "float64";
     if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, c.pattern, *low);
     if (!run.save.empty()) {
         attn::trace t;
         t.config = c;
-        t.config.type = attn::dtype::float64;
+        t.config.type = attn::dtype::float64;  // exact: the inputs as read, a float32 run's values as computed
         for (const auto& [id, m] : {std::pair<const char*, const attn::matrix<double>*>{"X", &in.x}, {"W_Q", &in.w_q},
                                     {"W_K", &in.w_k}, {"W_V", &in.w_v}, {"Q", &q}, {"K", &k}, {"V", &v},
                                     {"output", &report.result.tiled}, {"full_output", &report.result.full}})

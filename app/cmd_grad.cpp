@@ -27,10 +27,12 @@ int run_grad(const grad_options& opt) {
     go.check = opt.check;
     go.sweep = opt.sweep;
     attn::step_config config = attn::validate(run.request);
+    check_run_output(run, config, 0, 1.8);
     if (!run.save.empty()) attn::check_save_dir(run.save);
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     for (const std::string& w : in.warnings) print_warning(w);
     p.trace = attn::build_grad_trace(config, in, go, run.precision);
+    if (!config.load_dir.empty()) check_run_output(run, p.trace.config, 0, 1.8);  // the sizes came from the files
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
     else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
@@ -40,7 +42,8 @@ int run_grad(const grad_options& opt) {
 int run_train(const train_cli_options& opt) {
     const step_options& run = opt.run;
     const attn::lessons& L = attn::lessons::embedded(run.lang);
-    const output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    start_from(out, run.from);
     if (opt.steps <= 0) throw attn::error("--steps must be a positive whole number");
     attn::step_request req = run.request;
     if (opt.mistake == "no-scale" && !req.dims_given && req.load_dir.empty()) {
@@ -54,7 +57,8 @@ int run_train(const train_cli_options& opt) {
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     attn::train_request tr;
     tr.steps = static_cast<std::size_t>(opt.steps);
-    tr.lr = opt.lr;
+    // no-zero-grad's own default learning rate, where the damage shows (trace/train.hpp).
+    tr.lr = opt.mistake == "no-zero-grad" && !opt.lr_given ? attn::no_zero_grad_default_lr : opt.lr;
     tr.every = opt.every > 0 ? static_cast<std::size_t>(opt.every) : 0;
     tr.mistake = opt.mistake;
     if (!run.save.empty()) attn::check_save_dir(run.save);

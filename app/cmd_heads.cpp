@@ -38,7 +38,7 @@ int run_heads(const heads_options& opt) {
     run.request.walkthrough = false;
     if (!opt.svg.empty() && std::filesystem::is_directory(opt.svg))
         throw attn::error("--svg " + opt.svg + ": is a folder: give a file name such as heads.svg");
-    prepared_run p = prepare_run(run);
+    prepared_run p = prepare_run(run, !opt.svg.empty());
     const attn::step_config& c = p.trace.config;
     if (opt.head >= static_cast<long>(c.heads) || opt.head < -1)
         throw attn::error(fmt::format("--head {} is out of range: heads are 0 to {}", opt.head, c.heads - 1));

@@ -21,7 +21,8 @@ int run_kvcache(const kvcache_options& opt) {
         throw attn::error("--mla decodes with a growing latent cache here: drop --mask");
     if (opt.mla != 0) return run_kvcache_mla(opt);
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    const output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"));
+    start_from(out, opt.from);
     attn::kv_config config = attn::validate_kv(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
     const attn::kv_inputs in =

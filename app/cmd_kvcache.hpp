@@ -14,6 +14,7 @@ struct kvcache_options {
     attn::kv_request request;  // the run's flags, validated by the library
     std::string save, format = "text", color = "auto", lang = "en";
     int precision = 4;
+    std::string from;  // --from ID|N
     bool full = false, no_pause = false;
     long mla = 0, rope_dim = 2;  // --mla d_c: decode with multi-head latent attention's cache
 };

@@ -49,7 +49,8 @@ void save_learn(const attn::learn_report& r, const std::string& dir) {
 
 int run_learn(const learn_options& opt) {
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    const output_options out = make_output(opt.format, opt.color, false, opt.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(opt.format, opt.color, false, opt.no_pause, L.raw("ui.pause"));
+    start_from(out, opt.from);
     const attn::learn_config config = attn::validate_learn(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
     const attn::learn_report report = attn::run_learn(config);

@@ -11,7 +11,8 @@ namespace app {
 
 int run_mask(const mask_options& opt) {
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    const output_options out = make_output(opt.format, opt.color, false, opt.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(opt.format, opt.color, false, opt.no_pause, L.raw("ui.pause"));
+    start_from(out, opt.from);
     const attn::mask_report report = attn::analyze_mask(attn::validate_mask(opt.request));
     if (opt.format == "json") emit(attn::render_mask_json(report, L));
     else show(attn::mask_document(report, L), out);

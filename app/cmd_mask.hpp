@@ -13,6 +13,7 @@ namespace app {
 struct mask_options {
     attn::mask_request request;  // the mask's flags, validated by the library
     std::string format = "text", color = "auto", lang = "en";
+    std::string from;  // --from ID|N
     bool no_pause = false;
 };
 void setup_mask(CLI::App& app, mask_options& opt);

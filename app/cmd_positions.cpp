@@ -21,7 +21,8 @@ int run_positions(const positions_options& opt) {
     if (!r.run.load_dir.empty() && r.run.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k");
     const attn::lessons& L = attn::lessons::embedded(opt.run.lang);
-    const output_options out = make_output(opt.run.format, opt.run.color, opt.run.full, opt.run.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(opt.run.format, opt.run.color, opt.run.full, opt.run.no_pause, L.raw("ui.pause"));
+    start_from(out, opt.run.from);
     attn::positions_config c = attn::validate_positions(r);
     if (!opt.run.save.empty()) attn::check_save_dir(opt.run.save);
     const attn::inputs in = c.run.load_dir.empty() ? attn::make_inputs(c.run) : attn::load_inputs(c.run);

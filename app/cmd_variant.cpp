@@ -12,7 +12,8 @@ namespace app {
 int run_variant(const variant_options& opt) {
     const step_options& run = opt.run;
     const attn::lessons& L = attn::lessons::embedded(run.lang);
-    const output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
+    start_from(out, run.from);
     if (!run.save.empty()) attn::check_save_dir(run.save);
     attn::variant_request req;
     req.kind = opt.kind;
@@ -28,7 +29,8 @@ int run_variant(const variant_options& opt) {
 
 int run_kvcache_mla(const kvcache_options& opt) {
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    const output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"));
+    output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"));
+    start_from(out, opt.from);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
     const attn::variant_report r = attn::run_mla_decode(opt.request, opt.mla, opt.rope_dim);
     if (!opt.save.empty()) attn::save_trace(attn::variant_trace(r), opt.save, attn::save_layout::step);

@@ -24,6 +24,8 @@ namespace app {
 struct step_options {
     attn::step_request request;  // flags that describe the run, validated by the library
     std::string save, format = "text", color = "auto", lang = "en";
+    std::string from;  // --from ID|N: the step to start at
+    std::string max_output;  // --max-output SIZE ("" = the default budget; step, mistake, heads, grad)
     int precision = 4;
     bool full = false, no_pause = false;
 };
@@ -39,8 +41,13 @@ struct prepared_run {
     attn::doc::view view;
     output_options out;
 };
-// Checks the flags, builds the inputs and the step trace.
-prepared_run prepare_run(const step_options& opt);
+// Checks the flags (and the output budget, with an SVG of the weights when `svg`), builds the
+// inputs and the step trace.
+prepared_run prepare_run(const step_options& opt, bool svg = false);
+// The output budget of a validated run: JSON always, text and Markdown with --full (elided
+// output is small), and `svg_cells` heatmap cells of an SVG. `steps_factor`: the run's steps
+// against the forward pass's (grad writes its gradients too: 1.8).
+void check_run_output(const step_options& opt, const attn::step_config& c, double svg_cells = 0, double steps_factor = 1);
 // The display half of prepare_run (for commands that build another trace).
 void prepare_display(prepared_run& p, const step_options& opt);
 
@@ -103,6 +110,7 @@ struct train_cli_options {
     step_options run;
     long steps = 200, every = 0;
     double lr = 1e-3;
+    bool lr_given = false;  // --lr given: no-zero-grad then keeps it instead of its own default
     std::string mistake;
 };
 void setup_train(CLI::App& app, train_cli_options& opt);
@@ -112,6 +120,7 @@ int run_train(const train_cli_options& opt);
 struct learn_options {
     attn::learn_request request;
     std::string save, format = "text", color = "auto", lang = "en";
+    std::string from;  // --from ID|N
     bool no_pause = false;
 };
 void setup_learn(CLI::App& app, learn_options& opt);
@@ -150,6 +159,10 @@ struct variant_options {
 };
 void setup_variant(CLI::App& app, variant_options& opt);
 int run_variant(const variant_options& opt);
+
+// After parsing: when the chosen command prints a language other than English and the locale is
+// not UTF-8, says once on stderr that the text comes in UTF-8 anyway.
+void note_language_encoding(const CLI::App& root);
 
 // Checks every numeric flag as typed (no wrap-around, no silent clamping, no empty value).
 void harden_numbers(CLI::App& app);

@@ -11,6 +11,7 @@
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/utf8.hpp"
+#include "cmd_batching.hpp"
 #include "cmd_bench.hpp"
 #include "cmd_kvcache.hpp"
 #include "cmd_mask.hpp"
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
     app::flash_options flash;
     app::cost_options cost;
     app::variant_options variant;
+    app::batching_options batching;
     // In the order a learner meets them (this is the order of --help).
     app::setup_step(cli, step);
     app::setup_mistakes(cli, mistakes);
@@ -155,6 +157,7 @@ int main(int argc, char** argv) {
     app::setup_kvcache(cli, kvcache);
     app::setup_flash(cli, flash);
     app::setup_cost(cli, cost);
+    app::setup_batching(cli, batching);
     app::setup_variant(cli, variant);
     app::setup_bench(cli, bench);
 
@@ -184,6 +187,7 @@ int main(int argc, char** argv) {
         app::print_error(std::string(e.what()) + " (see attn-explain --help)");
         return 2;
     }
+    app::note_language_encoding(cli);
     if (cli.got_subcommand("completion")) {
         const std::string script = completion_script(cli, completion_shell);
         if (script.empty()) {
@@ -226,6 +230,7 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("learn")) return app::run_learn(learn);
         if (cli.got_subcommand("flash")) return app::run_flash(flash);
         if (cli.got_subcommand("cost")) return app::run_cost(cost);
+        if (cli.got_subcommand("batching")) return app::run_batching(batching);
         if (cli.got_subcommand("variant")) return app::run_variant(variant);
         if (cli.got_subcommand("mask")) return app::run_mask(mask);
         if (cli.got_subcommand("kv-cache")) return app::run_kvcache(kvcache);

@@ -9,7 +9,10 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <csignal>
 #include <sys/ioctl.h>
+#include <poll.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
@@ -52,16 +55,100 @@ bool decide_color(const std::string& flag, bool stdout_tty) {
     return stdout_tty;
 }
 
-bool pause_for_next(const std::string& prompt) {
-    std::fputs(prompt.c_str(), stdout);
-    std::fflush(stdout);
-    std::string answer;
-    if (!std::getline(std::cin, answer)) {
-        std::fputs("\n", stdout);
-        return false;
+namespace {
+termios saved_mode{};
+volatile std::sig_atomic_t raw_on = 0;
+struct sigaction old_int {}, old_term {};
+
+void restore_mode() {
+    if (raw_on) tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode);  // async-signal-safe
+    raw_on = 0;
+}
+
+// SIGINT/SIGTERM while raw: the terminal back as it was, then the signal as it would have been.
+void on_signal(int sig) {
+    restore_mode();
+    sigaction(sig, sig == SIGINT ? &old_int : &old_term, nullptr);
+    raise(sig);  // delivered when this handler returns
+}
+
+// Raw mode for the lifetime of one read.
+class raw_read {
+public:
+    raw_read() {
+        if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_mode) != 0) return;
+        struct sigaction sa {};
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = 0;  // no SA_RESTART: the read returns
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        termios raw = saved_mode;
+        raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+        raw.c_cc[VMIN] = 1;
+        raw.c_cc[VTIME] = 0;
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0) raw_on = 1;
+        active_ = true;
     }
-    std::fputs("\x1b[1A\x1b[2K", stdout);  // erase the prompt line
-    return !(answer == "q" || answer == "Q" || answer == "quit");
+    ~raw_read() {
+        if (!active_) return;
+        restore_mode();
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGTERM, &old_term, nullptr);
+    }
+    raw_read(const raw_read&) = delete;
+    raw_read& operator=(const raw_read&) = delete;
+    bool terminal() const { return active_; }
+
+private:
+    bool active_ = false;
+};
+
+int read_byte() {
+    unsigned char c = 0;
+    const ssize_t r = ::read(STDIN_FILENO, &c, 1);
+    return r == 1 ? c : -1;
+}
+}  // namespace
+
+int read_key() {
+    // A whole line or the end of input already waiting in the terminal's line buffer (typed
+    // ahead, or script(1) passing on the end of its input) is read as it is: switching to raw
+    // mode first would turn an end of input into a NUL byte and the pause would wait forever.
+    if (isatty(STDIN_FILENO)) {
+        pollfd p{STDIN_FILENO, POLLIN, 0};
+        if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP))) {
+            char line[512];
+            const ssize_t r = ::read(STDIN_FILENO, line, sizeof line);
+            return r <= 0 ? -1 : static_cast<unsigned char>(line[0]);
+        }
+    }
+    raw_read raw;
+    int c = read_byte();
+    if (c == 0 && raw.terminal()) c = -1;  // the same end of input, if it came between the check and raw mode
+    if (!raw.terminal() && c != -1 && c != '\n')  // a line from a pipe: its first byte counts
+        for (int d = read_byte(); d != -1 && d != '\n'; d = read_byte()) {
+        }
+    return c;
+}
+
+bool read_line(std::string& line) {
+    line.clear();
+    raw_read raw;
+    for (;;) {
+        const int c = read_byte();
+        if (c == -1 || c == 27 || c == 3 || c == 4) return false;  // end, Escape, Ctrl-C, Ctrl-D
+        if (c == '\n' || c == '\r') return true;
+        if (c == 127 || c == 8) {
+            if (line.empty()) continue;
+            line.pop_back();
+            if (raw.terminal()) std::fputs("\b \b", stdout);
+        } else if (c >= 32 && line.size() < 64) {
+            line.push_back(static_cast<char>(c));
+            if (raw.terminal()) std::fputc(c, stdout);
+        }
+        std::fflush(stdout);
+    }
 }
 
 void emit(const std::string& s) {

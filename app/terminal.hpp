@@ -18,8 +18,15 @@ terminal_info probe_terminal();
 // TERM=dumb; always and never win over the environment. Throws attn::error on other values.
 bool decide_color(const std::string& flag, bool stdout_tty);
 
-// Prints the prompt and waits for a line: true to go on, false on "q" or end of input.
-bool pause_for_next(const std::string& prompt);
+// Single keys at the pause. While a key (or a `g` line) is read, a terminal on stdin is in raw
+// mode (no echo, no line buffering; Ctrl-C still interrupts); the saved mode is put back after
+// the read, and also when SIGINT or SIGTERM arrives meanwhile (the signal then does what it
+// would have done). When stdin is not a terminal, whole lines are read and their first byte used.
+// -1 at end of input (or an interrupted read).
+int read_key();
+// A line typed at the pause (for `g`), echoed as it is typed; Backspace edits. False on Escape,
+// Ctrl-C or end of input.
+bool read_line(std::string& line);
 
 // Writes to stdout and flushes; throws attn::error ("writing the output: No space left on device")
 // when the write fails.

@@ -1,5 +1,6 @@
 // The drill: the answer normaliser, every generator against an independent computation, the
 // question bank's content lint, the session plan and the progress file.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -138,12 +139,12 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                 case 4: want = 4 * x[0] * x[0] + 4 * x[0]; break;
                 case 6: want = x[2] * (x[0] + x[1]) * x[3]; break;  // layers · (d_c + d_r) · bytes
                 case 7: want = x.back(); break;                      // n = d
-                case 11: {  // window density: (W(W + 1)/2 + (n − W)·W) / n², four decimals
+                case 12: {  // window density: (W(W + 1)/2 + (n − W)·W) / n², four decimals
                     const double w = x[0], n = x[1];
                     want = std::round((w * (w + 1) / 2 + (n - w) * w) / (n * n) * 1e4) / 1e4;
                     break;
                 }
-                case 12: want = x[1] * (x[0] - 1) + 1; break;  // L·(W − 1) + 1
+                case 13: want = x[1] * (x[0] - 1) + 1; break;  // L·(W − 1) + 1
                 case 8: want = std::pow(x[0], -2 * x[2] / x[1]); break;  // base, d, i: θ_i
                 case 9: {  // h, k: ALiBi's slope, from the paper's rule written out
                     const double h = x[0], k = x[1];
@@ -152,6 +153,14 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     break;
                 }
                 case 10: want = x[3] * std::pow(x[0], -2 * x[2] / x[1]); break;  // base, d, i, position
+                case 11: {  // b, then the b lengths: 1 − Σ ℓ² / (b · max ℓ²)
+                    const std::size_t b = static_cast<std::size_t>(x[0]);
+                    double real = 0, longest = 0;
+                    for (std::size_t i = 1; i <= b; ++i) real += x[i] * x[i], longest = std::max(longest, x[i]);
+                    want = 1 - real / (x[0] * longest * longest);
+                    CHECK(x[b + 1] == longest);  // T in the prompt
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -164,7 +173,8 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
     const std::set<std::string> subjects = {"scaling", "masks",   "projections", "heads", "kvcache",
-                                            "memory",  "complexity", "einsum",    "softmax", "shapes", "positions", "sparse"};
+                                            "memory",  "complexity", "einsum",    "softmax", "shapes", "positions",
+                                            "batching", "sparse"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -181,8 +191,8 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
         // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
         const std::string sub = word_after(q.command, "attn-explain");
-        const std::set<std::string> subcommands = {"step",      "heads",    "mistake", "mistakes", "mask", "drill",
-                                                   "variant",   "positions", "kv-cache", "flash",   "cost"};
+        const std::set<std::string> subcommands = {"step", "heads", "mistake", "mistakes", "mask", "drill", "variant",
+                                                   "positions", "kv-cache", "flash", "cost", "batching"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {
@@ -194,6 +204,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(per_subject[s] >= 3);
     CHECK(per_subject["positions"] >= 12);
     CHECK(per_subject["sparse"] >= 10);
+    CHECK(per_subject["batching"] >= 8);
     const auto bugs = attn::drill::bug_bank(L(), 5);
     CHECK(bugs.size() == attn::mistake_catalogue().size());
     for (const question& q : bugs) {
@@ -302,4 +313,15 @@ TEST_CASE("a session never asks the same question twice, and --topic shapes asks
         }
         for (const auto& q : attn::drill::plan_session(L, seed, 10, "shapes", nullptr)) CHECK(q.topics[0] == "shapes");
     }
+}
+
+TEST_CASE("the batching topic has concept and generated questions", "[drill][batching]") {
+    const auto qs = attn::drill::plan_session(L(), 7, 20, "batching", nullptr);
+    REQUIRE(qs.size() == 20);
+    std::set<std::string> kinds;
+    for (const auto& q : qs) {
+        kinds.insert(q.kind);
+        CHECK(std::find(q.topics.begin(), q.topics.end(), "batching") != q.topics.end());
+    }
+    CHECK(kinds == std::set<std::string>{"concept", "numeric"});
 }

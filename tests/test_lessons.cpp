@@ -2,7 +2,13 @@
 // every key in lessons/ is used by some output.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
+#include "attn/doc/batching.hpp"
 #include "attn/doc/exercise.hpp"
+#include "attn/render/json_batching.hpp"
+#include "attn/trace/batching.hpp"
 #include "attn/trace/exercise.hpp"
 
 #include "attn/drill/drill.hpp"
@@ -20,6 +26,7 @@
 #include "attn/render/json_mask.hpp"
 #include "attn/render/json_train.hpp"
 #include "attn/render/markdown.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/doc/flash.hpp"
@@ -27,6 +34,7 @@
 #include "attn/render/json_flash.hpp"
 #include "attn/render/json_kvcache.hpp"
 #include "attn/render/markdown.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/render/html.hpp"
 #include "attn/io/lessons.hpp"
@@ -40,8 +48,11 @@
 #include "attn/render/html.hpp"
 #include "attn/render/json.hpp"
 #include "attn/render/markdown.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/trace.hpp"
+
+namespace fs = std::filesystem;
 
 namespace {
 attn::trace run(attn::step_request r) {
@@ -171,6 +182,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         render_all(run(h));
         h.mask = "block:2";  // a sparse pattern's own masked step
         render_all(run(h));
+        h.init = "xavier";  // nn.MultiheadAttention's own init, the command's default
+        render_all(run(h));
+        h.init = "randn";
         h.mask = "none";
         h.lengths.clear();
         h.kv_len = 3;
@@ -192,9 +206,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             draw_all(question_document(D, all[i], i + 1, all.size()));
             draw_all(hint_document(D, all[i]));
             for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) draw_all(verdict_document(D, all[i], o));
+            draw_all(unreadable_document(D, all[i]));
         }
         draw_all(summary_document(D, {{"shapes", {2, 1}}}, 1, 2, 3));
         draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 2));
+        draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 4, 2));  // two skipped
         progress pr;
         draw_all(stats_document(D, pr, "/tmp/x"));
         pr.topics["shapes"] = {2, 1};
@@ -227,6 +243,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             draw_all(attn::train_document(rep, attn::lessons::embedded("en")));
             CHECK_NOTHROW(attn::render_train_json(rep));
         }
+        // no-zero-grad at its own default lr and 200 steps, where the damage shows (verdict_hurt).
+        tr.mistake = "no-zero-grad";
+        tr.steps = 200;
+        tr.lr = attn::no_zero_grad_default_lr;
+        draw_all(attn::train_document(attn::run_training(gc, gin, tr), attn::lessons::embedded("en")));
     }
     {  // flash (with the low-precision comparison) and cost
         const attn::lessons& F = attn::lessons::embedded("en");
@@ -281,6 +302,20 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         CHECK_NOTHROW(attn::render_text(attn::doc::bench_document(br, attn::lessons::embedded("en")), {}));
     }
     CHECK_NOTHROW(attn::lessons::embedded("en").raw("ui.pause"));
+    {
+        // The pause's strings (app/output.cpp draws them): each fills, and all but the error
+        // (which lists the steps) fit 60 columns, the narrowest terminal the tests use.
+        const attn::lessons& U = attn::lessons::embedded("en");
+        const attn::vars v = {{"line", "38"}, {"lines", "160"}, {"typed", "bogus"}, {"valid", "a step number 1 to 13"}};
+        for (const char* k : {"ui.pause", "ui.more", "ui.keys.title", "ui.keys.next", "ui.keys.back", "ui.keys.goto",
+                              "ui.keys.list", "ui.keys.quit", "ui.keys.help", "ui.keys.list_title", "ui.keys.goto_prompt",
+                              "ui.keys.not_a_step"}) {
+            INFO(k);
+            std::string s;
+            REQUIRE_NOTHROW(s = U.text(k, v));
+            if (std::string(k) != "ui.keys.not_a_step") CHECK(attn::display_width(s) <= 60);
+        }
+    }
     {
         attn::step_request big;  // elided matrices have their own note
         big.seq_len = 40;
@@ -491,6 +526,41 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         const attn::kv_report kr = attn::run_kvcache(kc, attn::make_kv_inputs(kc));
         CHECK_NOTHROW(attn::render_text(attn::kvcache_document(kr, pl, 4), {}));
         CHECK_NOTHROW(attn::render_kvcache_json(kr, pl));
+    }
+
+    // `attn-explain batching` in every format: typed, uniform, lognormal and file lengths; sorted and
+    // fixed buckets; a mask small enough for a heatmap, for characters, and only for blocks; a check
+    // that fails (the sentence for a result that should not happen).
+    {
+        const attn::lessons& bl = attn::lessons::embedded("en");
+        auto batch_all = [&](const attn::batching_report& r) {
+            draw_all(attn::batching_document(r, bl));
+            CHECK_NOTHROW(attn::render_batching_json(r));
+        };
+        auto report = [](attn::batching_request q) { return attn::run_batching(attn::validate_batching(q)); };
+        attn::batching_request q;
+        q.lengths = "3,2,3";
+        q.d_model = 8, q.heads = 2, q.batch = 3;
+        batch_all(report(q));  // one packed row of 8: the heatmap
+        q.lengths = "5,3,8,2,6,4,7,1,9,3,5,2,6,8,4,3,2,7,5,6";
+        q.batch = 2;
+        attn::batching_report chars = report(q);  // more steps than shown, the character mask
+        batch_all(chars);
+        chars.check.max_diff = 1;
+        batch_all(chars);
+        q = {};
+        q.dist = "uniform:16,2000";
+        q.count = 40;
+        q.count_given = true;
+        q.buckets = "64,128,256";
+        batch_all(report(q));  // long sequences, fixed buckets with an open one, a trimmed check
+        q = {};
+        batch_all(report(q));  // the default lognormal, sorted buckets
+        std::ofstream(fs::temp_directory_path() / "attn-lessons-lengths.txt") << "40 12 7\n90\n";
+        q = {};
+        q.dist = "file:" + (fs::temp_directory_path() / "attn-lessons-lengths.txt").string();
+        batch_all(report(q));
+        fs::remove(fs::temp_directory_path() / "attn-lessons-lengths.txt");
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");

@@ -14,28 +14,35 @@
 namespace attn {
 
 namespace {
-// Tracks the scratch memory a pass allocates: the peak of live bytes.
+// Tracks the scratch memory a pass allocates: the peak of live bytes, counted at the width of
+// the run's element type (4 bytes for float32, whose values the doubles below hold exactly).
 struct scratch_meter {
+    std::size_t element = sizeof(double);
     std::size_t live = 0, peak = 0;
     std::vector<double> take(std::size_t n) {
-        live += n * sizeof(double);
+        live += n * element;
         peak = std::max(peak, live);
         return std::vector<double>(n);
     }
-    void give(std::size_t n) { live -= n * sizeof(double); }
+    void give(std::size_t n) { live -= n * element; }
 };
 
 using rounding = double (*)(double);
 double keep(double x) { return x; }
+// One float32 operation: the exact (or double-precision) result rounded to float32, which is what
+// float32 hardware returns for a product, a sum or a quotient of float32 operands.
+double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 
 // The tiled pass: rows in blocks of block_q, keys in tiles of block_k; m, l and the accumulator
-// per row, in double unless `low` rounds the tile products.
+// per row. `low` rounds the tile's inputs and products (float16/bfloat16 emulation); `op` rounds
+// every arithmetic result, the running statistics and the accumulator included (to_f32 for a
+// float32 run, keep for float64 and for the low-precision emulation, whose statistics stay wide).
 // Tiles the mask blocks entirely (runs[tq][tk] false) are skipped: they would add nothing.
 matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t bq,
                           std::size_t bk, const mask_pattern& mask, rounding low, scratch_meter* meter, std::size_t follow,
-                          std::vector<tile_record>* record) {
+                          std::vector<tile_record>* record, rounding op = keep) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
-    const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+    const double scale = op(1.0 / std::sqrt(static_cast<double>(dk)));
     const bool causal = mask.kind != pattern_kind::none;  // any mask at all
     const auto blocked = pattern_blocked(mask, n, m, causal_align::top_left);
     const auto runs = tiles_to_run(blocked, bq, bk);
@@ -69,24 +76,24 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
                 double tile_max = -std::numeric_limits<double>::infinity();
                 for (std::size_t j = c0; j < c1; ++j) {
                     double s = 0;
-                    for (std::size_t t = 0; t < dk; ++t) s += low(q(i, t)) * low(k(j, t));
-                    s = low(s * scale);
+                    for (std::size_t t = 0; t < dk; ++t) s = op(s + op(low(q(i, t)) * low(k(j, t))));
+                    s = low(op(s * scale));
                     if (causal && blocked[i][j]) s = -std::numeric_limits<double>::infinity();
                     tile[(i - r0) * bk + (j - c0)] = s;
                     tile_max = std::max(tile_max, s);
                 }
                 // pass 2: rescale what came before by α = exp(m_old - m_new), add this tile
                 const double m_old = run_m[i - r0], m_new = std::max(m_old, tile_max);
-                const double alpha = m_new == -std::numeric_limits<double>::infinity() ? 1.0 : std::exp(m_old - m_new);
+                const double alpha = m_new == -std::numeric_limits<double>::infinity() ? 1.0 : op(std::exp(op(m_old - m_new)));
                 const double l_old = run_l[i - r0];
                 double* a = &acc[(i - r0) * dv];
-                for (std::size_t t = 0; t < dv; ++t) a[t] *= alpha;
-                double l = alpha * l_old;
+                for (std::size_t t = 0; t < dv; ++t) a[t] = op(a[t] * alpha);
+                double l = op(alpha * l_old);
                 for (std::size_t j = c0; j < c1; ++j) {
                     const double s = tile[(i - r0) * bk + (j - c0)];
-                    const double p = s == -std::numeric_limits<double>::infinity() ? 0.0 : low(std::exp(s - m_new));
-                    l += p;
-                    for (std::size_t t = 0; t < dv; ++t) a[t] += p * low(v(j, t));
+                    const double p = s == -std::numeric_limits<double>::infinity() ? 0.0 : low(op(std::exp(op(s - m_new))));
+                    l = op(l + p);
+                    for (std::size_t t = 0; t < dv; ++t) a[t] = op(a[t] + op(p * low(v(j, t))));
                 }
                 run_m[i - r0] = m_new;
                 run_l[i - r0] = l;
@@ -103,30 +110,37 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
         }
         // pass 3: normalise once, at the end
         for (std::size_t i = r0; i < r1; ++i)
-            for (std::size_t t = 0; t < dv; ++t) out(i, t) = low(acc[(i - r0) * dv + t] / run_l[i - r0]);
+            for (std::size_t t = 0; t < dv; ++t) out(i, t) = low(op(acc[(i - r0) * dv + t] / run_l[i - r0]));
         mem.give(rows), mem.give(rows), mem.give(rows * dv), mem.give(bq * bk);
     }
     return out;
 }
 
 // The full pass: the whole n×m score matrix, softmax, then ·V, each result rounded by `low`.
+// `every_op` rounds each operation too (a float32 run: softmax in float, sums rounded per term).
 matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
-                         const mask_pattern& mask, rounding low) {
+                         const mask_pattern& mask, rounding low, bool every_op = false) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
+    const rounding op = every_op ? low : keep;
     matrix<double> s = xt::empty<double>({n, m});  // [n, m]
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j) {
             double acc = 0;
-            for (std::size_t t = 0; t < dk; ++t) acc += low(q(i, t)) * low(k(j, t));
-            s(i, j) = low(low(acc) / std::sqrt(static_cast<double>(dk)));
+            for (std::size_t t = 0; t < dk; ++t) acc = op(acc + op(low(q(i, t)) * low(k(j, t))));
+            s(i, j) = low(low(acc) / op(std::sqrt(static_cast<double>(dk))));
         }
     if (mask.kind != pattern_kind::none) s = apply_mask(s, pattern_blocked(mask, n, m, causal_align::top_left));
-    matrix<double> p = softmax_rows(s);
+    matrix<double> p;
+    if (every_op) {
+        p = convert<double>(softmax_rows(convert<float>(s)));
+    } else {
+        p = softmax_rows(s);
+    }
     for (auto& x : p) x = low(x);
     matrix<double> out = xt::zeros<double>({n, dv});
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j)
-            for (std::size_t t = 0; t < dv; ++t) out(i, t) += p(i, j) * low(v(j, t));
+            for (std::size_t t = 0; t < dv; ++t) out(i, t) = op(out(i, t) + op(p(i, j) * low(v(j, t))));
     for (auto& x : out) x = low(x);
     return out;
 }
@@ -143,14 +157,21 @@ std::vector<std::vector<bool>> tiles_to_run(const std::vector<std::vector<bool>>
 }
 
 flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
-                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row) {
+                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row, bool float32) {
     if (block_q == 0 || block_k == 0) throw error("--block-q and --block-k must be at least 1");
     flash_result r;
     r.row_index = std::min(follow_row, q.shape(0) - 1);
+    const rounding op = float32 ? to_f32 : keep;
+    const std::size_t element = float32 ? sizeof(float) : sizeof(double);
+    // A float32 run starts from float32 values: Q, K and V rounded once (exact when they are).
+    matrix<double> qq = q, kk = k, vv = v;
+    for (matrix<double>* x : {&qq, &kk, &vv})
+        for (auto& e : *x) e = op(e);
     scratch_meter meter;
-    r.tiled = tiled_pass(q, k, v, block_q, block_k, mask, keep, &meter, r.row_index, &r.row);
+    meter.element = element;
+    r.tiled = tiled_pass(qq, kk, vv, block_q, block_k, mask, keep, &meter, r.row_index, &r.row, op);
     r.extra_bytes = meter.peak;
-    r.full = full_pass(q, k, v, mask, keep);
+    r.full = full_pass(qq, kk, vv, mask, op, float32);
     const std::size_t n = q.shape(0), m = k.shape(0);
     r.runs = tiles_to_run(pattern_blocked(mask, n, m, causal_align::top_left), block_q, block_k);
     const double per_pair = 2.0 * static_cast<double>(q.shape(1)) + 2.0 * static_cast<double>(v.shape(1));
@@ -162,7 +183,7 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
             if (r.runs[tq][tk]) ++r.tiles_run, r.flops_run += rows * cols * per_pair;
             else ++r.tiles_skipped;
         }
-    r.full_bytes = q.shape(0) * k.shape(0) * sizeof(double);
+    r.full_bytes = q.shape(0) * k.shape(0) * element;
     r.max_diff = max_abs_diff(r.tiled, r.full);
     r.tiles_q = (q.shape(0) + block_q - 1) / block_q;
     r.tiles_k = (k.shape(0) + block_k - 1) / block_k;

@@ -39,15 +39,18 @@ struct flash_result {
     double flops_all = 0, flops_run = 0;
 };
 
-// Runs both passes on Q [n, d_k], K [m, d_k], V [m, d_v] (scale 1/√d_k), in double.
+// Runs both passes on Q [n, d_k], K [m, d_k], V [m, d_v] (scale 1/√d_k), in double, or with
+// `float32` in float32: Q, K, V rounded to float32, every operation of both passes rounded to
+// float32, and the scratch and score bytes counted at 4 bytes per element.
 // The mask is any pattern (top-left aligned); tiles it blocks entirely are skipped.
 flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
-                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row);
+                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row, bool float32 = false);
 inline flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
-                                  std::size_t block_q, std::size_t block_k, bool causal, std::size_t follow_row) {
+                                  std::size_t block_q, std::size_t block_k, bool causal, std::size_t follow_row,
+                                  bool float32 = false) {
     mask_pattern p;
     p.kind = causal ? pattern_kind::causal : pattern_kind::none;
-    return flash_forward(q, k, v, block_q, block_k, p, follow_row);
+    return flash_forward(q, k, v, block_q, block_k, p, follow_row, float32);
 }
 // Which (query block, key tile) pairs hold at least one allowed pair: [tiles_q][tiles_k].
 std::vector<std::vector<bool>> tiles_to_run(const std::vector<std::vector<bool>>& blocked, std::size_t block_q,

@@ -1,6 +1,8 @@
 // The drill's pages (see drill.hpp).
 #include "attn/doc/drill.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace attn::drill {
@@ -83,8 +85,16 @@ doc::document verdict_document(const lessons& L, const question& q, outcome o) {
                            doc::prose(L.text("drill.ui.live", {{"command", q.command}}), tone::code)});
 }
 
+doc::document unreadable_document(const lessons& L, const question& q) {
+    std::string key = "drill.ui.forms_choice";
+    vars v = {{"last", std::string(1, static_cast<char>('a' + (q.choices.empty() ? 0 : q.choices.size() - 1)))}};
+    if (q.choices.empty()) key = q.kind == "shape" ? "drill.ui.forms_shape" : q.unit.empty() ? "drill.ui.forms_number" : "drill.ui.forms_size";
+    v["unit"] = q.unit;
+    return document_of(L, {doc::prose(L.text("drill.ui.unreadable") + " " + L.text(key, v), tone::warn)});
+}
+
 doc::document summary_document(const lessons& L, const std::map<std::string, std::pair<int, int>>& by_topic, int right,
-                               int asked, std::size_t planned) {
+                               int asked, std::size_t planned, int skipped) {
     std::vector<doc::block> b = {doc::gap(), doc::heading(L.raw("drill.ui.breakdown"), 2, tone::bold)};
     std::string weakest;
     double worst = 2;
@@ -97,8 +107,10 @@ doc::document summary_document(const lessons& L, const std::map<std::string, std
     }
     if (!by_topic.empty())
         b.push_back(doc::prose(weakest.empty() ? L.raw("drill.ui.all_right") : L.text("drill.ui.weakest", {{"topic", weakest}})));
-    if (static_cast<std::size_t>(asked) < planned)
-        b.push_back(doc::prose(L.text("drill.ui.stopped", {{"asked", std::to_string(asked)}, {"count", std::to_string(planned)}})));
+    if (skipped > 0) b.push_back(doc::prose(L.text("drill.ui.skipped_count", {{"skipped", std::to_string(skipped)}})));
+    if (static_cast<std::size_t>(asked + skipped) < planned)
+        b.push_back(doc::prose(
+            L.text("drill.ui.stopped", {{"asked", std::to_string(asked + skipped)}, {"count", std::to_string(planned)}})));
     // The very last line, which scripts read.
     b.push_back(doc::prose(L.text("drill.ui.score", {{"right", std::to_string(right)}, {"asked", std::to_string(asked)}})));
     return document_of(L, std::move(b));
@@ -114,7 +126,9 @@ doc::document stats_document(const lessons& L, const progress& p, const std::str
         b.push_back(doc::prose(L.raw("drill.ui.stats_empty")));
         return document_of(L, std::move(b));
     }
+    const std::vector<std::string>& names = topic_names();
     for (const auto& [t, ar] : p.topics)
+        if (t != "all" && std::find(names.begin(), names.end(), t) != names.end())
         b.push_back(doc::prose(L.text("drill.ui.stats_topic", {{"topic", t},
                                                                {"right", std::to_string(ar.second)},
                                                                {"asked", std::to_string(ar.first)},

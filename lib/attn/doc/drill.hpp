@@ -23,9 +23,14 @@ doc::document question_document(const lessons& L, const question& q, std::size_t
 doc::document hint_document(const lessons& L, const question& q);
 enum class outcome { right, wrong, skipped };
 doc::document verdict_document(const lessons& L, const question& q, outcome o);
-// The per-topic breakdown, the weakest topic, and as its very last line "score: K/N".
+// An answer the parsers cannot read ("0,5", "4 GB" for a count…): the forms they accept, so
+// the learner can answer again (it is not marked wrong).
+doc::document unreadable_document(const lessons& L, const question& q);
+// The per-topic breakdown, the weakest topic, the skipped questions (not scored), and as its
+// very last line "score: K/N" over the answered ones.
 doc::document summary_document(const lessons& L, const std::map<std::string, std::pair<int, int>>& by_topic, int right,
-                               int asked, std::size_t planned);
+                               int asked, std::size_t planned, int skipped = 0);
+// Topics by their --topic names (the finer ones kept for the session plan are not listed).
 doc::document stats_document(const lessons& L, const progress& p, const std::string& path);
 doc::document reset_document(const lessons& L, bool existed, const std::string& path);
 // What the session prints before reading an answer.

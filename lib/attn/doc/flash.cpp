@@ -47,7 +47,7 @@ vars flash_vars(const flash_report& r) {
     return {{"n", std::to_string(r.n)},           {"d_k", std::to_string(r.d_k)},
             {"d_v", std::to_string(r.d_v)},       {"block_q", std::to_string(r.block_q)},
             {"block_k", std::to_string(r.block_k)}, {"seed", std::to_string(r.seed)},
-            {"mask", spec_text(r.mask)}, {"row", std::to_string(r.result.row_index)},
+            {"mask", spec_text(r.mask)}, {"dtype", r.dtype}, {"row", std::to_string(r.result.row_index)},
             {"tiles_run", std::to_string(r.result.tiles_run)}, {"tiles_skipped", std::to_string(r.result.tiles_skipped)},
             {"flops_all", flops_text(r.result.flops_all)}, {"flops_run", flops_text(r.result.flops_run)},
             {"saved", fmt::format("{:.1f}", r.result.flops_all > 0 ? 100.0 * (1.0 - r.result.flops_run / r.result.flops_all) : 0.0)},

@@ -217,7 +217,10 @@ std::string kv_cache_summary(const kv_report& r, const lessons& L) {
     const vars v = kv_vars(r, L);
     if (r.config.kv_heads == r.config.heads) {
         vars w = v;
-        w["suggest"] = std::to_string(r.config.heads > 1 ? r.config.heads / 2 : 1);
+        // h / 2 K/V heads is grouped-query attention, except for h = 2, where it is the single head of MQA.
+        const std::size_t suggest = r.config.heads > 1 ? r.config.heads / 2 : 1;
+        w["suggest"] = std::to_string(suggest);
+        w["suggest_kind"] = L.raw(suggest > 1 ? "kvcache.suggest_gqa" : "kvcache.suggest_mqa");
         return L.text(r.config.heads > 1 ? "kvcache.cache_same" : "kvcache.cache_single", w);
     }
     return L.text("kvcache.cache_smaller", v);

@@ -68,6 +68,7 @@ doc::document train_document(const train_report& r, const lessons& L) {
     if (mistake) {
         loss.blocks.push_back(doc::gap());
         loss.blocks.push_back(doc::prose(L.text(key + ".explain", v)));
+        if (r.values.count("verdict")) loss.blocks.push_back(doc::prose(L.text(key + ".verdict_" + r.values.at("verdict"), v)));
     }
     d.pages.push_back(std::move(loss));
     return d;

@@ -17,9 +17,12 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     const vars v = step_vars(t, s);
     std::string note = L.text(lesson_key(t, s) + ".note", v);
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
-    if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V")
+    if (s.values.count("scale_check")) note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
+    // heads --init xavier is nn.MultiheadAttention's own init (trace/inputs.cpp), W_O included.
+    const bool mha_init = t.config.multihead && t.config.init == init_kind::xavier && t.config.load_dir.empty();
+    if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V" || (s.id == "W_O" && mha_init))
         note += "\n\n" + L.text(std::string("step.W_Q.init_") +
-                                    (t.config.load_dir.empty() ? name_of(t.config.init) : "loaded"),
+                                    (!t.config.load_dir.empty() ? "loaded" : mha_init ? "mha" : name_of(t.config.init)),
                                 v);
     return note;
 }
@@ -69,11 +72,16 @@ struct builder {
         return {};
     }
 
-    block matrix_block(const std::string& title, const matrix<double>& m, const std::string& id,
-                       const matrix<double>* against = nullptr) const {
-        block b = matrix_of(title, m, labels_for(id, true), labels_for(id, false));
-        if (against) b.against = std::make_shared<const matrix<double>>(*against);
+    // Takes the matrices by value: callers move them in, so that an n×n step is not copied
+    // again on its way into the page (at n = 5000 each copy is 200 MB).
+    block matrix_block(const std::string& title, matrix<double> m, const std::string& id,
+                       std::shared_ptr<const matrix<double>> against = nullptr) const {
+        block b = matrix_of(title, std::move(m), labels_for(id, true), labels_for(id, false));
+        b.against = std::move(against);
         return b;
+    }
+    static std::shared_ptr<const matrix<double>> shared(matrix<double> m) {
+        return std::make_shared<const matrix<double>>(std::move(m));
     }
 
     // A tensor of any rank: rank 2 as one matrix; higher ranks as their 2-D slices [b, h, …],
@@ -81,11 +89,10 @@ struct builder {
     std::vector<block> tensor_blocks(const std::string& title, const tensor& x, const std::string& id,
                                      const tensor* against = nullptr) const {
         if (x.dimension() <= 2) {
-            const matrix<double> m = x.dimension() == 2 ? matrix<double>(x)
-                                                        : matrix<double>(xt::reshape_view(x, {std::size_t{1}, x.size()}));
+            matrix<double> m = x.dimension() == 2 ? matrix<double>(x)
+                                                  : matrix<double>(xt::reshape_view(x, {std::size_t{1}, x.size()}));
             const bool compare = against && against->shape() == x.shape() && against->dimension() == 2;
-            const matrix<double> other = compare ? matrix<double>(*against) : matrix<double>();
-            return {matrix_block(title, m, id, compare ? &other : nullptr)};
+            return {matrix_block(title, std::move(m), id, compare ? shared(matrix<double>(*against)) : nullptr)};
         }
         const std::size_t rows = x.shape(x.dimension() - 2), cols = x.shape(x.dimension() - 1);
         const std::size_t slices = x.size() / (rows * cols);
@@ -112,10 +119,9 @@ struct builder {
                 index = std::to_string(rest % x.shape(dim)) + (index.empty() ? "" : ", ") + index;
                 rest /= x.shape(dim);
             }
-            const matrix<double> m = slice_of(x, sidx, rows, cols);
-            const matrix<double> other = compare ? slice_of(*against, sidx, rows, cols) : matrix<double>();
-            blocks.push_back(matrix_block(id + "[" + index + "]", m, heads_dim || x.dimension() == 3 ? id : "",
-                                          compare ? &other : nullptr));
+            blocks.push_back(matrix_block(id + "[" + index + "]", slice_of(x, sidx, rows, cols),
+                                          heads_dim || x.dimension() == 3 ? id : "",
+                                          compare ? shared(slice_of(*against, sidx, rows, cols)) : nullptr));
         }
         return blocks;
     }
@@ -145,7 +151,10 @@ struct builder {
             for (std::size_t k = 0; k < order.size() && k < 3; ++k) {
                 const std::size_t j = order[k];
                 if (k > 0 && w(i, j) < 0.05) break;
-                const std::string target = j == i ? L.raw("ui.itself") : who(j);
+                // Cross-attention's keys are memory positions, not X's tokens: never "itself" there.
+                const std::string target = t.config.cross() ? L.text("ui.memory_position", {{"index", std::to_string(j)}})
+                                           : j == i         ? L.raw("ui.itself")
+                                                            : who(j);
                 parts += (k ? ", " : "") +
                          L.text("ui.reading_part", {{"percent", fmt::format("{:.0f}%", w(i, j) * 100)}, {"target", target}});
             }
@@ -217,9 +226,10 @@ struct builder {
             }
         if (s.id == "weights" && s.value.dimension() == 4) heads_heatmaps(s.value);
         if (s.id == "weights" && s.value.dimension() == 2) {
-            readings(matrix<double>(s.value));
+            matrix<double> w(s.value);
+            readings(w);
             add(gap());
-            add(heatmap(L.raw("step.weights.heatmap"), matrix<double>(s.value), tokens(), tokens()));
+            add(heatmap(L.raw("step.weights.heatmap"), std::move(w), tokens(), tokens()));
             add(gap());
         }
         labelled(kind::note, "note", step_note(t, L, s), tone::plain);

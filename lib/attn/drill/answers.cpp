@@ -27,10 +27,16 @@ std::string lower_trim(const std::string& s) {
 std::optional<std::vector<std::size_t>> parse_shape(const std::string& s) {
     std::vector<std::size_t> out;
     std::string t = lower_trim(s);
+    // PyTorch's own way of printing a shape: torch.Size([2, 512, 256]).
+    for (const char* prefix : {"torch.size(", "size("})
+        if (t.rfind(prefix, 0) == 0 && !t.empty() && t.back() == ')') {
+            t = lower_trim(t.substr(std::string(prefix).size(), t.size() - std::string(prefix).size() - 1));
+            break;
+        }
     // Strip one pair of brackets, then split on commas, 'x', '×' or spaces.
     if (!t.empty() && (t.front() == '(' || t.front() == '[')) {
         const char close = t.front() == '(' ? ')' : ']';
-        if (t.back() != close) return std::nullopt;
+        if (t.size() < 2 || t.back() != close) return std::nullopt;
         t = t.substr(1, t.size() - 2);
     }
     std::string cur;
@@ -54,43 +60,116 @@ std::optional<std::vector<std::size_t>> parse_shape(const std::string& s) {
             return std::nullopt;
         }
     }
-    if (!flush() || out.empty()) return std::nullopt;
+    if (!flush() || out.empty() || out.size() > 16) return std::nullopt;
     return out;
 }
 
-std::optional<double> parse_number(const std::string& s) {
-    std::string t = lower_trim(s);
-    bool percent = false;
-    if (!t.empty() && t.back() == '%') {
-        percent = true;
-        t.pop_back();
+namespace {
+// Commas only as thousands separators: "1,024" and "12,345,678.5", never "0,5" (a decimal
+// comma, which would silently read as 5) nor "1,02". Returns the text without them, or nothing.
+std::optional<std::string> drop_thousands(const std::string& t) {
+    const std::size_t first = t.find(',');
+    if (first == std::string::npos) return t;
+    std::size_t a = (t[0] == '+' || t[0] == '-') ? 1 : 0;
+    const std::size_t point = t.find_first_of(".e");
+    const std::string whole = t.substr(a, point == std::string::npos ? std::string::npos : point - a);
+    if (t.find(',', point == std::string::npos ? t.size() : point) != std::string::npos) return std::nullopt;
+    // whole = d{1,3}(,ddd)+, not starting with 0
+    const std::size_t lead = whole.find(',');
+    if (lead == 0 || lead > 3 || whole[0] == '0') return std::nullopt;
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+        const bool comma_here = i >= lead && (i - lead) % 4 == 0;
+        if (comma_here != (whole[i] == ',')) return std::nullopt;
+        if (!comma_here && !std::isdigit(static_cast<unsigned char>(whole[i]))) return std::nullopt;
     }
-    t.erase(std::remove(t.begin(), t.end(), ','), t.end());  // 1,024
-    if (t.empty()) return std::nullopt;
-    char* end = nullptr;
-    const double v = std::strtod(t.c_str(), &end);
-    if (!end || *end != '\0' || !std::isfinite(v)) return std::nullopt;
-    return percent ? v / 100.0 : v;
+    if ((whole.size() - lead) % 4 != 0) return std::nullopt;
+    std::string out = t;
+    out.erase(std::remove(out.begin(), out.end(), ','), out.end());
+    return out;
 }
 
-bool is_right(const question& q, const std::string& reply) {
+// Bytes per unit: SI prefixes are powers of 1000, IEC ones (KiB, MiB, …) powers of 1024.
+std::optional<double> unit_bytes(const std::string& u) {
+    static const std::pair<const char*, double> units[] = {
+        {"b", 1.0},           {"byte", 1.0},        {"bytes", 1.0},
+        {"kb", 1e3},          {"mb", 1e6},          {"gb", 1e9},          {"tb", 1e12},
+        {"kib", 1024.0},      {"mib", 1048576.0},   {"gib", 1073741824.0}, {"tib", 1099511627776.0},
+    };
+    for (const auto& [name, bytes] : units)
+        if (u == name) return bytes;
+    return std::nullopt;
+}
+
+// A number and what follows it: "4 GiB" -> (4, "gib").
+std::optional<std::pair<double, std::string>> number_and_unit(const std::string& s) {
+    std::string t = lower_trim(s);
+    std::size_t cut = t.size();
+    while (cut > 0 && std::isalpha(static_cast<unsigned char>(t[cut - 1]))) --cut;
+    std::string unit = t.substr(cut);
+    if (unit == "e") cut = t.size(), unit.clear();  // "1e" is a bad number, not a unit
+    std::string num = lower_trim(t.substr(0, cut));
+    bool percent = false;
+    if (!num.empty() && num.back() == '%') {
+        percent = true;
+        num.pop_back();
+        num = lower_trim(num);
+    }
+    if (num.empty() || num.size() > 64) return std::nullopt;
+    const auto plain = drop_thousands(num);
+    if (!plain || plain->empty()) return std::nullopt;
+    if (plain->find_first_not_of("0123456789+-.e") != std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(plain->c_str(), &end);
+    if (!end || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+    if (percent && !unit.empty()) return std::nullopt;
+    return std::pair<double, std::string>{percent ? v / 100.0 : v, unit};
+}
+}  // namespace
+
+std::optional<double> parse_number(const std::string& s) {
+    const auto nu = number_and_unit(s);
+    if (!nu || !nu->second.empty()) return std::nullopt;
+    return nu->first;
+}
+
+std::optional<double> parse_amount(const std::string& s, const std::string& unit) {
+    const auto nu = number_and_unit(s);
+    if (!nu) return std::nullopt;
+    if (nu->second.empty()) return nu->first;  // in the unit asked for
+    const auto typed = unit_bytes(nu->second), asked = unit_bytes(lower_trim(unit));
+    if (!typed || !asked) return std::nullopt;
+    const double v = nu->first * *typed / *asked;
+    if (!std::isfinite(v)) return std::nullopt;  // 1e308 TiB
+    return v;
+}
+
+verdict grade(const question& q, const std::string& reply) {
     const std::string r = lower_trim(reply);
-    if (r.empty()) return false;
+    if (r.empty()) return verdict::unreadable;
     if (!q.choices.empty()) {
         std::string letter = r;
         if (letter.size() == 3 && letter.front() == '(' && letter.back() == ')') letter = letter.substr(1, 1);
         if (letter.size() == 2 && (letter.back() == ')' || letter.back() == '.')) letter = letter.substr(0, 1);
-        if (letter.size() == 1) return letter == q.answer;
-        const std::size_t right = static_cast<std::size_t>(q.answer[0] - 'a');
-        return right < q.choices.size() && r == lower_trim(q.choices[right]);
+        if (letter.size() == 1) {
+            const char c = letter[0];
+            if (c < 'a' || static_cast<std::size_t>(c - 'a') >= q.choices.size()) return verdict::unreadable;
+            return letter == q.answer ? verdict::right : verdict::wrong;
+        }
+        const std::size_t right = q.answer.empty() ? q.choices.size() : static_cast<std::size_t>(q.answer[0] - 'a');
+        return right < q.choices.size() && r == lower_trim(q.choices[right]) ? verdict::right : verdict::wrong;
     }
     if (q.kind == "shape") {
         const auto s = parse_shape(r);
-        return s && *s == q.shape;
+        if (!s) return verdict::unreadable;
+        return *s == q.shape ? verdict::right : verdict::wrong;
     }
-    const auto v = parse_number(r);
-    return v && std::fabs(*v - q.number) <= q.tolerance + 1e-9 * std::max(1.0, std::fabs(q.number));
+    const auto v = parse_amount(r, q.unit);
+    if (!v) return verdict::unreadable;
+    return std::fabs(*v - q.number) <= q.tolerance + 1e-9 * std::max(1.0, std::fabs(q.number)) ? verdict::right
+                                                                                                  : verdict::wrong;
 }
+
+bool is_right(const question& q, const std::string& reply) { return grade(q, reply) == verdict::right; }
 
 // ---- generators -----------------------------------------------------------------------------
 

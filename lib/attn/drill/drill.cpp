@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/batching.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/core/error.hpp"
 #include "attn/core/masks.hpp"
@@ -20,7 +21,7 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "sparse", "all"};
+    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "batching", "sparse", "all"};
     return names;
 }
 
@@ -130,6 +131,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
     const std::string key = "drill.gen.numeric" + std::to_string(variant);
     double answer = 0, tolerance = 0;
     int decimals = 2;
+    std::string unit;  // sizes: the unit the prompt asks for
     std::vector<std::string> topics = {"numeric"};
     switch (variant) {
         case 0: {  // one weight of a softmax, from the library's softmax
@@ -172,6 +174,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["dtype"] = half ? "fp16" : "fp32";
             answer = static_cast<double>(n) * static_cast<double>(n) * (half ? 2 : 4) / (1024.0 * 1024.0);
             tolerance = answer * 0.01;
+            unit = "MiB";
             break;
         }
         case 4: {  // parameters of multi-head attention with biases: four (d, d) weights and four (d,) biases
@@ -195,6 +198,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["layers"] = std::to_string(layers);
             answer = static_cast<double>(layers * (d_c + d_r) * 2);
             decimals = 0;
+            unit = "B";
             break;
         }
         case 7: {  // linear against softmax attention: 4·n²·d = 4·n·d² at n = d
@@ -242,7 +246,33 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             decimals = 3;
             break;
         }
-        case 11: {  // the density of a causal sliding window: Σ_i min(i + 1, W) / n²
+        case 11: {  // padding waste of one batch padded to its longest: the score entries, 1 − Σℓ²/(B·T²)
+            topics.push_back("batching");
+            const std::size_t b = 3 + g.below(3);
+            std::vector<std::size_t> lengths;
+            for (std::size_t i = 0; i < b; ++i) lengths.push_back(2 * (1 + g.below(8)));  // 2 .. 16, even
+            const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+            std::string list, csv, squares;
+            double real = 0;
+            for (std::size_t i = 0; i < b; ++i) {
+                list += (i ? ", " : "") + std::to_string(lengths[i]);
+                csv += (i ? "," : "") + std::to_string(lengths[i]);
+                squares += (i ? " + " : "") + std::to_string(lengths[i] * lengths[i]);
+                real += static_cast<double>(lengths[i] * lengths[i]);
+            }
+            v["b"] = std::to_string(b);
+            v["lengths"] = list;
+            v["csv"] = csv;
+            v["t"] = std::to_string(longest);
+            v["squares"] = squares;
+            v["real"] = num_text(real, 0);
+            v["total"] = std::to_string(b * longest * longest);
+            answer = std::round(score_padding_waste(lengths) * 1000) / 1000;
+            tolerance = 0.001;
+            decimals = 3;
+            break;
+        }
+        case 12: {  // the density of a causal sliding window: Σ_i min(i + 1, W) / n²
             topics.push_back("sparse");
             const std::size_t n = pick(g, {16, 64, 256, 1024}), w = pick(g, {2, 4, 8, 16, 64, 256});
             const std::size_t ww = std::min(w, n / 2);  // a window shorter than the sequence
@@ -253,7 +283,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             decimals = 4;
             break;
         }
-        case 12: {  // the receptive field of L stacked windows: L·(W − 1) + 1
+        case 13: {  // the receptive field of L stacked windows: L·(W − 1) + 1
             topics.push_back("sparse");
             const std::size_t w = pick(g, {3, 4, 8, 128, 512, 4096}), l = pick(g, {2, 4, 12, 32});
             v["w"] = std::to_string(w);
@@ -273,6 +303,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["d"] = std::to_string(d);
             answer = 2.0 * static_cast<double>(layers * b * t * d) * 2 / (1024.0 * 1024.0);  // fp16: 2 bytes
             tolerance = answer * 0.01;
+            unit = "MiB";
             decimals = 1;
             break;
         }
@@ -281,6 +312,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
     question q = from_lessons(L, key, "numeric", topics, v);
     q.number = answer;
     q.tolerance = tolerance;
+    q.unit = unit;
     q.answer = num_text(answer, decimals);
     q.id = fmt::format("numeric{}.{:x}", variant, seed & 0xffffff);
     return q;
@@ -327,6 +359,37 @@ std::string bug_subject(const std::string& id) {
 }
 }  // namespace
 
+std::string strip_code_comments(const std::string& code) {
+    std::string out, line;
+    auto flush = [&] {
+        // Cut at the first # outside a string literal, then drop the spaces before it.
+        char quote = 0;
+        std::size_t cut = line.size();
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            const char ch = line[i];
+            if (quote) {
+                if (ch == '\\') ++i;
+                else if (ch == quote) quote = 0;
+            } else if (ch == '\'' || ch == '"') {
+                quote = ch;
+            } else if (ch == '#') {
+                cut = i;
+                break;
+            }
+        }
+        std::string kept = line.substr(0, cut);
+        while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\t')) kept.pop_back();
+        if (!kept.empty()) out += (out.empty() ? "" : "\n") + kept;
+        line.clear();
+    };
+    for (char ch : code) {
+        if (ch == '\n') flush();
+        else line += ch;
+    }
+    flush();
+    return out;
+}
+
 std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
     std::vector<question> bank;
     const auto& all = mistake_catalogue();
@@ -346,7 +409,8 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
             for (std::size_t at = c.find('\n'); at != std::string::npos; at = c.find('\n', at + 3)) c.insert(at + 1, "  ");
             return c;
         };
-        vars v = {{"code", code(L.raw("mistake." + m.id + ".buggy_code"))},
+        // The buggy lines without their comments: "# forgot .transpose" would give the answer away.
+        vars v = {{"code", code(strip_code_comments(L.raw("mistake." + m.id + ".buggy_code")))},
                   {"kind", L.raw("kind." + m.kind)},
                   {"summary", L.raw("mistake." + m.id + ".summary")},
                   {"fixed", code(L.raw("mistake." + m.id + ".fixed_code"))},

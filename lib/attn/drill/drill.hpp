@@ -27,16 +27,26 @@ struct question {
     std::string answer;                // the answer as shown: "(32, 10, 10)", "0.62", "b"
     std::vector<std::size_t> shape;    // kind shape: the key
     double number = 0, tolerance = 0;  // kind numeric: the key and the accepted distance
+    std::string unit;                  // kind numeric: "MiB", "B" (bytes) or "" (a pure number)
     std::string explanation, hint, command;
 };
 
-// The answer normaliser: "(32, 10, 10)", "32x10x10", "[32,10,10]" and "32 10 10" all give
-// {32, 10, 10}; anything else gives nothing.
+// The answer normaliser: "(32, 10, 10)", "32x10x10", "[32,10,10]", "32 10 10" and PyTorch's
+// "torch.Size([32, 10, 10])" all give {32, 10, 10}; anything else gives nothing.
 std::optional<std::vector<std::size_t>> parse_shape(const std::string& s);
-// "0.62", ".62", "62%" (= 0.62), "1e3", "1,024" (thousands separators) -> a number.
+// "0.62", ".62", "62%" (= 0.62), "1e3", "1,024" (thousands separators) -> a number. A comma
+// that is not a thousands separator ("0,5": a decimal comma) gives nothing, as does a unit.
 std::optional<double> parse_number(const std::string& s);
-// Is `reply` a right answer? Letters a-d (any case, "b)" or "(b)"), a choice's text, a mistake
-// id for a bug question; shapes in any of the forms above; numbers within the tolerance.
+// A number with an optional unit of bytes, in `unit` (the question's: "MiB", "B", …):
+// "4 GiB" -> 4096 for "MiB". B/bytes, KB/MB/GB/TB (powers of 1000), KiB/MiB/GiB/TiB (of 1024).
+// No unit: the number is taken in `unit`. A unit that is not one of these gives nothing.
+std::optional<double> parse_amount(const std::string& s, const std::string& unit);
+// Grading: right, wrong, or not an answer the parsers can read (to be asked again, not
+// counted): letters a-d (any case, "b)" or "(b)"; a letter past the choices is unreadable), a
+// choice's text, a mistake id for a bug question; shapes in any of the forms above; numbers
+// (with a unit for sizes) within the tolerance.
+enum class verdict { right, wrong, unreadable };
+verdict grade(const question& q, const std::string& reply);
 bool is_right(const question& q, const std::string& reply);
 
 // What the learner has done so far, to favour weak topics and missed questions.
@@ -52,13 +62,16 @@ struct progress {
 std::vector<question> plan_session(const lessons& L, std::uint64_t seed, std::size_t count, const std::string& topic,
                                    const progress* p);
 
+// Python code without its comments (each line cut at a # outside a string literal, trailing blanks
+// dropped, lines left empty removed): the bug drill shows buggy lines without the hints.
+std::string strip_code_comments(const std::string& code);
 // Every hand-written concept question and every spot-the-bug question (for the content linter).
 std::vector<question> concept_bank(const lessons& L);
 std::vector<question> bug_bank(const lessons& L, std::uint64_t seed);
 
 // The generators, exposed for tests: each draws its numbers from the seed.
 question gen_shape(const lessons& L, std::uint64_t seed, int variant);     // variant 0..6
-question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..10
-constexpr int shape_variants = 7, numeric_variants = 13;
+question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..13
+constexpr int shape_variants = 7, numeric_variants = 14;
 
 }  // namespace attn::drill

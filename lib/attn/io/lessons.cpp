@@ -1,6 +1,7 @@
 // Lessons: TOML files parsed with toml++ and flattened into dotted keys.
 #include "attn/io/lessons.hpp"
 
+#include <cctype>
 #include <set>
 
 #include <fmt/format.h>
@@ -54,6 +55,44 @@ std::vector<std::string> embedded_languages() {
         if (slash != std::string_view::npos) langs.insert(std::string(f.path.substr(0, slash)));
     }
     return {langs.begin(), langs.end()};
+}
+
+namespace {
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+bool set(const char* v) { return v != nullptr && *v != '\0'; }
+}  // namespace
+
+std::string language_of(const std::string& name_or_locale) {
+    // The language part of a locale: up to '_', '-', '.' or '@' ("zh_CN.UTF-8" -> "zh").
+    const std::string l = lower(name_or_locale.substr(0, name_or_locale.find_first_of("_-.@")));
+    for (const std::string& have : embedded_languages())
+        if (l == have) return have;
+    return "";
+}
+
+std::string default_language(const language_env& env) {
+    if (set(env.attn_lang)) {  // as explicit as --lang: a language we lack is an error later
+        const std::string l = language_of(env.attn_lang);
+        return l.empty() ? std::string(env.attn_lang) : l;
+    }
+    for (const char* v : {env.lc_all, env.lc_messages, env.lang})
+        if (set(v)) {
+            const std::string l = language_of(v);
+            return l.empty() ? "en" : l;
+        }
+    return "en";
+}
+
+bool locale_is_utf8(const language_env& env) {
+    for (const char* v : {env.lc_all, env.lc_ctype, env.lang})
+        if (set(v)) {
+            const std::string l = lower(v);
+            return l.find("utf-8") != std::string::npos || l.find("utf8") != std::string::npos;
+        }
+    return false;
 }
 
 const lessons& lessons::embedded(const std::string& language) {

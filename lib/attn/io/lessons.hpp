@@ -48,4 +48,25 @@ std::vector<std::string> placeholders(const std::string& tmpl);
 // The languages embedded in the binary ("en", ...).
 std::vector<std::string> embedded_languages();
 
+// The lesson language a name or locale asks for: "zh", "zh_CN.UTF-8", "zh_TW.UTF-8", "zh-Hans" -> "zh";
+// "en", "en_US.UTF-8" -> "en"; an embedded language's own name -> itself. Anything else (C, POSIX,
+// de_DE.UTF-8, or a language this binary has no lessons for) -> "" (not one we have).
+std::string language_of(const std::string& name_or_locale);
+
+// The environment that chooses the language when --lang is not given, as the program read it.
+struct language_env {
+    const char* attn_lang = nullptr;    // ATTN_EXPLAIN_LANG
+    const char* lc_all = nullptr;       // LC_ALL
+    const char* lc_messages = nullptr;  // LC_MESSAGES
+    const char* lc_ctype = nullptr;     // LC_CTYPE (only for the character set)
+    const char* lang = nullptr;         // LANG
+};
+// --lang's default: ATTN_EXPLAIN_LANG (as given: one we lack is refused like --lang), else the first of LC_ALL,
+// LC_MESSAGES, LANG that is set and non-empty (as POSIX gives them precedence), mapped by
+// language_of; "en" when that is not a language we have.
+std::string default_language(const language_env& env);
+// Does the locale's character set (LC_ALL, then LC_CTYPE, then LANG) say UTF-8? An unset locale
+// ("C") does not.
+bool locale_is_utf8(const language_env& env);
+
 }  // namespace attn

@@ -60,4 +60,30 @@ std::string safe_line(const std::string& s, std::size_t max_bytes) {
     return out;
 }
 
+std::string fold_fullwidth(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = utf8_sequence_length(s, i);
+        if (len == 3) {
+            const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+            const char32_t c = ((b(0) & 0x0Fu) << 12) | ((b(1) & 0x3Fu) << 6) | (b(2) & 0x3Fu);
+            if (c >= 0xFF01 && c <= 0xFF5E) {
+                out += static_cast<char>(c - 0xFF01 + 0x21);
+                i += 3;
+                continue;
+            }
+            if (c == 0x3000 || c == 0x3001) {
+                out += c == 0x3000 ? ' ' : ',';
+                i += 3;
+                continue;
+            }
+        }
+        const std::size_t n = len == 0 ? 1 : len;
+        out.append(s, i, n);
+        i += n;
+    }
+    return out;
+}
+
 }  // namespace attn

@@ -28,38 +28,6 @@ std::string paint(const std::string& s, style st, bool on) {
     return fmt::format("\x1b[{}m{}\x1b[0m", code, s);
 }
 
-namespace {
-bool is_wide(char32_t c) {
-    return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
-           (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) || (c >= 0x20000 && c <= 0x3FFFD);
-}
-}  // namespace
-
-std::size_t display_width(const std::string& s) {
-    std::size_t w = 0;
-    for (std::size_t i = 0; i < s.size();) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {  // ANSI escape: ESC [ ... final byte
-            i += 2;
-            while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
-            ++i;
-            continue;
-        }
-        std::size_t len = 1;
-        char32_t cp = c;
-        if (c >= 0xf0) len = 4, cp = c & 0x07;
-        else if (c >= 0xe0) len = 3, cp = c & 0x0f;
-        else if (c >= 0xc0) len = 2, cp = c & 0x1f;
-        for (std::size_t k = 1; k < len && i + k < s.size(); ++k)
-            cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
-        i += len;
-        if (cp >= 0x0300 && cp <= 0x036f) continue;  // combining marks take no column
-        w += is_wide(cp) ? 2 : 1;
-    }
-    return w;
-}
-
 std::string pad_left(const std::string& s, std::size_t width) {
     const std::size_t w = display_width(s);
     return w >= width ? s : std::string(width - w, ' ') + s;
@@ -90,7 +58,7 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
             flush();
             logical.push_back(line), verbatim.push_back(true);
         } else {
-            para += (para.empty() ? "" : " ") + line;
+            para = join_source_lines(para, line);
         }
         start = end + 1;
     }
@@ -100,37 +68,22 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
     const std::size_t iw = display_width(indent);
     const std::size_t room = width > iw + 20 ? width - iw : 20;
     for (std::size_t i = 0; i < logical.size(); ++i) {
-        // A verbatim line keeps its leading spaces; if too long it breaks at spaces and its
-        // continuation is indented four more.
-        std::string lead, hang;
-        if (verbatim[i]) {
-            if (display_width(logical[i]) <= room) {
-                out.push_back(logical[i]);
-                continue;
-            }
-            lead = logical[i].substr(0, logical[i].find_first_not_of(' '));
-            hang = lead + "    ";
+        if (!verbatim[i]) {
+            for (auto& l : fill_units(break_units(logical[i]), room, room)) out.push_back(std::move(l));
+            continue;
         }
-        std::string cur;
-        const std::string& p = verbatim[i] ? logical[i].substr(lead.size()) : logical[i];
-        std::size_t pos = 0;
-        while (pos < p.size()) {
-            std::size_t sp = p.find(' ', pos);
-            if (sp == std::string::npos) sp = p.size();
-            const std::string word = p.substr(pos, sp - pos);
-            pos = sp + 1;
-            if (word.empty()) continue;
-            if (!cur.empty() && display_width(cur) + 1 + display_width(word) > room) {
-                out.push_back(cur);
-                cur = hang;
-            } else if (cur.empty()) {
-                cur = lead;
-            } else {
-                cur += " ";
-            }
-            cur += word;
+        // A verbatim line keeps its leading spaces; if too long it breaks where a line may break
+        // (width.hpp) and its continuation is indented four more.
+        if (display_width(logical[i]) <= room) {
+            out.push_back(logical[i]);
+            continue;
         }
-        if (!cur.empty()) out.push_back(cur);
+        const std::string lead = logical[i].substr(0, logical[i].find_first_not_of(' '));
+        const std::string hang = lead + "    ";
+        const auto lines = fill_units(break_units(logical[i].substr(lead.size())),
+                                      room > lead.size() + 10 ? room - lead.size() : 10,
+                                      room > hang.size() + 10 ? room - hang.size() : 10);
+        for (std::size_t k = 0; k < lines.size(); ++k) out.push_back((k ? hang : lead) + lines[k]);
     }
     for (std::size_t i = 1; i < out.size(); ++i) out[i] = indent + out[i];
     return out;
@@ -190,7 +143,7 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
     if (elided) *elided = rp.gap_after || cp.gap_after;
 
     auto cell_label = [&](const std::string& l) {
-        return display_width(l) <= cell_w ? l : l.substr(0, cell_w);  // long token labels are cut
+        return cut_to_width(l, cell_w);  // long token labels are cut (whole characters)
     };
     std::vector<std::string> out;
     std::string header = s.indent + std::string(label_w, ' ');
@@ -300,7 +253,7 @@ std::vector<std::string> format_heatmap(const matrix<double>& w, const matrix_st
     for (std::size_t c = 0; c < cp.shown.size(); ++c) {
         if (cp.gap_after && c == cp.gap_after) header += " " + ellipsis;
         std::string l = cl[cp.shown[c]];
-        if (display_width(l) > cell_w) l = l.substr(0, cell_w);
+        l = cut_to_width(l, cell_w);
         header += " " + pad_left(l, cell_w);
     }
     out.push_back(paint(header, style::label, s.color));

@@ -7,14 +7,13 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/doc/document.hpp"  // index_plan
+#include "attn/render/width.hpp"   // display_width, line breaking
 
 namespace attn {
 
 // ANSI styling, applied only when `on` (decided once by the colour policy in app/).
 enum class style { none, bold, dim, title, formula, code, warn, error, good, label };
 std::string paint(const std::string& s, style st, bool on);
-// Width in terminal columns: ANSI escapes count 0, wide (CJK) characters 2, others 1.
-std::size_t display_width(const std::string& s);
 std::string pad_left(const std::string& s, std::size_t width);
 std::string pad_right(const std::string& s, std::size_t width);
 

@@ -24,9 +24,9 @@ std::string render_flash_json(const flash_report& r) {
     tiles += "]";
     std::string out = fmt::format(
         "{{\"config\": {{\"seq_len\": {}, \"d_k\": {}, \"d_v\": {}, \"block_q\": {}, \"block_k\": {}, \"seed\": {}, "
-        "\"mask\": {}}},\n \"row\": {}, \"tiles\": {},\n \"output\": {},\n \"full\": {},\n \"max_diff\": {}, "
+        "\"mask\": {}, \"dtype\": {}}},\n \"row\": {}, \"tiles\": {},\n \"output\": {},\n \"full\": {},\n \"max_diff\": {}, "
         "\"extra_bytes\": {}, \"full_bytes\": {}",
-        r.n, r.d_k, r.d_v, r.block_q, r.block_k, r.seed, json_string(spec_text(r.mask)), r.result.row_index,
+        r.n, r.d_k, r.d_v, r.block_q, r.block_k, r.seed, json_string(spec_text(r.mask)), json_string(r.dtype), r.result.row_index,
         tiles, json_tensor(r.result.tiled, dtype::float64), json_tensor(r.result.full, dtype::float64),
         json_number(r.result.max_diff, dtype::float64), r.result.extra_bytes, r.result.full_bytes);
     std::string runs = "[";

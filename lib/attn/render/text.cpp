@@ -46,31 +46,16 @@ lines_t split_lines(const std::string& s) {
 }
 
 std::size_t longest_word(const std::string& s) {
-    std::size_t best = 0, start = 0;
-    while (start <= s.size()) {
-        std::size_t end = s.find(' ', start);
-        if (end == std::string::npos) end = s.size();
-        best = std::max(best, display_width(s.substr(start, end - start)));
-        start = end + 1;
-    }
+    std::size_t best = 0;
+    for (const text_unit& u : break_units(s)) best = std::max(best, display_width(u.text));
     return best;
 }
 
-// Greedy word wrap to exactly `width` columns (a word longer than that gets a line of its own).
+// Greedy fill to exactly `width` columns, breaking where width.hpp allows (a unit longer than that
+// gets a line of its own).
 lines_t wrap_cell(const std::string& s, std::size_t width) {
-    lines_t out;
-    std::string cur;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        std::size_t end = s.find(' ', start);
-        if (end == std::string::npos) end = s.size();
-        const std::string word = s.substr(start, end - start);
-        start = end + 1;
-        if (word.empty()) continue;
-        if (!cur.empty() && display_width(cur) + 1 + display_width(word) > width) out.push_back(cur), cur.clear();
-        cur += (cur.empty() ? "" : " ") + word;
-    }
-    if (!cur.empty() || out.empty()) out.push_back(cur);
+    lines_t out = fill_units(break_units(s), width, width);
+    if (out.empty()) out.push_back("");
     return out;
 }
 
@@ -86,8 +71,13 @@ lines_t break_line(const std::string& line, std::size_t width) {
         // The last break that fits: at a space, or just after an opening parenthesis or a comma
         // (a long call with no space in it); failing those, after a dot (a long dotted name).
         std::size_t cut = std::string::npos, next = std::string::npos, dot = std::string::npos;
+        char32_t before = char_at(rest, body);  // the character ending at p
         for (std::size_t p = body + 1; p < rest.size(); ++p) {
-            const bool space = rest[p] == ' ', after = rest[p - 1] == '(' || rest[p - 1] == ',';
+            if ((static_cast<unsigned char>(rest[p]) & 0xC0) == 0x80) continue;  // inside a character
+            const char32_t at = char_at(rest, p);
+            const bool cjk = cjk_break(before, at);  // between two Chinese characters
+            before = at;
+            const bool space = rest[p] == ' ', after = rest[p - 1] == '(' || rest[p - 1] == ',' || cjk;
             if (!space && !after && rest[p - 1] != '.') continue;
             if (display_width(rest.substr(0, p)) > width) break;
             const std::size_t q = rest.find_first_not_of(' ', p);

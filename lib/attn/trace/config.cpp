@@ -259,7 +259,7 @@ std::vector<std::size_t> parse_lengths_for(const step_config& c) {
     return parse_lengths(c.lengths_text, c.batch, c.keys());
 }
 
-double estimated_bytes(const step_config& c) {
+double estimated_elements(const step_config& c) {
     const double n = static_cast<double>(c.seq_len), d = static_cast<double>(c.d_model);
     const double dk = static_cast<double>(c.d_k), dv = static_cast<double>(c.d_v);
     // X, weights, Q/K/V, four n×n score-shaped matrices, output; plus the trace keeps a double
@@ -267,8 +267,12 @@ double estimated_bytes(const step_config& c) {
     const double b = static_cast<double>(c.batch), h = static_cast<double>(c.heads);
     const double m = static_cast<double>(c.keys());
     const double elements = b * (n * d + m * d + n * dk + m * (dk + dv) + 6 * h * n * m + 3 * n * dv) + d * (2 * dk + 2 * dv);
+    return elements * (c.mistake.empty() ? 1.0 : 2.0);
+}
+
+double estimated_bytes(const step_config& c) {
     const double per_element = (c.type == dtype::float32 ? 4.0 : 8.0) + 8.0;
-    return elements * per_element * (c.mistake.empty() ? 1.0 : 2.0);
+    return estimated_elements(c) * per_element;
 }
 
 double memory_budget_bytes() {

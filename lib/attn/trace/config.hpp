@@ -111,6 +111,9 @@ void check_dimensions(const step_config& c);
 std::vector<std::size_t> parse_lengths_for(const step_config& c);
 // Bytes the run will hold at its peak (all intermediates, in the run's dtype and as doubles).
 double estimated_bytes(const step_config& c);
+// Numbers in the run's steps (inputs, weights, every intermediate; twice for a mistake, which
+// keeps the buggy steps too): what JSON, or text with --full, writes one by one.
+double estimated_elements(const step_config& c);
 // The memory we allow a run to use: half of physical memory, at most 8 GiB.
 double memory_budget_bytes();
 

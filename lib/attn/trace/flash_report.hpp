@@ -19,6 +19,7 @@ struct flash_report {
     flash_result result;
     std::optional<precision_result> precision;  // with --dtype float16|bfloat16
     std::string low_name;                       // "float16" | "bfloat16"
+    std::string dtype = "float64";              // the run's own dtype: "float32" | "float64"
 };
 
 }  // namespace attn

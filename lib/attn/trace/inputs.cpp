@@ -88,6 +88,12 @@ void expect_shape(const matrix<double>& m, const std::string& file, std::size_t 
     throw error(fmt::format("{}: shape ({}, {}) does not fit: expected ({}, {}) because {}", file, m.shape(0),
                             m.shape(1), rows, cols, why));
 }
+
+matrix<double> draw_uniform(rng& r, std::size_t rows, std::size_t cols, double a) {
+    matrix<double> m = xt::empty<double>({rows, cols});
+    for (auto& v : m) v = r.uniform(-a, a);
+    return m;
+}
 }  // namespace
 
 inputs make_inputs(const step_config& c) {
@@ -95,22 +101,31 @@ inputs make_inputs(const step_config& c) {
     rng r(c.seed);
     in.classic_x = c.seq_len == 3 && c.d_model == 4;
     in.x = in.classic_x ? classic_x() : draw_normal(r, c.seq_len, c.d_model);
-    in.w_q = draw_weight(r, c.init, c.d_model, c.d_k);
-    in.w_k = draw_weight(r, c.init, c.d_model, c.d_k);
-    in.w_v = draw_weight(r, c.init, c.d_model, c.d_v);
+    // heads --init xavier is nn.MultiheadAttention's own _reset_parameters: xavier_uniform_ on the
+    // packed in_proj_weight (d_k + d_k + d_v, d_model), so one bound √(6 / (d_model + 2·d_k + d_v))
+    // = √(6 / 4d) for W_Q, W_K and W_V alike; out_proj keeps nn.Linear's U(±1/√d_model); the
+    // biases (in_proj_bias, out_proj.bias) are zero.
+    const bool mha_init = c.multihead && c.init == init_kind::xavier;
+    const double in_proj_bound = std::sqrt(6.0 / static_cast<double>(c.d_model + 2 * c.d_k + c.d_v));
+    in.w_q = mha_init ? draw_uniform(r, c.d_model, c.d_k, in_proj_bound) : draw_weight(r, c.init, c.d_model, c.d_k);
+    in.w_k = mha_init ? draw_uniform(r, c.d_model, c.d_k, in_proj_bound) : draw_weight(r, c.init, c.d_model, c.d_k);
+    in.w_v = mha_init ? draw_uniform(r, c.d_model, c.d_v, in_proj_bound) : draw_weight(r, c.init, c.d_model, c.d_v);
     if (c.multihead) {
         in.x_batch = xt::empty<double>({c.batch, c.seq_len, c.d_model});  // [B, n, d]
         for (std::size_t b = 0; b < c.batch; ++b) {
             const matrix<double> xb = b == 0 ? in.x : draw_normal(r, c.seq_len, c.d_model);
             std::copy(xb.begin(), xb.end(), in.x_batch.begin() + b * c.seq_len * c.d_model);
         }
-        in.w_o = draw_weight(r, c.init, c.d_model, c.d_model);
+        in.w_o = mha_init ? draw_uniform(r, c.d_model, c.d_model, 1.0 / std::sqrt(static_cast<double>(c.d_model)))
+                          : draw_weight(r, c.init, c.d_model, c.d_model);
     }
     if (c.cross()) {
         in.memory = xt::empty<double>({c.batch, c.kv_len, c.d_model});  // [B, m, d]
         for (auto& v : in.memory) v = r.normal();
     }
-    if (c.bias) {
+    if (c.bias && mha_init) {
+        in.b_q.assign(c.d_k, 0.0), in.b_k.assign(c.d_k, 0.0), in.b_v.assign(c.d_v, 0.0), in.b_o.assign(c.d_model, 0.0);
+    } else if (c.bias) {
         // nn.Linear's default bias init: U(-1/√in, 1/√in).
         const double a = 1.0 / std::sqrt(static_cast<double>(c.d_model));
         for (std::vector<double>* b : {&in.b_q, &in.b_k, &in.b_v})

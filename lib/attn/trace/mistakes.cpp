@@ -24,7 +24,7 @@ const std::vector<mistake_info>& mistake_catalogue() {
     static const std::vector<mistake_info> all = {
         {"no-transpose", "shape-error", "shape", "scores", true, false, false, 0, 0},
         {"linear-weight-layout", "shape-error", "shape", "Q", true, false, false, 0, 0},
-        {"heads-no-transpose", "silent", "shape", "scores", false, true, false, 0, 0},
+        {"heads-no-transpose", "silent", "silent", "scores", false, true, false, 0, 0},  // raises nothing: listed by what it shows
         {"no-scale", "silent", "silent", "scaled_scores", true, false, false, 0, 0},
         {"softmax-wrong-dim", "silent", "silent", "weights", true, false, false, 0, 0},
         {"mask-after-softmax", "silent", "silent", "masked_scores", true, false, true, 0, 0},

@@ -37,7 +37,34 @@ step make_step(const std::string& id, std::string shape_line, tensor value) {
     return s;
 }
 
+namespace {
+// A step's value straight from a float32/float64 matrix: one pass into the xarray the trace
+// keeps, where convert<double> and then the xtensor -> xarray conversion took two (at n = 5000
+// each pass over a score matrix moves 200 MB).
+template <class T>
+tensor as_tensor(const matrix<T>& a) {
+    tensor out = xt::empty<double>({a.shape(0), a.shape(1)});
+    std::copy(a.begin(), a.end(), out.begin());
+    return out;
+}
+}  // namespace
+
 std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
+
+scale_check scale_check_of(double var_q, double var_k, double var_scaled) {
+    auto near_one = [](double v) { return v >= 0.5 && v <= 2.0; };
+    if (near_one(var_scaled)) return scale_check::holds;
+    return near_one(var_q * var_k) ? scale_check::sample : scale_check::breaks;
+}
+
+const char* name_of(scale_check c) {
+    switch (c) {
+        case scale_check::holds: return "holds";
+        case scale_check::breaks: return "breaks";
+        case scale_check::sample: return "sample";
+    }
+    return "holds";
+}
 
 vars step_vars(const trace& t, const step& s) {
     vars v = t.values;
@@ -166,20 +193,20 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                 {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
                 {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
 
-    t.steps.push_back(make_step("X", shape_str(n, d), convert<double>(x)));
-    if (c.cross()) t.steps.push_back(make_step("memory", shape_str(m, d), convert<double>(src)));
-    t.steps.push_back(make_step("W_Q", shape_str(d, dk), convert<double>(w_q)));
-    t.steps.push_back(make_step("W_K", shape_str(d, dk), convert<double>(w_k)));
-    t.steps.push_back(make_step("W_V", shape_str(d, dv), convert<double>(w_v)));
+    t.steps.push_back(make_step("X", shape_str(n, d), as_tensor(x)));
+    if (c.cross()) t.steps.push_back(make_step("memory", shape_str(m, d), as_tensor(src)));
+    t.steps.push_back(make_step("W_Q", shape_str(d, dk), as_tensor(w_q)));
+    t.steps.push_back(make_step("W_K", shape_str(d, dk), as_tensor(w_k)));
+    t.steps.push_back(make_step("W_V", shape_str(d, dv), as_tensor(w_v)));
 
     step q = make_step("Q", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk)),
-                       convert<double>(f.q));
+                       as_tensor(f.q));
     q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
     t.steps.push_back(std::move(q));
     t.steps.push_back(make_step("K", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dk), shape_str(m, dk)),
-                                convert<double>(f.k)));
+                                as_tensor(f.k)));
     t.steps.push_back(make_step("V", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dv), shape_str(m, dv)),
-                                convert<double>(f.v)));
+                                as_tensor(f.v)));
     if (c.bias) {
         for (step& st : t.steps) {
             const std::vector<double>* b = st.id == "Q" ? &in.b_q : st.id == "K" ? &in.b_k : st.id == "V" ? &in.b_v : nullptr;
@@ -194,7 +221,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
         for (const auto& [id, rot] : {std::pair<const char*, const matrix<T>*>{"Q_rot", &q_rot}, {"K_rot", &k_rot}}) {
             step r = make_step(id, fmt::format("rope({}, positions 0..{}) -> {}", shape_str(rot->shape(0), dk),
                                                rot->shape(0) - 1, shape_str(rot->shape(0), dk)),
-                               convert<double>(*rot));
+                               as_tensor(*rot));
             r.lesson = std::string("rope_step.") + id;
             r.values["rope_style"] = name_of(c.rope_style);
             r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
@@ -206,7 +233,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
     const std::size_t j = m > 1 ? 1 : 0;
     step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)),
-                       convert<double>(f.scores));
+                       as_tensor(f.scores));
     s.extras.push_back({"k_transposed", convert<double>(attn::transpose(k_rot))});
     s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
@@ -215,16 +242,22 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     t.steps.push_back(std::move(s));
 
     step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)),
-                        convert<double>(f.scaled_scores));
+                        as_tensor(f.scaled_scores));
     sc.values["var_before"] = format_number(attn::variance(f.scores), precision);
     sc.values["var_after"] = format_number(attn::variance(f.scaled_scores), precision);
     sc.values["std_before"] = format_number(attn::std_dev(f.scores), precision);
     sc.values["std_after"] = format_number(attn::std_dev(f.scaled_scores), precision);
+    // Whether this run meets the lesson's assumption (unit-variance q and k entries), measured.
+    const double var_q = attn::variance(q_rot), var_k = attn::variance(k_rot);
+    sc.values["var_q"] = format_number(var_q, precision);
+    sc.values["var_k"] = format_number(var_k, precision);
+    sc.values["score_count"] = std::to_string(n * m);
+    sc.values["scale_check"] = name_of(scale_check_of(var_q, var_k, attn::variance(f.scaled_scores)));
     t.steps.push_back(std::move(sc));
 
     step ms = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m),
                                                      shape_str(n, m)),
-                        convert<double>(f.masked_scores));
+                        as_tensor(f.masked_scores));
     ms.brief = !causal;
     std::size_t blocked = 0;
     for (const auto& row : blocked_by)
@@ -240,7 +273,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     t.steps.push_back(std::move(ms));
 
     step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)),
-                       convert<double>(f.weights));
+                       as_tensor(f.weights));
     w.extras.push_back({"row_max", convert<double>(row_max(f.masked_scores))});
     w.extras.push_back({"shifted", convert<double>(subtract_row_max(f.masked_scores))});
     const matrix<T> sums = row_sums(f.weights);
@@ -252,7 +285,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 
     t.steps.push_back(make_step(
         "output", fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
-        convert<double>(f.output)));
+        as_tensor(f.output)));
     return t;
 }
 

@@ -97,6 +97,13 @@ trace build_trace(const step_config& c, const struct inputs& in, int precision);
 
 // A step with its id, shape line and tensor.
 step make_step(const std::string& id, std::string shape_line, tensor value);
+// The √d_k lesson's promise (scaled variance about 1) checked against a run: `holds` when the
+// scaled scores' variance is within a factor 2 of 1; otherwise `breaks` when Var(q)·Var(k) is not
+// (the unit-variance assumption fails), or `sample` when it is and only the sample strays.
+enum class scale_check { holds, breaks, sample };
+scale_check scale_check_of(double var_q, double var_k, double var_scaled);
+const char* name_of(scale_check c);
+
 // The lesson table of a step: step.lesson, or "<t.lessons>.<id>".
 std::string lesson_key(const struct trace& t, const step& s);
 // All the placeholder values a step's lesson may use: the run's, the step's, the mistake's.

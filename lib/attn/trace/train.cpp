@@ -101,6 +101,8 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     r.values["growth"] = fmt::format("{:.1f}", r.symptoms[4].second);
     r.values["grad_fixed"] = num(r.run.grad_norms.front());
     r.values["grad_buggy"] = num(r.buggy.grad_norms.front());
+    // Whether the buggy loop ended worse (the usual case) or, over a short run, better than the fix.
+    if (req.mistake == "no-zero-grad") r.values["verdict"] = fall(r.buggy.losses) < fall(r.run.losses) ? "hurt" : "helped";
     return r;
 }
 

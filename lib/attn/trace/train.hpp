@@ -15,6 +15,11 @@ namespace attn {
 // random-target | no-scale | no-zero-grad
 const std::vector<std::string>& train_mistake_ids();
 
+// The learning rate `train --mistake no-zero-grad` runs at unless --lr is given: at the general
+// default 1e-3 and 200 steps the accumulated gradient acts like momentum and the bug looks like it
+// helps; at 1e-2 the stale sum overshoots and the damage shows (tests/test_review.cpp measures both).
+constexpr double no_zero_grad_default_lr = 1e-2;
+
 struct train_request {
     std::size_t steps = 200, every = 0;  // every = 0: steps / 10
     double lr = 1e-3;

@@ -1,0 +1,231 @@
+// Display width and line breaking of UTF-8 text: see width.hpp.
+#include "attn/render/width.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "attn/io/utf8.hpp"
+
+namespace attn {
+
+namespace {
+
+struct range {
+    char32_t lo, hi;
+};
+
+template <std::size_t N>
+bool in(const range (&table)[N], char32_t c) {
+    const range* it = std::upper_bound(std::begin(table), std::end(table), c,
+                                       [](char32_t v, const range& r) { return v < r.lo; });
+    return it != std::begin(table) && c <= std::prev(it)->hi;
+}
+
+// Zero columns: combining marks (general categories Mn and Me of the scripts a learner is likely
+// to type), zero-width spaces and joiners, bidi controls, variation selectors, hangul medial and
+// final jamo, the byte order mark.
+const range zero_width[] = {
+    {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
+    {0x05C4, 0x05C5}, {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670},
+    {0x06D6, 0x06DC}, {0x06DF, 0x06E4}, {0x06E7, 0x06E8}, {0x06EA, 0x06ED}, {0x0900, 0x0902},
+    {0x093A, 0x093A}, {0x093C, 0x093C}, {0x0941, 0x0948}, {0x094D, 0x094D}, {0x0951, 0x0957},
+    {0x0E31, 0x0E31}, {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E}, {0x1160, 0x11FF}, {0x1AB0, 0x1AFF},
+    {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x202A, 0x202E}, {0x2060, 0x2064}, {0x20D0, 0x20FF},
+    {0x302A, 0x302D}, {0x3099, 0x309A}, {0xD7B0, 0xD7FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F},
+    {0xFEFF, 0xFEFF}, {0x1F3FB, 0x1F3FF}, {0xE0000, 0xE0FFF},
+};
+
+// Two columns: East Asian Wide (W) and Fullwidth (F), Unicode 15.
+const range wide[] = {
+    {0x1100, 0x115F},   {0x231A, 0x231B},   {0x2329, 0x232A},   {0x23E9, 0x23EC},   {0x23F0, 0x23F0},
+    {0x23F3, 0x23F3},   {0x25FD, 0x25FE},   {0x2614, 0x2615},   {0x2648, 0x2653},   {0x267F, 0x267F},
+    {0x2693, 0x2693},   {0x26A1, 0x26A1},   {0x26AA, 0x26AB},   {0x26BD, 0x26BE},   {0x26C4, 0x26C5},
+    {0x26CE, 0x26CE},   {0x26D4, 0x26D4},   {0x26EA, 0x26EA},   {0x26F2, 0x26F3},   {0x26F5, 0x26F5},
+    {0x26FA, 0x26FA},   {0x26FD, 0x26FD},   {0x2705, 0x2705},   {0x270A, 0x270B},   {0x2728, 0x2728},
+    {0x274C, 0x274C},   {0x274E, 0x274E},   {0x2753, 0x2755},   {0x2757, 0x2757},   {0x2795, 0x2797},
+    {0x27B0, 0x27B0},   {0x27BF, 0x27BF},   {0x2B1B, 0x2B1C},   {0x2B50, 0x2B50},   {0x2B55, 0x2B55},
+    {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},
+    {0xA960, 0xA97F},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},   {0xFE10, 0xFE19},   {0xFE30, 0xFE6F},
+    {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x16FE0, 0x16FE4}, {0x17000, 0x18CFF}, {0x1B000, 0x1B2FF},
+    {0x1F004, 0x1F004}, {0x1F0CF, 0x1F0CF}, {0x1F18E, 0x1F18E}, {0x1F191, 0x1F19A}, {0x1F200, 0x1F202},
+    {0x1F210, 0x1F23B}, {0x1F240, 0x1F248}, {0x1F250, 0x1F251}, {0x1F260, 0x1F265}, {0x1F300, 0x1F320},
+    {0x1F32D, 0x1F335}, {0x1F337, 0x1F37C}, {0x1F37E, 0x1F393}, {0x1F3A0, 0x1F3CA}, {0x1F3CF, 0x1F3D3},
+    {0x1F3E0, 0x1F3F0}, {0x1F3F4, 0x1F3F4}, {0x1F3F8, 0x1F43E}, {0x1F440, 0x1F440}, {0x1F442, 0x1F4FC},
+    {0x1F4FF, 0x1F53D}, {0x1F54B, 0x1F54E}, {0x1F550, 0x1F567}, {0x1F57A, 0x1F57A}, {0x1F595, 0x1F596},
+    {0x1F5A4, 0x1F5A4}, {0x1F5FB, 0x1F64F}, {0x1F680, 0x1F6C5}, {0x1F6CC, 0x1F6CC}, {0x1F6D0, 0x1F6D2},
+    {0x1F6D5, 0x1F6D7}, {0x1F6DC, 0x1F6DF}, {0x1F6EB, 0x1F6EC}, {0x1F6F4, 0x1F6FC}, {0x1F7E0, 0x1F7EB},
+    {0x1F7F0, 0x1F7F0}, {0x1F90C, 0x1F93A}, {0x1F93C, 0x1F945}, {0x1F947, 0x1F9FF}, {0x1FA70, 0x1FA7C},
+    {0x1FA80, 0x1FA88}, {0x1FA90, 0x1FABD}, {0x1FABF, 0x1FAC5}, {0x1FACE, 0x1FADB}, {0x1FAE0, 0x1FAE8},
+    {0x1FAF0, 0x1FAF8}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
+};
+
+// No line starts with these (closing brackets and quotes, stops, commas, colons, iteration marks).
+bool no_break_before(char32_t c) {
+    switch (c) {
+        case ',': case '.': case ';': case ':': case '!': case '?': case ')': case ']': case '}':
+        case '%': case 0x2019: case 0x201D: case 0x2026: case 0x3001: case 0x3002: case 0x3005:
+        case 0x3009: case 0x300B: case 0x300D: case 0x300F: case 0x3011: case 0x3015: case 0x3017:
+        case 0x301F: case 0x309D: case 0x309E: case 0x30FC: case 0x30FD: case 0x30FE: case 0xFF01:
+        case 0xFF05: case 0xFF09: case 0xFF0C: case 0xFF0E: case 0xFF1A: case 0xFF1B: case 0xFF1F:
+        case 0xFF3D: case 0xFF5D: case 0xFF60: case 0xFF64: case 0xFF61:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// No line ends with these (opening brackets and quotes).
+bool no_break_after(char32_t c) {
+    switch (c) {
+        case '(': case '[': case '{': case 0x2018: case 0x201C: case 0x3008: case 0x300A: case 0x300C:
+        case 0x300E: case 0x3010: case 0x3014: case 0x3016: case 0x301D: case 0xFF08: case 0xFF3B:
+        case 0xFF5B: case 0xFF5F:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// Decodes the character at s[i] (invalid bytes decode as U+FFFD, one byte each); advances i.
+char32_t next_char(const std::string& s, std::size_t& i) {
+    const std::size_t len = utf8_sequence_length(s, i);
+    if (len == 0) {
+        ++i;
+        return 0xFFFD;
+    }
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    char32_t c = len == 1 ? b(0) : len == 2 ? b(0) & 0x1F : len == 3 ? b(0) & 0x0F : b(0) & 0x07;
+    for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (b(k) & 0x3F);
+    i += len;
+    return c;
+}
+
+// The length of an ANSI escape sequence at s[i], or 0.
+std::size_t escape_length(const std::string& s, std::size_t i) {
+    if (s[i] != '\x1b' || i + 1 >= s.size() || s[i + 1] != '[') return 0;
+    std::size_t j = i + 2;
+    while (j < s.size() && !(s[j] >= 0x40 && s[j] <= 0x7e)) ++j;
+    return std::min(j + 1, s.size()) - i;
+}
+
+char32_t last_char(const std::string& s) {
+    if (s.empty()) return 0;
+    std::size_t start = s.size() - 1;  // back over up to three continuation bytes
+    for (int k = 0; k < 3 && start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80; ++k) --start;
+    return next_char(s, start);
+}
+
+char32_t first_char(const std::string& s) {
+    std::size_t i = 0;
+    return s.empty() ? 0 : next_char(s, i);
+}
+
+}  // namespace
+
+std::size_t char_width(char32_t c) {
+    if (c == 0) return 0;
+    if (in(zero_width, c)) return 0;
+    return in(wide, c) ? 2 : 1;
+}
+
+bool is_cjk(char32_t c) { return in(wide, c) && !(c >= 0x1F000 && c <= 0x1FAFF); }
+
+char32_t char_at(const std::string& s, std::size_t i) { return i < s.size() ? next_char(s, i) : 0; }
+
+bool cjk_break(char32_t before, char32_t after) {
+    return before != 0 && (is_cjk(before) || is_cjk(after)) && !no_break_before(after) &&
+           !no_break_after(before) && char_width(after) != 0;
+}
+
+std::size_t display_width(const std::string& s) {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t e = escape_length(s, i)) {
+            i += e;
+            continue;
+        }
+        w += char_width(next_char(s, i));
+    }
+    return w;
+}
+
+std::string cut_to_width(const std::string& s, std::size_t width) {
+    std::size_t w = 0, i = 0;
+    while (i < s.size()) {
+        if (const std::size_t e = escape_length(s, i)) {
+            i += e;
+            continue;
+        }
+        std::size_t j = i;
+        const std::size_t cw = char_width(next_char(s, j));
+        if (w + cw > width) break;
+        w += cw;
+        i = j;
+    }
+    return s.substr(0, i);
+}
+
+std::vector<text_unit> break_units(const std::string& line) {
+    std::vector<text_unit> units;
+    text_unit cur;
+    bool space = false;      // a space since the last unit ended
+    char32_t prev = 0;       // the last character of `cur`
+    auto push = [&] {
+        if (!cur.text.empty()) units.push_back(cur);
+        cur = text_unit{};
+    };
+    for (std::size_t i = 0; i < line.size();) {
+        const std::size_t at = i;
+        const char32_t c = next_char(line, i);
+        const std::string bytes = line.substr(at, i - at);
+        if (c == ' ') {
+            push();
+            space = true;
+            prev = 0;
+            continue;
+        }
+        if (cur.text.empty() || !cjk_break(prev, c)) {
+            if (cur.text.empty()) cur.space_before = space && !units.empty();
+            cur.text += bytes;
+        } else {
+            push();
+            cur.text = bytes;
+        }
+        space = false;
+        prev = c;
+    }
+    push();
+    return units;
+}
+
+std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width,
+                                    std::size_t width) {
+    std::vector<std::string> out;
+    std::string cur;
+    std::size_t cur_w = 0;
+    for (const text_unit& u : units) {
+        const std::size_t w = display_width(u.text);
+        const std::size_t gap = u.space_before && !cur.empty() ? 1 : 0;
+        const std::size_t room = out.empty() ? first_width : width;
+        if (!cur.empty() && cur_w + gap + w > room) {
+            out.push_back(cur);
+            cur = u.text;
+            cur_w = w;
+            continue;
+        }
+        if (gap) cur += ' ';
+        cur += u.text;
+        cur_w += gap + w;
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+std::string join_source_lines(const std::string& a, const std::string& b) {
+    if (a.empty()) return b;
+    if (b.empty()) return a;
+    const char32_t x = last_char(a), y = first_char(b);
+    return is_cjk(x) && is_cjk(y) ? a + b : a + " " + b;
+}
+
+}  // namespace attn

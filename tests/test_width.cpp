@@ -1,0 +1,153 @@
+// Display width and line breaking of UTF-8 text (render/width): CJK, fullwidth punctuation, emoji,
+// combining marks, and the rules for where Chinese text may break.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "attn/render/format.hpp"
+#include "attn/render/width.hpp"
+
+using attn::display_width;
+
+TEST_CASE("display width counts terminal columns", "[width]") {
+    CHECK(display_width("") == 0);
+    CHECK(display_width("abc") == 3);
+    CHECK(display_width("…") == 1);
+    CHECK(display_width("我爱你") == 6);                 // CJK ideographs: 2 each
+    CHECK(display_width("注意力 attention") == 16);       // mixed
+    CHECK(display_width("，。；：、）「」") == 16);       // fullwidth and CJK punctuation
+    CHECK(display_width("（３２，１０）") == 14);         // fullwidth digits and brackets
+    CHECK(display_width("ｱ") == 1);                      // halfwidth katakana stays narrow
+    CHECK(display_width("한국어") == 6);                  // hangul syllables
+    CHECK(display_width("😀") == 2);                     // emoji
+    CHECK(display_width("🚀x") == 3);
+    CHECK(display_width("e\xcc\x81") == 1);              // e + combining acute accent
+    CHECK(display_width("a\xe2\x80\x8b" "b") == 2);      // zero-width space
+    CHECK(display_width("\xef\xb8\x8f") == 0);           // variation selector 16 alone
+    CHECK(display_width("\x1b[1;36m标题\x1b[0m") == 4);  // ANSI colour counts nothing
+    CHECK(display_width("\xff\xfe") == 2);               // invalid bytes: one column each (shown as U+FFFD)
+}
+
+TEST_CASE("cut_to_width keeps whole characters", "[width]") {
+    CHECK(attn::cut_to_width("我爱你", 3) == "我");
+    CHECK(attn::cut_to_width("我爱你", 4) == "我爱");
+    CHECK(attn::cut_to_width("abc", 5) == "abc");
+    CHECK(attn::cut_to_width("e\xcc\x81" "f", 1) == "e\xcc\x81");  // the mark stays with its letter
+    CHECK(attn::cut_to_width("😀😀", 3) == "😀");
+}
+
+namespace {
+std::vector<std::string> texts(const std::vector<attn::text_unit>& units) {
+    std::vector<std::string> out;
+    for (const auto& u : units) out.push_back(u.text);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("break units: words, single CJK characters, punctuation glued", "[width]") {
+    using v = std::vector<std::string>;
+    CHECK(texts(attn::break_units("scaled dot-product attention")) == v{"scaled", "dot-product", "attention"});
+    CHECK(texts(attn::break_units("缩放点积")) == v{"缩", "放", "点", "积"});
+    // Closing punctuation never starts a line; opening punctuation never ends one.
+    CHECK(texts(attn::break_units("查询，键。")) == v{"查", "询，", "键。"});
+    CHECK(texts(attn::break_units("（掩码）")) == v{"（掩", "码）"});
+    CHECK(texts(attn::break_units("「值」、")) == v{"「值」、"});
+    // A Latin word or number inside Chinese text stays whole.
+    CHECK(texts(attn::break_units("除以√d_k再做softmax得到0.125")) ==
+          v{"除", "以", "√d_k", "再", "做", "softmax", "得", "到", "0.125"});
+    const auto u = attn::break_units("权重 weights 之和");
+    REQUIRE(u.size() == 5);
+    CHECK_FALSE(u[1].space_before);
+    CHECK(u[2].space_before);
+    CHECK(u[3].space_before);
+    CHECK_FALSE(u[4].space_before);
+}
+
+TEST_CASE("wrap fits Chinese text to the width by display columns", "[width]") {
+    const std::string zh =
+        "注意力权重是每一行经过softmax之后的概率分布，每一行的和都是1。缩放点积注意力先计算查询和键的点积，"
+        "再除以√d_k，这样softmax的输入不会随着维度增大而变得过大。";
+    for (std::size_t width : {20u, 21u, 33u, 40u, 60u, 80u}) {
+        const auto lines = attn::wrap(zh, width);
+        std::string joined;
+        for (const auto& l : lines) {
+            CHECK(display_width(l) <= width);
+            // Never a line that starts with closing punctuation.
+            for (const char* p : {"，", "。", "；", "：", "、", "）", "」"}) CHECK(l.rfind(p, 0) != 0);
+            joined += l;
+        }
+        CHECK(joined == zh);  // nothing lost, no space added between Chinese characters
+    }
+    // Latin words and numbers are never split, and keep their spaces.
+    const auto lines = attn::wrap("每个头的维度是 d_head = 64，一共 h = 8 个头，每个头的维度是 d_head = 64", 22);
+    CHECK(lines.size() > 1);
+    for (const auto& l : lines) CHECK(display_width(l) <= 22);
+    std::string joined;
+    for (const auto& l : lines) joined += (joined.empty() || l.empty() ? "" : "|") + l;
+    CHECK(joined.find("d_h|ead") == std::string::npos);
+    CHECK(joined.find("6|4") == std::string::npos);
+}
+
+TEST_CASE("source lines of a Chinese paragraph join without a space", "[width]") {
+    CHECK(attn::join_source_lines("注意力", "权重") == "注意力权重");
+    CHECK(attn::join_source_lines("注意力", "weights") == "注意力 weights");
+    CHECK(attn::join_source_lines("the", "weights") == "the weights");
+    CHECK(attn::join_source_lines("概率，", "每行") == "概率，每行");
+    const auto lines = attn::wrap("第一行\n第二行", 80);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == "第一行第二行");
+}
+
+#include "attn/io/lessons.hpp"
+#include "attn/io/utf8.hpp"
+
+TEST_CASE("fullwidth answers fold to ASCII", "[width][drill]") {
+    CHECK(attn::fold_fullwidth("（３２，１０，１０）") == "(32,10,10)");
+    CHECK(attn::fold_fullwidth("３２×１０") == "32×10");  // × is not a fullwidth form: the shape parser takes it
+    CHECK(attn::fold_fullwidth("Ａ") == "A");
+    CHECK(attn::fold_fullwidth("ｂ") == "b");
+    CHECK(attn::fold_fullwidth("32、10") == "32,10");
+    CHECK(attn::fold_fullwidth("0.5\xe3\x80\x80") == "0.5 ");  // ideographic space
+    CHECK(attn::fold_fullwidth("注意力") == "注意力");
+    CHECK(attn::fold_fullwidth("\xff\xef\xbc") == "\xff\xef\xbc");  // invalid bytes pass through
+}
+
+TEST_CASE("the language comes from --lang then ATTN_EXPLAIN_LANG then the locale", "[lang]") {
+    using attn::default_language;
+    using attn::language_env;
+    const bool have_zh = !attn::language_of("zh").empty();
+    const std::string zh = have_zh ? "zh" : "en";  // a locale only picks languages the binary has
+    CHECK(attn::language_of("en") == "en");
+    CHECK(attn::language_of("en_US.UTF-8") == "en");
+    CHECK(attn::language_of("C").empty());
+    CHECK(attn::language_of("de_DE.UTF-8").empty());
+    CHECK(default_language(language_env{}) == "en");
+    language_env e;
+    e.lang = "zh_CN.UTF-8";
+    CHECK(default_language(e) == zh);
+    e.lang = "zh_TW.UTF-8";
+    CHECK(default_language(e) == zh);
+    e.lc_messages = "en_GB.UTF-8";  // LC_MESSAGES before LANG
+    CHECK(default_language(e) == "en");
+    e.lc_all = "zh";  // LC_ALL before both
+    CHECK(default_language(e) == zh);
+    e.lc_all = "C";
+    CHECK(default_language(e) == "en");
+    e.attn_lang = "en";  // ATTN_EXPLAIN_LANG before the locale
+    e.lc_all = "zh_CN.UTF-8";
+    CHECK(default_language(e) == "en");
+    e.attn_lang = "fr";  // explicit: kept, so that the command refuses it naming the languages it has
+    CHECK(default_language(e) == "fr");
+    e.attn_lang = "";  // empty means unset
+    CHECK(default_language(e) == zh);
+
+    language_env u;
+    CHECK_FALSE(attn::locale_is_utf8(u));
+    u.lang = "zh_CN.UTF-8";
+    CHECK(attn::locale_is_utf8(u));
+    u.lc_ctype = "C";
+    CHECK_FALSE(attn::locale_is_utf8(u));
+    u.lc_all = "en_US.utf8";
+    CHECK(attn::locale_is_utf8(u));
+}
