@@ -325,3 +325,36 @@ TEST_CASE("the batching topic has concept and generated questions", "[drill][bat
     }
     CHECK(kinds == std::set<std::string>{"concept", "numeric"});
 }
+
+TEST_CASE("answers typed with a Chinese input method: fullwidth forms and yes/no words", "[drill][answers]") {
+    attn::drill::question shape;
+    shape.kind = "shape";
+    shape.shape = {32, 10, 10};
+    shape.answer = "(32, 10, 10)";
+    CHECK(attn::drill::is_right(shape, "（３２，１０，１０）"));
+    CHECK(attn::drill::is_right(shape, "３２×１０×１０"));
+    CHECK(attn::drill::is_right(shape, "32、10、10"));
+    CHECK_FALSE(attn::drill::is_right(shape, "（３２，１０）"));
+
+    attn::drill::question numeric;
+    numeric.kind = "numeric";
+    numeric.number = 0.25;
+    numeric.tolerance = 0.01;
+    CHECK(attn::drill::is_right(numeric, "０．２５"));
+    CHECK(attn::drill::is_right(numeric, "２５％"));
+
+    attn::drill::question choice;
+    choice.kind = "concept";
+    choice.choices = {"No: the mask keeps it lower-triangular", "Yes: moving a token changes what it sees", "Nobody knows"};
+    choice.answer = "b";
+    CHECK(attn::drill::is_right(choice, "Ｂ"));
+    CHECK(attn::drill::is_right(choice, "ｂ"));
+    CHECK(attn::drill::is_right(choice, "是"));
+    CHECK(attn::drill::is_right(choice, "yes"));
+    CHECK_FALSE(attn::drill::is_right(choice, "否"));  // "No: ..." is choice a; "Nobody" does not count as "no"
+    CHECK(attn::drill::grade(choice, "否") == attn::drill::verdict::wrong);
+    choice.choices = {"是：会改变", "否：不会"};
+    choice.answer = "a";
+    CHECK(attn::drill::is_right(choice, "是"));
+    CHECK_FALSE(attn::drill::is_right(choice, "否"));
+}

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/drill/drill.hpp"
+#include "attn/io/utf8.hpp"
 
 namespace attn::drill {
 
@@ -143,11 +144,32 @@ std::optional<double> parse_amount(const std::string& s, const std::string& unit
     return v;
 }
 
+namespace {
+// "yes"/"是" or "no"/"否" names the one choice that starts with that word, if exactly one does.
+std::string yes_no_choice(const question& q, const std::string& r) {
+    const bool yes = r == "yes" || r == "是", no = r == "no" || r == "否";
+    if (!yes && !no) return "";
+    std::string found;
+    for (std::size_t i = 0; i < q.choices.size(); ++i) {
+        const std::string c = lower_trim(q.choices[i]);
+        const bool match = yes ? (c.rfind("yes", 0) == 0 || c.rfind("是", 0) == 0)
+                               : (c.rfind("no", 0) == 0 && (c.size() == 2 || !std::isalpha(static_cast<unsigned char>(c[2])))) ||
+                                     c.rfind("否", 0) == 0;
+        if (!match) continue;
+        if (!found.empty()) return "";
+        found = std::string(1, static_cast<char>('a' + i));
+    }
+    return found;
+}
+}  // namespace
+
 verdict grade(const question& q, const std::string& reply) {
-    const std::string r = lower_trim(reply);
+    // What a Chinese input method types (（３２，１０）, Ａ) reads as its ASCII twin.
+    const std::string r = lower_trim(fold_fullwidth(reply));
     if (r.empty()) return verdict::unreadable;
     if (!q.choices.empty()) {
         std::string letter = r;
+        if (const std::string yn = yes_no_choice(q, r); !yn.empty()) letter = yn;
         if (letter.size() == 3 && letter.front() == '(' && letter.back() == ')') letter = letter.substr(1, 1);
         if (letter.size() == 2 && (letter.back() == ')' || letter.back() == '.')) letter = letter.substr(0, 1);
         if (letter.size() == 1) {
