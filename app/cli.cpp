@@ -111,7 +111,7 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
     cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
     cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
-    cmd->add_option("--mask", r.mask, "none | causal")->capture_default_str();
+    cmd->add_option("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")->capture_default_str();
     cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat\"");
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
@@ -250,7 +250,7 @@ void setup_positions(CLI::App& app, positions_options& opt) {
 void setup_drill(CLI::App& app, drill_options& opt) {
     auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
     cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | all")
+    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | all")
         ->capture_default_str();
     cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
@@ -349,6 +349,8 @@ void setup_cost(CLI::App& app, cost_options& opt) {
     cmd->add_option("--kv-latent", opt.kv_latent, "MLA: cache a latent of d_c per token instead of K and V");
     cmd->add_option("--rope-dim", opt.rope_dim, "MLA: width d_r of the shared RoPE key (with --kv-latent)");
     cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
+    cmd->add_option("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B")
+        ->capture_default_str();
     cmd->add_option("--format", opt.format, "text, json, markdown or html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
     add_lang_option(cmd, opt.lang);
@@ -378,7 +380,10 @@ void setup_mask(CLI::App& app, mask_options& opt) {
     cmd->add_option("-n,--seq-len", r.seq_len, "Number of queries n")->capture_default_str();
     cmd->add_option("--kv-len", r.kv_len, "Number of keys m (default: n)");
     cmd->add_option("--batch", r.batch, "Batch size B (default: 1, or the number of --lengths)");
-    cmd->add_option("--mask", r.mask, "causal | none")->capture_default_str();
+    cmd->add_option("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
+        ->capture_default_str();
+    cmd->add_option("--seed", r.seed, "Seed of bigbird's random blocks")->capture_default_str();
+    cmd->add_option("--layers", r.layers, "Stacked layers for the receptive field")->capture_default_str();
     cmd->add_option("--lengths", r.lengths, "True key length of each batch item, e.g. 4,2; the rest is padding")
         ->type_name("L1,L2,...");
     cmd->add_option("--pad-side", r.pad_side, "Where the padding sits: right | left")->capture_default_str();
@@ -407,6 +412,7 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     cmd->add_option("--kv-heads", r.kv_heads, "K/V heads g, dividing h (default: h; 1 = multi-query)");
     cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
     cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    cmd->add_option("--mask", r.mask, "causal | window:W (a rolling cache of W entries)")->capture_default_str();
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
         ->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
@@ -436,6 +442,7 @@ void setup_bench(CLI::App& app, bench_options& opt) {
     cmd->add_option("--sizes", opt.sizes, "Sequence lengths n, comma-separated (1..16384)")->capture_default_str();
     cmd->add_option("--d", opt.d, "Head dimension d (1..512)")->capture_default_str();
     cmd->add_option("--repeat", opt.repeat, "Runs per kernel; the best time is reported")->capture_default_str();
+    cmd->add_option("--window", opt.window, "W of the tiled-window row (a causal sliding window)")->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     add_lang_option(cmd, opt.lang);

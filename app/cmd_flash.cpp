@@ -50,14 +50,16 @@ int run_flash(const flash_options& opt) {
                    : attn::project(in.x, w);
     };
     const attn::matrix<double> q = proj(in.w_q), k = proj(in.w_k), v = proj(in.w_v);
-    const bool causal = c.mask == attn::mask_kind::causal;
+    if (c.cross()) throw attn::error("flash tiles self-attention here: drop --kv-len");
+    const bool causal = c.mask != attn::mask_kind::none;
     report.n = c.seq_len, report.d_k = c.d_k, report.d_v = c.d_v, report.seed = c.seed, report.causal = causal;
+    report.mask = c.pattern;
     // A block larger than the sequence is the whole sequence: clamped to n, so no size is absurd.
     report.block_q = std::min(static_cast<std::size_t>(opt.block_q), c.seq_len);
     report.block_k = std::min(static_cast<std::size_t>(opt.block_k), c.keys());
-    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, causal, static_cast<std::size_t>(opt.row), f32);
+    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, static_cast<std::size_t>(opt.row), f32);
     report.dtype = f32 ? "float32" : "float64";
-    if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, causal, *low);
+    if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, c.pattern, *low);
     if (!run.save.empty()) {
         attn::trace t;
         t.config = c;
@@ -90,6 +92,11 @@ int run_cost(const cost_options& opt) {
     if (opt.rope_dim < 0 || opt.rope_dim > (1L << 24)) throw attn::error("--rope-dim must be 0 or a positive whole number");
     if (opt.rope_dim > 0 && opt.kv_latent == 0) throw attn::error("--rope-dim needs --kv-latent d_c (the MLA cache)");
     in.kv_latent = static_cast<std::size_t>(opt.kv_latent), in.rope_dim = static_cast<std::size_t>(opt.rope_dim);
+    in.mask = attn::parse_pattern(opt.mask);
+    if (in.mask.kind == attn::pattern_kind::bigbird)
+        throw attn::error("cost counts patterns in closed form; bigbird's random blocks have none: use --mask window:W, "
+                          "local:W, global:G,W, dilated:W,D or block:B");
+    attn::check_pattern(in.mask, in.seq_len, in.seq_len);
     if (opt.dtype == "float32") in.bytes = 4;
     else if (opt.dtype == "float16" || opt.dtype == "bfloat16") in.bytes = 2;
     else throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");

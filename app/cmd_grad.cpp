@@ -55,6 +55,7 @@ int run_train(const train_cli_options& opt) {
         req.d_k = 1024;
     }
     attn::step_config config = attn::validate(req);
+    attn::refuse_sparse(config.pattern, "train");
     const attn::inputs in = config.load_dir.empty() ? attn::make_inputs(config) : attn::load_inputs(config);
     attn::train_request tr;
     tr.steps = static_cast<std::size_t>(opt.steps);

@@ -20,6 +20,8 @@ namespace app {
 int run_kvcache(const kvcache_options& opt) {
     if (opt.mla != 0 && opt.format == "python")
         throw attn::error("--format python covers kv-cache without --mla: drop --mla, or use text, json, markdown or html");
+    if (opt.mla != 0 && opt.request.mask != "causal")
+        throw attn::error("--mla decodes with a growing latent cache here: drop --mask");
     if (opt.mla != 0) return run_kvcache_mla(opt);
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
     output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"), true);

@@ -136,6 +136,7 @@ int run_flash(const flash_options& opt);
 struct cost_options {
     long batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = -1, layers = 12;
     long kv_latent = 0, rope_dim = 0;  // MLA
+    std::string mask = "none";         // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B
     std::string dtype = "float16", format = "text", color = "auto", lang = "en";
 };
 void setup_cost(CLI::App& app, cost_options& opt);

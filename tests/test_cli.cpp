@@ -174,7 +174,7 @@ TEST_CASE("cli: every bad input gets one line on stderr and a non-zero exit", "[
         {"step --d-model abc", "--d-model: expects a whole number, got 'abc'"},
         {"step --seq-len 400000", "GiB"},
         {"step --seq-len 99999999999999999999", "seq-len"},
-        {"step --mask sideways", "use none or causal"},
+        {"step --mask sideways", "use none, causal, window:W"},
         {"step --mistake typo", "no-transpose"},
         {"step --dtype float16", "float32 or float64"},
         {"step --init he", "randn or xavier"},
@@ -610,18 +610,23 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
     REQUIRE(r.code == 0);
     const auto doc = nlohmann::json::parse(r.out);
     CHECK(doc["peak_gflops"].is_number());
-    REQUIRE(doc["results"].size() == 6);
+    REQUIRE(doc["results"].size() == 10);  // per n: reference, full, tiled, tiled-causal, tiled-window
     for (const auto& row : doc["results"]) {
         for (const char* field : {"n", "d", "ms", "gflops", "extra_bytes", "max_diff"}) CHECK(row[field].is_number());
         const std::string impl = row["impl"];
-        CHECK((impl == "reference" || impl == "full" || impl == "tiled"));
+        CHECK((impl == "reference" || impl == "full" || impl == "tiled" || impl == "tiled-causal" ||
+               impl == "tiled-window"));
         CHECK(row["max_diff"].get<double>() < 1e-5);
+        CHECK(row.contains("window") == (impl == "tiled-window"));
+        if (impl == "tiled-window") CHECK(row["window"] == 256);  // the default W
+        if (impl.rfind("tiled-", 0) == 0) CHECK(row["ratio_to_tiled"].get<double>() > 0);
     }
     const char* cases[][2] = {
         {"bench --sizes 0", "--sizes"},
         {"bench --sizes 99999", "--sizes"},
         {"bench --d 0", "--d"},
         {"bench --repeat 0", "--repeat"},
+        {"bench --window 0", "--window"},
         {"bench --format xml", "text, json, markdown or html"},
     };
     expect_errors(cases);
@@ -642,14 +647,20 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
         "kv-cache --heads 8 --kv-heads 2 --d-model 32", "flash --dtype float16", "cost", "drill --sheet",
         "bench --sizes 64,5000 --d 8 --repeat 1", "positions", "heads --rope", "kv-cache --rope", "variant linear",
         "variant mla", "kv-cache --mla 6", "learn --task previous --steps 40", "exercise",
-        "mistake rope-style-mismatch", "mistake scale-by-d-k", "batching", "batching --lengths 3,5,2,7,4,1,6 --batch 2",
+        "mistake rope-style-mismatch", "mistake scale-by-d-k", "step --mask window:3 -n 6", "step --mask dilated:2,2 -n 6",
+        "heads --mask bigbird:2,1,1 -n 8 --batch 2 --lengths 8,5", "heads --mask global:1,1 -n 5", "mask --mask local:2 -n 10",
+        "mask --mask bigbird:2,1,1 -n 12", "mask --mask block:3 -n 40 --lengths 40,30", "flash --mask window:3 --block-q 2 --block-k 2",
+        "flash --mask bigbird:2,1,1", "kv-cache --mask window:3", "grad --mask dilated:2,2 --check", "cost --mask window:256", "cost --mask global:2,64",
+        "bench --sizes 64 --d 8 --repeat 1 --window 16",
+        "batching", "batching --lengths 3,5,2,7,4,1,6 --batch 2",
         "batching --count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4",
         "step --from weights", "grad --from d_S",
         "heads --max-output 10M"};
+
     for (const char* width : {"60", "80"})
         for (const std::string& c : commands) {
             INFO(c << " at " << width << " columns");
-            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c == "cost" || c == "mistakes" ||
+            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c.rfind("cost", 0) == 0 || c == "mistakes" ||
                                  c == "exercise");
             const result r = run(c + (pages ? " --no-pause" : ""),
                                  std::string("COLUMNS=") + width);

@@ -67,7 +67,8 @@ TEST_CASE("dimensions must be positive and sane", "[config]") {
 TEST_CASE("names are checked and the error lists the valid ones", "[config]") {
     attn::step_request r;
     r.mask = "triangle";
-    CHECK_THROWS_WITH(attn::validate(r), "unknown mask 'triangle': use none or causal");
+    CHECK_THROWS_WITH(attn::validate(r), "unknown mask 'triangle': use none, causal, window:W, local:W, global:G,W, "
+                                         "dilated:W,D, block:B or bigbird:B,R,G");
     r.mask = "causal";
     r.dtype = "float16";
     CHECK_THROWS_WITH(attn::validate(r), "unknown dtype 'float16': use float32 or float64");

@@ -139,6 +139,12 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                 case 4: want = 4 * x[0] * x[0] + 4 * x[0]; break;
                 case 6: want = x[2] * (x[0] + x[1]) * x[3]; break;  // layers · (d_c + d_r) · bytes
                 case 7: want = x.back(); break;                      // n = d
+                case 12: {  // window density: (W(W + 1)/2 + (n − W)·W) / n², four decimals
+                    const double w = x[0], n = x[1];
+                    want = std::round((w * (w + 1) / 2 + (n - w) * w) / (n * n) * 1e4) / 1e4;
+                    break;
+                }
+                case 13: want = x[1] * (x[0] - 1) + 1; break;  // L·(W − 1) + 1
                 case 8: want = std::pow(x[0], -2 * x[2] / x[1]); break;  // base, d, i: θ_i
                 case 9: {  // h, k: ALiBi's slope, from the paper's rule written out
                     const double h = x[0], k = x[1];
@@ -168,7 +174,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     std::set<std::string> ids;
     const std::set<std::string> subjects = {"scaling", "masks",   "projections", "heads", "kvcache",
                                             "memory",  "complexity", "einsum",    "softmax", "shapes", "positions",
-                                            "batching"};
+                                            "batching", "sparse"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -197,6 +203,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     for (const char* s : {"scaling", "masks", "projections", "heads", "kvcache", "memory", "complexity", "einsum"})
         CHECK(per_subject[s] >= 3);
     CHECK(per_subject["positions"] >= 12);
+    CHECK(per_subject["sparse"] >= 10);
     CHECK(per_subject["batching"] >= 8);
     const auto bugs = attn::drill::bug_bank(L(), 5);
     CHECK(bugs.size() == attn::mistake_catalogue().size());

@@ -123,6 +123,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     attn::step_request clash;
     clash.mistake = "no-transpose";  // 3 != 4: shape error
     render_all(run(clash));
+    attn::step_request sparse = base;  // a sparse pattern's own masked step
+    sparse.mask = "dilated:2,1";
+    render_all(run(sparse));
     attn::step_request noscale;
     noscale.mistake = "no-scale";
     render_all(run(noscale));
@@ -181,6 +184,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         h.mask = "causal";
         h.bias = true;
         h.lengths = "4,2";
+        render_all(run(h));
+        h.mask = "block:2";  // a sparse pattern's own masked step
         render_all(run(h));
         h.init = "xavier";  // nn.MultiheadAttention's own init, the command's default
         render_all(run(h));
@@ -272,6 +277,16 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             CHECK_NOTHROW(attn::render_markdown(cd));
             CHECK_NOTHROW(attn::render_cost_json(ci, attn::attention_cost(ci)));
         }
+        for (const char* spec : {"window:256", "block:64"}) {  // a pattern: pairs, rolling cache
+            ci.mask = attn::parse_pattern(spec);
+            CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
+        }
+        ci.mask = attn::mask_pattern{};
+        attn::flash_report fw = fr;  // a sparse pattern: the tile map, skipped tiles
+        fw.mask = attn::parse_pattern("window:2");
+        fw.result = attn::flash_forward(m, m, m, 2, 2, fw.mask, 4);
+        CHECK_NOTHROW(attn::render_text(attn::flash_document(fw, F, 4), o));
+        CHECK_NOTHROW(attn::render_flash_json(fw));
         ci.kv_latent = 512, ci.rope_dim = 64;  // the MLA cache rows and sentence
         CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
     }
@@ -288,7 +303,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         br.peak_gflops = 50;
         br.rows = {{64, 8, "reference", 1, 1, 8, 0, false},     {64, 8, "tiled", 1, 2, 8, 1e-7, false},
                    {2048, 8, "reference", 1, 1, 8, 0, false},   {8192, 8, "reference", 1, 1, 8, 0, true},
-                   {8192, 8, "tiled", 1, 2, 8, 1e-7, true}};
+                   {8192, 8, "tiled", 1, 2, 8, 1e-7, true},     {64, 8, "tiled-causal", 0.5, 2, 8, 1e-7, false, 0, 0.5},
+                   {64, 8, "tiled-window", 0.2, 2, 8, 1e-7, false, 16, 0.2}};
         CHECK_NOTHROW(attn::render_text(attn::doc::bench_document(br, attn::lessons::embedded("en")), {}));
     }
     CHECK_NOTHROW(attn::lessons::embedded("en").raw("ui.pause"));
@@ -340,6 +356,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         mask_all(mask_of(4, 2, "causal", "", "right", "bottom-right"));  // n > m: fully blocked rows
         mask_all(mask_of(40, 50, "none", "", "right", "top-left"));    // elided
         mask_all(mask_of(3, 0, "none", "", "right", "top-left"));      // no mask at all
+        // sparse patterns: each rule, the receptive field (and its closed form for window), bigbird's
+        // random blocks, and a pattern too long for the receptive field
+        for (const char* spec : {"window:3", "local:2", "global:1,1", "dilated:2,2", "block:3", "bigbird:2,1,1"})
+            mask_all(mask_of(12, 0, spec, "12,9", "left", "top-left"));
+        mask_all(mask_of(1100, 0, "window:4", "", "right", "top-left"));
         attn::mask_report bad = mask_of(3, 0, "causal", "", "right", "top-left");
         bad.items[0].sdpa[0][2] = true;
         mask_all(bad);
@@ -376,6 +397,13 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         one.cache_bytes = 4096;
         one.mha_cache_bytes = 4.0 * 1024 * 1024;
         kv_all(one);
+        attn::kv_request wq;  // the rolling window cache, passing and failing
+        wq.prompt_len = 2, wq.steps = 4, wq.mask = "window:3";  // fills, then overwrites
+        const attn::kv_config wc = attn::validate_kv(wq);
+        attn::kv_report win = attn::run_kvcache(wc, attn::make_kv_inputs(wc));
+        kv_all(win);
+        win.max_diff = win.steps[1].max_diff = 1;
+        kv_all(win);
     }
 
     {  // learn: every task, a failing run, a multi-layer run, and both ways to break it

@@ -317,7 +317,7 @@ TEST_CASE("mask: bad flags are refused with one line that says what to do", "[ma
     r = {};
     r.batch = 65;
     refuses(r, "from 1 to 64");
-    refuses(request(3, "tril"), "unknown --mask 'tril': use causal or none");
+    refuses(request(3, "tril"), "unknown mask 'tril': use none, causal, window:W");
     refuses(request(3, "causal", "3,x"), "'x' is not a whole number");
     refuses(request(3, "causal", "4"), "out of range");
     refuses(request(3, "causal", "3,1", "up"), "--pad-side");

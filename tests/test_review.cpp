@@ -209,6 +209,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
                     "kv-cache"}},
         {"positions", {"positions", "step --rope", "kv-cache --rope", "mistake rope-"}},
         {"batching", {"batching"}},
+        {"sparse", {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask"}},
     };
     return m;
 }

@@ -66,7 +66,7 @@ matrix<T> plus(const matrix<T>& a, const matrix<T>& b) {
 template <class T>
 forward_cache<T> forward_for_grad(const matrix<T>& x, const matrix<T>& w_q, const matrix<T>& w_k, const matrix<T>& w_v,
                                   const std::vector<T>& b_q, const std::vector<T>& b_k, const std::vector<T>& b_v,
-                                  bool causal, bool scale) {
+                                  bool causal, bool scale, const mask_pattern* pattern) {
     forward_cache<T> f;
     f.x = x, f.w_q = w_q, f.w_k = w_k, f.w_v = w_v, f.b_q = b_q, f.b_k = b_k, f.b_v = b_v;
     f.causal = causal, f.scale = scale;
@@ -75,7 +75,10 @@ forward_cache<T> forward_for_grad(const matrix<T>& x, const matrix<T>& w_q, cons
     f.v = add_bias(project(x, w_v), b_v);                                   // [n, d_v]
     f.scores = attention_scores(f.q, f.k);                                  // [n, n]
     f.scaled = scale ? scale_scores(f.scores, w_q.shape(1)) : f.scores;     // [n, n]
-    f.masked = causal ? apply_mask(f.scaled, mask_causal(x.shape(0), x.shape(0))) : f.scaled;
+    if (pattern && pattern->kind != pattern_kind::none)  // a sparse pattern: blocked entries get P = 0, dS = 0
+        f.masked = apply_mask(f.scaled, pattern_blocked(*pattern, x.shape(0), x.shape(0), causal_align::top_left));
+    else
+        f.masked = causal ? apply_mask(f.scaled, mask_causal(x.shape(0), x.shape(0))) : f.scaled;
     f.p = softmax_rows(f.masked);                                           // [n, n]
     f.out = weighted_sum(f.p, f.v);                                         // [n, d_v]
     return f;
@@ -117,12 +120,12 @@ gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_ou
 
 std::vector<gradcheck_row> gradient_check(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
                                           const matrix<double>& w_v, const matrix<double>& target, loss_kind k,
-                                          bool causal, double h) {
+                                          bool causal, double h, const mask_pattern* pattern) {
     const std::vector<double> none;
     auto loss_at = [&](const matrix<double>& xx, const matrix<double>& q, const matrix<double>& kk, const matrix<double>& v) {
-        return loss_value(k, forward_for_grad(xx, q, kk, v, none, none, none, causal, true).out, target);
+        return loss_value(k, forward_for_grad(xx, q, kk, v, none, none, none, causal, true, pattern).out, target);
     };
-    const auto f = forward_for_grad(x, w_q, w_k, w_v, none, none, none, causal, true);
+    const auto f = forward_for_grad(x, w_q, w_k, w_v, none, none, none, causal, true, pattern);
     const gradients<double> g = attention_backward(f, loss_grad(k, f.out, target));
     std::vector<gradcheck_row> rows;
     const std::pair<const char*, const matrix<double>*> params[] = {
@@ -278,7 +281,7 @@ train_result train_attention(const matrix<double>& x, const matrix<double>& targ
     template matrix<T> loss_grad(loss_kind, const matrix<T>&, const matrix<T>&);                                    \
     template forward_cache<T> forward_for_grad(const matrix<T>&, const matrix<T>&, const matrix<T>&,              \
                                                const matrix<T>&, const std::vector<T>&, const std::vector<T>&,     \
-                                               const std::vector<T>&, bool, bool);                                 \
+                                               const std::vector<T>&, bool, bool, const mask_pattern*);           \
     template gradients<T> attention_backward(const forward_cache<T>&, const matrix<T>&);
 ATTN_INSTANTIATE(float)
 ATTN_INSTANTIATE(double)

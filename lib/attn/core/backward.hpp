@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/masks.hpp"
 
 namespace attn {
 
@@ -34,7 +35,8 @@ struct forward_cache {
 template <class T>
 forward_cache<T> forward_for_grad(const matrix<T>& x, const matrix<T>& w_q, const matrix<T>& w_k, const matrix<T>& w_v,
                                   const std::vector<T>& b_q, const std::vector<T>& b_k, const std::vector<T>& b_v,
-                                  bool causal, bool scale);
+                                  bool causal, bool scale, const mask_pattern* pattern = nullptr);
+// (pattern: a sparse pattern of core/masks.hpp, aligned top-left, used instead of `causal`.)
 
 template <class T>
 struct gradients {
@@ -52,7 +54,7 @@ struct gradcheck_row {
 };
 std::vector<gradcheck_row> gradient_check(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
                                           const matrix<double>& w_v, const matrix<double>& target, loss_kind k,
-                                          bool causal, double h = 1e-6);
+                                          bool causal, double h = 1e-6, const mask_pattern* pattern = nullptr);
 
 // The gradient reaching W_Q and W_K with and without the 1/√d_k, for growing d_k: the median over
 // tokens and 31 draws (seeds seed, seed + 1, …, the same for every d_k) of one token's

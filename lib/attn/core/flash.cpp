@@ -37,12 +37,15 @@ double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 // per row. `low` rounds the tile's inputs and products (float16/bfloat16 emulation); `op` rounds
 // every arithmetic result, the running statistics and the accumulator included (to_f32 for a
 // float32 run, keep for float64 and for the low-precision emulation, whose statistics stay wide).
+// Tiles the mask blocks entirely (runs[tq][tk] false) are skipped: they would add nothing.
 matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t bq,
-                          std::size_t bk, bool causal, rounding low, scratch_meter* meter, std::size_t follow,
+                          std::size_t bk, const mask_pattern& mask, rounding low, scratch_meter* meter, std::size_t follow,
                           std::vector<tile_record>* record, rounding op = keep) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
     const double scale = op(1.0 / std::sqrt(static_cast<double>(dk)));
-    const auto blocked = causal ? causal_blocked(n, m, causal_align::top_left) : std::vector<std::vector<bool>>();
+    const bool causal = mask.kind != pattern_kind::none;  // any mask at all
+    const auto blocked = pattern_blocked(mask, n, m, causal_align::top_left);
+    const auto runs = tiles_to_run(blocked, bq, bk);
     matrix<double> out = xt::zeros<double>({n, dv});  // [n, d_v]
     scratch_meter local;
     scratch_meter& mem = meter ? *meter : local;
@@ -54,6 +57,20 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
         std::fill(run_m.begin(), run_m.end(), -std::numeric_limits<double>::infinity());
         for (std::size_t c0 = 0; c0 < m; c0 += bk) {
             const std::size_t c1 = std::min(m, c0 + bk);
+            if (!runs[r0 / bq][c0 / bk]) {  // every pair blocked: nothing to add, nothing computed
+                if (record && follow >= r0 && follow < r1) {
+                    tile_record rec;
+                    rec.tile = c0 / bk, rec.from = c0, rec.to = c1, rec.skipped = true;
+                    rec.scores.assign(c1 - c0, -std::numeric_limits<double>::infinity());
+                    rec.tile_max = -std::numeric_limits<double>::infinity();
+                    rec.m_old = rec.m_new = run_m[follow - r0], rec.alpha = 1.0;
+                    rec.l_old = rec.l_new = run_l[follow - r0];
+                    rec.acc.assign(acc.begin() + static_cast<long>((follow - r0) * dv),
+                                   acc.begin() + static_cast<long>((follow - r0 + 1) * dv));
+                    record->push_back(rec);
+                }
+                continue;
+            }
             for (std::size_t i = r0; i < r1; ++i) {
                 // pass 1: this tile's scores for row i, and their max
                 double tile_max = -std::numeric_limits<double>::infinity();
@@ -101,8 +118,8 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
 
 // The full pass: the whole n×m score matrix, softmax, then ·V, each result rounded by `low`.
 // `every_op` rounds each operation too (a float32 run: softmax in float, sums rounded per term).
-matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, bool causal,
-                         rounding low, bool every_op = false) {
+matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
+                         const mask_pattern& mask, rounding low, bool every_op = false) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
     const rounding op = every_op ? low : keep;
     matrix<double> s = xt::empty<double>({n, m});  // [n, m]
@@ -112,7 +129,7 @@ matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const
             for (std::size_t t = 0; t < dk; ++t) acc = op(acc + op(low(q(i, t)) * low(k(j, t))));
             s(i, j) = low(low(acc) / op(std::sqrt(static_cast<double>(dk))));
         }
-    if (causal) s = apply_mask(s, causal_blocked(n, m, causal_align::top_left));
+    if (mask.kind != pattern_kind::none) s = apply_mask(s, pattern_blocked(mask, n, m, causal_align::top_left));
     matrix<double> p;
     if (every_op) {
         p = convert<double>(softmax_rows(convert<float>(s)));
@@ -129,8 +146,18 @@ matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const
 }
 }  // namespace
 
+std::vector<std::vector<bool>> tiles_to_run(const std::vector<std::vector<bool>>& blocked, std::size_t block_q,
+                                            std::size_t block_k) {
+    const std::size_t n = blocked.size(), m = n ? blocked[0].size() : 0;
+    std::vector<std::vector<bool>> runs((n + block_q - 1) / block_q, std::vector<bool>((m + block_k - 1) / block_k, false));
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j)
+            if (!blocked[i][j]) runs[i / block_q][j / block_k] = true;
+    return runs;
+}
+
 flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
-                           std::size_t block_k, bool causal, std::size_t follow_row, bool float32) {
+                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row, bool float32) {
     if (block_q == 0 || block_k == 0) throw error("--block-q and --block-k must be at least 1");
     flash_result r;
     r.row_index = std::min(follow_row, q.shape(0) - 1);
@@ -142,9 +169,20 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
         for (auto& e : *x) e = op(e);
     scratch_meter meter;
     meter.element = element;
-    r.tiled = tiled_pass(qq, kk, vv, block_q, block_k, causal, keep, &meter, r.row_index, &r.row, op);
+    r.tiled = tiled_pass(qq, kk, vv, block_q, block_k, mask, keep, &meter, r.row_index, &r.row, op);
     r.extra_bytes = meter.peak;
-    r.full = full_pass(qq, kk, vv, causal, op, float32);
+    r.full = full_pass(qq, kk, vv, mask, op, float32);
+    const std::size_t n = q.shape(0), m = k.shape(0);
+    r.runs = tiles_to_run(pattern_blocked(mask, n, m, causal_align::top_left), block_q, block_k);
+    const double per_pair = 2.0 * static_cast<double>(q.shape(1)) + 2.0 * static_cast<double>(v.shape(1));
+    for (std::size_t tq = 0; tq < r.runs.size(); ++tq)
+        for (std::size_t tk = 0; tk < r.runs[tq].size(); ++tk) {
+            const double rows = static_cast<double>(std::min(n, (tq + 1) * block_q) - tq * block_q);
+            const double cols = static_cast<double>(std::min(m, (tk + 1) * block_k) - tk * block_k);
+            r.flops_all += rows * cols * per_pair;
+            if (r.runs[tq][tk]) ++r.tiles_run, r.flops_run += rows * cols * per_pair;
+            else ++r.tiles_skipped;
+        }
     r.full_bytes = q.shape(0) * k.shape(0) * element;
     r.max_diff = max_abs_diff(r.tiled, r.full);
     r.tiles_q = (q.shape(0) + block_q - 1) / block_q;
@@ -153,7 +191,8 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
 }
 
 precision_result low_precision_errors(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
-                                      std::size_t block_q, std::size_t block_k, bool causal, low_precision p) {
+                                      std::size_t block_q, std::size_t block_k, const mask_pattern& causal,
+                                      low_precision p) {
     // The reference: float32 throughout, as FlashAttention's tests compare against.
     rounding f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
     const matrix<double> reference = full_pass(q, k, v, causal, f32);
@@ -181,15 +220,22 @@ cost_result attention_cost(const cost_input& c) {
     r.proj_q = L * 2 * B * n * d * d;
     r.proj_kv = L * 2 * (2 * B * n * d * (g * dh));
     r.proj_o = L * 2 * B * n * d * d;
-    r.qk = L * 2 * B * h * n * n * dh;
-    r.softmax = L * 5 * B * h * n * n;  // max, subtract, exp, sum, divide
-    r.pv = L * 2 * B * h * n * n * dh;
+    // A mask that skips work: only its allowed pairs are computed (n² without one).
+    r.pairs = pattern_pairs(c.mask, c.seq_len);
+    r.density = r.pairs / (n * n);
+    r.dense_flops = r.proj_q + r.proj_kv + r.proj_o + L * (4 * dh + 5) * B * h * n * n;
+    r.qk = L * 2 * B * h * r.pairs * dh;
+    r.softmax = L * 5 * B * h * r.pairs;  // max, subtract, exp, sum, divide
+    r.pv = L * 2 * B * h * r.pairs * dh;
     r.flops = r.proj_q + r.proj_kv + r.proj_o + r.qk + r.softmax + r.pv;
     r.scores_bytes = B * h * n * n * bytes;
+    r.sparse_scores_bytes = B * h * r.pairs * bytes;
+    // Decoding with window:W keeps a rolling cache of the last W tokens.
+    r.kv_cache_tokens = c.mask.kind == pattern_kind::window ? std::min(n, static_cast<double>(c.mask.window)) : n;
     r.kv_per_token = r.mha_kv_per_token = 2 * L * g * dh * bytes;
     // MLA (DeepSeek-V2) caches the latent c_KV (d_c) and the shared RoPE key (d_r) instead.
     if (c.kv_latent > 0) r.kv_per_token = L * static_cast<double>(c.kv_latent + c.rope_dim) * bytes;
-    r.kv_cache_bytes = r.kv_per_token * B * n;
+    r.kv_cache_bytes = r.kv_per_token * B * r.kv_cache_tokens;
     // Tiled: per (item, head) the running max and sum per row in float32, and one Br×Bc tile
     // per (item, head) processed at once.
     r.tiled_bytes = B * h * (n * 2 * 4 + static_cast<double>(c.block_q * c.block_k) * 4);

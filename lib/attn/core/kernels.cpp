@@ -297,9 +297,13 @@ struct tile_scratch {
     float* alpha;  // rescale factor α = exp(m_old − m_new) of the current tile
 };
 
+// With a band mask, only the key tiles that hold an allowed key for some query of the block are
+// visited; blocked scores in them are set to a huge negative finite value (not −∞, so that a row
+// blocked across a whole tile gives no NaN: its weight is wiped by α = 0 at the first allowed key,
+// which every row has, its own position, in the last tile visited).
 void tiled_block(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
                  std::size_t i0, std::size_t br, std::size_t Br, std::size_t Bc, const tile_scratch& s, gemm_fn gemm,
-                 softmax_tile_fn softmax_tile) {
+                 softmax_tile_fn softmax_tile, const band& mask = {}) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     // Qᵀ once per block, so that the score tile is a plain row-major product Sᵀ = K_tile·Qᵀ.
     for (std::size_t i = 0; i < br; ++i)
@@ -307,11 +311,24 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
     std::fill(s.m, s.m + br, -std::numeric_limits<float>::infinity());  // m = −∞
     std::fill(s.l, s.l + br, 0.0f);                                      // l = 0
     std::fill(s.acc, s.acc + br * d, 0.0f);                              // acc = 0
-    for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
+    // The keys any query of the block may see: all, or [first query − W + 1, last query] for a band.
+    std::size_t j_begin = 0, j_end = n;
+    if (mask.causal) {
+        j_end = std::min(n, i0 + br);
+        if (mask.window > 0 && i0 + 1 > mask.window) j_begin = (i0 + 1 - mask.window) / Bc * Bc;
+    }
+    for (std::size_t j0 = j_begin; j0 < j_end; j0 += Bc) {
         const std::size_t bc = std::min(Bc, n - j0);
         // 1. Scores of this key tile: Sᵀ[j, i] = k_j · q_i (Bc × br), the only n-dependent work.
         for (std::size_t j = 0; j < bc; ++j) std::fill(s.st + j * Br, s.st + j * Br + br, 0.0f);
         gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br);
+        // Only tiles that straddle the band's edge need masking: one wholly inside it (every key
+        // at or before the block's first query, and within W of its last) is used as it is.
+        const bool inside = !mask.causal || (j0 + bc <= i0 + 1 && (mask.window == 0 || i0 + br - j0 <= mask.window));
+        if (!inside)
+            for (std::size_t j = 0; j < bc; ++j)
+                for (std::size_t i = 0; i < br; ++i)
+                    if (mask.blocks(i0 + i, j0 + j)) s.st[j * Br + i] = -1e30f;
         // 2. Online softmax: new running max m, P = exp(S − m), α = exp(m_old − m_new), l = α·l + rowsum(P).
         softmax_tile(s.st, bc, br, Br, scale, s.m, s.l, s.alpha);
         // 3. Rescale the accumulator by α, then acc += P·V_tile (P read through Sᵀ's strides).
@@ -338,6 +355,11 @@ bool uses_avx2() { return cpu_has_avx2(); }
 // double so that it is the most accurate of the three.
 void reference_rows(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
                     std::size_t row_begin, std::size_t row_end, stats* st) {
+    reference_rows_band(q, k, v, out, n, d, row_begin, row_end, band{}, st);
+}
+
+void reference_rows_band(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                         std::size_t row_begin, std::size_t row_end, const band& mask, stats* st) {
     scratch_meter meter;
     {
         std::vector<double> scores(n);
@@ -348,12 +370,12 @@ void reference_rows(const float* q, const float* k, const float* v, float* out, 
             for (std::size_t j = 0; j < n; ++j) {
                 double dot = 0.0;
                 for (std::size_t c = 0; c < d; ++c) dot += static_cast<double>(q[i * d + c]) * k[j * d + c];
-                scores[j] = dot * scale;
+                scores[j] = mask.blocks(i, j) ? -std::numeric_limits<double>::infinity() : dot * scale;
                 max = std::max(max, scores[j]);
             }
             double sum = 0.0;
             for (std::size_t j = 0; j < n; ++j) {
-                scores[j] = std::exp(scores[j] - max);
+                scores[j] = std::exp(scores[j] - max);  // exp(−∞) = 0 for a blocked key
                 sum += scores[j];
             }
             for (std::size_t c = 0; c < d; ++c) {
@@ -409,6 +431,11 @@ void full(const float* q, const float* k, const float* v, float* out, std::size_
 // Extra memory per thread: Qᵀ (Br·d) + score tile (Br·Bc) + acc (Br·d) + m, l, α (3·Br) floats.
 void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
            const options& opt, stats* st) {
+    tiled_band(q, k, v, out, n, d, band{}, opt, st);
+}
+
+void tiled_band(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                const band& mask, const options& opt, stats* st) {
     scratch_meter meter;
     const std::size_t Br = std::max<std::size_t>(1, opt.block_rows), Bc = std::max<std::size_t>(1, opt.block_cols);
     const std::size_t blocks = (n + Br - 1) / Br;
@@ -431,7 +458,7 @@ void tiled(const float* q, const float* k, const float* v, float* out, std::size
                              mine.mla.data() + 2 * Br};
         for (std::size_t b = next++; b < blocks; b = next++) {
             const std::size_t i0 = b * Br;
-            tiled_block(q, k, v, out, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile);
+            tiled_block(q, k, v, out, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile, mask);
         }
     };
     if (n > 0) {

@@ -31,6 +31,22 @@ void full(const float* q, const float* k, const float* v, float* out, std::size_
 void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
            const options& opt = {}, stats* st = nullptr);
 
+// A causal band: query i sees keys j <= i, and with window W > 0 only j > i - W (window:W).
+struct band {
+    bool causal = false;
+    std::size_t window = 0;  // 0: all of the past
+    bool blocks(std::size_t i, std::size_t j) const { return causal && (j > i || (window > 0 && i - j >= window)); }
+};
+
+// tiled with a causal band: key tiles that hold no allowed key for any query of the block are
+// skipped (never computed), so causal costs about half of dense and window:W about n·W, not n².
+void tiled_band(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                const band& mask, const options& opt = {}, stats* st = nullptr);
+
+// reference with the band, for the rows [row_begin, row_end); out is [row_end - row_begin, d].
+void reference_rows_band(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
+                         std::size_t row_begin, std::size_t row_end, const band& mask, stats* st = nullptr);
+
 // reference for the query rows [row_begin, row_end) only; out is [row_end - row_begin, d].
 void reference_rows(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
                     std::size_t row_begin, std::size_t row_end, stats* st = nullptr);

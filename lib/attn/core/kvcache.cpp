@@ -21,12 +21,21 @@ std::vector<T> project_row(const matrix<T>& x, std::size_t r, const matrix<T>& w
 }
 
 template <class T>
-void kv_cache<T>::append(const std::vector<T>& k_row, const std::vector<T>& v_row) {
+std::size_t kv_cache<T>::append(const std::vector<T>& k_row, const std::vector<T>& v_row) {
+    const bool full = capacity > 0 && length() == capacity;
+    const std::size_t slot = full ? written % capacity : length();
     for (std::size_t kv = 0; kv < kv_heads; ++kv) {
         const auto from = static_cast<long>(kv * d_head), to = static_cast<long>((kv + 1) * d_head);
-        k[kv].insert(k[kv].end(), k_row.begin() + from, k_row.begin() + to);
-        v[kv].insert(v[kv].end(), v_row.begin() + from, v_row.begin() + to);
+        if (full) {  // overwrite the oldest position in place: the memory stays W rows
+            std::copy(k_row.begin() + from, k_row.begin() + to, k[kv].begin() + static_cast<long>(slot * d_head));
+            std::copy(v_row.begin() + from, v_row.begin() + to, v[kv].begin() + static_cast<long>(slot * d_head));
+        } else {
+            k[kv].insert(k[kv].end(), k_row.begin() + from, k_row.begin() + to);
+            v[kv].insert(v[kv].end(), v_row.begin() + from, v_row.begin() + to);
+        }
     }
+    ++written;
+    return slot;
 }
 
 namespace {
@@ -50,10 +59,15 @@ xt::xtensor<double, 4> kv_cache<T>::values() const {
 }
 
 template <class T>
-cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const kv_cache<T>& cache, const gqa_sizes& s) {
+cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const kv_cache<T>& cache, const gqa_sizes& s,
+                              std::size_t window) {
     const std::size_t count = queries.size(), L = cache.length(), h = s.heads, dh = s.d_head;
     const T scale = static_cast<T>(std::sqrt(static_cast<T>(dh)));
-    const auto blocked = causal_blocked(count, L, causal_align::bottom_right);
+    mask_pattern p;
+    p.kind = window > 0 ? pattern_kind::window : pattern_kind::causal;
+    p.window = window;
+    // (A full ring buffer holds exactly the last W positions, in slot order: one query sees them all.)
+    const auto blocked = pattern_blocked(p, count, L, causal_align::bottom_right);
     cached_attention out;
     out.weights.assign(h, matrix<double>(xt::zeros<double>({count, L})));
     out.output = xt::zeros<double>({count, h * dh});
@@ -85,7 +99,7 @@ cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const 
 template <class T>
 matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
                                const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads,
-                               const rope_spec& rope) {
+                               const rope_spec& rope, std::size_t window) {
     const std::size_t n = x.shape(0), d = x.shape(1);
     tensor3<T> x3 = xt::empty<T>({std::size_t{1}, n, d});
     for (std::size_t i = 0; i < x.size(); ++i) x3.data()[i] = static_cast<T>(x.data()[i]);
@@ -112,7 +126,12 @@ matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_
                 kr(0, hh, i, e) = kg(0, hh / group, i, e);
                 vr(0, hh, i, e) = vg(0, hh / group, i, e);
             }
-    const tensor4<T> w = softmax_last(mask_causal4(scale4(batched_scores(qh, kr), dh)));
+    tensor4<T> masked = mask_causal4(scale4(batched_scores(qh, kr), dh));  // [1, h, T, T]
+    if (window > 0)  // window:W: also block keys W or more positions back
+        for (std::size_t hh = 0; hh < heads; ++hh)
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j + window <= i; ++j) masked(0, hh, i, j) = -std::numeric_limits<T>::infinity();
+    const tensor4<T> w = softmax_last(masked);
     const tensor3<T> merged = merge_heads(batched_matmul(w, vr));  // [1, T, d]
     matrix<double> out = xt::empty<double>({n, merged.shape(2)});
     for (std::size_t i = 0; i < out.size(); ++i) out.data()[i] = static_cast<double>(merged.data()[i]);
@@ -140,9 +159,10 @@ double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d
     template std::vector<T> project_row<T>(const matrix<T>&, std::size_t, const matrix<T>&);                       \
     template struct kv_cache<T>;                                                                                    \
     template cached_attention attend_cache<T>(const std::vector<std::vector<T>>&, const kv_cache<T>&,               \
-                                              const gqa_sizes&);                                                    \
+                                              const gqa_sizes&, std::size_t);                                       \
     template matrix<double> gqa_full_causal<T>(const matrix<double>&, const matrix<double>&, const matrix<double>&, \
-                                               const matrix<double>&, std::size_t, std::size_t, const rope_spec&);
+                                               const matrix<double>&, std::size_t, std::size_t, const rope_spec&,   \
+                                               std::size_t);
 ATTN_KV_INSTANTIATE(float)
 ATTN_KV_INSTANTIATE(double)
 #undef ATTN_KV_INSTANTIATE

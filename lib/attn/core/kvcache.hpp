@@ -24,14 +24,19 @@ template <class T>
 std::vector<T> project_row(const matrix<T>& x, std::size_t r, const matrix<T>& w);
 
 // The cache: per K/V head, L rows of d_head, appended in place (one position at a time).
+// With a capacity W > 0 it is a ring buffer (a sliding-window cache, as Mistral's rolling buffer):
+// once full, the key of position p overwrites slot p mod W, which held position p − W.
 template <class T>
 struct kv_cache {
     std::size_t kv_heads = 0, d_head = 0;
+    std::size_t capacity = 0;  // 0: grows without bound; W: holds the last W positions
+    std::size_t written = 0;   // positions appended so far
     std::vector<std::vector<T>> k, v;  // [g][L·d_head]
-    kv_cache(std::size_t g, std::size_t dh) : kv_heads(g), d_head(dh), k(g), v(g) {}
+    kv_cache(std::size_t g, std::size_t dh, std::size_t cap = 0) : kv_heads(g), d_head(dh), capacity(cap), k(g), v(g) {}
     std::size_t length() const { return kv_heads && d_head ? k[0].size() / d_head : 0; }
-    // k_row and v_row hold g·d_head values: head kv's slice goes to its cache.
-    void append(const std::vector<T>& k_row, const std::vector<T>& v_row);
+    // k_row and v_row hold g·d_head values: head kv's slice goes to its cache. Returns the slot
+    // (row) written: the end of the cache, or p mod W once a ring buffer is full.
+    std::size_t append(const std::vector<T>& k_row, const std::vector<T>& v_row);
     // [1, g, L, d_head], as PyTorch's past_key_values hold it.
     xt::xtensor<double, 4> keys() const;
     xt::xtensor<double, 4> values() const;
@@ -43,8 +48,10 @@ struct cached_attention {
     std::vector<matrix<double>> weights;  // per query head: [count, L]
     matrix<double> output;                // [count, h·d_head]: merged heads, before W_O
 };
+// With window W > 0 the chunk's queries see only the last W keys each (window:W aligned bottom-right).
 template <class T>
-cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const kv_cache<T>& cache, const gqa_sizes& s);
+cached_attention attend_cache(const std::vector<std::vector<T>>& queries, const kv_cache<T>& cache, const gqa_sizes& s,
+                              std::size_t window = 0);
 
 // Full causal self-attention over x [T, d] with GQA heads (K/V heads repeated to h), per-head outputs
 // merged before W_O: [T, d]. In T's precision; built from multihead.hpp's batched pieces.
@@ -57,7 +64,8 @@ struct rope_spec {
 template <class T>
 matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
                                const matrix<double>& w_v, std::size_t heads, std::size_t kv_heads,
-                               const rope_spec& rope = {});
+                               const rope_spec& rope = {}, std::size_t window = 0);
+// window > 0: full sliding-window attention (window:W) instead of causal.
 
 // FLOPs (a multiply-add is 2): one decode step whose cache holds L keys after appending, with the
 // cache (project one token, q·Kᵀ over L keys, weights·V) and without (project all L tokens and run

@@ -41,6 +41,9 @@ document bench_document(const bench_report& r, const lessons& L) {
         if (is_ref && row.reference_subset) note = L.raw("bench.note_subset");
         else if (is_ref && row.n > 1024) note = L.raw("bench.note_once");
         else if (!is_ref && row.reference_subset) note = L.raw("bench.note_diff_subset");
+        if (row.ratio > 0)  // a masked row: its time as a share of the dense tiled row beside it
+            note = L.text("bench.note_ratio", {{"ratio", fmt::format("{:.2f}", row.ratio)}}) +
+                   (note.empty() ? "" : "; " + note);
         any_subset = any_subset || row.reference_subset;
         any_once = any_once || (is_ref && row.n > 1024 && !row.reference_subset);
         rows.push_back({std::to_string(row.n), row.impl, fmt::format("{:.2f}", row.ms), fmt::format("{:.2f}", row.gflops),
@@ -54,6 +57,8 @@ document bench_document(const bench_report& r, const lessons& L) {
     if (r.busy) p.blocks.push_back(prose(L.text("bench.busy", v), tone::warn));
     if (any_once) p.blocks.push_back(prose(L.raw("bench.once")));
     if (any_subset) p.blocks.push_back(prose(L.text("bench.subset", v)));
+    p.blocks.push_back(gap());
+    p.blocks.push_back(prose(L.text("bench.masked", {{"w", std::to_string(r.window)}})));
     d.pages.push_back(std::move(p));
     return d;
 }

@@ -47,7 +47,10 @@ vars flash_vars(const flash_report& r) {
     return {{"n", std::to_string(r.n)},           {"d_k", std::to_string(r.d_k)},
             {"d_v", std::to_string(r.d_v)},       {"block_q", std::to_string(r.block_q)},
             {"block_k", std::to_string(r.block_k)}, {"seed", std::to_string(r.seed)},
-            {"mask", r.causal ? "causal" : "none"}, {"dtype", r.dtype}, {"row", std::to_string(r.result.row_index)},
+            {"mask", spec_text(r.mask)}, {"dtype", r.dtype}, {"row", std::to_string(r.result.row_index)},
+            {"tiles_run", std::to_string(r.result.tiles_run)}, {"tiles_skipped", std::to_string(r.result.tiles_skipped)},
+            {"flops_all", flops_text(r.result.flops_all)}, {"flops_run", flops_text(r.result.flops_run)},
+            {"saved", fmt::format("{:.1f}", r.result.flops_all > 0 ? 100.0 * (1.0 - r.result.flops_run / r.result.flops_all) : 0.0)},
             {"tiles_q", std::to_string(r.result.tiles_q)}, {"tiles_k", std::to_string(r.result.tiles_k)},
             {"max_diff", fmt::format("{:.3g}", r.result.max_diff)},
             {"extra", bytes_text(static_cast<double>(r.result.extra_bytes))},
@@ -85,13 +88,30 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     tiles.blocks = {doc::banner("attn-explain flash: " + L.text("flash.config", v)), doc::gap(),
                     doc::prose(L.text("flash.intro", v)), doc::gap(), doc::heading(L.text("flash.row_title", v))};
     for (const tile_record& t : r.result.row) {
-        tiles.blocks.push_back(doc::heading(L.text("flash.tile", {{"tile", std::to_string(t.tile)},
+        tiles.blocks.push_back(doc::heading(L.text(t.skipped ? "flash.tile_skipped" : "flash.tile",
+                                                   {{"tile", std::to_string(t.tile)},
                                                                   {"from", std::to_string(t.from)},
                                                                   {"to", std::to_string(t.to - 1)}}),
                                             2, tone::bold));
         tiles.blocks.push_back(doc::listing(tile_lines(t, L)));
     }
     d.pages.push_back(std::move(tiles));
+
+    if (r.mask.kind != pattern_kind::none) {
+        // The tile map: one character per (query block, key tile), # runs, . skipped.
+        doc::page map;
+        map.id = "skipped";
+        map.title = L.raw("flash.skip_title");
+        std::vector<std::string> lines;
+        for (std::size_t tq = 0; tq < r.result.runs.size(); ++tq) {
+            std::string line = fmt::format("  q{:<4}", tq);
+            for (bool run : r.result.runs[tq]) line += run ? '#' : '.';
+            lines.push_back(line);
+        }
+        map.blocks = {doc::heading(L.raw("flash.skip_title")), doc::prose(L.text("flash.skip", v)), doc::listing(lines),
+                      doc::prose(L.text("flash.skip_saved", v))};
+        d.pages.push_back(std::move(map));
+    }
 
     doc::page result;
     result.id = "result";
@@ -143,10 +163,14 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                     {"g", std::to_string(in.kv_heads)},      {"layers", std::to_string(in.layers)},
                     {"bytes", std::to_string(in.bytes)},     {"crossover", fmt::format("{:.0f}", c.crossover_n)},
                     {"dominant", L.raw(static_cast<double>(in.seq_len) > c.crossover_n ? "cost.attention" : "cost.projections")}};
-    const bool mla = in.kv_latent > 0;
+    const bool mla = in.kv_latent > 0, masked = in.mask.kind != pattern_kind::none;
+    const bool rolling = in.mask.kind == pattern_kind::window;
     auto row = [&](const std::string& key, const std::string& value) {
         const bool latent = mla && (key == "kv_per_token" || key == "kv_cache_bytes");
-        return std::vector<std::string>{L.raw("cost." + key), value, L.raw("cost." + key + (latent ? "_mla" : "") + "_formula")};
+        const bool pairs = masked && (key == "qk" || key == "softmax" || key == "pv");
+        std::string formula = L.raw("cost." + key + (latent ? "_mla" : "") + (pairs ? "_masked" : "") + "_formula");
+        if (rolling && key == "kv_cache_bytes") formula = L.raw("cost.kv_cache_bytes_window_formula");
+        return std::vector<std::string>{L.raw("cost." + key), value, formula};
     };
     doc::document d;
     d.title = "attn-explain cost";
@@ -167,6 +191,15 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                            "lrl"),
                 doc::gap(),
                 doc::prose(L.text("cost.dominates", v))};
+    if (masked)
+        p.blocks.push_back(doc::prose(L.text(
+            rolling ? "cost.mask_window" : "cost.mask",
+            {{"mask", spec_text(in.mask)}, {"pairs", fmt::format("{:.0f}", c.pairs)},
+             {"n2", fmt::format("{:.0f}", static_cast<double>(in.seq_len) * static_cast<double>(in.seq_len))},
+             {"density", fmt::format("{:.4f}", c.density)}, {"flops", flops_text(c.flops)},
+             {"dense_flops", flops_text(c.dense_flops)}, {"ratio", fmt::format("{:.2f}", c.dense_flops / c.flops)},
+             {"sparse_scores", bytes_text(c.sparse_scores_bytes)}, {"scores", bytes_text(c.scores_bytes)},
+             {"tokens", fmt::format("{:.0f}", c.kv_cache_tokens)}, {"kv", bytes_text(c.kv_cache_bytes)}})));
     if (mla)
         p.blocks.push_back(doc::prose(L.text("cost.mla", {{"d_c", std::to_string(in.kv_latent)}, {"d_r", std::to_string(in.rope_dim)},
                                                           {"mla", bytes_text(c.kv_per_token)}, {"mha", bytes_text(c.mha_kv_per_token)},

@@ -64,7 +64,9 @@ std::string check_line(const kv_report& r, const kv_step& s, const vars& v, cons
     vars w = v;
     w["tol"] = fmt::format("{:.0e}", kv_tolerance(r.config.type));
     w["rows"] = L.text(s.count == 1 ? "kvcache.rows_one" : "kvcache.rows_many", v);
-    return L.text(matches(r, s.max_diff) ? "kvcache.check_ok" : "kvcache.check_bad", w);
+    const std::string base = r.config.window > 0 ? "kvcache_window." : "kvcache.";
+    w["w"] = std::to_string(r.config.window);
+    return L.text(base + (matches(r, s.max_diff) ? "check_ok" : "check_bad"), w);
 }
 
 // Row `r` of m as a 1 × n matrix.
@@ -119,22 +121,47 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         out.push_back(labelled_rows({k_label, v_label}, std::move(kv), precision));
     }
     out.push_back(doc::prose(L.text("kvcache.weights_intro", rv), tone::plain, "  "));
-    matrix<double> w = xt::empty<double>({c.heads, s.cache_after});
+    const std::size_t keys = s.weights.empty() ? 0 : s.weights[0].shape(1);  // window prefill: the chunk's keys
+    matrix<double> w = xt::empty<double>({c.heads, keys});
     std::vector<std::string> heads;
     for (std::size_t hh = 0; hh < c.heads; ++hh) {
         vars hv = rv;
         hv["head"] = std::to_string(hh);
         hv["kv"] = std::to_string(c.kv_head_of(hh));
         heads.push_back(L.text("kvcache.weights_head", hv));
-        for (std::size_t j = 0; j < s.cache_after; ++j) w(hh, j) = s.weights[hh](last, j);
+        for (std::size_t j = 0; j < keys; ++j) w(hh, j) = s.weights[hh](last, j);
     }
     out.push_back(labelled_rows(std::move(heads), std::move(w), std::min(precision, 3)));
     out.push_back(labelled_rows({L.text("kvcache.row_out", rv)}, row_of(s.output, last), precision));
+    if (c.window > 0 && !s.slots.empty()) {  // the ring buffer: where the new key went
+        vars wv = v;
+        wv["w"] = std::to_string(c.window);
+        wv["slot"] = std::to_string(s.slots.back());
+        wv["old"] = std::to_string(s.overwritten.back());
+        wv["pos"] = std::to_string(s.first + last);
+        out.push_back(doc::prose(L.text(s.overwritten.back() < 0 ? "kvcache_window.slot_fill" : "kvcache_window.slot_over", wv),
+                                 tone::plain, "  "));
+    }
     out.push_back(doc::prose(check_line(r, s, v, L), matches(r, s.max_diff) ? tone::good : tone::error, "  "));
     out.push_back(doc::prose(L.text(s.prefill ? "kvcache.prefill_flops" : "kvcache.flops", v), tone::plain, "  "));
 }
 
 }  // namespace
+
+std::string window_summary(const kv_report& r, const lessons& L) {
+    if (r.config.window == 0) return "";
+    // The cache length and bytes after every step: flat once the ring is full.
+    std::string lens, bytes;
+    for (const kv_step& s : r.steps) {
+        lens += (lens.empty() ? "" : ", ") + std::to_string(s.cache_after);
+        bytes += (bytes.empty() ? "" : ", ") + bytes_str(L, s.cache_bytes);
+    }
+    vars v = kv_vars(r, L);
+    v["w"] = std::to_string(r.config.window);
+    v["lens"] = lens;
+    v["step_bytes"] = bytes;
+    return L.text("kvcache_window.summary", v);
+}
 
 std::string gqa_map(const kv_config& c, const lessons& L) {
     std::string out;
@@ -239,7 +266,10 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
     last.title = L.raw("kvcache.summary_title");
     const bool ok = matches(r, r.max_diff);
     last.blocks = {doc::heading(L.raw("kvcache.summary_title")),
-                   doc::prose(L.text(ok ? "kvcache.summary_ok" : "kvcache.summary_bad", v), ok ? tone::good : tone::error),
+                   doc::prose(L.text(std::string(r.config.window > 0 ? "kvcache_window." : "kvcache.") +
+                                            (ok ? "summary_ok" : "summary_bad"),
+                                        v),
+                              ok ? tone::good : tone::error),
                    doc::prose(L.text("kvcache.summary_flops", v)),
                    doc::prose(L.text("kvcache.flops_note", v), tone::dim),
                    doc::prose(kv_cache_summary(r, L)),
@@ -247,6 +277,7 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
                    doc::heading(L.raw("kvcache.align_title")),
                    doc::prose(L.text("kvcache.align_explain", v)),
                    doc::listing({"  " + L.raw("kvcache.align_command")}, tone::code)};
+    if (r.config.window > 0) last.blocks.insert(last.blocks.begin() + 5, doc::prose(window_summary(r, L)));
     d.pages.push_back(std::move(last));
     return d;
 }

@@ -16,6 +16,8 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
 
 // "query heads 0,1 → kv head 0; 2,3 → kv head 1"
 std::string gqa_map(const kv_config& c, const lessons& L);
+// window:W: the rolling cache's length and bytes after every step, and the check (empty otherwise).
+std::string window_summary(const kv_report& r, const lessons& L);
 // The placeholders every kv-cache lesson may use ({p}, {t}, {h}, {g}, {bytes}, {diff}, …).
 vars kv_vars(const kv_report& r, const lessons& L);
 // "Grouped-query attention (g = 2 of h = 4): …"

@@ -66,10 +66,38 @@ std::string config_line(const mask_report& r, const lessons& L) {
     return L.text("mask.config", {{"n", std::to_string(s.queries)},
                                   {"m", std::to_string(s.keys)},
                                   {"batch", std::to_string(s.batch)},
-                                  {"mask", s.causal ? "causal" : "none"},
+                                  {"mask", s.causal ? "causal" : spec_text(s.pattern)},
                                   {"align", name_of(s.align)},
                                   {"lengths", s.lengths.empty() ? L.raw("mask.no_lengths") : joined(s.lengths, ",")},
                                   {"side", name_of(s.side)}});
+}
+
+vars pattern_vars(const mask_pattern& p, const lessons& L) {
+    vars v = {{"pattern", spec_text(p)},          {"W", std::to_string(p.window)},  {"G", std::to_string(p.globals)},
+              {"D", std::to_string(p.dilation)},   {"B", std::to_string(p.block)},   {"R", std::to_string(p.random)},
+              {"W1", std::to_string(p.window > 0 ? p.window - 1 : 0)},
+              {"span", std::to_string(p.window > 0 ? (p.window - 1) * p.dilation : 0)}};
+    v["rule"] = L.text(std::string("mask.rule.") + name_of(p.kind), v);
+    return v;
+}
+
+// The allowed set as a character map, at most `cols` characters wide: each character covers a
+// square of positions, # all allowed, + some, . none.
+std::vector<std::string> heatmap(const std::vector<std::vector<bool>>& allowed, std::size_t cols) {
+    const std::size_t n = allowed.size(), m = n ? allowed[0].size() : 0;
+    const std::size_t step = std::max<std::size_t>(1, (std::max(n, m) + cols - 1) / cols);
+    std::vector<std::string> out;
+    for (std::size_t i0 = 0; i0 < n; i0 += step) {
+        std::string line = "  ";
+        for (std::size_t j0 = 0; j0 < m; j0 += step) {
+            std::size_t yes = 0, all = 0;
+            for (std::size_t i = i0; i < std::min(n, i0 + step); ++i)
+                for (std::size_t j = j0; j < std::min(m, j0 + step); ++j) yes += allowed[i][j], ++all;
+            line += yes == all ? '#' : yes == 0 ? '.' : '+';
+        }
+        out.push_back(line);
+    }
+    return out;
 }
 
 std::string item_heading(const mask_report& r, const mask_item& it, const lessons& L) {
@@ -88,6 +116,7 @@ std::string combines(const mask_report& r, const mask_item& it, const lessons& L
         const std::string limit = shift == 0 ? "i" : shift > 0 ? fmt::format("i + {}", shift) : fmt::format("i - {}", -shift);
         parts.push_back(L.text("mask.part_causal", {{"align", name_of(s.align)}, {"limit", limit}}));
     }
+    if (s.pattern.sparse()) parts.push_back(L.text("mask.part_pattern", pattern_vars(s.pattern, L)));
     if (!s.lengths.empty()) {
         const std::size_t len = s.lengths[it.b], m = s.keys;
         if (len == m) {
@@ -260,6 +289,51 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
             p.blocks.push_back(doc::prose(L.raw("mask.nan_fixes")));
             for (const char* fix : {"mask.nan_fix_finfo", "mask.nan_fix_zero", "mask.nan_fix_never"})
                 p.blocks.push_back(doc::prose(L.text(fix, v), tone::plain, "  - ", "    "));
+        }
+        d.pages.push_back(std::move(p));
+    }
+
+    if (s.pattern.sparse()) {  // the pattern: density, receptive field, heatmap
+        const pattern_stats& st = r.stats;
+        const mask_pattern& shown = s.pattern;
+        vars v = pattern_vars(shown, L);
+        v["pairs"] = std::to_string(st.pairs);
+        v["total"] = std::to_string(s.queries * s.keys);
+        v["density"] = fmt::format("{:.4f}", st.density);
+        v["layers"] = std::to_string(r.config.layers);
+        v["n"] = std::to_string(s.queries);
+        doc::page p;
+        p.id = "pattern";
+        p.title = L.text("mask.pattern_title", v);
+        p.blocks.push_back(doc::heading(p.title));
+        p.blocks.push_back(doc::prose(L.text("mask.pattern_density", v)));
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::prose(L.text("mask.heatmap_intro", v)));
+        p.blocks.push_back(doc::listing(heatmap(st.allowed, 48)));
+        p.blocks.push_back(doc::gap());
+        if (!st.receptive.empty()) {
+            std::vector<std::vector<std::string>> rows;
+            for (std::size_t l = 0; l < st.receptive.size(); ++l)
+                rows.push_back({std::to_string(l + 1), std::to_string(st.receptive[l]),
+                                fmt::format("{:.0f}%", 100.0 * static_cast<double>(st.receptive[l]) / static_cast<double>(s.queries))});
+            p.blocks.push_back(doc::prose(L.text("mask.receptive_intro", v)));
+            p.blocks.push_back(doc::table({L.raw("mask.col_layers"), L.raw("mask.col_reach"), L.raw("mask.col_share")},
+                                          std::move(rows), "rrr"));
+            if (shown.kind == pattern_kind::window) {
+                v["formula"] = std::to_string(window_receptive_field(s.queries, shown.window, r.config.layers));
+                p.blocks.push_back(doc::prose(L.text("mask.receptive_window", v)));
+            }
+        } else {
+            p.blocks.push_back(doc::prose(L.text("mask.receptive_skipped", v), tone::dim));
+        }
+        if (!st.random_blocks.empty()) {
+            std::vector<std::string> lines;
+            for (std::size_t row = 0; row < st.random_blocks.size(); ++row)
+                lines.push_back(fmt::format("  block row {}: {}", row,
+                                            st.random_blocks[row].empty() ? std::string("-") : joined(st.random_blocks[row])));
+            p.blocks.push_back(doc::gap());
+            p.blocks.push_back(doc::prose(L.text("mask.random_blocks", {{"seed", std::to_string(s.pattern.seed)}})));
+            p.blocks.push_back(doc::listing(lines));
         }
         d.pages.push_back(std::move(p));
     }

@@ -12,6 +12,7 @@
 #include "attn/core/batching.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/core/error.hpp"
+#include "attn/core/masks.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/core/positions.hpp"
 #include "attn/core/rng.hpp"
@@ -20,7 +21,7 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "batching", "all"};
+    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "batching", "sparse", "all"};
     return names;
 }
 
@@ -269,6 +270,27 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             answer = std::round(score_padding_waste(lengths) * 1000) / 1000;
             tolerance = 0.001;
             decimals = 3;
+            break;
+        }
+        case 12: {  // the density of a causal sliding window: Σ_i min(i + 1, W) / n²
+            topics.push_back("sparse");
+            const std::size_t n = pick(g, {16, 64, 256, 1024}), w = pick(g, {2, 4, 8, 16, 64, 256});
+            const std::size_t ww = std::min(w, n / 2);  // a window shorter than the sequence
+            v["w"] = std::to_string(ww);
+            v["n"] = std::to_string(n);
+            answer = std::round(window_density(n, ww) * 1e4) / 1e4;
+            tolerance = 1e-4;
+            decimals = 4;
+            break;
+        }
+        case 13: {  // the receptive field of L stacked windows: L·(W − 1) + 1
+            topics.push_back("sparse");
+            const std::size_t w = pick(g, {3, 4, 8, 128, 512, 4096}), l = pick(g, {2, 4, 12, 32});
+            v["w"] = std::to_string(w);
+            v["l"] = std::to_string(l);
+            v["w1"] = std::to_string(w - 1);
+            answer = static_cast<double>(window_receptive_field(std::size_t{1} << 40, w, l));
+            decimals = 0;
             break;
         }
         default: {  // variant 5: KV cache of a whole model, in MiB: K and V for every layer

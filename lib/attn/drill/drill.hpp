@@ -71,7 +71,7 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed);
 
 // The generators, exposed for tests: each draws its numbers from the seed.
 question gen_shape(const lessons& L, std::uint64_t seed, int variant);     // variant 0..6
-question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..11
-constexpr int shape_variants = 7, numeric_variants = 12;
+question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..13
+constexpr int shape_variants = 7, numeric_variants = 14;
 
 }  // namespace attn::drill

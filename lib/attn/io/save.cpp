@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
+#include "attn/core/masks.hpp"
 #include "attn/io/npy.hpp"
 
 namespace attn {
@@ -107,6 +108,17 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
         const fs::path correct = layout == save_layout::mistake ? tmp / "correct" : tmp;
         fs::create_directories(correct);
         for (const step& s : t.steps) write_step(correct, s, t.config.type);
+        if (t.config.pattern.kind == pattern_kind::bigbird) {
+            // BigBird's random blocks, as the [n/B, n/B] matrix rand (1 = drawn), so that a
+            // reference implementation can rebuild the same mask.
+            const std::size_t nb = t.config.seq_len / t.config.pattern.block;
+            const auto drawn = bigbird_random_blocks(nb, t.config.pattern.random, t.config.pattern.globals,
+                                                     t.config.pattern.seed);
+            std::vector<double> rand(nb * nb, 0.0);
+            for (std::size_t r = 0; r < nb; ++r)
+                for (std::size_t kb : drawn[r]) rand[r * nb + kb] = 1.0;
+            npy::write((correct / "random_blocks.npy").string(), {nb, nb}, rand, npy::dtype::float64);
+        }
         if (t.has_mistake)
             for (const step_group& g : t.mistake.groups) {
                 fs::create_directory(tmp / g.name);

@@ -106,7 +106,7 @@ std::string config_json(const trace& t) {
         "{{\"seq_len\": {}, \"d_model\": {}, \"d_k\": {}, \"d_v\": {}, \"seed\": {}, \"init\": {}, \"dtype\": {}, "
         "\"mask\": {}, \"mistake\": {}, \"tokens\": {}, \"source\": {}",
         c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.init)), json_string(name_of(c.type)),
-        json_string(name_of(c.mask)), c.mistake.empty() ? "null" : json_string(c.mistake), tokens,
+        json_string(spec_text(c.pattern)), c.mistake.empty() ? "null" : json_string(c.mistake), tokens,
         json_string(c.load_dir.empty() ? "seed" : "load"));
     if (c.multihead) out += fmt::format(", \"batch\": {}, \"heads\": {}", c.batch, c.heads);
     if (c.rope)

@@ -50,6 +50,16 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
                        json_string(kv_attention_kind(r, L)), json_string(gqa_map(c, L)), groups, of);
     out += fmt::format("  \"intro\": {},\n  \"output_note\": {},\n", json_string(L.text("kvcache.intro", v)),
                        json_string(L.text("kvcache.output_note", v)));
+    // window:W: the ring-buffer slots each step wrote and the positions they overwrote (-1: empty).
+    auto ring = [&](const kv_step& s) -> std::string {
+        if (c.window == 0) return "";
+        std::string slots = "[", over = "[";
+        for (std::size_t i = 0; i < s.slots.size(); ++i) {
+            slots += (i ? ", " : "") + std::to_string(s.slots[i]);
+            over += (i ? ", " : "") + std::to_string(s.overwritten[i]);
+        }
+        return fmt::format(", \"slots\": {}], \"overwritten\": {}]", slots, over);
+    };
     out += "  \"steps\": [";
     for (std::size_t k = 0; k < r.steps.size(); ++k) {
         const kv_step& s = r.steps[k];
@@ -60,23 +70,23 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
             "{}\n    {{\"kind\": {}, \"title\": {}, \"positions\": [{}, {}], \"cache_shape_before\": [{}, {}, {}], "
             "\"cache_shape_after\": [{}, {}, {}],\n     \"q\": {}, \"k\": {}, \"v\": {},\n     \"weights\": {},\n"
             "     \"output\": {}, \"full\": {},\n     \"max_abs_diff\": {}, \"flops_cached\": {}, \"flops_full\": {}, "
-            "\"cache_bytes\": {}}}",
+            "\"cache_bytes\": {}{}}}",
             k ? "," : "", json_string(s.prefill ? "prefill" : "decode"), json_string(kv_step_title(r, k, L)), s.first,
             s.first + s.count - 1, c.kv_heads, s.cache_before, c.d_head, c.kv_heads, s.cache_after, c.d_head,
             jmat(s.q, t), jmat(s.k, t), jmat(s.v, t), weights, jmat(s.output, t), jmat(s.full_rows, t),
             jnum(s.max_diff, dtype::float64), fmt::format("{:.0f}", s.flops_cached),
-            fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes));
+            fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes), ring(s));
     }
     out += "\n  ],\n";
     out += fmt::format(
         "  \"summary\": {{\"max_abs_diff\": {}, \"matches_full\": {}, \"flops_cached\": {:.0f}, \"flops_full\": {:.0f}, "
         "\"flops_saved\": {:.0f}, \"cache_bytes\": {:.0f}, \"mha_cache_bytes\": {:.0f},\n    \"text\": {}, \"flops\": {}, "
-        "\"flops_note\": {}, \"cache\": {}}},\n",
+        "\"flops_note\": {}, \"cache\": {}, \"window\": {}}},\n",
         jnum(r.max_diff, dtype::float64), ok ? "true" : "false", r.flops_cached, r.flops_full,
         r.flops_full - r.flops_cached, r.cache_bytes, r.mha_cache_bytes,
-        json_string(L.text(ok ? "kvcache.summary_ok" : "kvcache.summary_bad", v)),
+        json_string(L.text(std::string(c.window > 0 ? "kvcache_window." : "kvcache.") + (ok ? "summary_ok" : "summary_bad"), v)),
         json_string(L.text("kvcache.summary_flops", v)), json_string(L.text("kvcache.flops_note", v)),
-        json_string(kv_cache_summary(r, L)));
+        json_string(kv_cache_summary(r, L)), c.window > 0 ? std::to_string(c.window) : "null");
     out += fmt::format("  \"alignment\": {{\"title\": {}, \"text\": {}, \"command\": {}}},\n",
                        json_string(L.raw("kvcache.align_title")), json_string(L.text("kvcache.align_explain", v)),
                        json_string(L.raw("kvcache.align_command")));

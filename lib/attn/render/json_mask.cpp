@@ -56,9 +56,25 @@ std::string render_mask_json(const mask_report& r, const lessons& L) {
     out += fmt::format(
         "  \"config\": {{\"seq_len\": {}, \"kv_len\": {}, \"batch\": {}, \"mask\": {}, \"align\": {}, "
         "\"lengths\": {}, \"pad_side\": {}, \"batch_index\": {}}},\n",
-        s.queries, s.keys, s.batch, json_string(s.causal ? "causal" : "none"), json_string(name_of(s.align)),
+        s.queries, s.keys, s.batch, json_string(s.causal ? "causal" : spec_text(s.pattern)), json_string(name_of(s.align)),
         s.lengths.empty() ? "null" : json_ints(s.lengths), json_string(name_of(s.side)),
         r.config.one_item ? std::to_string(r.config.items.front()) : "null");
+    {  // the pattern alone: density, receptive field, allowed matrix, bigbird's random blocks
+        const pattern_stats& st = r.stats;
+        std::string allowed = "[", receptive = "null", random = "null";
+        for (std::size_t i = 0; i < st.allowed.size(); ++i) allowed += (i ? ", " : "") + json_bools(st.allowed[i]);
+        allowed += "]";
+        if (!st.receptive.empty()) receptive = json_ints(st.receptive);
+        if (!st.random_blocks.empty()) {
+            random = "[";
+            for (std::size_t k = 0; k < st.random_blocks.size(); ++k) random += (k ? ", " : "") + json_ints(st.random_blocks[k]);
+            random += "]";
+        }
+        out += fmt::format("  \"pattern\": {{\"allowed_pairs\": {}, \"density\": {}, \"layers\": {}, \"receptive_field\": {}, "
+                           "\"random_blocks\": {}, \"seed\": {}, \"allowed\": {}}},\n",
+                           st.pairs, json_number(st.density, dtype::float64), r.config.layers, receptive, random,
+                           s.pattern.kind == pattern_kind::bigbird ? std::to_string(s.pattern.seed) : "null", allowed);
+    }
     out += "  \"legend\": {";
     for (std::size_t k = 0; k < 5; ++k)
         out += (k ? ", " : "") + json_string(json_names[k]) + ": " +

@@ -12,6 +12,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/core/kernels.hpp"
+#include "attn/core/masks.hpp"
 
 namespace attn {
 
@@ -54,6 +55,7 @@ bench_report run_bench(const bench_request& req) {
     bench_report rep;
     rep.d = parse_count(req.d, "--d", bench_max_d);
     rep.repeat = parse_count(req.repeat, "--repeat", bench_max_repeat);
+    rep.window = parse_count(req.window, "--window", bench_max_n);
     const std::size_t d = rep.d, repeat = rep.repeat;
 
     namespace k = kernels;
@@ -102,6 +104,30 @@ bench_report run_bench(const bench_request& req) {
             for (std::size_t i = 0; i < ref_rows * d; ++i)
                 diff = std::max(diff, static_cast<double>(std::fabs(out[i] - ref[i])));
             rep.rows.push_back({n, d, k::name(which), best * 1e3, flops / best / 1e9, st.extra_bytes, diff, subset});
+        }
+        // The tiled kernel with a mask, skipping the tiles it blocks entirely, against the
+        // reference under the same mask (on the same rows as above).
+        const double dense_ms = rep.rows.back().ms;
+        for (const std::size_t w : {std::size_t{0}, rep.window}) {
+            const k::band band{true, w};
+            std::vector<float> masked_ref(ref_rows * d, 0.0f);
+            k::reference_rows_band(q.data(), key.data(), v.data(), masked_ref.data(), n, d, 0, ref_rows, band);
+            double best = 1e300;
+            k::stats st;
+            for (std::size_t r = 0; r < repeat; ++r) {
+                const auto t0 = std::chrono::steady_clock::now();
+                k::tiled_band(q.data(), key.data(), v.data(), out.data(), n, d, band, kopt, &st);
+                best = std::min(best, seconds_since(t0));
+            }
+            double diff = 0.0;
+            for (std::size_t i = 0; i < ref_rows * d; ++i)
+                diff = std::max(diff, static_cast<double>(std::fabs(out[i] - masked_ref[i])));
+            mask_pattern p;
+            p.kind = w ? pattern_kind::window : pattern_kind::causal;
+            p.window = w;
+            const double useful = 4.0 * pattern_pairs(p, n) * static_cast<double>(d);  // allowed pairs only
+            rep.rows.push_back({n, d, w ? "tiled-window" : "tiled-causal", best * 1e3, useful / best / 1e9,
+                                st.extra_bytes, diff, subset, w, best * 1e3 / dense_ms});
         }
     }
     rep.peak_gflops = std::max(rep.peak_gflops, k::measure_fma_peak_gflops(kopt.threads, 0.05));

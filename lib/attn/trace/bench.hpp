@@ -16,25 +16,31 @@ inline constexpr std::size_t bench_reference_subset_rows = 256;
 // The flags as typed ("256,1024,4096", "64", "5"); validated by run_bench (throws attn::error).
 struct bench_request {
     std::string sizes = "256,1024,4096", d = "64", repeat = "5";
+    std::string window = "256";  // W of the tiled-window row
 };
 
 struct bench_row {
     std::size_t n = 0, d = 0;
-    std::string impl;          // reference | full | tiled
+    std::string impl;          // reference | full | tiled | tiled-causal | tiled-window
     double ms = 0, gflops = 0;
     std::size_t extra_bytes = 0;
     double max_diff = 0;
     bool reference_subset = false;  // max_diff over a subset of rows / ms extrapolated from a subset
+    std::size_t window = 0;    // tiled-window: W
+    double ratio = 0;          // tiled-causal, tiled-window: ms / the dense tiled row's ms, same n
 };
 
 struct bench_report {
-    std::size_t d = 64, repeat = 5, threads = 1, block_rows = 0, block_cols = 0;
+    std::size_t d = 64, repeat = 5, threads = 1, block_rows = 0, block_cols = 0, window = 256;
     bool avx2 = false;
     double peak_gflops = 0;       // the best of the peak measurements taken between the kernels
     bool busy = false;            // a kernel measured faster than the peak: the machine was busy
     std::vector<bench_row> rows;
 };
 
+// Per n: reference, full, tiled (dense), then the tiled kernel skipping fully masked tiles with a
+// causal mask (tiled-causal) and a causal sliding window of W keys (tiled-window), each with its
+// max |diff| against the reference under the same mask. GFLOP/s counts the allowed pairs only.
 bench_report run_bench(const bench_request& r);
 
 }  // namespace attn

@@ -17,7 +17,6 @@ namespace attn {
 
 const char* name_of(dtype t) { return t == dtype::float32 ? "float32" : "float64"; }
 const char* name_of(init_kind k) { return k == init_kind::randn ? "randn" : "xavier"; }
-const char* name_of(mask_kind m) { return m == mask_kind::none ? "none" : "causal"; }
 
 dtype parse_dtype(const std::string& s) {
     if (s == "float32") return dtype::float32;
@@ -35,6 +34,124 @@ mask_kind parse_mask(const std::string& s) {
     if (s == "none") return mask_kind::none;
     if (s == "causal") return mask_kind::causal;
     throw error(fmt::format("unknown mask '{}': use none or causal", s));
+}
+
+namespace {
+// "4,2" -> {4, 2}; each a whole number 0 … max_dim.
+std::vector<std::size_t> pattern_numbers(const std::string& spec, const std::string& args, std::size_t want,
+                                         const char* usage) {
+    std::vector<std::size_t> out;
+    std::stringstream in(args);
+    for (std::string item; std::getline(in, item, ',');) {
+        std::size_t used = 0;
+        long long v = -1;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size() || v < 0)
+            throw error(fmt::format("--mask {}: '{}' is not a whole number: write {}", spec, item, usage));
+        if (v > max_dim) throw error(fmt::format("--mask {}: {} is too large: the limit is {}", spec, v, max_dim));
+        out.push_back(static_cast<std::size_t>(v));
+    }
+    if (out.size() != want || (!args.empty() && args.back() == ','))
+        throw error(fmt::format("--mask {}: {} takes {} number(s): write {}", spec, spec.substr(0, spec.find(':')), want,
+                                usage));
+    return out;
+}
+}  // namespace
+
+mask_pattern parse_pattern(const std::string& s) {
+    mask_pattern p;
+    const std::size_t colon = s.find(':');
+    const std::string name = s.substr(0, colon), args = colon == std::string::npos ? "" : s.substr(colon + 1);
+    const bool has_args = colon != std::string::npos;
+    if ((name == "none" || name == "causal") && !has_args) {
+        p.kind = name == "none" ? pattern_kind::none : pattern_kind::causal;
+        return p;
+    }
+    auto positive = [&](std::size_t v, const char* what) {
+        if (v == 0) throw error(fmt::format("--mask {}: {} must be at least 1", s, what));
+    };
+    if (name == "window" || name == "local") {
+        const char* usage = name == "window" ? "window:W, e.g. window:4" : "local:W, e.g. local:2";
+        const auto v = pattern_numbers(s, args, 1, usage);
+        p.kind = name == "window" ? pattern_kind::window : pattern_kind::local;
+        p.window = v[0];
+        positive(p.window, name == "window" ? "the window W (query i sees keys i-W+1 … i)"
+                                            : "the half-width W (query i sees keys i-W … i+W)");
+    } else if (name == "global") {
+        const auto v = pattern_numbers(s, args, 2, "global:G,W, e.g. global:1,2");
+        p.kind = pattern_kind::global, p.globals = v[0], p.window = v[1];
+        positive(p.globals, "the number of global tokens G");
+        positive(p.window, "the local half-width W");
+    } else if (name == "dilated") {
+        const auto v = pattern_numbers(s, args, 2, "dilated:W,D, e.g. dilated:3,2");
+        p.kind = pattern_kind::dilated, p.window = v[0], p.dilation = v[1];
+        positive(p.window, "the number of keys W");
+        positive(p.dilation, "the dilation D");
+    } else if (name == "block") {
+        const auto v = pattern_numbers(s, args, 1, "block:B, e.g. block:2");
+        p.kind = pattern_kind::block, p.block = v[0];
+        positive(p.block, "the block size B");
+    } else if (name == "bigbird") {
+        const auto v = pattern_numbers(s, args, 3, "bigbird:B,R,G, e.g. bigbird:2,1,1");
+        p.kind = pattern_kind::bigbird, p.block = v[0], p.random = v[1], p.globals = v[2];
+        positive(p.block, "the block size B");
+    } else {
+        throw error(fmt::format("unknown mask '{}': use none, causal, window:W, local:W, global:G,W, dilated:W,D, "
+                                "block:B or bigbird:B,R,G",
+                                s));
+    }
+    return p;
+}
+
+void check_pattern(const mask_pattern& p, std::size_t n, std::size_t m) {
+    const std::string s = spec_text(p);
+    if (p.kind == pattern_kind::global && p.globals > n)
+        throw error(fmt::format("--mask {}: G = {} global tokens but the sequence has n = {}: G must be at most n", s,
+                                p.globals, n));
+    if (p.kind == pattern_kind::block && p.block > n)
+        throw error(fmt::format("--mask {}: the block size B = {} is larger than n = {}: B must be at most n", s, p.block,
+                                n));
+    if (p.kind == pattern_kind::bigbird) {
+        if (n != m)
+            throw error(fmt::format("--mask {}: BigBird blocks queries and keys alike, so it needs n = m (self-attention)",
+                                    s));
+        if (n % p.block != 0)
+            throw error(fmt::format("--mask {}: n = {} is not a multiple of the block size B = {}: BigBird works in "
+                                    "whole blocks; use n = {}",
+                                    s, n, p.block, (n / p.block + 1) * p.block));
+        if (p.globals > n / p.block)
+            throw error(fmt::format("--mask {}: G = {} global blocks but there are only n / B = {}: G must be at most n / B",
+                                    s, p.globals, n / p.block));
+    }
+}
+
+void refuse_sparse(const mask_pattern& p, const std::string& command) {
+    if (p.sparse())
+        throw error(fmt::format("{} takes --mask none or causal only, not {}: the sparse patterns run in step, heads, "
+                                "grad, mask, flash, kv-cache (window) and cost",
+                                command, spec_text(p)));
+}
+
+std::string torch_allowed_expr(const mask_pattern& p) {
+    const std::size_t W = p.window, G = p.globals, D = p.dilation, B = p.block;
+    switch (p.kind) {
+        case pattern_kind::none: return "";
+        case pattern_kind::causal: return "j <= i";
+        case pattern_kind::window: return fmt::format("(j <= i) & (j > i - {})", W);
+        case pattern_kind::local: return fmt::format("(i - j).abs() <= {}", W);
+        case pattern_kind::global: return fmt::format("(i < {0}) | (j < {0}) | ((i - j).abs() <= {1})", G, W);
+        case pattern_kind::dilated: return fmt::format("(j <= i) & ((i - j) % {0} == 0) & ((i - j) // {0} < {1})", D, W);
+        case pattern_kind::block: return fmt::format("i // {0} == j // {0}", B);
+        case pattern_kind::bigbird:
+            return fmt::format("((i // {0} - j // {0}).abs() <= 1) | (i // {0} < {1}) | (j // {0} < {1}) | "
+                               "rand[i // {0}, j // {0}]",
+                               B, G);
+    }
+    return "";
 }
 
 std::vector<std::string> split_tokens(const std::string& s) {
@@ -89,7 +206,9 @@ step_config validate(const step_request& request) {
     c.init = parse_init(r.init);
     c.type = parse_dtype(r.dtype);
     c.dtype_given = r.dtype_given;
-    c.mask = parse_mask(r.mask);
+    c.pattern = parse_pattern(r.mask);
+    c.pattern.seed = r.seed;
+    c.mask = c.pattern.kind;
     if (m) c.mistake = m->id;
     c.tokens = split_tokens(r.tokens);
     c.load_dir = r.load_dir;
@@ -119,6 +238,7 @@ step_config validate(const step_request& request) {
         c.rope_style = rc.style;
         c.rope_base = rc.base;
     }
+    if (m) refuse_sparse(c.pattern, "mistake");
     if (m && (c.cross() || c.bias || !c.lengths_text.empty()))
         throw error("the mistakes run self-attention without biases or padding: drop --kv-len, --bias and --lengths");
     if (!r.multihead && !m && !c.lengths_text.empty())
@@ -181,6 +301,7 @@ void check_dimensions(const step_config& c) {
     if (c.rope && !c.multihead && c.d_k % 2 != 0)
         throw error(fmt::format("--rope needs an even --d-k, but it is {}: RoPE rotates features in pairs; try --d-k {}",
                                 c.d_k, c.d_k + 1));
+    check_pattern(c.pattern, c.seq_len, c.keys());
     if (!c.tokens.empty() && c.tokens.size() != c.seq_len)
         throw error(fmt::format("--tokens gives {} token(s) but seq_len is {}: give one word per position",
                                 c.tokens.size(), c.seq_len));

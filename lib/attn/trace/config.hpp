@@ -15,16 +15,29 @@ namespace attn {
 
 enum class dtype { float32, float64 };
 enum class init_kind { randn, xavier };
-enum class mask_kind { none, causal };
+// The kind of --mask: none, causal, or one of the sparse patterns of core/masks.hpp.
+using mask_kind = pattern_kind;
 
 const char* name_of(dtype t);
 const char* name_of(init_kind k);
-const char* name_of(mask_kind m);
 
 // Parse a user-supplied name; unknown names throw attn::error listing the valid ones.
 dtype parse_dtype(const std::string& s);
 init_kind parse_init(const std::string& s);
+// none | causal only (commands without sparse patterns); throws attn::error otherwise.
 mask_kind parse_mask(const std::string& s);
+// Any --mask: none, causal, window:W, local:W, global:G,W, dilated:W,D, block:B, bigbird:B,R,G.
+// Checks the syntax and the rules that need no sequence length (W >= 1 ...); throws attn::error.
+mask_pattern parse_pattern(const std::string& s);
+// The rules that need the sizes: global's G <= n, block's B <= n, bigbird's n a multiple of B
+// and n = m. Throws attn::error with a one-line message naming the rule.
+void check_pattern(const mask_pattern& p, std::size_t n, std::size_t m);
+// Refuses a sparse pattern in a command that only knows none and causal, saying so.
+void refuse_sparse(const mask_pattern& p, const std::string& command);
+// The pattern as a PyTorch boolean expression of i (query positions, a column) and j (key
+// positions, a row), True = may attend, with the numbers filled in; bigbird refers to `rand`,
+// the [n/B, n/B] boolean matrix of the drawn random blocks. Empty for none.
+std::string torch_allowed_expr(const mask_pattern& p);
 // Splits "the cat sat" on whitespace.
 std::vector<std::string> split_tokens(const std::string& s);
 
@@ -70,6 +83,7 @@ struct step_config {
     attn::dtype type = attn::dtype::float32;
     bool dtype_given = false;
     mask_kind mask = mask_kind::none;
+    mask_pattern pattern;              // --mask in full (pattern.kind == mask); bigbird seeded by `seed`
     std::string mistake;
     std::vector<std::string> tokens;
     std::string load_dir;

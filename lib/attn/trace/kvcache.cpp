@@ -93,9 +93,11 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     kv_report r;
     r.config = c;
     r.in = in;
-    r.full = gqa_full_causal<T>(in.x, in.w_q, in.w_k, in.w_v, h, g, c.rope);
+    r.full = gqa_full_causal<T>(in.x, in.w_q, in.w_k, in.w_v, h, g, c.rope, c.window);
     r.output = xt::zeros<double>({T_len, d});
-    kv_cache<T> cache(g, dh);
+    kv_cache<T> cache(g, dh, c.window);  // window:W: a ring buffer of W slots
+    // position held by each slot (window:W), to report what a new key overwrites
+    std::vector<long long> held(c.window, -1);
 
     auto run_chunk = [&](std::size_t first, std::size_t count, bool prefill) {
         kv_step s;
@@ -107,6 +109,9 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
         s.k = xt::zeros<double>({count, g * dh});
         s.v = xt::zeros<double>({count, g * dh});
         std::vector<std::vector<T>> qs;
+        // window:W prefill: the chunk attends over its own keys (sliding window) before the ring
+        // keeps only the last W of them.
+        kv_cache<T> chunk(g, dh);
         for (std::size_t i = 0; i < count; ++i) {
             const std::size_t pos = first + i;
             qs.push_back(project_row(x, pos, wq));
@@ -123,11 +128,18 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
             }
             for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
             for (std::size_t j = 0; j < g * dh; ++j) s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
-            cache.append(k, v);
+            if (c.window > 0 && prefill) chunk.append(k, v);
+            const std::size_t slot = cache.append(k, v);
+            if (c.window > 0) {
+                s.slots.push_back(slot);
+                s.overwritten.push_back(held[slot]);
+                held[slot] = static_cast<long long>(pos);
+            }
         }
         const std::size_t L = cache.length();
         s.cache_after = L;
-        cached_attention a = attend_cache(qs, cache, c.sizes());
+        cached_attention a = c.window > 0 && prefill ? attend_cache(qs, chunk, c.sizes(), c.window)
+                                                     : attend_cache(qs, cache, c.sizes(), c.window);
         s.weights = std::move(a.weights);
         s.output = std::move(a.output);
         s.full_rows = xt::empty<double>({count, d});
@@ -137,8 +149,9 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
                 r.output(first + i, j) = s.output(i, j);
             }
         s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
-        if (prefill) s.flops_cached = s.flops_full = kv_flops_full(c, L);
-        else s.flops_cached = kv_flops_cached(c, L), s.flops_full = kv_flops_full(c, L);
+        const std::size_t seen = first + count;  // without a cache every position so far is recomputed
+        if (prefill) s.flops_cached = s.flops_full = kv_flops_full(c, seen);
+        else s.flops_cached = kv_flops_cached(c, L), s.flops_full = kv_flops_full(c, seen);
         s.cache_bytes = kv_cache_bytes(c, L, g);
         r.flops_cached += s.flops_cached;
         r.flops_full += s.flops_full;
@@ -150,8 +163,8 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
 
     r.k_cache = cache.keys();
     r.v_cache = cache.values();
-    r.cache_bytes = kv_cache_bytes(c, T_len, g);
-    r.mha_cache_bytes = kv_cache_bytes(c, T_len, h);
+    r.cache_bytes = kv_cache_bytes(c, cache.length(), g);
+    r.mha_cache_bytes = kv_cache_bytes(c, cache.length(), h);
     return r;
 }
 
@@ -176,6 +189,11 @@ kv_config validate_kv(const kv_request& r) {
         const rope_config rc = validate_rope({r.rope_style, r.rope_base}, 2, "");
         c.rope = {true, rc.style, rc.base};
     }
+    const mask_pattern mask = parse_pattern(r.mask);
+    if (mask.kind == pattern_kind::window) c.window = mask.window;
+    else if (mask.kind != pattern_kind::causal)
+        throw error(fmt::format("kv-cache decodes left to right: --mask takes causal or window:W (a rolling cache), not {}",
+                                r.mask));
     if (!r.load_dir.empty()) {
         if (r.d_model_given) throw error("--load takes d_model from the files: drop --d-model");
         if (r.prompt_given) c.prompt_len = in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");

@@ -31,6 +31,7 @@ struct kv_request {
     bool dtype_given = false;
     bool d_model_given = false, prompt_given = false, steps_given = false;  // typed on the command line
     std::string load_dir;
+    std::string mask = "causal";  // causal | window:W (a rolling cache of W entries)
     bool rope = false;         // --rope: q and k rotated at their positions; the cache holds rotated keys
     std::string rope_style = "half";
     double rope_base = 10000.0;
@@ -45,6 +46,7 @@ struct kv_config {
     dtype type = dtype::float32;
     std::string load_dir;
     rope_spec rope;                                     // --rope
+    std::size_t window = 0;                             // --mask window:W: W; 0 = causal, the cache grows
     rope_position decode_position = rope_position::correct;  // the rope-wrong-position bug
     std::size_t total() const { return prompt_len + steps; }  // T
     std::size_t group() const { return heads / kv_heads; }    // query heads per K/V head
@@ -85,6 +87,10 @@ struct kv_step {
     double max_diff = 0;                  // max |cached - full|
     double flops_cached = 0, flops_full = 0;  // this step with the cache / recomputing everything
     double cache_bytes = 0;               // 2 · g · L · d_head · sizeof(dtype) after this step
+    // window:W: the ring-buffer slot each appended key went to, and the position it overwrote
+    // (-1: the slot was empty). One entry per position of the step.
+    std::vector<std::size_t> slots;
+    std::vector<long long> overwritten;
 };
 
 struct kv_report {

@@ -9,6 +9,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/error.hpp"
+#include "attn/trace/config.hpp"
 
 namespace attn {
 
@@ -26,8 +27,15 @@ mask_config validate_mask(const mask_request& r) {
                                     r.kv_len, mask_max_len));
         m = r.kv_len;
     }
-    if (r.mask == "causal") s.causal = true;
-    else if (r.mask != "none") throw error(fmt::format("unknown --mask '{}': use causal or none", r.mask));
+    mask_pattern pattern = parse_pattern(r.mask);
+    pattern.seed = r.seed;
+    check_pattern(pattern, static_cast<std::size_t>(r.seq_len), static_cast<std::size_t>(m));
+    if (pattern.kind == pattern_kind::causal) s.causal = true;
+    else if (pattern.sparse()) s.pattern = pattern;
+    if (r.layers < 1 || r.layers > mask_max_layers)
+        throw error(fmt::format("--layers {} is out of range: give the number of stacked layers, from 1 to {}", r.layers,
+                                mask_max_layers));
+    c.layers = static_cast<std::size_t>(r.layers);
     s.side = parse_pad_side(r.pad_side);
     s.align = parse_align(r.align);
 
@@ -80,12 +88,29 @@ mask_report analyze_mask(const mask_config& c) {
         r.items.push_back(std::move(it));
     }
     r.show_alignment = c.spec.causal && c.spec.queries != c.spec.keys;
+    auto blocked = structure_blocked(c.spec);
+    for (auto& row : blocked) row.flip();
+    r.stats.allowed = std::move(blocked);
+    r.stats.pairs = allowed_count(r.stats.allowed);
+    r.stats.density = density(r.stats.allowed);
+    if (c.spec.queries == c.spec.keys && c.spec.queries <= static_cast<std::size_t>(mask_max_receptive_len))
+        r.stats.receptive = receptive_fields(r.stats.allowed, c.layers);
+    if (c.spec.pattern.kind == pattern_kind::bigbird)
+        r.stats.random_blocks = bigbird_random_blocks(c.spec.queries / c.spec.pattern.block, c.spec.pattern.random,
+                                                      c.spec.pattern.globals, c.spec.pattern.seed);
     return r;
+}
+
+std::vector<std::vector<bool>> structure_blocked(const mask_spec& s) {
+    const std::size_t n = s.queries, m = s.keys;
+    if (s.causal) return causal_blocked(n, m, s.align);
+    if (s.pattern.sparse()) return pattern_blocked(s.pattern, n, m, s.align);
+    return std::vector<std::vector<bool>>(n, std::vector<bool>(m, false));
 }
 
 std::vector<std::string> mask_disagreements(const mask_spec& s, const mask_item& item) {
     const std::size_t n = item.blocked.size(), m = n ? item.blocked[0].size() : 0;
-    const auto causal = s.causal ? causal_blocked(n, m, s.align) : std::vector<std::vector<bool>>(n, std::vector<bool>(m, false));
+    const auto causal = structure_blocked(s);  // the part a per-key vector cannot say
     bool sdpa = false, mha = false, add = false, hf = false, kpm = false;
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j) {

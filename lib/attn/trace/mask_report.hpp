@@ -25,7 +25,9 @@ struct mask_request {
     std::int64_t batch = 0;         // 0: 1, or the number of --lengths
     std::int64_t batch_index = -1;  // -1: every item in turn
     bool kv_len_given = false, batch_given = false, batch_index_given = false;
-    std::string mask = "causal";    // causal | none
+    std::string mask = "causal";    // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G
+    std::uint64_t seed = 35;        // bigbird's random blocks
+    std::int64_t layers = 4;        // the receptive field is shown after 1 … layers stacked layers
     std::string lengths;            // "4,2": true key length per item; empty: no padding
     std::string pad_side = "right";
     std::string align = "top-left";
@@ -35,6 +37,20 @@ struct mask_config {
     mask_spec spec;                  // B, n, m, causal, align, lengths, side
     bool one_item = false;           // --batch-index given
     std::vector<std::size_t> items;  // the batch indices to show
+    std::size_t layers = 4;          // for the receptive field
+};
+
+// Limits: --layers, and the n of the receptive field (it walks n² bits per layer).
+inline constexpr std::int64_t mask_max_layers = 64;
+inline constexpr std::int64_t mask_max_receptive_len = 1024;
+
+// The pattern on its own (no padding): how much it keeps and how far information travels.
+struct pattern_stats {
+    std::vector<std::vector<bool>> allowed;  // [n][m], true = may attend
+    std::size_t pairs = 0;                   // allowed pairs
+    double density = 1;                      // pairs / (n·m)
+    std::vector<std::size_t> receptive;      // after 1 … layers layers (n = m only; else empty)
+    std::vector<std::vector<std::size_t>> random_blocks;  // bigbird: per block row, the blocks drawn
 };
 
 // Throws attn::error with a one-line message that says what to do.
@@ -55,7 +71,10 @@ struct mask_report {
     mask_config config;
     std::vector<mask_item> items;
     bool show_alignment = false;  // n != m and causal: top-left vs bottom-right
+    pattern_stats stats;
 };
+// The structure part alone (causal or the pattern, without padding), [n][m], true = blocked.
+std::vector<std::vector<bool>> structure_blocked(const mask_spec& s);
 
 mask_report analyze_mask(const mask_config& c);
 

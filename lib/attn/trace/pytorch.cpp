@@ -41,6 +41,36 @@ std::string padding_expr(const step_config& c, const std::string& view) {
                                      : fmt::format("torch.arange({}) < {} - {}.view({})", k, k, lengths_literal(c), view);
 }
 
+// BigBird's random key blocks as a boolean [blocks, blocks] tensor literal (True = drawn).
+std::string random_blocks_literal(const step_config& c) {
+    const std::size_t blocks = c.pattern.block ? (c.seq_len + c.pattern.block - 1) / c.pattern.block : 0;
+    std::string out = "torch.tensor([";
+    for (std::size_t r = 0; r < blocks; ++r) {
+        out += r ? ", [" : "[";
+        for (std::size_t k = 0; k < blocks; ++k) {
+            bool drawn = false;
+            if (r < c.pattern.random_blocks.size())
+                for (std::size_t b : c.pattern.random_blocks[r]) drawn = drawn || b == k;
+            out += std::string(k ? ", " : "") + (drawn ? "True" : "False");
+        }
+        out += "]";
+    }
+    return out + "], dtype=torch.bool)";
+}
+
+// The sparse pattern's "may attend" matrix (n, keys) as one self-contained expression: i and j
+// bound by a lambda, BigBird's `rand` as its literal.
+std::string allowed_matrix_expr(const step_config& c) {
+    std::string body = torch_allowed_expr(c.pattern);
+    if (c.pattern.kind == pattern_kind::bigbird) {
+        const std::size_t at = body.find("rand[");
+        if (at != std::string::npos) body.replace(at, 4, random_blocks_literal(c));
+    }
+    const bool shifted = c.align == causal_align::bottom_right && c.cross() && c.kv_len != c.seq_len;
+    return fmt::format("(lambda i, j: {})(torch.arange(n)[:, None]{}, torch.arange({})[None, :])", body,
+                       shifted ? " + (m - n)" : "", keys_name(c));
+}
+
 }  // namespace
 
 // `out = in` rotated by RoPE at `positions` (an integer tensor expression): pairs (i, i + D/2)
@@ -61,7 +91,9 @@ std::string rope_code(const std::string& out, const std::string& in, const std::
 }
 
 std::string blocked_expr(const step_config& c) {
-    std::string causal = c.mask == mask_kind::causal ? causal_blocked_expr(c) : "";
+    std::string causal = c.mask == mask_kind::causal ? causal_blocked_expr(c)
+                         : c.pattern.sparse()        ? "~" + allowed_matrix_expr(c)
+                                                     : "";
     std::string pad = c.lengths.empty() ? "" : padding_expr(c, "B, 1, 1, 1");
     if (!causal.empty() && !pad.empty()) return "(" + causal + ") | (" + pad + ")";
     return causal.empty() ? pad : causal;
@@ -70,11 +102,13 @@ std::string blocked_expr(const step_config& c) {
 std::string mha_mask_args(const step_config& c) {
     std::string out;
     if (c.mask == mask_kind::causal) out += ", attn_mask=" + causal_blocked_expr(c);
+    if (c.pattern.sparse()) out += ", attn_mask=~" + allowed_matrix_expr(c);
     if (!c.lengths.empty()) out += ", key_padding_mask=" + padding_expr(c, "B, 1");
     return out;
 }
 
 std::string sdpa_mask_args(const step_config& c) {
+    if (c.pattern.sparse()) return ", attn_mask=" + allowed_matrix_expr(c);  // SDPA: True = may attend
     if (c.mask != mask_kind::causal) return "";
     if (bottom_right_cross(c))
         return ", attn_mask=torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)";
@@ -87,6 +121,12 @@ vars pytorch_vars(const trace& t) {
     v["kv_src"] = c.cross() ? "memory" : "X";
     for (const char* b : {"b_Q", "b_K", "b_V", "b_O"}) v[std::string("plus_") + b] = c.bias ? std::string(" + ") + b : "";
     v["blocked"] = blocked_expr(c);
+    // The sparse masked step (sparse_step / sparse_heads lessons): BigBird's random blocks as `rand`,
+    // and in heads the pattern with padded keys on top, per batch item.
+    v["rand_def"] = c.pattern.kind == pattern_kind::bigbird ? "rand = " + random_blocks_literal(c) + "\n" : "";
+    v["sparse_blocked"] = c.lengths.empty() ? "~(" + torch_allowed_expr(c.pattern) + ")"
+                                            : "(~(" + torch_allowed_expr(c.pattern) + ") | (" + padding_expr(c, "B, 1") +
+                                                  ")[:, None, :])[:, None]";
     v["loss_expr"] = t.has("G") ? "(output * G).sum()" : "F.mse_loss(output, target)";
     v["sdpa_mask"] = sdpa_mask_args(c);
     v["sdpa_q"] = c.rope ? "Q_rot" : "Q";

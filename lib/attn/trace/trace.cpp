@@ -149,8 +149,9 @@ std::vector<T> col_of(const matrix<T>& m, std::size_t c) {
 template <class T>
 trace build_typed(const step_config& c, const inputs& in, int precision) {
     const matrix<T> x = convert<T>(in.x), w_q = convert<T>(in.w_q), w_k = convert<T>(in.w_k), w_v = convert<T>(in.w_v);
-    const bool causal = c.mask == mask_kind::causal;
+    const bool causal = c.mask != mask_kind::none;  // causal or a sparse pattern
     const std::size_t n = c.seq_len, m = c.keys(), d = c.d_model, dk = c.d_k, dv = c.d_v;
+    const auto blocked_by = pattern_blocked(c.pattern, n, m, c.align);  // [n][m], true = blocked
     // Cross-attention: keys and values come from the memory (its first batch item), queries from X.
     matrix<T> src = x;  // [m, d_model]
     if (c.cross()) {
@@ -172,7 +173,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     const matrix<T> k_rot = c.rope ? rope_rotate(f.k, 0, c.rope_base, c.rope_style) : f.k;  // [m, d_k]
     f.scores = attention_scores(q_rot, k_rot);                // [n, m]
     f.scaled_scores = scale_scores(f.scores, dk);             // [n, m]
-    f.masked_scores = causal ? apply_mask(f.scaled_scores, causal_blocked(n, m, c.align)) : f.scaled_scores;
+    f.masked_scores = causal ? apply_mask(f.scaled_scores, blocked_by) : f.scaled_scores;
     f.weights = softmax_rows(f.masked_scores);                // [n, m]
     f.output = weighted_sum(f.weights, f.v);                  // [n, d_v]
 
@@ -187,7 +188,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                 {"seed", std::to_string(c.seed)},
                 {"init", name_of(c.init)},
                 {"dtype", name_of(c.type)},
-                {"mask", name_of(c.mask)},
+                {"mask", spec_text(c.pattern)},
                 {"align", name_of(c.align)},
                 {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
                 {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
@@ -259,9 +260,16 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                         as_tensor(f.masked_scores));
     ms.brief = !causal;
     std::size_t blocked = 0;
-    for (const auto& row : causal_blocked(n, m, c.align))
+    for (const auto& row : blocked_by)
         for (bool b : row) blocked += causal && b;
     ms.values["blocked"] = std::to_string(blocked);
+    if (c.pattern.sparse()) {  // the pattern's own lesson and PyTorch line
+        ms.lesson = "sparse_step.masked_scores";
+        ms.values["pattern"] = spec_text(c.pattern);
+        ms.values["allowed_expr"] = torch_allowed_expr(c.pattern);
+        ms.values["i_shift"] = c.align == causal_align::bottom_right && c.keys() != c.seq_len ? " + (m - n)" : "";
+        ms.values["density"] = fmt::format("{:.4f}", 1.0 - static_cast<double>(blocked) / static_cast<double>(n * m));
+    }
     t.steps.push_back(std::move(ms));
 
     step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)),

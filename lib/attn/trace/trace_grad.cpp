@@ -31,7 +31,7 @@ void add_backward(trace& t, const step_config& c, const inputs& in, const matrix
                   int precision) {
     const std::vector<T> none;
     const auto f = forward_for_grad(convert<T>(in.x), convert<T>(in.w_q), convert<T>(in.w_k), convert<T>(in.w_v), none,
-                                    none, none, c.mask == mask_kind::causal, true);
+                                    none, none, c.mask == mask_kind::causal, true, &c.pattern);
     const matrix<T> tgt = convert<T>(target);
     const gradients<T> g = attention_backward(f, loss_grad(o.loss, f.out, tgt));
     t.loss = loss_value(o.loss, f.out, tgt);
@@ -89,7 +89,8 @@ trace build_grad_trace(const step_config& c, const inputs& in, const grad_option
     else add_backward<double>(t, c, in, target, o, precision);
     t.values["loss"] = format_number(t.loss, precision);
     if (o.check)
-        t.gradcheck = gradient_check(in.x, in.w_q, in.w_k, in.w_v, target, o.loss, c.mask == mask_kind::causal);
+        t.gradcheck = gradient_check(in.x, in.w_q, in.w_k, in.w_v, target, o.loss, c.mask == mask_kind::causal, 1e-6,
+                                     &c.pattern);
     if (o.sweep) t.grad_sweep = gradient_sweep(4, 16, c.seed);
     return t;
 }

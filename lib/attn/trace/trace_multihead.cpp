@@ -98,6 +98,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     spec.queries = d.n;
     spec.keys = keys;
     spec.causal = c.mask == mask_kind::causal;
+    if (c.pattern.sparse()) spec.pattern = c.pattern;
     spec.align = c.align;
     spec.lengths = c.lengths;
     spec.side = c.side;
@@ -124,7 +125,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                 {"d_v", std::to_string(d.d)},     {"heads", std::to_string(d.h)},
                 {"d_head", std::to_string(d.d_h)}, {"batch", std::to_string(d.b)},
                 {"seed", std::to_string(c.seed)}, {"init", name_of(c.init)},
-                {"dtype", name_of(c.type)},       {"mask", name_of(c.mask)},
+                {"dtype", name_of(c.type)},       {"mask", spec_text(c.pattern)},
                 {"params", std::to_string(4 * d.d * d.d)},
                 {"bias_params", std::to_string(4 * d.d)},
                 {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
@@ -186,6 +187,12 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
             for (bool x : row) blocked_count += x;
     ms.values["blocked"] = std::to_string(spec.any() ? blocked_count : 0);
     ms.values["fully_blocked"] = std::to_string(spec.any() ? fully_blocked_rows(build_mask(spec)).size() : 0);
+    if (c.pattern.sparse()) {  // the pattern's own lesson and PyTorch line
+        ms.lesson = "sparse_heads.masked_scores";
+        ms.values["pattern"] = spec_text(c.pattern);
+        ms.values["allowed_expr"] = torch_allowed_expr(c.pattern);
+        ms.values["i_shift"] = c.align == causal_align::bottom_right && c.keys() != c.seq_len ? " + (m - n)" : "";
+    }
     s.push_back(ms);
     s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), weights));
     s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, shp(vh), shp(heads_out)), heads_out));

@@ -92,6 +92,7 @@ variant_report run_variant(const variant_request& vr) {
     if (kind == "performer" && (vr.features < 1 || vr.features > 4096)) throw error("--features m must be between 1 and 4096");
     if (kind == "linformer" && vr.rank < 1) throw error("--rank k must be at least 1");
     step_config c = validate(request);
+    refuse_sparse(c.pattern, "variant");
     if (c.cross()) throw error("variant is self-attention: drop --kv-len");
     const inputs in = c.load_dir.empty() ? make_inputs(c) : load_inputs(c);
     if ((kind == "linformer" || kind == "performer") && c.seq_len > 512)
@@ -294,6 +295,7 @@ variant_report run_mla(const variant_request& vr) {
     const std::string dir = request.load_dir;
     request.load_dir.clear();
     step_config c = validate(request);
+    refuse_sparse(c.pattern, "variant");
     if (c.cross()) throw error("variant is self-attention: drop --kv-len");
     if (x.size() == 0) x = make_inputs(c).x;
     variant_report r;
