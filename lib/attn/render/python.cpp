@@ -156,7 +156,8 @@ std::string sdpa_summary(const trace& t, const lessons& L) {
     out += comment(line);
     // The mask the printed call passes, True = may attend (is_causal=True is tril(diagonal=0)).
     std::string allowed = "None";
-    if (c.mask == mask_kind::causal)
+    if (c.pattern.sparse()) allowed = sdpa_mask_args(c).substr(std::string(", attn_mask=").size());
+    else if (c.mask == mask_kind::causal)
         allowed = bottom_right_cross(c) ? "torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)"
                                         : "torch.ones(n, m, dtype=torch.bool).tril()";
     out += "output_steps = output\n";

@@ -1,6 +1,8 @@
 // PyTorch lines of a run (see pytorch.hpp).
 #include "attn/trace/pytorch.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace attn {
@@ -43,15 +45,19 @@ std::string padding_expr(const step_config& c, const std::string& view) {
 
 // BigBird's random key blocks as a boolean [blocks, blocks] tensor literal (True = drawn).
 std::string random_blocks_literal(const step_config& c) {
-    const std::size_t blocks = c.pattern.block ? (c.seq_len + c.pattern.block - 1) / c.pattern.block : 0;
+    // As core/masks draws them: max(n, m) / B block rows, from --seed unless given.
+    const std::size_t blocks = c.pattern.block ? std::max(c.seq_len, c.keys()) / c.pattern.block : 0;
+    const auto drawn = c.pattern.random_blocks.empty()
+                           ? bigbird_random_blocks(blocks, c.pattern.random, c.pattern.globals, c.pattern.seed)
+                           : c.pattern.random_blocks;
     std::string out = "torch.tensor([";
     for (std::size_t r = 0; r < blocks; ++r) {
         out += r ? ", [" : "[";
         for (std::size_t k = 0; k < blocks; ++k) {
-            bool drawn = false;
-            if (r < c.pattern.random_blocks.size())
-                for (std::size_t b : c.pattern.random_blocks[r]) drawn = drawn || b == k;
-            out += std::string(k ? ", " : "") + (drawn ? "True" : "False");
+            bool hit = false;
+            if (r < drawn.size())
+                for (std::size_t b : drawn[r]) hit = hit || b == k;
+            out += std::string(k ? ", " : "") + (hit ? "True" : "False");
         }
         out += "]";
     }
