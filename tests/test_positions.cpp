@@ -201,6 +201,7 @@ TEST_CASE("positions: JSON has step's format plus equivariance; --save writes th
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["encoding"] == "rope");
+    CHECK(j["config"]["mask"] == "none");  // the mask the run applies (rope: none by default)
     CHECK(j["equivariance"]["no_mask_max_diff"].get<double>() < 1e-5);
     CHECK(j["equivariance"]["causal_max_diff"].get<double>() > 1e-3);
     std::vector<std::string> ids;
@@ -221,6 +222,7 @@ TEST_CASE("positions: JSON has step's format plus equivariance; --save writes th
     for (const char* id : {"X", "Q", "K", "V", "alibi_bias", "scores", "scaled_scores", "weights", "output"})
         CHECK(std::filesystem::exists(dir + "/" + id + ".npy"));
     CHECK(attn::npy::read(dir + "/alibi_bias.npy").shape == std::vector<std::size_t>{12, 6, 6});
+    CHECK(nlohmann::json::parse(s.out)["config"]["mask"] == "causal");  // alibi: causal by default
     const auto s2 = run_cli("positions --encoding sinusoidal --save " + dir + "/sin --format json");
     REQUIRE(s2.code == 0);
     CHECK(std::filesystem::exists(dir + "/sin/pe.npy"));

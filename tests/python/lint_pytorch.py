@@ -5,7 +5,8 @@
    mistakes, a line may use torch, math, F, the dimension names, the input tensors and the names
    the lines before it assign (in walkthrough order; grad and the mistakes follow step or heads).
    Placeholders are filled with representative code first.
-2. The JSON of step, heads, grad and mistake for a matrix of runs: each step's `pytorch` line may
+   The steps of `positions` ([positions.X] … [positions.output]) likewise.
+2. The JSON of step, heads, grad, mistake and `positions --encoding E` for a matrix of runs: each step's `pytorch` line may
    use only the allowed names and what the earlier steps' lines assign, and must assign its own
    variable (scaled for scaled_scores, masked for masked_scores, else the step id).
 A line naming an undefined variable (such as `K = src @ W_K`) fails the test; the script checks
@@ -69,6 +70,9 @@ FILL = {  # representative code for the placeholders of pytorch lines
     "sdpa_mask": ", is_causal=True", "sdpa_q": "Q", "sdpa_k": "K", "mha_kv": "X, X", "mha_masks": "", "mha_bias": "True",
     "rope_Q": "Q_rot = Q", "rope_K": "K_rot = K", "rope_Q_bad": "Q_rot = Q", "rope_K_bad": "K_rot = K",
     "dropout_keep": "[[1]]",
+    # positions (trace/positions.cpp fills them per run)
+    "qkv_input": "X_pos", "softmax_input": "scaled", "rope_Q_code": "Q_rot = Q", "rope_K_code": "K_rot = K",
+    "alibi_slopes": "[0.5, 0.25]", "alibi_distance": "(torch.arange(n)[:, None] - torch.arange(n)).abs()",
 }
 
 
@@ -117,6 +121,9 @@ else:
     after_heads = lint_table("heads", {k: v for k, v in load("heads.toml")["heads"].items() if k != "summary"}, ALLOWED)
     lint_table("heads.summary", {"summary": load("heads.toml")["heads"]["summary"]}, after_heads)
     lint_table("rope_step", positions["rope_step"], after_step)
+    # positions' own steps, in file order (= step order; pe and pe_learned are the two tables)
+    lint_table("positions", {k: v for k, v in positions["positions"].items() if isinstance(v, dict) and "pytorch" in v},
+               ALLOWED)
     order = ["Q_rot", "K_rot", "scores"]  # walkthrough order, not the file's
     lint_table("rope_heads", {k: positions["rope_heads"][k] for k in order}, after_heads)
     after_grad = lint_table("grad", {k: v for k, v in load("grad.toml")["grad"].items() if k != "summary"}, after_step)
@@ -148,6 +155,10 @@ RUNS = [
     ["grad"], ["grad", "--loss", "sum", "--mask", "causal"],
 ]
 out = subprocess.run([EXE, "mistakes"], capture_output=True, text=True, check=True).stdout
+RUNS += [["positions", "--encoding", e, "--mask", mk] + extra
+         for e, extra in (("none", []), ("sinusoidal", ["--d-model", "7", "--d-k", "4"]), ("learned", []),
+                          ("rope", ["--rope-style", "interleaved"]), ("alibi", ["--heads", "6"]))
+         for mk in ("none", "causal")]
 RUNS += [["mistake", i] for i in re.findall(r"^  ([a-z0-9]+(?:-[a-z0-9]+)+) ", out, re.M)]
 lines = 0
 for args in RUNS:

@@ -122,7 +122,6 @@ def json_contract(args):
     cfg = doc["config"]
     steps = doc["correct"]["steps"] if "correct" in doc else doc["steps"]
     dtype = torch.float64 if cfg["dtype"] == "float64" else torch.float32
-    tol = 1e-10 if dtype == torch.float64 else 1e-5
     n = cfg["seq_len"]
     ids = [s["id"] for s in steps]
     m = next(s["shape"][-2] for s in steps if s["id"] == "K")
@@ -132,11 +131,18 @@ def json_contract(args):
     for name, values in doc.get("biases", {}).items():
         ns[name] = as_tensor(values, dtype)
     grad = args[0] == "grad"
+    return run_steps(steps, ns, dtype, INPUTS, grad)
+
+
+def run_steps(steps, ns, dtype, inputs, grad=False):
+    """Runs each step's `pytorch` string in ns, in order (the steps in `inputs` take the step's
+    data instead); None when every one leaves the step's data in its variable, else the problem."""
+    tol = 1e-10 if dtype == torch.float64 else 1e-5
     torch.set_grad_enabled(grad)
     for s in steps:
         want = as_tensor(s["data"], dtype)
         var = {"scaled_scores": "scaled", "masked_scores": "masked"}.get(s["id"], s["id"])
-        if s["id"] in INPUTS:
+        if s["id"] in inputs:
             ns[var] = want.clone().requires_grad_(grad and s["id"] not in ("target", "G"))
             continue
         exec(s["pytorch"], ns)
@@ -148,6 +154,52 @@ def json_contract(args):
             return f"step {s['id']}: {s['pytorch']!r} does not give the step's data"
     torch.set_grad_enabled(False)
     return None
+
+
+# `positions --encoding E --format json` (the steps of one encoding): X and W_Q, W_K, W_V come from
+# --load (the JSON has X but not the weights), the learned table is the `pe` step's data.
+# (encoding, extra flags, n, d_model, d_k); each runs with --mask none and --mask causal, float32 and float64.
+POSITIONS_RUNS = [
+    ("none", [], 6, 8, 8),
+    ("sinusoidal", [], 6, 8, 8),
+    ("sinusoidal", [], 5, 7, 4),
+    ("learned", [], 6, 8, 8),
+    ("rope", [], 6, 8, 8),
+    ("rope", ["--rope-style", "interleaved", "--rope-base", "500000"], 7, 6, 6),
+    ("alibi", [], 6, 8, 8),
+    ("alibi", ["--heads", "6"], 5, 8, 4),
+    ("alibi", ["--heads", "12"], 6, 8, 8),
+]
+
+
+def positions_contract(encoding, extra, n, d_model, d_k, mask, dtype):
+    """The JSON contract for one `positions --encoding E` run on inputs of our own."""
+    import json
+    import math
+    import os
+    import numpy as np
+    np_type = np.float64 if dtype == torch.float64 else np.float32
+    g = np.random.default_rng(n * 100 + d_model * 10 + d_k)
+    with tempfile.TemporaryDirectory() as folder:
+        for name, shape in (("X", (n, d_model)), ("W_Q", (d_model, d_k)), ("W_K", (d_model, d_k)), ("W_V", (d_model, d_k))):
+            np.save(os.path.join(folder, name + ".npy"), g.standard_normal(shape).astype(np_type))
+        args = ["positions", "--encoding", encoding, "--mask", mask, "--dtype", str(dtype).split(".")[1],
+                "--load", folder] + extra + ["--format", "json"]
+        r = subprocess.run([EXE] + args, capture_output=True, text=True)
+        if r.returncode != 0:
+            return args, f"exit {r.returncode}: {r.stderr.strip()}"
+        doc = json.loads(r.stdout)
+        ns = {"torch": torch, "math": math, "F": torch.nn.functional, "n": n, "d_model": d_model, "d_k": d_k,
+              "h": doc["measures"].get("heads", 1)}
+        for name in ("W_Q", "W_K", "W_V"):
+            ns[name] = torch.from_numpy(np.load(os.path.join(folder, name + ".npy")))
+        x = torch.from_numpy(np.load(os.path.join(folder, "X.npy")))
+    if doc["encoding"] != encoding or doc["config"]["mask"] != mask or doc["config"]["dtype"] != str(dtype).split(".")[1]:
+        return args, f"the JSON says encoding {doc['encoding']}, mask {doc['config']['mask']}, dtype {doc['config']['dtype']}"
+    if not torch.equal(as_tensor(doc["steps"][0]["data"], dtype), x):
+        return args, "the X step is not the loaded X.npy"
+    inputs = {"X"} | ({"pe"} if encoding == "learned" else set())
+    return args, run_steps(doc["steps"], ns, dtype, inputs)
 
 
 def main():
@@ -174,6 +226,18 @@ def main():
             print(f"FAIL JSON {' '.join(args)}: {problem}")
         else:
             print(f"ok JSON {' '.join(args)}: every pytorch line reproduces its step")
+    checked = len(JSON_RUNS)
+    for encoding, extra, n, d_model, d_k in POSITIONS_RUNS:
+        for mask in ("none", "causal"):
+            for dtype in (torch.float32, torch.float64):
+                args, problem = positions_contract(encoding, extra, n, d_model, d_k, mask, dtype)
+                checked += 1
+                if problem:
+                    failed += 1
+                    print(f"FAIL JSON {' '.join(args)}: {problem}")
+                else:
+                    print(f"ok JSON positions --encoding {encoding} {' '.join(extra)} --mask {mask} "
+                          f"({n}, {d_model}, {d_k}) {dtype}: every pytorch line reproduces its step")
     # The check can fail: change one embedded value of the output and the script must stop there.
     script = generate(["step", "--mask", "causal"])
     lines = script.splitlines()
@@ -185,7 +249,7 @@ def main():
         print(f"FAIL: a changed output value was not caught (exit {r.returncode}): {r.stdout[-500:]}")
     else:
         print("ok a changed value is caught:", r.stdout.strip().splitlines()[-1])
-    print(f"{len(runs)} scripts and {len(JSON_RUNS)} JSON documents checked, {failed} failure(s); torch {torch.__version__}")
+    print(f"{len(runs)} scripts and {checked} JSON documents checked, {failed} failure(s); torch {torch.__version__}")
     sys.exit(1 if failed else 0)
 
 

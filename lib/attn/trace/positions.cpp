@@ -8,6 +8,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/trace/pytorch.hpp"
 
 namespace attn {
 
@@ -201,6 +202,7 @@ struct runner {
         trace& t = r.t;
         t.config = c.run;
         t.config.mask = r.causal ? mask_kind::causal : mask_kind::none;
+        t.config.pattern.kind = t.config.mask;  // the JSON's "mask" says which mask this run applies
         t.lessons = "positions";
         t.classic_x = in.classic_x;
         t.values = {{"n", std::to_string(n)}, {"d_model", std::to_string(dm)}, {"d_k", std::to_string(dk)}};
@@ -242,7 +244,22 @@ struct runner {
                 d(p.weights[0]));
             add("output", fmt::format("{} @ {} -> {}", nn, nk, nk), d(p.out[0]));
         }
-        (void)src;
+        // The placeholders of the steps' pytorch lines (lessons/en/positions.toml), from this run.
+        vars& pv = t.values;
+        pv["qkv_input"] = src;
+        pv["softmax_input"] = r.causal ? "scaled.masked_fill(" + blocked_expr(t.config) + ", float('-inf'))" : "scaled";
+        if (e == encoding::rope) {
+            pv["rope_Q_code"] = rope_code("Q_rot", "Q", "d_k", "torch.arange(n)", c.rope.style, c.rope.base);
+            pv["rope_K_code"] = rope_code("K_rot", "K", "d_k", "torch.arange(n)", c.rope.style, c.rope.base);
+        }
+        if (e == encoding::alibi) {
+            std::string slopes = "[";
+            for (double m : alibi_slopes(c.heads)) slopes += fmt::format("{}{}", slopes.size() > 1 ? ", " : "", m);
+            pv["alibi_slopes"] = slopes + "]";
+            // bias[h, i, j] = −m_h·(i − j); without a causal mask the distance is |i − j| (core alibi_bias)
+            pv["alibi_distance"] = r.causal ? "(torch.arange(n)[:, None] - torch.arange(n))"
+                                            : "(torch.arange(n)[:, None] - torch.arange(n)).abs()";
+        }
         r.perm_diff = perm_diff(e, perm, false);
         vars& v = r.values;
         v["perm_diff"] = g3(r.perm_diff);
