@@ -6,7 +6,8 @@ and MQA) and runs each
 with this interpreter; every script must exit 0 and end with "all N steps match". A script whose
 embedded value is changed must exit 1 with MISMATCH (the check can fail). And the JSON contract:
 for a few runs each step's `pytorch` string, exec'd with only torch, math, F, the inputs and the
-dimension names, leaves the step's data in its variable.
+dimension names, leaves the step's data in its variable; the same for `positions --encoding E`
+(every encoding, --mask none and causal, float32 and float64, inputs given with --load).
 
 Usage: run_scripts.py ATTN_EXE    (exit 77 = skipped: this python cannot import torch)
 """
