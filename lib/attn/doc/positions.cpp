@@ -87,8 +87,19 @@ struct builder {
     block formula(const std::string& key, const vars& v) const {
         return doc::field(doc::kind::formula, L.raw("label.formula"), L.text(key, v), tone::formula);
     }
-    block code(const std::string& key, const vars& v) const {
-        return doc::field(doc::kind::code, L.raw("label.pytorch"), L.text(key, v), tone::code);
+    // The run's own PyTorch lines for these steps, the same real code the JSON gives each step
+    // (trace/positions.cpp fills their placeholders from the run's config).
+    block code(const encoding_run& e, std::initializer_list<const char*> ids) const {
+        std::string lines;
+        for (const char* id : ids) {
+            if (!e.t.has(id)) continue;
+            const step& s = e.t.at(id);
+            vars v = with(e.t.values);
+            for (const auto& kv : s.values) v[kv.first] = kv.second;
+            const std::string key = s.lesson.empty() ? std::string("positions.") + id : s.lesson;
+            lines += (lines.empty() ? "" : "\n") + L.text(key + ".pytorch", v);
+        }
+        return doc::field(doc::kind::code, L.raw("label.pytorch"), lines, tone::code);
     }
     block weights_map(const encoding_run& e, std::size_t head, const std::string& title) const {
         const tensor& w = e.t.at("weights").value;
@@ -145,7 +156,7 @@ struct builder {
         p.id = "none";
         p.title = L.raw("positions.none.title");
         p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.none.intro", v)),
-                    code("positions.none.code", v), doc::gap(), weights_map(e, 0, L.raw("positions.weights.title"))};
+                    code(e, {"weights"}), doc::gap(), weights_map(e, 0, L.raw("positions.weights.title"))};
         p.blocks.push_back(doc::prose(L.text(e.causal ? "positions.none.reading_causal" : "positions.none.reading_open", v)));
         perm_line(p.blocks, e, v);
         return p;
@@ -159,7 +170,7 @@ struct builder {
         p.id = name_of(e.enc);
         p.title = L.raw(k + "title");
         p.blocks = {doc::heading(p.title), doc::prose(L.text(k + "intro", v)), formula(k + "formula", v),
-                    code(k + "code", v), doc::gap(), step_mat(e, "pe"), doc::gap(), step_mat(e, "X_pos"), doc::gap()};
+                    code(e, {sin ? "pe" : "pe_learned", "X_pos"}), doc::gap(), step_mat(e, "pe"), doc::gap(), step_mat(e, "X_pos"), doc::gap()};
         if (!sin) p.blocks.push_back(doc::prose(L.text(k + "past", v)));
         p.blocks.push_back(mat(L.raw("positions.gram_title"), e.gram, true));
         const bool odd = sin && r.config.run.d_model % 2 != 0;
@@ -182,7 +193,7 @@ struct builder {
         p.id = "rope";
         p.title = L.raw("positions.rope.title");
         p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.rope.intro", v)), formula("positions.rope.formula", v),
-                    code("positions.rope.code_" + style, v), doc::gap()};
+                    code(e, {"Q_rot"}), doc::gap()};
         std::vector<std::vector<std::string>> rows;
         for (std::size_t i = 0; i < e.thetas.size(); ++i) {
             const auto [a, b] = rope_pair(i, dk, r.config.rope.style);
@@ -257,7 +268,7 @@ struct builder {
         p.id = "alibi";
         p.title = L.raw("positions.alibi.title");
         p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.alibi.intro", v)), formula("positions.alibi.formula", v),
-                    code("positions.alibi.code", v), doc::gap()};
+                    code(e, {"alibi_bias", "scaled_scores_alibi"}), doc::gap()};
         std::vector<std::vector<std::string>> rows;
         for (std::size_t i = 0; i < e.slopes.size(); ++i)
             rows.push_back({std::to_string(i), format_number(e.slopes[i], 6), fmt::format("2^{:.3g}", std::log2(e.slopes[i])),
