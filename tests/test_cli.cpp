@@ -45,7 +45,7 @@ using test::capture;
 result run(const std::string& args, const std::string& env = "") {
     static int counter = 0;
     const fs::path err = fs::temp_directory_path() / ("attn-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    result r = capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + env + " " + ATTN_EXE + " " + args +
+    result r = capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG -u LC_ALL -u LC_MESSAGES -u LANG " + env + " " + ATTN_EXE + " " + args +
                        " </dev/null 2>" + err.string());
     r.err = slurp(err);
     fs::remove(err);
