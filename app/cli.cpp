@@ -474,7 +474,9 @@ void harden_numbers(CLI::App& app) { check_numbers(&app); }
 void note_language_encoding(const CLI::App& root) {
     for (const CLI::App* sub : root.get_subcommands())
         for (const auto& [cmd, lang] : lang_options()) {
-            if (cmd != sub || *lang == "en" || attn::language_of(*lang) != *lang) continue;
+            if (cmd != sub || attn::language_of(*lang) != *lang) continue;
+            set_display_language(*lang);
+            if (*lang == "en") continue;
             if (!attn::locale_is_utf8(environment_language()))
                 print_warning("not a UTF-8 locale; writing UTF-8 anyway (LANG=C.UTF-8)");
             const attn::lessons& L = attn::lessons::embedded(*lang);

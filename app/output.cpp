@@ -142,11 +142,16 @@ std::vector<std::string> split_lines(const std::string& text) {
     return lines;
 }
 
+static std::string& display_language() {
+    static std::string language = "en";
+    return language;
+}
+
 // The interactive pager: a page at a time, a screenful at a time, driven by single keys.
 class pager {
 public:
     pager(const attn::doc::document& d, const output_options& o, std::vector<std::string> pages)
-        : d_(d), o_(o), L_(attn::lessons::embedded(d.language)), en_(attn::lessons::embedded("en")) {
+        : d_(d), o_(o), L_(attn::lessons::embedded(d.language != "en" ? d.language : display_language())), en_(attn::lessons::embedded("en")) {
         for (const std::string& p : pages) pages_.push_back(split_lines(p));
     }
 
@@ -295,5 +300,7 @@ void show(const attn::doc::document& d, const output_options& o) {
         if (i + 1 < pages.size()) emit("\n");
     }
 }
+
+void set_display_language(const std::string& language) { display_language() = language; }
 
 }  // namespace app

@@ -42,4 +42,8 @@ void start_from(output_options& o, const std::string& from);
 // g then a number or id to jump, l the list of steps, q quit, ? the keys.
 void show(const attn::doc::document& d, const output_options& o);
 
+// The language the chosen command prints in (set once after parsing, see cli.cpp): the pager's
+// prompts and key help come from its lessons.
+void set_display_language(const std::string& language);
+
 }  // namespace app
