@@ -173,15 +173,8 @@ std::string json_tensor(const tensor& m, dtype type) {
 // --bias: the biases, which the pytorch lines name but which are not steps of their own.
 static std::string biases_json(const trace& t) {
     std::string out;
-    for (const auto& [id, name] : {std::pair<const char*, const char*>{"Q", "b_Q"}, {"K", "b_K"}, {"V", "b_V"}, {"output", "b_O"}}) {
-        if (!t.has(id)) continue;
-        for (const named_matrix& e : t.at(id).extras)
-            if (e.label == "bias") {
-                tensor b = xt::empty<double>({e.value.size()});
-                std::copy(e.value.begin(), e.value.end(), b.begin());
-                out += std::string(out.empty() ? "" : ", ") + json_string(name) + ": " + json_tensor(b, t.config.type);
-            }
-    }
+    for (const auto& [name, b] : run_biases(t))
+        out += std::string(out.empty() ? "" : ", ") + json_string(name) + ": " + json_tensor(b, t.config.type);
     return out;
 }
 

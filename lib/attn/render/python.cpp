@@ -135,15 +135,7 @@ std::string step_code(const trace& t, const lessons& L, const step& s, std::size
 std::string biases(const trace& t, const lessons& L) {
     if (!t.config.bias) return "";
     std::string out = comment(L.raw("python.biases"));
-    for (const auto& [id, name] : {std::pair<const char*, const char*>{"Q", "b_Q"}, {"K", "b_K"}, {"V", "b_V"}, {"output", "b_O"}}) {
-        if (!t.has(id)) continue;
-        for (const named_matrix& e : t.at(id).extras)
-            if (e.label == "bias") {
-                tensor b = xt::empty<double>({e.value.size()});
-                std::copy(e.value.begin(), e.value.end(), b.begin());
-                out += std::string(name) + " = tensor(" + python_list(b) + ")\n";
-            }
-    }
+    for (const auto& [name, b] : run_biases(t)) out += name + " = tensor(" + python_list(b) + ")\n";
     return out + "\n";
 }
 

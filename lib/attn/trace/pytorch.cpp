@@ -121,6 +121,20 @@ std::string sdpa_mask_args(const step_config& c) {
     return ", is_causal=True";
 }
 
+std::vector<std::pair<std::string, tensor>> run_biases(const trace& t) {
+    std::vector<std::pair<std::string, tensor>> out;
+    for (const auto& [id, name] : {std::pair<const char*, const char*>{"Q", "b_Q"}, {"K", "b_K"}, {"V", "b_V"}, {"output", "b_O"}}) {
+        if (!t.has(id)) continue;
+        for (const named_matrix& e : t.at(id).extras)
+            if (e.label == "bias") {
+                tensor b = xt::empty<double>({e.value.size()});
+                std::copy(e.value.begin(), e.value.end(), b.begin());
+                out.emplace_back(name, std::move(b));
+            }
+    }
+    return out;
+}
+
 vars pytorch_vars(const trace& t) {
     const step_config& c = t.config;
     vars v;

@@ -6,6 +6,8 @@
 // names n, m, d_model, d_k, d_v, B, h, d_head; afterwards pytorch_variable(id) equals the step.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attn/io/lessons.hpp"
 #include "attn/trace/trace.hpp"
@@ -28,6 +30,9 @@ std::string mha_mask_args(const step_config& c);
 // The mask as F.scaled_dot_product_attention arguments (True = may attend), single head:
 // ", is_causal=True" (top-left) or ", attn_mask=…tril(diagonal=m - n)" (bottom-right).
 std::string sdpa_mask_args(const step_config& c);
+// --bias: the run's biases under their PyTorch names (b_Q, b_K, b_V, b_O), flat, for the JSON
+// and the Python script (they are extras of the Q, K, V and output steps, not steps of their own).
+std::vector<std::pair<std::string, tensor>> run_biases(const trace& t);
 
 // `out = in` rotated by RoPE: `in` has its positions in dim -2 and `width` (a name such as d_head)
 // features in dim -1; `positions` is an integer tensor expression (torch.arange(n)). Angles
