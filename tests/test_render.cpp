@@ -56,7 +56,8 @@ TEST_CASE("a matrix is laid out with labels - exactly", "[render]") {
 TEST_CASE("cells that differ from the correct run are marked", "[render]") {
     attn::matrix_style s;
     s.precision = 2;
-    const matrix<double> correct{{1, 0.5}}, buggy{{1, 0.25}};
+    const matrix<double> buggy{{1, 0.25}};
+    const attn::grid correct = matrix<double>{{1, 0.5}};
     s.highlight_against = &correct;
     const auto plain = attn::format_matrix(buggy, s);
     CHECK(plain[1] == "  0  1.00   0.25*");
@@ -189,7 +190,7 @@ TEST_CASE("page tables and listings wrap to the terminal - rows of blocks stay i
     p.blocks.push_back(attn::doc::listing({"  acc       = [0.0588, -1.2665, -2.7022, -0.9796, -2.4981, 1.0596, 2.3924, 1.0727]"}));
     const matrix<double> a = xt::ones<double>({std::size_t{6}, std::size_t{12}});
     attn::doc::block b = attn::doc::matrix_of("tiled", a);
-    b.against = std::make_shared<const matrix<double>>(a * 2.0);
+    b.against = matrix<double>(a * 2.0);
     p.blocks.push_back(attn::doc::row({attn::doc::matrix_of("full", a), b}));
     d.pages.push_back(p);
     attn::text_options o;

@@ -69,7 +69,7 @@ block listing(std::vector<std::string> lines, tone t) {
     return b;
 }
 
-block matrix_of(std::string title, matrix<double> values, std::vector<std::string> row_labels,
+block matrix_of(std::string title, grid values, std::vector<std::string> row_labels,
                 std::vector<std::string> col_labels) {
     block b;
     b.kind = kind::matrix;
@@ -81,7 +81,7 @@ block matrix_of(std::string title, matrix<double> values, std::vector<std::strin
     return b;
 }
 
-block heatmap(std::string title, matrix<double> weights, std::vector<std::string> row_labels,
+block heatmap(std::string title, grid weights, std::vector<std::string> row_labels,
               std::vector<std::string> col_labels) {
     block b = matrix_of(std::move(title), std::move(weights), std::move(row_labels), std::move(col_labels));
     b.kind = kind::heatmap;

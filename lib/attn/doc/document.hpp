@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/doc/grid.hpp"
 
 namespace attn {
 
@@ -62,9 +63,9 @@ struct block {
     std::vector<std::string> lines;    // listing
     // matrix, heatmap, chart
     std::string title;                 // shown above (matrix: with its shape)
-    matrix<double> values;
+    grid values;
     std::vector<std::string> row_labels, col_labels;  // default: 0, 1, 2, …
-    std::shared_ptr<const matrix<double>> against;    // matrix: highlight cells that differ
+    grid against;                                     // matrix: highlight cells that differ (if same shape)
     int precision = -1;                // matrix: decimals (-1: the document's)
     bool show_shape = true;            // matrix: "title (rows, cols)"
     bool legend = true;                // heatmap: the colour scale under it
@@ -112,9 +113,9 @@ block banner(std::string text);
 block prose(std::string text, tone t = tone::plain, std::string indent = "", std::string hang = "");
 block field(kind k, std::string label, std::string text, tone t = tone::plain);
 block listing(std::vector<std::string> lines, tone t = tone::plain);
-block matrix_of(std::string title, matrix<double> values, std::vector<std::string> row_labels = {},
+block matrix_of(std::string title, grid values, std::vector<std::string> row_labels = {},
                 std::vector<std::string> col_labels = {});
-block heatmap(std::string title, matrix<double> weights, std::vector<std::string> row_labels = {},
+block heatmap(std::string title, grid weights, std::vector<std::string> row_labels = {},
               std::vector<std::string> col_labels = {});
 block table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows, std::string align = "");
 block keyvalue(std::vector<std::pair<std::string, std::string>> pairs, std::string title = "");

@@ -170,10 +170,10 @@ document check_document(const exercise::report& r, const lessons& L, double take
                                                      {"cell", cell(s.worst, want.shape)},
                                                      {"given", num(got.data[s.worst])},
                                                      {"expected", num(want.data[s.worst])}})));
-            auto expected = std::make_shared<const matrix<double>>(slice_of(want, s.worst));
+            const grid expected = slice_of(want, s.worst);
             block yours = matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, s.worst));
             yours.against = expected;
-            b.push_back(row({yours, matrix_of(L.text("check.expected", {{"id", s.id}}), *expected)}));
+            b.push_back(row({yours, matrix_of(L.text("check.expected", {{"id", s.id}}), expected)}));
         } else {
             b.push_back(row({matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, 0)),
                              matrix_of(L.text("check.expected", {{"id", s.id}}), slice_of(want, 0))}));

@@ -118,7 +118,7 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     result.title = L.raw("flash.result_title");
     block full = doc::matrix_of(L.raw("flash.full_label"), r.result.full);
     block tiled = doc::matrix_of(L.raw("flash.tiled_label"), r.result.tiled);
-    tiled.against = std::make_shared<const matrix<double>>(r.result.full);  // differing cells stand out
+    tiled.against = r.result.full;  // differing cells stand out
     result.blocks = {doc::heading(L.raw("flash.result_title")), doc::prose(L.text("flash.finish", v)), doc::gap(),
                      doc::row({std::move(full), std::move(tiled)}), doc::prose(L.text("flash.max_diff", v))};
     d.pages.push_back(std::move(result));

@@ -201,7 +201,7 @@ cell_rows kpm_cells(const std::vector<bool>& v) {
 
 // A grid as a table: a header of key indices j, then one row per query i (a matrix) or one row
 // labelled `vector_label` (a per-key vector). Blocked cells in tone error, allowed ones good.
-block grid(const std::string& title, const cell_rows& rows, const std::string& vector_label, bool& elided) {
+block cell_grid(const std::string& title, const cell_rows& rows, const std::string& vector_label, bool& elided) {
     const bool matrix = vector_label.empty();
     const std::size_t cols = rows.empty() ? 0 : rows[0].size();
     const index_plan rp = plan_indices(rows.size(), grid_rows);
@@ -263,11 +263,11 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         p.blocks.push_back(doc::prose(combines(r, it, L)));
         p.blocks.push_back(doc::gap());
         const std::string b = fmt::format("b = {}", it.b);
-        p.blocks.push_back(doc::row({grid(label("sdpa"), bool_cells(it.sdpa, false), "", elided),
-                                     grid(label("mha"), bool_cells(it.mha, true), "", elided),
-                                     grid(label("additive"), additive_cells(it.additive), "", elided),
-                                     grid(label("hf"), hf_cells(it.hf), b, elided),
-                                     grid(label("kpm"), kpm_cells(it.kpm), b, elided)}));
+        p.blocks.push_back(doc::row({cell_grid(label("sdpa"), bool_cells(it.sdpa, false), "", elided),
+                                     cell_grid(label("mha"), bool_cells(it.mha, true), "", elided),
+                                     cell_grid(label("additive"), additive_cells(it.additive), "", elided),
+                                     cell_grid(label("hf"), hf_cells(it.hf), b, elided),
+                                     cell_grid(label("kpm"), kpm_cells(it.kpm), b, elided)}));
         p.blocks.push_back(doc::gap());
         if (first) {  // the legend once, under the first grids
             p.blocks.push_back(doc::prose(L.raw("mask.legend_intro")));
@@ -346,9 +346,9 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         p.blocks.push_back(doc::heading(p.title));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(doc::row(
-            {grid(L.raw("mask.align_top_left"), bool_cells(causal_allowed(s.queries, s.keys, causal_align::top_left), false), "",
+            {cell_grid(L.raw("mask.align_top_left"), bool_cells(causal_allowed(s.queries, s.keys, causal_align::top_left), false), "",
                   elided),
-             grid(L.raw("mask.align_bottom_right"),
+             cell_grid(L.raw("mask.align_bottom_right"),
                   bool_cells(causal_allowed(s.queries, s.keys, causal_align::bottom_right), false), "", elided)}));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(doc::prose(L.text("mask.align_explain", v)));

@@ -218,7 +218,7 @@ struct builder {
         p.blocks.push_back(doc::heading(L.raw("positions.rope.styles_title"), 2, tone::bold));
         block mine = mat(L.text("positions.rope.scores_style", {{"style", style}}), as_matrix(e.t.at("scores").value), true);
         block other = mat(L.text("positions.rope.scores_style", {{"style", e.values.at("other_style")}}), e.other_scores, true);
-        other.against = std::make_shared<const matrix<double>>(as_matrix(e.t.at("scores").value));
+        other.against = as_matrix(e.t.at("scores").value);
         p.blocks.insert(p.blocks.end(), {mine, doc::gap(), other});
         p.blocks.push_back(doc::prose(L.text(same(e.style_diff, scores_scale(e)) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
         p.blocks.push_back(doc::prose(L.text(same(e.converted_diff, scores_scale(e)) ? "positions.rope.convert" : "positions.rope.convert_off", v)));
@@ -227,7 +227,7 @@ struct builder {
         p.blocks.push_back(doc::heading(L.raw("positions.rope.shift_title"), 2, tone::bold));
         block at0 = mat(L.raw("positions.rope.at_0"), as_matrix(e.t.at("scores").value), true);
         block ats = mat(L.text("positions.rope.at_s", v), e.shifted_scores, true);
-        ats.against = std::make_shared<const matrix<double>>(as_matrix(e.t.at("scores").value));
+        ats.against = as_matrix(e.t.at("scores").value);
         p.blocks.insert(p.blocks.end(), {at0, doc::gap(), ats});
         p.blocks.push_back(doc::prose(L.text(same(e.shift_diff, scores_scale(e)) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
         p.blocks.push_back(doc::gap());

@@ -115,7 +115,7 @@ void linear_pages(doc::document& d, const variant_report& r, const lessons& L, v
     quad.blocks.push_back(doc::heatmap(L.raw("variant.linear.weights_label"), lr.weights));
     block a = doc::matrix_of("A·V", lr.quadratic);
     block o = doc::matrix_of("output", lr.output);
-    o.against = std::make_shared<const matrix<double>>(lr.quadratic);
+    o.against = lr.quadratic;
     quad.blocks.push_back(doc::row({std::move(a), std::move(o)}));
     d.pages.push_back(std::move(quad));
 
@@ -239,7 +239,7 @@ doc::document mla_document(const variant_report& r, const lessons& L, int precis
     sc.blocks.push_back(doc::matrix_of("q̃ = q_C·W_UKᵀ", m.q_absorbed[0]));
     block a = doc::matrix_of(L.raw("variant.mla.scores_label"), m.scores[0]);
     block b = doc::matrix_of(L.raw("variant.mla.absorbed_label"), m.scores_absorbed[0]);
-    b.against = std::make_shared<const matrix<double>>(m.scores[0]);
+    b.against = m.scores[0];
     sc.blocks.push_back(doc::row({std::move(a), std::move(b)}));
     sc.blocks.push_back(doc::heatmap(L.raw("variant.mla.weights_label"), m.weights[0]));
     d.pages.push_back(std::move(sc));
@@ -351,7 +351,7 @@ doc::document variant_document(const variant_report& r, const lessons& L, int pr
     if (r.kind != "linformer") res.blocks.push_back(doc::prose(L.text("variant.focus", v)));  // its rows are k mixes
     block soft = doc::matrix_of(L.raw("variant.softmax_label"), r.softmax_output);
     block mine = doc::matrix_of(L.text("variant.variant_label", v), find("output"));
-    mine.against = std::make_shared<const matrix<double>>(r.softmax_output);
+    mine.against = r.softmax_output;
     res.blocks.push_back(doc::row({std::move(soft), std::move(mine)}));
     res.blocks.push_back(doc::heading(L.raw("variant.trade_title"), 2, tone::bold));
     res.blocks.push_back(doc::prose(L.text("variant." + r.kind + ".trade", v)));

@@ -43,11 +43,12 @@ document new_document(const std::string& title, const lessons& L, const view& v)
     return d;
 }
 
-matrix<double> slice_of(const tensor& v, std::size_t index, std::size_t rows, std::size_t cols) {
-    matrix<double> m = xt::empty<double>({rows, cols});
-    std::copy(v.data() + index * rows * cols, v.data() + (index + 1) * rows * cols, m.begin());
-    return m;
+// The pages view the trace's tensors rather than copy them (grid.hpp): slice `index` of a
+// row-major tensor whose last two dimensions are rows × cols, and a whole matrix.
+grid slice_of(const tensor& v, std::size_t index, std::size_t rows, std::size_t cols) {
+    return grid::view(v.data() + index * rows * cols, rows, cols);
 }
+grid view_of(const matrix<double>& m) { return grid::view(m.data(), m.shape(0), m.shape(1)); }
 
 struct builder {
     const trace& t;
@@ -78,27 +79,20 @@ struct builder {
         return {};
     }
 
-    // Takes the matrices by value: callers move them in, so that an n×n step is not copied
-    // again on its way into the page (at n = 5000 each copy is 200 MB).
-    block matrix_block(const std::string& title, matrix<double> m, const std::string& id,
-                       std::shared_ptr<const matrix<double>> against = nullptr) const {
+    block matrix_block(const std::string& title, grid m, const std::string& id, grid against = {}) const {
         block b = matrix_of(title, std::move(m), labels_for(id, true), labels_for(id, false));
         b.against = std::move(against);
         return b;
-    }
-    static std::shared_ptr<const matrix<double>> shared(matrix<double> m) {
-        return std::make_shared<const matrix<double>>(std::move(m));
     }
 
     // A tensor of any rank: rank 2 as one matrix; higher ranks as their 2-D slices [b, h, …],
     // at most four of them (the first three and the last) unless --full.
     std::vector<block> tensor_blocks(const std::string& title, const tensor& x, const std::string& id,
                                      const tensor* against = nullptr) const {
-        if (x.dimension() <= 2) {
-            matrix<double> m = x.dimension() == 2 ? matrix<double>(x)
-                                                  : matrix<double>(xt::reshape_view(x, {std::size_t{1}, x.size()}));
-            const bool compare = against && against->shape() == x.shape() && against->dimension() == 2;
-            return {matrix_block(title, std::move(m), id, compare ? shared(matrix<double>(*against)) : nullptr)};
+        if (x.dimension() <= 2) {  // a vector is one row
+            const std::size_t rows = x.dimension() == 2 ? x.shape(0) : 1, cols = x.size() / std::max<std::size_t>(rows, 1);
+            const bool compare = against && against->shape() == x.shape();
+            return {matrix_block(title, slice_of(x, 0, rows, cols), id, compare ? slice_of(*against, 0, rows, cols) : grid{})};
         }
         const std::size_t rows = x.shape(x.dimension() - 2), cols = x.shape(x.dimension() - 1);
         const std::size_t slices = x.size() / (rows * cols);
@@ -127,7 +121,7 @@ struct builder {
             }
             blocks.push_back(matrix_block(id + "[" + index + "]", slice_of(x, sidx, rows, cols),
                                           heads_dim || x.dimension() == 3 ? id : "",
-                                          compare ? shared(slice_of(*against, sidx, rows, cols)) : nullptr));
+                                          compare ? slice_of(*against, sidx, rows, cols) : grid{}));
         }
         return blocks;
     }
@@ -142,15 +136,15 @@ struct builder {
     }
 
     // "token 0 puts 80% on itself, 12% on token 1": the largest weights of each row.
-    void readings(const matrix<double>& w) {
+    void readings(const grid& w) {
         add(prose(L.raw("step.weights.readings")));
-        const std::size_t rows = std::min<std::size_t>(w.shape(0), v.full ? w.shape(0) : 8);
+        const std::size_t rows = std::min<std::size_t>(w.rows(), v.full ? w.rows() : 8);
         for (std::size_t i = 0; i < rows; ++i) {
             if (std::isnan(w(i, 0))) {
                 add(prose(L.text("ui.reading_blocked", {{"who", who(i)}}), tone::plain, "  "));
                 continue;
             }
-            std::vector<std::size_t> order(w.shape(1));
+            std::vector<std::size_t> order(w.cols());
             for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
             std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w(i, a) > w(i, b); });
             std::string parts;
@@ -166,7 +160,7 @@ struct builder {
             }
             add(prose(L.text("ui.reading_row", {{"who", who(i)}, {"parts", parts}}), tone::plain, "  ", "      "));
         }
-        if (rows < w.shape(0)) add(ellipsis());
+        if (rows < w.rows()) add(ellipsis());
     }
 
     // One heatmap per head of one batch item, side by side as far as the width allows.
@@ -220,22 +214,22 @@ struct builder {
         }
         for (const named_matrix& e : s.extras)
             if (e.label != "row_sums") {
-                add(matrix_block(L.raw("label." + e.label), e.value, e.label == "k_transposed" ? e.label : s.id));
+                add(matrix_block(L.raw("label." + e.label), view_of(e.value), e.label == "k_transposed" ? e.label : s.id));
                 add(gap());
             }
         add_all(tensor_blocks(s.id, s.value, s.id));
         add(gap());
         for (const named_matrix& e : s.extras)
             if (e.label == "row_sums") {
-                add(matrix_block(L.raw("label." + e.label), e.value, s.id));
+                add(matrix_block(L.raw("label." + e.label), view_of(e.value), s.id));
                 add(gap());
             }
         if (s.id == "weights" && s.value.dimension() == 4) heads_heatmaps(s.value);
         if (s.id == "weights" && s.value.dimension() == 2) {
-            matrix<double> w(s.value);
+            const grid w = slice_of(s.value, 0, s.value.shape(0), s.value.shape(1));
             readings(w);
             add(gap());
-            add(heatmap(L.raw("step.weights.heatmap"), std::move(w), tokens(), tokens()));
+            add(heatmap(L.raw("step.weights.heatmap"), w, tokens(), tokens()));
             add(gap());
         }
         labelled(kind::note, "note", step_note(t, L, s), tone::plain);

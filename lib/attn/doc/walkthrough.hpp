@@ -20,11 +20,14 @@ struct view {
 
 // Page 0: the config banner and step 1; then one page per step; then grad's check and sweep
 // pages when present; the last page is the summary. Inside `step --mistake`, the bug's panels
-// follow the steps where it bites.
+// follow the steps where it bites. The pages' matrices view t's tensors (no copies of the n × n
+// steps): keep t alive and unchanged while the document is drawn.
 document walkthrough(const trace& t, const lessons& L, const view& v);
+document walkthrough(trace&&, const lessons&, const view&) = delete;  // its pages would view a dead trace
 // `attn-explain mistake NAME`: the bug, then each buggy step beside the correct one, then the
-// variants, the symptoms measured on this run and the explanation.
+// variants, the symptoms measured on this run and the explanation. Views t like walkthrough().
 document mistake_document(const trace& t, const lessons& L, const view& v);
+document mistake_document(trace&&, const lessons&, const view&) = delete;
 // `attn-explain mistakes`: every mistake with one line, grouped.
 document mistakes_catalogue(const lessons& L);
 

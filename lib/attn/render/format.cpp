@@ -90,7 +90,7 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
 }
 
 
-bool wants_scientific(const matrix<double>& m) {
+bool wants_scientific(const grid& m) {
     double big = 0;
     for (double v : m)
         if (std::isfinite(v)) big = std::max(big, std::fabs(v));
@@ -112,8 +112,8 @@ std::vector<std::string> default_labels(std::size_t n) {
 const std::string ellipsis = "…";
 }  // namespace
 
-std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_style& s, bool* elided) {
-    const std::size_t rows = m.shape(0), cols = m.shape(1);
+std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, bool* elided) {
+    const std::size_t rows = m.rows(), cols = m.cols();
     const std::vector<std::string> rl = s.row_labels.size() == rows ? s.row_labels : default_labels(rows);
     const std::vector<std::string> cl = s.col_labels.size() == cols ? s.col_labels : default_labels(cols);
     const bool sci = wants_scientific(m);
@@ -130,7 +130,7 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
     for (const std::string& l : cl) cell_w = std::max(cell_w, std::min<std::size_t>(display_width(l), 12));
 
     // Without colour a differing cell is marked with a trailing '*' (a space when it does not differ).
-    const bool mark = s.highlight_against && !s.color && s.highlight_against->shape() == m.shape();
+    const bool mark = s.highlight_against && !s.color && s.highlight_against->same_shape(m);
     const std::size_t used = display_width(s.indent) + label_w;
     const std::size_t per_col = cell_w + 2 + (mark ? 1 : 0);
     std::size_t col_room = cols;
@@ -170,7 +170,7 @@ std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_sty
             const double v = m(i, j);
             std::string cell = pad_left(format_cell(v, s.precision, sci), cell_w);
             bool differs = false;
-            if (s.highlight_against && s.highlight_against->shape() == m.shape()) {
+            if (s.highlight_against && s.highlight_against->same_shape(m)) {
                 const double o = (*s.highlight_against)(i, j);
                 differs = !(std::isnan(v) && std::isnan(o)) && !(v == o) &&
                           !(std::fabs(v - o) < 0.5 * std::pow(10.0, -s.precision));
@@ -230,8 +230,8 @@ const char* shade(double v) {
 }
 }  // namespace
 
-std::vector<std::string> format_heatmap(const matrix<double>& w, const matrix_style& s) {
-    const std::size_t rows = w.shape(0), cols = w.shape(1);
+std::vector<std::string> format_heatmap(const grid& w, const matrix_style& s) {
+    const std::size_t rows = w.rows(), cols = w.cols();
     const std::vector<std::string> rl = s.row_labels.size() == rows ? s.row_labels : default_labels(rows);
     const std::vector<std::string> cl = s.col_labels.size() == cols ? s.col_labels : default_labels(cols);
     std::size_t cell_w = 5;  // "██100" or " 100%"

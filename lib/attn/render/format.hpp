@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
-#include "attn/doc/document.hpp"  // index_plan
+#include "attn/doc/document.hpp"  // index_plan, grid
 #include "attn/render/width.hpp"   // display_width, line breaking
 
 namespace attn {
@@ -30,17 +30,17 @@ struct matrix_style {
     bool color = false;
     std::vector<std::string> row_labels, col_labels;  // default: indices 0, 1, ...
     std::string indent = "  ";
-    const matrix<double>* highlight_against = nullptr;  // cells differing from this are highlighted
+    const grid* highlight_against = nullptr;  // cells differing from this are highlighted (same shape)
 };
 
 // Numbers of one matrix share a notation: fixed with `precision` decimals, or scientific when
 // the largest finite magnitude is ≥ 1e6 (as PyTorch switches to sci mode).
 std::string format_cell(double v, int precision, bool scientific);
-bool wants_scientific(const matrix<double>& m);
+bool wants_scientific(const grid& m);
 
 // The matrix as lines: a header of column labels, then one line per row with its label.
 // Elides rows and columns with "…" when they do not fit (unless full) and reports it.
-std::vector<std::string> format_matrix(const matrix<double>& m, const matrix_style& s, bool* elided = nullptr);
+std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, bool* elided = nullptr);
 
 // Places two blocks of lines side by side with a gap, when they fit in `width`; else one above
 // the other.
@@ -49,7 +49,7 @@ std::vector<std::string> beside(const std::vector<std::string>& left, const std:
 
 // A heatmap of weights in [0, 1]: coloured cells with the percentage when colour is on,
 // shading characters (░▒▓█) and the percentage when it is off.
-std::vector<std::string> format_heatmap(const matrix<double>& w, const matrix_style& s);
+std::vector<std::string> format_heatmap(const grid& w, const matrix_style& s);
 std::string heatmap_legend(bool color);
 
 // A curve as Unicode block columns, `height` rows tall, the max and min on the left; one column

@@ -147,13 +147,13 @@ struct writer {
     mutable int gradients = 0;  // each colour scale's gradient gets its own id
 
     std::string matrix_table(const block& b) const {
-        const matrix<double>& m = b.values;
+        const grid& m = b.values;
         const int prec = b.precision >= 0 ? b.precision : d.precision;
         const bool sci = wants_scientific(m);
-        const index_plan rp = plan_indices(m.shape(0), html_edge), cp = plan_indices(m.shape(1), html_edge);
-        const matrix<double>* a = b.against && b.against->shape() == m.shape() ? b.against.get() : nullptr;
+        const index_plan rp = plan_indices(m.rows(), html_edge), cp = plan_indices(m.cols(), html_edge);
+        const grid* a = !b.against.empty() && b.against.same_shape(m) ? &b.against : nullptr;
         std::string title = b.title;
-        if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(m.shape(0), m.shape(1));
+        if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(m.rows(), m.cols());
         std::string out = "<figure class=\"scroll\">";
         if (!title.empty()) out += "<figcaption>" + esc(title) + "</figcaption>";
         out += "<table class=\"matrix\"><thead><tr><th></th>";
@@ -190,8 +190,8 @@ struct writer {
     }
 
     std::string heatmap_svg(const block& b) const {
-        const matrix<double>& w = b.values;
-        const index_plan rp = plan_indices(w.shape(0), html_edge), cp = plan_indices(w.shape(1), html_edge);
+        const grid& w = b.values;
+        const index_plan rp = plan_indices(w.rows(), html_edge), cp = plan_indices(w.cols(), html_edge);
         std::size_t label_chars = 1;
         for (std::size_t i : rp.shown) label_chars = std::max(label_chars, display_width(label_of(b.row_labels, i)));
         const int cell_w = 46, cell_h = 28, left = 12 + static_cast<int>(std::min<std::size_t>(label_chars, 16)) * 8, top = 24;

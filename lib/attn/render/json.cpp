@@ -57,11 +57,16 @@ void json_nested(std::string& out, const tensor& m, dtype type, std::size_t dim,
             json_nested(out, m, type, dim + 1, offset + i * stride);
             continue;
         }
-        // The innermost loop writes straight into `out`: large batches print millions of numbers.
+        // The innermost loop appends straight to `out`: an n × n step prints n² numbers.
         const double v = m.data()[offset + i];
-        if (!std::isfinite(v) || v == 0) out += json_number(v, type);
-        else if (type == dtype::float32) fmt::format_to(std::back_inserter(out), "{}", static_cast<float>(v));
-        else fmt::format_to(std::back_inserter(out), "{}", v);
+        if (!std::isfinite(v) || v == 0) {
+            out += json_number(v, type);
+            continue;
+        }
+        char buf[40];
+        const char* end = type == dtype::float32 ? fmt::format_to(buf, "{}", static_cast<float>(v))
+                                                 : fmt::format_to(buf, "{}", v);
+        out.append(buf, static_cast<std::size_t>(end - buf));
     }
     out += "]";
 }
@@ -72,29 +77,46 @@ std::string shape_json(const tensor& m) {
     return out + "]";
 }
 
-std::string step_json(const step& s, const lessons& L, const trace& t) {
-    const vars v = step_vars(t, s);
+// The writers below append to one string: a step's data is n² numbers, written once, never
+// copied into a step's own string and then into the document's (at n = 4000 a score matrix is
+// 190 MB of JSON).
+
+// {"id", "title", "shape", "shape_line", "formula", "pytorch", "data"}; a buggy step has no
+// formula or pytorch.
+void append_step(std::string& out, const step& s, const lessons& L, const trace& t, bool buggy) {
     const std::string key = lesson_key(t, s);
-    return fmt::format(
-        "{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"formula\": {}, \"pytorch\": {}, "
-        "\"data\": {}}}",
-        json_string(s.id), json_string(L.raw(key + ".title")), shape_json(s.value), json_string(s.shape_line),
-        json_string(L.text(key + ".formula", v)), json_string(pytorch_line(t, L, s)), json_tensor(s.value, t.config.type));
+    out += fmt::format("{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}", json_string(s.id),
+                       json_string(L.raw(key + ".title")), shape_json(s.value), json_string(s.shape_line));
+    if (!buggy)
+        out += fmt::format(", \"formula\": {}, \"pytorch\": {}", json_string(L.text(key + ".formula", step_vars(t, s))),
+                           json_string(pytorch_line(t, L, s)));
+    out += ", \"data\": ";
+    json_nested(out, s.value, t.config.type, 0, 0);
+    out += "}";
 }
 
-std::string buggy_step_json(const step& s, const lessons& L, const trace& t) {
-    return fmt::format("{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}, \"data\": {}}}",
-                       json_string(s.id), json_string(L.raw(lesson_key(t, s) + ".title")), shape_json(s.value),
-                       json_string(s.shape_line), json_tensor(s.value, t.config.type));
+void append_steps(std::string& out, const std::vector<step>& steps, const lessons& L, const trace& t, bool buggy,
+                  const std::string& indent) {
+    out += "[\n";
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        out += indent;
+        out += "  ";
+        append_step(out, steps[i], L, t, buggy);
+        out += i + 1 < steps.size() ? ",\n" : "\n";
+    }
+    out += indent;
+    out += "]";
 }
 
-std::string steps_json(const std::vector<step>& steps, const lessons& L, const trace& t, bool buggy,
-                       const std::string& indent) {
-    std::string out = "[\n";
-    for (std::size_t i = 0; i < steps.size(); ++i)
-        out += indent + "  " + (buggy ? buggy_step_json(steps[i], L, t) : step_json(steps[i], L, t)) +
-               (i + 1 < steps.size() ? ",\n" : "\n");
-    return out + indent + "]";
+// Room for every step's numbers at their longest ("-1.2345678e-05, " in float32, 26 characters in
+// float64), so the string never reallocates: a reallocation holds the old and the new copy at
+// once. Pages reserved and never written cost no memory.
+std::size_t json_capacity(const trace& t) {
+    std::size_t count = 0;
+    for (const step& s : t.steps) count += s.value.size();
+    for (const step_group& g : t.mistake.groups)
+        for (const step& s : g.steps) count += s.value.size();
+    return count * (t.config.type == dtype::float32 ? 16 : 26) + 65536;
 }
 
 std::string config_json(const trace& t) {
@@ -117,19 +139,22 @@ std::string config_json(const trace& t) {
 }
 
 // The mistake's fields after "id" and "kind": error or buggy steps, variants, symptoms, sweep.
-std::string mistake_fields(const trace& t, const lessons& L, const std::string& indent) {
+void append_mistake_fields(std::string& out, const trace& t, const lessons& L, const std::string& indent) {
     const mistake_run& r = t.mistake;
-    std::string out;
     if (!r.error.empty()) {
         out += ",\n" + indent + "\"error\": " + json_string(r.error);
     } else {
-        out += ",\n" + indent + "\"buggy\": {\"steps\": " + steps_json(r.buggy(), L, t, true, indent) + "}";
+        out += ",\n" + indent + "\"buggy\": {\"steps\": ";
+        append_steps(out, r.buggy(), L, t, true, indent);
+        out += "}";
     }
     if (r.groups.size() > 1) {
         out += ",\n" + indent + "\"variants\": {";
-        for (std::size_t i = 1; i < r.groups.size(); ++i)
-            out += (i > 1 ? ", " : "") + json_string(r.groups[i].name) + ": {\"steps\": " +
-                   steps_json(r.groups[i].steps, L, t, true, indent) + "}";
+        for (std::size_t i = 1; i < r.groups.size(); ++i) {
+            out += (i > 1 ? ", " : "") + json_string(r.groups[i].name) + ": {\"steps\": ";
+            append_steps(out, r.groups[i].steps, L, t, true, indent);
+            out += "}";
+        }
         out += "}";
     }
     out += ",\n" + indent + "\"symptoms\": {";
@@ -160,7 +185,6 @@ std::string mistake_fields(const trace& t, const lessons& L, const std::string& 
         }
         out += "]}";
     }
-    return out;
 }
 }  // namespace
 
@@ -179,7 +203,10 @@ static std::string biases_json(const trace& t) {
 }
 
 std::string render_json(const trace& t, const lessons& L) {
-    std::string out = "{\n  \"config\": " + config_json(t) + ",\n  \"steps\": " + steps_json(t.steps, L, t, false, "  ");
+    std::string out;
+    out.reserve(json_capacity(t));
+    out += "{\n  \"config\": " + config_json(t) + ",\n  \"steps\": ";
+    append_steps(out, t.steps, L, t, false, "  ");
     if (t.config.bias) out += ",\n  \"biases\": {" + biases_json(t) + "}";
     if (t.lessons == "grad") out += ",\n  \"loss\": " + json_number(t.loss, dtype::float64);
     if (!t.gradcheck.empty()) {
@@ -204,17 +231,25 @@ std::string render_json(const trace& t, const lessons& L) {
         }
         out += "]";
     }
-    if (t.has_mistake)
-        out += ",\n  \"mistake\": {\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
-               mistake_fields(t, L, "    ") + "}";
-    return out + "\n}\n";
+    if (t.has_mistake) {
+        out += ",\n  \"mistake\": {\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind);
+        append_mistake_fields(out, t, L, "    ");
+        out += "}";
+    }
+    out += "\n}\n";
+    return out;
 }
 
 std::string render_mistake_json(const trace& t, const lessons& L) {
-    std::string out = "{\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
-                      ",\n  \"config\": " + config_json(t) + ",\n  \"correct\": {\"steps\": " +
-                      steps_json(t.steps, L, t, false, "  ") + "}";
-    return out + mistake_fields(t, L, "  ") + "\n}\n";
+    std::string out;
+    out.reserve(json_capacity(t));
+    out += "{\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
+           ",\n  \"config\": " + config_json(t) + ",\n  \"correct\": {\"steps\": ";
+    append_steps(out, t.steps, L, t, false, "  ");
+    out += "}";
+    append_mistake_fields(out, t, L, "  ");
+    out += "\n}\n";
+    return out;
 }
 
 }  // namespace attn

@@ -78,10 +78,10 @@ std::string label_of(const std::vector<std::string>& labels, std::size_t i) {
 
 // A matrix (or the percentages of a heatmap) as a table; cells that differ from `against` bold.
 std::string matrix_table(const block& b, int precision, bool full, bool percent) {
-    const matrix<double>& m = b.values;
+    const grid& m = b.values;
     const bool sci = !percent && wants_scientific(m);
-    const index_plan rp = plan_indices(m.shape(0), full ? m.shape(0) : md_edge);
-    const index_plan cp = plan_indices(m.shape(1), full ? m.shape(1) : md_edge);
+    const index_plan rp = plan_indices(m.rows(), full ? m.rows() : md_edge);
+    const index_plan cp = plan_indices(m.cols(), full ? m.cols() : md_edge);
     std::vector<std::string> header = {b.title};
     std::string align = "l";
     for (std::size_t c = 0; c < cp.shown.size(); ++c) {
@@ -99,8 +99,8 @@ std::string matrix_table(const block& b, int precision, bool full, bool percent)
             const double v = m(i, cp.shown[c]);
             std::string cell = percent ? (std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100)))
                                        : format_cell(v, precision, sci);
-            const matrix<double>* a = b.against.get();
-            if (a && a->shape() == m.shape()) {
+            const grid* a = b.against.empty() ? nullptr : &b.against;
+            if (a && a->same_shape(m)) {
                 const double x = (*a)(i, cp.shown[c]);
                 const bool same = x == v || (std::isnan(x) && std::isnan(v)) || std::fabs(x - v) < 0.5e-4;
                 if (!same) cell = "**" + cell + "**";
@@ -138,7 +138,7 @@ struct writer {
             case kind::matrix: {
                 const int prec = b.precision >= 0 ? b.precision : d.precision;
                 std::string title = b.title.empty() ? "" : md_code(b.title);
-                if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(b.values.shape(0), b.values.shape(1));
+                if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(b.values.rows(), b.values.cols());
                 return (title.empty() ? "" : title + "\n\n") + matrix_table(b, prec, full, false);
             }
             case kind::heatmap:

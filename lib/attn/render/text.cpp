@@ -199,10 +199,10 @@ struct writer {
 
     lines_t matrix(const block& b) const {
         matrix_style s = mstyle(b);
-        s.highlight_against = b.against.get();
+        s.highlight_against = b.against.empty() ? nullptr : &b.against;
         bool elided = false;
         lines_t out = format_matrix(b.values, s, &elided);
-        const std::string title = b.show_shape ? fmt::format("{} {}", b.title, shape_str(b.values.shape(0), b.values.shape(1)))
+        const std::string title = b.show_shape ? fmt::format("{} {}", b.title, shape_str(b.values.rows(), b.values.cols()))
                                                : b.title;
         if (!title.empty()) {  // a long title (a variant's name) wraps above the matrix
             const lines_t ts = wrap(title, o.width > 20 ? o.width : 20, "  ");

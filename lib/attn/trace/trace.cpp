@@ -47,6 +47,16 @@ tensor as_tensor(const matrix<T>& a) {
     std::copy(a.begin(), a.end(), out.begin());
     return out;
 }
+// The same for a matrix no longer needed: a double one hands over its storage (no copy), a
+// float32 one is converted and freed.
+tensor take(matrix<double>&& a) { return tensor(std::move(a)); }
+tensor take(matrix<float>&& a) {
+    tensor out = as_tensor(a);
+    a = matrix<float>();
+    return out;
+}
+matrix<double> to_double(matrix<double>&& a) { return std::move(a); }
+matrix<double> to_double(matrix<float>&& a) { return convert<double>(a); }
 }  // namespace
 
 std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
@@ -232,8 +242,8 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 
     // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
     const std::size_t j = m > 1 ? 1 : 0;
-    step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)),
-                       as_tensor(f.scores));
+    // The n × m steps get their tensors at the end, moved out of f once nothing reads f any more.
+    step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)), {});
     s.extras.push_back({"k_transposed", convert<double>(attn::transpose(k_rot))});
     s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
@@ -241,8 +251,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     if (c.rope) s.lesson = "rope_step.scores";
     t.steps.push_back(std::move(s));
 
-    step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)),
-                        as_tensor(f.scaled_scores));
+    step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)), {});
     sc.values["var_before"] = format_number(attn::variance(f.scores), precision);
     sc.values["var_after"] = format_number(attn::variance(f.scaled_scores), precision);
     sc.values["std_before"] = format_number(attn::std_dev(f.scores), precision);
@@ -257,7 +266,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 
     step ms = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m),
                                                      shape_str(n, m)),
-                        as_tensor(f.masked_scores));
+                        {});
     ms.brief = !causal;
     std::size_t blocked = 0;
     for (const auto& row : blocked_by)
@@ -272,10 +281,9 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     }
     t.steps.push_back(std::move(ms));
 
-    step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)),
-                       as_tensor(f.weights));
+    step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)), {});
     w.extras.push_back({"row_max", convert<double>(row_max(f.masked_scores))});
-    w.extras.push_back({"shifted", convert<double>(subtract_row_max(f.masked_scores))});
+    w.extras.push_back({"shifted", to_double(subtract_row_max(f.masked_scores))});
     const matrix<T> sums = row_sums(f.weights);
     w.extras.push_back({"row_sums", convert<double>(sums)});
     double worst = 0;
@@ -285,7 +293,15 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 
     t.steps.push_back(make_step(
         "output", fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
-        as_tensor(f.output)));
+        take(std::move(f.output))));
+    for (step& st : t.steps) {
+        matrix<T>* square = st.id == "scores"          ? &f.scores
+                            : st.id == "scaled_scores" ? &f.scaled_scores
+                            : st.id == "masked_scores" ? &f.masked_scores
+                            : st.id == "weights"       ? &f.weights
+                                                       : nullptr;
+        if (square) st.value = take(std::move(*square));
+    }
     return t;
 }
 
