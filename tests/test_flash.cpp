@@ -169,5 +169,7 @@ TEST_CASE("flash and cost pages: sections - highlighted cells - and the terminal
         CHECK(widest_line(text) <= width);
         CHECK_THAT(text, Catch::Contains("B·h·n²·bytes") && Catch::Contains("GFLOP") && Catch::Contains("dominate"));
     }
-    CHECK_THAT(attn::render_markdown(c), Catch::Contains("| Q projection | 14.5 GFLOP | 2·L·B·n·d² |"));
+    // The cost table is wider than the Markdown source's 80 columns: it comes in two parts.
+    CHECK_THAT(attn::render_markdown(c),
+               Catch::Contains("| Q projection | 14.5 GFLOP |") && Catch::Contains("| Q projection | 2·L·B·n·d² |"));
 }

@@ -2,6 +2,8 @@
 // markup (one root, every tag closed and nested, attributes quoted, text escaped), carries its
 // table of contents, and shows the same content as the terminal: titles, formulas, PyTorch
 // lines, matrices with the same highlighted cells, heatmaps as inline SVG with a colour scale.
+#include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,9 @@
 #include "attn/doc/positions.hpp"
 #include "attn/trace/positions.hpp"
 #include "attn/doc/walkthrough.hpp"
+#include "attn/render/fold.hpp"
 #include "attn/render/html.hpp"
+#include "attn/render/width.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/trace.hpp"
 
@@ -115,6 +119,22 @@ std::size_t count(const std::string& s, const std::string& what) {
     return n;
 }
 
+// The folded source with every fold undone: each empty comment removed, a newline put before '>' or "/>"
+// removed; then every newline read as the space it is in HTML.
+std::string unfold(std::string s) {
+    for (std::size_t p; (p = s.find("<!--\n-->")) != std::string::npos;) s.erase(p, 8);
+    for (std::size_t p; (p = s.find("\n>")) != std::string::npos;) s.erase(p, 1);
+    for (std::size_t p; (p = s.find("\n/>")) != std::string::npos;) s.erase(p, 1);
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return s;
+}
+
+std::string between(const std::string& s, const std::string& a, const std::string& b) {
+    const std::size_t i = s.find(a), j = s.find(b, i);
+    return i == std::string::npos || j == std::string::npos ? "" : s.substr(i, j - i);
+}
+
+
 attn::trace trace_of(attn::step_request r) {
     const attn::step_config c = attn::validate(r);
     return attn::build_trace(c, attn::make_inputs(c), 4);
@@ -144,10 +164,10 @@ TEST_CASE("html: step, heads and mistake pages are well-formed and complete", "[
     mistake.mistake = "no-scale";
     mistake.walkthrough = false;
     const attn::trace ts = trace_of(step), th = trace_of(heads), tm = trace_of(mistake);
-    const std::string s = attn::render_html(attn::doc::walkthrough(ts, L, {}));
-    const std::string h = attn::render_html(attn::doc::walkthrough(th, L, {}));
-    const std::string m = attn::render_html(attn::doc::mistake_document(tm, L, {}));
-    for (const std::string* page : {&s, &h, &m}) {
+    const std::string fs = attn::render_html(attn::doc::walkthrough(ts, L, {}));
+    const std::string fh = attn::render_html(attn::doc::walkthrough(th, L, {}));
+    const std::string fm = attn::render_html(attn::doc::mistake_document(tm, L, {}));
+    for (const std::string* page : {&fs, &fh, &fm}) {
         INFO(page->substr(0, 200));
         CHECK(xml_problem(*page).empty());
         CHECK(xml_problem(*page) == "");
@@ -156,6 +176,7 @@ TEST_CASE("html: step, heads and mistake pages are well-formed and complete", "[
         CHECK(page->find("<script") == std::string::npos);  // nothing to run
         CHECK(page->find("http://") == page->find("http://www.w3.org/"));  // nothing fetched
     }
+    const std::string s = unfold(fs), h = unfold(fh), m = unfold(fm);  // the content, folds undone
     // step: a table of contents entry and a section per step, each with its formula and PyTorch line
     CHECK(count(s, "<li><a href=\"#p-") == ts.steps.size() + 1);
     for (const attn::step& st : ts.steps) CHECK(s.find("id=\"p-" + st.id + "\"") != std::string::npos);
@@ -230,4 +251,62 @@ TEST_CASE("html: the positions tour is well-formed and complete", "[html][positi
     CHECK(count(h, "<li><a href=\"#p-") == 7);
     for (const char* id : {"order", "none", "sinusoidal", "learned", "rope", "alibi", "summary"})
         CHECK(h.find(std::string("id=\"p-") + id + "\"") != std::string::npos);
+}
+
+// ---- fold_html: the source in lines of at most 80 columns, showing exactly the same page ----------
+
+
+TEST_CASE("html: the source folds to 80 columns and shows the same page", "[html][fold]") {
+    const std::string css = "<style>\nbody { font: 16px/1.55 system-ui, -apple-system, \"Segoe UI\", \"Noto Sans CJK SC\", "
+                            "sans-serif; margin: 0 auto; padding: 2rem 1.5rem 4rem; }\n</style>";
+    const std::string zh = "<p>注意力是置换等变的：把 X 的行打乱，输出的行也会以同样的方式打乱。位置信息的来源有加到X上的编码对q和k的旋转加在分数上的偏置在解码器中还有因果掩码本身&lt;b&gt;</p>";
+    const std::string pre = "<pre>acc       = [0.0588, -1.2665, -2.7022, -0.9796, -2.4981, 1.0596, 2.3924, 1.0727, 0.5, 0.25]</pre>";
+    const std::string code = "<dd class=\"code\"><code>X = torch.randn(n, d_model)        # or the output of an embedding layer, long</code></dd>";
+    const std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"460\" height=\"150\"><polyline points=\"0,1 2,3 4,5 "
+                            "6,7 8,9 10,11 12,13 14,15 16,17 18,19 20,21 22,23 24,25 26,27 28,29\" fill=\"none\"/><text x=\"1\" "
+                            "y=\"2\">a label with spaces that is long enough to need a fold, really it is</text></svg>";
+    const std::string table = "<table><tr><td class=\"r\">0.1234</td><td class=\"r\">0.1234</td><td class=\"r\">0.1234</td>"
+                              "<td class=\"r\">0.1234</td><td class=\"r\">0.1234</td></tr></table>";
+    const std::string page = "<!DOCTYPE html>\n<html>\n<head>\n<title>attn-explain step: a title that is long but kept whole "
+                             "as it is</title>\n" + css + "\n</head>\n<body>\n" + zh + "\n" + pre + "\n<dl>" + code + "</dl>\n" +
+                             svg + "\n" + table + "\n</body>\n</html>\n";
+    const std::string folded = attn::fold_html(page, 80);
+    INFO(folded);
+    std::istringstream lines(folded);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("<title>", 0) == 0) continue;  // a <title> cannot fold (its text is not markup)
+        CHECK(attn::display_width(line) <= 80);
+    }
+    CHECK(xml_problem(folded).empty());
+    CHECK(unfold(folded) == unfold(page));
+    // Where newlines show, nothing but empty comments was added; CSS strings and entities stay whole.
+    auto no_comments = [](std::string s) {
+        for (std::size_t p; (p = s.find("<!--\n-->")) != std::string::npos;) s.erase(p, 8);
+        return s;
+    };
+    CHECK(no_comments(between(folded, "<pre>", "</pre>")) == between(page, "<pre>", "</pre>"));
+    CHECK(no_comments(between(folded, "<code>", "</code>")) == between(page, "<code>", "</code>"));
+    CHECK(folded.find("\"Segoe UI\"") != std::string::npos);
+    CHECK(folded.find("&lt;b&gt;") != std::string::npos);
+    CHECK(between(folded, "<title>", "</title>") == between(page, "<title>", "</title>"));
+    // Chinese text breaks between characters through a comment, never before a closing mark.
+    CHECK(folded.find("<!--\n-->，") == std::string::npos);
+    CHECK(folded.find("<!--\n-->。") == std::string::npos);
+    // A page that fits is left as it is.
+    CHECK(attn::fold_html("<html><p>short</p></html>\n", 80) == "<html><p>short</p></html>\n");
+}
+
+TEST_CASE("html: a walkthrough's source is at most 80 columns wide and well-formed", "[html][fold]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::step_request r;
+    r.mask = "causal";
+    r.tokens = "the cat sat";
+    const attn::trace t = trace_of(r);
+    const std::string h = attn::render_html(attn::doc::walkthrough(t, L, {}));
+    CHECK(xml_problem(h).empty());
+    std::istringstream lines(h);
+    for (std::string line; std::getline(lines, line);) {
+        INFO(line);
+        CHECK(attn::display_width(line) <= 80);
+    }
 }

@@ -2,12 +2,15 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "attn/doc/document.hpp"
+#include "attn/render/fold.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/width.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/doc/walkthrough.hpp"
@@ -233,4 +236,60 @@ TEST_CASE("elision hides no more columns than it must", "[render]") {
     for (const auto& l : lines) CHECK(attn::display_width(l) <= 45);
     s.width = 80;  // all six fit
     CHECK(attn::format_matrix(m, s, &elided)[0].find("…") == std::string::npos);
+}
+
+// ---- fold_markdown ---------------------------------------------------------------------------
+
+namespace {
+std::vector<std::string> md_lines(const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("markdown folds paragraphs, quotes and list items to the width, as Markdown reads them", "[render][fold]") {
+    const std::string en = "**note:** Each row of X is one token's vector, so row i is token i. Without a mask, attention "
+                           "is permutation-equivariant: shuffle the rows of X and the rows of the output shuffle the same "
+                           "way, x - y and `torch.softmax(scores, dim=-1)` stay whole.";
+    const std::string zh = "> **陷阱:** 这里 X 的形状是 (seq, features)；加上 batch 维后，batch 在前的布局是 (batch, seq, "
+                           "features)，但 nn.MultiheadAttention 默认 batch_first=False。把 seq 和 features 弄反了，"
+                           "在 n = d_model 时矩阵照样能相乘，于是后面的每一步都是错的，却不会有任何报错，手算验证。";
+    const std::string list = "- item: a list item long enough to need a second line, which continues under its own text "
+                             "and not under the dash";
+    const std::string fence = "```python\nX = torch.randn(n, d_model)        # or the output of an embedding layer, which "
+                              "is long\n```";
+    const std::string table = "| X | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 | 18 | 19 |";
+    const std::string heading = "## Step 1 of 9 · X: the input, one row per token, which is a heading kept on one line";
+    const std::string md = "# t\n\n" + en + "\n\n" + zh + "\n\n" + list + "\n\n" + fence + "\n\n" + table + "\n\n" + heading + "\n";
+    const std::string out = attn::fold_markdown(md, 80);
+    INFO(out);
+    for (const std::string& l : md_lines(out))
+        if (l != table && l != heading) CHECK(attn::display_width(l) <= 80);
+    CHECK(out.find(table) != std::string::npos);
+    CHECK(out.find(heading) != std::string::npos);
+    CHECK(out.find("`torch.softmax(scores, dim=-1)`") != std::string::npos);  // a code span never breaks
+    bool in_fence = false;
+    std::string en_back, zh_back;
+    for (const std::string& l : md_lines(out)) {
+        if (l.rfind("```", 0) == 0) in_fence = !in_fence;
+        CHECK_FALSE((l.rfind("- ", 0) == 0 && l.rfind("- item", 0) != 0));  // no new list item
+        if (!in_fence && l.rfind("> ", 0) != 0 && l.rfind("- ", 0) != 0 && l.rfind("  ", 0) != 0 && !l.empty() && l[0] != '#' &&
+            l[0] != '|' && l[0] != '`')
+            en_back = attn::join_source_lines(en_back, l);
+        if (l.rfind("> ", 0) == 0) zh_back = attn::join_source_lines(zh_back, l.substr(2));  // every line of the quote
+        if (l.rfind("  ", 0) == 0 && !in_fence) CHECK(l[2] != ' ');  // a list item continues under its text
+    }
+    CHECK(en_back == en);                      // the words, in order, each line break a space
+    CHECK(zh_back == zh.substr(2));            // Chinese rejoins without spaces
+    // Chinese breaks after a clause's punctuation where it can, never before it.
+    for (const std::string& l : md_lines(out)) {
+        CHECK(l.rfind("> ，", 0) != 0);
+        CHECK(l.rfind("> 。", 0) != 0);
+    }
+    CHECK(out.find("\n> 证。") == std::string::npos);
+    // The fenced line breaks as the terminal breaks code; a source that fits is left alone.
+    CHECK(out.find("```python\nX = torch.randn(n, d_model)") != std::string::npos);
+    CHECK(attn::fold_markdown("# t\n\nshort\n", 80) == "# t\n\nshort\n");
 }

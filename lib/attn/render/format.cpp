@@ -186,6 +186,44 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
     return out;
 }
 
+// A preformatted line that does not fit breaks at its last space that fits (its own spacing
+// kept); the continuations take its indent plus four columns. A word wider than that stays whole.
+std::vector<std::string> break_line(const std::string& line, std::size_t width) {
+    std::vector<std::string> out;
+    const std::size_t n = std::min(line.find_first_not_of(' '), line.size());
+    const std::string hang = line.substr(0, n) + "    ";
+    std::string rest = line;
+    std::size_t body = n;  // where the text starts in `rest`, after its indent
+    while (display_width(rest) > width) {
+        // The last break that fits: at a space, or just after an opening parenthesis or a comma
+        // (a long call with no space in it); failing those, after a dot (a long dotted name).
+        std::size_t cut = std::string::npos, next = std::string::npos, dot = std::string::npos;
+        char32_t before = char_at(rest, body);  // the character ending at p
+        for (std::size_t p = body + 1; p < rest.size(); ++p) {
+            if ((static_cast<unsigned char>(rest[p]) & 0xC0) == 0x80) continue;  // inside a character
+            const char32_t at = char_at(rest, p);
+            const bool cjk = cjk_break(before, at);  // between two Chinese characters
+            before = at;
+            const bool space = rest[p] == ' ', after = rest[p - 1] == '(' || rest[p - 1] == ',' || cjk;
+            if (!space && !after && rest[p - 1] != '.') continue;
+            if (display_width(rest.substr(0, p)) > width) break;
+            const std::size_t q = rest.find_first_not_of(' ', p);
+            if (q == std::string::npos) break;
+            if (space || after) cut = p, next = q;
+            else dot = p;
+        }
+        if (cut == std::string::npos && dot != std::string::npos) cut = next = dot;
+        if (cut == std::string::npos) break;
+        std::string head = rest.substr(0, cut);
+        while (!head.empty() && head.back() == ' ') head.pop_back();
+        out.push_back(head);
+        rest = hang + rest.substr(next);
+        body = hang.size();
+    }
+    out.push_back(rest);
+    return out;
+}
+
 std::vector<std::string> beside(const std::vector<std::string>& left, const std::vector<std::string>& right,
                                 std::size_t width, std::size_t gap) {
     std::size_t lw = 0, rw = 0;

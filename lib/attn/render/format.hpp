@@ -42,6 +42,10 @@ bool wants_scientific(const grid& m);
 // Elides rows and columns with "…" when they do not fit (unless full) and reports it.
 std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, bool* elided = nullptr);
 
+// A preformatted line (code, a trace of numbers) that does not fit breaks at its last space that
+// fits, else after "(" or ",", else after "."; continuations take its indent plus four columns.
+std::vector<std::string> break_line(const std::string& line, std::size_t width);
+
 // Places two blocks of lines side by side with a gap, when they fit in `width`; else one above
 // the other.
 std::vector<std::string> beside(const std::vector<std::string>& left, const std::vector<std::string>& right,

@@ -1,6 +1,7 @@
 // The HTML renderer (see html.hpp): one function per block kind. Every element is closed and
 // every text escaped, so the page is also well-formed XML.
 #include "attn/render/html.hpp"
+#include "attn/render/fold.hpp"
 #include "attn/render/width.hpp"
 
 #include <algorithm>
@@ -407,7 +408,7 @@ std::string render_html(const doc::document& d) {
         for (const block& b : p.blocks) out += w.render(b);
         out += "</section>\n";
     }
-    return out + "</main>\n</body>\n</html>\n";
+    return fold_html(out + "</main>\n</body>\n</html>\n", 80);
 }
 
 }  // namespace attn

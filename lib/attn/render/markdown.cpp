@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "attn/core/shapes.hpp"
+#include "attn/render/fold.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/text.hpp"
 
 namespace attn {
 
@@ -18,6 +20,18 @@ using doc::block;
 using doc::kind;
 
 constexpr std::size_t md_edge = 20;  // rows/columns kept before eliding (unless full)
+constexpr std::size_t md_width = 80;  // source columns (fold.hpp): wider tables split into parts
+
+std::size_t widest(const std::string& s) {
+    std::size_t w = 0, start = 0;
+    while (start <= s.size()) {
+        std::size_t end = s.find('\n', start);
+        if (end == std::string::npos) end = s.size();
+        w = std::max(w, display_width(s.substr(start, end - start)));
+        start = end + 1;
+    }
+    return w;
+}
 
 std::string md_escape(const std::string& s) {
     std::string out;
@@ -45,7 +59,9 @@ std::string md_paragraphs(const std::string& text) {
         if (end == std::string::npos) end = text.size();
         std::string line = text.substr(start, end - start);
         if (!line.empty() && line[0] == ' ') {
-            out += (out.empty() ? "" : "\n\n") + md_code(line.substr(line.find_first_not_of(' '))) + "\n\n";
+            const std::string example = line.substr(line.find_first_not_of(' '));
+            const std::string code = md_code(example);  // a line too wide for inline code is a block
+            out += (out.empty() ? "" : "\n\n") + (display_width(code) <= md_width ? code : fenced(example, "text")) + "\n\n";
         } else {
             if (out.empty() || out.back() == '\n') out += line;
             else out = line.empty() ? out + "\n\n" : join_source_lines(out, line);  // no space inside Chinese
@@ -56,19 +72,40 @@ std::string md_paragraphs(const std::string& text) {
     return out;
 }
 
+// A pipe table; one wider than the source's width is split into parts of whole columns, each
+// part repeating the first (label) column.
 std::string cell_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                        const std::string& align) {
     std::size_t cols = header.size();
     for (const auto& r : rows) cols = std::max(cols, r.size());
-    auto row = [&](const std::vector<std::string>& r) {
-        std::string out = "|";
-        for (std::size_t c = 0; c < cols; ++c) out += " " + md_escape(c < r.size() ? r[c] : "") + " |";
-        return out + "\n";
-    };
-    std::string out = row(header) + "|";
-    for (std::size_t c = 0; c < cols; ++c) out += c < align.size() && align[c] == 'r' ? "---:|" : "---|";
-    out += "\n";
-    for (const auto& r : rows) out += row(r);
+    auto cell = [](const std::vector<std::string>& r, std::size_t c) { return c < r.size() ? md_escape(r[c]) : std::string(); };
+    std::vector<std::size_t> w(cols, 0);  // a column's share of a line: "| " cell " " and the delimiter row's "---:|"
+    for (std::size_t c = 0; c < cols; ++c) {
+        w[c] = std::max<std::size_t>(display_width(cell(header, c)) + 3, 5);
+        for (const auto& r : rows) w[c] = std::max(w[c], display_width(cell(r, c)) + 3);
+    }
+    std::vector<std::vector<std::size_t>> parts;
+    for (std::size_t c = 1; c < cols; ++c) {
+        std::size_t used = 1 + w[0];
+        if (!parts.empty())
+            for (std::size_t k = 1; k < parts.back().size(); ++k) used += w[parts.back()[k]];
+        if (parts.empty() || used + w[c] > md_width) parts.push_back({0});
+        parts.back().push_back(c);
+    }
+    if (parts.empty()) parts.push_back({0});
+    std::string out;
+    for (const auto& part : parts) {
+        auto row = [&](const std::vector<std::string>& r) {
+            std::string line = "|";
+            for (std::size_t c : part) line += " " + cell(r, c) + " |";
+            return line + "\n";
+        };
+        if (!out.empty()) out += "\n";
+        out += row(header) + "|";
+        for (std::size_t c : part) out += c < align.size() && align[c] == 'r' ? "---:|" : "---|";
+        out += "\n";
+        for (const auto& r : rows) out += row(r);
+    }
     return out;
 }
 
@@ -116,6 +153,23 @@ struct writer {
     const doc::document& d;
     bool full;
 
+    // A table row cannot wrap: a table (or matrix) wider than the source's width is drawn as the
+    // terminal draws it at that width (columns elided or the table split), in a text block.
+    std::string fitted(const block& b, const std::string& md) const {
+        if (widest(md) <= md_width) return md;
+        doc::document one;
+        one.language = d.language;
+        one.precision = d.precision;
+        one.ui = d.ui;
+        one.pages.push_back({"", "", {b}});
+        text_options o;
+        o.width = md_width;
+        o.full = full;
+        std::string body = render_text_joined(one, o);
+        while (!body.empty() && body.back() == '\n') body.pop_back();
+        return fenced(body, "text");
+    }
+
     std::string render(const block& b) const {
         switch (b.kind) {
             case kind::heading: return std::string(b.level >= 2 ? "### " : "## ") + b.text;
@@ -124,7 +178,8 @@ struct writer {
             case kind::formula:
             case kind::code:
             case kind::shape:
-                if (b.text.find('\n') != std::string::npos)
+                if (b.text.find('\n') != std::string::npos ||
+                    display_width("- **" + b.label + ":** " + md_code(b.text)) > md_width)
                     return "**" + b.label + ":**\n\n" + fenced(b.text, b.kind == kind::code ? "python" : "");
                 return "- **" + b.label + ":** " + md_code(b.text);
             case kind::note:
@@ -139,10 +194,10 @@ struct writer {
                 const int prec = b.precision >= 0 ? b.precision : d.precision;
                 std::string title = b.title.empty() ? "" : md_code(b.title);
                 if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(b.values.rows(), b.values.cols());
-                return (title.empty() ? "" : title + "\n\n") + matrix_table(b, prec, full, false);
+                return fitted(b, (title.empty() ? "" : title + "\n\n") + matrix_table(b, prec, full, false));
             }
             case kind::heatmap:
-                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + matrix_table(b, 0, full, true);
+                return fitted(b, (b.title.empty() ? "" : "**" + b.title + "**\n\n") + matrix_table(b, 0, full, true));
             case kind::table: {
                 std::vector<std::string> header = b.header;  // "group title" joins each column's header
                 std::size_t col = 0;
@@ -151,7 +206,7 @@ struct writer {
                         if (!text.empty()) header[k] = text + " " + header[k];
                     col += span;
                 }
-                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(header, b.rows, b.align);
+                return fitted(b, (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(header, b.rows, b.align));
             }
             case kind::keyvalue: {
                 std::string out = b.title.empty() ? "" : "**" + b.title + "**\n\n";
@@ -180,7 +235,8 @@ struct writer {
 };
 
 bool is_list_field(const block& b) {
-    return (b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape) && b.text.find('\n') == std::string::npos;
+    return (b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape) && b.text.find('\n') == std::string::npos &&
+           display_width("- **" + b.label + ":** " + md_code(b.text)) <= md_width;
 }
 
 }  // namespace
@@ -201,7 +257,7 @@ std::string render_markdown(const doc::document& d, bool full) {
         }
         out += "\n";
     }
-    return out;
+    return fold_markdown(out, md_width);
 }
 
 }  // namespace attn
