@@ -143,7 +143,7 @@ block check_block(const mask_report& r, const mask_item& it, const lessons& L) {
               {"total", std::to_string(r.config.spec.queries * r.config.spec.keys)}};
     if (bad.empty()) return doc::prose(L.text("mask.check_same", v), tone::good);
     std::string names;
-    for (std::size_t k = 0; k < bad.size(); ++k) names += (k ? ", " : "") + L.raw("mask.label." + bad[k]);
+    for (std::size_t k = 0; k < bad.size(); ++k) names += (k ? L.raw("ui.list_separator") : "") + L.raw("mask.label." + bad[k]);
     v["names"] = names;
     return doc::prose(L.text("mask.check_differ", v), tone::error);
 }

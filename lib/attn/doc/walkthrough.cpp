@@ -155,7 +155,7 @@ struct builder {
                 const std::string target = t.config.cross() ? L.text("ui.memory_position", {{"index", std::to_string(j)}})
                                            : j == i         ? L.raw("ui.itself")
                                                             : who(j);
-                parts += (k ? ", " : "") +
+                parts += (k ? L.raw("ui.list_separator") : "") +
                          L.text("ui.reading_part", {{"percent", fmt::format("{:.0f}%", w(i, j) * 100)}, {"target", target}});
             }
             add(prose(L.text("ui.reading_row", {{"who", who(i)}, {"parts", parts}}), tone::plain, "  ", "      "));
