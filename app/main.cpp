@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
+#include <sstream>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +13,7 @@
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/utf8.hpp"
+#include "attn/render/format.hpp"
 #include "cmd_batching.hpp"
 #include "cmd_bench.hpp"
 #include "cmd_kvcache.hpp"
@@ -116,11 +119,43 @@ std::string completion_script(const CLI::App& cli, const std::string& shell) {
     }
     return out;
 }
+// CLI11's help with every description wrapped to the terminal's width (80 when piped), under its
+// column; CLI11 itself writes each description on one line however long.
+class wrapping_formatter : public CLI::Formatter {
+public:
+    explicit wrapping_formatter(std::size_t width) : width_(std::max<std::size_t>(width, 40)) {}
+
+    std::string make_description(const CLI::App* app) const override {
+        std::string out;
+        for (const std::string& l : attn::wrap(CLI::Formatter::make_description(app), width_)) out += l + "\n";
+        return out;
+    }
+    std::string make_option_desc(const CLI::Option* opt) const override {
+        return wrapped(CLI::Formatter::make_option_desc(opt));
+    }
+    std::string make_subcommand(const CLI::App* sub) const override {
+        std::stringstream out;
+        CLI::detail::format_help(out, sub->get_display_name(true), wrapped(sub->get_description()), get_column_width());
+        return out.str();
+    }
+
+private:
+    std::size_t width_;
+    // Lines of at most width_ minus the name column; CLI11 indents each line after the first.
+    std::string wrapped(const std::string& text) const {
+        const std::size_t room = width_ > get_column_width() + 20 ? width_ - get_column_width() : 20;
+        std::string out;
+        for (const std::string& l : attn::wrap(text, room)) out += (out.empty() ? "" : "\n") + l;
+        return out;
+    }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::atexit(app::close_stdout);  // output that never reached its destination is an error
     CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step", "attn-explain"};
+    cli.formatter(std::make_shared<wrapping_formatter>(app::probe_terminal().width));  // before the subcommands copy it
     cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
     cli.require_subcommand(0, 1);
     app::step_options step;

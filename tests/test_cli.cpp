@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "attn/render/width.hpp"
 #include "cli_helpers.hpp"
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -95,6 +96,26 @@ TEST_CASE("cli: --help and --version", "[cli]") {
     const result version = run("--version");
     CHECK(version.code == 0);
     CHECK(version.out == "attn-explain " ATTN_VERSION "\n");
+}
+
+TEST_CASE("cli: every --help fits the width: 80 when piped, else COLUMNS", "[cli][help][width]") {
+    const std::vector<std::string> commands = {"", "step", "mistakes", "mistake", "exercise", "check", "heads",
+                                               "positions", "mask", "drill", "grad", "train", "learn", "kv-cache",
+                                               "flash", "cost", "batching", "variant", "bench", "completion", "help"};
+    for (const std::string& env : {std::string(), std::string("COLUMNS=60")})
+        for (const std::string& c : commands) {
+            INFO(env << " attn-explain " << c << " --help");
+            const result r = run(c + " --help", env);
+            CHECK(r.code == 0);
+            CHECK(count_lines(r.out) > 3);
+            std::istringstream lines(r.out);
+            for (std::string line; std::getline(lines, line);) {
+                INFO(line);
+                CHECK(attn::display_width(line) <= (env.empty() ? 80u : 60u));
+            }
+        }
+    // a description that wrapped continues under its own column
+    CHECK_THAT(run("--help").out, Catch::Contains("\n                              "));
 }
 
 TEST_CASE("cli: the default walkthrough - piped", "[cli]") {
