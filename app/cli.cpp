@@ -236,7 +236,7 @@ void setup_positions(CLI::App& app, positions_options& opt) {
     cmd->add_option("--heads", p.heads, "ALiBi heads h (slopes as in the paper)")->capture_default_str();
     cmd->add_option("--shift", p.shift, "Offset s of the RoPE relative-position check")->capture_default_str();
     add_display_options(cmd, opt.run.format, opt.run.color, opt.run.lang, opt.run.precision);
-    cmd->get_option("--format")->description("text, json, markdown or html");
+    cmd->get_option("--format")->description("text | json | markdown | html");
     cmd->add_flag("--full", opt.run.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for a key between pages");
     cmd->add_option("--from", opt.run.from, "Start at this step: its id or number")->type_name("ID|N");
@@ -334,7 +334,7 @@ void setup_flash(CLI::App& app, flash_options& opt) {
     cmd->add_option("--block-k", opt.block_k, "Key tile size Bc")->capture_default_str();
     cmd->add_option("--row", opt.row, "The query row followed tile by tile")->capture_default_str();
     drop_options(cmd, {"--tokens"});  // the tiles are followed by index
-    cmd->get_option("--format")->description("text, json, markdown or html");
+    cmd->get_option("--format")->description("text | json | markdown | html");
 }
 
 // attn-explain: flags of cmd_flash.cpp
@@ -370,7 +370,7 @@ void setup_variant(CLI::App& app, variant_options& opt) {
     cmd->add_option("--heads", opt.heads, "mla: heads h")->capture_default_str();
     cmd->add_option("--latent", opt.latent, "mla: latent width d_c (the cache per token)")->capture_default_str();
     cmd->add_option("--rope-dim", opt.rope_dim, "mla: width d_r of the shared RoPE key (even)")->capture_default_str();
-    cmd->get_option("--format")->description("text, json, markdown or html");
+    cmd->get_option("--format")->description("text | json | markdown | html");
 }
 
 // attn-explain: flags of cmd_mask.cpp
@@ -420,7 +420,7 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
         ->type_name("D_C");
     cmd->add_option("--rope-dim", opt.rope_dim, "With --mla: width d_r of the shared RoPE key")->capture_default_str();
     add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
-    cmd->get_option("--format")->description("text, json, markdown or html");
+    cmd->get_option("--format")->description("text | json | markdown | html | python (python: without --mla)");
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
     cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");

@@ -381,3 +381,20 @@ TEST_CASE("mask: the command line", "[mask][cli]") {
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     }
 }
+
+TEST_CASE("mask: the check and HF's legend name what the per-key vectors are joined with", "[mask]") {
+    auto one_line = [](const std::string& s) {  // wrapped lines joined, indents collapsed
+        std::string out;
+        for (char c : flat(s))
+            if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+        return out;
+    };
+    const std::string none = one_line(text_of(request(4, "none", "4,2"), 200, false));
+    CHECK_THAT(none, Catch::Contains("broadcast over the queries") && Catch::Contains("a decoder adds its causal part itself") &&
+                         !Catch::Contains("joined with the causal part"));
+    const std::string causal = one_line(text_of(request(4, "causal", "4,2"), 200, false));
+    CHECK_THAT(causal, Catch::Contains("joined with the causal part") && Catch::Contains("The model adds the causal part itself"));
+    const std::string window = one_line(text_of(request(6, "window:3"), 200, false));
+    CHECK_THAT(window, Catch::Contains("joined with the window:3 pattern") && Catch::Contains("builds the rest (window:3)") &&
+                           !Catch::Contains("causal part"));
+}

@@ -141,7 +141,11 @@ block check_block(const mask_report& r, const mask_item& it, const lessons& L) {
     const auto bad = mask_disagreements(r.config.spec, it);
     vars v = {{"blocked", std::to_string(blocked_count(it))},
               {"total", std::to_string(r.config.spec.queries * r.config.spec.keys)}};
-    if (bad.empty()) return doc::prose(L.text("mask.check_same", v), tone::good);
+    v["pattern"] = spec_text(r.config.spec.pattern);
+    const char* joined = r.config.spec.pattern.sparse() ? "mask.check_same_pattern"  // what the per-key vectors join
+                         : r.config.spec.causal         ? "mask.check_same"
+                                                        : "mask.check_same_none";
+    if (bad.empty()) return doc::prose(L.text(joined, v), tone::good);
     std::string names;
     for (std::size_t k = 0; k < bad.size(); ++k) names += (k ? L.raw("ui.list_separator") : "") + L.raw("mask.label." + bad[k]);
     v["names"] = names;
@@ -272,7 +276,12 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         if (first) {  // the legend once, under the first grids
             p.blocks.push_back(doc::prose(L.raw("mask.legend_intro")));
             std::vector<std::pair<std::string, std::string>> legend;
-            for (const std::string& id : mask_convention_ids()) legend.emplace_back(label(id), L.raw("mask.meaning." + id));
+            const mask_spec& spec = r.config.spec;
+            for (const std::string& id : mask_convention_ids()) {
+                // HF's vector leaves the rest of the mask to the model: its causal part, its pattern or nothing
+                const std::string key = id != "hf" || spec.causal ? id : spec.pattern.sparse() ? "hf_pattern" : "hf_none";
+                legend.emplace_back(label(id), L.text("mask.meaning." + key, {{"pattern", spec_text(spec.pattern)}}));
+            }
             p.blocks.push_back(doc::keyvalue(std::move(legend)));
             p.blocks.push_back(doc::gap());
         }
