@@ -37,6 +37,9 @@ double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 // per row. `low` rounds the tile's inputs and products (float16/bfloat16 emulation); `op` rounds
 // every arithmetic result, the running statistics and the accumulator included (to_f32 for a
 // float32 run, keep for float64 and for the low-precision emulation, whose statistics stay wide).
+// A score is the one exception: its dot product accumulates wide and is rounded once, as a matrix
+// unit's accumulator does; summed in float32 term by term, a score near 70 would carry a few units
+// of its last place, and exp() passes that straight on to the weights.
 // Tiles the mask blocks entirely (runs[tq][tk] false) are skipped: they would add nothing.
 matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t bq,
                           std::size_t bk, const mask_pattern& mask, rounding low, scratch_meter* meter, std::size_t follow,
@@ -76,8 +79,8 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
                 double tile_max = -std::numeric_limits<double>::infinity();
                 for (std::size_t j = c0; j < c1; ++j) {
                     double s = 0;
-                    for (std::size_t t = 0; t < dk; ++t) s = op(s + op(low(q(i, t)) * low(k(j, t))));
-                    s = low(op(s * scale));
+                    for (std::size_t t = 0; t < dk; ++t) s += low(q(i, t)) * low(k(j, t));
+                    s = low(op(op(s) * scale));
                     if (causal && blocked[i][j]) s = -std::numeric_limits<double>::infinity();
                     tile[(i - r0) * bk + (j - c0)] = s;
                     tile_max = std::max(tile_max, s);
@@ -125,8 +128,8 @@ matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const
     matrix<double> s = xt::empty<double>({n, m});  // [n, m]
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j) {
-            double acc = 0;
-            for (std::size_t t = 0; t < dk; ++t) acc = op(acc + op(low(q(i, t)) * low(k(j, t))));
+            double acc = 0;  // accumulated wide, rounded once (as in tiled_pass)
+            for (std::size_t t = 0; t < dk; ++t) acc += low(q(i, t)) * low(k(j, t));
             s(i, j) = low(low(acc) / op(std::sqrt(static_cast<double>(dk))));
         }
     if (mask.kind != pattern_kind::none) s = apply_mask(s, pattern_blocked(mask, n, m, causal_align::top_left));

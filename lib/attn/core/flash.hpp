@@ -41,7 +41,8 @@ struct flash_result {
 
 // Runs both passes on Q [n, d_k], K [m, d_k], V [m, d_v] (scale 1/√d_k), in double, or with
 // `float32` in float32: Q, K, V rounded to float32, every operation of both passes rounded to
-// float32, and the scratch and score bytes counted at 4 bytes per element.
+// float32 (each score's dot product accumulated wide and rounded once, as a matrix unit does),
+// and the scratch and score bytes counted at 4 bytes per element.
 // The mask is any pattern (top-left aligned); tiles it blocks entirely are skipped.
 flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
                            std::size_t block_k, const mask_pattern& mask, std::size_t follow_row, bool float32 = false);
