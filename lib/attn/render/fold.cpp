@@ -12,18 +12,6 @@ namespace attn {
 
 namespace {
 
-std::vector<std::string> split_lines(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        std::size_t end = s.find('\n', start);
-        if (end == std::string::npos) end = s.size();
-        out.push_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
-}
-
 char32_t last_of(const std::string& s) {
     std::size_t i = s.size();
     while (i > 0 && (static_cast<unsigned char>(s[i - 1]) & 0xC0) == 0x80) --i;

@@ -188,6 +188,17 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
 
 // A preformatted line that does not fit breaks at its last space that fits (its own spacing
 // kept); the continuations take its indent plus four columns. A word wider than that stays whole.
+std::vector<std::string> split_lines(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = s.find('\n', start);
+        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) return out;
+        start = end + 1;
+    }
+}
+
 std::vector<std::string> break_line(const std::string& line, std::size_t width) {
     std::vector<std::string> out;
     const std::size_t n = std::min(line.find_first_not_of(' '), line.size());

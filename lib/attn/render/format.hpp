@@ -42,6 +42,9 @@ bool wants_scientific(const grid& m);
 // Elides rows and columns with "…" when they do not fit (unless full) and reports it.
 std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, bool* elided = nullptr);
 
+// The lines of `s`, split at '\n': one more than it has newlines ("a\n" gives "a" and "").
+std::vector<std::string> split_lines(const std::string& s);
+
 // A preformatted line (code, a trace of numbers) that does not fit breaks at its last space that
 // fits, else after "(" or ",", else after "."; continuations take its indent plus four columns.
 std::vector<std::string> break_line(const std::string& line, std::size_t width);

@@ -23,13 +23,8 @@ constexpr std::size_t md_edge = 20;  // rows/columns kept before eliding (unless
 constexpr std::size_t md_width = 80;  // source columns (fold.hpp): wider tables split into parts
 
 std::size_t widest(const std::string& s) {
-    std::size_t w = 0, start = 0;
-    while (start <= s.size()) {
-        std::size_t end = s.find('\n', start);
-        if (end == std::string::npos) end = s.size();
-        w = std::max(w, display_width(s.substr(start, end - start)));
-        start = end + 1;
-    }
+    std::size_t w = 0;
+    for (const std::string& l : split_lines(s)) w = std::max(w, display_width(l));
     return w;
 }
 

@@ -34,17 +34,6 @@ style style_of(doc::tone t) {
     return style::none;
 }
 
-lines_t split_lines(const std::string& s) {
-    lines_t out;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t end = s.find('\n', start);
-        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        if (end == std::string::npos) return out;
-        start = end + 1;
-    }
-}
-
 std::size_t longest_word(const std::string& s) {
     std::size_t best = 0;
     for (const text_unit& u : break_units(s)) best = std::max(best, display_width(u.text));
