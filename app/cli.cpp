@@ -35,7 +35,8 @@ std::string check_number(const std::string& typed, bool is_unsigned, bool is_flo
         return "expects " + what + ", got " + quoted;
     if (is_unsigned && typed[0] == '-') return "expects " + what + ", got " + quoted;
     if (is_unsigned) std::strtoull(typed.c_str(), &end, 10);
-    else std::strtoll(typed.c_str(), &end, 10);
+    else
+        std::strtoll(typed.c_str(), &end, 10);
     if (errno == ERANGE) return "the value " + quoted + " is out of range";
     return "";
 }
@@ -53,12 +54,14 @@ void check_numbers(CLI::App* app) {
         if (type != "INT" && !is_unsigned && !is_float) {
             if (o->get_type_size() != 0)  // an option that takes text: "" is a mistake, not "not given"
                 o->check(CLI::Validator(
-                    [](std::string& v) { return v.empty() ? std::string("expects a value, got an empty one") : std::string(); },
+                    [](std::string& v) {
+                        return v.empty() ? std::string("expects a value, got an empty one") : std::string();
+                    },
                     "", ""));
             continue;
         }
-        o->check(CLI::Validator([is_unsigned, is_float](std::string& s) { return check_number(s, is_unsigned, is_float); },
-                                "", ""));
+        o->check(CLI::Validator(
+            [is_unsigned, is_float](std::string& s) { return check_number(s, is_unsigned, is_float); }, "", ""));
     }
     for (CLI::App* sub : app->get_subcommands({})) check_numbers(sub);
 }
@@ -80,8 +83,9 @@ void add_lang_option(CLI::App* cmd, std::string& lang) {
     lang = attn::default_language(environment_language());
     std::string langs;
     for (const std::string& l : attn::embedded_languages()) langs += (langs.empty() ? "" : ", ") + l;
-    cmd->add_option("--lang", lang,
-                    "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
+    cmd->add_option(
+           "--lang", lang,
+           "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
         ->capture_default_str();
     lang_options().emplace_back(cmd, &lang);
 }
@@ -96,7 +100,8 @@ void add_display_options(CLI::App* cmd, std::string& format, std::string& color,
 // --rope, --rope-style, --rope-base: q and k rotated before the scores (step, heads).
 void add_rope_options(CLI::App* cmd, attn::step_request& r) {
     cmd->add_flag("--rope", r.rope, "Rotate q and k by position (RoPE) before the scores: Q_rot and K_rot steps");
-    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
+    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
+        ->capture_default_str();
     cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d)")->capture_default_str();
 }
 }  // namespace
@@ -111,7 +116,9 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
     cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
     cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
-    cmd->add_option("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")->capture_default_str();
+    cmd->add_option("--mask", r.mask,
+                    "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
+        ->capture_default_str();
     cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat\"");
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
     cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
@@ -122,10 +129,14 @@ void add_run_options(CLI::App* cmd, step_options& opt) {
     cmd->callback([cmd, &opt] {
         opt.request.dims_given =
             cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
-        if (const CLI::Option* dtype = cmd->get_option_no_throw("--dtype")) opt.request.dtype_given = dtype->count() > 0;
-        if (const CLI::Option* batch = cmd->get_option_no_throw("--batch")) opt.request.batch_given = batch->count() > 0;
-        if (const CLI::Option* heads = cmd->get_option_no_throw("--heads")) opt.request.heads_given = heads->count() > 0;
-        if (const CLI::Option* kv = cmd->get_option_no_throw("--kv-len"); kv && kv->count() > 0 && opt.request.kv_len == 0)
+        if (const CLI::Option* dtype = cmd->get_option_no_throw("--dtype"))
+            opt.request.dtype_given = dtype->count() > 0;
+        if (const CLI::Option* batch = cmd->get_option_no_throw("--batch"))
+            opt.request.batch_given = batch->count() > 0;
+        if (const CLI::Option* heads = cmd->get_option_no_throw("--heads"))
+            opt.request.heads_given = heads->count() > 0;
+        if (const CLI::Option* kv = cmd->get_option_no_throw("--kv-len");
+            kv && kv->count() > 0 && opt.request.kv_len == 0)
             throw CLI::ValidationError("--kv-len", "must be at least 1 (got 0): leave it out for self-attention");
     });
 }
@@ -159,8 +170,10 @@ void setup_mistake(CLI::App& app, mistake_options& opt) {
     add_run_options(cmd, opt.run);
     cmd->get_option("--format")->description("text | json | markdown | html | python");
     cmd->add_option("--heads", opt.run.request.heads, "Heads h, for the multi-head mistakes")->capture_default_str();
-    cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")->capture_default_str();
-    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+    cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")
+        ->capture_default_str();
+    cmd->add_option("--max-output", opt.run.max_output,
+                    "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
         ->type_name("SIZE");
 }
 
@@ -169,8 +182,11 @@ void setup_exercise(CLI::App& app, exercise_options& opt) {
     auto* cmd = app.add_subcommand("exercise", "Write attention yourself: list the exercises, or create one to solve");
     cmd->add_option("id", opt.id, "The exercise's id (none: list them)");
     cmd->add_option("--dir", opt.dir, "Create the exercise here (default ./attn-exercise-ID)")->type_name("DIR");
-    cmd->add_option("--seed", opt.seed, "Seed of the inputs (default: a fresh one)")->each([&opt](const std::string&) { opt.seed_given = true; });
-    cmd->add_option("--timed", opt.timed, "A time budget in minutes; check reports the time taken")->check(CLI::Range(1, 600));
+    cmd->add_option("--seed", opt.seed, "Seed of the inputs (default: a fresh one)")->each([&opt](const std::string&) {
+        opt.seed_given = true;
+    });
+    cmd->add_option("--timed", opt.timed, "A time budget in minutes; check reports the time taken")
+        ->check(CLI::Range(1, 600));
     cmd->add_flag("--force", opt.force, "Replace the exercise files in an existing non-empty folder");
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     add_lang_option(cmd, opt.lang);
@@ -178,12 +194,14 @@ void setup_exercise(CLI::App& app, exercise_options& opt) {
 
 // attn-explain: flags of cmd_exercise.cpp
 void setup_check(CLI::App& app, check_options& opt) {
-    auto* cmd = app.add_subcommand("check", "Grade your exercise: each saved tensor, the first wrong step, and the mistake");
+    auto* cmd =
+        app.add_subcommand("check", "Grade your exercise: each saved tensor, the first wrong step, and the mistake");
     cmd->add_option("dir", opt.dir, "The exercise folder (default: the current folder)")->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     add_lang_option(cmd, opt.lang);
-    cmd->add_option("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)")->type_name("FILE");
+    cmd->add_option("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)")
+        ->type_name("FILE");
 }
 
 // attn-explain: flags of cmd_heads.cpp
@@ -215,7 +233,8 @@ void setup_heads(CLI::App& app, heads_options& opt) {
 
 // attn-explain: flags of cmd_positions.cpp
 void setup_positions(CLI::App& app, positions_options& opt) {
-    auto* cmd = app.add_subcommand("positions", "Where order comes from: sinusoidal, learned, RoPE, ALiBi and NoPE, live");
+    auto* cmd =
+        app.add_subcommand("positions", "Where order comes from: sinusoidal, learned, RoPE, ALiBi and NoPE, live");
     attn::step_request& r = opt.run.request;
     r.seq_len = 6;
     r.d_model = r.d_k = r.d_v = 8;
@@ -224,14 +243,17 @@ void setup_positions(CLI::App& app, positions_options& opt) {
     cmd->add_option("-n,--seq-len", r.seq_len, "Number of tokens n")->capture_default_str();
     cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
     cmd->add_option("--d-k", r.d_k, "Width of queries, keys and values (even, for RoPE)")->capture_default_str();
-    cmd->add_option("--seed", r.seed, "Seed for X, the weights, the permutation and the learned table")->capture_default_str();
+    cmd->add_option("--seed", r.seed, "Seed for X, the weights, the permutation and the learned table")
+        ->capture_default_str();
     cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
     cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
     cmd->add_option("--mask", p.mask, "none | causal (default: causal for none and alibi, none for the others)");
     cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat on a mat\"");
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
-    cmd->add_option("--save", opt.run.save, "Write the encoding's steps as DIR/<id>.npy (needs --encoding)")->type_name("DIR");
-    cmd->add_option("--rope-style", p.rope.style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
+    cmd->add_option("--save", opt.run.save, "Write the encoding's steps as DIR/<id>.npy (needs --encoding)")
+        ->type_name("DIR");
+    cmd->add_option("--rope-style", p.rope.style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
+        ->capture_default_str();
     cmd->add_option("--rope-base", p.rope.base, "RoPE base B: theta_i = B^(-2i/d_k)")->capture_default_str();
     cmd->add_option("--heads", p.heads, "ALiBi heads h (slopes as in the paper)")->capture_default_str();
     cmd->add_option("--shift", p.shift, "Offset s of the RoPE relative-position check")->capture_default_str();
@@ -250,9 +272,12 @@ void setup_positions(CLI::App& app, positions_options& opt) {
 void setup_drill(CLI::App& app, drill_options& opt) {
     auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
     cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option("--topic", opt.topic, "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | all")
+    cmd->add_option(
+           "--topic", opt.topic,
+           "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | all")
         ->capture_default_str();
-    cmd->add_option("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
+    cmd->add_option("--seed", opt.seed,
+                    "The same seed gives the same questions, on any machine (default: new each time)");
     cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
     cmd->add_option("--format", opt.format, "With --sheet: text | markdown | html | json")->capture_default_str();
     cmd->add_flag("--stats", opt.stats, "Show progress history");
@@ -272,9 +297,9 @@ void setup_grad(CLI::App& app, grad_options& opt) {
     cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
     cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
     cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
-    cmd->add_option("--max-output", opt.run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+    cmd->add_option("--max-output", opt.run.max_output,
+                    "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
         ->type_name("SIZE");
-
 }
 
 // attn-explain: flags of cmd_grad.cpp
@@ -295,7 +320,8 @@ void setup_train(CLI::App& app, train_cli_options& opt) {
 
 // attn-explain: flags of cmd_learn.cpp
 void setup_learn(CLI::App& app, learn_options& opt) {
-    auto* cmd = app.add_subcommand("learn", "Train a tiny transformer on a task and watch its attention pattern emerge");
+    auto* cmd =
+        app.add_subcommand("learn", "Train a tiny transformer on a task and watch its attention pattern emerge");
     attn::learn_request& r = opt.request;
     cmd->add_option("--task", r.task, "previous | reverse | max | induction")->capture_default_str();
     cmd->add_option("-n,--seq-len", r.seq_len, "Tokens per sequence (default: the task's)");
@@ -317,9 +343,13 @@ void setup_learn(CLI::App& app, learn_options& opt) {
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between pages");
     cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
     cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
-        for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len}, {"--vocab", &r.vocab},
-                               {"--d-model", &r.d_model}, {"--heads", &r.heads}, {"--layers", &r.layers},
-                               {"--steps", &r.steps}, {"--batch", &r.batch}})
+        for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len},
+                               {"--vocab", &r.vocab},
+                               {"--d-model", &r.d_model},
+                               {"--heads", &r.heads},
+                               {"--layers", &r.layers},
+                               {"--steps", &r.steps},
+                               {"--batch", &r.batch}})
             if (cmd->count(flag) && *v == 0) *v = attn::learn_given_zero;
         if (cmd->count("--lr") && r.lr == 0) r.lr = -1;
     });
@@ -376,11 +406,13 @@ void setup_variant(CLI::App& app, variant_options& opt) {
 // attn-explain: flags of cmd_mask.cpp
 void setup_mask(CLI::App& app, mask_options& opt) {
     attn::mask_request& r = opt.request;
-    auto* cmd = app.add_subcommand("mask", "Translate one attention mask between every convention (SDPA, MHA, additive, HF)");
+    auto* cmd =
+        app.add_subcommand("mask", "Translate one attention mask between every convention (SDPA, MHA, additive, HF)");
     cmd->add_option("-n,--seq-len", r.seq_len, "Number of queries n")->capture_default_str();
     cmd->add_option("--kv-len", r.kv_len, "Number of keys m (default: n)");
     cmd->add_option("--batch", r.batch, "Batch size B (default: 1, or the number of --lengths)");
-    cmd->add_option("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
+    cmd->add_option("--mask", r.mask,
+                    "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
         ->capture_default_str();
     cmd->add_option("--seed", r.seed, "Seed of bigbird's random blocks")->capture_default_str();
     cmd->add_option("--layers", r.layers, "Stacked layers for the receptive field")->capture_default_str();
@@ -404,8 +436,10 @@ void setup_mask(CLI::App& app, mask_options& opt) {
 // attn-explain: flags of cmd_kvcache.cpp
 void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     attn::kv_request& r = opt.request;
-    auto* cmd = app.add_subcommand("kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)");
-    cmd->add_option("--prompt-len", r.prompt_len, "Prompt tokens p, processed at once (the prefill)")->capture_default_str();
+    auto* cmd =
+        app.add_subcommand("kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)");
+    cmd->add_option("--prompt-len", r.prompt_len, "Prompt tokens p, processed at once (the prefill)")
+        ->capture_default_str();
     cmd->add_option("--steps", r.steps, "Decode steps t, one token each")->capture_default_str();
     cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
     cmd->add_option("--heads", r.heads, "Query heads h")->capture_default_str();
@@ -415,7 +449,8 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     cmd->add_option("--mask", r.mask, "causal | window:W (a rolling cache of W entries)")->capture_default_str();
     cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
         ->type_name("DIR");
-    cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")->type_name("DIR");
+    cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")
+        ->type_name("DIR");
     cmd->add_option("--mla", opt.mla, "Decode with multi-head latent attention: cache a latent of d_c per token")
         ->type_name("D_C");
     cmd->add_option("--rope-dim", opt.rope_dim, "With --mla: width d_r of the shared RoPE key")->capture_default_str();
@@ -424,8 +459,10 @@ void setup_kvcache(CLI::App& app, kvcache_options& opt) {
     cmd->add_flag("--full", opt.full, "Never elide large matrices");
     cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
     cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
-    cmd->add_flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
-    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")->capture_default_str();
+    cmd->add_flag("--rope", r.rope,
+                  "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
+    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
+        ->capture_default_str();
     cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)")->capture_default_str();
     cmd->callback([cmd, &r] {
         r.kv_heads_given = cmd->count("--kv-heads") > 0;
@@ -442,7 +479,8 @@ void setup_bench(CLI::App& app, bench_options& opt) {
     cmd->add_option("--sizes", opt.sizes, "Sequence lengths n, comma-separated (1..16384)")->capture_default_str();
     cmd->add_option("--d", opt.d, "Head dimension d (1..512)")->capture_default_str();
     cmd->add_option("--repeat", opt.repeat, "Runs per kernel; the best time is reported")->capture_default_str();
-    cmd->add_option("--window", opt.window, "W of the tiled-window row (a causal sliding window)")->capture_default_str();
+    cmd->add_option("--window", opt.window, "W of the tiled-window row (a causal sliding window)")
+        ->capture_default_str();
     cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
     cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
     add_lang_option(cmd, opt.lang);
@@ -451,12 +489,15 @@ void setup_bench(CLI::App& app, bench_options& opt) {
 // attn-explain: flags of cmd_batching.cpp
 void setup_batching(CLI::App& app, batching_options& opt) {
     attn::batching_request& r = opt.request;
-    auto* cmd = app.add_subcommand("batching", "Padding vs bucketing vs packing (cu_seqlens) for sequences of mixed lengths");
+    auto* cmd =
+        app.add_subcommand("batching", "Padding vs bucketing vs packing (cu_seqlens) for sequences of mixed lengths");
     cmd->add_option("--lengths", r.lengths, "The sequences' lengths, e.g. 12,40,7,33")->type_name("L1,L2,...");
-    cmd->add_option("--count", r.count, "With --dist uniform|lognormal: how many sequences to draw")->capture_default_str();
+    cmd->add_option("--count", r.count, "With --dist uniform|lognormal: how many sequences to draw")
+        ->capture_default_str();
     cmd->add_option("--dist", r.dist, "uniform:a,b | lognormal:mu,sigma | file:PATH (default lognormal:5.5,0.6)")
         ->type_name("SPEC");
-    cmd->add_option("--batch", r.batch, "Sequences per batch B (packing: rows of B x longest tokens)")->capture_default_str();
+    cmd->add_option("--batch", r.batch, "Sequences per batch B (packing: rows of B x longest tokens)")
+        ->capture_default_str();
     cmd->add_option("--d-model", r.d_model, "Model width d")->capture_default_str();
     cmd->add_option("--heads", r.heads, "Heads h (must divide d_model)")->capture_default_str();
     cmd->add_option("--buckets", r.buckets, "Bucket boundaries, e.g. 64,128,256 (default: sort and batch)")

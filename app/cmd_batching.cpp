@@ -15,7 +15,8 @@ int run_batching(const batching_options& opt) {
     const output_options out = make_output(opt.format, opt.color, false, opt.no_pause, L.raw("ui.pause"));
     const attn::batching_report report = attn::run_batching(attn::validate_batching(opt.request));
     if (opt.format == "json") emit(attn::render_batching_json(report));
-    else show(attn::batching_document(report, L), out);
+    else
+        show(attn::batching_document(report, L), out);
     return 0;
 }
 

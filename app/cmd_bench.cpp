@@ -16,7 +16,8 @@ int run_bench(const bench_options& opt) {
     const output_options out = make_output(opt.format, opt.color, false, true, L.raw("ui.pause"));
     const attn::bench_report report = attn::run_bench(attn::bench_request{opt.sizes, opt.d, opt.repeat, opt.window});
     if (opt.format == "json") emit(attn::render_bench_json(report));
-    else show(attn::doc::bench_document(report, L), out);
+    else
+        show(attn::doc::bench_document(report, L), out);
     return 0;
 }
 

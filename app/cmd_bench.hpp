@@ -9,7 +9,8 @@ class App;
 namespace app {
 
 struct bench_options {
-    std::string sizes = "256,1024,4096", d = "64", repeat = "5", window = "256", format = "text", color = "auto", lang = "en";
+    std::string sizes = "256,1024,4096", d = "64", repeat = "5", window = "256", format = "text", color = "auto",
+                lang = "en";
 };
 void setup_bench(CLI::App& app, bench_options& opt);
 int run_bench(const bench_options& opt);

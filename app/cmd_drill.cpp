@@ -21,7 +21,6 @@
 
 namespace app {
 
-
 namespace {
 // One answer line, at most 4 KiB kept (the rest of a longer line is read and dropped), so that
 // an endless input such as /dev/zero costs no memory. False at end of input.
@@ -39,7 +38,6 @@ bool read_answer(std::string& line) {
         if (line.size() < max_answer_bytes) line.push_back(static_cast<char>(c));
     }
 }
-
 
 volatile std::sig_atomic_t interrupted = 0;
 void on_interrupt(int) { interrupted = 1; }
@@ -95,11 +93,13 @@ int run_drill(const drill_options& opt) {
         if (!r.warning.empty()) print_warning(r.warning);
         progress = std::move(r.data);
     }
-    const std::uint64_t seed = opt.seed_given ? opt.seed : static_cast<std::uint64_t>(std::time(nullptr)) ^ (getpid() * 7919ULL);
+    const std::uint64_t seed =
+        opt.seed_given ? opt.seed : static_cast<std::uint64_t>(std::time(nullptr)) ^ (getpid() * 7919ULL);
     const auto questions = attn::drill::plan_session(L, seed, opt.count, opt.topic, opt.no_save ? nullptr : &progress);
     if (opt.sheet) {
         if (opt.format == "json") emit(attn::drill::sheet_json(questions, opt.topic, seed));
-        else show(attn::drill::sheet_document(questions, L, opt.topic, seed), out);
+        else
+            show(attn::drill::sheet_document(questions, L, opt.topic, seed), out);
         return 0;
     }
 

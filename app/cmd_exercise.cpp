@@ -156,13 +156,17 @@ int run_check(const check_options& opt) {
     const ex::report r = ex::grade(c, given);
     const double taken = c.budget_minutes > 0 ? minutes_since(c.started) : -1;
     if (opt.format == "json") emit(attn::render_check_json(r, L));
-    else show(attn::doc::check_document(r, L, taken), make_output(opt.format, opt.color, true, true, L.raw("ui.pause")));
+    else
+        show(attn::doc::check_document(r, L, taken), make_output(opt.format, opt.color, true, true, L.raw("ui.pause")));
     if (r.passed) {  // recorded where the drill keeps its progress; `drill --stats` lists it
         const attn::drill::state_file state = attn::drill::resolve_state(opt.state);
         std::string line = c.id + " seed " + std::to_string(c.seed) + " " + now_iso();
-        if (taken >= 0) line += " " + std::to_string(static_cast<long>(taken + 0.5)) + "/" + std::to_string(c.budget_minutes) + " min";
+        if (taken >= 0)
+            line +=
+                " " + std::to_string(static_cast<long>(taken + 0.5)) + "/" + std::to_string(c.budget_minutes) + " min";
         if (!state.path.empty()) {
-            const std::string warning = attn::drill::update_progress(state, [&](attn::drill::progress& p) { p.exercises.push_back(line); });
+            const std::string warning =
+                attn::drill::update_progress(state, [&](attn::drill::progress& p) { p.exercises.push_back(line); });
             if (!warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", warning.c_str());
         }
     }

@@ -57,27 +57,37 @@ int run_flash(const flash_options& opt) {
     // A block larger than the sequence is the whole sequence: clamped to n, so no size is absurd.
     report.block_q = std::min(static_cast<std::size_t>(opt.block_q), c.seq_len);
     report.block_k = std::min(static_cast<std::size_t>(opt.block_k), c.keys());
-    report.result = attn::flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, static_cast<std::size_t>(opt.row), f32);
+    report.result =
+        attn::flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, static_cast<std::size_t>(opt.row), f32);
     report.dtype = f32 ? "float32" : "float64";
     if (low) report.precision = attn::low_precision_errors(q, k, v, report.block_q, report.block_k, c.pattern, *low);
     if (!run.save.empty()) {
         attn::trace t;
         t.config = c;
         t.config.type = attn::dtype::float64;  // exact: the inputs as read, a float32 run's values as computed
-        for (const auto& [id, m] : {std::pair<const char*, const attn::matrix<double>*>{"X", &in.x}, {"W_Q", &in.w_q},
-                                    {"W_K", &in.w_k}, {"W_V", &in.w_v}, {"Q", &q}, {"K", &k}, {"V", &v},
-                                    {"output", &report.result.tiled}, {"full_output", &report.result.full}})
+        for (const auto& [id, m] : {std::pair<const char*, const attn::matrix<double>*>{"X", &in.x},
+                                    {"W_Q", &in.w_q},
+                                    {"W_K", &in.w_k},
+                                    {"W_V", &in.w_v},
+                                    {"Q", &q},
+                                    {"K", &k},
+                                    {"V", &v},
+                                    {"output", &report.result.tiled},
+                                    {"full_output", &report.result.full}})
             t.steps.push_back(attn::make_step(id, "", attn::tensor(*m)));
         attn::save_trace(t, run.save, attn::save_layout::step);
     }
     if (run.format == "json") emit(attn::render_flash_json(report));
-    else show(attn::flash_document(report, L, run.precision), out);
+    else
+        show(attn::flash_document(report, L, run.precision), out);
     return 0;
 }
 
 int run_cost(const cost_options& opt) {
-    const std::pair<const char*, long> sizes[] = {{"--batch", opt.batch},     {"--seq-len", opt.seq_len},
-                                                  {"--d-model", opt.d_model}, {"--heads", opt.heads},
+    const std::pair<const char*, long> sizes[] = {{"--batch", opt.batch},
+                                                  {"--seq-len", opt.seq_len},
+                                                  {"--d-model", opt.d_model},
+                                                  {"--heads", opt.heads},
                                                   {"--layers", opt.layers}};
     for (const auto& [flag, v] : sizes)
         if (v <= 0) throw attn::error(fmt::format("{} must be a positive whole number (got {})", flag, v));
@@ -88,24 +98,30 @@ int run_cost(const cost_options& opt) {
     in.d_model = static_cast<std::size_t>(opt.d_model), in.heads = static_cast<std::size_t>(opt.heads);
     in.kv_heads = opt.kv_heads < 0 ? in.heads : static_cast<std::size_t>(opt.kv_heads);
     in.layers = static_cast<std::size_t>(opt.layers);
-    if (opt.kv_latent < 0 || opt.kv_latent > (1L << 24)) throw attn::error("--kv-latent must be a positive whole number");
-    if (opt.rope_dim < 0 || opt.rope_dim > (1L << 24)) throw attn::error("--rope-dim must be 0 or a positive whole number");
+    if (opt.kv_latent < 0 || opt.kv_latent > (1L << 24))
+        throw attn::error("--kv-latent must be a positive whole number");
+    if (opt.rope_dim < 0 || opt.rope_dim > (1L << 24))
+        throw attn::error("--rope-dim must be 0 or a positive whole number");
     if (opt.rope_dim > 0 && opt.kv_latent == 0) throw attn::error("--rope-dim needs --kv-latent d_c (the MLA cache)");
     in.kv_latent = static_cast<std::size_t>(opt.kv_latent), in.rope_dim = static_cast<std::size_t>(opt.rope_dim);
     in.mask = attn::parse_pattern(opt.mask);
     if (in.mask.kind == attn::pattern_kind::bigbird)
-        throw attn::error("cost counts patterns in closed form; bigbird's random blocks have none: use --mask window:W, "
-                          "local:W, global:G,W, dilated:W,D or block:B");
+        throw attn::error(
+            "cost counts patterns in closed form; bigbird's random blocks have none: use --mask window:W, "
+            "local:W, global:G,W, dilated:W,D or block:B");
     attn::check_pattern(in.mask, in.seq_len, in.seq_len);
     if (opt.dtype == "float32") in.bytes = 4;
-    else if (opt.dtype == "float16" || opt.dtype == "bfloat16") in.bytes = 2;
-    else throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");
+    else if (opt.dtype == "float16" || opt.dtype == "bfloat16")
+        in.bytes = 2;
+    else
+        throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
     // One page: nothing to pause between.
     const output_options out = make_output(opt.format, opt.color, false, true, L.raw("ui.pause"));
     const attn::cost_result c = attn::attention_cost(in);
     if (opt.format == "json") emit(attn::render_cost_json(in, c));
-    else show(attn::cost_document(in, c, L), out);
+    else
+        show(attn::cost_document(in, c, L), out);
     return 0;
 }
 

@@ -15,8 +15,6 @@
 
 namespace app {
 
-
-
 int run_grad(const grad_options& opt) {
     const step_options& run = opt.run;
     prepared_run p;
@@ -36,8 +34,10 @@ int run_grad(const grad_options& opt) {
     if (!config.load_dir.empty()) check_run_output(run, p.trace.config, 0, 1.8);  // the sizes came from the files
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
-    else if (run.format == "python") emit(attn::render_python(p.trace, *p.lessons, "grad"));
-    else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
+    else if (run.format == "python")
+        emit(attn::render_python(p.trace, *p.lessons, "grad"));
+    else
+        show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }
 
@@ -88,7 +88,8 @@ int run_train(const train_cli_options& opt) {
         attn::save_trace(t, run.save, attn::save_layout::step);
     }
     if (run.format == "json") emit(attn::render_train_json(report));
-    else show(attn::train_document(report, L), out);
+    else
+        show(attn::train_document(report, L), out);
     return 0;
 }
 

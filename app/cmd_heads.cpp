@@ -17,7 +17,6 @@
 
 namespace app {
 
-
 namespace {
 std::string heads_svg(const prepared_run& p, long batch_index) {
     const attn::tensor& w = p.trace.at("weights").value;  // [B, h, n, m]
@@ -44,14 +43,17 @@ int run_heads(const heads_options& opt) {
     if (opt.head >= static_cast<long>(c.heads) || opt.head < -1)
         throw attn::error(fmt::format("--head {} is out of range: heads are 0 to {}", opt.head, c.heads - 1));
     if (opt.batch_index >= static_cast<long>(c.batch) || opt.batch_index < -1)
-        throw attn::error(fmt::format("--batch-index {} is out of range: items are 0 to {}", opt.batch_index, c.batch - 1));
+        throw attn::error(
+            fmt::format("--batch-index {} is out of range: items are 0 to {}", opt.batch_index, c.batch - 1));
     p.view.head = opt.head;
     p.view.batch_index = opt.batch_index;
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::step);
     if (!opt.svg.empty()) attn::write_file(opt.svg, heads_svg(p, opt.batch_index), "--svg");
     if (run.format == "json") emit(attn::render_json(p.trace, *p.lessons));
-    else if (run.format == "python") emit(attn::render_python(p.trace, *p.lessons, "heads"));
-    else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
+    else if (run.format == "python")
+        emit(attn::render_python(p.trace, *p.lessons, "heads"));
+    else
+        show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }
 

@@ -19,7 +19,8 @@ namespace app {
 
 int run_kvcache(const kvcache_options& opt) {
     if (opt.mla != 0 && opt.format == "python")
-        throw attn::error("--format python covers kv-cache without --mla: drop --mla, or use text, json, markdown or html");
+        throw attn::error(
+            "--format python covers kv-cache without --mla: drop --mla, or use text, json, markdown or html");
     if (opt.mla != 0 && opt.request.mask != "causal")
         throw attn::error("--mla decodes with a growing latent cache here: drop --mask");
     if (opt.mla != 0) return run_kvcache_mla(opt);
@@ -39,8 +40,10 @@ int run_kvcache(const kvcache_options& opt) {
         attn::save_trace(t, opt.save, attn::save_layout::step);
     }
     if (opt.format == "json") emit(attn::render_kvcache_json(report, L));
-    else if (opt.format == "python") emit(attn::render_kvcache_python(report, L));
-    else show(attn::kvcache_document(report, L, opt.precision), out);
+    else if (opt.format == "python")
+        emit(attn::render_kvcache_python(report, L));
+    else
+        show(attn::kvcache_document(report, L, opt.precision), out);
     return 0;
 }
 

@@ -56,7 +56,8 @@ int run_learn(const learn_options& opt) {
     const attn::learn_report report = attn::run_learn(config);
     if (!opt.save.empty()) save_learn(report, opt.save);
     if (opt.format == "json") emit(attn::render_learn_json(report));
-    else show(attn::learn_document(report, L), out);
+    else
+        show(attn::learn_document(report, L), out);
     return 0;
 }
 

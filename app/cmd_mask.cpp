@@ -15,7 +15,8 @@ int run_mask(const mask_options& opt) {
     start_from(out, opt.from);
     const attn::mask_report report = attn::analyze_mask(attn::validate_mask(opt.request));
     if (opt.format == "json") emit(attn::render_mask_json(report, L));
-    else show(attn::mask_document(report, L), out);
+    else
+        show(attn::mask_document(report, L), out);
     return 0;
 }
 

@@ -11,7 +11,6 @@
 
 namespace app {
 
-
 int run_mistakes(const mistakes_options& opt) {
     const attn::lessons& L = attn::lessons::embedded(opt.lang);
     show(attn::doc::mistakes_catalogue(L), make_output("text", opt.color, false, true, L.raw("ui.pause")));
@@ -22,7 +21,6 @@ int run_mistakes(const mistakes_options& opt) {
 
 // `attn-explain mistake NAME`: one bug, run live on the learner's numbers.
 namespace app {
-
 
 int run_mistake(const mistake_options& opt) {
     step_options run = opt.run;
@@ -37,8 +35,10 @@ int run_mistake(const mistake_options& opt) {
     const prepared_run p = prepare_run(run);
     if (!run.save.empty()) attn::save_trace(p.trace, run.save, attn::save_layout::mistake);
     if (run.format == "json") emit(attn::render_mistake_json(p.trace, *p.lessons));
-    else if (run.format == "python") emit(attn::render_python(p.trace, *p.lessons, "mistake " + p.trace.mistake.id));
-    else show(attn::doc::mistake_document(p.trace, *p.lessons, p.view), p.out);
+    else if (run.format == "python")
+        emit(attn::render_python(p.trace, *p.lessons, "mistake " + p.trace.mistake.id));
+    else
+        show(attn::doc::mistake_document(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }
 

@@ -27,16 +27,18 @@ int run_positions(const positions_options& opt) {
     if (!opt.run.save.empty()) attn::check_save_dir(opt.run.save);
     const attn::inputs in = c.run.load_dir.empty() ? attn::make_inputs(c.run) : attn::load_inputs(c.run);
     if (in.w_q.shape(1) != in.w_v.shape(1))
-        throw attn::error(fmt::format("positions needs W_V.npy as wide as W_Q.npy (d_v = d_k = {}), but it has {} columns: "
-                                      "save a W_V with {} columns",
-                                      in.w_q.shape(1), in.w_v.shape(1), in.w_q.shape(1)));
+        throw attn::error(
+            fmt::format("positions needs W_V.npy as wide as W_Q.npy (d_v = d_k = {}), but it has {} columns: "
+                        "save a W_V with {} columns",
+                        in.w_q.shape(1), in.w_v.shape(1), in.w_q.shape(1)));
     c.run.d_v = c.run.d_k;
     attn::check_positions(c);
     for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
     const attn::positions_report rep = attn::run_positions(c, in, opt.run.precision);
     if (!opt.run.save.empty()) attn::save_trace(rep.runs.at(0).t, opt.run.save, attn::save_layout::step);
     if (opt.run.format == "json") emit(attn::render_positions_json(rep, L));
-    else show(attn::positions_document(rep, L, opt.run.precision), out);
+    else
+        show(attn::positions_document(rep, L, opt.run.precision), out);
     return 0;
 }
 

@@ -13,8 +13,6 @@
 
 namespace app {
 
-
-
 void prepare_display(prepared_run& p, const step_options& opt) {
     p.lessons = &attn::lessons::embedded(opt.lang);
     // step, heads, mistake and grad (the commands that come here) can write a PyTorch script.
@@ -30,12 +28,14 @@ void check_run_output(const step_options& opt, const attn::step_config& c, doubl
     // Markdown pad each cell to about the precision plus sign, digit, point and the gap.
     const double elements = attn::estimated_elements(c) * steps_factor;
     if (opt.format == "json")
-        check_output_budget("the JSON output", elements * (c.type == attn::dtype::float32 ? 9.0 : 15.0), opt.max_output);
+        check_output_budget("the JSON output", elements * (c.type == attn::dtype::float32 ? 9.0 : 15.0),
+                            opt.max_output);
     else if (opt.format == "python")  // exact decimals of doubles: up to 24 bytes a value (with ", ")
         check_output_budget("the Python script", elements * 24.0, opt.max_output);
     else if (opt.full && (opt.format == "text" || opt.format == "markdown"))
         check_output_budget("the --full " + opt.format + " output", elements * (opt.precision + 6.0), opt.max_output);
-    if (svg_cells > 0) check_output_budget("the SVG", svg_cells * 90.0, opt.max_output);  // one <rect> of ~90 bytes a cell
+    if (svg_cells > 0)
+        check_output_budget("the SVG", svg_cells * 90.0, opt.max_output);  // one <rect> of ~90 bytes a cell
 }
 
 prepared_run prepare_run(const step_options& opt, bool svg) {
@@ -62,8 +62,10 @@ int run_step(const step_options& opt) {
     if (!opt.save.empty()) attn::save_trace(p.trace, opt.save, attn::save_layout::step);
     if (opt.format == "json") emit(attn::render_json(p.trace, *p.lessons));
     else if (opt.format == "python")
-        emit(attn::render_python(p.trace, *p.lessons, p.trace.has_mistake ? "step --mistake " + p.trace.mistake.id : "step"));
-    else show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
+        emit(attn::render_python(p.trace, *p.lessons,
+                                 p.trace.has_mistake ? "step --mistake " + p.trace.mistake.id : "step"));
+    else
+        show(attn::doc::walkthrough(p.trace, *p.lessons, p.view), p.out);
     return 0;
 }
 

@@ -23,7 +23,8 @@ int run_variant(const variant_options& opt) {
     const attn::variant_report r = attn::run_variant(req);
     if (!run.save.empty()) attn::save_trace(attn::variant_trace(r), run.save, attn::save_layout::step);
     if (run.format == "json") emit(attn::render_variant_json(r));
-    else show(attn::variant_document(r, L, run.precision), out);
+    else
+        show(attn::variant_document(r, L, run.precision), out);
     return 0;
 }
 
@@ -35,7 +36,8 @@ int run_kvcache_mla(const kvcache_options& opt) {
     const attn::variant_report r = attn::run_mla_decode(opt.request, opt.mla, opt.rope_dim);
     if (!opt.save.empty()) attn::save_trace(attn::variant_trace(r), opt.save, attn::save_layout::step);
     if (opt.format == "json") emit(attn::render_variant_json(r));
-    else show(attn::variant_document(r, L, opt.precision), out);
+    else
+        show(attn::variant_document(r, L, opt.precision), out);
     return 0;
 }
 

@@ -47,7 +47,8 @@ prepared_run prepare_run(const step_options& opt, bool svg = false);
 // The output budget of a validated run: JSON always, text and Markdown with --full (elided
 // output is small), and `svg_cells` heatmap cells of an SVG. `steps_factor`: the run's steps
 // against the forward pass's (grad writes its gradients too: 1.8).
-void check_run_output(const step_options& opt, const attn::step_config& c, double svg_cells = 0, double steps_factor = 1);
+void check_run_output(const step_options& opt, const attn::step_config& c, double svg_cells = 0,
+                      double steps_factor = 1);
 // The display half of prepare_run (for commands that build another trace).
 void prepare_display(prepared_run& p, const step_options& opt);
 
@@ -83,7 +84,7 @@ int run_check(const check_options& opt);
 struct heads_options {
     step_options run;
     long head = -1, batch_index = -1;  // focus the display
-    std::string svg;                   // write the weight heatmaps here
+    std::string svg;  // write the weight heatmaps here
 };
 void setup_heads(CLI::App& app, heads_options& opt);
 int run_heads(const heads_options& opt);
@@ -136,7 +137,7 @@ int run_flash(const flash_options& opt);
 struct cost_options {
     long batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = -1, layers = 12;
     long kv_latent = 0, rope_dim = 0;  // MLA
-    std::string mask = "none";         // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B
+    std::string mask = "none";  // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B
     std::string dtype = "float16", format = "text", color = "auto", lang = "en";
 };
 void setup_cost(CLI::App& app, cost_options& opt);
@@ -144,8 +145,8 @@ int run_cost(const cost_options& opt);
 
 // `attn-explain positions`: where order comes from (sinusoidal, learned, RoPE, ALiBi, NoPE).
 struct positions_options {
-    step_options run;                  // dimensions, seed, dtype, --load, --save, display
-    attn::positions_request request;   // --encoding, --rope-style, --rope-base, --heads, --shift, --mask
+    step_options run;  // dimensions, seed, dtype, --load, --save, display
+    attn::positions_request request;  // --encoding, --rope-style, --rope-base, --heads, --shift, --mask
 };
 void setup_positions(CLI::App& app, positions_options& opt);
 int run_positions(const positions_options& opt);
@@ -155,7 +156,7 @@ struct variant_options {
     std::string kind;
     step_options run;
     long heads = 2, latent = 6, rope_dim = 2;  // mla
-    long features = 64, rank = 2;              // performer, linformer
+    long features = 64, rank = 2;  // performer, linformer
 };
 void setup_variant(CLI::App& app, variant_options& opt);
 int run_variant(const variant_options& opt);

@@ -91,10 +91,13 @@ std::string completion_script(const CLI::App& cli, const std::string& shell) {
     for (const auto& c : commands) names += (names.empty() ? "" : " ") + c.first;
     std::string out;
     if (shell == "bash") {
-        out = "# bash completion for attn-explain (attn-explain completion bash)\n_attn_explain() {\n"
-              "    local cur=${COMP_WORDS[COMP_CWORD]}\n"
-              "    if [ \"$COMP_CWORD\" -eq 1 ]; then COMPREPLY=($(compgen -W \"" + names + " --help --version\" -- \"$cur\")); return; fi\n"
-              "    case ${COMP_WORDS[1]} in\n";
+        out =
+            "# bash completion for attn-explain (attn-explain completion bash)\n_attn_explain() {\n"
+            "    local cur=${COMP_WORDS[COMP_CWORD]}\n"
+            "    if [ \"$COMP_CWORD\" -eq 1 ]; then COMPREPLY=($(compgen -W \"" +
+            names +
+            " --help --version\" -- \"$cur\")); return; fi\n"
+            "    case ${COMP_WORDS[1]} in\n";
         for (const auto& c : commands) {
             std::string flags;
             for (const auto& f : c.second) flags += (flags.empty() ? "" : " ") + f;
@@ -102,8 +105,11 @@ std::string completion_script(const CLI::App& cli, const std::string& shell) {
         }
         out += "    esac\n}\ncomplete -o default -F _attn_explain attn-explain\n";
     } else if (shell == "zsh") {
-        out = "#compdef attn-explain\n# zsh completion for attn-explain (attn-explain completion zsh)\n_attn_explain() {\n"
-              "  if (( CURRENT == 2 )); then compadd -- " + names + "; return; fi\n  case $words[2] in\n";
+        out =
+            "#compdef attn-explain\n# zsh completion for attn-explain (attn-explain completion zsh)\n_attn_explain() "
+            "{\n"
+            "  if (( CURRENT == 2 )); then compadd -- " +
+            names + "; return; fi\n  case $words[2] in\n";
         for (const auto& c : commands) {
             std::string flags;
             for (const auto& f : c.second) flags += " " + f;
@@ -111,11 +117,14 @@ std::string completion_script(const CLI::App& cli, const std::string& shell) {
         }
         out += "  esac\n}\n_attn_explain \"$@\"\n";
     } else if (shell == "fish") {
-        out = "# fish completion for attn-explain (attn-explain completion fish)\n"
-              "complete -c attn-explain -f -n '__fish_use_subcommand' -a '" + names + "'\n";
+        out =
+            "# fish completion for attn-explain (attn-explain completion fish)\n"
+            "complete -c attn-explain -f -n '__fish_use_subcommand' -a '" +
+            names + "'\n";
         for (const auto& c : commands)
             for (const auto& f : c.second)
-                out += "complete -c attn-explain -n '__fish_seen_subcommand_from " + c.first + "' -l " + f.substr(2) + "\n";
+                out += "complete -c attn-explain -n '__fish_seen_subcommand_from " + c.first + "' -l " + f.substr(2) +
+                    "\n";
     }
     return out;
 }
@@ -154,7 +163,8 @@ private:
 
 int main(int argc, char** argv) {
     std::atexit(app::close_stdout);  // output that never reached its destination is an error
-    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step", "attn-explain"};
+    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step",
+                 "attn-explain"};
     cli.formatter(std::make_shared<wrapping_formatter>(app::probe_terminal().width));  // before the subcommands copy it
     cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
     cli.require_subcommand(0, 1);
@@ -234,12 +244,15 @@ int main(int argc, char** argv) {
     }
     if (cli.got_subcommand("help")) {
         if (help_topic.empty()) {
-            std::fputs(cli.get_formatter()->make_help(&cli, "attn-explain", CLI::AppFormatMode::Normal).c_str(), stdout);
+            std::fputs(cli.get_formatter()->make_help(&cli, "attn-explain", CLI::AppFormatMode::Normal).c_str(),
+                       stdout);
             return 0;
         }
         for (const CLI::App* sub : cli.get_subcommands({}))
             if (sub->get_name() == help_topic && help_topic != "help") {
-                std::fputs(sub->get_formatter()->make_help(sub, "attn-explain " + help_topic, CLI::AppFormatMode::Normal).c_str(),
+                std::fputs(sub->get_formatter()
+                               ->make_help(sub, "attn-explain " + help_topic, CLI::AppFormatMode::Normal)
+                               .c_str(),
                            stdout);
                 return 0;
             }

@@ -18,7 +18,8 @@ namespace app {
 
 void check_format(const std::string& format, bool python) {
     if (format == "python" && !python)
-        throw attn::error("--format python is for step, heads, mistake, grad and kv-cache: use text, json, markdown or html here");
+        throw attn::error(
+            "--format python is for step, heads, mistake, grad and kv-cache: use text, json, markdown or html here");
     if (format != "text" && format != "json" && format != "markdown" && format != "html" && format != "python")
         throw attn::error("unknown --format '" + format + "': use text, json, markdown or html" +
                           (python ? " (or python for a PyTorch script)" : ""));
@@ -44,7 +45,8 @@ double parse_max_output(const std::string& typed) {
     const std::string usage = "--max-output expects a size such as 64M, 1.5G, 500K or none, got " + shown;
     if (typed == "none" || typed == "unlimited") return 0;
     std::size_t digits = 0;
-    while (digits < typed.size() && (std::isdigit(static_cast<unsigned char>(typed[digits])) || typed[digits] == '.')) ++digits;
+    while (digits < typed.size() && (std::isdigit(static_cast<unsigned char>(typed[digits])) || typed[digits] == '.'))
+        ++digits;
     if (digits == 0 || digits > 20) throw attn::error(usage);
     char* end = nullptr;
     const std::string number = typed.substr(0, digits);
@@ -52,10 +54,20 @@ double parse_max_output(const std::string& typed) {
     if (end != number.c_str() + number.size() || !(v > 0)) throw attn::error(usage);
     std::string unit = typed.substr(digits);
     for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    static const std::pair<const char*, double> units[] = {
-        {"", 1.0},      {"B", 1.0},      {"K", 1024.0},   {"KIB", 1024.0}, {"M", 1048576.0}, {"MIB", 1048576.0},
-        {"G", 1073741824.0}, {"GIB", 1073741824.0}, {"T", 1099511627776.0}, {"TIB", 1099511627776.0},
-        {"KB", 1e3},    {"MB", 1e6},     {"GB", 1e9},     {"TB", 1e12}};
+    static const std::pair<const char*, double> units[] = {{"", 1.0},
+                                                           {"B", 1.0},
+                                                           {"K", 1024.0},
+                                                           {"KIB", 1024.0},
+                                                           {"M", 1048576.0},
+                                                           {"MIB", 1048576.0},
+                                                           {"G", 1073741824.0},
+                                                           {"GIB", 1073741824.0},
+                                                           {"T", 1099511627776.0},
+                                                           {"TIB", 1099511627776.0},
+                                                           {"KB", 1e3},
+                                                           {"MB", 1e6},
+                                                           {"GB", 1e9},
+                                                           {"TB", 1e12}};
     for (const auto& [name, scale] : units)
         if (unit == name) return v * scale;
     throw attn::error(usage);
@@ -77,15 +89,18 @@ void check_output_budget(const std::string& what, double bytes, const std::strin
     // A round figure above the estimate, to copy.
     const double mib = std::ceil(bytes * 1.25 / 1048576.0);
     const std::string lift = mib >= 10240 ? fmt::format("{:.0f}G", std::ceil(mib / 1024)) : fmt::format("{:.0f}M", mib);
-    throw attn::error(fmt::format("{} would be about {}, over the output budget of {}: pass --max-output {} to write "
-                                  "it anyway (none: no limit), or choose a smaller --seq-len",
-                                  what, human_size(bytes), human_size(budget), lift));
+    throw attn::error(
+        fmt::format("{} would be about {}, over the output budget of {}: pass --max-output {} to write "
+                    "it anyway (none: no limit), or choose a smaller --seq-len",
+                    what, human_size(bytes), human_size(budget), lift));
 }
 
 void start_from(output_options& o, const std::string& from) {
     if (from.empty()) return;
-    if (o.format == "json") throw attn::error("--from picks the step to show first; JSON always holds every step: drop --from");
-    if (o.format == "python") throw attn::error("--from picks the step to show first; the script runs every step: drop --from");
+    if (o.format == "json")
+        throw attn::error("--from picks the step to show first; JSON always holds every step: drop --from");
+    if (o.format == "python")
+        throw attn::error("--from picks the step to show first; the script runs every step: drop --from");
     o.from = from;
 }
 
@@ -151,7 +166,10 @@ static std::string& display_language() {
 class pager {
 public:
     pager(const attn::doc::document& d, const output_options& o, std::vector<std::string> pages)
-        : d_(d), o_(o), L_(attn::lessons::embedded(d.language != "en" ? d.language : display_language())), en_(attn::lessons::embedded("en")) {
+        : d_(d),
+          o_(o),
+          L_(attn::lessons::embedded(d.language != "en" ? d.language : display_language())),
+          en_(attn::lessons::embedded("en")) {
         for (const std::string& p : pages) pages_.push_back(split_lines(p));
     }
 
@@ -176,8 +194,9 @@ public:
                 if (!more && cur + 1 == pages_.size()) return;  // the end: nothing to wait for
                 // The prompt; keys until one moves on.
                 for (;;) {
-                    prompt(more ? ui("ui.more", {{"line", std::to_string(shown)}, {"lines", std::to_string(lines.size())}})
-                                : o_.pause_prompt);
+                    prompt(
+                        more ? ui("ui.more", {{"line", std::to_string(shown)}, {"lines", std::to_string(lines.size())}})
+                             : o_.pause_prompt);
                     const int k = read_key();
                     erase_prompt();
                     if (k == -1 || k == 'q' || k == 'Q' || k == 3 || k == 4) {
@@ -197,7 +216,8 @@ public:
                         break;
                     }
                     if (k == 'l' || k == 'L') list(cur);
-                    else if (k == '?' || k == 'h') keys();
+                    else if (k == '?' || k == 'h')
+                        keys();
                     else if (k == 'g' || k == 'G') {
                         const std::size_t to = ask_page();
                         if (to != std::string::npos) {
@@ -225,8 +245,8 @@ private:
     void say(const std::string& line) const { emit(line + "\n"); }
 
     void keys() const {
-        for (const char* k : {"ui.keys.title", "ui.keys.next", "ui.keys.back", "ui.keys.goto", "ui.keys.list", "ui.keys.quit",
-                              "ui.keys.help"})
+        for (const char* k : {"ui.keys.title", "ui.keys.next", "ui.keys.back", "ui.keys.goto", "ui.keys.list",
+                              "ui.keys.quit", "ui.keys.help"})
             say(fit(ui(k)));
     }
 
@@ -251,7 +271,8 @@ private:
         if (!ok || typed.empty()) return std::string::npos;
         const std::size_t i = find_page(d_, typed);
         if (i == std::string::npos)
-            say(fit(ui("ui.keys.not_a_step", {{"typed", typed.size() > 20 ? typed.substr(0, 20) : typed}, {"valid", valid_pages(d_)}})));
+            say(fit(ui("ui.keys.not_a_step",
+                       {{"typed", typed.size() > 20 ? typed.substr(0, 20) : typed}, {"valid", valid_pages(d_)}})));
         return i;
     }
 
@@ -263,8 +284,10 @@ private:
             std::size_t len = 1;
             const unsigned char c = static_cast<unsigned char>(line[i]);
             if (c >= 0xF0) len = 4;
-            else if (c >= 0xE0) len = 3;
-            else if (c >= 0xC0) len = 2;
+            else if (c >= 0xE0)
+                len = 3;
+            else if (c >= 0xC0)
+                len = 2;
             const std::string next = line.substr(i, len);
             if (attn::display_width(out + next) + 1 > o_.text.width) break;
             out += next;

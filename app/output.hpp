@@ -11,10 +11,10 @@ namespace app {
 
 struct output_options {
     std::string format = "text";  // text | markdown | html (json and python are written from the report, not here)
-    attn::text_options text;      // width, height, colour, --full
-    bool interactive = false;     // pause between pages (stdin and stdout are a terminal, no --no-pause)
-    std::string pause_prompt;     // from the lessons (ui.pause)
-    std::string from;             // --from: the page (step id or number) to start at; "" = the first
+    attn::text_options text;  // width, height, colour, --full
+    bool interactive = false;  // pause between pages (stdin and stdout are a terminal, no --no-pause)
+    std::string pause_prompt;  // from the lessons (ui.pause)
+    std::string from;  // --from: the page (step id or number) to start at; "" = the first
 };
 
 // Throws attn::error unless `format` is one of text, json, markdown, html, or python where

@@ -58,7 +58,8 @@ bool decide_color(const std::string& flag, bool stdout_tty) {
 namespace {
 termios saved_mode{};
 volatile std::sig_atomic_t raw_on = 0;
-struct sigaction old_int {}, old_term {};
+struct sigaction old_int {
+}, old_term{};
 
 void restore_mode() {
     if (raw_on) tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode);  // async-signal-safe
@@ -127,8 +128,7 @@ int read_key() {
     int c = read_byte();
     if (c == 0 && raw.terminal()) c = -1;  // the same end of input, if it came between the check and raw mode
     if (!raw.terminal() && c != -1 && c != '\n')  // a line from a pipe: its first byte counts
-        for (int d = read_byte(); d != -1 && d != '\n'; d = read_byte()) {
-        }
+        for (int d = read_byte(); d != -1 && d != '\n'; d = read_byte()) {}
     return c;
 }
 

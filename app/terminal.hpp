@@ -9,8 +9,8 @@ namespace app {
 struct terminal_info {
     bool stdin_tty = false;
     bool stdout_tty = false;
-    std::size_t width = 80;   // columns: the TTY's, else $COLUMNS, else 80
-    std::size_t height = 0;   // rows: the TTY's, else $LINES, else 0 (no limit)
+    std::size_t width = 80;  // columns: the TTY's, else $COLUMNS, else 80
+    std::size_t height = 0;  // rows: the TTY's, else $LINES, else 0 (no limit)
 };
 terminal_info probe_terminal();
 

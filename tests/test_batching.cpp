@@ -46,7 +46,8 @@ struct temp_file {
     fs::path path;
     explicit temp_file(const std::string& text) {
         static int counter = 0;
-        path = fs::temp_directory_path() / ("attn-batching-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+        path =
+            fs::temp_directory_path() / ("attn-batching-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
         std::ofstream(path) << text;
     }
     ~temp_file() {
@@ -68,13 +69,14 @@ TEST_CASE("batching: FLOPs and memory of two sequences - checked by hand", "[bat
     const attn::layer_dims d{4, 2, 4};
     CHECK(attn::attention_flops(4, d) == 928);  // 512 + 416
     CHECK(attn::attention_flops(2, d) == 360);  // 256 + 104
-    CHECK(attn::attention_flops(6, d) == 1704); // 768 + 936
+    CHECK(attn::attention_flops(6, d) == 1704);  // 768 + 936
     CHECK(attn::attention_bytes(4, d) == 384);  // (32 + 64)·4
     CHECK(attn::attention_bytes(2, d) == 160);  // (8 + 32)·4
 
     const std::vector<std::size_t> lengths = {2, 4};
     // One batch of two, padded to 4: 2·928 computed, 928 + 360 useful.
-    const attn::strategy_cost pad = attn::cost_of(attn::strategy::padding, attn::form_padding(lengths, 2, 7), lengths, d);
+    const attn::strategy_cost pad =
+        attn::cost_of(attn::strategy::padding, attn::form_padding(lengths, 2, 7), lengths, d);
     REQUIRE(pad.steps.size() == 1);
     CHECK(pad.steps[0].padded_to == 4);
     CHECK(pad.flops == 1856);
@@ -87,16 +89,18 @@ TEST_CASE("batching: FLOPs and memory of two sequences - checked by hand", "[bat
     CHECK(pad.tokens == 6);
     CHECK(pad.padded_tokens == 8);
     // Packed (budget 2·4 = 8 tokens): one row of 6, each sequence its own block, nothing wasted.
-    const attn::strategy_cost pack = attn::cost_of(attn::strategy::packing, attn::form_packing(lengths, 2, 7), lengths, d);
+    const attn::strategy_cost pack =
+        attn::cost_of(attn::strategy::packing, attn::form_packing(lengths, 2, 7), lengths, d);
     REQUIRE(pack.steps.size() == 1);
     CHECK(pack.steps[0].padded_to == 6);
     CHECK(pack.flops == 1288);
     CHECK(pack.padding_flops == 0);
     CHECK(pack.wasted_share == 0);
-    CHECK(pack.peak_bytes == 544);            // 384 + 160
-    CHECK(pack.dense_mask_flops == 1704);     // a dense kernel over the whole row of 6
+    CHECK(pack.peak_bytes == 544);  // 384 + 160
+    CHECK(pack.dense_mask_flops == 1704);  // a dense kernel over the whole row of 6
     // Batches of one: nothing to pad.
-    const attn::strategy_cost one = attn::cost_of(attn::strategy::padding, attn::form_padding(lengths, 1, 7), lengths, d);
+    const attn::strategy_cost one =
+        attn::cost_of(attn::strategy::padding, attn::form_padding(lengths, 1, 7), lengths, d);
     CHECK(one.steps.size() == 2);
     CHECK(one.padding_flops == 0);
     CHECK(one.peak_bytes == 384);
@@ -117,8 +121,8 @@ TEST_CASE("batching: the seeded shuffle is a permutation and padding keeps every
     std::vector<std::size_t> want(50);
     std::iota(want.begin(), want.end(), std::size_t{0});
     CHECK(sorted == want);
-    CHECK(order != want);                                 // shuffled
-    CHECK(attn::shuffled_order(50, 3) == order);          // and the same for the same seed
+    CHECK(order != want);  // shuffled
+    CHECK(attn::shuffled_order(50, 3) == order);  // and the same for the same seed
     CHECK(attn::shuffled_order(50, 4) != order);
     const std::vector<std::size_t> lengths = attn::sample_uniform(50, 3, 40, 9);
     const auto steps = attn::form_padding(lengths, 8, 3);
@@ -224,7 +228,8 @@ TEST_CASE("batching: packed attention equals separate runs - against PyTorch", "
                        wv = load<T>(dir + "/W_V.npy");
             const attn::matrix<T> packed = attn::multihead_masked(x, wq, wk, wv, h, blocked);
             CHECK_CLOSE(packed, load<double>(dir + "/expected/packed.npy"), tol);
-            CHECK_CLOSE(attn::multihead_masked(x, wq, wk, wv, h, {}), load<double>(dir + "/expected/unmasked.npy"), tol);
+            CHECK_CLOSE(attn::multihead_masked(x, wq, wk, wv, h, {}), load<double>(dir + "/expected/unmasked.npy"),
+                        tol);
             // Each sequence alone, stacked, is the packed row.
             const auto cu = attn::cu_seqlens(lengths);
             attn::matrix<T> separate = xt::empty<T>({x.shape(0), x.shape(1)});
@@ -235,10 +240,12 @@ TEST_CASE("batching: packed attention equals separate runs - against PyTorch", "
             }
             CHECK_CLOSE(separate, load<double>(dir + "/expected/separate.npy"), tol);
             CHECK_CLOSE(packed, separate, tol);
-            CHECK(attn::max_abs_diff(attn::multihead_masked(x, wq, wk, wv, h, {}), separate) > 0.1);  // the mask matters
+            CHECK(attn::max_abs_diff(attn::multihead_masked(x, wq, wk, wv, h, {}), separate) >
+                  0.1);  // the mask matters
         };
         if (f64) check(0.0);
-        else check(0.0f);
+        else
+            check(0.0f);
     }
 }
 
@@ -285,19 +292,24 @@ TEST_CASE("batching: lengths from distributions are seeded and in range", "[batc
     for (std::size_t l : ln.lengths) log_sum += std::log(static_cast<double>(l));
     CHECK_THAT(log_sum / 500, Catch::Matchers::WithinAbs(3.0, 0.1));  // the mean of log ℓ is mu
     r.dist = "lognormal:14,3";  // draws past the limit clamp to it, never overflow
-    for (std::size_t l : attn::validate_batching(r).lengths) CHECK(l <= static_cast<std::size_t>(attn::batching_max_len));
+    for (std::size_t l : attn::validate_batching(r).lengths)
+        CHECK(l <= static_cast<std::size_t>(attn::batching_max_len));
 }
 
 TEST_CASE("batching: a lengths file - whitespace and comments - and bad files", "[batching][errors]") {
     const temp_file good("12\n 7 9\n\n# a comment\n40 # trailing\r\n3");
     CHECK(attn::validate_batching(from_file(good.path.string())).lengths == std::vector<std::size_t>{12, 7, 9, 40, 3});
     const temp_file bad("12\n7 x9\n");
-    CHECK_THROWS_WITH(attn::validate_batching(from_file(bad.path.string())), Catch::Contains("line 2: 'x9' is not a length"));
+    CHECK_THROWS_WITH(attn::validate_batching(from_file(bad.path.string())),
+                      Catch::Contains("line 2: 'x9' is not a length"));
     const temp_file zero("4\n0\n");
     CHECK_THROWS_WITH(attn::validate_batching(from_file(zero.path.string())), Catch::Contains("line 2: '0'"));
     const temp_file empty("# nothing\n\n");
     CHECK_THROWS_WITH(attn::validate_batching(from_file(empty.path.string())), Catch::Contains("holds no lengths"));
-    const temp_file binary(std::string("\x7f" "ELF\0\x01\x02", 7));
+    const temp_file binary(
+        std::string("\x7f"
+                    "ELF\0\x01\x02",
+                    7));
     CHECK_THROWS_AS(attn::validate_batching(from_file(binary.path.string())), attn::error);
     CHECK_THROWS_WITH(attn::validate_batching(from_file("/nonexistent/lengths.txt")), Catch::Contains("cannot open"));
     CHECK_THROWS_WITH(attn::validate_batching(from_file(fs::temp_directory_path().string())),
@@ -306,7 +318,8 @@ TEST_CASE("batching: a lengths file - whitespace and comments - and bad files", 
     std::string many;
     for (int i = 0; i < attn::batching_max_count + 1; ++i) many += "5\n";
     const temp_file huge(many);
-    CHECK_THROWS_WITH(attn::validate_batching(from_file(huge.path.string())), Catch::Contains("more than 100000 lengths"));
+    CHECK_THROWS_WITH(attn::validate_batching(from_file(huge.path.string())),
+                      Catch::Contains("more than 100000 lengths"));
 }
 
 TEST_CASE("batching: bad flags get one line that names the rule", "[batching][errors]") {

@@ -45,9 +45,10 @@ using test::capture;
 // Runs `attn-explain ARGS` with stdin from /dev/null; `env` is prefixed (e.g. "NO_COLOR=1").
 result run(const std::string& args, const std::string& env = "") {
     static int counter = 0;
-    const fs::path err = fs::temp_directory_path() / ("attn-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    result r = capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG -u LC_ALL -u LC_MESSAGES -u LANG " + env + " " + ATTN_EXE + " " + args +
-                       " </dev/null 2>" + err.string());
+    const fs::path err =
+        fs::temp_directory_path() / ("attn-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    result r = capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG -u LC_ALL -u LC_MESSAGES -u LANG " + env + " " +
+                       ATTN_EXE + " " + args + " </dev/null 2>" + err.string());
     r.err = slurp(err);
     fs::remove(err);
     return r;
@@ -76,7 +77,8 @@ struct temp_dir {
     fs::path path;
     temp_dir() {
         static int counter = 0;
-        path = fs::temp_directory_path() / ("attn-cli-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+        path =
+            fs::temp_directory_path() / ("attn-cli-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
         fs::create_directories(path);
     }
     ~temp_dir() {
@@ -92,16 +94,18 @@ TEST_CASE("cli: --help and --version", "[cli]") {
     CHECK_THAT(help.out, Catch::Contains("step") && Catch::Contains("mistakes"));
     const result step_help = run("step --help");
     CHECK(step_help.code == 0);
-    CHECK_THAT(step_help.out, Catch::Contains("--seq-len") && Catch::Contains("--no-pause") && Catch::Contains("--format"));
+    CHECK_THAT(step_help.out,
+               Catch::Contains("--seq-len") && Catch::Contains("--no-pause") && Catch::Contains("--format"));
     const result version = run("--version");
     CHECK(version.code == 0);
     CHECK(version.out == "attn-explain " ATTN_VERSION "\n");
 }
 
 TEST_CASE("cli: every --help fits the width: 80 when piped, else COLUMNS", "[cli][help][width]") {
-    const std::vector<std::string> commands = {"", "step", "mistakes", "mistake", "exercise", "check", "heads",
-                                               "positions", "mask", "drill", "grad", "train", "learn", "kv-cache",
-                                               "flash", "cost", "batching", "variant", "bench", "completion", "help"};
+    const std::vector<std::string> commands = {"",      "step",       "mistakes", "mistake", "exercise", "check",
+                                               "heads", "positions",  "mask",     "drill",   "grad",     "train",
+                                               "learn", "kv-cache",   "flash",    "cost",    "batching", "variant",
+                                               "bench", "completion", "help"};
     for (const std::string& env : {std::string(), std::string("COLUMNS=60")})
         for (const std::string& c : commands) {
             INFO(env << " attn-explain " << c << " --help");
@@ -168,13 +172,15 @@ TEST_CASE("cli: mistakes run inside step", "[cli][mistakes]") {
     CHECK_THAT(noscale.out, Catch::Contains("1024") && Catch::Contains("mean entropy"));
     const result list = run("mistakes");
     CHECK(list.code == 0);
-    CHECK_THAT(list.out, Catch::Contains("Shape errors") && Catch::Contains("no-transpose") && Catch::Contains("no-scale"));
+    CHECK_THAT(list.out,
+               Catch::Contains("Shape errors") && Catch::Contains("no-transpose") && Catch::Contains("no-scale"));
 }
 
 TEST_CASE("cli: --save and --load round trip", "[cli][npy]") {
     temp_dir t;
     const std::string dir = (t.path / "run").string();
-    const result saved = run("step --seq-len 5 --d-model 6 --d-k 3 --d-v 2 --mask causal --save " + dir + " --format json");
+    const result saved =
+        run("step --seq-len 5 --d-model 6 --d-k 3 --d-v 2 --mask causal --save " + dir + " --format json");
     REQUIRE(saved.code == 0);
     for (const std::string& id : attn::step_ids()) CHECK(fs::exists(fs::path(dir) / (id + ".npy")));
     const result loaded = run("step --load " + dir + " --mask causal --format json");
@@ -237,12 +243,14 @@ TEST_CASE("cli: on a terminal it pauses after each step - q and end of input qui
         return;
     }
     auto on_tty = [](const std::string& keys, const std::string& flags = "") {
-        return capture("printf '" + keys + "' | script -qec '" + std::string(ATTN_EXE) + " step --color never " + flags +
-                       "' /dev/null");
+        return capture("printf '" + keys + "' | script -qec '" + std::string(ATTN_EXE) + " step --color never " +
+                       flags + "' /dev/null");
     };
     const result two_then_quit = on_tty("\\n\\nq\\n");
     CHECK(two_then_quit.code == 0);
-    CHECK_THAT(two_then_quit.out, Catch::Contains("[Enter: next · b: back · l: list · q: quit · ?: keys]") && Catch::Contains("Step 3 of 12"));
+    CHECK_THAT(
+        two_then_quit.out,
+        Catch::Contains("[Enter: next · b: back · l: list · q: quit · ?: keys]") && Catch::Contains("Step 3 of 12"));
     CHECK(two_then_quit.out.find("Step 4 of 12") == std::string::npos);
     const result eof = on_tty("");
     CHECK(eof.code == 0);
@@ -310,11 +318,12 @@ TEST_CASE("cli: mistake errors are one line", "[cli][mistakes][errors]") {
 TEST_CASE("cli: heads in text - markdown and JSON - with svg and focus", "[cli][heads]") {
     temp_dir t;
     const fs::path svg = t.path / "heads.svg";
-    const result text = run("heads --batch 2 --lengths 4,2 --mask causal --bias --tokens 'the cat sat on' --svg " +
-                            svg.string());
+    const result text =
+        run("heads --batch 2 --lengths 4,2 --mask causal --bias --tokens 'the cat sat on' --svg " + svg.string());
     REQUIRE(text.code == 0);
-    CHECK_THAT(text.out, Catch::Contains("Step 18 of 18") && Catch::Contains("head 1") &&
-                             Catch::Contains("strides") && Catch::Contains("4·d_model²"));
+    CHECK_THAT(text.out,
+               Catch::Contains("Step 18 of 18") && Catch::Contains("head 1") && Catch::Contains("strides") &&
+                   Catch::Contains("4·d_model²"));
     const std::string image = slurp(svg);
     CHECK_THAT(image, Catch::Contains("<svg") && Catch::Contains("</svg>"));
     const result json = run("heads --batch 2 --format json");
@@ -322,9 +331,10 @@ TEST_CASE("cli: heads in text - markdown and JSON - with svg and focus", "[cli][
     const auto doc = nlohmann::json::parse(json.out);
     std::vector<std::string> ids;
     for (const auto& s : doc["steps"]) ids.push_back(s["id"]);
-    CHECK(ids == std::vector<std::string>{"X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "Q_heads", "K_heads", "V_heads",
-                                          "scores", "scaled_scores", "masked_scores", "weights", "heads_output", "merged",
-                                          "output"});
+    CHECK(ids ==
+          std::vector<std::string>{"X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "Q_heads", "K_heads", "V_heads",
+                                   "scores", "scaled_scores", "masked_scores", "weights", "heads_output", "merged",
+                                   "output"});
     CHECK(doc["steps"][14]["shape"] == nlohmann::json::array({2, 2, 4, 4}));
     CHECK(doc["config"]["heads"] == 2);
     const result md = run("heads --format markdown");
@@ -356,13 +366,14 @@ TEST_CASE("cli: the textbook case runs and stays readable", "[cli][heads]") {
 TEST_CASE("cli: heads errors are one line", "[cli][heads][errors]") {
     temp_dir t;
     for (const char* name : {"X", "W_Q", "W_K", "W_V", "W_O"}) {
-        const std::vector<std::size_t> shape = std::string(name) == "X" ? std::vector<std::size_t>{2, 3, 4}
-                                                                         : std::vector<std::size_t>{4, 4};
+        const std::vector<std::size_t> shape =
+            std::string(name) == "X" ? std::vector<std::size_t>{2, 3, 4} : std::vector<std::size_t>{4, 4};
         attn::npy::write((t.path / (std::string(name) + ".npy")).string(), shape,
                          std::vector<double>(shape.size() == 3 ? 24 : 16, 0.25), attn::npy::dtype::float32);
     }
     CHECK(run("heads --load " + t.path.string()).code == 0);
-    attn::npy::write((t.path / "memory.npy").string(), {2, 5, 3}, std::vector<double>(30, 0.5), attn::npy::dtype::float32);
+    attn::npy::write((t.path / "memory.npy").string(), {2, 5, 3}, std::vector<double>(30, 0.5),
+                     attn::npy::dtype::float32);
     const char* cases[][2] = {
         {"heads --heads 3", "--heads 3 must divide d_model 8: try 1, 2, 4, 8"},
         {"heads --batch 2 --lengths 4", "gives 1 length(s) but the batch has 2"},
@@ -383,7 +394,8 @@ namespace {
 // Feeds `input` to `attn-explain ARGS` on stdin (one answer per line).
 result run_with_input(const std::string& args, const std::string& input, const std::string& env = "") {
     static int counter = 0;
-    const fs::path in = fs::temp_directory_path() / ("attn-drill-in-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    const fs::path in =
+        fs::temp_directory_path() / ("attn-drill-in-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
     std::ofstream(in) << input;
     const fs::path err = in.string() + ".err";
     result r = capture("env -u NO_COLOR -u COLUMNS " + env + " " + ATTN_EXE + " " + args + " <" + in.string() + " 2>" +
@@ -412,8 +424,10 @@ TEST_CASE("cli: drill answered from its own sheet scores N/N - wrong scores 0 - 
         right += q["answer"].get<std::string>() + "\n";
         const std::string kind = q["kind"];
         if (!q["choices"].empty()) wrong += std::string(q["answer"] == "a" ? "b" : "a") + "\n";
-        else if (kind == "shape") wrong += "(1, 1)\n";
-        else wrong += "-12345\n";
+        else if (kind == "shape")
+            wrong += "(1, 1)\n";
+        else
+            wrong += "-12345\n";
         skip += "s\n";
     }
     const result all_right = run_with_input("drill " + flags, right);
@@ -453,7 +467,8 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     CHECK(one.code == 0);
     REQUIRE(fs::exists(state));
     const result stats = run("drill --stats --state " + state);
-    CHECK_THAT(stats.out, Catch::Contains(" 0/0 topic all seed 1") && Catch::Contains("Sessions (1)"));  // skips: not scored
+    CHECK_THAT(stats.out,
+               Catch::Contains(" 0/0 topic all seed 1") && Catch::Contains("Sessions (1)"));  // skips: not scored
     std::ofstream(state) << "# attn-explain drill progress, then garbage\n";  // ours, but corrupt
     const result corrupt = run_with_input("drill --seed 1 --count 2 --state " + state, "s\ns\n");
     CHECK(corrupt.code == 0);
@@ -550,11 +565,13 @@ TEST_CASE("cli: grad --load reads target.npy and agrees with torch autograd", "[
 TEST_CASE("cli: flash and cost in text and JSON - and their errors", "[cli][flash][cost]") {
     const result text = run("flash --seq-len 10 --block-q 3 --block-k 4 --row 5 --mask causal --dtype bfloat16");
     REQUIRE(text.code == 0);
-    CHECK_THAT(text.out, Catch::Contains("Row 5, tile by tile") && Catch::Contains("α") && Catch::Contains("2205.14135") &&
-                             Catch::Contains("65536") && Catch::Contains("bfloat16"));
+    CHECK_THAT(text.out,
+               Catch::Contains("Row 5, tile by tile") && Catch::Contains("α") && Catch::Contains("2205.14135") &&
+                   Catch::Contains("65536") && Catch::Contains("bfloat16"));
     const auto doc = nlohmann::json::parse(run("flash --format json --seq-len 9").out);
     CHECK(doc["max_diff"].get<double>() < 1e-5);  // float32, the default: two summation orders
-    CHECK(nlohmann::json::parse(run("flash --format json --seq-len 9 --dtype float64").out)["max_diff"].get<double>() < 1e-12);
+    CHECK(nlohmann::json::parse(run("flash --format json --seq-len 9 --dtype float64").out)["max_diff"].get<double>() <
+          1e-12);
     CHECK(doc["extra_bytes"].get<double>() < doc["full_bytes"].get<double>() * 2);
     temp_dir t;
     CHECK(run("flash --save " + (t.path / "f").string()).code == 0);
@@ -600,8 +617,9 @@ TEST_CASE("cli: batching in text - html and JSON - and its errors", "[cli][batch
     CHECK(j["config"]["lengths"] == nlohmann::json::array({2, 4}));
     const result text = run("batching --lengths 3,5,2,7 --batch 2 --d-model 8 --heads 2 --no-pause");
     REQUIRE(text.code == 0);
-    CHECK_THAT(text.out, Catch::Contains("padding") && Catch::Contains("bucketing") && Catch::Contains("packing") &&
-                             Catch::Contains("cu_seqlens") && Catch::Contains("max |packed − separate|"));
+    CHECK_THAT(text.out,
+               Catch::Contains("padding") && Catch::Contains("bucketing") && Catch::Contains("packing") &&
+                   Catch::Contains("cu_seqlens") && Catch::Contains("max |packed − separate|"));
     const result html = run("batching --format html --buckets 64,128");
     REQUIRE(html.code == 0);
     CHECK_THAT(html.out, Catch::Contains("<table") && Catch::EndsWith("</html>\n"));
@@ -643,17 +661,15 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
         if (impl.rfind("tiled-", 0) == 0) CHECK(row["ratio_to_tiled"].get<double>() > 0);
     }
     const char* cases[][2] = {
-        {"bench --sizes 0", "--sizes"},
-        {"bench --sizes 99999", "--sizes"},
-        {"bench --d 0", "--d"},
-        {"bench --repeat 0", "--repeat"},
-        {"bench --window 0", "--window"},
-        {"bench --format xml", "text, json, markdown or html"},
+        {"bench --sizes 0", "--sizes"},   {"bench --sizes 99999", "--sizes"},
+        {"bench --d 0", "--d"},           {"bench --repeat 0", "--repeat"},
+        {"bench --window 0", "--window"}, {"bench --format xml", "text, json, markdown or html"},
     };
     expect_errors(cases);
     const result text = run("bench --sizes 64 --d 16 --repeat 1");
     REQUIRE(text.code == 0);
-    CHECK_THAT(text.out, Catch::Contains("measured FMA peak") && Catch::Contains("reference") && Catch::Contains("tiled"));
+    CHECK_THAT(text.out,
+               Catch::Contains("measured FMA peak") && Catch::Contains("reference") && Catch::Contains("tiled"));
     const result html = run("bench --sizes 64 --d 16 --repeat 1 --format html");
     REQUIRE(html.code == 0);
     CHECK_THAT(html.out, Catch::Contains("<table class=\"data\">") && Catch::EndsWith("</html>\n"));
@@ -661,35 +677,67 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
 
 TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 columns)", "[cli][width]") {
     const std::vector<std::string> commands = {
-        "step", "step --mask causal --tokens 'the cat sat'", "step --mistake no-scale",
-        "step --kv-len 5 --mask causal --align bottom-right", "mistakes", "mistake no-scale",
-        "mistake mask-after-softmax", "mistake no-transpose", "heads --batch 2 --lengths 4,2 --mask causal --bias",
-        "mask --lengths 4,2", "grad --check --sweep", "train --steps 40", "train --steps 40 --mistake no-zero-grad",
-        "kv-cache --heads 8 --kv-heads 2 --d-model 32", "flash --dtype float16", "cost", "drill --sheet",
-        "bench --sizes 64,5000 --d 8 --repeat 1", "positions", "heads --rope", "kv-cache --rope", "variant linear",
-        "variant mla", "kv-cache --mla 6", "learn --task previous --steps 40", "exercise",
-        "mistake rope-style-mismatch", "mistake scale-by-d-k", "step --mask window:3 -n 6", "step --mask dilated:2,2 -n 6",
-        "heads --mask bigbird:2,1,1 -n 8 --batch 2 --lengths 8,5", "heads --mask global:1,1 -n 5", "mask --mask local:2 -n 10",
-        "mask --mask bigbird:2,1,1 -n 12", "mask --mask block:3 -n 40 --lengths 40,30", "flash --mask window:3 --block-q 2 --block-k 2",
-        "flash --mask bigbird:2,1,1", "kv-cache --mask window:3", "grad --mask dilated:2,2 --check", "cost --mask window:256", "cost --mask global:2,64",
+        "step",
+        "step --mask causal --tokens 'the cat sat'",
+        "step --mistake no-scale",
+        "step --kv-len 5 --mask causal --align bottom-right",
+        "mistakes",
+        "mistake no-scale",
+        "mistake mask-after-softmax",
+        "mistake no-transpose",
+        "heads --batch 2 --lengths 4,2 --mask causal --bias",
+        "mask --lengths 4,2",
+        "grad --check --sweep",
+        "train --steps 40",
+        "train --steps 40 --mistake no-zero-grad",
+        "kv-cache --heads 8 --kv-heads 2 --d-model 32",
+        "flash --dtype float16",
+        "cost",
+        "drill --sheet",
+        "bench --sizes 64,5000 --d 8 --repeat 1",
+        "positions",
+        "heads --rope",
+        "kv-cache --rope",
+        "variant linear",
+        "variant mla",
+        "kv-cache --mla 6",
+        "learn --task previous --steps 40",
+        "exercise",
+        "mistake rope-style-mismatch",
+        "mistake scale-by-d-k",
+        "step --mask window:3 -n 6",
+        "step --mask dilated:2,2 -n 6",
+        "heads --mask bigbird:2,1,1 -n 8 --batch 2 --lengths 8,5",
+        "heads --mask global:1,1 -n 5",
+        "mask --mask local:2 -n 10",
+        "mask --mask bigbird:2,1,1 -n 12",
+        "mask --mask block:3 -n 40 --lengths 40,30",
+        "flash --mask window:3 --block-q 2 --block-k 2",
+        "flash --mask bigbird:2,1,1",
+        "kv-cache --mask window:3",
+        "grad --mask dilated:2,2 --check",
+        "cost --mask window:256",
+        "cost --mask global:2,64",
         "bench --sizes 64 --d 8 --repeat 1 --window 16",
-        "batching", "batching --lengths 3,5,2,7,4,1,6 --batch 2",
+        "batching",
+        "batching --lengths 3,5,2,7,4,1,6 --batch 2",
         "batching --count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4",
-        "step --from weights", "grad --from d_S",
+        "step --from weights",
+        "grad --from d_S",
         "heads --max-output 10M"};
 
     for (const char* width : {"60", "80"})
         for (const std::string& c : commands) {
             INFO(c << " at " << width << " columns");
-            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c.rfind("cost", 0) == 0 || c == "mistakes" ||
-                                 c == "exercise");
-            const result r = run(c + (pages ? " --no-pause" : ""),
-                                 std::string("COLUMNS=") + width);
+            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c.rfind("cost", 0) == 0 ||
+                                 c == "mistakes" || c == "exercise");
+            const result r = run(c + (pages ? " --no-pause" : ""), std::string("COLUMNS=") + width);
             REQUIRE(r.code == 0);
             std::size_t start = 0;
             while (start < r.out.size()) {
                 const std::size_t end = r.out.find('\n', start);
-                const std::string line = r.out.substr(start, end == std::string::npos ? std::string::npos : end - start);
+                const std::string line =
+                    r.out.substr(start, end == std::string::npos ? std::string::npos : end - start);
                 INFO(line);
                 CHECK(attn::display_width(line) <= static_cast<std::size_t>(std::stoi(width)));
                 start = end == std::string::npos ? r.out.size() : end + 1;
@@ -727,7 +775,8 @@ TEST_CASE("cli: drill --state never destroys what is not ours", "[cli][drill][sa
     for (const fs::path& p : {folder, fifo, node}) {
         if (p == node && !have_node) continue;
         INFO(p);
-        for (const char* what : {"drill --seed 1 --count 1 --state ", "drill --stats --state ", "drill --reset --state "}) {
+        for (const char* what :
+             {"drill --seed 1 --count 1 --state ", "drill --stats --state ", "drill --reset --state "}) {
             const result r = run_with_input(what + p.string(), "s\n");
             CHECK(r.code == 2);
             CHECK_THAT(r.err, Catch::Contains("not a regular file"));
@@ -757,8 +806,8 @@ TEST_CASE("cli: drill --state never destroys what is not ours", "[cli][drill][sa
     CHECK(homeless.code == 2);
     CHECK_THAT(homeless.err, Catch::Contains("--state"));
     // A relative XDG_STATE_HOME is ignored (the XDG spec): HOME is used instead.
-    const result relative = run_with_input("drill --seed 1 --count 1", "s\n",
-                                           "XDG_STATE_HOME=relative HOME=" + t.path.string());
+    const result relative =
+        run_with_input("drill --seed 1 --count 1", "s\n", "XDG_STATE_HOME=relative HOME=" + t.path.string());
     CHECK(relative.code == 0);
     CHECK(fs::exists(t.path / ".local" / "state" / "attn-explain" / "drill-progress.txt"));
 }
@@ -768,7 +817,7 @@ TEST_CASE("cli: concurrent drills on one state file all count", "[cli][drill][sa
     const std::string state = (t.path / "p.txt").string();
     const int sessions = 12;
     std::string script = "for i in $(seq " + std::to_string(sessions) + "); do (printf 's\\n' | " + ATTN_EXE +
-                         " drill --seed $i --count 1 --state " + state + " >/dev/null 2>&1) & done; wait";
+        " drill --seed $i --count 1 --state " + state + " >/dev/null 2>&1) & done; wait";
     REQUIRE(std::system(script.c_str()) == 0);
     const std::string text = slurp(state);
     std::size_t lines = 0;
@@ -836,7 +885,8 @@ TEST_CASE("cli: --load with flags the files contradict is refused, never a crash
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("target.npy has shape (2, 2)"));
     // flash blocks beyond the sequence are the whole sequence (an internal error and 3 GB before).
-    const result huge = run("flash --no-pause --format json --seq-len 8 --block-q 9223372036854775807 --block-k 100000000");
+    const result huge =
+        run("flash --no-pause --format json --seq-len 8 --block-q 9223372036854775807 --block-k 100000000");
     REQUIRE(huge.code == 0);
     const auto doc = nlohmann::json::parse(huge.out);
     CHECK(doc["config"]["block_q"] == 8);
@@ -861,7 +911,8 @@ TEST_CASE("cli: .npy inputs are checked before they are read (FIFO, device, huge
     REQUIRE(fifo);
     CHECK(fifo->code == 2);
     CHECK_THAT(fifo->err, Catch::Contains("not a regular file"));
-    const auto zero = load_with_x([](const fs::path& p) { return mknod(p.c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0; });
+    const auto zero =
+        load_with_x([](const fs::path& p) { return mknod(p.c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0; });
     if (zero) {  // a private /dev/zero (as root)
         CHECK(zero->code == 2);
         CHECK_THAT(zero->err, Catch::Contains("not a regular file"));
@@ -893,10 +944,12 @@ TEST_CASE("cli: --save into an existing folder is all-or-nothing", "[cli][safety
     fs::create_directory(out / "scores.npy");
     const result r = run("step --no-pause --seed 2 --save " + out.string());
     CHECK(r.code == 2);
-    CHECK_THAT(r.err, Catch::Contains("scores.npy exists and is not a regular file") && Catch::Contains("nothing was saved"));
+    CHECK_THAT(r.err,
+               Catch::Contains("scores.npy exists and is not a regular file") && Catch::Contains("nothing was saved"));
     CHECK(slurp(out / "X.npy") == x_before);
     CHECK(fs::is_directory(out / "scores.npy"));
-    for (const auto& e : fs::directory_iterator(t.path)) CHECK(e.path().filename().string()[0] != '.');  // no .partial left
+    for (const auto& e : fs::directory_iterator(t.path))
+        CHECK(e.path().filename().string()[0] != '.');  // no .partial left
     // Saving onto the folder the inputs come from is refused.
     fs::remove(out / "scores.npy");
     const result onto = run("step --no-pause --load " + out.string() + " --save " + out.string() + "/");
@@ -962,7 +1015,8 @@ TEST_CASE("cli: numbers are checked as typed and quoted back", "[cli][safety][fl
     expect_errors(cases);
 }
 
-TEST_CASE("cli: text from outside is made safe: invalid UTF-8, escape sequences, endless error lines", "[cli][safety][text]") {
+TEST_CASE("cli: text from outside is made safe: invalid UTF-8, escape sequences, endless error lines",
+          "[cli][safety][text]") {
     const std::string tokens = "'a\xff \x1b[31mred b'";  // an invalid byte and an escape sequence
     const result json = run("step --format json --tokens " + tokens);
     REQUIRE(json.code == 0);
@@ -1010,8 +1064,12 @@ TEST_CASE("cli: typos get a suggestion and help works as a command", "[cli][help
 
 TEST_CASE("cli: flags a command would ignore are not accepted", "[cli][flags]") {
     const char* cases[][2] = {
-        {"train --init xavier", "--init"},       {"train --dtype float32", "--dtype"}, {"train --precision 2", "--precision"},
-        {"train --tokens 'a b c'", "--tokens"},  {"train --full", "--full"},           {"flash --tokens 'a b'", "--tokens"},
+        {"train --init xavier", "--init"},
+        {"train --dtype float32", "--dtype"},
+        {"train --precision 2", "--precision"},
+        {"train --tokens 'a b c'", "--tokens"},
+        {"train --full", "--full"},
+        {"flash --tokens 'a b'", "--tokens"},
         {"mistake no-scale --heads 4", "--heads and --batch belong to the multi-head mistakes"},
         {"mistake no-scale --batch 3", "--heads and --batch belong to the multi-head mistakes"},
     };
@@ -1025,8 +1083,9 @@ TEST_CASE("cli: --format python on the five commands that have it and a clear er
         INFO(c);
         const result r = run(std::string(c) + " --format python");
         REQUIRE(r.code == 0);
-        CHECK_THAT(r.out, Catch::StartsWith("#!/usr/bin/env python3\n") && Catch::Contains("\nimport torch\n") &&
-                              Catch::EndsWith("print(f\"all {matched} steps match\")\n"));
+        CHECK_THAT(r.out,
+                   Catch::StartsWith("#!/usr/bin/env python3\n") && Catch::Contains("\nimport torch\n") &&
+                       Catch::EndsWith("print(f\"all {matched} steps match\")\n"));
     }
     const char* cases[][2] = {
         {"flash --format python", "--format python is for step, heads, mistake, grad and kv-cache"},

@@ -19,7 +19,8 @@ struct temp_dir {
     fs::path path;
     temp_dir() {
         static int counter = 0;
-        path = fs::temp_directory_path() / ("attn-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        path =
+            fs::temp_directory_path() / ("attn-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
         fs::create_directories(path);
     }
     ~temp_dir() {
@@ -67,8 +68,9 @@ TEST_CASE("dimensions must be positive and sane", "[config]") {
 TEST_CASE("names are checked and the error lists the valid ones", "[config]") {
     attn::step_request r;
     r.mask = "triangle";
-    CHECK_THROWS_WITH(attn::validate(r), "unknown mask 'triangle': use none, causal, window:W, local:W, global:G,W, "
-                                         "dilated:W,D, block:B or bigbird:B,R,G");
+    CHECK_THROWS_WITH(attn::validate(r),
+                      "unknown mask 'triangle': use none, causal, window:W, local:W, global:G,W, "
+                      "dilated:W,D, block:B or bigbird:B,R,G");
     r.mask = "causal";
     r.dtype = "float16";
     CHECK_THROWS_WITH(attn::validate(r), "unknown dtype 'float16': use float32 or float64");
@@ -196,7 +198,8 @@ TEST_CASE("save writes every step - all or nothing", "[save]") {
         CHECK(fs::exists(t.path / "out" / "output.npy"));
     }
     SECTION("unwritable places are refused before anything is written") {
-        CHECK_THROWS_WITH(attn::check_save_dir((t.path / "missing" / "out").string()), Catch::Contains("does not exist"));
+        CHECK_THROWS_WITH(attn::check_save_dir((t.path / "missing" / "out").string()),
+                          Catch::Contains("does not exist"));
         std::ofstream(t.path / "file") << "x";
         CHECK_THROWS_WITH(attn::check_save_dir((t.path / "file").string()), Catch::Contains("not a folder"));
         CHECK_THROWS_AS(attn::save_trace(tr, (t.path / "file" / "out").string()), attn::error);

@@ -28,7 +28,8 @@ const attn::lessons& L() { return attn::lessons::embedded("en"); }
 std::vector<double> numbers_in(const std::string& text) {
     std::vector<double> out;
     for (std::size_t i = 0; i < text.size();) {
-        const bool minus = text[i] == '-' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]));
+        const bool minus =
+            text[i] == '-' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]));
         if (!minus && !std::isdigit(static_cast<unsigned char>(text[i]))) {
             ++i;
             continue;
@@ -63,7 +64,8 @@ std::vector<std::size_t> as_shape(std::initializer_list<double> v) {
 TEST_CASE("the answer normaliser accepts every shape notation", "[drill]") {
     using attn::drill::parse_shape;
     const std::vector<std::size_t> want = {32, 10, 10};
-    for (const char* s : {"(32, 10, 10)", "32x10x10", "[32,10,10]", "32 10 10", " (32,10,10) ", "32×10×10", "32 x 10 x 10"})
+    for (const char* s :
+         {"(32, 10, 10)", "32x10x10", "[32,10,10]", "32 10 10", " (32,10,10) ", "32×10×10", "32 x 10 x 10"})
         CHECK(parse_shape(s) == want);
     for (const char* s : {"(32, 10, 10]", "thirty-two", "32.5, 10", "", "()", "(32, -10)"}) CHECK_FALSE(parse_shape(s));
     using attn::drill::parse_number;
@@ -106,13 +108,13 @@ TEST_CASE("every shape generator agrees with the shapes read back from its promp
             INFO("variant " << v << ": " << q.prompt);
             std::vector<std::size_t> want;
             switch (v) {
-                case 0: want = as_shape({x[0], x[1], x[2]}); break;                          // b, n, d
-                case 1: want = as_shape({x[0], x[1], x[1]}); break;                          // (B, n, d) -> (B, n, n)
-                case 2: want = as_shape({x[0], x[1], x[5]}); break;                          // (B, n, m) @ (B, m, e)
-                case 3: want = as_shape({x[1], x[0], x[2], x[5]}); break;                    // h, X (B, n, d), mem (B, m, d)
-                case 4: want = as_shape({x[0], x[3], x[1], x[2] / x[3]}); break;             // Q (B, n, d), h
-                case 5: want = as_shape({x[0], x[2], x[1] * x[3]}); break;                   // (B, h, n, d_h)
-                default: want = as_shape({x[3], x[0], x[2], x[1]}); break;                   // h, d_head, t, b
+                case 0: want = as_shape({x[0], x[1], x[2]}); break;  // b, n, d
+                case 1: want = as_shape({x[0], x[1], x[1]}); break;  // (B, n, d) -> (B, n, n)
+                case 2: want = as_shape({x[0], x[1], x[5]}); break;  // (B, n, m) @ (B, m, e)
+                case 3: want = as_shape({x[1], x[0], x[2], x[5]}); break;  // h, X (B, n, d), mem (B, m, d)
+                case 4: want = as_shape({x[0], x[3], x[1], x[2] / x[3]}); break;  // Q (B, n, d), h
+                case 5: want = as_shape({x[0], x[2], x[1] * x[3]}); break;  // (B, h, n, d_h)
+                default: want = as_shape({x[3], x[0], x[2], x[1]}); break;  // h, d_head, t, b
             }
             CHECK(q.shape == want);
             CHECK(attn::drill::is_right(q, q.answer));
@@ -138,7 +140,7 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                 case 3: want = x[0] * x[0] * (q.prompt.find("fp16") != std::string::npos ? 2 : 4) / 1048576.0; break;
                 case 4: want = 4 * x[0] * x[0] + 4 * x[0]; break;
                 case 6: want = x[2] * (x[0] + x[1]) * x[3]; break;  // layers · (d_c + d_r) · bytes
-                case 7: want = x.back(); break;                      // n = d
+                case 7: want = x.back(); break;  // n = d
                 case 12: {  // window density: (W(W + 1)/2 + (n − W)·W) / n², four decimals
                     const double w = x[0], n = x[1];
                     want = std::round((w * (w + 1) / 2 + (n - w) * w) / (n * n) * 1e4) / 1e4;
@@ -172,9 +174,9 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     const auto concepts = attn::drill::concept_bank(L());
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
-    const std::set<std::string> subjects = {"scaling", "masks",   "projections", "heads", "kvcache",
-                                            "memory",  "complexity", "einsum",    "softmax", "shapes", "positions",
-                                            "batching", "sparse"};
+    const std::set<std::string> subjects = {"scaling",   "masks",      "projections", "heads",   "kvcache",
+                                            "memory",    "complexity", "einsum",      "softmax", "shapes",
+                                            "positions", "batching",   "sparse"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -191,8 +193,8 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
         // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
         const std::string sub = word_after(q.command, "attn-explain");
-        const std::set<std::string> subcommands = {"step", "heads", "mistake", "mistakes", "mask", "drill", "variant",
-                                                   "positions", "kv-cache", "flash", "cost", "batching"};
+        const std::set<std::string> subcommands = {"step",    "heads",     "mistake",  "mistakes", "mask", "drill",
+                                                   "variant", "positions", "kv-cache", "flash",    "cost", "batching"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {
@@ -233,7 +235,8 @@ TEST_CASE("the plan depends only on seed - count - topic without progress", "[dr
         for (const auto& q : attn::drill::plan_session(L(), 7, 12, topic, nullptr))
             CHECK(std::find(q.topics.begin(), q.topics.end(), topic) != q.topics.end());
     }
-    CHECK_THROWS_WITH(attn::drill::plan_session(L(), 1, 3, "poetry", nullptr), Catch::Contains("unknown --topic 'poetry'"));
+    CHECK_THROWS_WITH(attn::drill::plan_session(L(), 1, 3, "poetry", nullptr),
+                      Catch::Contains("unknown --topic 'poetry'"));
 }
 
 TEST_CASE("progress favours weak topics and missed questions", "[drill]") {
@@ -242,7 +245,8 @@ TEST_CASE("progress favours weak topics and missed questions", "[drill]") {
     for (const char* t : {"numeric", "concepts", "bugs"}) p.topics[t] = {20, 20};
     std::size_t shapes_plain = 0, shapes_weighted = 0;
     for (std::uint64_t seed = 0; seed < 20; ++seed) {
-        for (const auto& q : attn::drill::plan_session(L(), seed, 20, "all", nullptr)) shapes_plain += q.kind == "shape";
+        for (const auto& q : attn::drill::plan_session(L(), seed, 20, "all", nullptr))
+            shapes_plain += q.kind == "shape";
         for (const auto& q : attn::drill::plan_session(L(), seed, 20, "all", &p)) shapes_weighted += q.kind == "shape";
     }
     CHECK(shapes_weighted > shapes_plain + 20);
@@ -280,7 +284,8 @@ TEST_CASE("progress file: round trip - corruption kept aside - unwritable", "[dr
 
     CHECK(attn::drill::load_progress((dir / "missing.txt").string()).warning.empty());
     CHECK_THAT(attn::drill::save_progress("/proc/attn-explain/progress.txt", p), Catch::Contains("not saved"));
-    for (const char* text : {"", "version 2\n", "version 1\nbogus\n", "version 1\nmissed x 0\n", "version 1\ntopic a 1\n"})
+    for (const char* text :
+         {"", "version 2\n", "version 1\nbogus\n", "version 1\nmissed x 0\n", "version 1\ntopic a 1\n"})
         CHECK_THROWS_AS(attn::drill::parse_progress(text), attn::error);
     fs::remove_all(dir);
 }
@@ -345,7 +350,8 @@ TEST_CASE("answers typed with a Chinese input method: fullwidth forms and yes/no
 
     attn::drill::question choice;
     choice.kind = "concept";
-    choice.choices = {"No: the mask keeps it lower-triangular", "Yes: moving a token changes what it sees", "Nobody knows"};
+    choice.choices = {"No: the mask keeps it lower-triangular", "Yes: moving a token changes what it sees",
+                      "Nobody knows"};
     choice.answer = "b";
     CHECK(attn::drill::is_right(choice, "Ｂ"));
     CHECK(attn::drill::is_right(choice, "ｂ"));

@@ -27,7 +27,8 @@ const std::string exe = ATTN_EXE;
 struct temp_dir {
     fs::path path;
     temp_dir() {
-        path = fs::temp_directory_path() / ("attn-exercise-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+        path = fs::temp_directory_path() /
+            ("attn-exercise-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
         fs::remove_all(path);
         fs::create_directories(path);
     }
@@ -63,7 +64,8 @@ TEST_CASE("exercise: every reference passes, in float32 and float64", "[exercise
         const ex::report r = ex::grade(c, as_float32(ref));
         CHECK(r.passed);
         CHECK(r.first_wrong.empty());
-        for (const std::string& req : e.required) CHECK(ex::grade(c, only(ref, req)).passed == (e.required.size() == 1));
+        for (const std::string& req : e.required)
+            CHECK(ex::grade(c, only(ref, req)).passed == (e.required.size() == 1));
         for (const std::string& m : e.mistakes) CHECK(attn::find_mistake(m) != nullptr);
     }
 }
@@ -151,7 +153,8 @@ TEST_CASE("cli: exercise and check, exit codes, folder safety, corrupt files, .n
     CHECK(list.code == 0);
     for (const ex::info& e : ex::catalogue()) CHECK_THAT(list.out, Catch::Contains(e.id));
     REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + d).code == 0);
-    for (const char* f : {"exercise.toml", "TASK.md", "solution_numpy.py", "solution_torch.py", "inputs/X.npy", "inputs/W_Q.npy"})
+    for (const char* f :
+         {"exercise.toml", "TASK.md", "solution_numpy.py", "solution_torch.py", "inputs/X.npy", "inputs/W_Q.npy"})
         CHECK(fs::is_regular_file(fs::path(d) / f));
     // a non-empty folder is refused without --force
     const auto again = sh(exe + " exercise sdpa --dir " + d);
@@ -184,8 +187,9 @@ TEST_CASE("cli: exercise and check, exit codes, folder safety, corrupt files, .n
     REQUIRE(sh(exe + " exercise causal --seed 9 --timed 20 --dir " + timed).code == 0);
     std::ifstream toml(timed + "/exercise.toml");
     const std::string toml_text((std::istreambuf_iterator<char>(toml)), std::istreambuf_iterator<char>());
-    CHECK_THAT(toml_text, Catch::Contains("time_budget_minutes = 20") && Catch::Contains("seq_len = 5") &&
-                              Catch::Contains("started = "));
+    CHECK_THAT(
+        toml_text,
+        Catch::Contains("time_budget_minutes = 20") && Catch::Contains("seq_len = 5") && Catch::Contains("started = "));
     const ex::config c = ex::make_config("causal", 9);
     const ex::nd out = ex::reference(c, ex::make_inputs(c)).at("output");
     fs::create_directories(timed + "/answer");

@@ -70,7 +70,7 @@ TEST_CASE("tiled memory is O(n) while the score matrix is O(n²)", "[flash]") {
 
 TEST_CASE("bfloat16 rounds to 8 significant bits - ties to even", "[flash][fp16]") {
     CHECK(attn::round_to_bf16(1.0) == 1.0);
-    CHECK(attn::round_to_bf16(1.0 + 1.0 / 256) == 1.0);              // halfway: to even
+    CHECK(attn::round_to_bf16(1.0 + 1.0 / 256) == 1.0);  // halfway: to even
     CHECK(attn::round_to_bf16(1.0 + 3.0 / 256) == 1.0 + 4.0 / 256);  // halfway: to even (up)
     CHECK(attn::round_to_bf16(3.14159265) == 3.140625);
     CHECK(std::isinf(attn::round_to_bf16(1e39)));
@@ -92,14 +92,14 @@ TEST_CASE("cost formulas on a hand-computed case", "[cost]") {
     in.batch = 2, in.seq_len = 8, in.d_model = 16, in.heads = 4, in.kv_heads = 2, in.layers = 3, in.bytes = 2;
     in.block_q = in.block_k = 4;
     const attn::cost_result c = attn::attention_cost(in);
-    CHECK(c.proj_q == 3.0 * 2 * 2 * 8 * 16 * 16);        // 2·L·B·n·d²            = 24576
-    CHECK(c.proj_kv == 3.0 * 2 * 2 * 2 * 8 * 16 * 8);    // 2·L·2·B·n·d·(g·d_h)   = 24576
-    CHECK(c.qk == 3.0 * 2 * 2 * 4 * 8 * 8 * 4);          // 2·L·B·h·n²·d_h        = 12288
+    CHECK(c.proj_q == 3.0 * 2 * 2 * 8 * 16 * 16);  // 2·L·B·n·d²            = 24576
+    CHECK(c.proj_kv == 3.0 * 2 * 2 * 2 * 8 * 16 * 8);  // 2·L·2·B·n·d·(g·d_h)   = 24576
+    CHECK(c.qk == 3.0 * 2 * 2 * 4 * 8 * 8 * 4);  // 2·L·B·h·n²·d_h        = 12288
     CHECK(c.pv == c.qk);
-    CHECK(c.softmax == 3.0 * 5 * 2 * 4 * 8 * 8);         // 5·L·B·h·n²            = 7680
+    CHECK(c.softmax == 3.0 * 5 * 2 * 4 * 8 * 8);  // 5·L·B·h·n²            = 7680
     CHECK(c.flops == 24576 + 24576 + 24576 + 12288 + 12288 + 7680);
-    CHECK(c.scores_bytes == 2.0 * 4 * 8 * 8 * 2);        // B·h·n²·bytes          = 1024
-    CHECK(c.kv_per_token == 2.0 * 3 * 2 * 4 * 2);        // 2·L·g·d_h·bytes       = 96
+    CHECK(c.scores_bytes == 2.0 * 4 * 8 * 8 * 2);  // B·h·n²·bytes          = 1024
+    CHECK(c.kv_per_token == 2.0 * 3 * 2 * 4 * 2);  // 2·L·g·d_h·bytes       = 96
     CHECK(c.kv_cache_bytes == 96.0 * 2 * 8);
     CHECK(c.tiled_bytes == 2.0 * 4 * (8 * 2 * 4 + 4 * 4 * 4));
     CHECK(c.crossover_n == 16 + 2 * 4);
@@ -143,8 +143,9 @@ TEST_CASE("flash and cost pages: sections - highlighted cells - and the terminal
         const std::string text = attn::render_text_joined(d, o);
         INFO(text);
         CHECK(widest_line(text) <= width);
-        CHECK_THAT(text, Catch::Contains("Row 3, tile by tile") && Catch::Contains("tile max") &&
-                             Catch::Contains("65536") && Catch::Contains("bfloat16") && Catch::Contains("2205.14135"));
+        CHECK_THAT(text,
+                   Catch::Contains("Row 3, tile by tile") && Catch::Contains("tile max") && Catch::Contains("65536") &&
+                       Catch::Contains("bfloat16") && Catch::Contains("2205.14135"));
     }
     CHECK_THAT(attn::render_markdown(d), Catch::StartsWith("# attn-explain flash") && Catch::Contains("## Memory"));
     CHECK_THAT(attn::render_html(d), Catch::Contains("href=\"#p-precision\""));

@@ -51,7 +51,8 @@ TEST_CASE("every intermediate agrees with PyTorch", "[golden]") {
             const attn::trace t = run_case(gc.name, "", gc.mask);
             CHECK(t.config.type == gc.type);  // the dtype comes from the files
             REQUIRE(t.steps.size() == attn::step_ids().size());
-            for (const attn::step& s : t.steps) check_against(s, fixtures + "/" + gc.name + "/expected/" + s.id + ".npy");
+            for (const attn::step& s : t.steps)
+                check_against(s, fixtures + "/" + gc.name + "/expected/" + s.id + ".npy");
         }
     }
 }

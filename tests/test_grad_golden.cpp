@@ -167,11 +167,15 @@ void check_train_case(const std::string& name, bool zero_grad) {
 
 TEST_CASE("gradients agree with PyTorch autograd", "[grad][golden]") {
     const auto f32 = attn::npy::dtype::float32;
-    SECTION("grad_mse: MSE without a mask") { check_grad_case<float>("grad_mse", attn::loss_kind::mse, false, f32, 1e-5); }
+    SECTION("grad_mse: MSE without a mask") {
+        check_grad_case<float>("grad_mse", attn::loss_kind::mse, false, f32, 1e-5);
+    }
     SECTION("grad_mse_causal: MSE with a causal mask") {
         check_grad_case<float>("grad_mse_causal", attn::loss_kind::mse, true, f32, 1e-5);
     }
-    SECTION("grad_sum: L = sum of O times G") { check_grad_case<float>("grad_sum", attn::loss_kind::sum, false, f32, 1e-5); }
+    SECTION("grad_sum: L = sum of O times G") {
+        check_grad_case<float>("grad_sum", attn::loss_kind::sum, false, f32, 1e-5);
+    }
 }
 
 TEST_CASE("float64 gradients agree with PyTorch autograd to double precision", "[grad][golden]") {

@@ -70,10 +70,10 @@ attn::tensor heads_load(const std::string& path) {
 struct heads_case {
     const char* name;
     std::size_t batch, n, m, h;  // m == n for self-attention
-    const char* mask;            // "causal" | "none"
-    const char* lengths;         // "" for no padding
-    const char* pad_side;        // "right" | "left"
-    const char* align;           // "top-left" | "bottom-right"
+    const char* mask;  // "causal" | "none"
+    const char* lengths;  // "" for no padding
+    const char* pad_side;  // "right" | "left"
+    const char* align;  // "top-left" | "bottom-right"
     bool cross;
     attn::dtype type;
 };
@@ -82,8 +82,8 @@ struct heads_case {
 std::vector<std::string> heads_ids(bool cross) {
     std::vector<std::string> ids = {"X", "W_Q", "W_K", "W_V", "W_O"};
     if (cross) ids.push_back("memory");
-    for (const char* id : {"Q", "K", "V", "Q_heads", "K_heads", "V_heads", "scores", "scaled_scores",
-                           "masked_scores", "weights", "heads_output", "merged", "output"})
+    for (const char* id : {"Q", "K", "V", "Q_heads", "K_heads", "V_heads", "scores", "scaled_scores", "masked_scores",
+                           "weights", "heads_output", "merged", "output"})
         ids.push_back(id);
     return ids;
 }

@@ -28,7 +28,9 @@ namespace {
 std::string xml_problem(const std::string& s) {
     std::vector<std::string> open;
     bool seen_root = false;
-    auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.'; };
+    auto is_name = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
+    };
     auto entity_ok = [&](std::size_t i) {  // s[i] == '&'
         const std::size_t semi = s.find(';', i);
         if (semi == std::string::npos || semi - i > 10) return false;
@@ -69,7 +71,7 @@ std::string xml_problem(const std::string& s) {
         if (closing) {
             if (open.empty() || open.back() != name)
                 return "</" + name + "> closes <" + (open.empty() ? std::string("nothing") : open.back()) + "> at " +
-                       std::to_string(i);
+                    std::to_string(i);
             open.pop_back();
             j = s.find('>', j);
             if (j == std::string::npos) return "unclosed end tag";
@@ -133,7 +135,6 @@ std::string between(const std::string& s, const std::string& a, const std::strin
     const std::size_t i = s.find(a), j = s.find(b, i);
     return i == std::string::npos || j == std::string::npos ? "" : s.substr(i, j - i);
 }
-
 
 attn::trace trace_of(attn::step_request r) {
     const attn::step_config c = attn::validate(r);
@@ -255,21 +256,31 @@ TEST_CASE("html: the positions tour is well-formed and complete", "[html][positi
 
 // ---- fold_html: the source in lines of at most 80 columns, showing exactly the same page ----------
 
-
 TEST_CASE("html: the source folds to 80 columns and shows the same page", "[html][fold]") {
-    const std::string css = "<style>\nbody { font: 16px/1.55 system-ui, -apple-system, \"Segoe UI\", \"Noto Sans CJK SC\", "
-                            "sans-serif; margin: 0 auto; padding: 2rem 1.5rem 4rem; }\n</style>";
-    const std::string zh = "<p>注意力是置换等变的：把 X 的行打乱，输出的行也会以同样的方式打乱。位置信息的来源有加到X上的编码对q和k的旋转加在分数上的偏置在解码器中还有因果掩码本身&lt;b&gt;</p>";
-    const std::string pre = "<pre>acc       = [0.0588, -1.2665, -2.7022, -0.9796, -2.4981, 1.0596, 2.3924, 1.0727, 0.5, 0.25]</pre>";
-    const std::string code = "<dd class=\"code\"><code>X = torch.randn(n, d_model)        # or the output of an embedding layer, long</code></dd>";
-    const std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"460\" height=\"150\"><polyline points=\"0,1 2,3 4,5 "
-                            "6,7 8,9 10,11 12,13 14,15 16,17 18,19 20,21 22,23 24,25 26,27 28,29\" fill=\"none\"/><text x=\"1\" "
-                            "y=\"2\">a label with spaces that is long enough to need a fold, really it is</text></svg>";
-    const std::string table = "<table><tr><td class=\"r\">0.1234</td><td class=\"r\">0.1234</td><td class=\"r\">0.1234</td>"
-                              "<td class=\"r\">0.1234</td><td class=\"r\">0.1234</td></tr></table>";
-    const std::string page = "<!DOCTYPE html>\n<html>\n<head>\n<title>attn-explain step: a title that is long but kept whole "
-                             "as it is</title>\n" + css + "\n</head>\n<body>\n" + zh + "\n" + pre + "\n<dl>" + code + "</dl>\n" +
-                             svg + "\n" + table + "\n</body>\n</html>\n";
+    const std::string css =
+        "<style>\nbody { font: 16px/1.55 system-ui, -apple-system, \"Segoe UI\", \"Noto Sans CJK SC\", "
+        "sans-serif; margin: 0 auto; padding: 2rem 1.5rem 4rem; }\n</style>";
+    const std::string zh =
+        "<p>注意力是置换等变的：把 X "
+        "的行打乱，输出的行也会以同样的方式打乱。位置信息的来源有加到X上的编码对q和k的旋转加在分数上的偏置在解码器中还"
+        "有因果掩码本身&lt;b&gt;</p>";
+    const std::string pre =
+        "<pre>acc       = [0.0588, -1.2665, -2.7022, -0.9796, -2.4981, 1.0596, 2.3924, 1.0727, 0.5, 0.25]</pre>";
+    const std::string code =
+        "<dd class=\"code\"><code>X = torch.randn(n, d_model)        # or the output of an embedding layer, "
+        "long</code></dd>";
+    const std::string svg =
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"460\" height=\"150\"><polyline points=\"0,1 2,3 4,5 "
+        "6,7 8,9 10,11 12,13 14,15 16,17 18,19 20,21 22,23 24,25 26,27 28,29\" fill=\"none\"/><text x=\"1\" "
+        "y=\"2\">a label with spaces that is long enough to need a fold, really it is</text></svg>";
+    const std::string table =
+        "<table><tr><td class=\"r\">0.1234</td><td class=\"r\">0.1234</td><td class=\"r\">0.1234</td>"
+        "<td class=\"r\">0.1234</td><td class=\"r\">0.1234</td></tr></table>";
+    const std::string page =
+        "<!DOCTYPE html>\n<html>\n<head>\n<title>attn-explain step: a title that is long but kept whole "
+        "as it is</title>\n" +
+        css + "\n</head>\n<body>\n" + zh + "\n" + pre + "\n<dl>" + code + "</dl>\n" + svg + "\n" + table +
+        "\n</body>\n</html>\n";
     const std::string folded = attn::fold_html(page, 80);
     INFO(folded);
     std::istringstream lines(folded);

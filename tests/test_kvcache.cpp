@@ -45,9 +45,11 @@ struct result {
 
 result cli(const std::string& args) {
     static int counter = 0;
-    const fs::path err = fs::temp_directory_path() / ("attn-kv-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    const test::command_result c = test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) +
-                                                 " kv-cache " + args + " </dev/null 2>" + err.string());
+    const fs::path err =
+        fs::temp_directory_path() / ("attn-kv-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    const test::command_result c =
+        test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) + " kv-cache " + args +
+                      " </dev/null 2>" + err.string());
     result r{c.code, c.out, ""};
     FILE* f = std::fopen(err.c_str(), "r");
     if (f) {
@@ -64,7 +66,8 @@ struct temp_dir {
     fs::path path;
     temp_dir() {
         static int counter = 0;
-        path = fs::temp_directory_path() / ("attn-kv-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+        path =
+            fs::temp_directory_path() / ("attn-kv-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
         fs::create_directories(path);
     }
     ~temp_dir() {
@@ -176,7 +179,8 @@ TEST_CASE("kv-cache: FLOPs and cache bytes", "[kvcache]") {
     CHECK(r.mha_cache_bytes == 2 * r.cache_bytes);
     CHECK(r.flops_cached < r.flops_full);
     for (std::size_t k = 2; k < r.steps.size(); ++k)
-        CHECK(r.steps[k].flops_full - r.steps[k].flops_cached > r.steps[k - 1].flops_full - r.steps[k - 1].flops_cached);
+        CHECK(r.steps[k].flops_full - r.steps[k].flops_cached >
+              r.steps[k - 1].flops_full - r.steps[k - 1].flops_cached);
 }
 
 TEST_CASE("kv-cache: pages - one per decode step between the prefill and the summary", "[kvcache][doc]") {
@@ -210,9 +214,9 @@ TEST_CASE("kv-cache: pages - one per decode step between the prefill and the sum
         o.full = true;
         CHECK_THAT(attn::render_text(d, o)[1], !Catch::Contains("…"));
     }
-    CHECK_THAT(attn::render_markdown(d), Catch::StartsWith("# attn-explain kv-cache") &&
-                                             Catch::Contains("## Step 3 of 3: token position 22") &&
-                                             Catch::Contains("| head 7 (kv 1) |"));
+    CHECK_THAT(attn::render_markdown(d),
+               Catch::StartsWith("# attn-explain kv-cache") && Catch::Contains("## Step 3 of 3: token position 22") &&
+                   Catch::Contains("| head 7 (kv 1) |"));
     CHECK_THAT(attn::render_html(d), Catch::Contains("<a href=\"#p-step-2\">") && Catch::Contains("<h2>Summary</h2>"));
 }
 
@@ -249,13 +253,15 @@ TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") 
     const result text = cli("--heads 4 --kv-heads 2");
     CHECK(text.code == 0);
     CHECK(text.err.empty());
-    CHECK_THAT(text.out, Catch::Contains("query heads 0,1 → kv head 0; 2,3 → kv head 1") &&
-                             Catch::Contains("(2, 4, 2) → (2, 5, 2)") && Catch::Contains("max |cached − full|") &&
-                             Catch::Contains("bottom-right"));
+    CHECK_THAT(text.out,
+               Catch::Contains("query heads 0,1 → kv head 0; 2,3 → kv head 1") &&
+                   Catch::Contains("(2, 4, 2) → (2, 5, 2)") && Catch::Contains("max |cached − full|") &&
+                   Catch::Contains("bottom-right"));
     for (const std::string& line : [&] {
              std::vector<std::string> lines;
              std::size_t a = 0, b;
-             while ((b = text.out.find('\n', a)) != std::string::npos) lines.push_back(text.out.substr(a, b - a)), a = b + 1;
+             while ((b = text.out.find('\n', a)) != std::string::npos)
+                 lines.push_back(text.out.substr(a, b - a)), a = b + 1;
              return lines;
          }()) {
         INFO(line);
@@ -274,8 +280,9 @@ TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") 
     CHECK_THAT(md.out, Catch::StartsWith("# attn-explain kv-cache"));
     const result html = cli("--heads 4 --kv-heads 2 --format html");
     CHECK(html.code == 0);
-    CHECK_THAT(html.out, Catch::StartsWith("<!DOCTYPE html>") && Catch::Contains("query heads 0,1 → kv head 0") &&
-                             Catch::EndsWith("</html>\n"));
+    CHECK_THAT(html.out,
+               Catch::StartsWith("<!DOCTYPE html>") && Catch::Contains("query heads 0,1 → kv head 0") &&
+                   Catch::EndsWith("</html>\n"));
 
     const char* bad[][2] = {
         {"--heads 4 --kv-heads 3", "--kv-heads 3 must divide --heads 4"},

@@ -226,7 +226,8 @@ TEST_CASE("attn-explain learn: JSON contract, text width and exit codes", "[lear
     for (const char* key : {"loss", "accuracy", "pattern_score"}) CHECK(doc["final"].contains(key));
     CHECK(doc["snapshots"][0]["weights"].size() == 6);
     for (const char* cols : {"60", "80"}) {
-        const test::command_result t = test::capture("COLUMNS=" + std::string(cols) + " " + exe + "--no-pause --color never");
+        const test::command_result t =
+            test::capture("COLUMNS=" + std::string(cols) + " " + exe + "--no-pause --color never");
         REQUIRE(t.code == 0);
         std::size_t start = 0, widest = 0;
         while (start < t.out.size()) {

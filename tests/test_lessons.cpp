@@ -211,7 +211,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         for (std::size_t i = 0; i < all.size(); ++i) {
             draw_all(question_document(D, all[i], i + 1, all.size()));
             draw_all(hint_document(D, all[i]));
-            for (outcome o : {outcome::right, outcome::wrong, outcome::skipped}) draw_all(verdict_document(D, all[i], o));
+            for (outcome o : {outcome::right, outcome::wrong, outcome::skipped})
+                draw_all(verdict_document(D, all[i], o));
             draw_all(unreadable_document(D, all[i]));
         }
         draw_all(summary_document(D, {{"shapes", {2, 1}}}, 1, 2, 3));
@@ -301,9 +302,12 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         br.avx2 = avx2;
         br.busy = avx2;
         br.peak_gflops = 50;
-        br.rows = {{64, 8, "reference", 1, 1, 8, 0, false},     {64, 8, "tiled", 1, 2, 8, 1e-7, false},
-                   {2048, 8, "reference", 1, 1, 8, 0, false},   {8192, 8, "reference", 1, 1, 8, 0, true},
-                   {8192, 8, "tiled", 1, 2, 8, 1e-7, true},     {64, 8, "tiled-causal", 0.5, 2, 8, 1e-7, false, 0, 0.5},
+        br.rows = {{64, 8, "reference", 1, 1, 8, 0, false},
+                   {64, 8, "tiled", 1, 2, 8, 1e-7, false},
+                   {2048, 8, "reference", 1, 1, 8, 0, false},
+                   {8192, 8, "reference", 1, 1, 8, 0, true},
+                   {8192, 8, "tiled", 1, 2, 8, 1e-7, true},
+                   {64, 8, "tiled-causal", 0.5, 2, 8, 1e-7, false, 0, 0.5},
                    {64, 8, "tiled-window", 0.2, 2, 8, 1e-7, false, 16, 0.2}};
         CHECK_NOTHROW(attn::render_text(attn::doc::bench_document(br, attn::lessons::embedded("en")), {}));
     }
@@ -313,9 +317,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         // (which lists the steps) fit 60 columns, the narrowest terminal the tests use.
         const attn::lessons& U = attn::lessons::embedded("en");
         const attn::vars v = {{"line", "38"}, {"lines", "160"}, {"typed", "bogus"}, {"valid", "a step number 1 to 13"}};
-        for (const char* k : {"ui.pause", "ui.more", "ui.keys.title", "ui.keys.next", "ui.keys.back", "ui.keys.goto",
-                              "ui.keys.list", "ui.keys.quit", "ui.keys.help", "ui.keys.list_title", "ui.keys.goto_prompt",
-                              "ui.keys.not_a_step"}) {
+        for (const char* k :
+             {"ui.pause", "ui.more", "ui.keys.title", "ui.keys.next", "ui.keys.back", "ui.keys.goto", "ui.keys.list",
+              "ui.keys.quit", "ui.keys.help", "ui.keys.list_title", "ui.keys.goto_prompt", "ui.keys.not_a_step"}) {
             INFO(k);
             std::string s;
             REQUIRE_NOTHROW(s = U.text(k, v));
@@ -354,8 +358,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         mask_all(mask_of(2, 4, "causal", "4,3", "right", "top-left"));
         mask_all(mask_of(2, 4, "causal", "", "right", "bottom-right"));
         mask_all(mask_of(4, 2, "causal", "", "right", "bottom-right"));  // n > m: fully blocked rows
-        mask_all(mask_of(40, 50, "none", "", "right", "top-left"));    // elided
-        mask_all(mask_of(3, 0, "none", "", "right", "top-left"));      // no mask at all
+        mask_all(mask_of(40, 50, "none", "", "right", "top-left"));  // elided
+        mask_all(mask_of(3, 0, "none", "", "right", "top-left"));  // no mask at all
         // sparse patterns: each rule, the receptive field (and its closed form for window), bigbird's
         // random blocks, and a pattern too long for the receptive field
         for (const char* spec : {"window:3", "local:2", "global:1,1", "dilated:2,2", "block:3", "bigbird:2,1,1"})
@@ -423,7 +427,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 attn::learn_report lr = attn::run_learn(lc);
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
                 CHECK_NOTHROW(attn::render_learn_json(lr));
-                lr.final_accuracy = 1, lr.pattern_score = 1, lr.previous_score = 1, lr.reach = 3;  // the success sentences
+                lr.final_accuracy = 1, lr.pattern_score = 1, lr.previous_score = 1,
+                lr.reach = 3;  // the success sentences
                 lr.base_reach = 5;
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
                 lr.reach = 9;  // slower than the baseline
@@ -448,8 +453,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                       attn::doc::exercise_not_regular(E, "p") + attn::doc::check_no_exercise(E, "d"));
         const ex::config c = ex::make_config("sdpa", 1);
         const ex::tensors in = ex::make_inputs(c), ref = ex::reference(c, in);
-        draw_all(attn::doc::check_document(ex::grade(c, ref), E, 3.5));                        // passed
-        draw_all(attn::doc::check_document(ex::grade(c, {{"Q", ref.at("Q")}}), E, -1));        // required missing
+        draw_all(attn::doc::check_document(ex::grade(c, ref), E, 3.5));  // passed
+        draw_all(attn::doc::check_document(ex::grade(c, {{"Q", ref.at("Q")}}), E, -1));  // required missing
         draw_all(attn::doc::check_document(ex::grade(c, ex::buggy_runs(c, in, "no-scale")[0]), E, -1));  // diagnosed
         ex::tensors odd = ref;
         odd["output"].data[0] += 1;
@@ -462,19 +467,22 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         t["output"].shape = {4, 3};  // transposed
         draw_all(attn::doc::check_document(ex::grade(x, t), E, -1));
         const ex::config m = ex::make_config("mha", 1);
-        draw_all(attn::doc::check_document(ex::grade(m, ex::buggy_runs(m, ex::make_inputs(m), "heads-no-transpose")[0]), E, -1));
+        draw_all(attn::doc::check_document(ex::grade(m, ex::buggy_runs(m, ex::make_inputs(m), "heads-no-transpose")[0]),
+                                           E, -1));
     }
     {  // kv-cache --mla
-        const attn::doc::document md = attn::variant_document(attn::run_mla_decode(attn::kv_request{}, 4, 2),
-                                                              attn::lessons::embedded("en"), 4);
+        const attn::doc::document md =
+            attn::variant_document(attn::run_mla_decode(attn::kv_request{}, 4, 2), attn::lessons::embedded("en"), 4);
         CHECK_NOTHROW(attn::render_text(md, {}));
     }
     for (const char* kind : {"linear", "performer", "linformer", "additive", "mla"})  // variant: both masks
         for (const char* mask : {"none", "causal"}) {
             attn::step_request vr;
             vr.mask = mask;
-            if (std::string(mask) == "causal" && (std::string(kind) == "performer" || std::string(kind) == "linformer")) continue;
-            const attn::doc::document vd = attn::variant_document(attn::run_variant(kind, vr), attn::lessons::embedded("en"), 4);
+            if (std::string(mask) == "causal" && (std::string(kind) == "performer" || std::string(kind) == "linformer"))
+                continue;
+            const attn::doc::document vd =
+                attn::variant_document(attn::run_variant(kind, vr), attn::lessons::embedded("en"), 4);
             CHECK_NOTHROW(attn::render_text(vd, {}));
             CHECK_NOTHROW(attn::render_markdown(vd));
         }
@@ -504,7 +512,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         attn::positions_report one = pos_of(1, 8, "", "half", 1);  // every check trivially equal
         pos_all(one);
         one.eq.no_mask_max_diff = 1;  // the sentences for results that should not happen
-        for (attn::encoding_run& e : one.runs) e.norm_diff = e.converted_diff = e.shift_diff = e.rotation_error = e.diag_spread = 1;
+        for (attn::encoding_run& e : one.runs)
+            e.norm_diff = e.converted_diff = e.shift_diff = e.rotation_error = e.diag_spread = 1;
         pos_all(one);
         {
             attn::positions_request q;  // one encoding, loaded inputs
@@ -585,12 +594,14 @@ TEST_CASE("placeholders: filled - escaped - and missing ones reported", "[lesson
 }
 
 TEST_CASE("lesson files are parsed strictly", "[lessons]") {
-    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\n[a\n"}}), Catch::Contains("en/x.toml:2"));
+    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\n[a\n"}}),
+                      Catch::Contains("en/x.toml:2"));
     CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "a = 'x'"}}), Catch::Contains("format_version"));
     CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\n[a]\nb = 'x'"},
                                             {"en/y.toml", "format_version = 1\n[a]\nb = 'y'"}}),
                       Catch::Contains("defined twice"));
-    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\nn = 3"}}), Catch::Contains("must be a string"));
+    CHECK_THROWS_WITH(attn::lessons::parse({{"en/x.toml", "format_version = 1\nn = 3"}}),
+                      Catch::Contains("must be a string"));
     const attn::lessons L = attn::lessons::parse({{"fr/x.toml", "format_version = 1\n[step.X]\ntitle = \"Entrée X\""}});
     CHECK(L.raw("step.X.title") == "Entrée X");
     CHECK_THROWS_AS(attn::lessons::embedded("xx"), attn::error);

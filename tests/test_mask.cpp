@@ -136,12 +136,15 @@ TEST_CASE("mask: exact grids for left padding with the NaN trap", "[mask]") {
     attn::mask_request r = request(3, "causal", "3,1", "left");
     r.batch_index = 1;
     const std::string out = text_of(r, 200);  // wide: the grids side by side
-    const std::string said = flat(out);       // sentences joined again where prose wrapped
+    const std::string said = flat(out);  // sentences joined again where prose wrapped
     CHECK(out.find("━━ Batch item b = 1 (of B = 2) ━") != std::string::npos);
     CHECK(said.find("key padding on the left (1 of 3 keys are real; keys 0–1 are padding)") != std::string::npos);
-    CHECK(out.find("  SDPA bool           MHA bool            additive                     HF attention_mask    key_padding_mask\n"
-                   "    i \\ j  0  1  2      i \\ j  0  1  2      i \\ j     0     1     2      j      0  1  2       j      0  1  2\n"
-                   "    0      F  F  F      0      T  T  T      0      -inf  -inf  -inf      b = 1  0  0  1       b = 1  T  T  F\n"
+    CHECK(out.find("  SDPA bool           MHA bool            additive                     HF attention_mask    "
+                   "key_padding_mask\n"
+                   "    i \\ j  0  1  2      i \\ j  0  1  2      i \\ j     0     1     2      j      0  1  2       j "
+                   "     0  1  2\n"
+                   "    0      F  F  F      0      T  T  T      0      -inf  -inf  -inf      b = 1  0  0  1       b = "
+                   "1  T  T  F\n"
                    "    1      F  F  F      1      T  T  T      1      -inf  -inf  -inf\n"
                    "    2      F  F  T      2      T  T  F      2      -inf  -inf     0\n") != std::string::npos);
     CHECK(said.find("all five block the same 8 of 9 positions") != std::string::npos);
@@ -229,8 +232,8 @@ TEST_CASE("mask: a fully blocked row reports the row and NaN", "[mask]") {
 TEST_CASE("mask: the check names a convention that disagrees", "[mask]") {
     attn::mask_report r = report_of(request(3, "causal", "3,2"));
     CHECK(attn::mask_disagreements(r.config.spec, r.items[1]).empty());
-    r.items[1].mha[0][0] = true;   // a wrong MHA cell
-    r.items[1].hf[0] = 0;          // and a wrong attention_mask entry
+    r.items[1].mha[0][0] = true;  // a wrong MHA cell
+    r.items[1].hf[0] = 0;  // and a wrong attention_mask entry
     CHECK(attn::mask_disagreements(r.config.spec, r.items[1]) == std::vector<std::string>{"mha", "hf"});
     const json j = json::parse(attn::render_mask_json(r, en()));
     CHECK(j["items"][1]["same_positions"] == false);
@@ -278,8 +281,7 @@ TEST_CASE("mask: large masks are elided in text and narrow terminals fit", "[mas
         const std::string line = narrow.substr(start, end - start);
         // Lines that are one unbreakable word (a long identifier) may overflow; the rest fit.
         if (line.find("F.scaled_dot_product_attention") == std::string::npos &&
-            line.find("_unmask_unattended") == std::string::npos &&
-            line.find("key_padding_mask=") == std::string::npos)
+            line.find("_unmask_unattended") == std::string::npos && line.find("key_padding_mask=") == std::string::npos)
             widest = std::max(widest, attn::display_width(line));
         start = end + 1;
     }
@@ -390,11 +392,16 @@ TEST_CASE("mask: the check and HF's legend name what the per-key vectors are joi
         return out;
     };
     const std::string none = one_line(text_of(request(4, "none", "4,2"), 200, false));
-    CHECK_THAT(none, Catch::Contains("broadcast over the queries") && Catch::Contains("a decoder adds its causal part itself") &&
-                         !Catch::Contains("joined with the causal part"));
+    CHECK_THAT(none,
+               Catch::Contains("broadcast over the queries") &&
+                   Catch::Contains("a decoder adds its causal part itself") &&
+                   !Catch::Contains("joined with the causal part"));
     const std::string causal = one_line(text_of(request(4, "causal", "4,2"), 200, false));
-    CHECK_THAT(causal, Catch::Contains("joined with the causal part") && Catch::Contains("The model adds the causal part itself"));
+    CHECK_THAT(
+        causal,
+        Catch::Contains("joined with the causal part") && Catch::Contains("The model adds the causal part itself"));
     const std::string window = one_line(text_of(request(6, "window:3"), 200, false));
-    CHECK_THAT(window, Catch::Contains("joined with the window:3 pattern") && Catch::Contains("builds the rest (window:3)") &&
-                           !Catch::Contains("causal part"));
+    CHECK_THAT(window,
+               Catch::Contains("joined with the window:3 pattern") && Catch::Contains("builds the rest (window:3)") &&
+                   !Catch::Contains("causal part"));
 }

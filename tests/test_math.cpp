@@ -15,7 +15,7 @@ using attn::matrix;
 using Catch::Matchers::WithinAbs;
 
 TEST_CASE("matmul of small matrices matches hand computation", "[math]") {
-    const matrix<double> a{{1, 2}, {3, 4}, {5, 6}};   // [3, 2]
+    const matrix<double> a{{1, 2}, {3, 4}, {5, 6}};  // [3, 2]
     const matrix<double> b{{7, 8, 9}, {10, 11, 12}};  // [2, 3]
     // row 0: 1·7 + 2·10 = 27, 1·8 + 2·11 = 30, 1·9 + 2·12 = 33
     const matrix<double> expected{{27, 30, 33}, {61, 68, 75}, {95, 106, 117}};

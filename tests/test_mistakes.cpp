@@ -142,10 +142,11 @@ TEST_CASE("mask mistakes: weight leaks onto blocked positions", "[mistakes][mask
     }
     const attn::trace inv = run("mask-inverted");
     CHECK(s(inv, "future_weight") > 0.5);  // positive weight lands on future positions
-    CHECK(s(inv, "nan_rows") == 1);       // and the last row, fully blocked, is NaN
+    CHECK(s(inv, "nan_rows") == 1);  // and the last row, fully blocked, is NaN
 }
 
-TEST_CASE("mask-after-softmax: zero on the future but flatter rows - and the fill-0 variant loses mass", "[mistakes][mask]") {
+TEST_CASE("mask-after-softmax: zero on the future but flatter rows - and the fill-0 variant loses mass",
+          "[mistakes][mask]") {
     const attn::trace t = run("mask-after-softmax");
     CHECK(s(t, "blocked_weight") == 0.0);
     CHECK(s(t, "entropy_buggy") > s(t, "entropy_correct"));
@@ -177,7 +178,8 @@ TEST_CASE("NaN appears: causal-wrong-diagonal and all-masked-row", "[mistakes][n
     const attn::tensor& out = fix.steps[1].value;  // output
     REQUIRE(fix.steps[1].id == "output");
     for (std::size_t i = 1; i < c.seq_len; ++i)
-        for (std::size_t j = 0; j < c.d_v; ++j) CHECK_THAT(out(i, j), Catch::Matchers::WithinAbs(plain.output(i - 1, j), 1e-5));
+        for (std::size_t j = 0; j < c.d_v; ++j)
+            CHECK_THAT(out(i, j), Catch::Matchers::WithinAbs(plain.output(i - 1, j), 1e-5));
     for (std::size_t j = 0; j < c.d_v; ++j) CHECK(out(0, j) == 0.0);  // the padded query is zeroed
 }
 
@@ -199,16 +201,16 @@ TEST_CASE("no-max-subtraction overflows in float32 and far earlier in float16", 
 }
 
 TEST_CASE("float16 emulation rounds as IEEE binary16", "[mistakes][fp16]") {
-    CHECK(attn::round_to_half(65504.0) == 65504.0);                 // largest finite half
-    CHECK(attn::round_to_half(65519.0) == 65504.0);                 // below the halfway point
-    CHECK(std::isinf(attn::round_to_half(65520.0)));                // halfway rounds to even: overflow
-    CHECK(attn::round_to_half(1.0 / 3.0) == 0.333251953125);        // 0x3555
-    CHECK(attn::round_to_half(0.1) == 0.0999755859375);             // 0x2E66
-    CHECK(attn::round_to_half(2049.0) == 2048.0);                   // tie, to even
-    CHECK(attn::round_to_half(2051.0) == 2052.0);                   // tie, to even
+    CHECK(attn::round_to_half(65504.0) == 65504.0);  // largest finite half
+    CHECK(attn::round_to_half(65519.0) == 65504.0);  // below the halfway point
+    CHECK(std::isinf(attn::round_to_half(65520.0)));  // halfway rounds to even: overflow
+    CHECK(attn::round_to_half(1.0 / 3.0) == 0.333251953125);  // 0x3555
+    CHECK(attn::round_to_half(0.1) == 0.0999755859375);  // 0x2E66
+    CHECK(attn::round_to_half(2049.0) == 2048.0);  // tie, to even
+    CHECK(attn::round_to_half(2051.0) == 2052.0);  // tie, to even
     CHECK(attn::round_to_half(std::ldexp(1.0, -24)) == std::ldexp(1.0, -24));  // smallest subnormal
     CHECK(attn::round_to_half(std::ldexp(3.0, -26)) == std::ldexp(1.0, -24));  // 0.75 ulp rounds up
-    CHECK(attn::round_to_half(1e-8) == 0.0);                        // below half the smallest subnormal
+    CHECK(attn::round_to_half(1e-8) == 0.0);  // below half the smallest subnormal
     CHECK(attn::round_to_half(-2.5) == -2.5);
     CHECK(std::isnan(attn::round_to_half(std::nan(""))));
 }

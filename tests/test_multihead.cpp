@@ -111,13 +111,13 @@ TEST_CASE("head split and merge place every element as PyTorch does", "[multihea
     const tensor3<double> x{{{0, 1, 2, 3}, {4, 5, 6, 7}}};  // [1, 2, 4]
 
     SECTION("view_heads only reshapes: [B, n, h, d_h]") {
-        const tensor4<double> v = attn::view_heads(x, 2);                      // [1, 2, 2, 2]
+        const tensor4<double> v = attn::view_heads(x, 2);  // [1, 2, 2, 2]
         const tensor4<double> expected{{{{0, 1}, {2, 3}}, {{4, 5}, {6, 7}}}};  // token-major
         CHECK(mismatch_nd(v, expected, 0.0) == "");
         CHECK(v(0, 1, 0, 1) == 5.0);  // token 1, head 0, column 1 = x[0, 1, 1]
     }
     SECTION("split_heads transposes: [B, h, n, d_h]") {
-        const tensor4<double> s = attn::split_heads(x, 2);                     // [1, 2, 2, 2]
+        const tensor4<double> s = attn::split_heads(x, 2);  // [1, 2, 2, 2]
         const tensor4<double> expected{{{{0, 1}, {4, 5}}, {{2, 3}, {6, 7}}}};  // head-major
         CHECK(mismatch_nd(s, expected, 0.0) == "");
         CHECK(s(0, 1, 0, 0) == 2.0);  // head 1, token 0, column 0 = x[0, 0, 2]
@@ -163,7 +163,7 @@ TEST_CASE("batched_scores and batched_matmul agree with attn::matmul on every sl
 
     SECTION("dim 1 need not be heads: view_heads gives [B, n, h, h] scores") {
         const tensor3<float> x = filled<float, 3>({2, 5, 8}, 0.5);  // [B, n, d]
-        const tensor4<float> wrong = attn::view_heads(x, 2);        // [2, 5, 2, 4]
+        const tensor4<float> wrong = attn::view_heads(x, 2);  // [2, 5, 2, 4]
         const tensor4<float> s_wrong = attn::batched_scores(wrong, wrong);  // [2, 5, 2, 2]: heads attend to heads
         CHECK(s_wrong.shape() == tensor4<float>::shape_type{2, 5, 2, 2});
     }
@@ -189,7 +189,8 @@ TEST_CASE("softmax_last and mask_causal4 work on the last two dims", "[multihead
                     for (std::size_t j = 0; j < 4; ++j) {
                         INFO("[" << b << ", " << hh << ", " << i << ", " << j << "]");
                         if (j > i) CHECK(masked(b, hh, i, j) == -inf);
-                        else CHECK(masked(b, hh, i, j) == s(b, hh, i, j));
+                        else
+                            CHECK(masked(b, hh, i, j) == s(b, hh, i, j));
                     }
     }
     SECTION("rows sum to 1 and masked keys get weight 0") {
@@ -227,8 +228,7 @@ TEST_CASE("softmax_last and mask_causal4 work on the last two dims", "[multihead
     }
 }
 
-TEMPLATE_TEST_CASE("multihead_forward with one head is single-head attention then W_O", "[multihead]", float,
-                   double) {
+TEMPLATE_TEST_CASE("multihead_forward with one head is single-head attention then W_O", "[multihead]", float, double) {
     using T = TestType;
     const double tol = std::is_same<T, float>::value ? 1e-5 : 1e-12;
     const std::size_t B = 3, n = 4, d = 6;
@@ -294,7 +294,7 @@ TEST_CASE("multihead_forward agrees with PyTorch on every intermediate", "[multi
 
 TEST_CASE("shape errors say what is wrong in one line", "[multihead]") {
     const tensor3<float> x = filled<float, 3>({2, 5, 8}, 0.0);  // [B, n, d = 8]
-    const matrix<float> w = filled<float, 2>({8, 8}, 1.0);      // [d, d]
+    const matrix<float> w = filled<float, 2>({8, 8}, 1.0);  // [d, d]
 
     SECTION("heads must divide d_model") {
         CHECK_THROWS_AS(attn::multihead_forward(x, w, w, w, w, 3, false), attn::shape_error);
@@ -323,8 +323,7 @@ TEST_CASE("shape errors say what is wrong in one line", "[multihead]") {
     SECTION("project3 adds a bias of the right length and refuses another") {
         const std::vector<float> bias{1, 2, 3, 4, 5, 6, 7, 8};
         const tensor3<float> with = attn::project3(x, w, bias), without = attn::project3(x, w);  // [2, 5, 8]
-        for (std::size_t i = 0; i < with.size(); ++i)
-            CHECK(with.data()[i] == without.data()[i] + bias[i % 8]);
+        for (std::size_t i = 0; i < with.size(); ++i) CHECK(with.data()[i] == without.data()[i] + bias[i % 8]);
         CHECK_THROWS_WITH(attn::project3(x, w, std::vector<float>(7, 0.0f)),
                           "The size of tensor a (8) must match the size of tensor b (7) at non-singleton dimension 2");
     }

@@ -27,15 +27,16 @@ std::string slurp(const fs::path& p) {
 
 fs::path temp_path(const std::string& what) {
     static int counter = 0;
-    return fs::temp_directory_path() / ("attn-nav-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    return fs::temp_directory_path() /
+        ("attn-nav-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
 }
 
 // `attn-explain ARGS` with stdin from `input` (or /dev/null), stderr captured.
 result run(const std::string& args, const std::string& input = "") {
     const fs::path in = temp_path("in"), err = temp_path("err");
     std::ofstream(in) << input;
-    result r = test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) + " " + args + " <" +
-                             in.string() + " 2>" + err.string());
+    result r = test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) + " " + args +
+                             " <" + in.string() + " 2>" + err.string());
     r.err = slurp(err);
     fs::remove(in);
     fs::remove(err);
@@ -57,14 +58,16 @@ std::string last_line(const std::string& s) {
 
 // ---- item 12: the output budget ------------------------------------------------------------------
 
-TEST_CASE("output budget: JSON over the budget is refused in one line naming the size and --max-output", "[cli][budget]") {
+TEST_CASE("output budget: JSON over the budget is refused in one line naming the size and --max-output",
+          "[cli][budget]") {
     const result r = run("step --seq-len 2000 --format json");
     CHECK(r.code == 2);
     CHECK(r.out.empty());
     CHECK(lines_of(r.err) == 1);
-    CHECK_THAT(r.err, Catch::StartsWith("attn-explain: error: the JSON output would be about ") &&
-                          Catch::Contains("MiB, over the output budget of 64 MiB: pass --max-output ") &&
-                          Catch::Contains("(none: no limit)"));
+    CHECK_THAT(r.err,
+               Catch::StartsWith("attn-explain: error: the JSON output would be about ") &&
+                   Catch::Contains("MiB, over the output budget of 64 MiB: pass --max-output ") &&
+                   Catch::Contains("(none: no limit)"));
 }
 
 TEST_CASE("output budget: --max-output lifts and lowers the limit", "[cli][budget]") {
@@ -78,7 +81,8 @@ TEST_CASE("output budget: --max-output lifts and lowers the limit", "[cli][budge
     CHECK(low.code == 2);
     CHECK_THAT(low.err, Catch::Contains("over the output budget of 10 KiB: pass --max-output "));
     // ...and the figure the message suggests is enough, as is none.
-    const std::string suggested = low.err.substr(low.err.find("--max-output ") + 13, low.err.find(" to write") - low.err.find("--max-output ") - 13);
+    const std::string suggested = low.err.substr(low.err.find("--max-output ") + 13,
+                                                 low.err.find(" to write") - low.err.find("--max-output ") - 13);
     const result lifted = run("step --seq-len 40 --format json --max-output " + suggested);
     CHECK(lifted.code == 0);
     CHECK(lifted.out == small.out);
@@ -141,8 +145,9 @@ TEST_CASE("from: an unknown step is a one-line error listing the valid ones", "[
     const result r = run("step --from nope --no-pause");
     CHECK(r.code == 2);
     CHECK(lines_of(r.err) == 1);
-    CHECK_THAT(r.err, Catch::Contains("--from 'nope' is not a step here: use a step number 1 to ") &&
-                          Catch::Contains("or an id: X, W_Q, W_K, W_V, Q, K,") && Catch::Contains("weights"));
+    CHECK_THAT(r.err,
+               Catch::Contains("--from 'nope' is not a step here: use a step number 1 to ") &&
+                   Catch::Contains("or an id: X, W_Q, W_K, W_V, Q, K,") && Catch::Contains("weights"));
     CHECK(run("step --from 0 --no-pause").code == 2);
     CHECK(run("step --from 999 --no-pause").code == 2);
     const result json = run("step --from weights --format json");
@@ -156,9 +161,10 @@ TEST_CASE("from: every step-like command takes --from", "[cli][from]") {
     CHECK(grad.out.find("d_S") != std::string::npos);
     CHECK(grad.out.find("Step 1 of ") == std::string::npos);  // the forward pass is skipped
     CHECK(grad.out.find("Step 17 of 23") < 10);
-    for (const char* c : {"heads --from weights", "mistake no-scale --from summary", "positions --from summary",
-                          "variant linear --from 2", "flash --from 2", "kv-cache --from summary", "mask --lengths 4,2 --from 2",
-                          "learn --task previous --steps 20 --from 2", "train --steps 20 --from 2"}) {
+    for (const char* c :
+         {"heads --from weights", "mistake no-scale --from summary", "positions --from summary",
+          "variant linear --from 2", "flash --from 2", "kv-cache --from summary", "mask --lengths 4,2 --from 2",
+          "learn --task previous --steps 20 --from 2", "train --steps 20 --from 2"}) {
         INFO(c);
         const result r = run(std::string(c) + " --no-pause");
         CHECK(r.code == 0);
@@ -251,7 +257,8 @@ TEST_CASE("drill answers: the generated size questions carry their unit", "[dril
     for (int v = 0; v < attn::drill::numeric_variants; ++v) {
         const attn::drill::question q = attn::drill::gen_numeric(L, 7, v);
         INFO(q.prompt);
-        const bool mib = q.prompt.find("MiB") != std::string::npos, bytes = q.prompt.find("how many bytes") != std::string::npos;
+        const bool mib = q.prompt.find("MiB") != std::string::npos,
+                   bytes = q.prompt.find("how many bytes") != std::string::npos;
         CHECK(q.unit == (mib ? "MiB" : bytes ? "B" : ""));
         CHECK(attn::drill::is_right(q, q.answer));
         if (mib) CHECK(attn::drill::is_right(q, std::to_string(q.number / 1024) + " GiB"));
@@ -288,7 +295,8 @@ TEST_CASE("drill stats: topics are the --topic names - skips are not counted", "
     std::string input;
     int n = 0;
     const auto doc = nlohmann::json::parse(sheet.out);  // kept alive: the loop walks into it
-    for (const auto& q : doc["questions"]) input += (n++ % 2 ? std::string("s") : q["answer"].get<std::string>()) + "\n";
+    for (const auto& q : doc["questions"])
+        input += (n++ % 2 ? std::string("s") : q["answer"].get<std::string>()) + "\n";
     const result session = run("drill " + flags, input);
     INFO(session.out);
     REQUIRE(session.code == 0);
@@ -301,7 +309,8 @@ TEST_CASE("drill stats: topics are the --topic names - skips are not counted", "
     std::istringstream lines(stats.out);
     for (std::string line; std::getline(lines, line);) {
         const std::size_t colon = line.find(": ");
-        if (line.rfind("  ", 0) != 0 || colon == std::string::npos || line.find("right (") == std::string::npos) continue;
+        if (line.rfind("  ", 0) != 0 || colon == std::string::npos || line.find("right (") == std::string::npos)
+            continue;
         ++topic_lines;
         const std::string topic = line.substr(2, colon - 2);
         INFO(line);

@@ -22,30 +22,25 @@ namespace {
 // A fresh directory under the system temp dir, removed when the test ends.
 struct temp_dir {
     fs::path path;
-    temp_dir()
-    {
+    temp_dir() {
         static int counter = 0;
         const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-        path = fs::temp_directory_path() /
-               ("attn_npy_test_" + std::to_string(stamp) + "_" + std::to_string(++counter));
+        path = fs::temp_directory_path() / ("attn_npy_test_" + std::to_string(stamp) + "_" + std::to_string(++counter));
         fs::create_directories(path);
     }
-    ~temp_dir()
-    {
+    ~temp_dir() {
         std::error_code ec;
         fs::remove_all(path, ec);
     }
     std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
-void write_bytes(const std::string& path, const std::string& bytes)
-{
+void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-std::string from_hex(const std::string& hex)
-{
+std::string from_hex(const std::string& hex) {
     std::string out;
     for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
         out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
@@ -53,15 +48,13 @@ std::string from_hex(const std::string& hex)
     return out;
 }
 
-std::string le_bytes_f4(float f)
-{
+std::string le_bytes_f4(float f) {
     unsigned char b[4];
     std::memcpy(b, &f, 4);
     return std::string(reinterpret_cast<const char*>(b), 4);
 }
 
-std::string le_bytes_f8(double d)
-{
+std::string le_bytes_f8(double d) {
     unsigned char b[8];
     std::memcpy(b, &d, 8);
     return std::string(reinterpret_cast<const char*>(b), 8);
@@ -70,8 +63,7 @@ std::string le_bytes_f8(double d)
 std::string reversed(std::string s) { return std::string(s.rbegin(), s.rend()); }
 
 // Builds an .npy file by hand (independent of the library): preamble padded to `align`.
-std::string make_npy(const std::string& dict, const std::string& data, int major = 1, std::size_t align = 64)
-{
+std::string make_npy(const std::string& dict, const std::string& data, int major = 1, std::size_t align = 64) {
     const std::size_t len_width = major == 1 ? 2 : 4;
     const std::size_t fixed = 8 + len_width;
     std::string header = dict;
@@ -84,37 +76,32 @@ std::string make_npy(const std::string& dict, const std::string& data, int major
     return out + header + data;
 }
 
-std::string f4_data(const std::vector<float>& v)
-{
+std::string f4_data(const std::vector<float>& v) {
     std::string out;
     for (float f : v) out += le_bytes_f4(f);
     return out;
 }
 
-std::string f8_data(const std::vector<double>& v)
-{
+std::string f8_data(const std::vector<double>& v) {
     std::string out;
     for (double d : v) out += le_bytes_f8(d);
     return out;
 }
 
-std::size_t product(const std::vector<std::size_t>& shape)
-{
+std::size_t product(const std::vector<std::size_t>& shape) {
     std::size_t n = 1;
     for (std::size_t d : shape) n *= d;
     return n;
 }
 
-std::vector<double> ramp(std::size_t n)
-{
+std::vector<double> ramp(std::size_t n) {
     std::vector<double> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<double>(i) * 0.25 - 1.5;  // exact in float32
     return v;
 }
 
 // Parses and reports: 0 = parsed fine, 1 = npy::error; any other exception fails the test.
-int parse_outcome(const std::string& bytes)
-{
+int parse_outcome(const std::string& bytes) {
     try {
         const npy::array a = npy::parse(bytes, "fuzz.npy");
         std::size_t n = 1;
@@ -132,8 +119,7 @@ int parse_outcome(const std::string& bytes)
 struct lcg {
     std::uint64_t state;
     explicit lcg(std::uint64_t seed) : state(seed) {}
-    std::uint32_t next()
-    {
+    std::uint32_t next() {
         state = state * 6364136223846793005ULL + 1442695040888963407ULL;
         return static_cast<std::uint32_t>(state >> 33);
     }
@@ -143,8 +129,7 @@ const std::string header_34 = "{'descr': '<f4', 'fortran_order': False, 'shape':
 
 }  // namespace
 
-TEST_CASE("npy round trips float32 and float64 in memory and on disk", "[npy]")
-{
+TEST_CASE("npy round trips float32 and float64 in memory and on disk", "[npy]") {
     temp_dir dir;
     const std::vector<std::vector<std::size_t>> shapes = {{3, 4}, {5}, {}, {2, 3, 4}, {0, 3}, {1}, {7, 1, 2}};
     for (const auto type : {npy::dtype::float32, npy::dtype::float64}) {
@@ -165,8 +150,7 @@ TEST_CASE("npy round trips float32 and float64 in memory and on disk", "[npy]")
     }
 }
 
-TEST_CASE("npy float32 writing casts double to float", "[npy]")
-{
+TEST_CASE("npy float32 writing casts double to float", "[npy]") {
     const std::vector<double> data = {0.1, 1e300, -1e300, std::numeric_limits<double>::quiet_NaN(), -2.5};
     const npy::array a = npy::parse(npy::serialize({5}, data, npy::dtype::float32), "cast.npy");
     REQUIRE(a.data.size() == 5);
@@ -186,10 +170,8 @@ TEST_CASE("npy float32 writing casts double to float", "[npy]")
     REQUIRE(std::string(npy::dtype_name(npy::dtype::float64)) == "float64");
 }
 
-TEST_CASE("npy serialize matches numpy.save byte for byte", "[npy]")
-{
-    SECTION("shape (3, 4) float32 header built by hand")
-    {
+TEST_CASE("npy serialize matches numpy.save byte for byte", "[npy]") {
+    SECTION("shape (3, 4) float32 header built by hand") {
         // numpy 1.24: magic, version 1.0, header length 118 (uint16 LE), the dict, 20 spaces of
         // growth room plus padding so the preamble is 128 bytes, then '\n'.
         std::string expected = std::string("\x93NUMPY\x01\x00", 8);
@@ -203,16 +185,14 @@ TEST_CASE("npy serialize matches numpy.save byte for byte", "[npy]")
         for (double d : data) expected += le_bytes_f4(static_cast<float>(d));
         REQUIRE(npy::serialize({3, 4}, data, npy::dtype::float32) == expected);
     }
-    SECTION("whole file written by numpy for [[1, 2], [3, -4.5]] float32")
-    {
+    SECTION("whole file written by numpy for [[1, 2], [3, -4.5]] float32") {
         const std::string numpy_file = from_hex(
             "934e554d5059010076007b276465736372273a20273c6634272c2027666f727472616e5f6f72646572273a2046616c73"
             "652c20277368617065273a2028322c2032292c207d202020202020202020202020202020202020202020202020202020"
             "202020202020202020202020202020202020202020202020202020202020200a0000803f0000004000004040000090c0");
         REQUIRE(npy::serialize({2, 2}, {1, 2, 3, -4.5}, npy::dtype::float32) == numpy_file);
     }
-    SECTION("headers numpy writes for other shapes")
-    {
+    SECTION("headers numpy writes for other shapes") {
         struct sample {
             std::vector<std::size_t> shape;
             npy::dtype type;
@@ -244,26 +224,22 @@ TEST_CASE("npy serialize matches numpy.save byte for byte", "[npy]")
             REQUIRE(bytes.size() == s.preamble + item * product(s.shape));
         }
     }
-    SECTION("shape and data size must agree")
-    {
+    SECTION("shape and data size must agree") {
         REQUIRE_THROWS_AS(npy::serialize({3, 4}, ramp(11), npy::dtype::float32), npy::error);
         REQUIRE_THROWS_WITH(npy::serialize({3, 4}, ramp(11), npy::dtype::float32), Catch::Contains("needs 12 values"));
     }
 }
 
-TEST_CASE("npy parses Fortran-order arrays into C order", "[npy]")
-{
-    SECTION("2x3 float64")
-    {
+TEST_CASE("npy parses Fortran-order arrays into C order", "[npy]") {
+    SECTION("2x3 float64") {
         // C-order [[1, 2, 3], [4, 5, 6]] stored column by column.
-        const std::string bytes = make_npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
-                                           f8_data({1, 4, 2, 5, 3, 6}));
+        const std::string bytes =
+            make_npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", f8_data({1, 4, 2, 5, 3, 6}));
         const npy::array a = npy::parse(bytes, "f.npy");
         REQUIRE(a.shape == std::vector<std::size_t>{2, 3});
         REQUIRE(a.data == std::vector<double>{1, 2, 3, 4, 5, 6});
     }
-    SECTION("2x3x4 float32")
-    {
+    SECTION("2x3x4 float32") {
         const std::size_t d0 = 2, d1 = 3, d2 = 4;
         std::vector<float> fortran(d0 * d1 * d2);
         for (std::size_t i = 0; i < d0; ++i)
@@ -279,10 +255,9 @@ TEST_CASE("npy parses Fortran-order arrays into C order", "[npy]")
                 for (std::size_t k = 0; k < d2; ++k)
                     REQUIRE(a.data[(i * d1 + j) * d2 + k] == static_cast<double>(100 * i + 10 * j + k));
     }
-    SECTION("1-D and 0-d Fortran arrays are unchanged")
-    {
-        const npy::array a =
-            npy::parse(make_npy("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", f4_data({1, 2, 3})), "f.npy");
+    SECTION("1-D and 0-d Fortran arrays are unchanged") {
+        const npy::array a = npy::parse(
+            make_npy("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", f4_data({1, 2, 3})), "f.npy");
         REQUIRE(a.data == std::vector<double>{1, 2, 3});
         const npy::array b =
             npy::parse(make_npy("{'descr': '<f4', 'fortran_order': True, 'shape': (), }", f4_data({7})), "f.npy");
@@ -291,17 +266,16 @@ TEST_CASE("npy parses Fortran-order arrays into C order", "[npy]")
     }
 }
 
-TEST_CASE("npy parses big-endian data", "[npy]")
-{
-    SECTION(">f8")
-    {
-        const std::string data = reversed(le_bytes_f8(1.5)) + reversed(le_bytes_f8(-0.1)) + reversed(le_bytes_f8(1e300));
-        const npy::array a = npy::parse(make_npy("{'descr': '>f8', 'fortran_order': False, 'shape': (3,), }", data), "be.npy");
+TEST_CASE("npy parses big-endian data", "[npy]") {
+    SECTION(">f8") {
+        const std::string data =
+            reversed(le_bytes_f8(1.5)) + reversed(le_bytes_f8(-0.1)) + reversed(le_bytes_f8(1e300));
+        const npy::array a =
+            npy::parse(make_npy("{'descr': '>f8', 'fortran_order': False, 'shape': (3,), }", data), "be.npy");
         REQUIRE(a.type == npy::dtype::float64);
         REQUIRE(a.data == std::vector<double>{1.5, -0.1, 1e300});
     }
-    SECTION(">f4")
-    {
+    SECTION(">f4") {
         const std::string data = reversed(le_bytes_f4(2.25f)) + reversed(le_bytes_f4(-3.0f));
         const npy::array a =
             npy::parse(make_npy("{'descr': '>f4', 'fortran_order': False, 'shape': (1, 2), }", data), "be.npy");
@@ -310,8 +284,7 @@ TEST_CASE("npy parses big-endian data", "[npy]")
     }
 }
 
-TEST_CASE("npy header parser is flexible about the dict text", "[npy]")
-{
+TEST_CASE("npy header parser is flexible about the dict text", "[npy]") {
     const std::string data12 = f4_data(std::vector<float>(12, 1.0f));
     const std::vector<std::string> dicts = {
         "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }",
@@ -329,8 +302,7 @@ TEST_CASE("npy header parser is flexible about the dict text", "[npy]")
             }
         }
     }
-    SECTION("scalar, 1-D and empty shapes")
-    {
+    SECTION("scalar, 1-D and empty shapes") {
         const npy::array s =
             npy::parse(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", f8_data({4.5})), "s.npy");
         REQUIRE(s.shape.empty());
@@ -338,33 +310,29 @@ TEST_CASE("npy header parser is flexible about the dict text", "[npy]")
         const npy::array v =
             npy::parse(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", f8_data({1, 2})), "v.npy");
         REQUIRE(v.shape == std::vector<std::size_t>{2});
-        const npy::array e = npy::parse(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 5), }", ""), "e.npy");
+        const npy::array e =
+            npy::parse(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 5), }", ""), "e.npy");
         REQUIRE(e.shape == std::vector<std::size_t>{0, 5});
         REQUIRE(e.data.empty());
     }
 }
 
-TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
-{
+TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]") {
     const std::string good = make_npy(header_34, f4_data(std::vector<float>(12, 0.5f)));
     auto bad = [](const std::string& bytes) { return [bytes] { npy::parse(bytes, "bad.npy"); }; };
     auto with_dict = [](const std::string& dict, const std::string& data) { return make_npy(dict, data); };
     const std::string data12 = f4_data(std::vector<float>(12, 0.5f));
 
-    SECTION("a valid file parses")
-    {
-        REQUIRE(npy::parse(good, "bad.npy").data.size() == 12);
-    }
-    SECTION("not an .npy file")
-    {
+    SECTION("a valid file parses") { REQUIRE(npy::parse(good, "bad.npy").data.size() == 12); }
+    SECTION("not an .npy file") {
         REQUIRE_THROWS_AS(bad("PK\x03\x04 zip archive")(), npy::error);
-        REQUIRE_THROWS_WITH(bad("PK\x03\x04 zip archive")(), Catch::Contains("bad.npy") && Catch::Contains("bad magic") &&
-                                                                  Catch::Contains("numpy.save"));
+        REQUIRE_THROWS_WITH(
+            bad("PK\x03\x04 zip archive")(),
+            Catch::Contains("bad.npy") && Catch::Contains("bad magic") && Catch::Contains("numpy.save"));
         REQUIRE_THROWS_WITH(bad("")(), Catch::Contains("bad.npy") && Catch::Contains("not a .npy file"));
         REQUIRE_THROWS_WITH(bad("\x93NUM")(), Catch::Contains("bad.npy") && Catch::Contains("truncated header"));
     }
-    SECTION("unsupported version")
-    {
+    SECTION("unsupported version") {
         std::string v4 = good;
         v4[6] = 4;
         REQUIRE_THROWS_WITH(bad(v4)(), Catch::Contains("bad.npy") && Catch::Contains("version 4.0"));
@@ -375,37 +343,37 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
         v0[6] = 0;
         REQUIRE_THROWS_WITH(bad(v0)(), Catch::Contains("bad.npy") && Catch::Contains("unsupported"));
     }
-    SECTION("truncated header")
-    {
-        REQUIRE_THROWS_WITH(bad(good.substr(0, 9))(), Catch::Contains("bad.npy") && Catch::Contains("truncated header"));
-        REQUIRE_THROWS_WITH(bad(good.substr(0, 60))(), Catch::Contains("bad.npy") && Catch::Contains("truncated header"));
+    SECTION("truncated header") {
+        REQUIRE_THROWS_WITH(bad(good.substr(0, 9))(),
+                            Catch::Contains("bad.npy") && Catch::Contains("truncated header"));
+        REQUIRE_THROWS_WITH(bad(good.substr(0, 60))(),
+                            Catch::Contains("bad.npy") && Catch::Contains("truncated header"));
         std::string long_len = good;
         long_len[9] = '\x7f';  // header length ~32k, far past the end of the file
         REQUIRE_THROWS_WITH(bad(long_len)(), Catch::Contains("bad.npy") && Catch::Contains("truncated header"));
     }
-    SECTION("malformed header dict")
-    {
+    SECTION("malformed header dict") {
         const std::vector<std::string> dicts = {
-            "{'descr': '<f4', 'fortran_order': False, }",                     // missing shape
-            "{'descr': '<f4', 'shape': (3, 4), }",                            // missing fortran_order
-            "{'fortran_order': False, 'shape': (3, 4), }",                    // missing descr
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, }",        // unterminated tuple
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), ",     // no closing brace
-            "'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)",        // no braces at all
-            "{'descr': '<f4', 'fortran_order': False, 'shape': [3, 4], }",    // list, not tuple
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, -4), }",   // negative
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (3 4), }",     // missing comma
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (,), }",       // empty element
+            "{'descr': '<f4', 'fortran_order': False, }",  // missing shape
+            "{'descr': '<f4', 'shape': (3, 4), }",  // missing fortran_order
+            "{'fortran_order': False, 'shape': (3, 4), }",  // missing descr
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, }",  // unterminated tuple
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), ",  // no closing brace
+            "'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)",  // no braces at all
+            "{'descr': '<f4', 'fortran_order': False, 'shape': [3, 4], }",  // list, not tuple
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, -4), }",  // negative
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3 4), }",  // missing comma
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (,), }",  // empty element
             "{'descr': '<f4', 'fortran_order': False, 'shape': '(3, 4)', }",  // string
-            "{'descr': '<f4', 'fortran_order': 0, 'shape': (3, 4), }",        // not a bool
+            "{'descr': '<f4', 'fortran_order': 0, 'shape': (3, 4), }",  // not a bool
             "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), 'x': 1}",  // unknown key
             "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)}",  // duplicate
-            "{'descr: '<f4', 'fortran_order': False, 'shape': (3, 4), }",     // broken quote
-            "{'descr': '<f4' 'fortran_order': False, 'shape': (3, 4), }",     // missing comma
+            "{'descr: '<f4', 'fortran_order': False, 'shape': (3, 4), }",  // broken quote
+            "{'descr': '<f4' 'fortran_order': False, 'shape': (3, 4), }",  // missing comma
             "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } x",  // text after the dict
-            "{'descr': '<f4', 'fortran_order': , 'shape': (3, 4), }",         // missing value
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)), }",   // unbalanced
-            "",                                                               // empty header
+            "{'descr': '<f4', 'fortran_order': , 'shape': (3, 4), }",  // missing value
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)), }",  // unbalanced
+            "",  // empty header
         };
         for (const auto& dict : dicts) {
             INFO(dict);
@@ -413,10 +381,9 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
                                 Catch::Contains("bad.npy") && Catch::Contains("malformed header"));
         }
     }
-    SECTION("unsupported dtype")
-    {
-        const std::vector<std::string> descrs = {"'<i8'", "'<f2'", "'|b1'", "'|O'", "'<c8'", "'float32'",
-                                                 "[('a', '<f4')]"};
+    SECTION("unsupported dtype") {
+        const std::vector<std::string> descrs = {"'<i8'", "'<f2'",     "'|b1'",         "'|O'",
+                                                 "'<c8'", "'float32'", "[('a', '<f4')]"};
         for (const auto& descr : descrs) {
             INFO(descr);
             const std::string dict = "{'descr': " + descr + ", 'fortran_order': False, 'shape': (3, 4), }";
@@ -425,20 +392,18 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
                                     Catch::Contains("astype('float32')"));
         }
     }
-    SECTION("data shorter than the shape needs")
-    {
+    SECTION("data shorter than the shape needs") {
         const std::string short_file = with_dict(header_34, f4_data(std::vector<float>(5, 0.0f)));
         REQUIRE_THROWS_WITH(bad(short_file)(),
                             Catch::Contains("bad.npy: truncated: header says shape (3, 4) float32 = 48 bytes of data "
                                             "but the file has 20"));
     }
-    SECTION("trailing bytes after the data")
-    {
-        REQUIRE_THROWS_WITH(bad(good + "xyz")(), Catch::Contains("bad.npy") && Catch::Contains("trailing bytes") &&
-                                                     Catch::Contains("48 bytes of data but the file has 51"));
+    SECTION("trailing bytes after the data") {
+        REQUIRE_THROWS_WITH(bad(good + "xyz")(),
+                            Catch::Contains("bad.npy") && Catch::Contains("trailing bytes") &&
+                                Catch::Contains("48 bytes of data but the file has 51"));
     }
-    SECTION("absurd shapes are rejected without allocating")
-    {
+    SECTION("absurd shapes are rejected without allocating") {
         const std::string huge =
             with_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 100000000000), }", "tiny");
         REQUIRE_THROWS_WITH(bad(huge)(), Catch::Contains("bad.npy") && Catch::Contains("truncated"));
@@ -452,13 +417,12 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
             with_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999999999, 1), }", "");
         REQUIRE_THROWS_WITH(bad(overflow_literal)(), Catch::Contains("bad.npy") && Catch::Contains("too large"));
     }
-    SECTION("files on disk")
-    {
+    SECTION("files on disk") {
         temp_dir dir;
         const std::string missing = dir.file("missing.npy");
         REQUIRE_THROWS_AS(npy::read(missing), npy::error);
-        REQUIRE_THROWS_WITH(npy::read(missing), Catch::Contains("cannot open " + missing) &&
-                                                    Catch::Contains("No such file or directory"));
+        REQUIRE_THROWS_WITH(npy::read(missing),
+                            Catch::Contains("cannot open " + missing) && Catch::Contains("No such file or directory"));
         REQUIRE_THROWS_WITH(npy::read(dir.path.string()), Catch::Contains(dir.path.string()));
         const std::string text = dir.file("notes.npy");
         write_bytes(text, "hello, this is text\n");
@@ -471,10 +435,8 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
     }
 }
 
-TEST_CASE("npy never crashes on garbage or damaged files", "[npy][fuzz]")
-{
-    SECTION("random bytes")
-    {
+TEST_CASE("npy never crashes on garbage or damaged files", "[npy][fuzz]") {
+    SECTION("random bytes") {
         lcg rng(12345);
         for (std::size_t len = 0; len <= 200; ++len) {
             for (int rep = 0; rep < 5; ++rep) {
@@ -489,8 +451,7 @@ TEST_CASE("npy never crashes on garbage or damaged files", "[npy][fuzz]")
             }
         }
     }
-    SECTION("random header text from dict-like characters")
-    {
+    SECTION("random header text from dict-like characters") {
         lcg rng(777);
         const std::string alphabet = "{}()[],:'\" 0123456789L<>f48descrfortran_ordershapeTrueFalse\n\\";
         const std::string data = f4_data(std::vector<float>(12, 0.0f));
@@ -508,8 +469,7 @@ TEST_CASE("npy never crashes on garbage or damaged files", "[npy][fuzz]")
             parse_outcome(make_npy(mutated, data));
         }
     }
-    SECTION("every single-byte change and every truncation of valid files")
-    {
+    SECTION("every single-byte change and every truncation of valid files") {
         std::vector<std::string> valid = {
             npy::serialize({3, 4}, ramp(12), npy::dtype::float32),
             npy::serialize({2}, ramp(2), npy::dtype::float64),

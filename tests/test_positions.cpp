@@ -35,7 +35,7 @@ const std::string fixtures = ATTN_FIXTURES;
 test::command_result run_cli(const std::string& args, const std::string& env = "") {
     static int counter = 0;
     const std::string err = std::filesystem::temp_directory_path() /
-                            ("attn-pos-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+        ("attn-pos-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
     test::command_result r = test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + env + " " + ATTN_EXE +
                                            " " + args + " </dev/null 2>" + err);
     std::ifstream in(err);
@@ -51,8 +51,9 @@ std::size_t widest(const std::string& text, bool skip_code = false) {
     std::istringstream in(text);
     std::size_t w = 0;
     for (std::string line; std::getline(in, line);) {
-        if (skip_code && (line.rfind("pytorch ", 0) == 0 || line.rfind("formula ", 0) == 0 ||
-                          line.rfind("buggy ", 0) == 0 || line.rfind("fixed ", 0) == 0))
+        if (skip_code &&
+            (line.rfind("pytorch ", 0) == 0 || line.rfind("formula ", 0) == 0 || line.rfind("buggy ", 0) == 0 ||
+             line.rfind("fixed ", 0) == 0))
             continue;
         w = std::max(w, attn::display_width(line));
     }
@@ -95,8 +96,8 @@ TEST_CASE("sinusoidal tables agree with the Annotated Transformer's", "[position
         INFO(id);
         CHECK(diff(r.runs[0].t.at(id).value, load(dir + id + ".npy")) < 1e-5);
     }
-    CHECK(r.runs[0].diag_spread < 1e-5);     // PE(i)·PE(j) depends on i − j only
-    CHECK(r.runs[0].rotation_error < 1e-12); // PE(i + k) = R(k)·PE(i)
+    CHECK(r.runs[0].diag_spread < 1e-5);  // PE(i)·PE(j) depends on i − j only
+    CHECK(r.runs[0].rotation_error < 1e-12);  // PE(i + k) = R(k)·PE(i)
 }
 
 TEST_CASE("RoPE in both pairings agrees with PyTorch", "[positions][golden][rope]") {
@@ -109,9 +110,9 @@ TEST_CASE("RoPE in both pairings agrees with PyTorch", "[positions][golden][rope
                 INFO(style << " " << id);
                 CHECK(diff(t.at(id).value, load(fixtures + "/" + folder + "/expected/" + id + ".npy")) < 2e-5);
             }
-            CHECK(r.runs[0].style_diff > 1e-2);       // the two pairings differ on the same weights
-            CHECK(r.runs[0].converted_diff < 1e-4);   // permuting W's columns converts one into the other
-            CHECK(r.runs[0].norm_diff < 1e-5);        // rotations keep norms
+            CHECK(r.runs[0].style_diff > 1e-2);  // the two pairings differ on the same weights
+            CHECK(r.runs[0].converted_diff < 1e-4);  // permuting W's columns converts one into the other
+            CHECK(r.runs[0].norm_diff < 1e-5);  // rotations keep norms
         }
     }
 }
@@ -123,7 +124,8 @@ TEST_CASE("ALiBi slopes and biases follow the paper for h = 8 and h = 12", "[pos
         const std::vector<double> ours = attn::alibi_slopes(h);
         REQUIRE(ours.size() == h);
         for (std::size_t i = 0; i < h; ++i) CHECK(ours[i] == Approx(slopes(i)).epsilon(1e-12));
-        CHECK(diff(attn::tensor(attn::alibi_bias(ours, 5, 5, false)), load(dir + "alibi_bias_" + std::to_string(h) + ".npy")) < 1e-12);
+        CHECK(diff(attn::tensor(attn::alibi_bias(ours, 5, 5, false)),
+                   load(dir + "alibi_bias_" + std::to_string(h) + ".npy")) < 1e-12);
     }
     CHECK(attn::alibi_slopes(8).front() == 0.5);
     CHECK(attn::alibi_slopes(8).back() == 1.0 / 256);
@@ -134,7 +136,8 @@ TEST_CASE("RoPE scores depend on m − n only: shifting every position changes n
     const auto q = test::randn(7, 8, 1), k = test::randn(7, 8, 2);
     for (attn::rope_style s : {attn::rope_style::half, attn::rope_style::interleaved})
         for (std::size_t shift : {1, 5, 100}) {
-            const auto s0 = attn::attention_scores(attn::rope_rotate(q, 0, 10000.0, s), attn::rope_rotate(k, 0, 10000.0, s));
+            const auto s0 =
+                attn::attention_scores(attn::rope_rotate(q, 0, 10000.0, s), attn::rope_rotate(k, 0, 10000.0, s));
             const auto s1 = attn::attention_scores(attn::rope_rotate(q, shift, 10000.0, s),
                                                    attn::rope_rotate(k, shift, 10000.0, s));
             CHECK(attn::max_abs_diff(s0, s1) < 1e-10);
@@ -206,7 +209,9 @@ TEST_CASE("positions: JSON has step's format plus equivariance; --save writes th
     CHECK(j["equivariance"]["causal_max_diff"].get<double>() > 1e-3);
     std::vector<std::string> ids;
     for (const auto& s : j["steps"]) ids.push_back(s["id"]);
-    CHECK(ids == std::vector<std::string>{"X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled_scores", "weights", "output"});
+    CHECK(
+        ids ==
+        std::vector<std::string>{"X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled_scores", "weights", "output"});
     CHECK(j["steps"][4]["formula"].get<std::string>().size() > 0);
 
     const auto tour = run_cli("positions --format json");
@@ -232,7 +237,8 @@ TEST_CASE("positions: JSON has step's format plus equivariance; --save writes th
 
 TEST_CASE("positions: every line of every page fits 60 and 80 columns", "[positions][cli]") {
     for (const char* cols : {"60", "80"})
-        for (const char* enc : {"", "--encoding alibi --heads 12", "--encoding rope --rope-style interleaved --d-k 16"}) {
+        for (const char* enc :
+             {"", "--encoding alibi --heads 12", "--encoding rope --rope-style interleaved --d-k 16"}) {
             const auto r = run_cli(std::string("positions --no-pause ") + enc, std::string("COLUMNS=") + cols);
             INFO(cols << " " << enc);
             REQUIRE(r.code == 0);
@@ -246,7 +252,8 @@ TEST_CASE("heads --rope agrees with multi-head attention with RoPE in PyTorch", 
         const char* style;
         const char* mask;
     };
-    for (const rope_case& rc : {rope_case{"heads_rope", "half", "causal"}, rope_case{"heads_rope_interleaved", "interleaved", "none"}}) {
+    for (const rope_case& rc :
+         {rope_case{"heads_rope", "half", "causal"}, rope_case{"heads_rope_interleaved", "interleaved", "none"}}) {
         SECTION(rc.name) {
             attn::step_request r;
             r.multihead = true;
@@ -293,7 +300,8 @@ TEST_CASE("step --rope: Q_rot and K_rot are steps and the scores use them", "[po
     CHECK_THROWS_AS(attn::validate(odd), attn::error);
 }
 
-TEST_CASE("kv-cache --rope: cached decoding equals full causal attention with RoPE", "[positions][golden][rope][kvcache]") {
+TEST_CASE("kv-cache --rope: cached decoding equals full causal attention with RoPE",
+          "[positions][golden][rope][kvcache]") {
     attn::kv_request q;
     q.load_dir = fixtures + "/kvcache_rope";
     q.heads = 2;

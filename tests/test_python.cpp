@@ -120,8 +120,8 @@ TEST_CASE("python script of a shape-error mistake expects PyTorch's message", "[
     const attn::trace t = run(r);
     REQUIRE_FALSE(t.mistake.error.empty());
     const std::string py = attn::render_python(t, en(), "mistake no-transpose");
-    CHECK(py.find("try:\n    scores = Q @ K\nexcept RuntimeError as e:\n    if \"" + t.mistake.error + "\" not in str(e):") !=
-          std::string::npos);
+    CHECK(py.find("try:\n    scores = Q @ K\nexcept RuntimeError as e:\n    if \"" + t.mistake.error +
+                  "\" not in str(e):") != std::string::npos);
 }
 
 TEST_CASE("kv-cache python script: q k v weights and output per step then the full run", "[python][kvcache]") {

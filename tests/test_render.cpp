@@ -44,7 +44,8 @@ TEST_CASE("display width ignores colour and counts wide characters", "[render]")
 TEST_CASE("a matrix is laid out with labels - exactly", "[render]") {
     attn::matrix_style s;
     s.precision = 2;
-    const auto lines = attn::format_matrix(matrix<double>{{1, -0.5}, {0.25, -std::numeric_limits<double>::infinity()}}, s);
+    const auto lines =
+        attn::format_matrix(matrix<double>{{1, -0.5}, {0.25, -std::numeric_limits<double>::infinity()}}, s);
     REQUIRE(lines.size() == 3);
     CHECK(lines[0] == "         0      1");
     CHECK(lines[1] == "  0   1.00  -0.50");
@@ -83,7 +84,7 @@ TEST_CASE("wide and tall matrices are elided with … unless full", "[render]") 
     CHECK(lines.size() <= 12);
     CHECK(lines[0].find("49") != std::string::npos);  // the last column is kept, as PyTorch does
     CHECK(lines[0].find("…") != std::string::npos);
-    CHECK(lines.back().find("49") == 2);              // and the last row
+    CHECK(lines.back().find("49") == 2);  // and the last row
     s.full = true;
     const auto all = attn::format_matrix(m, s, &elided);
     CHECK_FALSE(elided);
@@ -158,7 +159,7 @@ TEST_CASE("the JSON document has config and steps with data matching shape", "[r
     }
     CHECK(ids == attn::step_ids());
     CHECK(doc["steps"][9]["data"][0][2] == "-inf");  // masked_scores above the diagonal
-    CHECK(doc["steps"][10]["data"][0][2] == 0);      // zero weight on the future
+    CHECK(doc["steps"][10]["data"][0][2] == 0);  // zero weight on the future
 }
 
 TEST_CASE("text pages: one per step plus summary - colour only when asked", "[render]") {
@@ -185,12 +186,13 @@ TEST_CASE("text pages: one per step plus summary - colour only when asked", "[re
 TEST_CASE("page tables and listings wrap to the terminal - rows of blocks stay inside it", "[render][doc]") {
     attn::doc::document d;
     attn::doc::page p;
-    p.blocks.push_back(attn::doc::table({"what", "value", "formula"},
-                                        {{"tiled kernel's extra memory, one layer", "288.00 KiB",
-                                          "B·h·(2·n·4 + Br·Bc·4): m and l per row, one tile"},
-                                         {"Q projection", "14.5 GFLOP", "2·L·B·n·d²"}},
-                                        "lrl"));
-    p.blocks.push_back(attn::doc::listing({"  acc       = [0.0588, -1.2665, -2.7022, -0.9796, -2.4981, 1.0596, 2.3924, 1.0727]"}));
+    p.blocks.push_back(attn::doc::table(
+        {"what", "value", "formula"},
+        {{"tiled kernel's extra memory, one layer", "288.00 KiB", "B·h·(2·n·4 + Br·Bc·4): m and l per row, one tile"},
+         {"Q projection", "14.5 GFLOP", "2·L·B·n·d²"}},
+        "lrl"));
+    p.blocks.push_back(
+        attn::doc::listing({"  acc       = [0.0588, -1.2665, -2.7022, -0.9796, -2.4981, 1.0596, 2.3924, 1.0727]"}));
     const matrix<double> a = xt::ones<double>({std::size_t{6}, std::size_t{12}});
     attn::doc::block b = attn::doc::matrix_of("tiled", a);
     b.against = matrix<double>(a * 2.0);
@@ -250,19 +252,25 @@ std::vector<std::string> md_lines(const std::string& s) {
 }  // namespace
 
 TEST_CASE("markdown folds paragraphs, quotes and list items to the width, as Markdown reads them", "[render][fold]") {
-    const std::string en = "**note:** Each row of X is one token's vector, so row i is token i. Without a mask, attention "
-                           "is permutation-equivariant: shuffle the rows of X and the rows of the output shuffle the same "
-                           "way, x - y and `torch.softmax(scores, dim=-1)` stay whole.";
-    const std::string zh = "> **陷阱:** 这里 X 的形状是 (seq, features)；加上 batch 维后，batch 在前的布局是 (batch, seq, "
-                           "features)，但 nn.MultiheadAttention 默认 batch_first=False。把 seq 和 features 弄反了，"
-                           "在 n = d_model 时矩阵照样能相乘，于是后面的每一步都是错的，却不会有任何报错，手算验证。";
-    const std::string list = "- item: a list item long enough to need a second line, which continues under its own text "
-                             "and not under the dash";
-    const std::string fence = "```python\nX = torch.randn(n, d_model)        # or the output of an embedding layer, which "
-                              "is long\n```";
-    const std::string table = "| X | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 | 18 | 19 |";
+    const std::string en =
+        "**note:** Each row of X is one token's vector, so row i is token i. Without a mask, attention "
+        "is permutation-equivariant: shuffle the rows of X and the rows of the output shuffle the same "
+        "way, x - y and `torch.softmax(scores, dim=-1)` stay whole.";
+    const std::string zh =
+        "> **陷阱:** 这里 X 的形状是 (seq, features)；加上 batch 维后，batch 在前的布局是 (batch, seq, "
+        "features)，但 nn.MultiheadAttention 默认 batch_first=False。把 seq 和 features 弄反了，"
+        "在 n = d_model 时矩阵照样能相乘，于是后面的每一步都是错的，却不会有任何报错，手算验证。";
+    const std::string list =
+        "- item: a list item long enough to need a second line, which continues under its own text "
+        "and not under the dash";
+    const std::string fence =
+        "```python\nX = torch.randn(n, d_model)        # or the output of an embedding layer, which "
+        "is long\n```";
+    const std::string table =
+        "| X | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 | 18 | 19 |";
     const std::string heading = "## Step 1 of 9 · X: the input, one row per token, which is a heading kept on one line";
-    const std::string md = "# t\n\n" + en + "\n\n" + zh + "\n\n" + list + "\n\n" + fence + "\n\n" + table + "\n\n" + heading + "\n";
+    const std::string md =
+        "# t\n\n" + en + "\n\n" + zh + "\n\n" + list + "\n\n" + fence + "\n\n" + table + "\n\n" + heading + "\n";
     const std::string out = attn::fold_markdown(md, 80);
     INFO(out);
     for (const std::string& l : md_lines(out))
@@ -275,14 +283,14 @@ TEST_CASE("markdown folds paragraphs, quotes and list items to the width, as Mar
     for (const std::string& l : md_lines(out)) {
         if (l.rfind("```", 0) == 0) in_fence = !in_fence;
         CHECK_FALSE((l.rfind("- ", 0) == 0 && l.rfind("- item", 0) != 0));  // no new list item
-        if (!in_fence && l.rfind("> ", 0) != 0 && l.rfind("- ", 0) != 0 && l.rfind("  ", 0) != 0 && !l.empty() && l[0] != '#' &&
-            l[0] != '|' && l[0] != '`')
+        if (!in_fence && l.rfind("> ", 0) != 0 && l.rfind("- ", 0) != 0 && l.rfind("  ", 0) != 0 && !l.empty() &&
+            l[0] != '#' && l[0] != '|' && l[0] != '`')
             en_back = attn::join_source_lines(en_back, l);
         if (l.rfind("> ", 0) == 0) zh_back = attn::join_source_lines(zh_back, l.substr(2));  // every line of the quote
         if (l.rfind("  ", 0) == 0 && !in_fence) CHECK(l[2] != ' ');  // a list item continues under its text
     }
-    CHECK(en_back == en);                      // the words, in order, each line break a space
-    CHECK(zh_back == zh.substr(2));            // Chinese rejoins without spaces
+    CHECK(en_back == en);  // the words, in order, each line break a space
+    CHECK(zh_back == zh.substr(2));  // Chinese rejoins without spaces
     // Chinese breaks after a clause's punctuation where it can, never before it.
     for (const std::string& l : md_lines(out)) {
         CHECK(l.rfind("> ，", 0) != 0);

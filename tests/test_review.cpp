@@ -97,14 +97,15 @@ TEST_CASE("review 3: cross-attention readings name memory positions and never it
     CHECK(self);
 }
 
-TEST_CASE("review 4: the sqrt(d_k) sentence matches the measured variance at every width and init", "[review][scaling]") {
+TEST_CASE("review 4: the sqrt(d_k) sentence matches the measured variance at every width and init",
+          "[review][scaling]") {
     struct run_case {
         std::int64_t d_model, d_k, n;
         const char* init;
     };
-    const std::vector<run_case> cases = {{4, 4, 3, "randn"},    {8, 8, 4, "randn"},    {64, 64, 16, "randn"},
-                                         {64, 8, 16, "randn"},  {128, 128, 32, "randn"}, {4, 4, 3, "xavier"},
-                                         {8, 8, 4, "xavier"},   {64, 64, 16, "xavier"}, {64, 8, 16, "xavier"},
+    const std::vector<run_case> cases = {{4, 4, 3, "randn"},       {8, 8, 4, "randn"},      {64, 64, 16, "randn"},
+                                         {64, 8, 16, "randn"},     {128, 128, 32, "randn"}, {4, 4, 3, "xavier"},
+                                         {8, 8, 4, "xavier"},      {64, 64, 16, "xavier"},  {64, 8, 16, "xavier"},
                                          {128, 128, 32, "xavier"}, {32, 32, 64, "xavier"}};
     std::set<std::string> seen;
     for (const run_case& k : cases) {
@@ -115,7 +116,8 @@ TEST_CASE("review 4: the sqrt(d_k) sentence matches the measured variance at eve
         const double var_after = variance_of(sc.value);
         const double var_q = variance_of(t.at("Q").value), var_k = variance_of(t.at("K").value);
         const bool near_one = var_after >= 0.5 && var_after <= 2.0;
-        const std::string expected = near_one ? "holds" : (var_q * var_k >= 0.5 && var_q * var_k <= 2.0 ? "sample" : "breaks");
+        const std::string expected =
+            near_one ? "holds" : (var_q * var_k >= 0.5 && var_q * var_k <= 2.0 ? "sample" : "breaks");
         INFO(k.init << " d_model " << k.d_model << " d_k " << k.d_k << " n " << k.n << ": var after " << var_after
                     << ", var q " << var_q << ", var k " << var_k);
         CHECK(sc.values.at("scale_check") == expected);
@@ -147,7 +149,8 @@ TEST_CASE("review 4: the sqrt(d_k) sentence matches the measured variance at eve
     CHECK(attn::scale_check_of(0.1, 0.1, 0.01) == attn::scale_check::breaks);
 }
 
-TEST_CASE("review 6: no-zero-grad hurts at its default lr and looks like help at 1e-3 as the lesson says", "[review][train]") {
+TEST_CASE("review 6: no-zero-grad hurts at its default lr and looks like help at 1e-3 as the lesson says",
+          "[review][train]") {
     int worse_at_default = 0, above_start = 0, better_at_small = 0;
     double min_fixed = 1, max_buggy = -1e9;
     for (std::uint64_t seed = 0; seed < 10; ++seed) {
@@ -179,7 +182,8 @@ TEST_CASE("review 6: no-zero-grad hurts at its default lr and looks like help at
     CHECK(max_buggy <= 0.125);
     CHECK(better_at_small == 9);
     const std::string train = folded("train.toml");
-    CHECK_THAT(train, Catch::Contains("falls by 63% to 99.9% and the buggy one by at most 12.5% (seven seeds end above"));
+    CHECK_THAT(train,
+               Catch::Contains("falls by 63% to 99.9% and the buggy one by at most 12.5% (seven seeds end above"));
     CHECK_THAT(train, Catch::Contains("fell further in 9 of the 10 seeds"));
     CHECK_THAT(train, Catch::Contains("momentum"));
     // The CLI runs the mistake at 0.01 unless --lr is given.
@@ -195,21 +199,25 @@ namespace {
 const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
     static const std::map<std::string, std::vector<std::string>> m = {
         {"scaling", {"step", "mistake no-scale", "mistake scale-by-d-model", "mistake scale-by-d-k", "variant"}},
-        {"masks", {"mask", "mistake mask-", "mistake causal-wrong-diagonal", "mistake all-masked-row",
-                   "mistake padding-on-queries", "variant linformer"}},
+        {"masks",
+         {"mask", "mistake mask-", "mistake causal-wrong-diagonal", "mistake all-masked-row",
+          "mistake padding-on-queries", "variant linformer"}},
         {"projections", {"step", "heads", "mistake linear-weight-layout", "variant mla"}},
-        {"heads", {"heads", "mistake heads-no-transpose", "mistake merge-no-transpose", "mistake scale-by-d-model",
-                   "mistake missing-output-projection", "kv-cache --heads"}},
+        {"heads",
+         {"heads", "mistake heads-no-transpose", "mistake merge-no-transpose", "mistake scale-by-d-model",
+          "mistake missing-output-projection", "kv-cache --heads"}},
         {"kvcache", {"kv-cache", "cost", "variant mla", "variant linear --mask causal", "mask -n 2 --kv-len"}},
         {"memory", {"flash", "cost", "mistake no-max-subtraction"}},
         {"complexity", {"cost", "flash", "variant"}},
         {"einsum", {"heads", "mistake no-transpose", "mistake heads-no-transpose"}},
         {"softmax", {"mistake softmax-wrong-dim", "mistake no-max-subtraction", "mistake no-scale", "step", "variant"}},
-        {"shapes", {"step", "heads", "mistake no-transpose", "mistake linear-weight-layout", "mistake merge-no-transpose",
-                    "kv-cache"}},
+        {"shapes",
+         {"step", "heads", "mistake no-transpose", "mistake linear-weight-layout", "mistake merge-no-transpose",
+          "kv-cache"}},
         {"positions", {"positions", "step --rope", "kv-cache --rope", "mistake rope-"}},
         {"batching", {"batching"}},
-        {"sparse", {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask"}},
+        {"sparse",
+         {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask"}},
     };
     return m;
 }
@@ -239,7 +247,8 @@ TEST_CASE("review 9: every see-it-live command runs and shows the question's top
         INFO(q.id << " (" << (q.topics.size() > 1 ? q.topics[1] : q.topics[0]) << "): " << q.command);
         CHECK(belongs(q));
         if (!ran.insert(q.command).second) continue;
-        const test::command_result r = run_cli(q.command.substr(std::string("attn-explain ").size()) + " --format json");
+        const test::command_result r =
+            run_cli(q.command.substr(std::string("attn-explain ").size()) + " --format json");
         CHECK(r.code == 0);
     }
     // The review's three: KV-cache, GQA and FlashAttention questions point at their own commands.
@@ -367,39 +376,68 @@ TEST_CASE("review 5 7 10 16 17: corrected prose replaces the false sentences", "
     };
     const std::vector<fix> fixes = {
         // 5: batch_first
-        {"step.toml", {"PyTorch's order is (batch, seq, features)"}, {"default to batch_first=False", "SDPA takes (N, …, L, E)"}},
-        {"heads.toml", {"PyTorch's order is (batch, seq, features)"}, {"batch-first layout (batch_first=True; SDPA takes (N, …, L, E))"}},
-        {"drill_engine.toml", {"In PyTorch's (batch, seq, features) order", "PyTorch puts the batch first"},
+        {"step.toml",
+         {"PyTorch's order is (batch, seq, features)"},
+         {"default to batch_first=False", "SDPA takes (N, …, L, E)"}},
+        {"heads.toml",
+         {"PyTorch's order is (batch, seq, features)"},
+         {"batch-first layout (batch_first=True; SDPA takes (N, …, L, E))"}},
+        {"drill_engine.toml",
+         {"In PyTorch's (batch, seq, features) order", "PyTorch puts the batch first"},
          {"In the batch-first layout (batch_first=True)", "default to batch_first=False"}},
         // 7: where position comes from
-        {"step.toml", {"position only enters through what was added to X"},
+        {"step.toml",
+         {"position only enters through what was added to X"},
          {"Without a mask, attention is permutation-equivariant", "rotating q and k (RoPE)", "(ALiBi)",
           "in a decoder from the causal mask itself"}},
         // 10: fully masked rows
-        {"mask.toml", {}, {"F.scaled_dot_product_attention in PyTorch ≥ 2.5 returns 0 for such a row", "flash-attn documents a zero output"}},
-        {"mistakes.toml", {}, {"F.scaled_dot_product_attention in PyTorch ≥ 2.5 returns 0 for a fully masked row", "flash-attn documents a zero output"}},
+        {"mask.toml",
+         {},
+         {"F.scaled_dot_product_attention in PyTorch ≥ 2.5 returns 0 for such a row",
+          "flash-attn documents a zero output"}},
+        {"mistakes.toml",
+         {},
+         {"F.scaled_dot_product_attention in PyTorch ≥ 2.5 returns 0 for a fully masked row",
+          "flash-attn documents a zero output"}},
         {"drill.toml", {}, {"F.scaled_dot_product_attention in PyTorch ≥ 2.5 returns 0 for such a row"}},
         // 16
-        {"kvcache.toml", {"No mask is needed at a decode step"}, {"still needs a padding mask over the cached keys",
-                                                                   "Ainslie et al. 2023, arXiv 2305.13245", "Shazeer 2019, arXiv 1911.02150"}},
-        {"mask.toml", {}, {"pad on the right for causal self-attention in training and prefill (generation pads on the left"}},
-        {"mistakes.toml", {"why do you need both at inference"}, {"which of them can change the outputs", "torch.no_grad() saves memory and time but changes no value"}},
+        {"kvcache.toml",
+         {"No mask is needed at a decode step"},
+         {"still needs a padding mask over the cached keys", "Ainslie et al. 2023, arXiv 2305.13245",
+          "Shazeer 2019, arXiv 1911.02150"}},
+        {"mask.toml",
+         {},
+         {"pad on the right for causal self-attention in training and prefill (generation pads on the left"}},
+        {"mistakes.toml",
+         {"why do you need both at inference"},
+         {"which of them can change the outputs", "torch.no_grad() saves memory and time but changes no value"}},
         {"grad.toml", {"V learns fastest early on"}, {"dW_V never passes through the softmax"}},
-        {"drill.toml", {"scores to GPU memory", "Memory becomes O(n)"}, {"scores to HBM", "Extra memory becomes O(n)",
-                                                                      "GQA (Ainslie et al. 2023, arXiv 2305.13245)",
-                                                                      "MQA (Shazeer 2019, arXiv 1911.02150)"}},
-        {"flash.toml", {"m and l per row, one tile\""}, {"FlashAttention-2 (arXiv 2307.08691)", "one logsumexp per row", "m, l per row (FA-1)"}},
+        {"drill.toml",
+         {"scores to GPU memory", "Memory becomes O(n)"},
+         {"scores to HBM", "Extra memory becomes O(n)", "GQA (Ainslie et al. 2023, arXiv 2305.13245)",
+          "MQA (Shazeer 2019, arXiv 1911.02150)"}},
+        {"flash.toml",
+         {"m and l per row, one tile\""},
+         {"FlashAttention-2 (arXiv 2307.08691)", "one logsumexp per row", "m, l per row (FA-1)"}},
         {"drill_engine.toml", {"has generated {t} tokens"}, {"(standard MHA, no GQA)", "(prompt plus generated)"}},
         {"kvcache.toml", {}, {"suggest_mqa = \"multi-query attention (one K/V head)\""}},
-        {"variant.toml", {}, {"GQA (Ainslie et al. 2023, arXiv 2305.13245) for g groups, MQA (Shazeer 2019, arXiv 1911.02150)"}},
+        {"variant.toml",
+         {},
+         {"GQA (Ainslie et al. 2023, arXiv 2305.13245) for g groups, MQA (Shazeer 2019, arXiv 1911.02150)"}},
         // 17
-        {"step.toml", {}, {"torch.sqrt(torch.tensor(d_k)) is a 0-dim float32 tensor", "a 0-dim CPU tensor may divide a CUDA tensor",
-                           "vanish, not explode"}},
+        {"step.toml",
+         {},
+         {"torch.sqrt(torch.tensor(d_k)) is a 0-dim float32 tensor", "a 0-dim CPU tensor may divide a CUDA tensor",
+          "vanish, not explode"}},
         {"grad.toml", {}, {"without output.retain_grad() before backward(), output.grad is None"}},
-        {"mistakes.toml", {}, {"epsilon 2⁻⁷ against float16's 2⁻¹⁰", "65504", "loss scaling", "torch.autocast",
-                               "dropout_p is applied whenever it is non-zero, eval or not"}},
-        {"drill.toml", {}, {"maximum path length between any two positions of O(1) against O(n)",
-                            "additive attention (Bahdanau et al. 2015", "the gradients vanish, they do not explode"}},
+        {"mistakes.toml",
+         {},
+         {"epsilon 2⁻⁷ against float16's 2⁻¹⁰", "65504", "loss scaling", "torch.autocast",
+          "dropout_p is applied whenever it is non-zero, eval or not"}},
+        {"drill.toml",
+         {},
+         {"maximum path length between any two positions of O(1) against O(n)",
+          "additive attention (Bahdanau et al. 2015", "the gradients vanish, they do not explode"}},
     };
     for (const fix& f : fixes) {
         const std::string text = folded(f.file);

@@ -32,9 +32,14 @@ struct sparse_case {
 };
 // The same list as SPARSE_PATTERNS in make_fixtures.py.
 const sparse_case sparse_cases[] = {
-    {"causal", "causal", 6},           {"window_3", "window:3", 8},     {"window_1", "window:1", 5},
-    {"local_2", "local:2", 8},         {"global_2_1", "global:2,1", 8}, {"dilated_3_2", "dilated:3,2", 10},
-    {"block_3", "block:3", 8},         {"bigbird_2_1_1", "bigbird:2,1,1", 12},
+    {"causal", "causal", 6},
+    {"window_3", "window:3", 8},
+    {"window_1", "window:1", 5},
+    {"local_2", "local:2", 8},
+    {"global_2_1", "global:2,1", 8},
+    {"dilated_3_2", "dilated:3,2", 10},
+    {"block_3", "block:3", 8},
+    {"bigbird_2_1_1", "bigbird:2,1,1", 12},
     {"bigbird_2_2_0", "bigbird:2,2,0", 12},
 };
 constexpr std::uint64_t fixture_seed = 35;  // SPARSE_SEED
@@ -110,8 +115,9 @@ TEST_CASE("sparse: step under each pattern agrees with PyTorch", "[sparse][golde
             const attn::trace t = attn::build_trace(c, in, 4);
             for (const attn::step& s : t.steps) {
                 INFO(sc.spec << ": step " << s.id);
-                CHECK(test::mismatch(s.value, load2(fixtures + "/sparse_step/expected/" + sc.slug + "/" + s.id + ".npy"),
-                                     1e-5, 1e-5) == "");
+                CHECK(test::mismatch(s.value,
+                                     load2(fixtures + "/sparse_step/expected/" + sc.slug + "/" + s.id + ".npy"), 1e-5,
+                                     1e-5) == "");
             }
         }
     }
@@ -172,9 +178,9 @@ TEST_CASE("sparse: hand-checked patterns on 5 tokens", "[sparse]") {
 
 TEST_CASE("sparse: closed forms match the counted masks", "[sparse]") {
     for (std::size_t n : {1u, 2u, 7u, 16u, 33u})
-        for (const std::string spec : {"none", "causal", "window:1", "window:3", "window:40", "local:1", "local:5",
-                                       "local:40", "global:1,1", "global:3,2", "dilated:3,2", "dilated:4,3", "block:1",
-                                       "block:4", "block:5"}) {
+        for (const std::string spec :
+             {"none", "causal", "window:1", "window:3", "window:40", "local:1", "local:5", "local:40", "global:1,1",
+              "global:3,2", "dilated:3,2", "dilated:4,3", "block:1", "block:4", "block:5"}) {
             const attn::mask_pattern p = pattern_of(spec);
             if (p.kind == attn::pattern_kind::global && p.globals > n) continue;
             if (p.kind == attn::pattern_kind::block && p.block > n) continue;
@@ -184,7 +190,8 @@ TEST_CASE("sparse: closed forms match the counted masks", "[sparse]") {
             if (p.kind == attn::pattern_kind::window) {
                 CHECK(attn::density(allowed) == Approx(attn::window_density(n, p.window)));
                 const auto reach = attn::receptive_fields(allowed, 5);
-                for (std::size_t l = 1; l <= 5; ++l) CHECK(reach[l - 1] == attn::window_receptive_field(n, p.window, l));
+                for (std::size_t l = 1; l <= 5; ++l)
+                    CHECK(reach[l - 1] == attn::window_receptive_field(n, p.window, l));
             }
         }
     // Hand-checked: window:3 over 8 tokens keeps 1 + 2 + 3·6 = 21 pairs; 2 layers reach 5 tokens.
@@ -192,8 +199,10 @@ TEST_CASE("sparse: closed forms match the counted masks", "[sparse]") {
     CHECK(attn::allowed_count(w3) == 21);
     CHECK(attn::receptive_fields(w3, 2) == std::vector<std::size_t>{3, 5});
     // block:2 never mixes blocks, however many layers; local:1 spreads one token each way per layer.
-    CHECK(attn::receptive_fields(attn::pattern_allowed(pattern_of("block:2"), 8, 8), 3) == std::vector<std::size_t>{2, 2, 2});
-    CHECK(attn::receptive_fields(attn::pattern_allowed(pattern_of("local:1"), 9, 9), 3) == std::vector<std::size_t>{3, 5, 7});
+    CHECK(attn::receptive_fields(attn::pattern_allowed(pattern_of("block:2"), 8, 8), 3) ==
+          std::vector<std::size_t>{2, 2, 2});
+    CHECK(attn::receptive_fields(attn::pattern_allowed(pattern_of("local:1"), 9, 9), 3) ==
+          std::vector<std::size_t>{3, 5, 7});
     CHECK_THROWS_AS(attn::pattern_pairs(pattern_of("bigbird:2,1,1"), 8), attn::error);
 }
 
@@ -203,7 +212,8 @@ TEST_CASE("sparse: invalid specs get a one-line error naming the rule", "[sparse
     CHECK_THROWS_WITH(attn::parse_pattern("local:-1"), Catch::Contains("not a whole number"));
     CHECK_THROWS_WITH(attn::parse_pattern("dilated:3"), Catch::Contains("takes 2 number(s)"));
     CHECK_THROWS_WITH(attn::parse_pattern("sparse:3"), Catch::Contains("unknown mask"));
-    CHECK_THROWS_WITH(attn::check_pattern(attn::parse_pattern("global:5,2"), 3, 3), Catch::Contains("G must be at most n"));
+    CHECK_THROWS_WITH(attn::check_pattern(attn::parse_pattern("global:5,2"), 3, 3),
+                      Catch::Contains("G must be at most n"));
     CHECK_THROWS_WITH(attn::check_pattern(attn::parse_pattern("bigbird:3,1,1"), 8, 8),
                       Catch::Contains("not a multiple of the block size B = 3"));
     CHECK_NOTHROW(attn::check_pattern(attn::parse_pattern("bigbird:3,1,1"), 9, 9));
@@ -220,7 +230,8 @@ TEST_CASE("sparse: invalid specs get a one-line error naming the rule", "[sparse
 TEST_CASE("sparse: flash skips fully blocked tiles and the result is unchanged", "[sparse][flash]") {
     const std::size_t n = 16, dk = 4, dv = 3;
     const attn::matrix<double> q = test::randn(n, dk, 1), k = test::randn(n, dk, 2), v = test::randn(n, dv, 3);
-    for (const std::string spec : {"window:3", "local:2", "block:4", "dilated:2,3", "global:1,1", "bigbird:4,1,1", "causal"}) {
+    for (const std::string spec :
+         {"window:3", "local:2", "block:4", "dilated:2,3", "global:1,1", "bigbird:4,1,1", "causal"}) {
         INFO(spec);
         const attn::mask_pattern p = pattern_of(spec);
         const attn::flash_result r = attn::flash_forward(q, k, v, 4, 4, p, 5);
@@ -279,7 +290,8 @@ TEST_CASE("sparse: the tiled band kernel skips tiles and matches the masked refe
         attn::kernels::tiled_band(q.data(), k.data(), v.data(), out.data(), n, d, band, opt);
         attn::kernels::reference_rows_band(q.data(), k.data(), v.data(), ref.data(), n, d, 0, n, band);
         double worst = 0;
-        for (std::size_t i = 0; i < n * d; ++i) worst = std::max(worst, static_cast<double>(std::fabs(out[i] - ref[i])));
+        for (std::size_t i = 0; i < n * d; ++i)
+            worst = std::max(worst, static_cast<double>(std::fabs(out[i] - ref[i])));
         CHECK(worst < 1e-5);
     }
     // The causal reference differs from the dense one: the mask really is applied.
@@ -306,7 +318,7 @@ TEST_CASE("sparse: the rolling window cache equals full sliding-window attention
         CHECK(s.cache_bytes == Approx(attn::kv_cache_bytes(c, 3, c.kv_heads)));  // flat: full after the prompt
         for (std::size_t i = 0; i < s.slots.size(); ++i) {
             const std::size_t pos = s.first + i;
-            CHECK(s.slots[i] == pos % 3);                                           // slot p mod W
+            CHECK(s.slots[i] == pos % 3);  // slot p mod W
             CHECK(s.overwritten[i] == (pos >= 3 ? static_cast<long long>(pos - 3) : -1));  // held p − W
         }
     }
@@ -314,8 +326,9 @@ TEST_CASE("sparse: the rolling window cache equals full sliding-window attention
     const attn::kv_inputs in = attn::make_kv_inputs(c);
     const attn::matrix<double> full = attn::gqa_full_causal<double>(in.x, in.w_q, in.w_k, in.w_v, 1, 1, {}, 3);
     const auto blocked = attn::pattern_blocked(pattern_of("window:3"), 12, 12, attn::causal_align::top_left);
-    CHECK(test::mismatch(full, masked_attention(attn::project(in.x, in.w_q), attn::project(in.x, in.w_k),
-                                                attn::project(in.x, in.w_v), blocked),
+    CHECK(test::mismatch(full,
+                         masked_attention(attn::project(in.x, in.w_q), attn::project(in.x, in.w_k),
+                                          attn::project(in.x, in.w_v), blocked),
                          1e-12) == "");
     // …and it differs from plain causal attention once the window bites.
     CHECK(attn::max_abs_diff(full, attn::gqa_full_causal<double>(in.x, in.w_q, in.w_k, in.w_v, 1, 1)) > 1e-3);
@@ -327,7 +340,7 @@ TEST_CASE("sparse: cost counts the allowed pairs and the rolling cache", "[spars
     const attn::cost_result dense = attn::attention_cost(in);
     in.mask = pattern_of("window:3");
     const attn::cost_result w = attn::attention_cost(in);
-    CHECK(w.pairs == 21);                       // 1 + 2 + 3·6
+    CHECK(w.pairs == 21);  // 1 + 2 + 3·6
     CHECK(w.density == Approx(21.0 / 64.0));
     CHECK(w.qk == Approx(dense.qk * 21.0 / 64.0));
     CHECK(w.dense_flops == Approx(dense.flops));
@@ -346,7 +359,7 @@ TEST_CASE("sparse: the mask translator reports density and receptive field", "[s
     const attn::mask_report rep = attn::analyze_mask(attn::validate_mask(r));
     CHECK(rep.stats.pairs == 21);
     CHECK(rep.stats.receptive == std::vector<std::size_t>{3, 5, 7});
-    CHECK(rep.items[0].blocked[7][4]);   // 7 − 4 = 3 ≥ W
+    CHECK(rep.items[0].blocked[7][4]);  // 7 − 4 = 3 ≥ W
     CHECK(!rep.items[0].blocked[7][5]);
     CHECK(attn::mask_disagreements(rep.config.spec, rep.items[0]).empty());
     r.mask = "bigbird:2,1,1";

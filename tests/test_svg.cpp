@@ -45,7 +45,8 @@ bool well_formed(const std::string& s) {
     }
     for (std::size_t p = s.find('&'); p != std::string::npos; p = s.find('&', p + 1)) {
         bool ok = false;
-        for (const char* e : {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"}) ok = ok || s.compare(p, std::string(e).size(), e) == 0;
+        for (const char* e : {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"})
+            ok = ok || s.compare(p, std::string(e).size(), e) == 0;
         if (!ok) return false;
     }
     return open.empty();
@@ -153,7 +154,7 @@ TEST_CASE("colours run from the ramp's first colour at 0 to its last at 1 - ligh
     const std::vector<std::string> fills = cell_fills(s);
     REQUIRE(fills.size() == 11);
     CHECK(fills.front() == "#440154");  // viridis(0)
-    CHECK(fills.back() == "#fde725");   // viridis(1)
+    CHECK(fills.back() == "#fde725");  // viridis(1)
     for (std::size_t j = 1; j < fills.size(); ++j) CHECK(luma(fills[j]) > luma(fills[j - 1]));
     // Values outside [0, 1] take the end colours.
     const std::vector<std::string> ends{"#440154", "#fde725"};
@@ -194,7 +195,8 @@ TEST_CASE("tick labels and printed values thin out as the matrix grows", "[svg]"
 TEST_CASE("output is well-formed across shapes", "[svg]") {
     attn::svg_options opt;
     opt.title = "t < & > \" '";
-    for (const auto& shape : std::vector<std::vector<std::size_t>>{{1, 1}, {5, 3, 7}, {2, 40, 33}, {1, 13, 13}, {9, 2, 2}}) {
+    for (const auto& shape :
+         std::vector<std::vector<std::size_t>>{{1, 1}, {5, 3, 7}, {2, 40, 33}, {1, 13, 13}, {9, 2, 2}}) {
         attn::tensor w = xt::zeros<double>(shape);
         w.flat(0) = nan_v;
         const std::string s = attn::weights_svg(w, opt);

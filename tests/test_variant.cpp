@@ -74,7 +74,8 @@ TEST_CASE("variant: every saved tensor agrees with PyTorch", "[variant][golden]"
         SECTION(gc.name) {
             const attn::variant_report r = run_case(gc.kind, gc.name, gc.mask);
             CHECK(r.saved.size() == gc.ids);
-            for (const auto& [id, value] : r.saved) check_tensor(id, value, fixtures + "/" + gc.name + "/expected/" + id + ".npy");
+            for (const auto& [id, value] : r.saved)
+                check_tensor(id, value, fixtures + "/" + gc.name + "/expected/" + id + ".npy");
         }
     }
 }
@@ -97,14 +98,16 @@ TEST_CASE("variant mla: every tensor, with and without absorption, agrees with P
             CHECK(r.config.seq_len == static_cast<std::size_t>(mc.n));  // n comes from X.npy
             CHECK(r.saved.size() == 18);
             CHECK(r.mla.max_diff_absorbed < 1e-12);
-            for (const auto& [id, value] : r.saved) check_tensor(id, value, fixtures + "/" + mc.name + "/expected/" + id + ".npy");
+            for (const auto& [id, value] : r.saved)
+                check_tensor(id, value, fixtures + "/" + mc.name + "/expected/" + id + ".npy");
         }
     }
     CHECK(attn::mla_elements_per_token(512, 64) == 576);
     CHECK(attn::kv_elements_per_token(128, 128) == 32768);
 }
 
-TEST_CASE("variant performer: agrees with its own reference given the features - and the error falls with m", "[variant]") {
+TEST_CASE("variant performer: agrees with its own reference given the features - and the error falls with m",
+          "[variant]") {
     attn::step_request req;
     req.seq_len = 5, req.d_model = 6, req.d_k = 4, req.d_v = 3, req.dims_given = true;
     req.init = "xavier";  // the command's default: q·k/√d_k of order 1
@@ -230,7 +233,9 @@ TEST_CASE("cli: variant in text, JSON, --save - and its errors", "[variant][cli]
     for (const char* kind : {"linear", "performer", "linformer", "additive", "mla"})
         for (const char* mask : {"none", "causal"})
             for (const char* width : {"60", "80"}) {
-                if (std::string(mask) == "causal" && (std::string(kind) == "performer" || std::string(kind) == "linformer")) continue;
+                if (std::string(mask) == "causal" &&
+                    (std::string(kind) == "performer" || std::string(kind) == "linformer"))
+                    continue;
                 const std::string cmd = std::string("variant ") + kind + " --mask " + mask + " --no-pause";
                 INFO(cmd << " at " << width);
                 const test::command_result r = run(cmd, std::string("COLUMNS=") + width);
@@ -251,7 +256,8 @@ TEST_CASE("cli: variant in text, JSON, --save - and its errors", "[variant][cli]
     const fs::path dir = fs::temp_directory_path() / ("attn-variant-save-" + std::to_string(getpid()));
     fs::remove_all(dir);
     REQUIRE(run("variant additive --save " + dir.string()).code == 0);
-    for (const char* id : {"W_1", "W_2", "v_a", "scores", "weights", "output"}) CHECK(fs::exists(dir / (std::string(id) + ".npy")));
+    for (const char* id : {"W_1", "W_2", "v_a", "scores", "weights", "output"})
+        CHECK(fs::exists(dir / (std::string(id) + ".npy")));
     // What --save wrote, --load reads back to the same output.
     const auto again = nlohmann::json::parse(run("variant additive --format json --load " + dir.string()).out);
     const auto first = nlohmann::json::parse(run("variant additive --format json").out);
@@ -266,7 +272,8 @@ TEST_CASE("cli: variant in text, JSON, --save - and its errors", "[variant][cli]
     CHECK(perf["tensors"]["output"] == perf_first["tensors"]["output"]);
     fs::remove_all(dir);
     REQUIRE(run("variant linear --mask causal --save " + dir.string()).code == 0);
-    for (const char* id : {"phi_Q", "phi_K", "KV", "Z", "S", "output"}) CHECK(fs::exists(dir / (std::string(id) + ".npy")));
+    for (const char* id : {"phi_Q", "phi_K", "KV", "Z", "S", "output"})
+        CHECK(fs::exists(dir / (std::string(id) + ".npy")));
     fs::remove_all(dir);
     for (const auto& [cmd, text] : std::vector<std::pair<std::string, std::string>>{
              {"variant cubic", "choose linear, performer, linformer, additive or mla"},

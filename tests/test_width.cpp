@@ -14,26 +14,29 @@ TEST_CASE("display width counts terminal columns", "[width]") {
     CHECK(display_width("") == 0);
     CHECK(display_width("abc") == 3);
     CHECK(display_width("…") == 1);
-    CHECK(display_width("我爱你") == 6);                 // CJK ideographs: 2 each
-    CHECK(display_width("注意力 attention") == 16);       // mixed
-    CHECK(display_width("，。；：、）「」") == 16);       // fullwidth and CJK punctuation
-    CHECK(display_width("（３２，１０）") == 14);         // fullwidth digits and brackets
-    CHECK(display_width("ｱ") == 1);                      // halfwidth katakana stays narrow
-    CHECK(display_width("한국어") == 6);                  // hangul syllables
-    CHECK(display_width("😀") == 2);                     // emoji
+    CHECK(display_width("我爱你") == 6);  // CJK ideographs: 2 each
+    CHECK(display_width("注意力 attention") == 16);  // mixed
+    CHECK(display_width("，。；：、）「」") == 16);  // fullwidth and CJK punctuation
+    CHECK(display_width("（３２，１０）") == 14);  // fullwidth digits and brackets
+    CHECK(display_width("ｱ") == 1);  // halfwidth katakana stays narrow
+    CHECK(display_width("한국어") == 6);  // hangul syllables
+    CHECK(display_width("😀") == 2);  // emoji
     CHECK(display_width("🚀x") == 3);
-    CHECK(display_width("e\xcc\x81") == 1);              // e + combining acute accent
-    CHECK(display_width("a\xe2\x80\x8b" "b") == 2);      // zero-width space
-    CHECK(display_width("\xef\xb8\x8f") == 0);           // variation selector 16 alone
+    CHECK(display_width("e\xcc\x81") == 1);  // e + combining acute accent
+    CHECK(display_width("a\xe2\x80\x8b"
+                        "b") == 2);  // zero-width space
+    CHECK(display_width("\xef\xb8\x8f") == 0);  // variation selector 16 alone
     CHECK(display_width("\x1b[1;36m标题\x1b[0m") == 4);  // ANSI colour counts nothing
-    CHECK(display_width("\xff\xfe") == 2);               // invalid bytes: one column each (shown as U+FFFD)
+    CHECK(display_width("\xff\xfe") == 2);  // invalid bytes: one column each (shown as U+FFFD)
 }
 
 TEST_CASE("cut_to_width keeps whole characters", "[width]") {
     CHECK(attn::cut_to_width("我爱你", 3) == "我");
     CHECK(attn::cut_to_width("我爱你", 4) == "我爱");
     CHECK(attn::cut_to_width("abc", 5) == "abc");
-    CHECK(attn::cut_to_width("e\xcc\x81" "f", 1) == "e\xcc\x81");  // the mark stays with its letter
+    CHECK(attn::cut_to_width("e\xcc\x81"
+                             "f",
+                             1) == "e\xcc\x81");  // the mark stays with its letter
     CHECK(attn::cut_to_width("😀😀", 3) == "😀");
 }
 

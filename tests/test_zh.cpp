@@ -29,9 +29,11 @@ struct output {
 
 output run_zh(const std::string& args, const std::string& env = "ATTN_EXPLAIN_LANG=zh") {
     static int counter = 0;
-    const fs::path err = fs::temp_directory_path() / ("attn-zh-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    const test::command_result r = test::capture("env -u NO_COLOR -u LC_ALL -u LC_MESSAGES -u LANG -u ATTN_EXPLAIN_LANG COLUMNS=80 " +
-                                                 env + " " + ATTN_EXE + " " + args + " </dev/null 2>" + err.string());
+    const fs::path err =
+        fs::temp_directory_path() / ("attn-zh-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    const test::command_result r =
+        test::capture("env -u NO_COLOR -u LC_ALL -u LC_MESSAGES -u LANG -u ATTN_EXPLAIN_LANG COLUMNS=80 " + env + " " +
+                      ATTN_EXE + " " + args + " </dev/null 2>" + err.string());
     std::ifstream in(err);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -54,8 +56,7 @@ std::vector<std::string> translated_english_sentences() {
     for (const std::string& key : zh.keys()) {
         if (zh.file_of(key).rfind("zh/", 0) != 0 || !en.has(key)) continue;
         const std::string last = key.substr(key.rfind('.') + 1);
-        if (last == "command" || last.find("code") != std::string::npos || last.rfind("pytorch", 0) == 0)
-            continue;
+        if (last == "command" || last.find("code") != std::string::npos || last.rfind("pytorch", 0) == 0) continue;
         std::string text = en.raw(key);
         if (text.find('{') != std::string::npos) continue;  // filled templates differ from the raw text
         for (char& c : text)
@@ -71,7 +72,8 @@ std::vector<std::string> translated_english_sentences() {
             std::istringstream ws(s);
             for (std::string w; ws >> w; ++words) {
                 bool letters = !w.empty();
-                for (char c : w) letters = letters && (std::isalpha(static_cast<unsigned char>(c)) || c == ',' || c == '\'');
+                for (char c : w)
+                    letters = letters && (std::isalpha(static_cast<unsigned char>(c)) || c == ',' || c == '\'');
                 letters_only += letters;
             }
             if (words >= 6 && letters_only == words && s.size() <= 70 && untranslated.find(s) == std::string::npos)
@@ -82,26 +84,55 @@ std::vector<std::string> translated_english_sentences() {
 }
 
 const std::vector<std::string>& commands() {
-    static const std::vector<std::string> c = {
-        "step --no-pause", "step --no-pause --mask causal --tokens '我 爱 你'", "step --no-pause --kv-len 5 --mask causal",
-        "mistakes", "mistake no-scale --no-pause", "heads --no-pause --batch 2 --lengths 4,2 --mask causal",
-        "positions --no-pause", "mask --lengths 4,2", "mask --mask window:3 -n 8",
-        "grad --check --sweep --no-pause", "train --steps 40 --no-pause", "learn --task previous --steps 40 --no-pause",
-        "kv-cache --heads 8 --kv-heads 2 --d-model 32 --no-pause", "flash --no-pause", "cost", "bench --sizes 64 --d 8 --repeat 1", "drill --sheet --seed 7",
-        "batching --no-pause", "variant linear --no-pause", "variant mla --no-pause", "exercise",
-        "step --no-pause --format markdown", "heads --no-pause --format markdown", "mask --format markdown",
-        "step --no-pause --format html", "mistake no-scale --no-pause --format html"};
+    static const std::vector<std::string> c = {"step --no-pause",
+                                               "step --no-pause --mask causal --tokens '我 爱 你'",
+                                               "step --no-pause --kv-len 5 --mask causal",
+                                               "mistakes",
+                                               "mistake no-scale --no-pause",
+                                               "heads --no-pause --batch 2 --lengths 4,2 --mask causal",
+                                               "positions --no-pause",
+                                               "mask --lengths 4,2",
+                                               "mask --mask window:3 -n 8",
+                                               "grad --check --sweep --no-pause",
+                                               "train --steps 40 --no-pause",
+                                               "learn --task previous --steps 40 --no-pause",
+                                               "kv-cache --heads 8 --kv-heads 2 --d-model 32 --no-pause",
+                                               "flash --no-pause",
+                                               "cost",
+                                               "bench --sizes 64 --d 8 --repeat 1",
+                                               "drill --sheet --seed 7",
+                                               "batching --no-pause",
+                                               "variant linear --no-pause",
+                                               "variant mla --no-pause",
+                                               "exercise",
+                                               "step --no-pause --format markdown",
+                                               "heads --no-pause --format markdown",
+                                               "mask --format markdown",
+                                               "step --no-pause --format html",
+                                               "mistake no-scale --no-pause --format html"};
     return c;
 }
 
 // Every command that writes Markdown or HTML.
 const std::vector<std::string>& document_commands() {
-    static const std::vector<std::string> c = {
-        "step --mask causal --tokens '我 爱 你'", "step --kv-len 5 --mask causal", "step --mistake no-scale",
-        "mistake no-scale", "mistake mask-after-softmax", "heads --batch 2 --lengths 4,2 --mask causal",
-        "positions", "positions --encoding alibi", "mask --lengths 4,2", "mask --mask window:3 -n 8",
-        "grad --check --sweep", "train --steps 40", "learn --task previous --steps 40",
-        "kv-cache --heads 8 --kv-heads 2 --d-model 32", "flash", "batching", "variant linear", "variant mla"};
+    static const std::vector<std::string> c = {"step --mask causal --tokens '我 爱 你'",
+                                               "step --kv-len 5 --mask causal",
+                                               "step --mistake no-scale",
+                                               "mistake no-scale",
+                                               "mistake mask-after-softmax",
+                                               "heads --batch 2 --lengths 4,2 --mask causal",
+                                               "positions",
+                                               "positions --encoding alibi",
+                                               "mask --lengths 4,2",
+                                               "mask --mask window:3 -n 8",
+                                               "grad --check --sweep",
+                                               "train --steps 40",
+                                               "learn --task previous --steps 40",
+                                               "kv-cache --heads 8 --kv-heads 2 --d-model 32",
+                                               "flash",
+                                               "batching",
+                                               "variant linear",
+                                               "variant mla"};
     return c;
 }
 
@@ -158,8 +189,8 @@ TEST_CASE("zh: no English sentence of a translated text reaches a Chinese page",
 }
 
 TEST_CASE("zh: JSON keeps every key and id of the English output", "[zh][json]") {
-    for (const char* c : {"step --format json", "heads --format json", "mistake no-scale --format json", "mask --format json",
-                          "batching --format json", "drill --sheet --seed 7 --format json"}) {
+    for (const char* c : {"step --format json", "heads --format json", "mistake no-scale --format json",
+                          "mask --format json", "batching --format json", "drill --sheet --seed 7 --format json"}) {
         INFO(c);
         const output en = run_zh(c, "ATTN_EXPLAIN_LANG=en"), zh = run_zh(c);
         REQUIRE(en.code == 0);

@@ -12,7 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::size_t n = 1;
         for (std::size_t d : a.shape) n *= d;
         if (n != a.data.size()) __builtin_trap();  // the shape must describe the data it returned
-    } catch (const attn::npy::error&) {
-    }
+    } catch (const attn::npy::error&) {}
     return 0;
 }

@@ -9,10 +9,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {
-        const attn::drill::progress p = attn::drill::parse_progress(std::string(reinterpret_cast<const char*>(data), size));
+        const attn::drill::progress p =
+            attn::drill::parse_progress(std::string(reinterpret_cast<const char*>(data), size));
         const attn::drill::progress back = attn::drill::parse_progress(attn::drill::serialize(p));
         if (back.topics != p.topics || back.missed != p.missed) __builtin_trap();
-    } catch (const attn::error&) {
-    }
+    } catch (const attn::error&) {}
     return 0;
 }

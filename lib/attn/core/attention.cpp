@@ -202,36 +202,36 @@ template <class T>
 attention_trace<T> attention_forward(const matrix<T>& x, const matrix<T>& w_q, const matrix<T>& w_k,
                                      const matrix<T>& w_v, bool causal) {
     attention_trace<T> t;
-    t.q = project(x, w_q);                                   // [n, d_k]
-    t.k = project(x, w_k);                                   // [n, d_k]
-    t.v = project(x, w_v);                                   // [n, d_v]
-    t.scores = attention_scores(t.q, t.k);                   // [n, n]
+    t.q = project(x, w_q);  // [n, d_k]
+    t.k = project(x, w_k);  // [n, d_k]
+    t.v = project(x, w_v);  // [n, d_v]
+    t.scores = attention_scores(t.q, t.k);  // [n, n]
     t.scaled_scores = scale_scores(t.scores, w_q.shape(1));  // [n, n]
-    t.masked_scores = causal ? apply_mask(t.scaled_scores, mask_causal(x.shape(0), x.shape(0)))
-                             : t.scaled_scores;              // [n, n]
-    t.weights = softmax_rows(t.masked_scores);               // [n, n]
-    t.output = weighted_sum(t.weights, t.v);                 // [n, d_v]
+    t.masked_scores =
+        causal ? apply_mask(t.scaled_scores, mask_causal(x.shape(0), x.shape(0))) : t.scaled_scores;  // [n, n]
+    t.weights = softmax_rows(t.masked_scores);  // [n, n]
+    t.output = weighted_sum(t.weights, t.v);  // [n, d_v]
     return t;
 }
 
-#define ATTN_INSTANTIATE(T)                                                                          \
-    template matrix<T> matmul(const matrix<T>&, const matrix<T>&);                                   \
-    template matrix<T> transpose(const matrix<T>&);                                                  \
-    template matrix<T> project(const matrix<T>&, const matrix<T>&);                                  \
-    template matrix<T> attention_scores(const matrix<T>&, const matrix<T>&);                         \
-    template matrix<T> scale_scores(const matrix<T>&, std::size_t);                                  \
-    template matrix<T> apply_mask(const matrix<T>&, const std::vector<std::vector<bool>>&);          \
-    template matrix<T> softmax_rows(const matrix<T>&);                                               \
-    template matrix<T> row_max(const matrix<T>&);                                                    \
-    template matrix<T> subtract_row_max(const matrix<T>&);                                           \
-    template matrix<T> row_sums(const matrix<T>&);                                                   \
-    template matrix<T> weighted_sum(const matrix<T>&, const matrix<T>&);                             \
-    template double variance(const matrix<T>&);                                                      \
-    template double std_dev(const matrix<T>&);                                                       \
-    template double mean_row_max(const matrix<T>&);                                                  \
-    template double mean_row_entropy(const matrix<T>&);                                              \
-    template double mean_softmax_jacobian_norm(const matrix<T>&);                                    \
-    template double max_abs_diff(const matrix<T>&, const matrix<T>&);                                \
+#define ATTN_INSTANTIATE(T)                                                                             \
+    template matrix<T> matmul(const matrix<T>&, const matrix<T>&);                                      \
+    template matrix<T> transpose(const matrix<T>&);                                                     \
+    template matrix<T> project(const matrix<T>&, const matrix<T>&);                                     \
+    template matrix<T> attention_scores(const matrix<T>&, const matrix<T>&);                            \
+    template matrix<T> scale_scores(const matrix<T>&, std::size_t);                                     \
+    template matrix<T> apply_mask(const matrix<T>&, const std::vector<std::vector<bool>>&);             \
+    template matrix<T> softmax_rows(const matrix<T>&);                                                  \
+    template matrix<T> row_max(const matrix<T>&);                                                       \
+    template matrix<T> subtract_row_max(const matrix<T>&);                                              \
+    template matrix<T> row_sums(const matrix<T>&);                                                      \
+    template matrix<T> weighted_sum(const matrix<T>&, const matrix<T>&);                                \
+    template double variance(const matrix<T>&);                                                         \
+    template double std_dev(const matrix<T>&);                                                          \
+    template double mean_row_max(const matrix<T>&);                                                     \
+    template double mean_row_entropy(const matrix<T>&);                                                 \
+    template double mean_softmax_jacobian_norm(const matrix<T>&);                                       \
+    template double max_abs_diff(const matrix<T>&, const matrix<T>&);                                   \
     template attention_trace<T> attention_forward(const matrix<T>&, const matrix<T>&, const matrix<T>&, \
                                                   const matrix<T>&, bool);
 ATTN_INSTANTIATE(float)

@@ -33,16 +33,21 @@ struct shape_error : std::runtime_error {
 };
 
 // [n, m] @ [m, p] -> [n, p]; plain loops, accumulating in T. Throws shape_error.
-template <class T> matrix<T> matmul(const matrix<T>& a, const matrix<T>& b);
+template <class T>
+matrix<T> matmul(const matrix<T>& a, const matrix<T>& b);
 // [n, m] -> [m, n], a new container (xt::transpose would be a view sharing storage).
-template <class T> matrix<T> transpose(const matrix<T>& a);
+template <class T>
+matrix<T> transpose(const matrix<T>& a);
 
 // Q = X·W: [n, d_model] @ [d_model, d_k] -> [n, d_k]
-template <class T> matrix<T> project(const matrix<T>& x, const matrix<T>& w);
+template <class T>
+matrix<T> project(const matrix<T>& x, const matrix<T>& w);
 // scores = Q·Kᵀ: [n, d_k] @ [d_k, m] -> [n, m]
-template <class T> matrix<T> attention_scores(const matrix<T>& q, const matrix<T>& k);
+template <class T>
+matrix<T> attention_scores(const matrix<T>& q, const matrix<T>& k);
 // scores / √d_k, elementwise
-template <class T> matrix<T> scale_scores(const matrix<T>& scores, std::size_t d_k);
+template <class T>
+matrix<T> scale_scores(const matrix<T>& scores, std::size_t d_k);
 
 // Causal mask for n queries over m keys, aligned top-left (query i sees keys 0..i).
 // true = blocked (the key lies in the query's future).
@@ -53,41 +58,52 @@ matrix<T> apply_mask(const matrix<T>& scores, const std::vector<std::vector<bool
 
 // Numerically stable softmax over each row (dim=-1): exp(s - max) / Σ exp(s - max).
 // A row that is entirely -inf has no finite maximum and becomes NaN, as in PyTorch.
-template <class T> matrix<T> softmax_rows(const matrix<T>& s);
+template <class T>
+matrix<T> softmax_rows(const matrix<T>& s);
 // The max of each row, as a column [n, 1] (the shift used by softmax_rows).
-template <class T> matrix<T> row_max(const matrix<T>& s);
+template <class T>
+matrix<T> row_max(const matrix<T>& s);
 // s - row_max(s), with an all -inf row left as -inf - (-inf) = NaN, as softmax sees it.
-template <class T> matrix<T> subtract_row_max(const matrix<T>& s);
+template <class T>
+matrix<T> subtract_row_max(const matrix<T>& s);
 // Σ over each row, as a column [n, 1].
-template <class T> matrix<T> row_sums(const matrix<T>& s);
+template <class T>
+matrix<T> row_sums(const matrix<T>& s);
 
 // output = weights·V: [n, m] @ [m, d_v] -> [n, d_v]
-template <class T> matrix<T> weighted_sum(const matrix<T>& weights, const matrix<T>& v);
+template <class T>
+matrix<T> weighted_sum(const matrix<T>& weights, const matrix<T>& v);
 
 // Statistics used by the lessons (computed in double).
 // Variance of all elements, unbiased (n - 1), as torch.var's default.
-template <class T> double variance(const matrix<T>& a);
+template <class T>
+double variance(const matrix<T>& a);
 // Standard deviation of all elements, unbiased, as torch.std's default.
-template <class T> double std_dev(const matrix<T>& a);
+template <class T>
+double std_dev(const matrix<T>& a);
 // Mean over rows of max_j p_ij.
-template <class T> double mean_row_max(const matrix<T>& p);
+template <class T>
+double mean_row_max(const matrix<T>& p);
 // Mean over rows of the entropy -Σ p log p, in nats (0·log 0 = 0).
-template <class T> double mean_row_entropy(const matrix<T>& p);
+template <class T>
+double mean_row_entropy(const matrix<T>& p);
 // Mean over rows of the Frobenius norm of the softmax Jacobian diag(p) - p pᵀ:
 // how much gradient flows back through softmax. It goes to 0 as a row becomes one-hot.
-template <class T> double mean_softmax_jacobian_norm(const matrix<T>& p);
+template <class T>
+double mean_softmax_jacobian_norm(const matrix<T>& p);
 // Largest |a - b| over all elements (NaN-aware: NaN on one side only counts as infinite).
-template <class T> double max_abs_diff(const matrix<T>& a, const matrix<T>& b);
+template <class T>
+double max_abs_diff(const matrix<T>& a, const matrix<T>& b);
 
 // The whole forward pass of single-head attention, every intermediate kept.
 template <class T>
 struct attention_trace {
-    matrix<T> q, k, v;         // [n, d_k], [m, d_k], [m, d_v]
-    matrix<T> scores;          // [n, m]   Q·Kᵀ
-    matrix<T> scaled_scores;   // [n, m]   / √d_k
-    matrix<T> masked_scores;   // [n, m]   -inf where blocked (= scaled_scores without a mask)
-    matrix<T> weights;         // [n, m]   softmax over keys
-    matrix<T> output;          // [n, d_v] weights·V
+    matrix<T> q, k, v;  // [n, d_k], [m, d_k], [m, d_v]
+    matrix<T> scores;  // [n, m]   Q·Kᵀ
+    matrix<T> scaled_scores;  // [n, m]   / √d_k
+    matrix<T> masked_scores;  // [n, m]   -inf where blocked (= scaled_scores without a mask)
+    matrix<T> weights;  // [n, m]   softmax over keys
+    matrix<T> output;  // [n, d_v] weights·V
 };
 template <class T>
 attention_trace<T> attention_forward(const matrix<T>& x, const matrix<T>& w_q, const matrix<T>& w_k,

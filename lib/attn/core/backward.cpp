@@ -70,17 +70,17 @@ forward_cache<T> forward_for_grad(const matrix<T>& x, const matrix<T>& w_q, cons
     forward_cache<T> f;
     f.x = x, f.w_q = w_q, f.w_k = w_k, f.w_v = w_v, f.b_q = b_q, f.b_k = b_k, f.b_v = b_v;
     f.causal = causal, f.scale = scale;
-    f.q = add_bias(project(x, w_q), b_q);                                   // [n, d_k]
-    f.k = add_bias(project(x, w_k), b_k);                                   // [n, d_k]
-    f.v = add_bias(project(x, w_v), b_v);                                   // [n, d_v]
-    f.scores = attention_scores(f.q, f.k);                                  // [n, n]
-    f.scaled = scale ? scale_scores(f.scores, w_q.shape(1)) : f.scores;     // [n, n]
+    f.q = add_bias(project(x, w_q), b_q);  // [n, d_k]
+    f.k = add_bias(project(x, w_k), b_k);  // [n, d_k]
+    f.v = add_bias(project(x, w_v), b_v);  // [n, d_v]
+    f.scores = attention_scores(f.q, f.k);  // [n, n]
+    f.scaled = scale ? scale_scores(f.scores, w_q.shape(1)) : f.scores;  // [n, n]
     if (pattern && pattern->kind != pattern_kind::none)  // a sparse pattern: blocked entries get P = 0, dS = 0
         f.masked = apply_mask(f.scaled, pattern_blocked(*pattern, x.shape(0), x.shape(0), causal_align::top_left));
     else
         f.masked = causal ? apply_mask(f.scaled, mask_causal(x.shape(0), x.shape(0))) : f.scaled;
-    f.p = softmax_rows(f.masked);                                           // [n, n]
-    f.out = weighted_sum(f.p, f.v);                                         // [n, d_v]
+    f.p = softmax_rows(f.masked);  // [n, n]
+    f.out = weighted_sum(f.p, f.v);  // [n, d_v]
     return f;
 }
 
@@ -88,10 +88,10 @@ template <class T>
 gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_output) {
     gradients<T> g;
     const std::size_t n = f.p.shape(0), m = f.p.shape(1);
-    g.d_output = d_output;                                                  // [n, d_v]
+    g.d_output = d_output;  // [n, d_v]
     // pass 1: through O = P·V
-    g.d_v = matmul(attn::transpose(f.p), d_output);                         // [m, d_v] = Pᵀ·dO
-    g.d_p = matmul(d_output, attn::transpose(f.v));                         // [n, m]   = dO·Vᵀ
+    g.d_v = matmul(attn::transpose(f.p), d_output);  // [m, d_v] = Pᵀ·dO
+    g.d_p = matmul(d_output, attn::transpose(f.v));  // [n, m]   = dO·Vᵀ
     // pass 2: through the softmax, row by row: J = diag(p) - p pᵀ, so dS = p ⊙ (dP - (dP·p))
     g.d_s = xt::empty<T>({n, m});
     for (std::size_t i = 0; i < n; ++i) {
@@ -101,15 +101,15 @@ gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_ou
     }
     // pass 3: through the scale and Q·Kᵀ
     matrix<T> d_scores = f.scale ? scale_scores(g.d_s, f.w_q.shape(1)) : g.d_s;  // dS / √d_k
-    g.d_q = matmul(d_scores, f.k);                                          // [n, d_k]
-    g.d_k = matmul(attn::transpose(d_scores), f.q);                         // [m, d_k]
+    g.d_q = matmul(d_scores, f.k);  // [n, d_k]
+    g.d_k = matmul(attn::transpose(d_scores), f.q);  // [m, d_k]
     // pass 4: into the projections and the input
-    const matrix<T> xt_ = attn::transpose(f.x);                             // [d_model, n]
-    g.d_w_q = matmul(xt_, g.d_q);                                           // [d_model, d_k]
-    g.d_w_k = matmul(xt_, g.d_k);                                           // [d_model, d_k]
-    g.d_w_v = matmul(xt_, g.d_v);                                           // [d_model, d_v]
+    const matrix<T> xt_ = attn::transpose(f.x);  // [d_model, n]
+    g.d_w_q = matmul(xt_, g.d_q);  // [d_model, d_k]
+    g.d_w_k = matmul(xt_, g.d_k);  // [d_model, d_k]
+    g.d_w_v = matmul(xt_, g.d_v);  // [d_model, d_v]
     g.d_x = plus(plus(matmul(g.d_q, attn::transpose(f.w_q)), matmul(g.d_k, attn::transpose(f.w_k))),
-                 matmul(g.d_v, attn::transpose(f.w_v)));                    // [n, d_model]
+                 matmul(g.d_v, attn::transpose(f.w_v)));  // [n, d_model]
     if (!f.b_q.empty()) {
         g.d_b_q = column_sums(g.d_q);
         g.d_b_k = column_sums(g.d_k);
@@ -122,7 +122,8 @@ std::vector<gradcheck_row> gradient_check(const matrix<double>& x, const matrix<
                                           const matrix<double>& w_v, const matrix<double>& target, loss_kind k,
                                           bool causal, double h, const mask_pattern* pattern) {
     const std::vector<double> none;
-    auto loss_at = [&](const matrix<double>& xx, const matrix<double>& q, const matrix<double>& kk, const matrix<double>& v) {
+    auto loss_at = [&](const matrix<double>& xx, const matrix<double>& q, const matrix<double>& kk,
+                       const matrix<double>& v) {
         return loss_value(k, forward_for_grad(xx, q, kk, v, none, none, none, causal, true, pattern).out, target);
     };
     const auto f = forward_for_grad(x, w_q, w_k, w_v, none, none, none, causal, true, pattern);
@@ -256,7 +257,8 @@ train_result train_attention(const matrix<double>& x, const matrix<double>& targ
                                         params.b_k, params.b_v, o.causal, o.scale);
         r.losses.push_back(loss_value(loss_kind::mse, f.out, t));
         const gradients<double> g = attention_backward(f, loss_grad(loss_kind::mse, f.out, t));
-        const std::vector<const std::vector<double>*> fresh_ptrs = {nullptr, &g.d_b_q, nullptr, &g.d_b_k, nullptr, &g.d_b_v};
+        const std::vector<const std::vector<double>*> fresh_ptrs = {nullptr,  &g.d_b_q, nullptr,
+                                                                    &g.d_b_k, nullptr,  &g.d_b_v};
         const matrix<double>* fresh_w[] = {&g.d_w_q, nullptr, &g.d_w_k, nullptr, &g.d_w_v, nullptr};
         double norm = 0;
         for (std::size_t k = 0; k < flat.size(); ++k) {
@@ -276,12 +278,12 @@ train_result train_attention(const matrix<double>& x, const matrix<double>& targ
     return r;
 }
 
-#define ATTN_INSTANTIATE(T)                                                                                         \
-    template double loss_value(loss_kind, const matrix<T>&, const matrix<T>&);                                      \
-    template matrix<T> loss_grad(loss_kind, const matrix<T>&, const matrix<T>&);                                    \
-    template forward_cache<T> forward_for_grad(const matrix<T>&, const matrix<T>&, const matrix<T>&,              \
-                                               const matrix<T>&, const std::vector<T>&, const std::vector<T>&,     \
-                                               const std::vector<T>&, bool, bool, const mask_pattern*);           \
+#define ATTN_INSTANTIATE(T)                                                                                            \
+    template double loss_value(loss_kind, const matrix<T>&, const matrix<T>&);                                         \
+    template matrix<T> loss_grad(loss_kind, const matrix<T>&, const matrix<T>&);                                       \
+    template forward_cache<T> forward_for_grad(const matrix<T>&, const matrix<T>&, const matrix<T>&, const matrix<T>&, \
+                                               const std::vector<T>&, const std::vector<T>&, const std::vector<T>&,    \
+                                               bool, bool, const mask_pattern*);                                       \
     template gradients<T> attention_backward(const forward_cache<T>&, const matrix<T>&);
 ATTN_INSTANTIATE(float)
 ATTN_INSTANTIATE(double)

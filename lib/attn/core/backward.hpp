@@ -20,9 +20,11 @@ loss_kind parse_loss(const std::string& s);  // "mse" | "sum"; throws attn::erro
 const char* name_of(loss_kind k);
 
 // L = mean((O - target)²) (torch's default reduction) or L = Σ O ⊙ G.
-template <class T> double loss_value(loss_kind k, const matrix<T>& out, const matrix<T>& target);
+template <class T>
+double loss_value(loss_kind k, const matrix<T>& out, const matrix<T>& target);
 // dL/dO for the loss above.
-template <class T> matrix<T> loss_grad(loss_kind k, const matrix<T>& out, const matrix<T>& target);
+template <class T>
+matrix<T> loss_grad(loss_kind k, const matrix<T>& out, const matrix<T>& target);
 
 // One forward pass with everything backward needs. `scale` = false drops the 1/√d_k.
 template <class T>
@@ -41,9 +43,10 @@ forward_cache<T> forward_for_grad(const matrix<T>& x, const matrix<T>& w_q, cons
 template <class T>
 struct gradients {
     matrix<T> d_output, d_v, d_p, d_s, d_q, d_k, d_w_q, d_w_k, d_w_v, d_x;  // shapes of what they differentiate
-    std::vector<T> d_b_q, d_b_k, d_b_v;                                       // column sums, when biased
+    std::vector<T> d_b_q, d_b_k, d_b_v;  // column sums, when biased
 };
-template <class T> gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_output);
+template <class T>
+gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_output);
 
 // Central finite differences in float64 on every element of one parameter.
 struct gradcheck_row {
@@ -78,9 +81,9 @@ struct adam {
 struct train_options {
     std::size_t steps = 200;
     double lr = 1e-3;
-    bool scale = true;          // false: the no-scale mistake
-    bool zero_grad = true;      // false: the no-zero-grad mistake (gradients accumulate)
-    bool random_target = false; // true: a fresh random target every step (the tutorial's loop)
+    bool scale = true;  // false: the no-scale mistake
+    bool zero_grad = true;  // false: the no-zero-grad mistake (gradients accumulate)
+    bool random_target = false;  // true: a fresh random target every step (the tutorial's loop)
     bool causal = false;
 };
 struct train_params {  // nn.Linear(d_model, d) ×3 with bias, in the Q = X·W + b convention
@@ -88,7 +91,7 @@ struct train_params {  // nn.Linear(d_model, d) ×3 with bias, in the Q = X·W +
     std::vector<double> b_q, b_k, b_v;
 };
 struct train_result {
-    std::vector<double> losses;      // loss before each step's update
+    std::vector<double> losses;  // loss before each step's update
     std::vector<double> grad_norms;  // ‖the gradient used by each update‖ (all parameters)
     train_params final_params;
 };

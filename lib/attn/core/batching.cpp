@@ -91,7 +91,8 @@ std::vector<batch_step> form_bucketing(const std::vector<std::size_t>& lengths, 
     if (boundaries.empty()) {
         std::vector<std::size_t> order(lengths.size());
         std::iota(order.begin(), order.end(), std::size_t{0});
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
         cut(order, batch, 0, longest, out);
         return out;
     }
@@ -100,7 +101,8 @@ std::vector<batch_step> form_bucketing(const std::vector<std::size_t>& lengths, 
     for (std::size_t k = 0; k < buckets.size(); ++k) {
         if (k < boundaries.size()) {
             const std::size_t edge = boundaries[k];
-            cut(buckets[k], batch, k, [edge](const std::vector<std::size_t>&) { return edge; }, out);
+            cut(
+                buckets[k], batch, k, [edge](const std::vector<std::size_t>&) { return edge; }, out);
         } else {
             cut(buckets[k], batch, k, longest, out);
         }
@@ -207,17 +209,20 @@ template <class T>
 matrix<T> multihead_masked(const matrix<T>& x, const matrix<T>& w_q, const matrix<T>& w_k, const matrix<T>& w_v,
                            std::size_t h, const std::vector<std::vector<bool>>& blocked) {
     const std::size_t n = x.shape(0), d = w_q.shape(1);
-    if (h == 0 || d % h != 0) throw shape_error("heads (" + std::to_string(h) + ") must divide d_model (" + std::to_string(d) + ")");
+    if (h == 0 || d % h != 0)
+        throw shape_error("heads (" + std::to_string(h) + ") must divide d_model (" + std::to_string(d) + ")");
     if (!blocked.empty() && (blocked.size() != n || blocked[0].size() != n))
-        throw shape_error("the mask is " + std::to_string(blocked.size()) + " rows for " + std::to_string(n) + " tokens");
+        throw shape_error("the mask is " + std::to_string(blocked.size()) + " rows for " + std::to_string(n) +
+                          " tokens");
     const std::size_t dh = d / h;
     const matrix<T> q = project(x, w_q), k = project(x, w_k), v = project(x, w_v);  // [n, d]
-    matrix<T> out = xt::zeros<T>({n, d});                                             // [n, d]
+    matrix<T> out = xt::zeros<T>({n, d});  // [n, d]
     for (std::size_t hh = 0; hh < h; ++hh) {
         // pass 1: this head's columns hh·d_h … hh·d_h + d_h − 1 of Q, K, V   [n, d_h]
         matrix<T> qh = xt::empty<T>({n, dh}), kh = xt::empty<T>({n, dh}), vh = xt::empty<T>({n, dh});
         for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t c = 0; c < dh; ++c) qh(i, c) = q(i, hh * dh + c), kh(i, c) = k(i, hh * dh + c), vh(i, c) = v(i, hh * dh + c);
+            for (std::size_t c = 0; c < dh; ++c)
+                qh(i, c) = q(i, hh * dh + c), kh(i, c) = k(i, hh * dh + c), vh(i, c) = v(i, hh * dh + c);
         // pass 2: scores / √d_h, -inf where blocked, softmax over keys   [n, n]
         matrix<T> s = scale_scores(attention_scores(qh, kh), dh);
         if (!blocked.empty()) s = apply_mask(s, blocked);

@@ -93,16 +93,16 @@ const char* name_of(strategy s);  // "padding", "bucketing", "packing"
 struct strategy_cost {
     strategy kind = strategy::padding;
     std::vector<batch_step> steps;
-    double flops = 0;          // computed: padded rows as flops(T) each, packed rows Σ flops(ℓ)
-    double useful_flops = 0;   // Σ flops(ℓ_i) over every sequence
+    double flops = 0;  // computed: padded rows as flops(T) each, packed rows Σ flops(ℓ)
+    double useful_flops = 0;  // Σ flops(ℓ_i) over every sequence
     double padding_flops = 0;  // flops - useful_flops
-    double wasted_share = 0;   // padding_flops / flops
-    double bytes = 0;          // Σ over steps of the step's bytes
+    double wasted_share = 0;  // padding_flops / flops
+    double bytes = 0;  // Σ over steps of the step's bytes
     double padding_bytes = 0;  // the part of `bytes` spent on padding positions
-    double peak_bytes = 0;     // the largest step
+    double peak_bytes = 0;  // the largest step
     std::size_t tokens = 0, padded_tokens = 0;  // real positions, and positions computed
     double dense_mask_flops = 0;  // packing: a dense kernel computing each whole packed row with
-                                  // the block-diagonal mask, flops(Σℓ) per row (0 otherwise)
+        // the block-diagonal mask, flops(Σℓ) per row (0 otherwise)
 };
 // Totals of the steps over these lengths.
 strategy_cost cost_of(strategy kind, std::vector<batch_step> steps, const std::vector<std::size_t>& lengths,

@@ -42,8 +42,8 @@ double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 // of its last place, and exp() passes that straight on to the weights.
 // Tiles the mask blocks entirely (runs[tq][tk] false) are skipped: they would add nothing.
 matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t bq,
-                          std::size_t bk, const mask_pattern& mask, rounding low, scratch_meter* meter, std::size_t follow,
-                          std::vector<tile_record>* record, rounding op = keep) {
+                          std::size_t bk, const mask_pattern& mask, rounding low, scratch_meter* meter,
+                          std::size_t follow, std::vector<tile_record>* record, rounding op = keep) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
     const double scale = op(1.0 / std::sqrt(static_cast<double>(dk)));
     const bool causal = mask.kind != pattern_kind::none;  // any mask at all
@@ -87,14 +87,16 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
                 }
                 // pass 2: rescale what came before by α = exp(m_old - m_new), add this tile
                 const double m_old = run_m[i - r0], m_new = std::max(m_old, tile_max);
-                const double alpha = m_new == -std::numeric_limits<double>::infinity() ? 1.0 : op(std::exp(op(m_old - m_new)));
+                const double alpha =
+                    m_new == -std::numeric_limits<double>::infinity() ? 1.0 : op(std::exp(op(m_old - m_new)));
                 const double l_old = run_l[i - r0];
                 double* a = &acc[(i - r0) * dv];
                 for (std::size_t t = 0; t < dv; ++t) a[t] = op(a[t] * alpha);
                 double l = op(alpha * l_old);
                 for (std::size_t j = c0; j < c1; ++j) {
                     const double s = tile[(i - r0) * bk + (j - c0)];
-                    const double p = s == -std::numeric_limits<double>::infinity() ? 0.0 : low(op(std::exp(op(s - m_new))));
+                    const double p =
+                        s == -std::numeric_limits<double>::infinity() ? 0.0 : low(op(std::exp(op(s - m_new))));
                     l = op(l + p);
                     for (std::size_t t = 0; t < dv; ++t) a[t] = op(a[t] + op(p * low(v(j, t))));
                 }
@@ -152,15 +154,17 @@ matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const
 std::vector<std::vector<bool>> tiles_to_run(const std::vector<std::vector<bool>>& blocked, std::size_t block_q,
                                             std::size_t block_k) {
     const std::size_t n = blocked.size(), m = n ? blocked[0].size() : 0;
-    std::vector<std::vector<bool>> runs((n + block_q - 1) / block_q, std::vector<bool>((m + block_k - 1) / block_k, false));
+    std::vector<std::vector<bool>> runs((n + block_q - 1) / block_q,
+                                        std::vector<bool>((m + block_k - 1) / block_k, false));
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j)
             if (!blocked[i][j]) runs[i / block_q][j / block_k] = true;
     return runs;
 }
 
-flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
-                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row, bool float32) {
+flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
+                           std::size_t block_q, std::size_t block_k, const mask_pattern& mask, std::size_t follow_row,
+                           bool float32) {
     if (block_q == 0 || block_k == 0) throw error("--block-q and --block-k must be at least 1");
     flash_result r;
     r.row_index = std::min(follow_row, q.shape(0) - 1);
@@ -184,7 +188,8 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
             const double cols = static_cast<double>(std::min(m, (tk + 1) * block_k) - tk * block_k);
             r.flops_all += rows * cols * per_pair;
             if (r.runs[tq][tk]) ++r.tiles_run, r.flops_run += rows * cols * per_pair;
-            else ++r.tiles_skipped;
+            else
+                ++r.tiles_skipped;
         }
     r.full_bytes = q.shape(0) * k.shape(0) * element;
     r.max_diff = max_abs_diff(r.tiled, r.full);
@@ -210,13 +215,14 @@ cost_result attention_cost(const cost_input& c) {
     const std::size_t limits[] = {c.batch, c.seq_len, c.d_model, c.heads, c.kv_heads, c.layers, c.block_q, c.block_k};
     for (std::size_t v : limits)
         if (v == 0 || v > (1u << 24)) throw error("every size must be between 1 and 16777216");
-    if (c.d_model % c.heads != 0)
-        throw error(fmt::format("--heads {} must divide d_model {}", c.heads, c.d_model));
+    if (c.d_model % c.heads != 0) throw error(fmt::format("--heads {} must divide d_model {}", c.heads, c.d_model));
     if (c.heads % c.kv_heads != 0)
         throw error(fmt::format("--kv-heads {} must divide --heads {}: each group of query heads shares one K/V head",
                                 c.kv_heads, c.heads));
-    const double B = static_cast<double>(c.batch), n = static_cast<double>(c.seq_len), d = static_cast<double>(c.d_model);
-    const double h = static_cast<double>(c.heads), g = static_cast<double>(c.kv_heads), L = static_cast<double>(c.layers);
+    const double B = static_cast<double>(c.batch), n = static_cast<double>(c.seq_len),
+                 d = static_cast<double>(c.d_model);
+    const double h = static_cast<double>(c.heads), g = static_cast<double>(c.kv_heads),
+                 L = static_cast<double>(c.layers);
     const double dh = d / h, bytes = static_cast<double>(c.bytes);
     cost_result r;
     // A matmul (a×b)·(b×c) costs 2·a·b·c FLOPs (one multiply and one add per term).

@@ -15,23 +15,22 @@
 
 namespace attn {
 
-
-struct tile_record {               // one key tile, for the row being followed
+struct tile_record {  // one key tile, for the row being followed
     std::size_t tile = 0, from = 0, to = 0;  // keys [from, to)
-    std::vector<double> scores;    // the row's scaled scores in this tile (-inf where masked)
+    std::vector<double> scores;  // the row's scaled scores in this tile (-inf where masked)
     double tile_max = 0, m_old = 0, m_new = 0, alpha = 0, l_old = 0, l_new = 0;
-    std::vector<double> acc;       // the accumulator after this tile [d_v]
-    bool skipped = false;          // the mask blocks the whole tile for the query block: not computed,
-                                   // m, l and acc pass through unchanged (α = 1)
+    std::vector<double> acc;  // the accumulator after this tile [d_v]
+    bool skipped = false;  // the mask blocks the whole tile for the query block: not computed,
+        // m, l and acc pass through unchanged (α = 1)
 };
 
 struct flash_result {
-    matrix<double> tiled, full;      // [n, d_v]: the tiled output and full attention
-    double max_diff = 0;             // max |tiled - full|
-    std::vector<tile_record> row;    // the followed row, tile by tile
+    matrix<double> tiled, full;  // [n, d_v]: the tiled output and full attention
+    double max_diff = 0;  // max |tiled - full|
+    std::vector<tile_record> row;  // the followed row, tile by tile
     std::size_t row_index = 0, tiles_q = 0, tiles_k = 0;
-    std::size_t extra_bytes = 0;     // peak scratch memory the tiled pass allocated
-    std::size_t full_bytes = 0;      // the n×n score matrix the full pass allocated
+    std::size_t extra_bytes = 0;  // peak scratch memory the tiled pass allocated
+    std::size_t full_bytes = 0;  // the n×n score matrix the full pass allocated
     // Tiles whose every (query, key) pair the mask blocks are skipped: runs[tq][tk] says which ran.
     std::vector<std::vector<bool>> runs;
     std::size_t tiles_run = 0, tiles_skipped = 0;
@@ -44,8 +43,9 @@ struct flash_result {
 // float32 (each score's dot product accumulated wide and rounded once, as a matrix unit does),
 // and the scratch and score bytes counted at 4 bytes per element.
 // The mask is any pattern (top-left aligned); tiles it blocks entirely are skipped.
-flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t block_q,
-                           std::size_t block_k, const mask_pattern& mask, std::size_t follow_row, bool float32 = false);
+flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
+                           std::size_t block_q, std::size_t block_k, const mask_pattern& mask, std::size_t follow_row,
+                           bool float32 = false);
 inline flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
                                   std::size_t block_q, std::size_t block_k, bool causal, std::size_t follow_row,
                                   bool float32 = false) {
@@ -77,19 +77,19 @@ inline precision_result low_precision_errors(const matrix<double>& q, const matr
 
 struct cost_input {
     std::size_t batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = 12, layers = 12;
-    std::size_t bytes = 2;              // per element: 4 float32, 2 float16/bfloat16
+    std::size_t bytes = 2;  // per element: 4 float32, 2 float16/bfloat16
     std::size_t block_q = 64, block_k = 64;
     std::size_t kv_latent = 0, rope_dim = 0;  // > 0: an MLA cache of d_c + d_r per token and layer
-    mask_pattern mask;                  // none (dense), causal, window, local, global, block or dilated
+    mask_pattern mask;  // none (dense), causal, window, local, global, block or dilated
 };
 struct cost_result {
     double proj_q = 0, proj_kv = 0, proj_o = 0, qk = 0, softmax = 0, pv = 0;  // FLOPs, all layers
-    double flops = 0;                   // their sum
-    double scores_bytes = 0;            // one layer's n×n scores, all heads and items
+    double flops = 0;  // their sum
+    double scores_bytes = 0;  // one layer's n×n scores, all heads and items
     double kv_per_token = 0, kv_cache_bytes = 0;  // K and V of every layer (MLA: c_KV and k_rope)
-    double mha_kv_per_token = 0;        // what K and V alone would take (for the comparison)
-    double tiled_bytes = 0;             // the tiled kernel's extra memory for one layer
-    double crossover_n = 0;             // above this n, QKᵀ and PV cost more than the projections
+    double mha_kv_per_token = 0;  // what K and V alone would take (for the comparison)
+    double tiled_bytes = 0;  // the tiled kernel's extra memory for one layer
+    double crossover_n = 0;  // above this n, QKᵀ and PV cost more than the projections
     // With a mask: the (query, key) pairs it allows per item and head (n² without one), their share
     // of n², the FLOPs of the same model with no mask, the scores kept if only allowed pairs are
     // stored, and the tokens a decoding KV cache must hold (W for window:W, else n).

@@ -32,8 +32,7 @@ public:
     void add(std::size_t bytes) {
         const std::size_t now = current_.fetch_add(bytes) + bytes;
         std::size_t seen = peak_.load();
-        while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
-        }
+        while (now > seen && !peak_.compare_exchange_weak(seen, now)) {}
     }
     void sub(std::size_t bytes) { current_.fetch_sub(bytes); }
     std::size_t peak() const { return peak_.load(); }
@@ -63,13 +62,13 @@ private:
 // The two building blocks of the fast paths, each in a portable and an AVX2+FMA version:
 //   gemm_acc:     C[M×N] += A[M×K]·B[K×N]; A(i,k) = A[i*ars + k*acs] (any strides), B and C row-major;
 //   softmax_tile: the online-softmax step on one tile of transposed scores (see tiled below).
-using gemm_fn = void (*)(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
-                         std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc);
-using softmax_tile_fn = void (*)(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
-                                 float* m, float* l, float* alpha);
+using gemm_fn = void (*)(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
+                         const float* B, std::size_t ldb, float* C, std::size_t ldc);
+using softmax_tile_fn = void (*)(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
+                                 float* l, float* alpha);
 
-void gemm_acc_portable(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
-                       std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+void gemm_acc_portable(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
+                       const float* B, std::size_t ldb, float* C, std::size_t ldc) {
     for (std::size_t i = 0; i < M; ++i) {
         float* c = C + i * ldc;
         for (std::size_t k = 0; k < K; ++k) {
@@ -105,20 +104,23 @@ void softmax_tile_portable(float* st, std::size_t rows, std::size_t cols, std::s
 
 // Register-blocked micro-kernel: MR rows × (8·NV) columns of C held in registers across the K loop.
 // Named variables, not arrays: g++ 12 keeps an array of __m256 in memory and stores it every step.
-#define ATTN_MK_ROW(r, X) \
-    if constexpr (MR > r) { X(r) }
-#define ATTN_MK_ALL(X) ATTN_MK_ROW(0, X) ATTN_MK_ROW(1, X) ATTN_MK_ROW(2, X) ATTN_MK_ROW(3, X) ATTN_MK_ROW(4, X) ATTN_MK_ROW(5, X)
-#define ATTN_MK_LOAD(r)                                       \
-    c##r##0 = _mm256_loadu_ps(C + r * ldc);                   \
+#define ATTN_MK_ROW(r, X)   \
+    if constexpr (MR > r) { \
+        X(r)                \
+    }
+#define ATTN_MK_ALL(X) \
+    ATTN_MK_ROW(0, X) ATTN_MK_ROW(1, X) ATTN_MK_ROW(2, X) ATTN_MK_ROW(3, X) ATTN_MK_ROW(4, X) ATTN_MK_ROW(5, X)
+#define ATTN_MK_LOAD(r)                     \
+    c##r##0 = _mm256_loadu_ps(C + r * ldc); \
     if constexpr (NV > 1) c##r##1 = _mm256_loadu_ps(C + r * ldc + 8);
-#define ATTN_MK_FMA(r)                                                \
-    {                                                                 \
-        const __m256 a = _mm256_broadcast_ss(A + r * ars + k * acs);  \
-        c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                    \
+#define ATTN_MK_FMA(r)                                                   \
+    {                                                                    \
+        const __m256 a = _mm256_broadcast_ss(A + r * ars + k * acs);     \
+        c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                       \
         if constexpr (NV > 1) c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); \
     }
-#define ATTN_MK_STORE(r)                      \
-    _mm256_storeu_ps(C + r * ldc, c##r##0);   \
+#define ATTN_MK_STORE(r)                    \
+    _mm256_storeu_ps(C + r * ldc, c##r##0); \
     if constexpr (NV > 1) _mm256_storeu_ps(C + r * ldc + 8, c##r##1);
 
 template <int MR, int NV>
@@ -194,8 +196,8 @@ ATTN_AVX2 inline __m256 exp_avx2(__m256 x) {
     return _mm256_andnot_ps(underflow, y);
 }
 
-ATTN_AVX2 void softmax_tile_avx2(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
-                                 float* m, float* l, float* alpha) {
+ATTN_AVX2 void softmax_tile_avx2(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
+                                 float* l, float* alpha) {
     const __m256 vscale = _mm256_set1_ps(scale);
     std::size_t i = 0;
     for (; i + 8 <= cols; i += 8) {  // 8 query rows at a time, one per lane
@@ -237,9 +239,9 @@ ATTN_AVX2 double fma_loop_avx2(std::size_t iterations) {
         x8 = _mm256_fmadd_ps(x8, a, b);
         x9 = _mm256_fmadd_ps(x9, a, b);
     }
-    const __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)),
-                                   _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x4, x5), _mm256_add_ps(x6, x7)),
-                                                 _mm256_add_ps(x8, x9)));
+    const __m256 s = _mm256_add_ps(
+        _mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)),
+        _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x4, x5), _mm256_add_ps(x6, x7)), _mm256_add_ps(x8, x9)));
     float out[8];
     _mm256_storeu_ps(out, s);
     return static_cast<double>(out[0]);
@@ -289,11 +291,11 @@ void finish(stats* st, const scratch_meter& meter) {
 
 // One query block [i0, i0 + br) against all keys, with the per-thread scratch of tiled().
 struct tile_scratch {
-    float* qt;     // Qᵀ of the block: d × Br
-    float* st;     // scores of one key tile, transposed: Bc × Br (then overwritten by P)
-    float* acc;    // the output accumulator: Br × d
-    float* m;      // running max of each query row
-    float* l;      // running sum of exp of each query row
+    float* qt;  // Qᵀ of the block: d × Br
+    float* st;  // scores of one key tile, transposed: Bc × Br (then overwritten by P)
+    float* acc;  // the output accumulator: Br × d
+    float* m;  // running max of each query row
+    float* l;  // running sum of exp of each query row
     float* alpha;  // rescale factor α = exp(m_old − m_new) of the current tile
 };
 
@@ -309,8 +311,8 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
     for (std::size_t i = 0; i < br; ++i)
         for (std::size_t c = 0; c < d; ++c) s.qt[c * Br + i] = q[(i0 + i) * d + c];
     std::fill(s.m, s.m + br, -std::numeric_limits<float>::infinity());  // m = −∞
-    std::fill(s.l, s.l + br, 0.0f);                                      // l = 0
-    std::fill(s.acc, s.acc + br * d, 0.0f);                              // acc = 0
+    std::fill(s.l, s.l + br, 0.0f);  // l = 0
+    std::fill(s.acc, s.acc + br * d, 0.0f);  // acc = 0
     // The keys any query of the block may see: all, or [first query − W + 1, last query] for a band.
     std::size_t j_begin = 0, j_end = n;
     if (mask.causal) {
@@ -389,8 +391,8 @@ void reference_rows_band(const float* q, const float* k, const float* v, float* 
     finish(st, meter);
 }
 
-void reference(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
-               const options&, stats* st) {
+void reference(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options&,
+               stats* st) {
     reference_rows(q, k, v, out, n, d, 0, n, st);
 }
 
@@ -429,8 +431,8 @@ void full(const float* q, const float* k, const float* v, float* out, std::size_
 // walks the keys in tiles of Bc, keeping per query row a running max m, a running sum l and an
 // accumulator acc (Br × d), rescaled by α = exp(m_old − m_new) whenever the max grows.
 // Extra memory per thread: Qᵀ (Br·d) + score tile (Br·Bc) + acc (Br·d) + m, l, α (3·Br) floats.
-void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
-           const options& opt, stats* st) {
+void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options& opt,
+           stats* st) {
     tiled_band(q, k, v, out, n, d, band{}, opt, st);
 }
 
@@ -439,7 +441,8 @@ void tiled_band(const float* q, const float* k, const float* v, float* out, std:
     scratch_meter meter;
     const std::size_t Br = std::max<std::size_t>(1, opt.block_rows), Bc = std::max<std::size_t>(1, opt.block_cols);
     const std::size_t blocks = (n + Br - 1) / Br;
-    const unsigned threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(opt.threads, blocks)));
+    const unsigned threads =
+        static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(opt.threads, blocks)));
     const gemm_fn gemm = pick_gemm();
     const softmax_tile_fn softmax_tile = pick_softmax_tile();
     std::atomic<std::size_t> next{0};
@@ -454,8 +457,8 @@ void tiled_band(const float* q, const float* k, const float* v, float* out, std:
     if (n > 0)
         for (unsigned t = 0; t < threads; ++t) per_thread.push_back(std::make_unique<thread_scratch>(meter, d, Br, Bc));
     auto worker = [&](thread_scratch& mine) {
-        const tile_scratch s{mine.qt.data(), mine.sc.data(), mine.acc.data(), mine.mla.data(), mine.mla.data() + Br,
-                             mine.mla.data() + 2 * Br};
+        const tile_scratch s{mine.qt.data(),  mine.sc.data(),       mine.acc.data(),
+                             mine.mla.data(), mine.mla.data() + Br, mine.mla.data() + 2 * Br};
         for (std::size_t b = next++; b < blocks; b = next++) {
             const std::size_t i0 = b * Br;
             tiled_block(q, k, v, out, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile, mask);

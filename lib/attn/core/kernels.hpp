@@ -14,7 +14,7 @@ enum class impl { reference, full, tiled };
 struct options {
     std::size_t block_rows = 96;  // Br: query rows per block (tiled)
     std::size_t block_cols = 96;  // Bc: keys per tile (tiled)
-    unsigned threads = 2;         // worker threads over query blocks (tiled)
+    unsigned threads = 2;  // worker threads over query blocks (tiled)
 };
 
 struct stats {

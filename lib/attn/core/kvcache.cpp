@@ -103,8 +103,8 @@ matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_
     const std::size_t n = x.shape(0), d = x.shape(1);
     tensor3<T> x3 = xt::empty<T>({std::size_t{1}, n, d});
     for (std::size_t i = 0; i < x.size(); ++i) x3.data()[i] = static_cast<T>(x.data()[i]);
-    tensor4<T> qh = split_heads(project3(x3, convert<T>(w_q)), heads);            // [1, h, T, d_h]
-    tensor4<T> kg = split_heads(project3(x3, convert<T>(w_k)), kv_heads);         // [1, g, T, d_h]
+    tensor4<T> qh = split_heads(project3(x3, convert<T>(w_q)), heads);  // [1, h, T, d_h]
+    tensor4<T> kg = split_heads(project3(x3, convert<T>(w_k)), kv_heads);  // [1, g, T, d_h]
     if (rope.on)
         for (tensor4<T>* t : {&qh, &kg})
             for (std::size_t hh = 0; hh < t->shape(1); ++hh) {
@@ -116,7 +116,7 @@ matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_
                 for (std::size_t i = 0; i < n; ++i)
                     for (std::size_t e = 0; e < dh; ++e) (*t)(0, hh, i, e) = rot(i, e);
             }
-    const tensor4<T> vg = split_heads(project3(x3, convert<T>(w_v)), kv_heads);   // [1, g, T, d_h]
+    const tensor4<T> vg = split_heads(project3(x3, convert<T>(w_v)), kv_heads);  // [1, g, T, d_h]
     const std::size_t dh = qh.shape(3), group = heads / kv_heads;
     // repeat_interleave(h / g, dim=1): query head i reads K/V head i / (h / g).
     tensor4<T> kr = xt::empty<T>({std::size_t{1}, heads, n, dh}), vr = kr;
@@ -140,23 +140,25 @@ matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_
 
 double kv_flops_cached(const gqa_sizes& s, std::size_t cache_len) {
     const double d = static_cast<double>(s.d_model), g = static_cast<double>(s.kv_heads);
-    const double h = static_cast<double>(s.heads), dh = static_cast<double>(s.d_head), L = static_cast<double>(cache_len);
+    const double h = static_cast<double>(s.heads), dh = static_cast<double>(s.d_head),
+                 L = static_cast<double>(cache_len);
     return 2 * d * d + 4 * d * g * dh + 4 * h * L * dh;
 }
 
 double kv_flops_full(const gqa_sizes& s, std::size_t cache_len) {
     const double d = static_cast<double>(s.d_model), g = static_cast<double>(s.kv_heads);
-    const double h = static_cast<double>(s.heads), dh = static_cast<double>(s.d_head), L = static_cast<double>(cache_len);
+    const double h = static_cast<double>(s.heads), dh = static_cast<double>(s.d_head),
+                 L = static_cast<double>(cache_len);
     return L * (2 * d * d + 4 * d * g * dh) + 4 * h * L * L * dh;
 }
 
 double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d_head, std::size_t element_bytes) {
     return 2.0 * static_cast<double>(kv_heads) * static_cast<double>(cache_len) * static_cast<double>(d_head) *
-           static_cast<double>(element_bytes);
+        static_cast<double>(element_bytes);
 }
 
 #define ATTN_KV_INSTANTIATE(T)                                                                                      \
-    template std::vector<T> project_row<T>(const matrix<T>&, std::size_t, const matrix<T>&);                       \
+    template std::vector<T> project_row<T>(const matrix<T>&, std::size_t, const matrix<T>&);                        \
     template struct kv_cache<T>;                                                                                    \
     template cached_attention attend_cache<T>(const std::vector<std::vector<T>>&, const kv_cache<T>&,               \
                                               const gqa_sizes&, std::size_t);                                       \

@@ -30,7 +30,7 @@ template <class T>
 struct kv_cache {
     std::size_t kv_heads = 0, d_head = 0;
     std::size_t capacity = 0;  // 0: grows without bound; W: holds the last W positions
-    std::size_t written = 0;   // positions appended so far
+    std::size_t written = 0;  // positions appended so far
     std::vector<std::vector<T>> k, v;  // [g][L·d_head]
     kv_cache(std::size_t g, std::size_t dh, std::size_t cap = 0) : kv_heads(g), d_head(dh), capacity(cap), k(g), v(g) {}
     std::size_t length() const { return kv_heads && d_head ? k[0].size() / d_head : 0; }
@@ -46,7 +46,7 @@ struct kv_cache {
 // last query lines up with the last key, so a single query sees every cached key and nothing is masked.
 struct cached_attention {
     std::vector<matrix<double>> weights;  // per query head: [count, L]
-    matrix<double> output;                // [count, h·d_head]: merged heads, before W_O
+    matrix<double> output;  // [count, h·d_head]: merged heads, before W_O
 };
 // With window W > 0 the chunk's queries see only the last W keys each (window:W aligned bottom-right).
 template <class T>

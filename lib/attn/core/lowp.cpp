@@ -12,7 +12,7 @@ double round_to_half(double x) {
     const double a = std::fabs(x);
     if (a >= 65520.0) return std::copysign(std::numeric_limits<double>::infinity(), x);  // past max + ½ulp
     int e2 = 0;
-    std::frexp(a, &e2);                       // a = m·2^e2, m in [0.5, 1): the leading bit is 2^(e2-1)
+    std::frexp(a, &e2);  // a = m·2^e2, m in [0.5, 1): the leading bit is 2^(e2-1)
     const int exponent = std::max(e2 - 1, -14);  // below 2^-14 the spacing stays 2^-24 (subnormals)
     const double quantum = std::ldexp(1.0, exponent - 10);  // 10 fraction bits
     const double r = std::nearbyint(a / quantum) * quantum;  // ties to even (default rounding mode)

@@ -40,13 +40,15 @@ std::vector<std::size_t> parse_lengths(const std::string& s, std::size_t batch, 
             used = 0;
         }
         if (used == 0 || used != item.size())
-            throw error(fmt::format("--lengths: '{}' is not a whole number: give one length per batch item, e.g. "
-                                    "--lengths 5,3",
-                                    item));
+            throw error(
+                fmt::format("--lengths: '{}' is not a whole number: give one length per batch item, e.g. "
+                            "--lengths 5,3",
+                            item));
         if (v < 1 || static_cast<unsigned long long>(v) > max_len)
-            throw error(fmt::format("--lengths: {} is out of range: each length must be between 1 and the "
-                                    "sequence length {}",
-                                    v, max_len));
+            throw error(
+                fmt::format("--lengths: {} is out of range: each length must be between 1 and the "
+                            "sequence length {}",
+                            v, max_len));
         out.push_back(static_cast<std::size_t>(v));
     }
     if (out.size() != batch)
@@ -57,10 +59,12 @@ std::vector<std::size_t> parse_lengths(const std::string& s, std::size_t batch, 
 
 std::vector<std::vector<bool>> causal_blocked(std::size_t n, std::size_t m, causal_align align) {
     // bottom-right shifts the diagonal by m - n (which may be negative when n > m).
-    const long long shift = align == causal_align::bottom_right ? static_cast<long long>(m) - static_cast<long long>(n) : 0;
+    const long long shift =
+        align == causal_align::bottom_right ? static_cast<long long>(m) - static_cast<long long>(n) : 0;
     std::vector<std::vector<bool>> blocked(n, std::vector<bool>(m, false));
     for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < m; ++j) blocked[i][j] = static_cast<long long>(j) > static_cast<long long>(i) + shift;
+        for (std::size_t j = 0; j < m; ++j)
+            blocked[i][j] = static_cast<long long>(j) > static_cast<long long>(i) + shift;
     return blocked;
 }
 
@@ -119,8 +123,10 @@ std::vector<std::vector<std::size_t>> bigbird_random_blocks(std::size_t blocks, 
 
 std::vector<std::vector<bool>> pattern_allowed(const mask_pattern& p, std::size_t n, std::size_t m, long long shift) {
     std::vector<std::vector<bool>> allowed(n, std::vector<bool>(m, false));
-    const long long W = static_cast<long long>(p.window), D = static_cast<long long>(std::max<std::size_t>(p.dilation, 1));
-    const long long G = static_cast<long long>(p.globals), B = static_cast<long long>(std::max<std::size_t>(p.block, 1));
+    const long long W = static_cast<long long>(p.window),
+                    D = static_cast<long long>(std::max<std::size_t>(p.dilation, 1));
+    const long long G = static_cast<long long>(p.globals),
+                    B = static_cast<long long>(std::max<std::size_t>(p.block, 1));
     std::vector<std::vector<std::size_t>> drawn = p.random_blocks;
     if (p.kind == pattern_kind::bigbird && drawn.empty())
         drawn = bigbird_random_blocks(std::max(n, m) / static_cast<std::size_t>(B), p.random, p.globals, p.seed);
@@ -154,8 +160,10 @@ std::vector<std::vector<bool>> pattern_allowed(const mask_pattern& p, std::size_
     return allowed;
 }
 
-std::vector<std::vector<bool>> pattern_blocked(const mask_pattern& p, std::size_t n, std::size_t m, causal_align align) {
-    const long long shift = align == causal_align::bottom_right ? static_cast<long long>(m) - static_cast<long long>(n) : 0;
+std::vector<std::vector<bool>> pattern_blocked(const mask_pattern& p, std::size_t n, std::size_t m,
+                                               causal_align align) {
+    const long long shift =
+        align == causal_align::bottom_right ? static_cast<long long>(m) - static_cast<long long>(n) : 0;
     auto out = pattern_allowed(p, n, m, shift);
     for (auto& row : out) row.flip();
     return out;
@@ -171,7 +179,7 @@ std::size_t allowed_count(const std::vector<std::vector<bool>>& allowed) {
 double density(const std::vector<std::vector<bool>>& allowed) {
     if (allowed.empty() || allowed[0].empty()) return 0.0;
     return static_cast<double>(allowed_count(allowed)) /
-           (static_cast<double>(allowed.size()) * static_cast<double>(allowed[0].size()));
+        (static_cast<double>(allowed.size()) * static_cast<double>(allowed[0].size()));
 }
 
 std::vector<std::size_t> receptive_fields(const std::vector<std::vector<bool>>& allowed, std::size_t layers) {
@@ -257,8 +265,8 @@ double window_density(std::size_t n, std::size_t w) {
 
 mask3 build_mask(const mask_spec& s) {
     const auto causal = s.causal ? causal_blocked(s.queries, s.keys, s.align)
-                        : s.pattern.sparse() ? pattern_blocked(s.pattern, s.queries, s.keys, s.align)
-                                             : std::vector<std::vector<bool>>(s.queries, std::vector<bool>(s.keys, false));
+        : s.pattern.sparse()     ? pattern_blocked(s.pattern, s.queries, s.keys, s.align)
+                                 : std::vector<std::vector<bool>>(s.queries, std::vector<bool>(s.keys, false));
     const auto pad = key_padding(s);
     mask3 m(s.batch, std::vector<std::vector<bool>>(s.queries, std::vector<bool>(s.keys)));
     for (std::size_t b = 0; b < s.batch; ++b)

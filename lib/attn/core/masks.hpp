@@ -18,8 +18,8 @@ enum class pad_side { right, left };
 enum class causal_align { top_left, bottom_right };
 const char* name_of(pad_side p);
 const char* name_of(causal_align a);
-pad_side parse_pad_side(const std::string& s);      // throws attn::error
-causal_align parse_align(const std::string& s);     // throws attn::error
+pad_side parse_pad_side(const std::string& s);  // throws attn::error
+causal_align parse_align(const std::string& s);  // throws attn::error
 // "5,3,4" -> {5, 3, 4}; each must be in 1..max_len and there must be `batch` of them
 // (throws attn::error with a one-line message otherwise).
 std::vector<std::size_t> parse_lengths(const std::string& s, std::size_t batch, std::size_t max_len);
@@ -44,15 +44,15 @@ const char* name_of(pattern_kind k);
 
 struct mask_pattern {
     pattern_kind kind = pattern_kind::none;
-    std::size_t window = 0;    // W: window, local, global, dilated
-    std::size_t globals = 0;   // G: global tokens (global) or global blocks (bigbird)
+    std::size_t window = 0;  // W: window, local, global, dilated
+    std::size_t globals = 0;  // G: global tokens (global) or global blocks (bigbird)
     std::size_t dilation = 1;  // D: dilated
-    std::size_t block = 0;     // B: block, bigbird
-    std::size_t random = 0;    // R: bigbird, random blocks per block row
+    std::size_t block = 0;  // B: block, bigbird
+    std::size_t random = 0;  // R: bigbird, random blocks per block row
     // bigbird: for each query block row, the key blocks drawn at random (sorted; empty for global
     // rows, which see everything already). Filled by bigbird_random_blocks.
     std::vector<std::vector<std::size_t>> random_blocks;
-    std::uint64_t seed = 0;    // bigbird: draws random_blocks when they are empty
+    std::uint64_t seed = 0;  // bigbird: draws random_blocks when they are empty
     // More than none and causal: one of the patterns above.
     bool sparse() const { return kind != pattern_kind::none && kind != pattern_kind::causal; }
 };
@@ -66,7 +66,8 @@ std::vector<std::vector<std::size_t>> bigbird_random_blocks(std::size_t blocks, 
                                                             std::uint64_t seed);
 // [n][m], true = may attend. shift = position of query 0 (0 top-left, m - n bottom-right; may be
 // negative). bigbird uses random_blocks, or draws them from `seed` when empty.
-std::vector<std::vector<bool>> pattern_allowed(const mask_pattern& p, std::size_t n, std::size_t m, long long shift = 0);
+std::vector<std::vector<bool>> pattern_allowed(const mask_pattern& p, std::size_t n, std::size_t m,
+                                               long long shift = 0);
 // Its complement, true = blocked, in the canonical form of this file.
 std::vector<std::vector<bool>> pattern_blocked(const mask_pattern& p, std::size_t n, std::size_t m, causal_align align);
 // Allowed pairs / (n·m).
@@ -89,7 +90,7 @@ double window_density(std::size_t n, std::size_t w);
 struct mask_spec {
     std::size_t batch = 1, queries = 1, keys = 1;  // B, n, m
     bool causal = false;
-    mask_pattern pattern;              // a sparse pattern (kind none or causal here: see `causal`)
+    mask_pattern pattern;  // a sparse pattern (kind none or causal here: see `causal`)
     causal_align align = causal_align::top_left;
     std::vector<std::size_t> lengths;  // true key lengths per batch item (empty = no padding)
     pad_side side = pad_side::right;
@@ -110,10 +111,10 @@ mask3 build_mask(const mask_spec& s);
 std::vector<std::pair<std::size_t, std::size_t>> fully_blocked_rows(const mask3& m);
 
 // The conventions, for one batch item b.
-std::vector<std::vector<bool>> sdpa_bool(const mask3& m, std::size_t b);   // True = may attend
-std::vector<std::vector<bool>> mha_bool(const mask3& m, std::size_t b);    // True = blocked
+std::vector<std::vector<bool>> sdpa_bool(const mask3& m, std::size_t b);  // True = may attend
+std::vector<std::vector<bool>> mha_bool(const mask3& m, std::size_t b);  // True = blocked
 std::vector<std::vector<double>> additive(const mask3& m, std::size_t b);  // 0 / -inf
-std::vector<int> hf_attention_mask(const mask_spec& s, std::size_t b);     // 1 = real key
-std::vector<bool> key_padding_mask(const mask_spec& s, std::size_t b);     // True = padding
+std::vector<int> hf_attention_mask(const mask_spec& s, std::size_t b);  // 1 = real key
+std::vector<bool> key_padding_mask(const mask_spec& s, std::size_t b);  // True = padding
 
 }  // namespace attn

@@ -39,9 +39,10 @@ template <class T>
 void check_batch_dims(const tensor4<T>& a, const tensor4<T>& b) {
     for (std::size_t dim = 0; dim < 2; ++dim)
         if (a.shape(dim) != b.shape(dim))
-            throw shape_error(fmt::format("The size of tensor a ({}) must match the size of tensor b ({}) at "
-                                          "non-singleton dimension {}",
-                                          a.shape(dim), b.shape(dim), dim));
+            throw shape_error(
+                fmt::format("The size of tensor a ({}) must match the size of tensor b ({}) at "
+                            "non-singleton dimension {}",
+                            a.shape(dim), b.shape(dim), dim));
 }
 
 // W must be [d_model, d_model] for self-attention with h·d_h = d_model.
@@ -58,12 +59,13 @@ template <class T>
 tensor3<T> project3(const tensor3<T>& x, const matrix<T>& w, const std::vector<T>& bias) {
     const std::size_t B = x.shape(0), n = x.shape(1), d = x.shape(2), e = w.shape(1);
     if (w.shape(0) != d)  // PyTorch folds [B, n, d] to [B·n, d] for the matmul and reports that
-        throw shape_error(fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", B * n, d,
-                                      w.shape(0), e));
+        throw shape_error(
+            fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", B * n, d, w.shape(0), e));
     if (!bias.empty() && bias.size() != e)
-        throw shape_error(fmt::format("The size of tensor a ({}) must match the size of tensor b ({}) at "
-                                      "non-singleton dimension 2",
-                                      e, bias.size()));
+        throw shape_error(
+            fmt::format("The size of tensor a ({}) must match the size of tensor b ({}) at "
+                        "non-singleton dimension 2",
+                        e, bias.size()));
     tensor3<T> out = xt::zeros<T>({B, n, e});  // [B, n, e]
     // Every token row of every batch item is one row of a [B·n, d] @ [d, e] matmul, in i-k-j order
     // so the inner loop runs along contiguous rows of w and out (as attn::matmul).
@@ -71,10 +73,10 @@ tensor3<T> project3(const tensor3<T>& x, const matrix<T>& w, const std::vector<T
     const T* pw = w.data();
     T* po = out.data();
     for (std::size_t r = 0; r < B * n; ++r) {
-        T* orow = po + r * e;                                    // [e]
+        T* orow = po + r * e;  // [e]
         for (std::size_t k = 0; k < d; ++k) {
             const T xrk = px[r * d + k];
-            const T* wrow = pw + k * e;                          // [e]
+            const T* wrow = pw + k * e;  // [e]
             for (std::size_t j = 0; j < e; ++j) orow[j] += xrk * wrow[j];
         }
         if (!bias.empty())
@@ -105,7 +107,7 @@ tensor4<T> split_heads(const tensor3<T>& x, std::size_t h) {
         for (std::size_t hh = 0; hh < h; ++hh)
             for (std::size_t i = 0; i < n; ++i) {
                 const T* src = px + (b * n + i) * d + hh * d_h;  // [d_h]
-                T* dst = po + ((b * h + hh) * n + i) * d_h;       // [d_h]
+                T* dst = po + ((b * h + hh) * n + i) * d_h;  // [d_h]
                 for (std::size_t c = 0; c < d_h; ++c) dst[c] = src[c];
             }
     return out;
@@ -122,7 +124,7 @@ tensor3<T> merge_heads(const tensor4<T>& x) {
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t hh = 0; hh < h; ++hh) {
                 const T* src = px + ((b * h + hh) * n + i) * d_h;  // [d_h]
-                T* dst = po + (b * n + i) * d + hh * d_h;         // [d_h]
+                T* dst = po + (b * n + i) * d + hh * d_h;  // [d_h]
                 for (std::size_t c = 0; c < d_h; ++c) dst[c] = src[c];
             }
     return out;
@@ -144,14 +146,14 @@ tensor4<T> batched_scores(const tensor4<T>& q, const tensor4<T>& k) {
     check_batch_dims(q, k);
     const std::size_t B = q.shape(0), H = q.shape(1), n = q.shape(2), e = q.shape(3), m = k.shape(2);
     if (k.shape(3) != e)  // q @ kᵀ on one slice: [n, e] @ [k.shape(3), m]
-        throw shape_error(fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", n, e,
-                                      k.shape(3), m));
+        throw shape_error(
+            fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", n, e, k.shape(3), m));
     tensor4<T> s = xt::zeros<T>({B, H, n, m});  // [B, H, n, m]
-    std::vector<T> kt(e * m);                   // [e, m]  one slice of k, transposed
+    std::vector<T> kt(e * m);  // [e, m]  one slice of k, transposed
     for (std::size_t bh = 0; bh < B * H; ++bh) {
-        const T* pq = q.data() + bh * n * e;    // [n, e]
-        const T* pk = k.data() + bh * m * e;    // [m, e]
-        T* ps = s.data() + bh * n * m;          // [n, m]
+        const T* pq = q.data() + bh * n * e;  // [n, e]
+        const T* pk = k.data() + bh * m * e;  // [m, e]
+        T* ps = s.data() + bh * n * m;  // [n, m]
         // pass 1: kᵀ into a contiguous buffer, so the product below runs along contiguous rows
         for (std::size_t j = 0; j < m; ++j)
             for (std::size_t c = 0; c < e; ++c) kt[c * m + j] = pk[j * e + c];
@@ -160,7 +162,7 @@ tensor4<T> batched_scores(const tensor4<T>& q, const tensor4<T>& k) {
             for (std::size_t c = 0; c < e; ++c) {
                 const T qic = pq[i * e + c];
                 const T* ktrow = kt.data() + c * m;  // [m]
-                T* srow = ps + i * m;                // [m]
+                T* srow = ps + i * m;  // [m]
                 for (std::size_t j = 0; j < m; ++j) srow[j] += qic * ktrow[j];
             }
     }
@@ -172,18 +174,18 @@ tensor4<T> batched_matmul(const tensor4<T>& a, const tensor4<T>& b) {
     check_batch_dims(a, b);
     const std::size_t B = a.shape(0), H = a.shape(1), n = a.shape(2), m = a.shape(3), e = b.shape(3);
     if (b.shape(2) != m)
-        throw shape_error(fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", n, m,
-                                      b.shape(2), e));
+        throw shape_error(
+            fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", n, m, b.shape(2), e));
     tensor4<T> c = xt::zeros<T>({B, H, n, e});  // [B, H, n, e]
     for (std::size_t bh = 0; bh < B * H; ++bh) {
-        const T* pa = a.data() + bh * n * m;    // [n, m]
-        const T* pb = b.data() + bh * m * e;    // [m, e]
-        T* pc = c.data() + bh * n * e;          // [n, e]
+        const T* pa = a.data() + bh * n * m;  // [n, m]
+        const T* pb = b.data() + bh * m * e;  // [m, e]
+        T* pc = c.data() + bh * n * e;  // [n, e]
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t k = 0; k < m; ++k) {
                 const T aik = pa[i * m + k];
-                const T* brow = pb + k * e;     // [e]
-                T* crow = pc + i * e;           // [e]
+                const T* brow = pb + k * e;  // [e]
+                T* crow = pc + i * e;  // [e]
                 for (std::size_t j = 0; j < e; ++j) crow[j] += aik * brow[j];
             }
     }
@@ -247,34 +249,34 @@ multihead_trace<T> multihead_forward(const tensor3<T>& x, const matrix<T>& w_q, 
     check_square(w_v, "W_V", d);
     check_square(w_o, "W_O", d);
     multihead_trace<T> t;
-    t.x = x;                                            // [B, n, d]
-    t.q = project3(x, w_q);                             // [B, n, d]
-    t.k = project3(x, w_k);                             // [B, n, d]
-    t.v = project3(x, w_v);                             // [B, n, d]
-    t.q_heads = split_heads(t.q, h);                    // [B, h, n, d_h]
-    t.k_heads = split_heads(t.k, h);                    // [B, h, n, d_h]
-    t.v_heads = split_heads(t.v, h);                    // [B, h, n, d_h]
-    t.scores = batched_scores(t.q_heads, t.k_heads);    // [B, h, n, n]
-    t.scaled_scores = scale4(t.scores, d_h);            // [B, h, n, n]  / √d_h, not √d_model
+    t.x = x;  // [B, n, d]
+    t.q = project3(x, w_q);  // [B, n, d]
+    t.k = project3(x, w_k);  // [B, n, d]
+    t.v = project3(x, w_v);  // [B, n, d]
+    t.q_heads = split_heads(t.q, h);  // [B, h, n, d_h]
+    t.k_heads = split_heads(t.k, h);  // [B, h, n, d_h]
+    t.v_heads = split_heads(t.v, h);  // [B, h, n, d_h]
+    t.scores = batched_scores(t.q_heads, t.k_heads);  // [B, h, n, n]
+    t.scaled_scores = scale4(t.scores, d_h);  // [B, h, n, n]  / √d_h, not √d_model
     t.masked_scores = causal ? mask_causal4(t.scaled_scores) : t.scaled_scores;  // [B, h, n, n]
-    t.weights = softmax_last(t.masked_scores);          // [B, h, n, n]
+    t.weights = softmax_last(t.masked_scores);  // [B, h, n, n]
     t.heads_output = batched_matmul(t.weights, t.v_heads);  // [B, h, n, d_h]
-    t.merged = merge_heads(t.heads_output);             // [B, n, d]
-    t.output = project3(t.merged, w_o);                 // [B, n, d]
+    t.merged = merge_heads(t.heads_output);  // [B, n, d]
+    t.output = project3(t.merged, w_o);  // [B, n, d]
     return t;
 }
 
 #define ATTN_INSTANTIATE(T)                                                                              \
-    template tensor3<T> project3(const tensor3<T>&, const matrix<T>&, const std::vector<T>&);          \
-    template tensor4<T> view_heads(const tensor3<T>&, std::size_t);                                    \
-    template tensor4<T> split_heads(const tensor3<T>&, std::size_t);                                   \
-    template tensor3<T> merge_heads(const tensor4<T>&);                                                \
-    template tensor3<T> merge_heads_no_transpose(const tensor4<T>&);                                   \
-    template tensor4<T> batched_scores(const tensor4<T>&, const tensor4<T>&);                          \
-    template tensor4<T> batched_matmul(const tensor4<T>&, const tensor4<T>&);                          \
-    template tensor4<T> scale4(const tensor4<T>&, std::size_t);                                        \
-    template tensor4<T> mask_causal4(const tensor4<T>&);                                               \
-    template tensor4<T> softmax_last(const tensor4<T>&);                                               \
+    template tensor3<T> project3(const tensor3<T>&, const matrix<T>&, const std::vector<T>&);            \
+    template tensor4<T> view_heads(const tensor3<T>&, std::size_t);                                      \
+    template tensor4<T> split_heads(const tensor3<T>&, std::size_t);                                     \
+    template tensor3<T> merge_heads(const tensor4<T>&);                                                  \
+    template tensor3<T> merge_heads_no_transpose(const tensor4<T>&);                                     \
+    template tensor4<T> batched_scores(const tensor4<T>&, const tensor4<T>&);                            \
+    template tensor4<T> batched_matmul(const tensor4<T>&, const tensor4<T>&);                            \
+    template tensor4<T> scale4(const tensor4<T>&, std::size_t);                                          \
+    template tensor4<T> mask_causal4(const tensor4<T>&);                                                 \
+    template tensor4<T> softmax_last(const tensor4<T>&);                                                 \
     template multihead_trace<T> multihead_forward(const tensor3<T>&, const matrix<T>&, const matrix<T>&, \
                                                   const matrix<T>&, const matrix<T>&, std::size_t, bool);
 ATTN_INSTANTIATE(float)

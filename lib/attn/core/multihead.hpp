@@ -28,39 +28,48 @@ tensor3<T> project3(const tensor3<T>& x, const matrix<T>& w, const std::vector<T
 // view(B, n, h, d_h): [B, n, d] -> [B, n, h, d_h]. Same memory order, no transpose: dim 1 is still
 // tokens, so attention over the last two dims mixes heads, not tokens (the heads-no-transpose bug).
 // Throws shape_error if h is 0 or does not divide d.
-template <class T> tensor4<T> view_heads(const tensor3<T>& x, std::size_t h);
+template <class T>
+tensor4<T> view_heads(const tensor3<T>& x, std::size_t h);
 // view(B, n, h, d_h).transpose(1, 2), made contiguous: [B, n, d] -> [B, h, n, d_h].
 // Head hh of token i is columns hh·d_h … hh·d_h + d_h - 1 of x[b, i]. Throws shape_error as view_heads.
-template <class T> tensor4<T> split_heads(const tensor3<T>& x, std::size_t h);
+template <class T>
+tensor4<T> split_heads(const tensor3<T>& x, std::size_t h);
 // transpose(1, 2).reshape(B, n, h·d_h): [B, h, n, d_h] -> [B, n, d], the inverse of split_heads.
-template <class T> tensor3<T> merge_heads(const tensor4<T>& x);
+template <class T>
+tensor3<T> merge_heads(const tensor4<T>& x);
 // reshape(B, n, h·d_h) straight from [B, h, n, d_h] memory, no transpose (the merge-no-transpose bug):
 // the right shape, but row i of the result holds pieces of head-major memory, not token i's heads.
-template <class T> tensor3<T> merge_heads_no_transpose(const tensor4<T>& x);
+template <class T>
+tensor3<T> merge_heads_no_transpose(const tensor4<T>& x);
 
 // a @ b.transpose(-2, -1) over the last two dims: [B, H, n, e] x [B, H, m, e] -> [B, H, n, m].
 // Dim 1 is any batch dim (heads after split_heads, tokens after view_heads). Throws shape_error.
-template <class T> tensor4<T> batched_scores(const tensor4<T>& q, const tensor4<T>& k);
+template <class T>
+tensor4<T> batched_scores(const tensor4<T>& q, const tensor4<T>& k);
 // a @ b over the last two dims: [B, H, n, m] @ [B, H, m, e] -> [B, H, n, e]. Throws shape_error.
-template <class T> tensor4<T> batched_matmul(const tensor4<T>& a, const tensor4<T>& b);
+template <class T>
+tensor4<T> batched_matmul(const tensor4<T>& a, const tensor4<T>& b);
 // s / √divisor elementwise (divisor = d_h normally; the scale-by-d-model bug passes d_model).
-template <class T> tensor4<T> scale4(const tensor4<T>& s, std::size_t divisor);
+template <class T>
+tensor4<T> scale4(const tensor4<T>& s, std::size_t divisor);
 // -inf where key j > query i in the last two dims (causal, top-left aligned, as mask_causal).
-template <class T> tensor4<T> mask_causal4(const tensor4<T>& s);
+template <class T>
+tensor4<T> mask_causal4(const tensor4<T>& s);
 // Stable softmax over the last dim: exp(s - max) / Σ exp(s - max).
 // A row that is entirely -inf has no finite maximum and becomes NaN, as in PyTorch.
-template <class T> tensor4<T> softmax_last(const tensor4<T>& s);
+template <class T>
+tensor4<T> softmax_last(const tensor4<T>& s);
 
 // The whole forward pass of multi-head self-attention, every intermediate kept.
 template <class T>
 struct multihead_trace {
-    tensor3<T> x, q, k, v;                            // [B, n, d]
-    tensor4<T> q_heads, k_heads, v_heads;             // [B, h, n, d_h]
+    tensor3<T> x, q, k, v;  // [B, n, d]
+    tensor4<T> q_heads, k_heads, v_heads;  // [B, h, n, d_h]
     tensor4<T> scores, scaled_scores, masked_scores;  // [B, h, n, n]
-    tensor4<T> weights;                               // [B, h, n, n]
-    tensor4<T> heads_output;                          // [B, h, n, d_h]
-    tensor3<T> merged;                                // [B, n, d]
-    tensor3<T> output;                                // [B, n, d]  merged · W_O
+    tensor4<T> weights;  // [B, h, n, n]
+    tensor4<T> heads_output;  // [B, h, n, d_h]
+    tensor3<T> merged;  // [B, n, d]
+    tensor3<T> output;  // [B, n, d]  merged · W_O
 };
 // Batched multi-head self-attention, every intermediate kept. W_* are [d, d] in the Q = X·W
 // convention (nn.Linear stores the transpose). masked_scores = scaled_scores when !causal.

@@ -16,7 +16,8 @@ matrix<T> sinusoidal_table(std::size_t n, std::size_t d, double base) {
     for (std::size_t pos = 0; pos < n; ++pos)
         for (std::size_t c = 0; c < d; ++c) {
             const std::size_t i = c / 2;
-            const double angle = static_cast<double>(pos) / std::pow(base, 2.0 * static_cast<double>(i) / static_cast<double>(d));
+            const double angle =
+                static_cast<double>(pos) / std::pow(base, 2.0 * static_cast<double>(i) / static_cast<double>(d));
             pe(pos, c) = static_cast<T>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
         }
     return pe;
@@ -45,11 +46,13 @@ std::vector<T> rope_rotate_row(const std::vector<T>& x, std::size_t position, do
 }
 
 template <class T>
-std::vector<T> rope_rotate_heads(const std::vector<T>& row, std::size_t heads, std::size_t position, double base, rope_style s) {
+std::vector<T> rope_rotate_heads(const std::vector<T>& row, std::size_t heads, std::size_t position, double base,
+                                 rope_style s) {
     const std::size_t dh = heads ? row.size() / heads : 0;
     std::vector<T> out(row.size());
     for (std::size_t h = 0; h < heads; ++h) {
-        const std::vector<T> part(row.begin() + static_cast<long>(h * dh), row.begin() + static_cast<long>((h + 1) * dh));
+        const std::vector<T> part(row.begin() + static_cast<long>(h * dh),
+                                  row.begin() + static_cast<long>((h + 1) * dh));
         const std::vector<T> rot = rope_rotate_row(part, position, base, s);
         std::copy(rot.begin(), rot.end(), out.begin() + static_cast<long>(h * dh));
     }
@@ -173,13 +176,13 @@ double diagonal_spread(const matrix<double>& g) {
     return worst;
 }
 
-#define ATTN_POSITIONS_INSTANTIATE(T)                                                                           \
-    template matrix<T> sinusoidal_table<T>(std::size_t, std::size_t, double);                                   \
-    template matrix<T> rope_rotate(const matrix<T>&, const std::vector<std::size_t>&, double, rope_style);     \
-    template matrix<T> rope_rotate(const matrix<T>&, std::size_t, double, rope_style);                         \
-    template std::vector<T> rope_rotate_row(const std::vector<T>&, std::size_t, double, rope_style);           \
+#define ATTN_POSITIONS_INSTANTIATE(T)                                                                               \
+    template matrix<T> sinusoidal_table<T>(std::size_t, std::size_t, double);                                       \
+    template matrix<T> rope_rotate(const matrix<T>&, const std::vector<std::size_t>&, double, rope_style);          \
+    template matrix<T> rope_rotate(const matrix<T>&, std::size_t, double, rope_style);                              \
+    template std::vector<T> rope_rotate_row(const std::vector<T>&, std::size_t, double, rope_style);                \
     template std::vector<T> rope_rotate_heads(const std::vector<T>&, std::size_t, std::size_t, double, rope_style); \
-    template matrix<T> permute_rows(const matrix<T>&, const std::vector<std::size_t>&);                        \
+    template matrix<T> permute_rows(const matrix<T>&, const std::vector<std::size_t>&);                             \
     template matrix<T> permute_cols(const matrix<T>&, const std::vector<std::size_t>&);
 ATTN_POSITIONS_INSTANTIATE(float)
 ATTN_POSITIONS_INSTANTIATE(double)

@@ -21,7 +21,8 @@ enum class rope_style { half, interleaved };
 
 // PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(pos / base^(2i/d)): [n, d].
 // An odd d ends with a sin column.
-template <class T> matrix<T> sinusoidal_table(std::size_t n, std::size_t d, double base = 10000.0);
+template <class T>
+matrix<T> sinusoidal_table(std::size_t n, std::size_t d, double base = 10000.0);
 
 // The frequency of pair i: θ_i = base^(−2i/d), i = 0 … d/2 − 1.
 double rope_theta(std::size_t i, std::size_t d, double base);
@@ -32,14 +33,16 @@ std::pair<std::size_t, std::size_t> rope_pair(std::size_t i, std::size_t d, rope
 template <class T>
 matrix<T> rope_rotate(const matrix<T>& x, const std::vector<std::size_t>& positions, double base, rope_style s);
 // Rows at positions offset, offset + 1, …
-template <class T> matrix<T> rope_rotate(const matrix<T>& x, std::size_t offset, double base, rope_style s);
+template <class T>
+matrix<T> rope_rotate(const matrix<T>& x, std::size_t offset, double base, rope_style s);
 // One row (a vector of d values) at one position.
 template <class T>
 std::vector<T> rope_rotate_row(const std::vector<T>& x, std::size_t position, double base, rope_style s);
 // A row of `heads` slices of d_head values (a token's q or k before the head split), each slice
 // rotated at `position`: what a decode step does to its one new token.
 template <class T>
-std::vector<T> rope_rotate_heads(const std::vector<T>& row, std::size_t heads, std::size_t position, double base, rope_style s);
+std::vector<T> rope_rotate_heads(const std::vector<T>& row, std::size_t heads, std::size_t position, double base,
+                                 rope_style s);
 // The column order that turns interleaved weights into half weights: W_half = W[:, perm], i.e.
 // perm = [0, 2, 4, …, 1, 3, 5, …]. (nn.Linear stores Wᵀ, so there it permutes rows.)
 std::vector<std::size_t> interleaved_to_half(std::size_t d);
@@ -58,9 +61,11 @@ xt::xtensor<double, 3> alibi_bias(const std::vector<double>& slopes, std::size_t
 // A seeded permutation of 0 … n−1 that is not the identity when n > 1 (Fisher–Yates).
 std::vector<std::size_t> seeded_permutation(std::size_t n, std::uint64_t seed);
 // out[i] = x[p[i]]: the rows of x in the order p (P·X with P the permutation matrix). [n, d]
-template <class T> matrix<T> permute_rows(const matrix<T>& x, const std::vector<std::size_t>& p);
+template <class T>
+matrix<T> permute_rows(const matrix<T>& x, const std::vector<std::size_t>& p);
 // out[:, j] = x[:, p[j]]. [r, d]
-template <class T> matrix<T> permute_cols(const matrix<T>& x, const std::vector<std::size_t>& p);
+template <class T>
+matrix<T> permute_cols(const matrix<T>& x, const std::vector<std::size_t>& p);
 
 // Largest spread (max − min) along any diagonal i − j = const of a square matrix: 0 when every
 // entry depends on i − j only.

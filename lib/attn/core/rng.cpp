@@ -53,7 +53,8 @@ std::uint64_t rng::below(std::uint64_t n) {
     // Rejection sampling keeps the result unbiased.
     const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % n);
     std::uint64_t x;
-    do x = next_u64(); while (x >= limit);
+    do x = next_u64();
+    while (x >= limit);
     return x % n;
 }
 

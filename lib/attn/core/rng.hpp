@@ -10,9 +10,9 @@ class rng {
 public:
     explicit rng(std::uint64_t seed);
     std::uint64_t next_u64();
-    double uniform();                 // [0, 1), 53 random bits
+    double uniform();  // [0, 1), 53 random bits
     double uniform(double lo, double hi);
-    double normal();                  // N(0, 1), Box-Muller
+    double normal();  // N(0, 1), Box-Muller
     std::uint64_t below(std::uint64_t n);  // uniform integer in [0, n), n > 0
 
 private:

@@ -21,9 +21,10 @@ shape_t matmul_shape(const shape_t& a, const shape_t& b) {
     if (k != k2) {
         if (a.size() == 2 && b.size() == 2)
             throw shape_error(fmt::format("mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", n, k, k2, p));
-        throw shape_error(fmt::format("Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: "
-                                      "[{}, {}].",
-                                      1, k, 1, k2));
+        throw shape_error(
+            fmt::format("Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: "
+                        "[{}, {}].",
+                        1, k, 1, k2));
     }
     // Broadcast the batch dims, aligned from the right.
     const shape_t ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
@@ -31,9 +32,10 @@ shape_t matmul_shape(const shape_t& a, const shape_t& b) {
     for (std::size_t i = 0; i < batch.size(); ++i) {
         const std::size_t x = i < ba.size() ? ba[ba.size() - 1 - i] : 1, y = i < bb.size() ? bb[bb.size() - 1 - i] : 1;
         if (x != y && x != 1 && y != 1)
-            throw shape_error(fmt::format("The size of tensor a ({}) must match the size of tensor b ({}) at "
-                                          "non-singleton dimension {}",
-                                          x, y, batch.size() - 1 - i));
+            throw shape_error(
+                fmt::format("The size of tensor a ({}) must match the size of tensor b ({}) at "
+                            "non-singleton dimension {}",
+                            x, y, batch.size() - 1 - i));
         batch[batch.size() - 1 - i] = std::max(x, y);
     }
     batch.push_back(n);

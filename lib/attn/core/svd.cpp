@@ -20,19 +20,26 @@ svd_parts run_svd(const matrix<double>& a, bool vectors) {
     const int r = static_cast<int>(a.shape(0)), c = static_cast<int>(a.shape(1)), p = std::min(r, c);
     std::vector<double> col(static_cast<std::size_t>(r) * static_cast<std::size_t>(c));
     for (int i = 0; i < r; ++i)
-        for (int j = 0; j < c; ++j) col[static_cast<std::size_t>(j) * static_cast<std::size_t>(r) + static_cast<std::size_t>(i)] = a(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
+        for (int j = 0; j < c; ++j)
+            col[static_cast<std::size_t>(j) * static_cast<std::size_t>(r) + static_cast<std::size_t>(i)] =
+                a(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
     svd_parts out;
     out.s.resize(static_cast<std::size_t>(p));
     const char job = vectors ? 'S' : 'N';
     const int ldu = std::max(1, r), ldvt = std::max(1, p);
-    if (vectors) out.u.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(p)), out.vt.resize(static_cast<std::size_t>(p) * static_cast<std::size_t>(c));
-    else out.u.resize(1), out.vt.resize(1);
+    if (vectors)
+        out.u.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(p)),
+            out.vt.resize(static_cast<std::size_t>(p) * static_cast<std::size_t>(c));
+    else
+        out.u.resize(1), out.vt.resize(1);
     int info = 0, lwork = -1;
     double query = 0;
-    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, &query, &lwork, &info);
+    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, &query, &lwork,
+            &info);
     lwork = static_cast<int>(query);
     std::vector<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
-    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, work.data(), &lwork, &info);
+    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, work.data(),
+            &lwork, &info);
     if (info != 0) throw std::runtime_error("LAPACK dgesvd did not converge");
     return out;
 }

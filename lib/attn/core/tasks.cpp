@@ -8,7 +8,8 @@ namespace attn {
 bool task_causal(task_kind k) { return k != task_kind::reverse; }
 
 std::size_t task_min_vocab(task_kind k, std::size_t seq_len) {
-    if (k == task_kind::induction) return std::max<std::size_t>(2, seq_len / 2);  // a segment of up to T/2 distinct tokens
+    if (k == task_kind::induction)
+        return std::max<std::size_t>(2, seq_len / 2);  // a segment of up to T/2 distinct tokens
     return 2;
 }
 
@@ -20,34 +21,34 @@ task_example make_task_example(task_kind k, std::size_t T, std::size_t V, rng& g
     e.targets.assign(T, -1);
     auto draw = [&] { return static_cast<int>(g.below(V)); };
     switch (k) {
-    case task_kind::previous:
-        for (std::size_t t = 0; t < T; ++t) e.tokens[t] = draw();
-        for (std::size_t t = 1; t < T; ++t) e.targets[t] = e.tokens[t - 1];
-        break;
-    case task_kind::reverse:
-        for (std::size_t t = 0; t < T; ++t) e.tokens[t] = draw();
-        for (std::size_t t = 0; t < T; ++t) e.targets[t] = e.tokens[T - 1 - t];
-        break;
-    case task_kind::max: {
-        int best = -1;
-        for (std::size_t t = 0; t < T; ++t) {
-            e.tokens[t] = draw();
-            best = std::max(best, e.tokens[t]);
-            e.targets[t] = best;
+        case task_kind::previous:
+            for (std::size_t t = 0; t < T; ++t) e.tokens[t] = draw();
+            for (std::size_t t = 1; t < T; ++t) e.targets[t] = e.tokens[t - 1];
+            break;
+        case task_kind::reverse:
+            for (std::size_t t = 0; t < T; ++t) e.tokens[t] = draw();
+            for (std::size_t t = 0; t < T; ++t) e.targets[t] = e.tokens[T - 1 - t];
+            break;
+        case task_kind::max: {
+            int best = -1;
+            for (std::size_t t = 0; t < T; ++t) {
+                e.tokens[t] = draw();
+                best = std::max(best, e.tokens[t]);
+                e.targets[t] = best;
+            }
+            break;
         }
-        break;
-    }
-    case task_kind::induction: {
-        // m in [T/4, T/2] (at least 2): the repeat's offset varies, so position alone cannot solve it.
-        const std::size_t lo = std::max<std::size_t>(2, T / 4), hi = std::max(lo, T / 2);
-        const std::size_t m = lo + static_cast<std::size_t>(g.below(hi - lo + 1));
-        std::vector<int> pool(V);
-        for (std::size_t i = 0; i < V; ++i) pool[i] = static_cast<int>(i);
-        for (std::size_t i = 0; i < m; ++i) std::swap(pool[i], pool[i + static_cast<std::size_t>(g.below(V - i))]);
-        for (std::size_t t = 0; t < T; ++t) e.tokens[t] = pool[t % m];
-        for (std::size_t t = m; t < T; ++t) e.targets[t] = pool[(t + 1) % m];
-        break;
-    }
+        case task_kind::induction: {
+            // m in [T/4, T/2] (at least 2): the repeat's offset varies, so position alone cannot solve it.
+            const std::size_t lo = std::max<std::size_t>(2, T / 4), hi = std::max(lo, T / 2);
+            const std::size_t m = lo + static_cast<std::size_t>(g.below(hi - lo + 1));
+            std::vector<int> pool(V);
+            for (std::size_t i = 0; i < V; ++i) pool[i] = static_cast<int>(i);
+            for (std::size_t i = 0; i < m; ++i) std::swap(pool[i], pool[i + static_cast<std::size_t>(g.below(V - i))]);
+            for (std::size_t t = 0; t < T; ++t) e.tokens[t] = pool[t % m];
+            for (std::size_t t = m; t < T; ++t) e.targets[t] = pool[(t + 1) % m];
+            break;
+        }
     }
     return e;
 }
@@ -69,17 +70,17 @@ std::vector<std::vector<std::size_t>> pattern_positions(task_kind k, const task_
     }
     for (std::size_t t = 0; t < T; ++t) {
         switch (k) {
-        case task_kind::previous: break;
-        case task_kind::reverse: need[t] = {T - 1 - t}; break;
-        case task_kind::max:
-            for (std::size_t s = 0; s <= t; ++s)
-                if (e.tokens[s] == e.targets[t]) need[t].push_back(s);
-            break;
-        case task_kind::induction:
-            if (e.targets[t] < 0) break;
-            for (std::size_t s = 1; s <= t; ++s)
-                if (e.tokens[s - 1] == e.tokens[t]) need[t].push_back(s);
-            break;
+            case task_kind::previous: break;
+            case task_kind::reverse: need[t] = {T - 1 - t}; break;
+            case task_kind::max:
+                for (std::size_t s = 0; s <= t; ++s)
+                    if (e.tokens[s] == e.targets[t]) need[t].push_back(s);
+                break;
+            case task_kind::induction:
+                if (e.targets[t] < 0) break;
+                for (std::size_t s = 1; s <= t; ++s)
+                    if (e.tokens[s - 1] == e.tokens[t]) need[t].push_back(s);
+                break;
         }
     }
     return need;

@@ -18,7 +18,7 @@ namespace attn {
 enum class task_kind { previous, reverse, max, induction };
 
 struct task_example {
-    std::vector<int> tokens;   // [T]
+    std::vector<int> tokens;  // [T]
     std::vector<int> targets;  // [T]; −1: not scored
 };
 
@@ -34,6 +34,7 @@ task_example make_task_example(task_kind k, std::size_t seq_len, std::size_t voc
 std::vector<std::vector<std::size_t>> pattern_positions(task_kind k, const task_example& e, bool previous_token);
 
 // Mean over the scored rows of the total weight on the needed positions; weights [T, T] row-major.
-double pattern_score(const std::vector<double>& weights, std::size_t T, const std::vector<std::vector<std::size_t>>& needed);
+double pattern_score(const std::vector<double>& weights, std::size_t T,
+                     const std::vector<std::vector<std::size_t>>& needed);
 
 }  // namespace attn

@@ -55,7 +55,8 @@ void rope_rows(vec& x, const tiny_config& c, bool inverse) {
     for (std::size_t t = 0; t < c.seq_len; ++t)
         for (std::size_t h = 0; h < c.heads; ++h)
             for (std::size_t p = 0; p + 1 < dh; p += 2) {
-                const double angle = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(p) / static_cast<double>(dh));
+                const double angle =
+                    static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(p) / static_cast<double>(dh));
                 const double cs = std::cos(angle), sn = inverse ? -std::sin(angle) : std::sin(angle);
                 double& a = x[t * D + h * dh + p];
                 double& b = x[t * D + h * dh + p + 1];
@@ -114,7 +115,8 @@ tiny_model init_tiny_model(const tiny_config& c, std::uint64_t seed) {
         for (std::size_t t = 0; t < T; ++t)
             for (std::size_t i = 0; i < D; ++i) {
                 const double freq = std::pow(10000.0, -static_cast<double>(i - i % 2) / static_cast<double>(D));
-                m.pos[t * D + i] = i % 2 == 0 ? std::sin(static_cast<double>(t) * freq) : std::cos(static_cast<double>(t) * freq);
+                m.pos[t * D + i] =
+                    i % 2 == 0 ? std::sin(static_cast<double>(t) * freq) : std::cos(static_cast<double>(t) * freq);
             }
     } else if (c.positions != position_kind::learned) {
         std::fill(m.pos.begin(), m.pos.end(), 0.0);
@@ -204,7 +206,8 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
         loss += std::log(sum) - (z[y] - mx);
         ++scored;
         if (arg == y) ++correct;
-        for (std::size_t i = 0; i < V; ++i) dlogits[t * V + i] = weight * (std::exp(z[i] - mx) / sum - (i == y ? 1.0 : 0.0));
+        for (std::size_t i = 0; i < V; ++i)
+            dlogits[t * V + i] = weight * (std::exp(z[i] - mx) / sum - (i == y ? 1.0 : 0.0));
     }
     if (!grad) return loss;
     tiny_model& g = *grad;
@@ -237,7 +240,8 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
                     rowdot += d * a[t * T + s];
                 }
                 for (std::size_t s = 0; s <= last; ++s) {
-                    const double ds = a[t * T + s] * (da[s] - rowdot) * sc;  // dS = A ⊙ (dA − rowsum(dA ⊙ A)), then the scale
+                    const double ds =
+                        a[t * T + s] * (da[s] - rowdot) * sc;  // dS = A ⊙ (dA − rowsum(dA ⊙ A)), then the scale
                     if (ds == 0) continue;
                     for (std::size_t e = 0; e < dh; ++e) {
                         dq[t * D + o + e] += ds * k[s * D + o + e];

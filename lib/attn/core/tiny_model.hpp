@@ -28,16 +28,16 @@ struct tiny_config {
     std::size_t vocab = 10, seq_len = 8, d_model = 16, heads = 1, layers = 1;
     position_kind positions = position_kind::learned;
     bool causal = true;  // mask keys after the query
-    bool scale = true;   // false: no 1/√d_h
+    bool scale = true;  // false: no 1/√d_h
     std::size_t d_head() const { return d_model / heads; }
 };
 
 struct tiny_model {
     tiny_config c;
-    std::vector<double> embed;                   // [V, D]
-    std::vector<double> pos;                     // [T, D]: learned or sinusoidal; zeros otherwise
+    std::vector<double> embed;  // [V, D]
+    std::vector<double> pos;  // [T, D]: learned or sinusoidal; zeros otherwise
     std::vector<std::vector<double>> wq, wk, wv, wo;  // one [D, D] per layer
-    std::vector<double> unembed;                 // [D, V]
+    std::vector<double> unembed;  // [D, V]
 
     // The trained tensors in a fixed order with ids ("embed", "pos", "layer0_W_Q", …, "unembed");
     // pos only when learned.
@@ -53,18 +53,18 @@ tiny_model init_tiny_model(const tiny_config& c, std::uint64_t seed);
 // One sequence's forward pass, everything backward needs.
 struct tiny_forward {
     std::vector<int> tokens;
-    std::vector<std::vector<double>> h;           // L + 1 residual streams, [T, D] each
+    std::vector<std::vector<double>> h;  // L + 1 residual streams, [T, D] each
     std::vector<std::vector<double>> q, k, v, z;  // per layer [T, D] (q, k after the rotation)
     std::vector<std::vector<std::vector<double>>> a;  // per layer, per head [T, T]
-    std::vector<double> logits;                   // [T, V]
+    std::vector<double> logits;  // [T, V]
 };
 tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& tokens);
 
 // Cross-entropy of one sequence: targets[t] < 0 is not scored. Adds `weight`·dloss/dθ into
 // `grad` (when non-null). Returns Σ −log p over scored positions; counts scored and correct
 // (argmax = target) positions.
-double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std::vector<int>& targets,
-                          double weight, tiny_model* grad, std::size_t& scored, std::size_t& correct);
+double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std::vector<int>& targets, double weight,
+                          tiny_model* grad, std::size_t& scored, std::size_t& correct);
 
 // Mean cross-entropy over a batch and its gradient (into grad, which is overwritten).
 double tiny_batch_loss(const tiny_model& m, const std::vector<std::vector<int>>& tokens,

@@ -186,7 +186,8 @@ matrix<double> rope_rows(const matrix<double>& x) {
     matrix<double> out = x;
     for (std::size_t t = 0; t < n; ++t)
         for (std::size_t i = 0; i + 1 < d; i += 2) {
-            const double angle = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(i) / static_cast<double>(d));
+            const double angle =
+                static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(i) / static_cast<double>(d));
             const double c = std::cos(angle), s = std::sin(angle), a = x(t, i), b = x(t, i + 1);
             out(t, i) = a * c - b * s;
             out(t, i + 1) = a * s + b * c;
@@ -208,13 +209,13 @@ mla_result mla_attention(const matrix<double>& x, const mla_weights& w, std::siz
     const std::size_t n = x.shape(0), d_h = w.w_q.shape(1) / heads, d_v = w.w_uv.shape(1) / heads;
     const std::size_t d_r = w.w_kr.shape(1);
     mla_result r;
-    r.c_kv = matmul(x, w.w_dkv);                 // [n, d_c]
-    r.k_rope = rope_rows(matmul(x, w.w_kr));     // [n, d_r]
-    r.q_c = matmul(x, w.w_q);                    // [n, h·d_h]
+    r.c_kv = matmul(x, w.w_dkv);  // [n, d_c]
+    r.k_rope = rope_rows(matmul(x, w.w_kr));  // [n, d_r]
+    r.q_c = matmul(x, w.w_q);  // [n, h·d_h]
     const matrix<double> qr = matmul(x, w.w_qr);  // [n, h·d_r], RoPE per head
     r.q_rope = xt::empty<double>({n, heads * d_r});
-    r.k_c = matmul(r.c_kv, w.w_uk);              // [n, h·d_h]
-    r.v = matmul(r.c_kv, w.w_uv);                // [n, h·d_v]
+    r.k_c = matmul(r.c_kv, w.w_uk);  // [n, h·d_h]
+    r.v = matmul(r.c_kv, w.w_uv);  // [n, h·d_v]
     r.output = xt::zeros<double>({n, heads * d_v});
     const double scale = 1.0 / std::sqrt(static_cast<double>(d_h + d_r));
     const matrix<double> kr_t = attn::transpose(r.k_rope);
@@ -268,7 +269,8 @@ mla_decode_result mla_decode(const matrix<double>& x, const mla_weights& w, std:
             for (std::size_t a = 0; a < d_c; ++a)
                 for (std::size_t j = 0; j < d_h; ++j) qt[a] += q_all(t, h * d_h + j) * w.w_uk(a, h * d_h + j);
             for (std::size_t i = 0; i + 1 < d_r; i += 2) {
-                const double angle = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(i) / static_cast<double>(d_r));
+                const double angle =
+                    static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(i) / static_cast<double>(d_r));
                 const double c = std::cos(angle), s = std::sin(angle);
                 const double a = qr_all(t, h * d_r + i), b = qr_all(t, h * d_r + i + 1);
                 qr[i] = a * c - b * s, qr[i + 1] = a * s + b * c;

@@ -58,11 +58,16 @@ vars base_vars(const batching_report& r, const lessons& L) {
     const auto [lo, hi] = std::minmax_element(c.lengths.begin(), c.lengths.end());
     double sum = 0;
     for (std::size_t l : c.lengths) sum += static_cast<double>(l);
-    vars v = {{"count", std::to_string(c.lengths.size())}, {"min", std::to_string(*lo)},
-              {"max", std::to_string(*hi)},                {"mean", fmt::format("{:.1f}", sum / static_cast<double>(c.lengths.size()))},
-              {"batch", std::to_string(c.batch)},           {"d", std::to_string(c.dims.d_model)},
-              {"h", std::to_string(c.dims.heads)},          {"d_head", std::to_string(c.dims.d_model / c.dims.heads)},
-              {"seed", std::to_string(c.seed)},             {"dist", c.dist}};
+    vars v = {{"count", std::to_string(c.lengths.size())},
+              {"min", std::to_string(*lo)},
+              {"max", std::to_string(*hi)},
+              {"mean", fmt::format("{:.1f}", sum / static_cast<double>(c.lengths.size()))},
+              {"batch", std::to_string(c.batch)},
+              {"d", std::to_string(c.dims.d_model)},
+              {"h", std::to_string(c.dims.heads)},
+              {"d_head", std::to_string(c.dims.d_model / c.dims.heads)},
+              {"seed", std::to_string(c.seed)},
+              {"dist", c.dist}};
     v["source"] = L.text("batching.source_" + c.source, v);
     return v;
 }
@@ -75,8 +80,8 @@ doc::page summary_page(const batching_report& r, const lessons& L, const vars& v
     for (strategy s : {strategy::padding, strategy::bucketing, strategy::packing}) {
         const strategy_cost& c = cost(r, s);
         rows.push_back({L.raw(std::string("batching.name_") + name_of(s)), std::to_string(c.steps.size()),
-                        batching_flops_text(c.flops), batching_flops_text(c.padding_flops), batching_share_text(c.wasted_share),
-                        batching_bytes_text(c.peak_bytes)});
+                        batching_flops_text(c.flops), batching_flops_text(c.padding_flops),
+                        batching_share_text(c.wasted_share), batching_bytes_text(c.peak_bytes)});
     }
     vars w = v;
     w["packing_flops"] = batching_flops_text(r.packing.flops);
@@ -84,7 +89,8 @@ doc::page summary_page(const batching_report& r, const lessons& L, const vars& v
     w["bucketing_flops"] = batching_flops_text(r.bucketing.flops);
     w["saving"] = batching_share_text(1 - r.packing.flops / r.padding.flops);
     w["padding_wasted"] = batching_share_text(r.padding.wasted_share);
-    w["padding_bytes_wasted"] = batching_share_text(r.padding.bytes > 0 ? r.padding.padding_bytes / r.padding.bytes : 0);
+    w["padding_bytes_wasted"] =
+        batching_share_text(r.padding.bytes > 0 ? r.padding.padding_bytes / r.padding.bytes : 0);
     w["padded_tokens"] = std::to_string(r.padding.padded_tokens);
     w["tokens"] = std::to_string(r.padding.tokens);
     p.blocks = {doc::prose(L.raw("batching.title"), tone::bold),
@@ -123,14 +129,17 @@ doc::page padding_page(const batching_report& r, const lessons& L, const vars& v
                             L.raw("batching.col_waste")},
                            std::move(rows), "lrrr")};
     if (c.steps.size() > shown_steps)
-        p.blocks.push_back(doc::prose(L.text("batching.more_steps", {{"more", std::to_string(c.steps.size() - shown_steps)}}), tone::dim));
+        p.blocks.push_back(doc::prose(
+            L.text("batching.more_steps", {{"more", std::to_string(c.steps.size() - shown_steps)}}), tone::dim));
     p.blocks.push_back(doc::gap());
-    p.blocks.push_back(doc::prose(L.text("batching.padding_sum", {{"steps", std::to_string(c.steps.size())},
-                                                                   {"padded_tokens", std::to_string(c.padded_tokens)},
-                                                                   {"tokens", std::to_string(c.tokens)},
-                                                                   {"wasted", batching_share_text(c.wasted_share)},
-                                                                   {"bytes_wasted", batching_share_text(c.bytes > 0 ? c.padding_bytes / c.bytes : 0)},
-                                                                   {"peak", batching_bytes_text(c.peak_bytes)}})));
+    p.blocks.push_back(
+        doc::prose(L.text("batching.padding_sum",
+                          {{"steps", std::to_string(c.steps.size())},
+                           {"padded_tokens", std::to_string(c.padded_tokens)},
+                           {"tokens", std::to_string(c.tokens)},
+                           {"wasted", batching_share_text(c.wasted_share)},
+                           {"bytes_wasted", batching_share_text(c.bytes > 0 ? c.padding_bytes / c.bytes : 0)},
+                           {"peak", batching_bytes_text(c.peak_bytes)}})));
     return p;
 }
 
@@ -141,7 +150,8 @@ doc::page bucketing_page(const batching_report& r, const lessons& L, const vars&
     p.blocks = {doc::heading(p.title)};
     vars w = v;
     w["bounds"] = joined(r.config.buckets);
-    p.blocks.push_back(doc::prose(L.text(r.config.buckets.empty() ? "batching.bucketing_sorted" : "batching.bucketing_bounds", w)));
+    p.blocks.push_back(
+        doc::prose(L.text(r.config.buckets.empty() ? "batching.bucketing_sorted" : "batching.bucketing_bounds", w)));
     p.blocks.push_back(doc::gap());
     std::vector<std::vector<std::string>> rows;
     const bool sorted = r.config.buckets.empty();
@@ -150,14 +160,16 @@ doc::page bucketing_page(const batching_report& r, const lessons& L, const vars&
         if (plan.gap_after && k == plan.gap_after) rows.push_back({"…", "…", "…", "…", "…"});
         const bucket_row& b = r.buckets[plan.shown[k]];
         const std::string range = b.hi == 0 ? L.text("batching.open_bucket", {{"lo", std::to_string(b.lo)}})
-                                            : b.lo == b.hi ? std::to_string(b.lo) : fmt::format("{}–{}", b.lo, b.hi);
+            : b.lo == b.hi                  ? std::to_string(b.lo)
+                                            : fmt::format("{}–{}", b.lo, b.hi);
         rows.push_back({range, std::to_string(b.sequences), std::to_string(b.steps),
                         b.padded_to ? std::to_string(b.padded_to) : L.raw("batching.each_longest"),
                         batching_share_text(b.flops > 0 ? b.padding_flops / b.flops : 0)});
     }
-    p.blocks.push_back(doc::table({L.raw("batching.col_bucket"), L.raw("batching.col_sequences"), L.raw("batching.col_batches"),
-                                   L.raw("batching.col_padded"), L.raw("batching.col_waste")},
-                                  std::move(rows), "lrrrr"));
+    p.blocks.push_back(
+        doc::table({L.raw("batching.col_bucket"), L.raw("batching.col_sequences"), L.raw("batching.col_batches"),
+                    L.raw("batching.col_padded"), L.raw("batching.col_waste")},
+                   std::move(rows), "lrrrr"));
     p.blocks.push_back(doc::gap());
     w["wasted"] = batching_share_text(r.bucketing.wasted_share);
     w["padding_wasted"] = batching_share_text(r.padding.wasted_share);
@@ -197,7 +209,8 @@ doc::page packing_page(const batching_report& r, const lessons& L, const vars& v
     p.id = "packing";
     p.title = L.raw("batching.packing_title");
     std::size_t min_row = c.steps.front().padded_to, max_row = 0, max_len = 0;
-    for (const batch_step& s : c.steps) min_row = std::min(min_row, s.padded_to), max_row = std::max(max_row, s.padded_to);
+    for (const batch_step& s : c.steps)
+        min_row = std::min(min_row, s.padded_to), max_row = std::max(max_row, s.padded_to);
     for (std::size_t l : k.lengths) max_len = std::max(max_len, l);
     vars w = v;
     w["budget"] = std::to_string(r.config.batch * *std::max_element(r.config.lengths.begin(), r.config.lengths.end()));
@@ -205,10 +218,12 @@ doc::page packing_page(const batching_report& r, const lessons& L, const vars& v
     w["padding_steps"] = std::to_string(r.padding.steps.size());
     w["min_row"] = std::to_string(min_row);
     w["max_row"] = std::to_string(max_row);
-    p.blocks = {doc::heading(p.title), doc::prose(L.text("batching.packing_intro", w)), doc::prose(L.text("batching.packing_rows", w)),
-                doc::gap(), doc::heading(L.raw("batching.live_title"), 2)};
+    p.blocks = {doc::heading(p.title), doc::prose(L.text("batching.packing_intro", w)),
+                doc::prose(L.text("batching.packing_rows", w)), doc::gap(),
+                doc::heading(L.raw("batching.live_title"), 2)};
     std::string per;
-    for (std::size_t s = 0; s < k.per_sequence.size(); ++s) per += (s ? ", " : "") + fmt::format("{:.2g}", k.per_sequence[s]);
+    for (std::size_t s = 0; s < k.per_sequence.size(); ++s)
+        per += (s ? ", " : "") + fmt::format("{:.2g}", k.per_sequence[s]);
     const vars lv = {{"lengths", joined(k.lengths)},
                      {"d", std::to_string(k.d_model)},
                      {"h", std::to_string(k.heads)},
@@ -247,15 +262,20 @@ doc::page packing_page(const batching_report& r, const lessons& L, const vars& v
     p.blocks.push_back(doc::gap());
     // float32 rounding of a d_h-term dot product and a softmax: well under 1e-5 for these sizes.
     const bool ok = k.max_diff <= 1e-5;
-    p.blocks.push_back(doc::prose(L.text(ok ? "batching.check_ok" : "batching.check_bad", lv), ok ? tone::good : tone::error));
-    p.blocks.push_back(doc::prose(L.text("batching.check_unmasked", {{"diff", fmt::format("{:.3g}", k.unmasked_diff)}})));
+    p.blocks.push_back(
+        doc::prose(L.text(ok ? "batching.check_ok" : "batching.check_bad", lv), ok ? tone::good : tone::error));
+    p.blocks.push_back(
+        doc::prose(L.text("batching.check_unmasked", {{"diff", fmt::format("{:.3g}", k.unmasked_diff)}})));
     p.blocks.push_back(doc::gap());
-    p.blocks.push_back(doc::prose(L.text("batching.dense_cost", {{"dense", batching_flops_text(c.dense_mask_flops)},
-                                                                  {"varlen", batching_flops_text(c.flops)},
-                                                                  {"ratio", fmt::format("{:.1f}", c.dense_mask_flops / c.flops)}})));
-    p.blocks.push_back(doc::field(doc::kind::code, L.raw("batching.varlen_code_label"), L.text("batching.varlen_code", lv)));
+    p.blocks.push_back(doc::prose(L.text("batching.dense_cost",
+                                         {{"dense", batching_flops_text(c.dense_mask_flops)},
+                                          {"varlen", batching_flops_text(c.flops)},
+                                          {"ratio", fmt::format("{:.1f}", c.dense_mask_flops / c.flops)}})));
+    p.blocks.push_back(
+        doc::field(doc::kind::code, L.raw("batching.varlen_code_label"), L.text("batching.varlen_code", lv)));
     p.blocks.push_back(doc::field(doc::kind::code, L.raw("batching.varlen_code_label"), L.raw("batching.sdpa_code")));
-    p.blocks.push_back(doc::field(doc::kind::pitfall, L.raw("batching.positions_pitfall_label"), L.raw("batching.positions_pitfall")));
+    p.blocks.push_back(
+        doc::field(doc::kind::pitfall, L.raw("batching.positions_pitfall_label"), L.raw("batching.positions_pitfall")));
     return p;
 }
 

@@ -39,20 +39,24 @@ document bench_document(const bench_report& r, const lessons& L) {
         const bool is_ref = row.impl == "reference";
         std::string note;
         if (is_ref && row.reference_subset) note = L.raw("bench.note_subset");
-        else if (is_ref && row.n > 1024) note = L.raw("bench.note_once");
-        else if (!is_ref && row.reference_subset) note = L.raw("bench.note_diff_subset");
+        else if (is_ref && row.n > 1024)
+            note = L.raw("bench.note_once");
+        else if (!is_ref && row.reference_subset)
+            note = L.raw("bench.note_diff_subset");
         if (row.ratio > 0)  // a masked row: its time as a share of the dense tiled row beside it
             note = L.text("bench.note_ratio", {{"ratio", fmt::format("{:.2f}", row.ratio)}}) +
-                   (note.empty() ? "" : "; " + note);
+                (note.empty() ? "" : "; " + note);
         any_subset = any_subset || row.reference_subset;
         any_once = any_once || (is_ref && row.n > 1024 && !row.reference_subset);
-        rows.push_back({std::to_string(row.n), row.impl, fmt::format("{:.2f}", row.ms), fmt::format("{:.2f}", row.gflops),
+        rows.push_back({std::to_string(row.n), row.impl, fmt::format("{:.2f}", row.ms),
+                        fmt::format("{:.2f}", row.gflops),
                         fmt::format("{:.1f}%", r.peak_gflops > 0 ? 100.0 * row.gflops / r.peak_gflops : 0.0),
                         human_bytes(row.extra_bytes), fmt::format("{:.2e}", row.max_diff), note});
     }
-    p.blocks.push_back(table({L.raw("bench.col_n"), L.raw("bench.col_impl"), L.raw("bench.col_ms"), L.raw("bench.col_gflops"),
-                              L.raw("bench.col_peak"), L.raw("bench.col_mem"), L.raw("bench.col_diff"), L.raw("bench.col_note")},
-                             std::move(rows), "rlrrrrrl"));
+    p.blocks.push_back(
+        table({L.raw("bench.col_n"), L.raw("bench.col_impl"), L.raw("bench.col_ms"), L.raw("bench.col_gflops"),
+               L.raw("bench.col_peak"), L.raw("bench.col_mem"), L.raw("bench.col_diff"), L.raw("bench.col_note")},
+              std::move(rows), "rlrrrrrl"));
     if (any_once || any_subset || r.busy) p.blocks.push_back(gap());
     if (r.busy) p.blocks.push_back(prose(L.text("bench.busy", v), tone::warn));
     if (any_once) p.blocks.push_back(prose(L.raw("bench.once")));

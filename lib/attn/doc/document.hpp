@@ -19,7 +19,7 @@ namespace attn {
 // Which rows or columns to show: all of them, or the first and last few with a gap between.
 struct index_plan {
     std::vector<std::size_t> shown;  // indices in order
-    std::size_t gap_after = 0;       // a "…" goes after shown[gap_after - 1]; 0 = no gap
+    std::size_t gap_after = 0;  // a "…" goes after shown[gap_after - 1]; 0 = no gap
 };
 index_plan plan_indices(std::size_t count, std::size_t fits);
 
@@ -32,47 +32,47 @@ enum class tone { plain, bold, dim, title, formula, code, warn, error, good, lab
 
 enum class kind {
     heading,  // `text`; level 1: a section (a rule in text, <h2> in HTML); level 2: a sub-heading
-    banner,   // the run's configuration, first on a document (bold, wrapped with a hanging indent)
-    prose,    // lesson text, reflowed; a line that starts with a space is kept verbatim (worked examples)
+    banner,  // the run's configuration, first on a document (bold, wrapped with a hanging indent)
+    prose,  // lesson text, reflowed; a line that starts with a space is kept verbatim (worked examples)
     formula,  // labelled fields: `label` then `text`. formula, code (a PyTorch line), shape (a shape
-    code,     //   line) are verbatim; note, pitfall and field (any other label: buggy, fixed, catch,
-    shape,    //   interview…) are reflowed under their label
+    code,  //   line) are verbatim; note, pitfall and field (any other label: buggy, fixed, catch,
+    shape,  //   interview…) are reflowed under their label
     note,
     pitfall,
     field,
     listing,  // preformatted lines (`lines`), kept exactly: traces of numbers, commands, code
-    matrix,   // `title` + `values` with row/column labels; cells differing from `against` are marked
+    matrix,  // `title` + `values` with row/column labels; cells differing from `against` are marked
     heatmap,  // weights in [0, 1] as shaded cells with percentages, and a legend
-    table,    // `header` and `rows` of cells; `align` has one 'l' or 'r' per column
-    chart,    // a curve: `series` (y values, x = 0, 1, …) with `title`; several curves go in a row
-    keyvalue, // `pairs` of (key, value), aligned
-    row,      // `children` side by side where they fit, else one under the other
-    stack,    // `children` one under the other (a column inside a row)
-    gap,      // a blank line between blocks (text); other renderers separate blocks anyway
-    ellipsis, // "…": items left out between two blocks (slices of a big tensor, rows of a list)
+    table,  // `header` and `rows` of cells; `align` has one 'l' or 'r' per column
+    chart,  // a curve: `series` (y values, x = 0, 1, …) with `title`; several curves go in a row
+    keyvalue,  // `pairs` of (key, value), aligned
+    row,  // `children` side by side where they fit, else one under the other
+    stack,  // `children` one under the other (a column inside a row)
+    gap,  // a blank line between blocks (text); other renderers separate blocks anyway
+    ellipsis,  // "…": items left out between two blocks (slices of a big tensor, rows of a list)
 };
 
 struct block {
     doc::kind kind = doc::kind::prose;
     tone style = tone::plain;
-    int level = 1;                     // heading
-    std::string label;                 // labelled fields: already in the document's language
-    std::string text;                  // heading, banner, prose and field text
-    std::string indent;                // prose: before the first line (text renderer)
-    std::string hang;                  // prose: before every later line (default: `indent`)
-    std::vector<std::string> lines;    // listing
+    int level = 1;  // heading
+    std::string label;  // labelled fields: already in the document's language
+    std::string text;  // heading, banner, prose and field text
+    std::string indent;  // prose: before the first line (text renderer)
+    std::string hang;  // prose: before every later line (default: `indent`)
+    std::vector<std::string> lines;  // listing
     // matrix, heatmap, chart
-    std::string title;                 // shown above (matrix: with its shape)
+    std::string title;  // shown above (matrix: with its shape)
     grid values;
     std::vector<std::string> row_labels, col_labels;  // default: 0, 1, 2, …
-    grid against;                                     // matrix: highlight cells that differ (if same shape)
-    int precision = -1;                // matrix: decimals (-1: the document's)
-    bool show_shape = true;            // matrix: "title (rows, cols)"
-    bool legend = true;                // heatmap: the colour scale under it
+    grid against;  // matrix: highlight cells that differ (if same shape)
+    int precision = -1;  // matrix: decimals (-1: the document's)
+    bool show_shape = true;  // matrix: "title (rows, cols)"
+    bool legend = true;  // heatmap: the colour scale under it
     // table, keyvalue
     std::vector<std::string> header;
     std::vector<std::pair<std::string, std::size_t>> groups;  // table: a row above the header, each
-                                                              // cell spanning that many columns
+        // cell spanning that many columns
     std::vector<std::vector<std::string>> rows;
     std::string align;
     std::vector<std::vector<tone>> cell_tones;  // table: a tone per cell of `rows` (optional, default plain)
@@ -82,11 +82,11 @@ struct block {
     std::size_t chart_height = 8;
     // row
     std::vector<block> children;
-    std::size_t gap_columns = 4;       // row: columns between children
+    std::size_t gap_columns = 4;  // row: columns between children
 };
 
 struct page {
-    std::string id;     // an anchor for links (HTML): the step id, "summary", …
+    std::string id;  // an anchor for links (HTML): the step id, "summary", …
     std::string title;  // the table of contents entry ("" : not listed)
     std::vector<block> blocks;
 };
@@ -100,9 +100,9 @@ struct chrome {
 };
 
 struct document {
-    std::string title;     // "attn-explain step": the HTML <title> and the Markdown # heading
+    std::string title;  // "attn-explain step": the HTML <title> and the Markdown # heading
     std::string language = "en";
-    int precision = 4;     // default decimals of matrices
+    int precision = 4;  // default decimals of matrices
     chrome ui;
     std::vector<page> pages;
 };

@@ -27,16 +27,19 @@ doc::document document_of(const lessons& L, std::vector<doc::block> blocks) {
 // "a) choice", one block each, the text hanging under itself.
 void add_choices(std::vector<doc::block>& out, const question& q) {
     for (std::size_t i = 0; i < q.choices.size(); ++i)
-        out.push_back(doc::prose(fmt::format("{}) {}", static_cast<char>('a' + i), q.choices[i]), tone::plain, "  ", "     "));
+        out.push_back(
+            doc::prose(fmt::format("{}) {}", static_cast<char>('a' + i), q.choices[i]), tone::plain, "  ", "     "));
 }
 
 }  // namespace
 
 doc::document sheet_document(const std::vector<question>& qs, const lessons& L, const std::string& topic,
                              std::uint64_t seed) {
-    doc::document d = document_of(L, {doc::banner(L.text(
-                                          "drill.ui.sheet_title",
-                                          {{"count", std::to_string(qs.size())}, {"topic", topic}, {"seed", std::to_string(seed)}}))});
+    doc::document d =
+        document_of(L,
+                    {doc::banner(L.text(
+                        "drill.ui.sheet_title",
+                        {{"count", std::to_string(qs.size())}, {"topic", topic}, {"seed", std::to_string(seed)}}))});
     for (std::size_t i = 0; i < qs.size(); ++i) {
         const question& q = qs[i];
         doc::page& p = i == 0 ? d.pages.front() : d.pages.emplace_back();
@@ -55,16 +58,18 @@ doc::document sheet_document(const std::vector<question>& qs, const lessons& L, 
 
 doc::document header_document(const lessons& L, std::size_t count, const std::string& topic, std::uint64_t seed) {
     return document_of(
-        L, {doc::prose(L.text(count == 1 ? "drill.ui.title_one" : "drill.ui.title",
-                              {{"count", std::to_string(count)}, {"topic", topic}, {"seed", std::to_string(seed)}}),
-                       tone::bold),
-            doc::prose(L.raw("drill.ui.controls"))});
+        L,
+        {doc::prose(L.text(count == 1 ? "drill.ui.title_one" : "drill.ui.title",
+                           {{"count", std::to_string(count)}, {"topic", topic}, {"seed", std::to_string(seed)}}),
+                    tone::bold),
+         doc::prose(L.raw("drill.ui.controls"))});
 }
 
 doc::document question_document(const lessons& L, const question& q, std::size_t i, std::size_t n) {
     std::vector<doc::block> b = {
         doc::gap(),
-        doc::heading(L.text("drill.ui.question", {{"i", std::to_string(i)}, {"n", std::to_string(n)}, {"topic", topic_label(L, q)}}),
+        doc::heading(L.text("drill.ui.question",
+                            {{"i", std::to_string(i)}, {"n", std::to_string(n)}, {"topic", topic_label(L, q)}}),
                      2),
         doc::prose(q.prompt)};
     add_choices(b, q);
@@ -77,18 +82,22 @@ doc::document hint_document(const lessons& L, const question& q) {
 
 doc::document verdict_document(const lessons& L, const question& q, outcome o) {
     std::string verdict = o == outcome::right
-                              ? L.raw("drill.ui.right")
-                              : L.text(o == outcome::skipped ? "drill.ui.skipped" : "drill.ui.wrong", {{"answer", q.answer}});
+        ? L.raw("drill.ui.right")
+        : L.text(o == outcome::skipped ? "drill.ui.skipped" : "drill.ui.wrong", {{"answer", q.answer}});
     if (o != outcome::right && q.kind == "numeric" && q.tolerance > 0)
         verdict += " " + L.text("drill.ui.tolerance", {{"tolerance", fmt::format("{:g}", q.tolerance)}});
-    return document_of(L, {doc::prose(verdict, o == outcome::right ? tone::good : tone::error), doc::prose(q.explanation),
-                           doc::prose(L.text("drill.ui.live", {{"command", q.command}}), tone::code)});
+    return document_of(L,
+                       {doc::prose(verdict, o == outcome::right ? tone::good : tone::error), doc::prose(q.explanation),
+                        doc::prose(L.text("drill.ui.live", {{"command", q.command}}), tone::code)});
 }
 
 doc::document unreadable_document(const lessons& L, const question& q) {
     std::string key = "drill.ui.forms_choice";
     vars v = {{"last", std::string(1, static_cast<char>('a' + (q.choices.empty() ? 0 : q.choices.size() - 1)))}};
-    if (q.choices.empty()) key = q.kind == "shape" ? "drill.ui.forms_shape" : q.unit.empty() ? "drill.ui.forms_number" : "drill.ui.forms_size";
+    if (q.choices.empty())
+        key = q.kind == "shape" ? "drill.ui.forms_shape"
+            : q.unit.empty()    ? "drill.ui.forms_number"
+                                : "drill.ui.forms_size";
     v["unit"] = q.unit;
     return document_of(L, {doc::prose(L.text("drill.ui.unreadable") + " " + L.text(key, v), tone::warn)});
 }
@@ -100,19 +109,22 @@ doc::document summary_document(const lessons& L, const std::map<std::string, std
     double worst = 2;
     for (const auto& [topic, ar] : by_topic) {
         b.push_back(doc::prose(
-            L.text("drill.ui.topic_row", {{"topic", topic}, {"right", std::to_string(ar.second)}, {"asked", std::to_string(ar.first)}}),
+            L.text("drill.ui.topic_row",
+                   {{"topic", topic}, {"right", std::to_string(ar.second)}, {"asked", std::to_string(ar.first)}}),
             tone::plain, "  "));
         const double rate = static_cast<double>(ar.second) / ar.first;
         if (rate < 1 && rate < worst) worst = rate, weakest = topic;
     }
     if (!by_topic.empty())
-        b.push_back(doc::prose(weakest.empty() ? L.raw("drill.ui.all_right") : L.text("drill.ui.weakest", {{"topic", weakest}})));
+        b.push_back(doc::prose(weakest.empty() ? L.raw("drill.ui.all_right")
+                                               : L.text("drill.ui.weakest", {{"topic", weakest}})));
     if (skipped > 0) b.push_back(doc::prose(L.text("drill.ui.skipped_count", {{"skipped", std::to_string(skipped)}})));
     if (static_cast<std::size_t>(asked + skipped) < planned)
-        b.push_back(doc::prose(
-            L.text("drill.ui.stopped", {{"asked", std::to_string(asked + skipped)}, {"count", std::to_string(planned)}})));
+        b.push_back(doc::prose(L.text(
+            "drill.ui.stopped", {{"asked", std::to_string(asked + skipped)}, {"count", std::to_string(planned)}})));
     // The very last line, which scripts read.
-    b.push_back(doc::prose(L.text("drill.ui.score", {{"right", std::to_string(right)}, {"asked", std::to_string(asked)}})));
+    b.push_back(
+        doc::prose(L.text("drill.ui.score", {{"right", std::to_string(right)}, {"asked", std::to_string(asked)}})));
     return document_of(L, std::move(b));
 }
 
@@ -129,11 +141,12 @@ doc::document stats_document(const lessons& L, const progress& p, const std::str
     const std::vector<std::string>& names = topic_names();
     for (const auto& [t, ar] : p.topics)
         if (t != "all" && std::find(names.begin(), names.end(), t) != names.end())
-        b.push_back(doc::prose(L.text("drill.ui.stats_topic", {{"topic", t},
-                                                               {"right", std::to_string(ar.second)},
-                                                               {"asked", std::to_string(ar.first)},
-                                                               {"percent", std::to_string(ar.first ? 100 * ar.second / ar.first : 0)}}),
-                               tone::plain, "  "));
+            b.push_back(doc::prose(L.text("drill.ui.stats_topic",
+                                          {{"topic", t},
+                                           {"right", std::to_string(ar.second)},
+                                           {"asked", std::to_string(ar.first)},
+                                           {"percent", std::to_string(ar.first ? 100 * ar.second / ar.first : 0)}}),
+                                   tone::plain, "  "));
     b.push_back(doc::prose(L.text("drill.ui.stats_sessions", {{"count", std::to_string(p.sessions.size())}})));
     for (const auto& s : p.sessions) b.push_back(doc::prose(s, tone::plain, "  "));
     if (!p.missed.empty()) {
@@ -145,7 +158,8 @@ doc::document stats_document(const lessons& L, const progress& p, const std::str
 }
 
 doc::document reset_document(const lessons& L, bool existed, const std::string& path) {
-    return document_of(L, {doc::prose(L.text(existed ? "drill.ui.reset_done" : "drill.ui.reset_none", {{"path", path}}))});
+    return document_of(L,
+                       {doc::prose(L.text(existed ? "drill.ui.reset_done" : "drill.ui.reset_none", {{"path", path}}))});
 }
 
 const std::string& prompt_text(const lessons& L) { return L.raw("drill.ui.prompt"); }

@@ -88,22 +88,24 @@ std::string exercise_task(const exercise::config& c, const lessons& L, const std
         inputs += "\n";
     }
     for (const std::string& name : e.answers)
-        answers += L.text("task.answer_line", {{"name", name}, {"shape", exercise::shape_str(ref.at(name).shape)}}) + "\n";
+        answers +=
+            L.text("task.answer_line", {{"name", name}, {"shape", exercise::shape_str(ref.at(name).shape)}}) + "\n";
     while (!inputs.empty() && inputs.back() == '\n') inputs.pop_back();
     while (!answers.empty() && answers.back() == '\n') answers.pop_back();
     std::vector<std::string> dims;
     for (const auto& [k, v] : c.dims) dims.push_back(k + " = " + std::to_string(v));
     const std::string timed = c.budget_minutes > 0
-                                  ? L.text("task.timed", {{"minutes", std::to_string(c.budget_minutes)}, {"started", c.started}})
-                                  : "";
-    std::string text = L.text("task.file", {{"id", c.id},
-                                            {"title", L.raw(ex(c.id, "title"))},
-                                            {"task", L.raw(ex(c.id, "task")) + " (" + join(dims) + ")"},
-                                            {"inputs", inputs},
-                                            {"answers", answers},
-                                            {"required", join(e.required)},
-                                            {"dir", dir},
-                                            {"timed", timed}});
+        ? L.text("task.timed", {{"minutes", std::to_string(c.budget_minutes)}, {"started", c.started}})
+        : "";
+    std::string text = L.text("task.file",
+                              {{"id", c.id},
+                               {"title", L.raw(ex(c.id, "title"))},
+                               {"task", L.raw(ex(c.id, "task")) + " (" + join(dims) + ")"},
+                               {"inputs", inputs},
+                               {"answers", answers},
+                               {"required", join(e.required)},
+                               {"dir", dir},
+                               {"timed", timed}});
     if (!text.empty() && text.front() == '\n') text.erase(0, 1);
     return text;
 }
@@ -114,22 +116,27 @@ std::string exercise_starter(const exercise::config& c, const lessons& L, const 
     for (const std::string& name : e.inputs) args.push_back(name), loads.push_back("load(\"" + name + "\")");
     for (const std::string& a : e.answers)
         if (std::find(e.required.begin(), e.required.end(), a) == e.required.end()) optional.push_back(a);
-    std::string text = L.text("starter." + which, {{"title", L.raw(ex(c.id, "title"))},
-                                                  {"args", join(args)},
-                                                  {"loads", join(loads)},
-                                                  {"required", join(e.required)},
-                                                  {"optional", join(optional)}});
+    std::string text = L.text("starter." + which,
+                              {{"title", L.raw(ex(c.id, "title"))},
+                               {"args", join(args)},
+                               {"loads", join(loads)},
+                               {"required", join(e.required)},
+                               {"optional", join(optional)}});
     if (!text.empty() && text.front() == '\n') text.erase(0, 1);
     return text;
 }
 
-std::string exercise_created(const lessons& L, const std::string& dir) { return L.text("task.created", {{"dir", dir}}); }
+std::string exercise_created(const lessons& L, const std::string& dir) {
+    return L.text("task.created", {{"dir", dir}});
+}
 
 std::string exercise_exists(const lessons& L, const std::string& dir) { return L.text("check.exists", {{"dir", dir}}); }
 std::string exercise_not_regular(const lessons& L, const std::string& path) {
     return L.text("check.not_regular", {{"path", path}});
 }
-std::string check_no_exercise(const lessons& L, const std::string& dir) { return L.text("check.no_exercise", {{"dir", dir}}); }
+std::string check_no_exercise(const lessons& L, const std::string& dir) {
+    return L.text("check.no_exercise", {{"dir", dir}});
+}
 
 document check_document(const exercise::report& r, const lessons& L, double taken_minutes) {
     std::vector<block> b;
@@ -139,14 +146,17 @@ document check_document(const exercise::report& r, const lessons& L, double take
     std::size_t given = 0;
     std::vector<std::string> missing_required;
     for (const exercise::step_result& s : r.steps) {
-        std::string status = s.status == "missing" && s.required ? L.raw("check.missing_required") : L.raw("check." + s.status);
+        std::string status =
+            s.status == "missing" && s.required ? L.raw("check.missing_required") : L.raw("check." + s.status);
         if (s.status == "missing" && s.required) missing_required.push_back(s.id);
         if (s.status != "missing") ++given;
         std::string shape = s.shape.empty() ? "" : exercise::shape_str(s.shape);
         if (s.status == "shape" && !s.hint.empty()) shape += ": " + L.raw("shape_hint." + s.hint);
         rows.push_back({s.id + (s.required ? "*" : ""), status, shape, exercise::shape_str(s.expected_shape),
                         s.status == "wrong" ? num(s.max_diff) : ""});
-        const tone t = s.status == "ok" ? tone::good : s.status == "missing" ? (s.required ? tone::error : tone::dim) : tone::error;
+        const tone t = s.status == "ok" ? tone::good
+            : s.status == "missing"     ? (s.required ? tone::error : tone::dim)
+                                        : tone::error;
         tones.push_back({tone::plain, t, tone::plain, tone::plain, tone::plain});
     }
     block tb = table(split(L.raw("check.header"), '|'), rows, "llllr");
@@ -154,8 +164,9 @@ document check_document(const exercise::report& r, const lessons& L, double take
     b.push_back(tb);
     b.push_back(gap());
     if (r.passed) {
-        b.push_back(prose(L.text("check.passed", {{"count", std::to_string(given)}, {"total", std::to_string(r.steps.size())}}),
-                          tone::good));
+        b.push_back(
+            prose(L.text("check.passed", {{"count", std::to_string(given)}, {"total", std::to_string(r.steps.size())}}),
+                  tone::good));
     } else if (!missing_required.empty() && r.first_wrong.empty()) {
         b.push_back(prose(L.text("check.missing_only", {{"required", join(missing_required)}}), tone::error));
     }
@@ -166,10 +177,11 @@ document check_document(const exercise::report& r, const lessons& L, double take
         const exercise::nd& got = r.given.at(s.id);
         const exercise::nd& want = r.expected.at(s.id);
         if (s.status == "wrong") {
-            b.push_back(prose(L.text("check.worst", {{"max_diff", num(s.max_diff)},
-                                                     {"cell", cell(s.worst, want.shape)},
-                                                     {"given", num(got.data[s.worst])},
-                                                     {"expected", num(want.data[s.worst])}})));
+            b.push_back(prose(L.text("check.worst",
+                                     {{"max_diff", num(s.max_diff)},
+                                      {"cell", cell(s.worst, want.shape)},
+                                      {"given", num(got.data[s.worst])},
+                                      {"expected", num(want.data[s.worst])}})));
             const grid expected = slice_of(want, s.worst);
             block yours = matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, s.worst));
             yours.against = expected;
@@ -183,21 +195,24 @@ document check_document(const exercise::report& r, const lessons& L, double take
             b.push_back(prose(L.raw("check.diagnosis"), tone::bold));
             for (const exercise::match& d : r.diagnosis) {
                 const std::string k = "mistake." + d.mistake;
-                b.push_back(prose(L.text("check.mistake", {{"id", d.mistake}, {"summary", L.raw(k + ".summary")}}), tone::warn));
+                b.push_back(prose(L.text("check.mistake", {{"id", d.mistake}, {"summary", L.raw(k + ".summary")}}),
+                                  tone::warn));
                 b.push_back(field(kind::code, L.raw("check.wrong_line"), L.raw(k + ".buggy_code"), tone::code));
                 b.push_back(field(kind::code, L.raw("check.fix"), L.raw(k + ".fixed_code"), tone::code));
                 b.push_back(prose(L.text("check.live", {{"id", d.mistake}}), tone::dim));
             }
         } else {
-            b.push_back(prose(L.text("check.no_match", {{"first", r.first_wrong},
-                                                        {"right", r.still_right.empty() ? L.raw("check.nothing_right")
-                                                                                        : join(r.still_right)}})));
+            b.push_back(
+                prose(L.text("check.no_match",
+                             {{"first", r.first_wrong},
+                              {"right", r.still_right.empty() ? L.raw("check.nothing_right") : join(r.still_right)}})));
         }
     }
     if (!r.passed) b.push_back(prose(L.raw("check.failed")));
     if (taken_minutes >= 0)
-        b.push_back(prose(L.text("check.time_taken", {{"taken", fmt::format("{:.1f}", taken_minutes)},
-                                                     {"budget", std::to_string(r.cfg.budget_minutes)}})));
+        b.push_back(prose(L.text(
+            "check.time_taken",
+            {{"taken", fmt::format("{:.1f}", taken_minutes)}, {"budget", std::to_string(r.cfg.budget_minutes)}})));
     return single_page(L, "attn-explain check", std::move(b));
 }
 

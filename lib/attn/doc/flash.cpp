@@ -40,21 +40,32 @@ std::string row_text(const std::vector<double>& v) {
 
 // Characters (UTF-8 code points), to line up the "=" of the trace lines.
 std::size_t chars(const std::string& s) {
-    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
 }
 
 vars flash_vars(const flash_report& r) {
-    return {{"n", std::to_string(r.n)},           {"d_k", std::to_string(r.d_k)},
-            {"d_v", std::to_string(r.d_v)},       {"block_q", std::to_string(r.block_q)},
-            {"block_k", std::to_string(r.block_k)}, {"seed", std::to_string(r.seed)},
-            {"mask", spec_text(r.mask)}, {"dtype", r.dtype}, {"row", std::to_string(r.result.row_index)},
-            {"tiles_run", std::to_string(r.result.tiles_run)}, {"tiles_skipped", std::to_string(r.result.tiles_skipped)},
-            {"flops_all", flops_text(r.result.flops_all)}, {"flops_run", flops_text(r.result.flops_run)},
-            {"saved", fmt::format("{:.1f}", r.result.flops_all > 0 ? 100.0 * (1.0 - r.result.flops_run / r.result.flops_all) : 0.0)},
-            {"tiles_q", std::to_string(r.result.tiles_q)}, {"tiles_k", std::to_string(r.result.tiles_k)},
-            {"max_diff", fmt::format("{:.3g}", r.result.max_diff)},
-            {"extra", bytes_text(static_cast<double>(r.result.extra_bytes))},
-            {"full", bytes_text(static_cast<double>(r.result.full_bytes))}};
+    return {
+        {"n", std::to_string(r.n)},
+        {"d_k", std::to_string(r.d_k)},
+        {"d_v", std::to_string(r.d_v)},
+        {"block_q", std::to_string(r.block_q)},
+        {"block_k", std::to_string(r.block_k)},
+        {"seed", std::to_string(r.seed)},
+        {"mask", spec_text(r.mask)},
+        {"dtype", r.dtype},
+        {"row", std::to_string(r.result.row_index)},
+        {"tiles_run", std::to_string(r.result.tiles_run)},
+        {"tiles_skipped", std::to_string(r.result.tiles_skipped)},
+        {"flops_all", flops_text(r.result.flops_all)},
+        {"flops_run", flops_text(r.result.flops_run)},
+        {"saved",
+         fmt::format("{:.1f}", r.result.flops_all > 0 ? 100.0 * (1.0 - r.result.flops_run / r.result.flops_all) : 0.0)},
+        {"tiles_q", std::to_string(r.result.tiles_q)},
+        {"tiles_k", std::to_string(r.result.tiles_k)},
+        {"max_diff", fmt::format("{:.3g}", r.result.max_diff)},
+        {"extra", bytes_text(static_cast<double>(r.result.extra_bytes))},
+        {"full", bytes_text(static_cast<double>(r.result.full_bytes))}};
 }
 
 // One key tile of the followed row: the scores, the running max, the rescale factor, the running sum
@@ -88,11 +99,11 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     tiles.blocks = {doc::banner("attn-explain flash: " + L.text("flash.config", v)), doc::gap(),
                     doc::prose(L.text("flash.intro", v)), doc::gap(), doc::heading(L.text("flash.row_title", v))};
     for (const tile_record& t : r.result.row) {
-        tiles.blocks.push_back(doc::heading(L.text(t.skipped ? "flash.tile_skipped" : "flash.tile",
-                                                   {{"tile", std::to_string(t.tile)},
-                                                                  {"from", std::to_string(t.from)},
-                                                                  {"to", std::to_string(t.to - 1)}}),
-                                            2, tone::bold));
+        tiles.blocks.push_back(doc::heading(
+            L.text(
+                t.skipped ? "flash.tile_skipped" : "flash.tile",
+                {{"tile", std::to_string(t.tile)}, {"from", std::to_string(t.from)}, {"to", std::to_string(t.to - 1)}}),
+            2, tone::bold));
         tiles.blocks.push_back(doc::listing(tile_lines(t, L)));
     }
     d.pages.push_back(std::move(tiles));
@@ -131,8 +142,10 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     std::vector<std::vector<std::string>> rows;
     for (std::size_t n = 512; n <= 65536; n *= 2) {
         const double scores = static_cast<double>(n) * static_cast<double>(n) * 4;
-        const double tiled_bytes = (static_cast<double>(n) * 2 + static_cast<double>(r.block_q) *
-                                                                     (static_cast<double>(r.block_k) + static_cast<double>(r.d_v))) * 4;
+        const double tiled_bytes =
+            (static_cast<double>(n) * 2 +
+             static_cast<double>(r.block_q) * (static_cast<double>(r.block_k) + static_cast<double>(r.d_v))) *
+            4;
         rows.push_back({std::to_string(n), bytes_text(scores), bytes_text(tiled_bytes)});
     }
     memory.blocks = {doc::heading(L.raw("flash.memory_title")), doc::prose(L.text("flash.memory", v)),
@@ -144,12 +157,14 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
         doc::page low;
         low.id = "precision";
         low.title = L.raw("flash.precision_title");
-        low.blocks = {doc::heading(L.raw("flash.precision_title")),
-                      doc::prose(L.text("flash.precision",
-                                        {{"dtype", r.low_name},
-                                         {"tiled", fmt::format("{:.3g}", p.tiled_error)},
-                                         {"naive", fmt::format("{:.3g}", p.naive_error)},
-                                         {"ratio", fmt::format("{:.2f}", p.naive_error > 0 ? p.tiled_error / p.naive_error : 0.0)}}))};
+        low.blocks = {
+            doc::heading(L.raw("flash.precision_title")),
+            doc::prose(
+                L.text("flash.precision",
+                       {{"dtype", r.low_name},
+                        {"tiled", fmt::format("{:.3g}", p.tiled_error)},
+                        {"naive", fmt::format("{:.3g}", p.naive_error)},
+                        {"ratio", fmt::format("{:.2f}", p.naive_error > 0 ? p.tiled_error / p.naive_error : 0.0)}}))};
         d.pages.push_back(std::move(low));
     }
     d.pages.back().blocks.push_back(doc::gap());
@@ -158,11 +173,16 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
 }
 
 doc::document cost_document(const cost_input& in, const cost_result& c, const lessons& L) {
-    const vars v = {{"batch", std::to_string(in.batch)},     {"n", std::to_string(in.seq_len)},
-                    {"d", std::to_string(in.d_model)},       {"h", std::to_string(in.heads)},
-                    {"g", std::to_string(in.kv_heads)},      {"layers", std::to_string(in.layers)},
-                    {"bytes", std::to_string(in.bytes)},     {"crossover", fmt::format("{:.0f}", c.crossover_n)},
-                    {"dominant", L.raw(static_cast<double>(in.seq_len) > c.crossover_n ? "cost.attention" : "cost.projections")}};
+    const vars v = {
+        {"batch", std::to_string(in.batch)},
+        {"n", std::to_string(in.seq_len)},
+        {"d", std::to_string(in.d_model)},
+        {"h", std::to_string(in.heads)},
+        {"g", std::to_string(in.kv_heads)},
+        {"layers", std::to_string(in.layers)},
+        {"bytes", std::to_string(in.bytes)},
+        {"crossover", fmt::format("{:.0f}", c.crossover_n)},
+        {"dominant", L.raw(static_cast<double>(in.seq_len) > c.crossover_n ? "cost.attention" : "cost.projections")}};
     const bool mla = in.kv_latent > 0, masked = in.mask.kind != pattern_kind::none;
     const bool rolling = in.mask.kind == pattern_kind::window;
     auto row = [&](const std::string& key, const std::string& value) {
@@ -177,33 +197,42 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
     d.ui = doc::chrome_from(L);
     doc::page p;
     p.id = "cost";
-    p.blocks = {doc::banner("attn-explain cost: " + L.text("cost.config", v)),
-                doc::gap(),
-                doc::table({L.raw("cost.col_compute"), L.raw("cost.col_flops"), L.raw("cost.col_formula")},
-                           {row("proj_q", flops_text(c.proj_q)), row("proj_kv", flops_text(c.proj_kv)),
-                            row("qk", flops_text(c.qk)), row("softmax", flops_text(c.softmax)), row("pv", flops_text(c.pv)),
-                            row("proj_o", flops_text(c.proj_o)), row("flops", flops_text(c.flops))},
-                           "lrl"),
-                doc::gap(),
-                doc::table({L.raw("cost.col_memory"), L.raw("cost.col_bytes"), L.raw("cost.col_formula")},
-                           {row("scores_bytes", bytes_text(c.scores_bytes)), row("kv_per_token", bytes_text(c.kv_per_token)),
-                            row("kv_cache_bytes", bytes_text(c.kv_cache_bytes)), row("tiled_bytes", bytes_text(c.tiled_bytes))},
-                           "lrl"),
-                doc::gap(),
-                doc::prose(L.text("cost.dominates", v))};
+    p.blocks = {
+        doc::banner("attn-explain cost: " + L.text("cost.config", v)),
+        doc::gap(),
+        doc::table({L.raw("cost.col_compute"), L.raw("cost.col_flops"), L.raw("cost.col_formula")},
+                   {row("proj_q", flops_text(c.proj_q)), row("proj_kv", flops_text(c.proj_kv)),
+                    row("qk", flops_text(c.qk)), row("softmax", flops_text(c.softmax)), row("pv", flops_text(c.pv)),
+                    row("proj_o", flops_text(c.proj_o)), row("flops", flops_text(c.flops))},
+                   "lrl"),
+        doc::gap(),
+        doc::table({L.raw("cost.col_memory"), L.raw("cost.col_bytes"), L.raw("cost.col_formula")},
+                   {row("scores_bytes", bytes_text(c.scores_bytes)), row("kv_per_token", bytes_text(c.kv_per_token)),
+                    row("kv_cache_bytes", bytes_text(c.kv_cache_bytes)), row("tiled_bytes", bytes_text(c.tiled_bytes))},
+                   "lrl"),
+        doc::gap(),
+        doc::prose(L.text("cost.dominates", v))};
     if (masked)
-        p.blocks.push_back(doc::prose(L.text(
-            rolling ? "cost.mask_window" : "cost.mask",
-            {{"mask", spec_text(in.mask)}, {"pairs", fmt::format("{:.0f}", c.pairs)},
-             {"n2", fmt::format("{:.0f}", static_cast<double>(in.seq_len) * static_cast<double>(in.seq_len))},
-             {"density", fmt::format("{:.4f}", c.density)}, {"flops", flops_text(c.flops)},
-             {"dense_flops", flops_text(c.dense_flops)}, {"ratio", fmt::format("{:.2f}", c.dense_flops / c.flops)},
-             {"sparse_scores", bytes_text(c.sparse_scores_bytes)}, {"scores", bytes_text(c.scores_bytes)},
-             {"tokens", fmt::format("{:.0f}", c.kv_cache_tokens)}, {"kv", bytes_text(c.kv_cache_bytes)}})));
+        p.blocks.push_back(doc::prose(
+            L.text(rolling ? "cost.mask_window" : "cost.mask",
+                   {{"mask", spec_text(in.mask)},
+                    {"pairs", fmt::format("{:.0f}", c.pairs)},
+                    {"n2", fmt::format("{:.0f}", static_cast<double>(in.seq_len) * static_cast<double>(in.seq_len))},
+                    {"density", fmt::format("{:.4f}", c.density)},
+                    {"flops", flops_text(c.flops)},
+                    {"dense_flops", flops_text(c.dense_flops)},
+                    {"ratio", fmt::format("{:.2f}", c.dense_flops / c.flops)},
+                    {"sparse_scores", bytes_text(c.sparse_scores_bytes)},
+                    {"scores", bytes_text(c.scores_bytes)},
+                    {"tokens", fmt::format("{:.0f}", c.kv_cache_tokens)},
+                    {"kv", bytes_text(c.kv_cache_bytes)}})));
     if (mla)
-        p.blocks.push_back(doc::prose(L.text("cost.mla", {{"d_c", std::to_string(in.kv_latent)}, {"d_r", std::to_string(in.rope_dim)},
-                                                          {"mla", bytes_text(c.kv_per_token)}, {"mha", bytes_text(c.mha_kv_per_token)},
-                                                          {"ratio", fmt::format("{:.1f}", c.mha_kv_per_token / c.kv_per_token)}})));
+        p.blocks.push_back(doc::prose(L.text("cost.mla",
+                                             {{"d_c", std::to_string(in.kv_latent)},
+                                              {"d_r", std::to_string(in.rope_dim)},
+                                              {"mla", bytes_text(c.kv_per_token)},
+                                              {"mha", bytes_text(c.mha_kv_per_token)},
+                                              {"ratio", fmt::format("{:.1f}", c.mha_kv_per_token / c.kv_per_token)}})));
     d.pages.push_back(std::move(p));
     return d;
 }

@@ -105,14 +105,16 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         pv["rope_style"] = name_of(c.rope.style);
         pv["p"] = std::to_string(c.prompt_len);
         pv["t"] = std::to_string(s.first + last - std::min(s.first + last, c.prompt_len));
-        out.push_back(doc::prose(L.text(s.prefill ? "kvcache_rope.prefill" : "kvcache_rope.decode", pv), tone::plain, "  "));
+        out.push_back(
+            doc::prose(L.text(s.prefill ? "kvcache_rope.prefill" : "kvcache_rope.decode", pv), tone::plain, "  "));
     }
     // q has h·d_head columns, k and v g·d_head: one matrix when they are as wide (g = h), else two.
     const std::string q_label = L.text("kvcache.row_q", rv), k_label = L.text("kvcache.row_k", rv),
                       v_label = L.text("kvcache.row_v", rv);
     if (s.q.shape(1) == s.k.shape(1)) {
         matrix<double> qkv = xt::empty<double>({std::size_t{3}, s.q.shape(1)});
-        for (std::size_t j = 0; j < s.q.shape(1); ++j) qkv(0, j) = s.q(last, j), qkv(1, j) = s.k(last, j), qkv(2, j) = s.v(last, j);
+        for (std::size_t j = 0; j < s.q.shape(1); ++j)
+            qkv(0, j) = s.q(last, j), qkv(1, j) = s.k(last, j), qkv(2, j) = s.v(last, j);
         out.push_back(labelled_rows({q_label, k_label, v_label}, std::move(qkv), precision));
     } else {
         out.push_back(labelled_rows({q_label}, row_of(s.q, last), precision));
@@ -139,8 +141,9 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         wv["slot"] = std::to_string(s.slots.back());
         wv["old"] = std::to_string(s.overwritten.back());
         wv["pos"] = std::to_string(s.first + last);
-        out.push_back(doc::prose(L.text(s.overwritten.back() < 0 ? "kvcache_window.slot_fill" : "kvcache_window.slot_over", wv),
-                                 tone::plain, "  "));
+        out.push_back(
+            doc::prose(L.text(s.overwritten.back() < 0 ? "kvcache_window.slot_fill" : "kvcache_window.slot_over", wv),
+                       tone::plain, "  "));
     }
     out.push_back(doc::prose(check_line(r, s, v, L), matches(r, s.max_diff) ? tone::good : tone::error, "  "));
     out.push_back(doc::prose(L.text(s.prefill ? "kvcache.prefill_flops" : "kvcache.flops", v), tone::plain, "  "));
@@ -167,10 +170,12 @@ std::string gqa_map(const kv_config& c, const lessons& L) {
     std::string out;
     for (std::size_t kv = 0; kv < c.kv_heads; ++kv) {
         std::string qs;
-        for (std::size_t hh = kv * c.group(); hh < (kv + 1) * c.group(); ++hh) qs += (qs.empty() ? "" : ",") + std::to_string(hh);
+        for (std::size_t hh = kv * c.group(); hh < (kv + 1) * c.group(); ++hh)
+            qs += (qs.empty() ? "" : ",") + std::to_string(hh);
         const vars v = {{"queries", qs}, {"kv", std::to_string(kv)}};
         if (kv == 0) out = L.text(c.group() == 1 ? "kvcache.map_first_one" : "kvcache.map_first", v);
-        else out += L.raw("kvcache.map_sep") + L.text("kvcache.map_next", v);
+        else
+            out += L.raw("kvcache.map_sep") + L.text("kvcache.map_next", v);
     }
     return out;
 }
@@ -188,8 +193,9 @@ vars kv_vars(const kv_report& r, const lessons& L) {
             {"d_head", std::to_string(c.d_head)},
             {"dtype", name_of(c.type)},
             {"dtype_bytes", c.type == dtype::float32 ? "4" : "8"},
-            {"origin", c.load_dir.empty() ? L.text("kvcache.origin_seed", {{"seed", std::to_string(c.seed)}})
-                                          : L.text("kvcache.origin_loaded", {{"dir", c.load_dir}})},
+            {"origin",
+             c.load_dir.empty() ? L.text("kvcache.origin_seed", {{"seed", std::to_string(c.seed)}})
+                                : L.text("kvcache.origin_loaded", {{"dir", c.load_dir}})},
             {"bytes", bytes_str(L, r.cache_bytes)},
             {"mha_bytes", bytes_str(L, r.mha_cache_bytes)},
             {"ratio", ratio_str(r.mha_cache_bytes, r.cache_bytes)},
@@ -203,7 +209,9 @@ vars kv_vars(const kv_report& r, const lessons& L) {
 
 std::string kv_attention_kind(const kv_report& r, const lessons& L) {
     const kv_config& c = r.config;
-    const char* key = c.kv_heads == c.heads ? "kvcache.kind_mha" : c.kv_heads == 1 ? "kvcache.kind_mqa" : "kvcache.kind_gqa";
+    const char* key = c.kv_heads == c.heads ? "kvcache.kind_mha"
+        : c.kv_heads == 1                   ? "kvcache.kind_mqa"
+                                            : "kvcache.kind_gqa";
     return L.text(key, kv_vars(r, L));
 }
 
@@ -267,8 +275,8 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
     const bool ok = matches(r, r.max_diff);
     last.blocks = {doc::heading(L.raw("kvcache.summary_title")),
                    doc::prose(L.text(std::string(r.config.window > 0 ? "kvcache_window." : "kvcache.") +
-                                            (ok ? "summary_ok" : "summary_bad"),
-                                        v),
+                                         (ok ? "summary_ok" : "summary_bad"),
+                                     v),
                               ok ? tone::good : tone::error),
                    doc::prose(L.text("kvcache.summary_flops", v)),
                    doc::prose(L.text("kvcache.flops_note", v), tone::dim),

@@ -43,7 +43,8 @@ block curve_table(const learn_report& r, const lessons& L) {
     std::vector<std::vector<std::string>> rows;
     const std::size_t n = r.curve.size(), every = std::max<std::size_t>(1, n / 10);
     auto add = [&](const learn_point& p) {
-        rows.push_back({std::to_string(p.step), fmt::format("{:.4f}", p.loss), fmt::format("{:.1f}%", 100 * p.accuracy)});
+        rows.push_back(
+            {std::to_string(p.step), fmt::format("{:.4f}", p.loss), fmt::format("{:.1f}%", 100 * p.accuracy)});
     };
     for (std::size_t s = 0; s < n; s += every) add(r.curve[s]);
     if (n && (n - 1) % every != 0) add(r.curve.back());
@@ -140,10 +141,11 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
             for (std::size_t h = 0; h < c.model.heads; ++h)
                 if (const learn_snapshot* s = find_snapshot(r, c.steps, l, h)) {
                     const bool prev = c.task == task_kind::induction && l + 1 < c.model.layers;
-                    vars hv = {{"layer", std::to_string(l)}, {"head", std::to_string(h)},
+                    vars hv = {{"layer", std::to_string(l)},
+                               {"head", std::to_string(h)},
                                {"score", fmt::format("{:.2f}", prev ? r.previous_scores[l][h] : r.head_scores[l][h])}};
-                    block b = doc::heatmap(L.text(prev ? "learn.head_previous" : "learn.head", hv), square(s->weights, T),
-                                           labels, labels);
+                    block b = doc::heatmap(L.text(prev ? "learn.head_previous" : "learn.head", hv),
+                                           square(s->weights, T), labels, labels);
                     b.legend = false;
                     maps_end.push_back(std::move(b));
                 }
@@ -177,7 +179,8 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     if (c.model.positions == position_kind::none) {
         what.blocks.push_back(doc::gap());
         const bool failed = r.final_accuracy < 0.95;
-        std::string text = failed ? L.text("learn.break.no_positions_failed", v) : L.text("learn.break.no_positions_learned", v);
+        std::string text =
+            failed ? L.text("learn.break.no_positions_failed", v) : L.text("learn.break.no_positions_learned", v);
         if (failed && c.model.causal) text += " " + L.raw("learn.break.mask_note");
         if (r.has_baseline) {
             vars b = v;
@@ -193,7 +196,7 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
         std::string text = L.text("learn.break.no_scale", b);
         if (r.has_baseline) {
             b["what"] = L.raw(c.model.positions == position_kind::none ? "learn.break.baseline_learned"
-                                                                        : "learn.break.baseline_scaled");
+                                                                       : "learn.break.baseline_scaled");
             text += " " + L.text("learn.break.baseline", b);
             b["d_head"] = std::to_string(c.model.d_head());
             b["base_reach_text"] = L.text("learn.break.base_reach_at", v);

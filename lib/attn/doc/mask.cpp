@@ -63,18 +63,23 @@ std::string joined(const std::vector<std::size_t>& v, const char* sep = ", ") {
 
 std::string config_line(const mask_report& r, const lessons& L) {
     const mask_spec& s = r.config.spec;
-    return L.text("mask.config", {{"n", std::to_string(s.queries)},
-                                  {"m", std::to_string(s.keys)},
-                                  {"batch", std::to_string(s.batch)},
-                                  {"mask", s.causal ? "causal" : spec_text(s.pattern)},
-                                  {"align", name_of(s.align)},
-                                  {"lengths", s.lengths.empty() ? L.raw("mask.no_lengths") : joined(s.lengths, ",")},
-                                  {"side", name_of(s.side)}});
+    return L.text("mask.config",
+                  {{"n", std::to_string(s.queries)},
+                   {"m", std::to_string(s.keys)},
+                   {"batch", std::to_string(s.batch)},
+                   {"mask", s.causal ? "causal" : spec_text(s.pattern)},
+                   {"align", name_of(s.align)},
+                   {"lengths", s.lengths.empty() ? L.raw("mask.no_lengths") : joined(s.lengths, ",")},
+                   {"side", name_of(s.side)}});
 }
 
 vars pattern_vars(const mask_pattern& p, const lessons& L) {
-    vars v = {{"pattern", spec_text(p)},          {"W", std::to_string(p.window)},  {"G", std::to_string(p.globals)},
-              {"D", std::to_string(p.dilation)},   {"B", std::to_string(p.block)},   {"R", std::to_string(p.random)},
+    vars v = {{"pattern", spec_text(p)},
+              {"W", std::to_string(p.window)},
+              {"G", std::to_string(p.globals)},
+              {"D", std::to_string(p.dilation)},
+              {"B", std::to_string(p.block)},
+              {"R", std::to_string(p.random)},
               {"W1", std::to_string(p.window > 0 ? p.window - 1 : 0)},
               {"span", std::to_string(p.window > 0 ? (p.window - 1) * p.dilation : 0)}};
     v["rule"] = L.text(std::string("mask.rule.") + name_of(p.kind), v);
@@ -111,9 +116,11 @@ std::string combines(const mask_report& r, const mask_item& it, const lessons& L
     std::vector<std::string> parts;
     if (s.causal) {
         const long long shift = s.align == causal_align::bottom_right
-                                    ? static_cast<long long>(s.keys) - static_cast<long long>(s.queries)
-                                    : 0;
-        const std::string limit = shift == 0 ? "i" : shift > 0 ? fmt::format("i + {}", shift) : fmt::format("i - {}", -shift);
+            ? static_cast<long long>(s.keys) - static_cast<long long>(s.queries)
+            : 0;
+        const std::string limit = shift == 0 ? "i"
+            : shift > 0                      ? fmt::format("i + {}", shift)
+                                             : fmt::format("i - {}", -shift);
         parts.push_back(L.text("mask.part_causal", {{"align", name_of(s.align)}, {"limit", limit}}));
     }
     if (s.pattern.sparse()) parts.push_back(L.text("mask.part_pattern", pattern_vars(s.pattern, L)));
@@ -125,10 +132,11 @@ std::string combines(const mask_report& r, const mask_item& it, const lessons& L
             const std::size_t first = s.side == pad_side::right ? len : 0;
             const std::size_t last = s.side == pad_side::right ? m - 1 : m - len - 1;
             const std::string range = first == last ? std::to_string(first) : fmt::format("{}–{}", first, last);
-            parts.push_back(L.text("mask.part_padding", {{"side", name_of(s.side)},
-                                                         {"length", std::to_string(len)},
-                                                         {"m", std::to_string(m)},
-                                                         {"range", range}}));
+            parts.push_back(L.text("mask.part_padding",
+                                   {{"side", name_of(s.side)},
+                                    {"length", std::to_string(len)},
+                                    {"m", std::to_string(m)},
+                                    {"range", range}}));
         }
     }
     std::string all;
@@ -143,11 +151,12 @@ block check_block(const mask_report& r, const mask_item& it, const lessons& L) {
               {"total", std::to_string(r.config.spec.queries * r.config.spec.keys)}};
     v["pattern"] = spec_text(r.config.spec.pattern);
     const char* joined = r.config.spec.pattern.sparse() ? "mask.check_same_pattern"  // what the per-key vectors join
-                         : r.config.spec.causal         ? "mask.check_same"
+        : r.config.spec.causal                          ? "mask.check_same"
                                                         : "mask.check_same_none";
     if (bad.empty()) return doc::prose(L.text(joined, v), tone::good);
     std::string names;
-    for (std::size_t k = 0; k < bad.size(); ++k) names += (k ? L.raw("ui.list_separator") : "") + L.raw("mask.label." + bad[k]);
+    for (std::size_t k = 0; k < bad.size(); ++k)
+        names += (k ? L.raw("ui.list_separator") : "") + L.raw("mask.label." + bad[k]);
     v["names"] = names;
     return doc::prose(L.text("mask.check_differ", v), tone::error);
 }
@@ -279,7 +288,9 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
             const mask_spec& spec = r.config.spec;
             for (const std::string& id : mask_convention_ids()) {
                 // HF's vector leaves the rest of the mask to the model: its causal part, its pattern or nothing
-                const std::string key = id != "hf" || spec.causal ? id : spec.pattern.sparse() ? "hf_pattern" : "hf_none";
+                const std::string key = id != "hf" || spec.causal ? id
+                    : spec.pattern.sparse()                       ? "hf_pattern"
+                                                                  : "hf_none";
                 legend.emplace_back(label(id), L.text("mask.meaning." + key, {{"pattern", spec_text(spec.pattern)}}));
             }
             p.blocks.push_back(doc::keyvalue(std::move(legend)));
@@ -323,8 +334,10 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         if (!st.receptive.empty()) {
             std::vector<std::vector<std::string>> rows;
             for (std::size_t l = 0; l < st.receptive.size(); ++l)
-                rows.push_back({std::to_string(l + 1), std::to_string(st.receptive[l]),
-                                fmt::format("{:.0f}%", 100.0 * static_cast<double>(st.receptive[l]) / static_cast<double>(s.queries))});
+                rows.push_back(
+                    {std::to_string(l + 1), std::to_string(st.receptive[l]),
+                     fmt::format("{:.0f}%",
+                                 100.0 * static_cast<double>(st.receptive[l]) / static_cast<double>(s.queries))});
             p.blocks.push_back(doc::prose(L.text("mask.receptive_intro", v)));
             p.blocks.push_back(doc::table({L.raw("mask.col_layers"), L.raw("mask.col_reach"), L.raw("mask.col_share")},
                                           std::move(rows), "rrr"));
@@ -338,8 +351,9 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         if (!st.random_blocks.empty()) {
             std::vector<std::string> lines;
             for (std::size_t row = 0; row < st.random_blocks.size(); ++row)
-                lines.push_back(fmt::format("  block row {}: {}", row,
-                                            st.random_blocks[row].empty() ? std::string("-") : joined(st.random_blocks[row])));
+                lines.push_back(
+                    fmt::format("  block row {}: {}", row,
+                                st.random_blocks[row].empty() ? std::string("-") : joined(st.random_blocks[row])));
             p.blocks.push_back(doc::gap());
             p.blocks.push_back(doc::prose(L.text("mask.random_blocks", {{"seed", std::to_string(s.pattern.seed)}})));
             p.blocks.push_back(doc::listing(lines));
@@ -355,10 +369,10 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         p.blocks.push_back(doc::heading(p.title));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(doc::row(
-            {cell_grid(L.raw("mask.align_top_left"), bool_cells(causal_allowed(s.queries, s.keys, causal_align::top_left), false), "",
-                  elided),
+            {cell_grid(L.raw("mask.align_top_left"),
+                       bool_cells(causal_allowed(s.queries, s.keys, causal_align::top_left), false), "", elided),
              cell_grid(L.raw("mask.align_bottom_right"),
-                  bool_cells(causal_allowed(s.queries, s.keys, causal_align::bottom_right), false), "", elided)}));
+                       bool_cells(causal_allowed(s.queries, s.keys, causal_align::bottom_right), false), "", elided)}));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(doc::prose(L.text("mask.align_explain", v)));
         d.pages.push_back(std::move(p));

@@ -63,9 +63,10 @@ struct builder {
                 {"perm", perm},
                 {"no_mask_diff", g3(r.eq.no_mask_max_diff)},
                 {"causal_diff", g3(r.eq.causal_max_diff)},
-                {"x_origin", L.text(std::string("positions.origin_") +
-                                        (c.load_dir.empty() ? (r.classic_x ? "classic" : "random") : "loaded"),
-                                    {{"seed", std::to_string(c.seed)}})}};
+                {"x_origin",
+                 L.text(std::string("positions.origin_") +
+                            (c.load_dir.empty() ? (r.classic_x ? "classic" : "random") : "loaded"),
+                        {{"seed", std::to_string(c.seed)}})}};
     }
 
     vars with(const vars& extra) const {
@@ -126,27 +127,33 @@ struct builder {
         if (has(encoding::rope)) banner += ", " + L.text("positions.config_rope", v);
         if (has(encoding::alibi)) banner += ", " + L.text("positions.config_alibi", v);
         if (has(encoding::rope) || has(encoding::sinusoidal)) banner += ", " + L.text("positions.config_shift", v);
-        if (!r.config.tour) banner += ", " + L.text("positions.config_encoding", {{"encoding", name_of(r.runs[0].enc)}});
-        p.blocks = {doc::banner(banner), doc::gap(), doc::heading(p.title), doc::prose(L.text("positions.order.intro", v)),
-                    doc::gap()};
+        if (!r.config.tour)
+            banner += ", " + L.text("positions.config_encoding", {{"encoding", name_of(r.runs[0].enc)}});
+        p.blocks = {doc::banner(banner), doc::gap(), doc::heading(p.title),
+                    doc::prose(L.text("positions.order.intro", v)), doc::gap()};
         block pf = mat(L.raw("positions.order.p_f"), r.eq.p_f), fp = mat(L.raw("positions.order.f_p"), r.eq.f_p);
         p.blocks.insert(p.blocks.end(), {pf, doc::gap(), fp});
-        p.blocks.push_back(doc::prose(L.text(same(r.eq.no_mask_max_diff, max_abs(tensor(r.eq.p_f))) ? "positions.order.no_mask_same"
-                                                                         : "positions.order.no_mask_differ", v)));
+        p.blocks.push_back(
+            doc::prose(L.text(same(r.eq.no_mask_max_diff, max_abs(tensor(r.eq.p_f))) ? "positions.order.no_mask_same"
+                                                                                     : "positions.order.no_mask_differ",
+                              v)));
         p.blocks.push_back(doc::gap());
         block pc = mat(L.raw("positions.order.p_f_causal"), r.eq.p_f_causal),
               fc = mat(L.raw("positions.order.f_p_causal"), r.eq.f_p_causal);
         p.blocks.insert(p.blocks.end(), {pc, doc::gap(), fc});
-        p.blocks.push_back(doc::prose(L.text(same(r.eq.causal_max_diff, max_abs(tensor(r.eq.p_f_causal))) ? "positions.order.causal_same"
-                                                                        : "positions.order.causal_differ", v)));
+        p.blocks.push_back(doc::prose(L.text(same(r.eq.causal_max_diff, max_abs(tensor(r.eq.p_f_causal)))
+                                                 ? "positions.order.causal_same"
+                                                 : "positions.order.causal_differ",
+                                             v)));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(doc::prose(L.raw("positions.order.cite"), tone::dim));
         return p;
     }
 
     void perm_line(std::vector<block>& b, const encoding_run& e, const vars& v) const {
-        const std::string key = e.enc == encoding::none ? "positions.perm_none" : same(e.perm_diff, output_scale(e)) ? "positions.perm_same"
-                                                                                                    : "positions.perm_differ";
+        const std::string key = e.enc == encoding::none ? "positions.perm_none"
+            : same(e.perm_diff, output_scale(e))        ? "positions.perm_same"
+                                                        : "positions.perm_differ";
         b.push_back(doc::prose(L.text(key, v)));
     }
 
@@ -155,9 +162,10 @@ struct builder {
         doc::page p;
         p.id = "none";
         p.title = L.raw("positions.none.title");
-        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.none.intro", v)),
-                    code(e, {"weights"}), doc::gap(), weights_map(e, 0, L.raw("positions.weights.title"))};
-        p.blocks.push_back(doc::prose(L.text(e.causal ? "positions.none.reading_causal" : "positions.none.reading_open", v)));
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.none.intro", v)), code(e, {"weights"}),
+                    doc::gap(), weights_map(e, 0, L.raw("positions.weights.title"))};
+        p.blocks.push_back(
+            doc::prose(L.text(e.causal ? "positions.none.reading_causal" : "positions.none.reading_open", v)));
         perm_line(p.blocks, e, v);
         return p;
     }
@@ -169,12 +177,24 @@ struct builder {
         doc::page p;
         p.id = name_of(e.enc);
         p.title = L.raw(k + "title");
-        p.blocks = {doc::heading(p.title), doc::prose(L.text(k + "intro", v)), formula(k + "formula", v),
-                    code(e, {sin ? "pe" : "pe_learned", "X_pos"}), doc::gap(), step_mat(e, "pe"), doc::gap(), step_mat(e, "X_pos"), doc::gap()};
+        p.blocks = {doc::heading(p.title),
+                    doc::prose(L.text(k + "intro", v)),
+                    formula(k + "formula", v),
+                    code(e, {sin ? "pe" : "pe_learned", "X_pos"}),
+                    doc::gap(),
+                    step_mat(e, "pe"),
+                    doc::gap(),
+                    step_mat(e, "X_pos"),
+                    doc::gap()};
         if (!sin) p.blocks.push_back(doc::prose(L.text(k + "past", v)));
         p.blocks.push_back(mat(L.raw("positions.gram_title"), e.gram, true));
         const bool odd = sin && r.config.run.d_model % 2 != 0;
-        p.blocks.push_back(doc::prose(L.text(k + (odd ? "relative_odd" : same(e.diag_spread, max_abs(tensor(e.gram))) ? "relative_same" : "relative_differ"), v)));
+        p.blocks.push_back(
+            doc::prose(L.text(k +
+                                  (odd                                                ? "relative_odd"
+                                       : same(e.diag_spread, max_abs(tensor(e.gram))) ? "relative_same"
+                                                                                      : "relative_differ"),
+                              v)));
         if (sin) p.blocks.push_back(doc::prose(L.text(k + (same(e.rotation_error) ? "rotation" : "rotation_off"), v)));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(weights_map(e, 0, L.raw("positions.weights.title")));
@@ -192,8 +212,8 @@ struct builder {
         doc::page p;
         p.id = "rope";
         p.title = L.raw("positions.rope.title");
-        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.rope.intro", v)), formula("positions.rope.formula", v),
-                    code(e, {"Q_rot"}), doc::gap()};
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.rope.intro", v)),
+                    formula("positions.rope.formula", v), code(e, {"Q_rot"}), doc::gap()};
         std::vector<std::vector<std::string>> rows;
         for (std::size_t i = 0; i < e.thetas.size(); ++i) {
             const auto [a, b] = rope_pair(i, dk, r.config.rope.style);
@@ -202,26 +222,32 @@ struct builder {
                             format_number(static_cast<double>(n - 1) * theta, precision),
                             fmt::format("{:.1f}", 2 * M_PI / theta)});
         }
-        p.blocks.push_back(doc::table({"i", L.raw("positions.rope.col_pair"), "θ_i", L.text("positions.rope.col_angle", v),
-                                       L.raw("positions.rope.col_wavelength")},
+        p.blocks.push_back(doc::table({"i", L.raw("positions.rope.col_pair"), "θ_i",
+                                       L.text("positions.rope.col_angle", v), L.raw("positions.rope.col_wavelength")},
                                       std::move(rows), "rlrrr"));
         p.blocks.push_back(doc::prose(L.text("positions.rope.table_reading", v)));
         p.blocks.push_back(doc::gap());
-        for (const char* id : {"Q", "Q_rot", "K", "K_rot"}) p.blocks.insert(p.blocks.end(), {step_mat(e, id), doc::gap()});
+        for (const char* id : {"Q", "Q_rot", "K", "K_rot"})
+            p.blocks.insert(p.blocks.end(), {step_mat(e, id), doc::gap()});
         p.blocks.push_back(doc::prose(L.text("positions.rope.v_untouched", v)));
         // a bound on the rows' norms: the largest entry times √d_k
         const double norms = std::max(max_abs(e.t.at("Q_rot").value), max_abs(e.t.at("K_rot").value)) *
-                             std::sqrt(static_cast<double>(dk));
-        p.blocks.push_back(doc::prose(L.text(same(e.norm_diff, norms) ? "positions.rope.norms" : "positions.rope.norms_off", v)));
+            std::sqrt(static_cast<double>(dk));
+        p.blocks.push_back(
+            doc::prose(L.text(same(e.norm_diff, norms) ? "positions.rope.norms" : "positions.rope.norms_off", v)));
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.styles_title"), 2, tone::bold));
-        block mine = mat(L.text("positions.rope.scores_style", {{"style", style}}), as_matrix(e.t.at("scores").value), true);
-        block other = mat(L.text("positions.rope.scores_style", {{"style", e.values.at("other_style")}}), e.other_scores, true);
+        block mine =
+            mat(L.text("positions.rope.scores_style", {{"style", style}}), as_matrix(e.t.at("scores").value), true);
+        block other =
+            mat(L.text("positions.rope.scores_style", {{"style", e.values.at("other_style")}}), e.other_scores, true);
         other.against = as_matrix(e.t.at("scores").value);
         p.blocks.insert(p.blocks.end(), {mine, doc::gap(), other});
-        p.blocks.push_back(doc::prose(L.text(same(e.style_diff, scores_scale(e)) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
-        p.blocks.push_back(doc::prose(L.text(same(e.converted_diff, scores_scale(e)) ? "positions.rope.convert" : "positions.rope.convert_off", v)));
+        p.blocks.push_back(doc::prose(L.text(
+            same(e.style_diff, scores_scale(e)) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
+        p.blocks.push_back(doc::prose(L.text(
+            same(e.converted_diff, scores_scale(e)) ? "positions.rope.convert" : "positions.rope.convert_off", v)));
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.shift_title"), 2, tone::bold));
@@ -229,7 +255,8 @@ struct builder {
         block ats = mat(L.text("positions.rope.at_s", v), e.shifted_scores, true);
         ats.against = as_matrix(e.t.at("scores").value);
         p.blocks.insert(p.blocks.end(), {at0, doc::gap(), ats});
-        p.blocks.push_back(doc::prose(L.text(same(e.shift_diff, scores_scale(e)) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
+        p.blocks.push_back(doc::prose(
+            L.text(same(e.shift_diff, scores_scale(e)) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.decay_title"), 2, tone::bold));
@@ -239,8 +266,10 @@ struct builder {
         dv["run_near"] = format_number(e.decay_run.front(), 2);
         dv["far_128"] = format_number(e.decay_128.back(), 2);
         dv["near_128"] = format_number(e.decay_128.front(), 2);
-        p.blocks.push_back(doc::row({doc::chart(L.text("positions.rope.decay_chart", dv), e.decay_run),
-                                     doc::chart(L.text("positions.rope.decay_chart", with({{"d_k", "128"}, {"last", dv.at("last")}})), e.decay_128)}));
+        p.blocks.push_back(
+            doc::row({doc::chart(L.text("positions.rope.decay_chart", dv), e.decay_run),
+                      doc::chart(L.text("positions.rope.decay_chart", with({{"d_k", "128"}, {"last", dv.at("last")}})),
+                                 e.decay_128)}));
         p.blocks.push_back(doc::prose(L.text("positions.rope.decay", dv)));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(weights_map(e, 0, L.raw("positions.weights.title")));
@@ -267,11 +296,12 @@ struct builder {
         doc::page p;
         p.id = "alibi";
         p.title = L.raw("positions.alibi.title");
-        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.alibi.intro", v)), formula("positions.alibi.formula", v),
-                    code(e, {"alibi_bias", "scaled_scores_alibi"}), doc::gap()};
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.alibi.intro", v)),
+                    formula("positions.alibi.formula", v), code(e, {"alibi_bias", "scaled_scores_alibi"}), doc::gap()};
         std::vector<std::vector<std::string>> rows;
         for (std::size_t i = 0; i < e.slopes.size(); ++i)
-            rows.push_back({std::to_string(i), format_number(e.slopes[i], 6), fmt::format("2^{:.3g}", std::log2(e.slopes[i])),
+            rows.push_back({std::to_string(i), format_number(e.slopes[i], 6),
+                            fmt::format("2^{:.3g}", std::log2(e.slopes[i])),
                             format_number(-e.slopes[i] * static_cast<double>(r.config.run.seq_len - 1), precision)});
         p.blocks.push_back(doc::table({L.raw("positions.alibi.col_head"), L.raw("positions.alibi.col_slope"), "",
                                        L.text("positions.alibi.col_far", v)},
@@ -280,14 +310,18 @@ struct builder {
         p.blocks.push_back(doc::gap());
         const tensor& bias = e.t.at("alibi_bias").value;
         std::vector<block> biases = {mat(L.text("positions.alibi.bias_head", {{"head", "0"}}), slice(bias, 0), true)};
-        if (h > 1) biases.push_back(mat(L.text("positions.alibi.bias_head", {{"head", std::to_string(h - 1)}}), slice(bias, h - 1), true));
+        if (h > 1)
+            biases.push_back(
+                mat(L.text("positions.alibi.bias_head", {{"head", std::to_string(h - 1)}}), slice(bias, h - 1), true));
         for (block& b : biases) p.blocks.insert(p.blocks.end(), {std::move(b), doc::gap()});
-        p.blocks.push_back(doc::prose(L.text(e.causal ? "positions.alibi.bias_reading" : "positions.alibi.bias_symmetric", v)));
+        p.blocks.push_back(
+            doc::prose(L.text(e.causal ? "positions.alibi.bias_reading" : "positions.alibi.bias_symmetric", v)));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(doc::prose(L.text("positions.alibi.heatmaps", v)));
         std::vector<block> maps;
         for (std::size_t hh = 0; hh < h; ++hh) {
-            block b = weights_map(e, hh, L.text("positions.alibi.head", {{"head", std::to_string(hh)}, {"slope", g3(e.slopes[hh])}}));
+            block b = weights_map(
+                e, hh, L.text("positions.alibi.head", {{"head", std::to_string(hh)}, {"slope", g3(e.slopes[hh])}}));
             b.legend = hh + 1 == h;
             maps.push_back(std::move(b));
         }

@@ -17,7 +17,8 @@ using doc::tone;
 block loss_table(const train_result& run, std::size_t every, const std::string& title, const lessons& L) {
     std::vector<std::vector<std::string>> rows;
     const std::size_t n = run.losses.size();
-    for (std::size_t s = 0; s < n; s += every) rows.push_back({std::to_string(s), fmt::format("{:.6g}", run.losses[s])});
+    for (std::size_t s = 0; s < n; s += every)
+        rows.push_back({std::to_string(s), fmt::format("{:.6g}", run.losses[s])});
     if (n && (n - 1) % every != 0) rows.push_back({std::to_string(n - 1), fmt::format("{:.6g}", run.losses.back())});
     block b = doc::table({L.raw("train.step"), L.raw("train.loss")}, std::move(rows), "rr");
     b.title = title;
@@ -44,8 +45,10 @@ doc::document train_document(const train_report& r, const lessons& L) {
         setup.title = L.raw(key + ".title");
         setup.blocks.push_back(doc::gap());
         setup.blocks.push_back(doc::heading(setup.title, 1, tone::error));
-        setup.blocks.push_back(doc::field(doc::kind::code, L.raw("label.buggy"), L.text(key + ".buggy_code", v), tone::error));
-        setup.blocks.push_back(doc::field(doc::kind::code, L.raw("label.fixed"), L.raw(key + ".fixed_code"), tone::code));
+        setup.blocks.push_back(
+            doc::field(doc::kind::code, L.raw("label.buggy"), L.text(key + ".buggy_code", v), tone::error));
+        setup.blocks.push_back(
+            doc::field(doc::kind::code, L.raw("label.fixed"), L.raw(key + ".fixed_code"), tone::code));
     }
     d.pages.push_back(std::move(setup));
 
@@ -61,14 +64,16 @@ doc::document train_document(const train_report& r, const lessons& L) {
         const std::string fixed = L.raw("train.fixed"), buggy = L.raw("train.buggy");
         loss.blocks.push_back(doc::row({loss_table(r.run, every, fixed, L), loss_table(r.buggy, every, buggy, L)}));
         loss.blocks.push_back(doc::gap());
-        loss.blocks.push_back(doc::row({doc::chart(fixed, r.run.losses, tone::good), doc::chart(buggy, r.buggy.losses, tone::error)}));
+        loss.blocks.push_back(
+            doc::row({doc::chart(fixed, r.run.losses, tone::good), doc::chart(buggy, r.buggy.losses, tone::error)}));
     }
     loss.blocks.push_back(doc::gap());
     loss.blocks.push_back(doc::prose(L.text("train.result", v)));
     if (mistake) {
         loss.blocks.push_back(doc::gap());
         loss.blocks.push_back(doc::prose(L.text(key + ".explain", v)));
-        if (r.values.count("verdict")) loss.blocks.push_back(doc::prose(L.text(key + ".verdict_" + r.values.at("verdict"), v)));
+        if (r.values.count("verdict"))
+            loss.blocks.push_back(doc::prose(L.text(key + ".verdict_" + r.values.at("verdict"), v)));
     }
     d.pages.push_back(std::move(loss));
     return d;

@@ -101,17 +101,20 @@ void linear_pages(doc::document& d, const variant_report& r, const lessons& L, v
                 if (t == 4) rnn.blocks.push_back(doc::ellipsis());
                 continue;
             }
-            const vars tv = {{"t", std::to_string(t)}, {"row", row_text(lr.output, t, precision)},
+            const vars tv = {{"t", std::to_string(t)},
+                             {"row", row_text(lr.output, t, precision)},
                              {"z", row_text(lr.z, t, precision)}};
             rnn.blocks.push_back(doc::heading(L.text("variant.linear.step", tv), 2, tone::bold));
             rnn.blocks.push_back(doc::matrix_of(L.text("variant.linear.state_label", tv), lr.s[t]));
-            rnn.blocks.push_back(doc::listing({L.text("variant.linear.z_row", tv), L.text("variant.linear.out_row", tv)}));
+            rnn.blocks.push_back(
+                doc::listing({L.text("variant.linear.z_row", tv), L.text("variant.linear.out_row", tv)}));
         }
         d.pages.push_back(std::move(rnn));
     }
 
     doc::page quad = make_page("quadratic", L.raw("variant.linear.quadratic_title"));
-    quad.blocks.push_back(doc::prose(L.text(causal ? "variant.linear.quadratic" : "variant.linear.quadratic_plain", v)));
+    quad.blocks.push_back(
+        doc::prose(L.text(causal ? "variant.linear.quadratic" : "variant.linear.quadratic_plain", v)));
     quad.blocks.push_back(doc::heatmap(L.raw("variant.linear.weights_label"), lr.weights));
     block a = doc::matrix_of("A·V", lr.quadratic);
     block o = doc::matrix_of("output", lr.output);
@@ -153,9 +156,9 @@ void linformer_pages(doc::document& d, const variant_report& r, const lessons& L
         kept += r.singular[i] * r.singular[i];
         rows.push_back({std::to_string(i + 1), g3(r.singular[i]), fmt::format("{:.1f}%", 100 * kept / total)});
     }
-    svd.blocks.push_back(doc::table({L.raw("variant.linformer.col_i"), L.raw("variant.linformer.col_sigma"),
-                                     L.raw("variant.linformer.col_energy")},
-                                    std::move(rows), "rrr"));
+    svd.blocks.push_back(doc::table(
+        {L.raw("variant.linformer.col_i"), L.raw("variant.linformer.col_sigma"), L.raw("variant.linformer.col_energy")},
+        std::move(rows), "rrr"));
     svd.blocks.push_back(doc::chart("σ_i", r.singular));
     d.pages.push_back(std::move(svd));
 
@@ -163,7 +166,8 @@ void linformer_pages(doc::document& d, const variant_report& r, const lessons& L
     proj.blocks.push_back(doc::field(doc::kind::formula, "Linformer", L.raw("variant.linformer.formula")));
     proj.blocks.push_back(doc::field(doc::kind::code, "PyTorch", L.raw("variant.linformer.code")));
     proj.blocks.push_back(doc::prose(L.text("variant.linformer.proj", v)));
-    proj.blocks.push_back(doc::row({doc::matrix_of("E·K", r.linformer.k_proj), doc::matrix_of("F·V", r.linformer.v_proj)}));
+    proj.blocks.push_back(
+        doc::row({doc::matrix_of("E·K", r.linformer.k_proj), doc::matrix_of("F·V", r.linformer.v_proj)}));
     proj.blocks.push_back(doc::heatmap(L.text("variant.linformer.weights_label", v), r.linformer.weights));
     d.pages.push_back(std::move(proj));
 
@@ -186,9 +190,9 @@ void performer_pages(doc::document& d, const variant_report& r, const lessons& L
 
     doc::page err = make_page("error", L.raw("variant.performer.error_title"));
     err.blocks.push_back(doc::prose(L.text("variant.performer.error", v)));
-    err.blocks.push_back(doc::table({L.raw("variant.performer.col_m"), L.raw("variant.performer.col_mean"),
-                                     L.raw("variant.performer.col_sd")},
-                                    error_rows(r, false), "rrr"));
+    err.blocks.push_back(doc::table(
+        {L.raw("variant.performer.col_m"), L.raw("variant.performer.col_mean"), L.raw("variant.performer.col_sd")},
+        error_rows(r, false), "rrr"));
     d.pages.push_back(std::move(err));
 }
 
@@ -226,7 +230,8 @@ doc::document mla_document(const variant_report& r, const lessons& L, int precis
     const mla_result& m = r.mla;
 
     doc::page lat = make_page("latent", L.raw("variant.mla.latent_title"));
-    lat.blocks.insert(lat.blocks.begin(), {doc::banner("attn-explain variant: " + L.text("variant.mla.config", v)), doc::gap()});
+    lat.blocks.insert(lat.blocks.begin(),
+                      {doc::banner("attn-explain variant: " + L.text("variant.mla.config", v)), doc::gap()});
     lat.blocks.push_back(doc::prose(L.text("variant.mla.intro", v)));
     lat.blocks.push_back(doc::field(doc::kind::formula, "MLA", L.raw("variant.mla.formula")));
     lat.blocks.push_back(doc::field(doc::kind::formula, "score", L.raw("variant.mla.score")));
@@ -252,13 +257,13 @@ doc::document mla_document(const variant_report& r, const lessons& L, int precis
         {"MHA", "2·h·d_h", count_text(mha), count_text(2 * mha) + " B", count_text(paper_mha)},
         {fmt::format("GQA (g = {})", g), "2·g·d_h", count_text(kv_elements_per_token(g, d_h)),
          count_text(2 * kv_elements_per_token(g, d_h)) + " B", count_text(paper_gqa)},
-        {"MQA", "2·d_h", count_text(kv_elements_per_token(1, d_h)), count_text(2 * kv_elements_per_token(1, d_h)) + " B",
-         count_text(paper_mqa)},
+        {"MQA", "2·d_h", count_text(kv_elements_per_token(1, d_h)),
+         count_text(2 * kv_elements_per_token(1, d_h)) + " B", count_text(paper_mqa)},
         {"MLA", "d_c + d_r", count_text(mla), count_text(2 * mla) + " B", count_text(paper_mla)}};
-    cache.blocks.push_back(doc::table({L.raw("variant.mla.col_kind"), L.raw("variant.mla.col_formula"),
-                                       L.raw("variant.mla.col_elements"), L.raw("variant.mla.col_bytes"),
-                                       L.raw("variant.mla.col_paper")},
-                                      std::move(rows), "llrrr"));
+    cache.blocks.push_back(
+        doc::table({L.raw("variant.mla.col_kind"), L.raw("variant.mla.col_formula"), L.raw("variant.mla.col_elements"),
+                    L.raw("variant.mla.col_bytes"), L.raw("variant.mla.col_paper")},
+                   std::move(rows), "llrrr"));
     cache.blocks.push_back(doc::heading(L.raw("variant.trade_title"), 2, tone::bold));
     cache.blocks.push_back(doc::prose(L.text("variant.mla.trade", v)));
     cache.blocks.push_back(doc::gap());
@@ -278,7 +283,8 @@ doc::document mla_decode_document(const variant_report& r, const lessons& L, int
     vars v = variant_vars(r);
     const mla_decode_result& m = r.decode;
     const double T = static_cast<double>(r.config.seq_len);
-    const double latent = T * mla_elements_per_token(r.d_c, r.d_r) * 2, mha = T * kv_elements_per_token(r.heads, r.config.d_k) * 2;
+    const double latent = T * mla_elements_per_token(r.d_c, r.d_r) * 2,
+                 mha = T * kv_elements_per_token(r.heads, r.config.d_k) * 2;
     v["p"] = std::to_string(r.prompt_len);
     v["steps"] = std::to_string(m.steps.empty() ? 0 : m.steps.size() - 1);
     v["max_diff"] = g3(m.max_diff);
@@ -301,11 +307,12 @@ doc::document mla_decode_document(const variant_report& r, const lessons& L, int
                         std::to_string(s.cache_after), bytes_text(len * mla_elements_per_token(r.d_c, r.d_r) * 2),
                         bytes_text(len * kv_elements_per_token(r.heads, r.config.d_k) * 2), g3(s.max_diff)});
     }
-    p.blocks.push_back(doc::table({L.raw("variant.decode.col_step"), L.raw("variant.decode.col_tokens"),
-                                   L.raw("variant.decode.col_cache"), L.raw("variant.decode.col_bytes"),
-                                   L.raw("variant.decode.col_mha"), L.raw("variant.decode.col_diff")},
-                                  std::move(rows), "lrrrrr"));
-    p.blocks.push_back(doc::row({doc::matrix_of("c_KV cache", m.c_cache), doc::matrix_of("k_rope cache", m.k_rope_cache)}));
+    p.blocks.push_back(doc::table(
+        {L.raw("variant.decode.col_step"), L.raw("variant.decode.col_tokens"), L.raw("variant.decode.col_cache"),
+         L.raw("variant.decode.col_bytes"), L.raw("variant.decode.col_mha"), L.raw("variant.decode.col_diff")},
+        std::move(rows), "lrrrrr"));
+    p.blocks.push_back(
+        doc::row({doc::matrix_of("c_KV cache", m.c_cache), doc::matrix_of("k_rope cache", m.k_rope_cache)}));
     p.blocks.push_back(doc::prose(L.text("variant.decode.result", v)));
     p.blocks.push_back(doc::heading(L.raw("variant.trade_title"), 2, tone::bold));
     p.blocks.push_back(doc::prose(L.text("variant.decode.trade", v)));
@@ -327,7 +334,8 @@ doc::document variant_document(const variant_report& r, const lessons& L, int pr
     d.ui = doc::chrome_from(L);
 
     doc::page in = make_page("inputs", L.raw("variant.inputs_title"));
-    in.blocks.insert(in.blocks.begin(), {doc::banner("attn-explain variant: " + L.text("variant.config", v)), doc::gap()});
+    in.blocks.insert(in.blocks.begin(),
+                     {doc::banner("attn-explain variant: " + L.text("variant.config", v)), doc::gap()});
     in.blocks.push_back(doc::prose(L.text("variant.inputs", v)));
     const auto find = [&](const std::string& id) -> matrix<double> {
         for (const auto& [sid, t] : r.saved)
@@ -338,13 +346,17 @@ doc::document variant_document(const variant_report& r, const lessons& L, int pr
             }
         return {};
     };
-    in.blocks.push_back(doc::row({doc::matrix_of("Q", find("Q")), doc::matrix_of("K", find("K")), doc::matrix_of("V", find("V"))}));
+    in.blocks.push_back(
+        doc::row({doc::matrix_of("Q", find("Q")), doc::matrix_of("K", find("K")), doc::matrix_of("V", find("V"))}));
     d.pages.push_back(std::move(in));
 
     if (r.kind == "linear") linear_pages(d, r, L, v, precision);
-    else if (r.kind == "linformer") linformer_pages(d, r, L, v);
-    else if (r.kind == "performer") performer_pages(d, r, L, v);
-    else additive_pages(d, r, L, v);
+    else if (r.kind == "linformer")
+        linformer_pages(d, r, L, v);
+    else if (r.kind == "performer")
+        performer_pages(d, r, L, v);
+    else
+        additive_pages(d, r, L, v);
 
     doc::page res = make_page("result", L.raw("variant.result_title"));
     res.blocks.push_back(doc::prose(L.text("variant.result", v)));

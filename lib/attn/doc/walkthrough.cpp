@@ -19,17 +19,22 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     std::string note_key = lesson_key(t, s) + ".note";
     // The causal note of cross-attention, worded for the run's alignment.
     if (s.id == "masked_scores" && t.config.cross() && t.config.mask == mask_kind::causal &&
-        L.has(note_key + "_cross_" + std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left")))
+        L.has(note_key + "_cross_" +
+              std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left")))
         note_key += "_cross_" + std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left");
     std::string note = L.text(note_key, v);
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
-    if (s.values.count("scale_check")) note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
+    if (s.values.count("scale_check"))
+        note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
     // heads --init xavier is nn.MultiheadAttention's own init (trace/inputs.cpp), W_O included.
     const bool mha_init = t.config.multihead && t.config.init == init_kind::xavier && t.config.load_dir.empty();
     if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V" || (s.id == "W_O" && mha_init))
-        note += "\n\n" + L.text(std::string("step.W_Q.init_") +
-                                    (!t.config.load_dir.empty() ? "loaded" : mha_init ? "mha" : name_of(t.config.init)),
-                                v);
+        note += "\n\n" +
+            L.text(std::string("step.W_Q.init_") +
+                       (!t.config.load_dir.empty() ? "loaded"
+                            : mha_init             ? "mha"
+                                                   : name_of(t.config.init)),
+                   v);
     return note;
 }
 
@@ -75,7 +80,8 @@ struct builder {
         const bool key_side = is({"K", "V", "K_heads", "V_heads", "memory"});
         if (rows && (score_like || is({"X", "Q", "Q_heads", "heads_output", "merged", "output"}))) return tokens();
         if (rows && key_side) return t.config.cross() ? std::vector<std::string>{} : tokens();
-        if (!rows && (score_like || id == "k_transposed")) return t.config.cross() ? std::vector<std::string>{} : tokens();
+        if (!rows && (score_like || id == "k_transposed"))
+            return t.config.cross() ? std::vector<std::string>{} : tokens();
         return {};
     }
 
@@ -90,9 +96,11 @@ struct builder {
     std::vector<block> tensor_blocks(const std::string& title, const tensor& x, const std::string& id,
                                      const tensor* against = nullptr) const {
         if (x.dimension() <= 2) {  // a vector is one row
-            const std::size_t rows = x.dimension() == 2 ? x.shape(0) : 1, cols = x.size() / std::max<std::size_t>(rows, 1);
+            const std::size_t rows = x.dimension() == 2 ? x.shape(0) : 1,
+                              cols = x.size() / std::max<std::size_t>(rows, 1);
             const bool compare = against && against->shape() == x.shape();
-            return {matrix_block(title, slice_of(x, 0, rows, cols), id, compare ? slice_of(*against, 0, rows, cols) : grid{})};
+            return {matrix_block(title, slice_of(x, 0, rows, cols), id,
+                                 compare ? slice_of(*against, 0, rows, cols) : grid{})};
         }
         const std::size_t rows = x.shape(x.dimension() - 2), cols = x.shape(x.dimension() - 1);
         const std::size_t slices = x.size() / (rows * cols);
@@ -146,17 +154,19 @@ struct builder {
             }
             std::vector<std::size_t> order(w.cols());
             for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
-            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w(i, a) > w(i, b); });
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t a, std::size_t b) { return w(i, a) > w(i, b); });
             std::string parts;
             for (std::size_t k = 0; k < order.size() && k < 3; ++k) {
                 const std::size_t j = order[k];
                 if (k > 0 && w(i, j) < 0.05) break;
                 // Cross-attention's keys are memory positions, not X's tokens: never "itself" there.
-                const std::string target = t.config.cross() ? L.text("ui.memory_position", {{"index", std::to_string(j)}})
-                                           : j == i         ? L.raw("ui.itself")
-                                                            : who(j);
+                const std::string target = t.config.cross()
+                    ? L.text("ui.memory_position", {{"index", std::to_string(j)}})
+                    : j == i ? L.raw("ui.itself")
+                             : who(j);
                 parts += (k ? L.raw("ui.list_separator") : "") +
-                         L.text("ui.reading_part", {{"percent", fmt::format("{:.0f}%", w(i, j) * 100)}, {"target", target}});
+                    L.text("ui.reading_part", {{"percent", fmt::format("{:.0f}%", w(i, j) * 100)}, {"target", target}});
             }
             add(prose(L.text("ui.reading_row", {{"who", who(i)}, {"parts", parts}}), tone::plain, "  ", "      "));
         }
@@ -185,17 +195,20 @@ struct builder {
     void banner_block(const std::string& command) {
         std::string cfg = command + ": " + L.text(t.config.multihead ? "ui.config_multihead" : "ui.config", t.values);
         if (t.config.rope)
-            cfg += ", " + L.text("ui.config_rope", {{"rope_style", name_of(t.config.rope_style)},
-                                                     {"rope_base", fmt::format("{:g}", t.config.rope_base)}});
+            cfg += ", " +
+                L.text("ui.config_rope",
+                       {{"rope_style", name_of(t.config.rope_style)},
+                        {"rope_base", fmt::format("{:g}", t.config.rope_base)}});
         if (t.has_mistake) cfg += ", " + L.text("ui.config_mistake", {{"mistake", t.mistake.id}});
         add(banner(cfg));
         add(gap());
     }
 
     std::string step_heading(const step& s, std::size_t number, std::size_t total) const {
-        return L.text("ui.step_heading", {{"number", std::to_string(number)},
-                                          {"total", std::to_string(total)},
-                                          {"title", L.raw(lesson_key(t, s) + ".title")}});
+        return L.text("ui.step_heading",
+                      {{"number", std::to_string(number)},
+                       {"total", std::to_string(total)},
+                       {"title", L.raw(lesson_key(t, s) + ".title")}});
     }
 
     void step_page(const step& s, std::size_t number, std::size_t total) {
@@ -214,7 +227,8 @@ struct builder {
         }
         for (const named_matrix& e : s.extras)
             if (e.label != "row_sums") {
-                add(matrix_block(L.raw("label." + e.label), view_of(e.value), e.label == "k_transposed" ? e.label : s.id));
+                add(matrix_block(L.raw("label." + e.label), view_of(e.value),
+                                 e.label == "k_transposed" ? e.label : s.id));
                 add(gap());
             }
         add_all(tensor_blocks(s.id, s.value, s.id));
@@ -287,7 +301,8 @@ struct builder {
             add_all(std::move(right));
         }
         const auto d = r().diffs.find(g.name + "/" + b.id);
-        if (d != r().diffs.end()) add(prose(fmt::format("{} = {}", L.raw("label.max_diff"), format_number(d->second, 6))));
+        if (d != r().diffs.end())
+            add(prose(fmt::format("{} = {}", L.raw("label.max_diff"), format_number(d->second, 6))));
         add(gap());
     }
 
@@ -383,7 +398,8 @@ struct builder {
                    L.raw("grad.check.col_worst"), L.raw("grad.check.col_analytic"), L.raw("grad.check.col_numeric")},
                   std::move(rows), "lrrlrr"));
         add(gap());
-        add(prose(L.text(ok ? "grad.check.pass" : "grad.check.fail", {{"limit", "1e-06"}}), ok ? tone::good : tone::error));
+        add(prose(L.text(ok ? "grad.check.pass" : "grad.check.fail", {{"limit", "1e-06"}}),
+                  ok ? tone::good : tone::error));
     }
 
     // `grad --sweep`: gradient norms of W_Q and W_K with and without the scale.
@@ -393,8 +409,9 @@ struct builder {
         const std::string sc = L.raw("grad.sweep.col_scaled"), un = L.raw("grad.sweep.col_unscaled");
         std::vector<std::vector<std::string>> rows;
         for (const grad_sweep_row& g : t.grad_sweep)
-            rows.push_back({std::to_string(g.d_k), fmt::format("{:.4e}", g.w_q_scaled), fmt::format("{:.4e}", g.w_q_unscaled),
-                            fmt::format("{:.4e}", g.w_k_scaled), fmt::format("{:.4e}", g.w_k_unscaled)});
+            rows.push_back({std::to_string(g.d_k), fmt::format("{:.4e}", g.w_q_scaled),
+                            fmt::format("{:.4e}", g.w_q_unscaled), fmt::format("{:.4e}", g.w_k_scaled),
+                            fmt::format("{:.4e}", g.w_k_unscaled)});
         block tb = table({L.raw("grad.sweep.col_d_k"), sc, un, sc, un}, std::move(rows), "rrrrr");
         tb.groups = {{"", 1}, {L.raw("grad.sweep.col_wq"), 2}, {L.raw("grad.sweep.col_wk"), 2}};
         add(std::move(tb));
@@ -418,9 +435,9 @@ struct builder {
         kv.style = tone::plain;
         add(std::move(kv));
         add(gap());
-        const std::string note = t.lessons != "step"          ? ".params"
-                                 : bottom_right_cross(t.config) ? ".note_bottom_right"
-                                                                : ".note";
+        const std::string note = t.lessons != "step" ? ".params"
+            : bottom_right_cross(t.config)           ? ".note_bottom_right"
+                                                     : ".note";
         add(prose(L.text(key + note, sv)));
     }
 
@@ -482,7 +499,8 @@ document mistake_document(const trace& t, const lessons& L, const view& v) {
     }
     b.mistake_summary(mv);
     std::string summary_title = L.raw("label.symptoms");
-    while (!summary_title.empty() && (summary_title.back() == ':' || summary_title.back() == ' ')) summary_title.pop_back();
+    while (!summary_title.empty() && (summary_title.back() == ':' || summary_title.back() == ' '))
+        summary_title.pop_back();
     d.pages.push_back(b.take("summary", summary_title));
     return d;
 }

@@ -13,9 +13,9 @@ namespace attn::doc {
 // What the learner asked to see (the flags, not the terminal).
 struct view {
     int precision = 4;
-    bool full = false;       // every slice of a big tensor, every row of the readings
-    long head = -1;          // multi-head runs: show only this head (-1: all)
-    long batch_index = -1;   // multi-head runs: show only this batch item (-1: all)
+    bool full = false;  // every slice of a big tensor, every row of the readings
+    long head = -1;  // multi-head runs: show only this head (-1: all)
+    long batch_index = -1;  // multi-head runs: show only this batch item (-1: all)
 };
 
 // Page 0: the config banner and step 1; then one page per step; then grad's check and sweep

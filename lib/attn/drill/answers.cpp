@@ -92,9 +92,17 @@ std::optional<std::string> drop_thousands(const std::string& t) {
 // Bytes per unit: SI prefixes are powers of 1000, IEC ones (KiB, MiB, …) powers of 1024.
 std::optional<double> unit_bytes(const std::string& u) {
     static const std::pair<const char*, double> units[] = {
-        {"b", 1.0},           {"byte", 1.0},        {"bytes", 1.0},
-        {"kb", 1e3},          {"mb", 1e6},          {"gb", 1e9},          {"tb", 1e12},
-        {"kib", 1024.0},      {"mib", 1048576.0},   {"gib", 1073741824.0}, {"tib", 1099511627776.0},
+        {"b", 1.0},
+        {"byte", 1.0},
+        {"bytes", 1.0},
+        {"kb", 1e3},
+        {"mb", 1e6},
+        {"gb", 1e9},
+        {"tb", 1e12},
+        {"kib", 1024.0},
+        {"mib", 1048576.0},
+        {"gib", 1073741824.0},
+        {"tib", 1099511627776.0},
     };
     for (const auto& [name, bytes] : units)
         if (u == name) return bytes;
@@ -152,9 +160,10 @@ std::string yes_no_choice(const question& q, const std::string& r) {
     std::string found;
     for (std::size_t i = 0; i < q.choices.size(); ++i) {
         const std::string c = lower_trim(q.choices[i]);
-        const bool match = yes ? (c.rfind("yes", 0) == 0 || c.rfind("是", 0) == 0)
-                               : (c.rfind("no", 0) == 0 && (c.size() == 2 || !std::isalpha(static_cast<unsigned char>(c[2])))) ||
-                                     c.rfind("否", 0) == 0;
+        const bool match = yes
+            ? (c.rfind("yes", 0) == 0 || c.rfind("是", 0) == 0)
+            : (c.rfind("no", 0) == 0 && (c.size() == 2 || !std::isalpha(static_cast<unsigned char>(c[2])))) ||
+                c.rfind("否", 0) == 0;
         if (!match) continue;
         if (!found.empty()) return "";
         found = std::string(1, static_cast<char>('a' + i));
@@ -188,7 +197,7 @@ verdict grade(const question& q, const std::string& reply) {
     const auto v = parse_amount(r, q.unit);
     if (!v) return verdict::unreadable;
     return std::fabs(*v - q.number) <= q.tolerance + 1e-9 * std::max(1.0, std::fabs(q.number)) ? verdict::right
-                                                                                                  : verdict::wrong;
+                                                                                               : verdict::wrong;
 }
 
 bool is_right(const question& q, const std::string& reply) { return grade(q, reply) == verdict::right; }

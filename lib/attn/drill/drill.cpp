@@ -21,7 +21,8 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes", "numeric", "concepts", "bugs", "masks", "heads", "scaling", "positions", "batching", "sparse", "all"};
+    static const std::vector<std::string> names = {"shapes",  "numeric",   "concepts", "bugs",   "masks", "heads",
+                                                   "scaling", "positions", "batching", "sparse", "all"};
     return names;
 }
 
@@ -42,8 +43,8 @@ std::string num_text(double v, int decimals) {
     return fmt::format("{:.{}f}", v, decimals);
 }
 
-question from_lessons(const lessons& L, const std::string& key, const std::string& kind, std::vector<std::string> topics,
-                      const vars& v) {
+question from_lessons(const lessons& L, const std::string& key, const std::string& kind,
+                      std::vector<std::string> topics, const vars& v) {
     question q;
     q.kind = kind;
     q.topics = std::move(topics);
@@ -68,7 +69,7 @@ question gen_shape(const lessons& L, std::uint64_t seed, int variant) {
     const std::size_t b = pick(g, {1, 2, 4, 8, 16, 32, 64}), n = pick(g, {5, 7, 10, 12, 16, 20, 128, 512});
     const std::size_t h = pick(g, {2, 4, 8, 12, 16}), d_h = pick(g, {16, 32, 64, 128});
     const std::size_t d = h * d_h, m = n + pick(g, {3, 6, 9, 50});
-    vars v = {{"b", std::to_string(b)}, {"n", std::to_string(n)}, {"d", std::to_string(d)},
+    vars v = {{"b", std::to_string(b)}, {"n", std::to_string(n)},        {"d", std::to_string(d)},
               {"h", std::to_string(h)}, {"d_head", std::to_string(d_h)}, {"m", std::to_string(m)}};
     const std::string key = "drill.gen.shape" + std::to_string(variant);
     shape_t answer;
@@ -192,7 +193,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
         }
         case 6: {  // MLA cache per token: layers · (d_c + d_r) · 2 bytes
             topics.push_back("kvcache");
-            const std::size_t d_c = pick(g, {256, 512, 1024}), d_r = pick(g, {32, 64, 128}), layers = pick(g, {24, 32, 60});
+            const std::size_t d_c = pick(g, {256, 512, 1024}), d_r = pick(g, {32, 64, 128}),
+                              layers = pick(g, {24, 32, 60});
             v["d_c"] = std::to_string(d_c);
             v["d_r"] = std::to_string(d_r);
             v["layers"] = std::to_string(layers);
@@ -348,12 +350,14 @@ std::vector<question> concept_bank(const lessons& L) {
 
 namespace {
 std::string bug_subject(const std::string& id) {
-    if (id.rfind("mask", 0) == 0 || id == "causal-wrong-diagonal" || id == "all-masked-row" || id == "padding-on-queries")
+    if (id.rfind("mask", 0) == 0 || id == "causal-wrong-diagonal" || id == "all-masked-row" ||
+        id == "padding-on-queries")
         return "masks";
     if (id == "heads-no-transpose" || id == "merge-no-transpose" || id == "missing-output-projection") return "heads";
     if (id == "kv-cache-wrong-order") return "kvcache";
     if (id == "no-scale" || id == "scale-by-d-model" || id == "scale-by-d-k") return "scaling";
-    if (id == "softmax-wrong-dim" || id == "no-max-subtraction" || id == "softmax-backward-no-rowsum" || id == "backward-no-scale")
+    if (id == "softmax-wrong-dim" || id == "no-max-subtraction" || id == "softmax-backward-no-rowsum" ||
+        id == "backward-no-scale")
         return "softmax";
     return "shapes";
 }
@@ -369,7 +373,8 @@ std::string strip_code_comments(const std::string& code) {
             const char ch = line[i];
             if (quote) {
                 if (ch == '\\') ++i;
-                else if (ch == quote) quote = 0;
+                else if (ch == quote)
+                    quote = 0;
             } else if (ch == '\'' || ch == '"') {
                 quote = ch;
             } else if (ch == '#') {
@@ -384,7 +389,8 @@ std::string strip_code_comments(const std::string& code) {
     };
     for (char ch : code) {
         if (ch == '\n') flush();
-        else line += ch;
+        else
+            line += ch;
     }
     flush();
     return out;
@@ -406,7 +412,8 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
         choices.insert(choices.begin() + static_cast<long>(at), m.id);
         // Code keeps its lines: each continuation line is indented like the first.
         auto code = [](std::string c) {
-            for (std::size_t at = c.find('\n'); at != std::string::npos; at = c.find('\n', at + 3)) c.insert(at + 1, "  ");
+            for (std::size_t at = c.find('\n'); at != std::string::npos; at = c.find('\n', at + 3))
+                c.insert(at + 1, "  ");
             return c;
         };
         // The buggy lines without their comments: "# forgot .transpose" would give the answer away.
@@ -428,8 +435,8 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed) {
 
 namespace {
 struct candidate {
-    std::string kind;                 // shape | numeric | concept | bug
-    int variant = 0;                  // generators
+    std::string kind;  // shape | numeric | concept | bug
+    int variant = 0;  // generators
     const question* fixed = nullptr;  // hand-written and bug questions
     std::vector<std::string> topics;
 };
@@ -461,8 +468,9 @@ std::vector<question> plan_session(const lessons& L, std::uint64_t seed, std::si
     for (int v = 0; v < numeric_variants; ++v) pool.push_back({"numeric", v, nullptr, gen_numeric(L, 0, v).topics});
     for (const question& q : concepts) pool.push_back({"concept", 0, &q, q.topics});
     for (const question& q : bugs) pool.push_back({"bug", 0, &q, q.topics});
-    pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const candidate& c) { return !has_topic(c.topics, topic); }),
-               pool.end());
+    pool.erase(
+        std::remove_if(pool.begin(), pool.end(), [&](const candidate& c) { return !has_topic(c.topics, topic); }),
+        pool.end());
     if (pool.empty()) throw error("no questions for --topic " + topic);
 
     // Each kind gets an equal share; within a kind, weak topics and missed questions weigh more.
@@ -480,7 +488,8 @@ std::vector<question> plan_session(const lessons& L, std::uint64_t seed, std::si
             if (c.fixed && used.count(c.fixed)) continue;  // no repeats within a session
             double w = 1.0 / static_cast<double>(per_kind[c.kind]);
             if (p) {
-                w *= 1.0 + 2.0 * error_rate(p, c.topics[0]) + (c.topics.size() > 1 ? 2.0 * error_rate(p, c.topics[1]) : 0.0);
+                w *= 1.0 + 2.0 * error_rate(p, c.topics[0]) +
+                    (c.topics.size() > 1 ? 2.0 * error_rate(p, c.topics[1]) : 0.0);
                 if (c.fixed && p->missed.count(c.fixed->id)) w *= 4.0;
             }
             weight[k] = w;

@@ -19,15 +19,15 @@ const std::vector<std::string>& topic_names();
 void check_topic(const std::string& topic);
 
 struct question {
-    std::string id;                    // stable: "concept.sqrt-dk-why", "bug.no-scale", "shape.qk-…"
-    std::string kind;                  // "shape" | "numeric" | "concept" | "bug"
-    std::vector<std::string> topics;   // topics[0] is the primary one: shapes, numeric, concepts, bugs
+    std::string id;  // stable: "concept.sqrt-dk-why", "bug.no-scale", "shape.qk-…"
+    std::string kind;  // "shape" | "numeric" | "concept" | "bug"
+    std::vector<std::string> topics;  // topics[0] is the primary one: shapes, numeric, concepts, bugs
     std::string prompt;
     std::vector<std::string> choices;  // multiple choice (concept, bug); labelled a, b, c, …
-    std::string answer;                // the answer as shown: "(32, 10, 10)", "0.62", "b"
-    std::vector<std::size_t> shape;    // kind shape: the key
+    std::string answer;  // the answer as shown: "(32, 10, 10)", "0.62", "b"
+    std::vector<std::size_t> shape;  // kind shape: the key
     double number = 0, tolerance = 0;  // kind numeric: the key and the accepted distance
-    std::string unit;                  // kind numeric: "MiB", "B" (bytes) or "" (a pure number)
+    std::string unit;  // kind numeric: "MiB", "B" (bytes) or "" (a pure number)
     std::string explanation, hint, command;
 };
 
@@ -52,9 +52,9 @@ bool is_right(const question& q, const std::string& reply);
 // What the learner has done so far, to favour weak topics and missed questions.
 struct progress {
     std::map<std::string, std::pair<int, int>> topics;  // topic -> (asked, right)
-    std::map<std::string, int> missed;                  // question id -> times missed (not yet answered right)
-    std::vector<std::string> sessions;                  // "2026-11-29T10:00Z 7/10"
-    std::vector<std::string> exercises;                 // passed `check`s: "sdpa seed 5 2026-12-01T10:00:00Z 12.5/20 min"
+    std::map<std::string, int> missed;  // question id -> times missed (not yet answered right)
+    std::vector<std::string> sessions;  // "2026-11-29T10:00Z 7/10"
+    std::vector<std::string> exercises;  // passed `check`s: "sdpa seed 5 2026-12-01T10:00:00Z 12.5/20 min"
 };
 
 // The questions of one session, in order. Depends only on (seed, count, topic) and `p`;
@@ -70,8 +70,8 @@ std::vector<question> concept_bank(const lessons& L);
 std::vector<question> bug_bank(const lessons& L, std::uint64_t seed);
 
 // The generators, exposed for tests: each draws its numbers from the seed.
-question gen_shape(const lessons& L, std::uint64_t seed, int variant);     // variant 0..6
-question gen_numeric(const lessons& L, std::uint64_t seed, int variant);   // variant 0..13
+question gen_shape(const lessons& L, std::uint64_t seed, int variant);  // variant 0..6
+question gen_numeric(const lessons& L, std::uint64_t seed, int variant);  // variant 0..13
 constexpr int shape_variants = 7, numeric_variants = 14;
 
 }  // namespace attn::drill

@@ -5,7 +5,7 @@
 
 namespace attn {
 struct embedded_file {
-    std::string_view path;     // relative to lessons/, e.g. "en/step.toml"
+    std::string_view path;  // relative to lessons/, e.g. "en/step.toml"
     std::string_view content;  // the file's bytes
 };
 const std::vector<embedded_file>& embedded_lessons();

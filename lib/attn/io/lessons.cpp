@@ -41,8 +41,7 @@ lessons lessons::parse(const std::vector<std::pair<std::string, std::string>>& f
             throw error(fmt::format("lessons/{}:{}: {}", path, e.source().begin.line, e.description()));
         }
         const auto version = table["format_version"].value<int64_t>();
-        if (!version || *version != 1)
-            throw error(fmt::format("lessons/{}: format_version must be 1", path));
+        if (!version || *version != 1) throw error(fmt::format("lessons/{}: format_version must be 1", path));
         flatten(table, "", path, out.text_, out.file_);
     }
     return out;
@@ -190,7 +189,8 @@ std::string fill(const std::string& tmpl, const vars& v, const std::string& wher
 
 std::vector<std::string> placeholders(const std::string& tmpl) {
     std::vector<std::string> names;
-    scan(tmpl, [](const std::string&) {}, [&](const std::string& name) { names.push_back(name); });
+    scan(
+        tmpl, [](const std::string&) {}, [&](const std::string& name) { names.push_back(name); });
     return names;
 }
 

@@ -58,11 +58,11 @@ std::string language_of(const std::string& name_or_locale);
 
 // The environment that chooses the language when --lang is not given, as the program read it.
 struct language_env {
-    const char* attn_lang = nullptr;    // ATTN_EXPLAIN_LANG
-    const char* lc_all = nullptr;       // LC_ALL
+    const char* attn_lang = nullptr;  // ATTN_EXPLAIN_LANG
+    const char* lc_all = nullptr;  // LC_ALL
     const char* lc_messages = nullptr;  // LC_MESSAGES
-    const char* lc_ctype = nullptr;     // LC_CTYPE (only for the character set)
-    const char* lang = nullptr;         // LANG
+    const char* lc_ctype = nullptr;  // LC_CTYPE (only for the character set)
+    const char* lang = nullptr;  // LANG
 };
 // --lang's default: ATTN_EXPLAIN_LANG (as given: one we lack is refused like --lang), else the first of LC_ALL,
 // LC_MESSAGES, LANG that is set and non-empty (as POSIX gives them precedence), mapped by

@@ -40,8 +40,7 @@ struct header_info {
     bool fortran_order = false;
 };
 
-bool host_is_little_endian()
-{
+bool host_is_little_endian() {
     const std::uint16_t one = 1;
     unsigned char first = 0;
     std::memcpy(&first, &one, 1);
@@ -51,8 +50,7 @@ bool host_is_little_endian()
 std::size_t dtype_size(dtype t) { return t == dtype::float32 ? 4 : 8; }
 
 // Makes file text safe to quote in a one-line message.
-std::string printable(const std::string& s)
-{
+std::string printable(const std::string& s) {
     std::string out;
     for (std::size_t i = 0; i < s.size() && i < max_shown; ++i) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -68,8 +66,7 @@ std::string printable(const std::string& s)
     return out;
 }
 
-std::string shape_repr(const std::vector<std::size_t>& shape)
-{
+std::string shape_repr(const std::vector<std::size_t>& shape) {
     std::string out = "(";
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (i > 0) out += ", ";
@@ -80,16 +77,14 @@ std::string shape_repr(const std::vector<std::size_t>& shape)
     return out;
 }
 
-bool mul_overflows(std::size_t a, std::size_t b, std::size_t& out)
-{
+bool mul_overflows(std::size_t a, std::size_t b, std::size_t& out) {
     if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return true;
     out = a * b;
     return false;
 }
 
 // Number of elements; false if it does not fit in size_t. Any zero dimension gives 0.
-bool element_count(const std::vector<std::size_t>& shape, std::size_t& count)
-{
+bool element_count(const std::vector<std::size_t>& shape, std::size_t& count) {
     for (std::size_t d : shape) {
         if (d == 0) {
             count = 0;
@@ -110,8 +105,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Parses a shape tuple such as "()", "(5,)", "(3, 4)", "(3L, 4L)"; false if it is not one.
 // Sets `too_big` when a dimension does not fit in size_t.
-bool parse_shape_tuple(const std::string& s, std::vector<std::size_t>& dims, bool& too_big)
-{
+bool parse_shape_tuple(const std::string& s, std::vector<std::size_t>& dims, bool& too_big) {
     dims.clear();
     too_big = false;
     std::size_t pos = 0;
@@ -161,8 +155,7 @@ class header_parser {
 public:
     header_parser(const std::string& text, const std::string& name) : text_(text), name_(name) {}
 
-    header_info run()
-    {
+    header_info run() {
         value descr;
         value fortran;
         value shape;
@@ -217,8 +210,8 @@ public:
             fail("'shape' must be a tuple of non-negative integers like (3, 4), got " + printable(shape_text));
         }
         if (too_big) {
-            throw error(name_ + ": shape " + printable(shape_text) + " is too large for any file; the file is corrupt, " +
-                        resave_hint);
+            throw error(name_ + ": shape " + printable(shape_text) +
+                        " is too large for any file; the file is corrupt, " + resave_hint);
         }
 
         const std::string descr_text = descr.kind == value::string ? "'" + descr.text + "'" : descr.text;
@@ -234,8 +227,7 @@ private:
     const std::string& name_;
     std::size_t pos_ = 0;
 
-    [[noreturn]] void fail(const std::string& what) const
-    {
+    [[noreturn]] void fail(const std::string& what) const {
         std::size_t end = text_.size();
         while (end > 0 && is_space(text_[end - 1])) --end;  // drop the padding
         throw error(name_ + ": malformed header (" + what + ") in " + printable(text_.substr(0, end)) + "; " +
@@ -244,8 +236,7 @@ private:
 
     char peek() const { return text_[pos_]; }
 
-    bool take(char c)
-    {
+    bool take(char c) {
         if (pos_ < text_.size() && text_[pos_] == c) {
             ++pos_;
             return true;
@@ -253,14 +244,12 @@ private:
         return false;
     }
 
-    void skip_ws()
-    {
+    void skip_ws() {
         while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
     }
 
     // At an opening quote; returns the contents (backslash takes the next char literally).
-    std::string parse_string()
-    {
+    std::string parse_string() {
         const char quote = text_[pos_++];
         std::string out;
         while (true) {
@@ -277,8 +266,7 @@ private:
         }
     }
 
-    value parse_value()
-    {
+    value parse_value() {
         skip_ws();
         value v;
         if (pos_ >= text_.size()) fail("unexpected end of header");
@@ -323,8 +311,7 @@ private:
     }
 
     // Accepts '<f4', '>f8', '=f4', 'f8' (no prefix = native = little-endian host assumed).
-    static bool parse_descr(const std::string& d, header_info& info)
-    {
+    static bool parse_descr(const std::string& d, header_info& info) {
         std::string rest = d;
         bool big = !host_is_little_endian();
         if (!rest.empty() && (rest[0] == '<' || rest[0] == '>' || rest[0] == '=')) {
@@ -344,8 +331,7 @@ private:
     }
 };
 
-std::uint32_t read_le(const std::string& bytes, std::size_t at, std::size_t width)
-{
+std::uint32_t read_le(const std::string& bytes, std::size_t at, std::size_t width) {
     std::uint32_t v = 0;
     for (std::size_t i = 0; i < width; ++i) {
         v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
@@ -354,8 +340,7 @@ std::uint32_t read_le(const std::string& bytes, std::size_t at, std::size_t widt
 }
 
 // Column-major data of `shape` -> row-major.
-std::vector<double> fortran_to_c(const std::vector<double>& f, const std::vector<std::size_t>& shape)
-{
+std::vector<double> fortran_to_c(const std::vector<double>& f, const std::vector<std::size_t>& shape) {
     const std::size_t nd = shape.size();
     if (nd < 2 || f.empty()) return f;
     std::vector<std::size_t> c_stride(nd, 1);
@@ -376,8 +361,7 @@ std::vector<double> fortran_to_c(const std::vector<double>& f, const std::vector
     return out;
 }
 
-array parse_impl(const std::string& bytes, const std::string& name)
-{
+array parse_impl(const std::string& bytes, const std::string& name) {
     const std::string npy_hint = "; save it with numpy.save or torch -> .numpy()";
     if (bytes.empty()) throw error(name + ": not a .npy file (the file is empty)" + npy_hint);
     const std::size_t check = bytes.size() < magic_len ? bytes.size() : magic_len;
@@ -403,8 +387,7 @@ array parse_impl(const std::string& bytes, const std::string& name)
     const std::size_t header_len = read_le(bytes, magic_len + 2, len_width);
     if (header_len > bytes.size() - header_start) {
         throw error(name + ": truncated header: it should be " + std::to_string(header_len) +
-                    " bytes but the file has only " + std::to_string(bytes.size() - header_start) + "; " +
-                    resave_hint);
+                    " bytes but the file has only " + std::to_string(bytes.size() - header_start) + "; " + resave_hint);
     }
     const std::string header = bytes.substr(header_start, header_len);
     header_parser parser(header, name);
@@ -421,8 +404,8 @@ array parse_impl(const std::string& bytes, const std::string& name)
                     std::to_string(have) + "; the file is corrupt, " + resave_hint);
     }
     if (need > have) {
-        throw error(name + ": truncated: " + what + " = " + std::to_string(need) +
-                    " bytes of data but the file has " + std::to_string(have) + "; " + resave_hint);
+        throw error(name + ": truncated: " + what + " = " + std::to_string(need) + " bytes of data but the file has " +
+                    std::to_string(have) + "; " + resave_hint);
     }
     if (need < have) {
         throw error(name + ": trailing bytes: " + what + " = " + std::to_string(need) +
@@ -457,8 +440,7 @@ array parse_impl(const std::string& bytes, const std::string& name)
 }
 
 // double -> float without undefined behaviour for out-of-range values (rounds like IEEE: to +-inf).
-float to_float(double v)
-{
+float to_float(double v) {
     const double limit = std::ldexp(1.0, 128) - std::ldexp(1.0, 103);  // FLT_MAX + half an ulp
     if (std::isnan(v)) return std::numeric_limits<float>::quiet_NaN();
     if (v >= limit) return std::numeric_limits<float>::infinity();
@@ -468,14 +450,12 @@ float to_float(double v)
     return static_cast<float>(v);
 }
 
-void append_le(std::string& out, std::uint32_t v, std::size_t width)
-{
+void append_le(std::string& out, std::uint32_t v, std::size_t width) {
     for (std::size_t i = 0; i < width; ++i) out += static_cast<char>((v >> (8 * i)) & 0xffu);
 }
 
 std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type,
-                           const std::string& name)
-{
+                           const std::string& name) {
     std::size_t count = 0;
     if (!element_count(shape, count)) {
         throw error(name + ": shape " + shape_repr(shape) + " has too many elements to write");
@@ -547,8 +527,7 @@ std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vec
 
 const char* dtype_name(dtype t) { return t == dtype::float32 ? "float32" : "float64"; }
 
-array parse(const std::string& bytes, const std::string& name)
-{
+array parse(const std::string& bytes, const std::string& name) {
     try {
         return parse_impl(bytes, name);
     } catch (const error&) {
@@ -560,8 +539,7 @@ array parse(const std::string& bytes, const std::string& name)
     }
 }
 
-array read(const std::string& path, std::size_t max_bytes)
-{
+array read(const std::string& path, std::size_t max_bytes) {
     // fstat before reading anything: a FIFO would block forever, /dev/zero never ends, and a
     // sparse file's size is known before its bytes cost memory.
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -606,8 +584,7 @@ array read(const std::string& path, std::size_t max_bytes)
     return parse(bytes, path);
 }
 
-std::string serialize(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type)
-{
+std::string serialize(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type) {
     try {
         return serialize_impl(shape, data, type, "npy::serialize");
     } catch (const error&) {
@@ -617,8 +594,8 @@ std::string serialize(const std::vector<std::size_t>& shape, const std::vector<d
     }
 }
 
-void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type)
-{
+void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data,
+           dtype type) {
     std::string bytes;
     try {
         bytes = serialize_impl(shape, data, type, path);

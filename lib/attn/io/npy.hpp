@@ -9,25 +9,30 @@ namespace attn::npy {
 
 enum class dtype { float32, float64 };
 
-const char* dtype_name(dtype t);             // "float32" / "float64"
+const char* dtype_name(dtype t);  // "float32" / "float64"
 
 struct array {
-    std::vector<std::size_t> shape;          // e.g. {3, 4}; {} for a 0-d scalar
-    std::vector<double> data;                // always C (row-major) order, converted to double
-    dtype type = dtype::float32;             // the dtype stored in the file
+    std::vector<std::size_t> shape;  // e.g. {3, 4}; {} for a 0-d scalar
+    std::vector<double> data;  // always C (row-major) order, converted to double
+    dtype type = dtype::float32;  // the dtype stored in the file
 };
 
 // One-line, user-facing message, always naming the file, e.g.
 // "X.npy: truncated: header says shape (3, 4) float32 = 48 bytes of data but the file has 20"
-struct error : std::runtime_error { using std::runtime_error::runtime_error; };
+struct error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 // The largest .npy file read as an input: a teaching tool's tensors are far smaller.
 inline constexpr std::size_t max_file_bytes = std::size_t{256} << 20;
 // Throws npy::error. Refuses what is not a regular file (FIFO, device, folder) and files over
 // `max_bytes`, before reading any data.
 array read(const std::string& path, std::size_t max_bytes = max_file_bytes);
-array parse(const std::string& bytes, const std::string& name); // same, from memory; `name` used in messages
-std::string serialize(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type); // v1.0, little-endian '<f4' or '<f8', fortran_order False, preamble padded to a multiple of 64
-void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type); // throws npy::error on I/O failure (message names the path and strerror)
+array parse(const std::string& bytes, const std::string& name);  // same, from memory; `name` used in messages
+std::string serialize(
+    const std::vector<std::size_t>& shape, const std::vector<double>& data,
+    dtype type);  // v1.0, little-endian '<f4' or '<f8', fortran_order False, preamble padded to a multiple of 64
+void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data,
+           dtype type);  // throws npy::error on I/O failure (message names the path and strerror)
 
 }  // namespace attn::npy

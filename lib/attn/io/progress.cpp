@@ -32,8 +32,10 @@ std::string default_state_path() {
     const char* xdg = std::getenv("XDG_STATE_HOME");
     fs::path base;
     if (xdg && *xdg == '/') base = xdg;  // a relative XDG_STATE_HOME is ignored, as the spec says
-    else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".local" / "state";
-    else return "";  // never a predictable path in a shared temp folder
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        base = fs::path(home) / ".local" / "state";
+    else
+        return "";  // never a predictable path in a shared temp folder
     return (base / "attn-explain" / "drill-progress.txt").string();
 }
 
@@ -47,9 +49,10 @@ int kind_of(const std::string& path) {
 
 void refuse_unless_regular(const std::string& path) {
     if (kind_of(path) < 0)
-        throw error(fmt::format("--state {}: not a regular file (a folder, device or FIFO is never used as the progress "
-                                "file): give a file path, or --no-save",
-                                path));
+        throw error(
+            fmt::format("--state {}: not a regular file (a folder, device or FIFO is never used as the progress "
+                        "file): give a file path, or --no-save",
+                        path));
 }
 
 // Reads at most max_progress_bytes + 1 bytes of a regular file.
@@ -82,7 +85,8 @@ state_file resolve_state(const std::string& flag) {
     if (flag.empty()) {
         f.path = default_state_path();
         if (f.path.empty())
-            throw error("no place for the drill's progress: HOME and XDG_STATE_HOME are unset; give --state FILE or --no-save");
+            throw error(
+                "no place for the drill's progress: HOME and XDG_STATE_HOME are unset; give --state FILE or --no-save");
         f.create_parent = true;
     } else {
         f.path = flag;
@@ -160,14 +164,15 @@ load_result load_progress(const std::string& path) {
     refuse_unless_regular(path);
     std::string text;
     if (!read_small(path, text)) {
-        r.warning = fmt::format("cannot read the progress file {}: this session starts fresh and will not be saved there",
-                                path);
+        r.warning = fmt::format(
+            "cannot read the progress file {}: this session starts fresh and will not be saved there", path);
         return r;
     }
     if (text.rfind("# attn-explain drill progress", 0) != 0)
-        throw error(fmt::format("--state {}: not an attn-explain progress file (it was left as it is): give another path, "
-                                "or --no-save",
-                                path));
+        throw error(
+            fmt::format("--state {}: not an attn-explain progress file (it was left as it is): give another path, "
+                        "or --no-save",
+                        path));
     try {
         if (text.size() > max_progress_bytes) throw error("larger than 1 MiB");
         r.data = parse_progress(text);
@@ -180,8 +185,8 @@ load_result load_progress(const std::string& path) {
             if (!fs::exists(fs::symlink_status(backup, ec))) break;
         }
         fs::rename(path, backup, ec);
-        r.warning = fmt::format("the progress file {} is corrupt ({}); it was moved to {} and progress starts fresh", path,
-                                e.what(), ec ? "nowhere (rename failed: " + ec.message() + ")" : backup);
+        r.warning = fmt::format("the progress file {} is corrupt ({}); it was moved to {} and progress starts fresh",
+                                path, e.what(), ec ? "nowhere (rename failed: " + ec.message() + ")" : backup);
         r.data = progress{};
     }
     return r;
@@ -223,13 +228,13 @@ std::string save_progress(const std::string& path, const progress& p, bool creat
 
 std::string update_progress(const state_file& f, const std::function<void(progress&)>& update) {
     std::error_code ec;
-    if (f.create_parent && fs::path(f.path).has_parent_path()) fs::create_directories(fs::path(f.path).parent_path(), ec);
+    if (f.create_parent && fs::path(f.path).has_parent_path())
+        fs::create_directories(fs::path(f.path).parent_path(), ec);
     const std::string lock_path = f.path + ".lock";
     int lock = -1;
     if (kind_of(lock_path) >= 0) lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (lock < 0) return fmt::format("cannot lock the progress file {}: progress was not saved", f.path);
-    while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
-    }
+    while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {}
     std::string warning;
     try {
         load_result now = load_progress(f.path);  // what other sessions wrote meanwhile
@@ -266,7 +271,8 @@ void record(progress& p, const question& q, bool right) {
     }
     if (q.kind == "concept" || q.kind == "bug") {
         if (right) p.missed.erase(q.id);
-        else if (p.missed[q.id] < std::numeric_limits<int>::max()) ++p.missed[q.id];
+        else if (p.missed[q.id] < std::numeric_limits<int>::max())
+            ++p.missed[q.id];
     }
 }
 

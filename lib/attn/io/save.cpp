@@ -102,7 +102,8 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
     sweep_stale_partials(parent, dir);
     std::string pattern = (parent / ("." + dir.filename().string() + ".partial-XXXXXX")).string();
     if (!mkdtemp(pattern.data()))
-        throw error(fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, parent.string(), std::strerror(errno)));
+        throw error(
+            fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, parent.string(), std::strerror(errno)));
     const fs::path tmp(pattern);
     try {
         const fs::path correct = layout == save_layout::mistake ? tmp / "correct" : tmp;
@@ -112,8 +113,8 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
             // BigBird's random blocks, as the [n/B, n/B] matrix rand (1 = drawn), so that a
             // reference implementation can rebuild the same mask.
             const std::size_t nb = t.config.seq_len / t.config.pattern.block;
-            const auto drawn = bigbird_random_blocks(nb, t.config.pattern.random, t.config.pattern.globals,
-                                                     t.config.pattern.seed);
+            const auto drawn =
+                bigbird_random_blocks(nb, t.config.pattern.random, t.config.pattern.globals, t.config.pattern.seed);
             std::vector<double> rand(nb * nb, 0.0);
             for (std::size_t r = 0; r < nb; ++r)
                 for (std::size_t kb : drawn[r]) rand[r * nb + kb] = 1.0;
@@ -139,14 +140,16 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
             if (::lstat(dest.c_str(), &st) != 0) continue;  // nothing there yet
             const bool want_dir = fs::is_directory(p);
             if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
-                throw error(fmt::format("--save {}: {} exists and is not a {}: nothing was saved; move it or save "
-                                        "elsewhere",
-                                        dir_arg, dest.string(), want_dir ? "folder" : "regular file"));
+                throw error(
+                    fmt::format("--save {}: {} exists and is not a {}: nothing was saved; move it or save "
+                                "elsewhere",
+                                dir_arg, dest.string(), want_dir ? "folder" : "regular file"));
         }
         for (const fs::path& p : entries) {
             const fs::path rel = fs::relative(p, tmp);
             if (fs::is_directory(p)) fs::create_directories(dir / rel);
-            else fs::rename(p, dir / rel);
+            else
+                fs::rename(p, dir / rel);
         }
         fs::remove_all(tmp);
     } catch (const error&) {

@@ -10,10 +10,11 @@ std::size_t utf8_sequence_length(const std::string& s, std::size_t i) {
     for (std::size_t k = 1; k < len; ++k)
         if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
     const unsigned char c1 = static_cast<unsigned char>(len > 1 ? s[i + 1] : 0);
-    if (len == 2 && c < 0xc2) return 0;                          // overlong
-    if (len == 3 && c == 0xe0 && c1 < 0xa0) return 0;            // overlong
-    if (len == 3 && c == 0xed && c1 >= 0xa0) return 0;           // a surrogate
-    if (len == 4 && ((c == 0xf0 && c1 < 0x90) || c > 0xf4 || (c == 0xf4 && c1 >= 0x90))) return 0;  // overlong / > U+10FFFF
+    if (len == 2 && c < 0xc2) return 0;  // overlong
+    if (len == 3 && c == 0xe0 && c1 < 0xa0) return 0;  // overlong
+    if (len == 3 && c == 0xed && c1 >= 0xa0) return 0;  // a surrogate
+    if (len == 4 && ((c == 0xf0 && c1 < 0x90) || c > 0xf4 || (c == 0xf4 && c1 >= 0x90)))
+        return 0;  // overlong / > U+10FFFF
     return len;
 }
 
@@ -31,7 +32,8 @@ std::string safe_text(const std::string& s) {
         const bool c0 = len == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f);
         const bool c1 = len == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;
         if (c0 || c1) out += '?';
-        else out.append(s, i, len);
+        else
+            out.append(s, i, len);
         i += len;
     }
     return out;
@@ -43,7 +45,8 @@ std::string utf8_repair(const std::string& s) {
     for (std::size_t i = 0; i < s.size();) {
         const std::size_t len = utf8_sequence_length(s, i);
         if (len == 0) out += "\xef\xbf\xbd", ++i;
-        else out.append(s, i, len), i += len;
+        else
+            out.append(s, i, len), i += len;
     }
     return out;
 }

@@ -29,9 +29,7 @@ bool write_all(int fd, const std::string& text) {
 }  // namespace
 
 void write_file(const std::string& path, const std::string& text, const std::string& flag) {
-    auto fail = [&](const std::string& what) {
-        return error(fmt::format("{} {}: {}", flag, path, what));
-    };
+    auto fail = [&](const std::string& what) { return error(fmt::format("{} {}: {}", flag, path, what)); };
     struct stat st {};
     const bool exists = ::stat(path.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) throw fail("is a folder: give a file name");

@@ -23,11 +23,18 @@ char32_t last_of(const std::string& s) {
 // Chinese stops, commas and closing brackets: a break just after one reads naturally.
 bool closes_clause(char32_t c) {
     switch (c) {
-        case 0x3001: case 0x3002: case 0xFF0C: case 0xFF1B: case 0xFF1A: case 0xFF01: case 0xFF1F:
-        case 0xFF09: case 0x300D: case 0x300F: case 0x3011:
-            return true;
-        default:
-            return false;
+        case 0x3001:
+        case 0x3002:
+        case 0xFF0C:
+        case 0xFF1B:
+        case 0xFF1A:
+        case 0xFF01:
+        case 0xFF1F:
+        case 0xFF09:
+        case 0x300D:
+        case 0x300F:
+        case 0x3011: return true;
+        default: return false;
     }
 }
 
@@ -132,7 +139,7 @@ struct html_folder {
         std::size_t pos;  // in `out`
         std::size_t col;  // columns before it on its line
         how kind;
-        bool good;        // a space, a tag, Chinese; else a comment inside a Latin word
+        bool good;  // a space, a tag, Chinese; else a comment inside a Latin word
     };
 
     std::size_t width;
@@ -149,8 +156,7 @@ struct html_folder {
     void put(const std::string& bytes, std::size_t w) {
         out += bytes;
         col += w;
-        while (col > width && fold()) {
-        }
+        while (col > width && fold()) {}
     }
 
     // Breaks the current line at its last good place that fits (else its last place that fits).
@@ -216,7 +222,8 @@ std::string fold_markdown(const std::string& md, std::size_t width) {
         } else {
             std::string lead, cont;
             if (line.rfind("> ", 0) == 0) lead = cont = "> ";
-            else if (line.rfind("- ", 0) == 0) lead = "- ", cont = "  ";
+            else if (line.rfind("- ", 0) == 0)
+                lead = "- ", cont = "  ";
             const std::size_t room = width > display_width(lead) + 20 ? width - display_width(lead) : 20;
             const std::vector<std::string> body = md_fill(md_units(line.substr(lead.size())), room, room);
             for (std::size_t k = 0; k < body.size(); ++k) lines.push_back((k ? cont : lead) + body[k]);
@@ -231,10 +238,10 @@ std::string fold_html(const std::string& html, std::size_t width) {
     using how = html_folder::how;
     html_folder f{width, {}, 0, {}};
     f.out.reserve(html.size() + html.size() / 16);
-    std::string raw_end;       // inside <style>, <script>, <title> or <textarea>: its end tag
-    char css_quote = 0;        // inside a CSS string
+    std::string raw_end;  // inside <style>, <script>, <title> or <textarea>: its end tag
+    char css_quote = 0;  // inside a CSS string
     int pre = 0, code = 0, svg = 0;
-    char32_t prev = 0;         // the previous text character (0 after a tag)
+    char32_t prev = 0;  // the previous text character (0 after a tag)
     bool entity = false;
     std::size_t i = 0;
     while (i < html.size()) {
@@ -278,7 +285,8 @@ std::string fold_html(const std::string& html, std::size_t width) {
                 const char t = html[k];
                 if (quote) {
                     if (t == quote) quote = 0;
-                    else if (t == ' ' && (attr == "d" || attr == "points")) f.mark(how::replace_space, true);
+                    else if (t == ' ' && (attr == "d" || attr == "points"))
+                        f.mark(how::replace_space, true);
                 } else if (t == '"' || t == '\'') {
                     quote = t;
                 } else if (name_char(t)) {
@@ -300,7 +308,8 @@ std::string fold_html(const std::string& html, std::size_t width) {
                 if (name == "pre") pre = std::max(0, pre + step);
                 if (name == "code") code = std::max(0, code + step);
                 if (name == "svg") svg = std::max(0, svg + step);
-                if (!closing && (name == "style" || name == "script" || ((name == "title" || name == "textarea") && !svg)))
+                if (!closing &&
+                    (name == "style" || name == "script" || ((name == "title" || name == "textarea") && !svg)))
                     raw_end = "</" + name;
             }
             i = stop;
@@ -326,7 +335,8 @@ std::string fold_html(const std::string& html, std::size_t width) {
             }
         }
         if (c == '&') entity = true;
-        else if (entity && !(std::isalnum(static_cast<unsigned char>(c)) || c == '#')) entity = false;
+        else if (entity && !(std::isalnum(static_cast<unsigned char>(c)) || c == '#'))
+            entity = false;
         const std::string bytes = html.substr(i, j - i);
         f.put(bytes, display_width(bytes));
         if (entity && c == ';') entity = false;

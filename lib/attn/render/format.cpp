@@ -80,15 +80,14 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
         }
         const std::string lead = logical[i].substr(0, logical[i].find_first_not_of(' '));
         const std::string hang = lead + "    ";
-        const auto lines = fill_units(break_units(logical[i].substr(lead.size())),
-                                      room > lead.size() + 10 ? room - lead.size() : 10,
-                                      room > hang.size() + 10 ? room - hang.size() : 10);
+        const auto lines =
+            fill_units(break_units(logical[i].substr(lead.size())), room > lead.size() + 10 ? room - lead.size() : 10,
+                       room > hang.size() + 10 ? room - hang.size() : 10);
         for (std::size_t k = 0; k < lines.size(); ++k) out.push_back((k ? hang : lead) + lines[k]);
     }
     for (std::size_t i = 1; i < out.size(); ++i) out[i] = indent + out[i];
     return out;
 }
-
 
 bool wants_scientific(const grid& m) {
     double big = 0;
@@ -173,10 +172,11 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
             if (s.highlight_against && s.highlight_against->same_shape(m)) {
                 const double o = (*s.highlight_against)(i, j);
                 differs = !(std::isnan(v) && std::isnan(o)) && !(v == o) &&
-                          !(std::fabs(v - o) < 0.5 * std::pow(10.0, -s.precision));
+                    !(std::fabs(v - o) < 0.5 * std::pow(10.0, -s.precision));
             }
             if (differs) cell = paint(cell, style::error, s.color);
-            else if (!std::isfinite(v)) cell = paint(cell, style::warn, s.color);
+            else if (!std::isfinite(v))
+                cell = paint(cell, style::warn, s.color);
             // Without colour a differing cell is marked with a trailing '*'.
             if (mark) cell += differs ? "*" : " ";
             line += "  " + cell;
@@ -221,7 +221,8 @@ std::vector<std::string> break_line(const std::string& line, std::size_t width) 
             const std::size_t q = rest.find_first_not_of(' ', p);
             if (q == std::string::npos) break;
             if (space || after) cut = p, next = q;
-            else dot = p;
+            else
+                dot = p;
         }
         if (cut == std::string::npos && dot != std::string::npos) cut = next = dot;
         if (cut == std::string::npos) break;
@@ -341,8 +342,8 @@ std::string heatmap_legend(bool color) {
     return "' ' <10%   ░ 10%+   ▒ 30%+   ▓ 50%+   █ 70%+";
 }
 
-std::vector<std::string> format_chart(const std::vector<double>& points, std::size_t width, std::size_t height, bool color,
-                                      style st) {
+std::vector<std::string> format_chart(const std::vector<double>& points, std::size_t width, std::size_t height,
+                                      bool color, style st) {
     static const char* eighths[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
     if (points.empty() || height == 0) return {};
     const std::size_t cols = std::max<std::size_t>(1, std::min(width, points.size()));

@@ -7,7 +7,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/doc/document.hpp"  // index_plan, grid
-#include "attn/render/width.hpp"   // display_width, line breaking
+#include "attn/render/width.hpp"  // display_width, line breaking
 
 namespace attn {
 
@@ -24,9 +24,9 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
 
 struct matrix_style {
     int precision = 4;
-    std::size_t width = 80;   // terminal columns available
-    std::size_t height = 0;   // rows available (0 = no limit)
-    bool full = false;        // never elide
+    std::size_t width = 80;  // terminal columns available
+    std::size_t height = 0;  // rows available (0 = no limit)
+    bool full = false;  // never elide
     bool color = false;
     std::vector<std::string> row_labels, col_labels;  // default: indices 0, 1, ...
     std::string indent = "  ";
@@ -61,7 +61,7 @@ std::string heatmap_legend(bool color);
 
 // A curve as Unicode block columns, `height` rows tall, the max and min on the left; one column
 // per bucket of points (their mean) when there are more points than `width`.
-std::vector<std::string> format_chart(const std::vector<double>& points, std::size_t width, std::size_t height, bool color,
-                                      style st);
+std::vector<std::string> format_chart(const std::vector<double>& points, std::size_t width, std::size_t height,
+                                      bool color, style st);
 
 }  // namespace attn

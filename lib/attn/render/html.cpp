@@ -93,13 +93,15 @@ std::string class_attr(const std::string& c) { return c.empty() ? "" : " class=\
 
 // The heatmap colour ramp (dark blue through green to yellow, as the terminal's), interpolated.
 std::string ramp_colour(double v) {
-    static const int stops[][3] = {{0x0b, 0x1f, 0x5c}, {0x1f, 0x5f, 0x9e}, {0x21, 0x91, 0x8c}, {0x5e, 0xc9, 0x62}, {0xfd, 0xe7, 0x25}};
+    static const int stops[][3] = {
+        {0x0b, 0x1f, 0x5c}, {0x1f, 0x5f, 0x9e}, {0x21, 0x91, 0x8c}, {0x5e, 0xc9, 0x62}, {0xfd, 0xe7, 0x25}};
     if (std::isnan(v)) return "#cccccc";
     const double x = std::clamp(v, 0.0, 1.0) * 4;
     const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(x), 3);
     const double f = x - static_cast<double>(k);
     int rgb[3];
-    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<int>(std::lround(stops[k][c] + f * (stops[k + 1][c] - stops[k][c])));
+    for (int c = 0; c < 3; ++c)
+        rgb[c] = static_cast<int>(std::lround(stops[k][c] + f * (stops[k + 1][c] - stops[k][c])));
     return fmt::format("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2]);
 }
 
@@ -134,7 +136,8 @@ std::string paragraphs(const std::string& text, const std::string& cls) {
         } else {
             flush_example();
             if (line.empty()) flush();
-            else para = join_source_lines(para, line);  // no space between two Chinese characters
+            else
+                para = join_source_lines(para, line);  // no space between two Chinese characters
         }
         start = end + 1;
     }
@@ -166,7 +169,8 @@ struct writer {
         for (std::size_t r = 0; r < rp.shown.size(); ++r) {
             if (rp.gap_after && r == rp.gap_after) {
                 out += "<tr><th class=\"gap\">…</th>";
-                for (std::size_t c = 0; c < cp.shown.size() + (cp.gap_after ? 1 : 0); ++c) out += "<td class=\"gap\">…</td>";
+                for (std::size_t c = 0; c < cp.shown.size() + (cp.gap_after ? 1 : 0); ++c)
+                    out += "<td class=\"gap\">…</td>";
                 out += "</tr>\n";
             }
             const std::size_t i = rp.shown[r];
@@ -195,7 +199,8 @@ struct writer {
         const index_plan rp = plan_indices(w.rows(), html_edge), cp = plan_indices(w.cols(), html_edge);
         std::size_t label_chars = 1;
         for (std::size_t i : rp.shown) label_chars = std::max(label_chars, display_width(label_of(b.row_labels, i)));
-        const int cell_w = 46, cell_h = 28, left = 12 + static_cast<int>(std::min<std::size_t>(label_chars, 16)) * 8, top = 24;
+        const int cell_w = 46, cell_h = 28, left = 12 + static_cast<int>(std::min<std::size_t>(label_chars, 16)) * 8,
+                  top = 24;
         const int cols = static_cast<int>(cp.shown.size()), rows = static_cast<int>(rp.shown.size());
         const int width = left + cols * cell_w + 10, height = top + rows * cell_h + 46;
         std::string out = fmt::format(
@@ -203,12 +208,15 @@ struct writer {
             "<title>{}</title>\n",
             width, height, width, height, esc(b.title.empty() ? d.ui.legend : b.title));
         for (int c = 0; c < cols; ++c)
-            out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5b6475\">{}</text>",
-                               left + c * cell_w + cell_w / 2, top - 8, esc(label_of(b.col_labels, cp.shown[static_cast<std::size_t>(c)])));
+            out += fmt::format(
+                "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5b6475\">{}</text>",
+                left + c * cell_w + cell_w / 2, top - 8,
+                esc(label_of(b.col_labels, cp.shown[static_cast<std::size_t>(c)])));
         for (int r = 0; r < rows; ++r) {
             const std::size_t i = rp.shown[static_cast<std::size_t>(r)];
-            out += fmt::format("\n<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>", left - 6,
-                               top + r * cell_h + cell_h / 2 + 4, esc(label_of(b.row_labels, i)));
+            out +=
+                fmt::format("\n<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>",
+                            left - 6, top + r * cell_h + cell_h / 2 + 4, esc(label_of(b.row_labels, i)));
             for (int c = 0; c < cols; ++c) {
                 const double v = w(i, cp.shown[static_cast<std::size_t>(c)]);
                 const std::string pct = std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100));
@@ -224,12 +232,15 @@ struct writer {
             const int y = top + rows * cell_h + 14, scale_w = std::max(120, std::min(cols * cell_w, 300));
             const std::string gid = fmt::format("ramp{}", ++gradients);
             out += "\n<defs><linearGradient id=\"" + gid + "\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
-            for (int k = 0; k <= 4; ++k) out += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", k * 25, ramp_colour(k / 4.0));
+            for (int k = 0; k <= 4; ++k)
+                out += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", k * 25, ramp_colour(k / 4.0));
             out += "</linearGradient></defs>";
-            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#{})\"/>", left, y, scale_w, gid);
+            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#{})\"/>", left, y,
+                               scale_w, gid);
             out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">0%</text>", left, y + 24);
-            out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100% {}</text>",
-                               left + scale_w, y + 24, esc(d.ui.legend));
+            out += fmt::format(
+                "<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100% {}</text>",
+                left + scale_w, y + 24, esc(d.ui.legend));
         }
         return out + "</svg>";
     }
@@ -240,11 +251,13 @@ struct writer {
         for (double v : b.series)
             if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
         std::string out = fmt::format(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\"><title>{}</title>",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+            "role=\"img\"><title>{}</title>",
             width, height, width, height, esc(b.title));
-        out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#5b6475\"/>", left, top, left, height - bottom);
-        out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#5b6475\"/>", left, height - bottom, width - right,
+        out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#5b6475\"/>", left, top, left,
                            height - bottom);
+        out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#5b6475\"/>", left, height - bottom,
+                           width - right, height - bottom);
         if (!(lo <= hi)) return out + "</svg>";
         const double span = hi > lo ? hi - lo : 1.0;
         const double n = static_cast<double>(std::max<std::size_t>(b.series.size(), 2) - 1);
@@ -257,13 +270,15 @@ struct writer {
         }
         const std::string colour = b.style == doc::tone::error ? "#b42318" : "#1b7f3a";
         out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>", colour, points);
-        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{:.3g}</text>", left - 6,
-                           top + 8, hi);
-        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{:.3g}</text>", left - 6,
-                           height - bottom, lo);
+        out +=
+            fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{:.3g}</text>",
+                        left - 6, top + 8, hi);
+        out +=
+            fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{:.3g}</text>",
+                        left - 6, height - bottom, lo);
         out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#5b6475\">0</text>", left, height - 6);
-        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>", width - right,
-                           height - 6, b.series.size() - 1);
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>",
+                           width - right, height - 6, b.series.size() - 1);
         return out + "</svg>";
     }
 
@@ -275,7 +290,8 @@ struct writer {
             out += "<thead>";
             if (!b.groups.empty()) {
                 out += "<tr>";
-                for (const auto& [text, span] : b.groups) out += fmt::format("<th colspan=\"{}\">", span) + esc(text) + "</th>";
+                for (const auto& [text, span] : b.groups)
+                    out += fmt::format("<th colspan=\"{}\">", span) + esc(text) + "</th>";
                 out += "</tr>";
             }
             out += "<tr>";
@@ -301,10 +317,10 @@ struct writer {
     std::string field(const block& b) const {
         const bool verbatim = b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape;
         std::string cls = b.kind == kind::formula ? "formula"
-                          : b.kind == kind::code  ? "code"
-                          : b.kind == kind::shape ? "shape"
-                          : b.kind == kind::pitfall ? "pitfall"
-                                                    : "";
+            : b.kind == kind::code                ? "code"
+            : b.kind == kind::shape               ? "shape"
+            : b.kind == kind::pitfall             ? "pitfall"
+                                                  : "";
         const std::string t = tone_class(b.style);
         if (!t.empty() && b.kind != kind::pitfall) cls += (cls.empty() ? "" : " ") + t;
         std::string body = verbatim ? "<code>" + esc(b.text) + "</code>" : paragraphs(b.text, "");
@@ -331,8 +347,9 @@ struct writer {
             }
             case kind::matrix: return matrix_table(b);
             case kind::heatmap:
-                return "<figure class=\"scroll\">" + (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") +
-                       heatmap_svg(b) + "</figure>\n";
+                return "<figure class=\"scroll\">" +
+                    (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") + heatmap_svg(b) +
+                    "</figure>\n";
             case kind::table: return data_table(b);
             case kind::keyvalue: {
                 std::vector<std::vector<std::string>> rows;
@@ -343,8 +360,8 @@ struct writer {
                 return data_table(t);
             }
             case kind::chart:
-                return "<figure>" + (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") + chart_svg(b) +
-                       "</figure>\n";
+                return "<figure>" + (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") +
+                    chart_svg(b) + "</figure>\n";
             case kind::stack: {
                 std::string out;
                 for (const block& c : b.children) out += render(c);
@@ -382,8 +399,7 @@ std::string html_escape(const std::string& s) {
                 case '>': out += "&gt;"; break;
                 case '"': out += "&quot;"; break;
                 case '\'': out += "&#39;"; break;
-                default:
-                    out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : c;
+                default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : c;
             }
         } else {
             out.append(s, i, len);
@@ -396,9 +412,9 @@ std::string html_escape(const std::string& s) {
 std::string render_html(const doc::document& d) {
     const writer w{d, 0};
     std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"" + esc(d.language) +
-                      "\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +
-                      esc(d.title) + "</title>\n<style>" + css + "</style>\n</head>\n<body>\n<main>\n<h1>" + esc(d.title) + "</h1>\n";
+        "\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +
+        esc(d.title) + "</title>\n<style>" + css + "</style>\n</head>\n<body>\n<main>\n<h1>" + esc(d.title) + "</h1>\n";
     std::string toc;
     for (const doc::page& p : d.pages)
         if (!p.title.empty()) toc += "<li><a href=\"#" + attr_id(p.id) + "\">" + esc(p.title) + "</a></li>\n";

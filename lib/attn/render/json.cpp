@@ -28,7 +28,8 @@ std::string json_string(const std::string& raw) {
             case '\r': out += "\\r"; break;
             default:
                 if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-                else out += ch;
+                else
+                    out += ch;
         }
     }
     return out + "\"";
@@ -64,8 +65,8 @@ void json_nested(std::string& out, const tensor& m, dtype type, std::size_t dim,
             continue;
         }
         char buf[40];
-        const char* end = type == dtype::float32 ? fmt::format_to(buf, "{}", static_cast<float>(v))
-                                                 : fmt::format_to(buf, "{}", v);
+        const char* end =
+            type == dtype::float32 ? fmt::format_to(buf, "{}", static_cast<float>(v)) : fmt::format_to(buf, "{}", v);
         out.append(buf, static_cast<std::size_t>(end - buf));
     }
     out += "]";
@@ -213,10 +214,10 @@ std::string render_json(const trace& t, const lessons& L) {
         out += ",\n  \"gradcheck\": [";
         for (std::size_t i = 0; i < t.gradcheck.size(); ++i) {
             const gradcheck_row& r = t.gradcheck[i];
-            out += fmt::format("{}{{\"param\": {}, \"max_abs\": {}, \"max_rel\": {}, \"worst\": [{}, {}], \"pass\": {}}}",
-                               i ? ", " : "", json_string(r.name), json_number(r.max_abs, dtype::float64),
-                               json_number(r.max_rel, dtype::float64), r.worst_row, r.worst_col,
-                               r.max_rel < 1e-6 ? "true" : "false");
+            out += fmt::format(
+                "{}{{\"param\": {}, \"max_abs\": {}, \"max_rel\": {}, \"worst\": [{}, {}], \"pass\": {}}}",
+                i ? ", " : "", json_string(r.name), json_number(r.max_abs, dtype::float64),
+                json_number(r.max_rel, dtype::float64), r.worst_row, r.worst_col, r.max_rel < 1e-6 ? "true" : "false");
         }
         out += "]";
     }
@@ -225,9 +226,10 @@ std::string render_json(const trace& t, const lessons& L) {
         for (std::size_t i = 0; i < t.grad_sweep.size(); ++i) {
             const grad_sweep_row& r = t.grad_sweep[i];
             auto n = [](double x) { return json_number(x, dtype::float64); };
-            out += fmt::format("{}{{\"d_k\": {}, \"d_W_Q_scaled\": {}, \"d_W_Q_unscaled\": {}, \"d_W_K_scaled\": {}, "
-                               "\"d_W_K_unscaled\": {}}}",
-                               i ? ", " : "", r.d_k, n(r.w_q_scaled), n(r.w_q_unscaled), n(r.w_k_scaled), n(r.w_k_unscaled));
+            out += fmt::format(
+                "{}{{\"d_k\": {}, \"d_W_Q_scaled\": {}, \"d_W_Q_unscaled\": {}, \"d_W_K_scaled\": {}, "
+                "\"d_W_K_unscaled\": {}}}",
+                i ? ", " : "", r.d_k, n(r.w_q_scaled), n(r.w_q_unscaled), n(r.w_k_scaled), n(r.w_k_unscaled));
         }
         out += "]";
     }
@@ -244,7 +246,7 @@ std::string render_mistake_json(const trace& t, const lessons& L) {
     std::string out;
     out.reserve(json_capacity(t));
     out += "{\"id\": " + json_string(t.mistake.id) + ", \"kind\": " + json_string(t.mistake.kind) +
-           ",\n  \"config\": " + config_json(t) + ",\n  \"correct\": {\"steps\": ";
+        ",\n  \"config\": " + config_json(t) + ",\n  \"correct\": {\"steps\": ";
     append_steps(out, t.steps, L, t, false, "  ");
     out += "}";
     append_mistake_fields(out, t, L, "  ");

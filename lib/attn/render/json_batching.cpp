@@ -25,14 +25,16 @@ std::string strategy_json(const strategy_cost& c, const std::vector<std::size_t>
         for (std::size_t i : s.items) ls.push_back(lengths[i]);
         batches += k ? ", " : "";
         if (c.kind == strategy::packing)
-            batches += fmt::format("{{\"lengths\": {}, \"tokens\": {}, \"cu_seqlens\": {}}}", ints(ls), s.padded_to, ints(s.cu_seqlens));
+            batches += fmt::format("{{\"lengths\": {}, \"tokens\": {}, \"cu_seqlens\": {}}}", ints(ls), s.padded_to,
+                                   ints(s.cu_seqlens));
         else
             batches += fmt::format("{{\"lengths\": {}, \"padded_to\": {}}}", ints(ls), s.padded_to);
     }
     batches += "]";
     std::string out = fmt::format(
         "    {{\"name\": {}, \"flops\": {}, \"padding_flops\": {}, \"wasted_share\": {}, \"peak_bytes\": {}, "
-        "\"useful_flops\": {}, \"bytes\": {}, \"padding_bytes\": {}, \"steps\": {}, \"tokens\": {}, \"padded_tokens\": {}",
+        "\"useful_flops\": {}, \"bytes\": {}, \"padding_bytes\": {}, \"steps\": {}, \"tokens\": {}, \"padded_tokens\": "
+        "{}",
         json_string(name_of(c.kind)), num(c.flops), num(c.padding_flops), num(c.wasted_share), num(c.peak_bytes),
         num(c.useful_flops), num(c.bytes), num(c.padding_bytes), c.steps.size(), c.tokens, c.padded_tokens);
     if (c.kind == strategy::packing) out += ", \"dense_mask_flops\": " + num(c.dense_mask_flops);
@@ -49,15 +51,16 @@ std::string render_batching_json(const batching_report& r) {
         "\"bytes\": {}, \"buckets\": {}, \"seed\": {}}},\n",
         ints(c.lengths), json_string(c.source), c.dist.empty() ? "null" : json_string(c.dist), c.batch, c.dims.d_model,
         c.dims.heads, c.dims.bytes, ints(c.buckets), c.seed);
-    out += "  \"strategies\": [\n" + strategy_json(r.padding, c.lengths) + ",\n" + strategy_json(r.bucketing, c.lengths) +
-           ",\n" + strategy_json(r.packing, c.lengths) + "\n  ],\n";
+    out += "  \"strategies\": [\n" + strategy_json(r.padding, c.lengths) + ",\n" +
+        strategy_json(r.bucketing, c.lengths) + ",\n" + strategy_json(r.packing, c.lengths) + "\n  ],\n";
     out += "  \"buckets\": [";
     for (std::size_t k = 0; k < r.buckets.size(); ++k) {
         const bucket_row& b = r.buckets[k];
-        out += fmt::format("{}{{\"lo\": {}, \"hi\": {}, \"sequences\": {}, \"steps\": {}, \"padded_to\": {}, \"flops\": {}, "
-                           "\"padding_flops\": {}}}",
-                           k ? ", " : "", b.lo, b.hi ? std::to_string(b.hi) : "null", b.sequences, b.steps,
-                           b.padded_to ? std::to_string(b.padded_to) : "null", num(b.flops), num(b.padding_flops));
+        out += fmt::format(
+            "{}{{\"lo\": {}, \"hi\": {}, \"sequences\": {}, \"steps\": {}, \"padded_to\": {}, \"flops\": {}, "
+            "\"padding_flops\": {}}}",
+            k ? ", " : "", b.lo, b.hi ? std::to_string(b.hi) : "null", b.sequences, b.steps,
+            b.padded_to ? std::to_string(b.padded_to) : "null", num(b.flops), num(b.padding_flops));
     }
     out += "],\n";
     const packed_check& k = r.check;

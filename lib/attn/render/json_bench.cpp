@@ -13,9 +13,9 @@ std::string render_bench_json(const bench_report& rep) {
             "{}{{\"n\": {}, \"d\": {}, \"impl\": \"{}\", \"ms\": {:.4f}, \"gflops\": {:.3f}, \"extra_bytes\": {}, "
             "\"max_diff\": {:.3e}{}}}",
             i ? ", " : "", r.n, r.d, r.impl, r.ms, r.gflops, r.extra_bytes, r.max_diff,
-            r.impl == "tiled-window"   ? fmt::format(", \"window\": {}, \"ratio_to_tiled\": {:.4f}", r.window, r.ratio)
-            : r.impl == "tiled-causal" ? fmt::format(", \"ratio_to_tiled\": {:.4f}", r.ratio)
-                                       : std::string());
+            r.impl == "tiled-window" ? fmt::format(", \"window\": {}, \"ratio_to_tiled\": {:.4f}", r.window, r.ratio)
+                : r.impl == "tiled-causal" ? fmt::format(", \"ratio_to_tiled\": {:.4f}", r.ratio)
+                                           : std::string());
     }
     return s + "]}\n";
 }

@@ -8,7 +8,8 @@
 namespace attn::drill {
 
 std::string sheet_json(const std::vector<question>& qs, const std::string& topic, std::uint64_t seed) {
-    std::string out = "{\"seed\": " + std::to_string(seed) + ", \"topic\": " + json_string(topic) + ", \"questions\": [\n";
+    std::string out =
+        "{\"seed\": " + std::to_string(seed) + ", \"topic\": " + json_string(topic) + ", \"questions\": [\n";
     for (std::size_t i = 0; i < qs.size(); ++i) {
         const auto& q = qs[i];
         std::string choices = "[";

@@ -12,32 +12,38 @@ std::string render_flash_json(const flash_report& r) {
     for (std::size_t i = 0; i < r.result.row.size(); ++i) {
         const tile_record& t = r.result.row[i];
         std::string s = "[", a = "[";
-        for (std::size_t j = 0; j < t.scores.size(); ++j) s += (j ? ", " : "") + json_number(t.scores[j], dtype::float64);
+        for (std::size_t j = 0; j < t.scores.size(); ++j)
+            s += (j ? ", " : "") + json_number(t.scores[j], dtype::float64);
         for (std::size_t j = 0; j < t.acc.size(); ++j) a += (j ? ", " : "") + json_number(t.acc[j], dtype::float64);
-        tiles += fmt::format("{}{{\"tile\": {}, \"keys\": [{}, {}], \"scores\": {}], \"m_old\": {}, \"m_new\": {}, "
-                             "\"alpha\": {}, \"l_old\": {}, \"l_new\": {}, \"acc\": {}], \"skipped\": {}}}",
-                             i ? ", " : "", t.tile, t.from, t.to, s, json_number(t.m_old, dtype::float64),
-                             json_number(t.m_new, dtype::float64), json_number(t.alpha, dtype::float64),
-                             json_number(t.l_old, dtype::float64), json_number(t.l_new, dtype::float64), a,
-                             t.skipped ? "true" : "false");
+        tiles += fmt::format(
+            "{}{{\"tile\": {}, \"keys\": [{}, {}], \"scores\": {}], \"m_old\": {}, \"m_new\": {}, "
+            "\"alpha\": {}, \"l_old\": {}, \"l_new\": {}, \"acc\": {}], \"skipped\": {}}}",
+            i ? ", " : "", t.tile, t.from, t.to, s, json_number(t.m_old, dtype::float64),
+            json_number(t.m_new, dtype::float64), json_number(t.alpha, dtype::float64),
+            json_number(t.l_old, dtype::float64), json_number(t.l_new, dtype::float64), a,
+            t.skipped ? "true" : "false");
     }
     tiles += "]";
     std::string out = fmt::format(
         "{{\"config\": {{\"seq_len\": {}, \"d_k\": {}, \"d_v\": {}, \"block_q\": {}, \"block_k\": {}, \"seed\": {}, "
-        "\"mask\": {}, \"dtype\": {}}},\n \"row\": {}, \"tiles\": {},\n \"output\": {},\n \"full\": {},\n \"max_diff\": {}, "
+        "\"mask\": {}, \"dtype\": {}}},\n \"row\": {}, \"tiles\": {},\n \"output\": {},\n \"full\": {},\n "
+        "\"max_diff\": {}, "
         "\"extra_bytes\": {}, \"full_bytes\": {}",
-        r.n, r.d_k, r.d_v, r.block_q, r.block_k, r.seed, json_string(spec_text(r.mask)), json_string(r.dtype), r.result.row_index,
-        tiles, json_tensor(r.result.tiled, dtype::float64), json_tensor(r.result.full, dtype::float64),
-        json_number(r.result.max_diff, dtype::float64), r.result.extra_bytes, r.result.full_bytes);
+        r.n, r.d_k, r.d_v, r.block_q, r.block_k, r.seed, json_string(spec_text(r.mask)), json_string(r.dtype),
+        r.result.row_index, tiles, json_tensor(r.result.tiled, dtype::float64),
+        json_tensor(r.result.full, dtype::float64), json_number(r.result.max_diff, dtype::float64),
+        r.result.extra_bytes, r.result.full_bytes);
     std::string runs = "[";
     for (std::size_t tq = 0; tq < r.result.runs.size(); ++tq) {
         runs += tq ? ", [" : "[";
-        for (std::size_t tk = 0; tk < r.result.runs[tq].size(); ++tk) runs += (tk ? ", " : "") + std::string(r.result.runs[tq][tk] ? "true" : "false");
+        for (std::size_t tk = 0; tk < r.result.runs[tq].size(); ++tk)
+            runs += (tk ? ", " : "") + std::string(r.result.runs[tq][tk] ? "true" : "false");
         runs += "]";
     }
-    out += fmt::format(",\n \"tile_runs\": {}],\n \"tiles_run\": {}, \"tiles_skipped\": {}, \"flops_all\": {}, \"flops_run\": {}",
-                       runs, r.result.tiles_run, r.result.tiles_skipped, json_number(r.result.flops_all, dtype::float64),
-                       json_number(r.result.flops_run, dtype::float64));
+    out += fmt::format(
+        ",\n \"tile_runs\": {}],\n \"tiles_run\": {}, \"tiles_skipped\": {}, \"flops_all\": {}, \"flops_run\": {}",
+        runs, r.result.tiles_run, r.result.tiles_skipped, json_number(r.result.flops_all, dtype::float64),
+        json_number(r.result.flops_run, dtype::float64));
     if (r.precision)
         out += fmt::format(",\n \"precision\": {{\"dtype\": {}, \"tiled_error\": {}, \"naive_error\": {}}}",
                            json_string(r.low_name), json_number(r.precision->tiled_error, dtype::float64),
@@ -48,19 +54,23 @@ std::string render_flash_json(const flash_report& r) {
 std::string render_cost_json(const cost_input& in, const cost_result& c) {
     auto n = [](double x) { return json_number(x, dtype::float64); };
     std::string out = fmt::format(
-        "{{\"batch\": {}, \"seq_len\": {}, \"d_model\": {}, \"heads\": {}, \"kv_heads\": {}, \"layers\": {}, \"bytes\": {}, "
-        "\"flops\": {}, \"flops_breakdown\": {{\"proj_q\": {}, \"proj_kv\": {}, \"qk\": {}, \"softmax\": {}, \"pv\": {}, "
-        "\"proj_o\": {}}}, \"scores_bytes\": {}, \"kv_cache_bytes\": {}, \"kv_bytes_per_token\": {}, \"tiled_bytes\": {}, "
+        "{{\"batch\": {}, \"seq_len\": {}, \"d_model\": {}, \"heads\": {}, \"kv_heads\": {}, \"layers\": {}, "
+        "\"bytes\": {}, "
+        "\"flops\": {}, \"flops_breakdown\": {{\"proj_q\": {}, \"proj_kv\": {}, \"qk\": {}, \"softmax\": {}, \"pv\": "
+        "{}, "
+        "\"proj_o\": {}}}, \"scores_bytes\": {}, \"kv_cache_bytes\": {}, \"kv_bytes_per_token\": {}, \"tiled_bytes\": "
+        "{}, "
         "\"crossover_seq_len\": {}, \"mask\": {}, \"pairs\": {}, \"density\": {}, \"dense_flops\": {}, "
         "\"sparse_scores_bytes\": {}, \"kv_cache_tokens\": {}}}\n",
         in.batch, in.seq_len, in.d_model, in.heads, in.kv_heads, in.layers, in.bytes, n(c.flops), n(c.proj_q),
         n(c.proj_kv), n(c.qk), n(c.softmax), n(c.pv), n(c.proj_o), n(c.scores_bytes), n(c.kv_cache_bytes),
-        n(c.kv_per_token), n(c.tiled_bytes), n(c.crossover_n), json_string(spec_text(in.mask)), n(c.pairs), n(c.density),
-        n(c.dense_flops), n(c.sparse_scores_bytes), n(c.kv_cache_tokens));
+        n(c.kv_per_token), n(c.tiled_bytes), n(c.crossover_n), json_string(spec_text(in.mask)), n(c.pairs),
+        n(c.density), n(c.dense_flops), n(c.sparse_scores_bytes), n(c.kv_cache_tokens));
     if (in.kv_latent == 0) return out;
     out.pop_back(), out.pop_back();  // "}\n": the MLA fields go inside
-    return out + fmt::format(", \"kv_latent\": {}, \"rope_dim\": {}, \"mha_kv_bytes_per_token\": {}}}\n", in.kv_latent,
-                             in.rope_dim, n(c.mha_kv_per_token));
+    return out +
+        fmt::format(", \"kv_latent\": {}, \"rope_dim\": {}, \"mha_kv_bytes_per_token\": {}}}\n", in.kv_latent,
+                    in.rope_dim, n(c.mha_kv_per_token));
 }
 
 }  // namespace attn

@@ -30,11 +30,13 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
     const bool ok = r.max_diff <= kv_tolerance(t);
     std::string out = "{\n";
     out += fmt::format(
-        "  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"total\": {}, \"d_model\": {}, \"heads\": "
+        "  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"total\": {}, \"d_model\": {}, "
+        "\"heads\": "
         "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}, \"rope\": {}}},\n",
         json_string(L.raw("kvcache.title")), c.prompt_len, c.steps, c.total(), c.d_model, c.heads, c.kv_heads, c.d_head,
         json_string(name_of(t)), c.seed, c.load_dir.empty() ? "null" : json_string(c.load_dir),
-        c.rope.on ? fmt::format("{{\"style\": {}, \"base\": {}}}", json_string(c.rope.style == rope_style::half ? "half" : "interleaved"),
+        c.rope.on ? fmt::format("{{\"style\": {}, \"base\": {}}}",
+                                json_string(c.rope.style == rope_style::half ? "half" : "interleaved"),
                                 json_number(c.rope.base, dtype::float64))
                   : std::string("null"));
     std::string groups = "[", of = "[";
@@ -45,9 +47,10 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
         groups += "]";
     }
     for (std::size_t hh = 0; hh < c.heads; ++hh) of += (hh ? ", " : "") + std::to_string(c.kv_head_of(hh));
-    out += fmt::format("  \"attention\": {{\"kind\": {}, \"map\": {}, \"query_heads_of_kv_head\": {}], "
-                       "\"kv_head_of_query_head\": {}]}},\n",
-                       json_string(kv_attention_kind(r, L)), json_string(gqa_map(c, L)), groups, of);
+    out += fmt::format(
+        "  \"attention\": {{\"kind\": {}, \"map\": {}, \"query_heads_of_kv_head\": {}], "
+        "\"kv_head_of_query_head\": {}]}},\n",
+        json_string(kv_attention_kind(r, L)), json_string(gqa_map(c, L)), groups, of);
     out += fmt::format("  \"intro\": {},\n  \"output_note\": {},\n", json_string(L.text("kvcache.intro", v)),
                        json_string(L.text("kvcache.output_note", v)));
     // window:W: the ring-buffer slots each step wrote and the positions they overwrote (-1: empty).
@@ -79,12 +82,15 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
     }
     out += "\n  ],\n";
     out += fmt::format(
-        "  \"summary\": {{\"max_abs_diff\": {}, \"matches_full\": {}, \"flops_cached\": {:.0f}, \"flops_full\": {:.0f}, "
-        "\"flops_saved\": {:.0f}, \"cache_bytes\": {:.0f}, \"mha_cache_bytes\": {:.0f},\n    \"text\": {}, \"flops\": {}, "
+        "  \"summary\": {{\"max_abs_diff\": {}, \"matches_full\": {}, \"flops_cached\": {:.0f}, \"flops_full\": "
+        "{:.0f}, "
+        "\"flops_saved\": {:.0f}, \"cache_bytes\": {:.0f}, \"mha_cache_bytes\": {:.0f},\n    \"text\": {}, \"flops\": "
+        "{}, "
         "\"flops_note\": {}, \"cache\": {}, \"window\": {}}},\n",
         jnum(r.max_diff, dtype::float64), ok ? "true" : "false", r.flops_cached, r.flops_full,
         r.flops_full - r.flops_cached, r.cache_bytes, r.mha_cache_bytes,
-        json_string(L.text(std::string(c.window > 0 ? "kvcache_window." : "kvcache.") + (ok ? "summary_ok" : "summary_bad"), v)),
+        json_string(L.text(
+            std::string(c.window > 0 ? "kvcache_window." : "kvcache.") + (ok ? "summary_ok" : "summary_bad"), v)),
         json_string(L.text("kvcache.summary_flops", v)), json_string(L.text("kvcache.flops_note", v)),
         json_string(kv_cache_summary(r, L)), c.window > 0 ? std::to_string(c.window) : "null");
     out += fmt::format("  \"alignment\": {{\"title\": {}, \"text\": {}, \"command\": {}}},\n",

@@ -33,26 +33,37 @@ std::string render_learn_json(const learn_report& r) {
     const learn_config& c = r.config;
     const tiny_config& m = c.model;
     std::string out = fmt::format(
-        "{{\"task\": {},\n \"config\": {{\"seq_len\": {}, \"vocab\": {}, \"d_model\": {}, \"heads\": {}, \"layers\": {}, "
+        "{{\"task\": {},\n \"config\": {{\"seq_len\": {}, \"vocab\": {}, \"d_model\": {}, \"heads\": {}, \"layers\": "
+        "{}, "
         "\"steps\": {}, \"lr\": {}, \"batch\": {}, \"seed\": {}, \"positions\": {}, \"scale\": {}, \"causal\": {}, "
         "\"held_out\": {}}},\n",
         json_string(c.task_name), m.seq_len, m.vocab, m.d_model, m.heads, m.layers, c.steps, num(c.lr), c.batch, c.seed,
         json_string(c.positions_name), m.scale ? "true" : "false", m.causal ? "true" : "false", c.held_out);
-    out += fmt::format(" \"example\": {{\"tokens\": {}, \"targets\": {}}},\n", ints(r.example.tokens), ints(r.example.targets));
-    out += " \"curve\": " + list(r.curve, [](const learn_point& p) {
-               return fmt::format("{{\"step\": {}, \"loss\": {}, \"accuracy\": {}}}", p.step, num(p.loss), num(p.accuracy));
-           }) + ",\n";
+    out += fmt::format(" \"example\": {{\"tokens\": {}, \"targets\": {}}},\n", ints(r.example.tokens),
+                       ints(r.example.targets));
+    out += " \"curve\": " +
+        list(r.curve,
+             [](const learn_point& p) {
+                 return fmt::format("{{\"step\": {}, \"loss\": {}, \"accuracy\": {}}}", p.step, num(p.loss),
+                                    num(p.accuracy));
+             }) +
+        ",\n";
     out += fmt::format(
-        " \"final\": {{\"loss\": {}, \"accuracy\": {}, \"pattern_score\": {}, \"pattern_layer\": {}, \"pattern_head\": {}, "
+        " \"final\": {{\"loss\": {}, \"accuracy\": {}, \"pattern_score\": {}, \"pattern_layer\": {}, \"pattern_head\": "
+        "{}, "
         "\"initial_accuracy\": {}, \"initial_pattern_score\": {}, \"reached_99_at\": {}",
         num(r.final_loss), num(r.final_accuracy), num(r.pattern_score), r.pattern_layer, r.pattern_head,
         num(r.init_accuracy), num(r.init_pattern_score), r.reach < 0 ? "null" : std::to_string(r.reach));
     if (c.task == task_kind::induction && m.layers > 1)
-        out += fmt::format(", \"previous_token_score\": {}, \"previous_token_head\": {}", num(r.previous_score), r.previous_head);
+        out += fmt::format(", \"previous_token_score\": {}, \"previous_token_head\": {}", num(r.previous_score),
+                           r.previous_head);
     if (r.has_baseline)
         out += fmt::format(", \"baseline\": {{\"accuracy\": {}, \"pattern_score\": {}, \"reached_99_at\": {}}}",
-                           num(r.base_accuracy), num(r.base_score), r.base_reach < 0 ? "null" : std::to_string(r.base_reach));
-    out += "},\n \"head_scores\": " + list(r.head_scores, [](const std::vector<double>& row) { return list(row, num); }) + ",\n";
+                           num(r.base_accuracy), num(r.base_score),
+                           r.base_reach < 0 ? "null" : std::to_string(r.base_reach));
+    out +=
+        "},\n \"head_scores\": " + list(r.head_scores, [](const std::vector<double>& row) { return list(row, num); }) +
+        ",\n";
     out += " \"snapshots\": " + list(r.snapshots, [&](const learn_snapshot& s) {
                return fmt::format("\n  {{\"step\": {}, \"layer\": {}, \"head\": {}, \"weights\": {}}}", s.step, s.layer,
                                   s.head, rows(s.weights, m.seq_len));

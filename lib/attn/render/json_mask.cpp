@@ -56,8 +56,8 @@ std::string render_mask_json(const mask_report& r, const lessons& L) {
     out += fmt::format(
         "  \"config\": {{\"seq_len\": {}, \"kv_len\": {}, \"batch\": {}, \"mask\": {}, \"align\": {}, "
         "\"lengths\": {}, \"pad_side\": {}, \"batch_index\": {}}},\n",
-        s.queries, s.keys, s.batch, json_string(s.causal ? "causal" : spec_text(s.pattern)), json_string(name_of(s.align)),
-        s.lengths.empty() ? "null" : json_ints(s.lengths), json_string(name_of(s.side)),
+        s.queries, s.keys, s.batch, json_string(s.causal ? "causal" : spec_text(s.pattern)),
+        json_string(name_of(s.align)), s.lengths.empty() ? "null" : json_ints(s.lengths), json_string(name_of(s.side)),
         r.config.one_item ? std::to_string(r.config.items.front()) : "null");
     {  // the pattern alone: density, receptive field, allowed matrix, bigbird's random blocks
         const pattern_stats& st = r.stats;
@@ -67,36 +67,37 @@ std::string render_mask_json(const mask_report& r, const lessons& L) {
         if (!st.receptive.empty()) receptive = json_ints(st.receptive);
         if (!st.random_blocks.empty()) {
             random = "[";
-            for (std::size_t k = 0; k < st.random_blocks.size(); ++k) random += (k ? ", " : "") + json_ints(st.random_blocks[k]);
+            for (std::size_t k = 0; k < st.random_blocks.size(); ++k)
+                random += (k ? ", " : "") + json_ints(st.random_blocks[k]);
             random += "]";
         }
-        out += fmt::format("  \"pattern\": {{\"allowed_pairs\": {}, \"density\": {}, \"layers\": {}, \"receptive_field\": {}, "
-                           "\"random_blocks\": {}, \"seed\": {}, \"allowed\": {}}},\n",
-                           st.pairs, json_number(st.density, dtype::float64), r.config.layers, receptive, random,
-                           s.pattern.kind == pattern_kind::bigbird ? std::to_string(s.pattern.seed) : "null", allowed);
+        out += fmt::format(
+            "  \"pattern\": {{\"allowed_pairs\": {}, \"density\": {}, \"layers\": {}, \"receptive_field\": {}, "
+            "\"random_blocks\": {}, \"seed\": {}, \"allowed\": {}}},\n",
+            st.pairs, json_number(st.density, dtype::float64), r.config.layers, receptive, random,
+            s.pattern.kind == pattern_kind::bigbird ? std::to_string(s.pattern.seed) : "null", allowed);
     }
     out += "  \"legend\": {";
     for (std::size_t k = 0; k < 5; ++k)
-        out += (k ? ", " : "") + json_string(json_names[k]) + ": " +
-               json_string(L.raw("mask.meaning." + ids[k]));
+        out += (k ? ", " : "") + json_string(json_names[k]) + ": " + json_string(L.raw("mask.meaning." + ids[k]));
     out += "},\n  \"items\": [";
     for (std::size_t k = 0; k < r.items.size(); ++k) {
         const mask_item& it = r.items[k];
         const auto bad = mask_disagreements(s, it);
         std::string disagree = "[";
         for (std::size_t d = 0; d < bad.size(); ++d) {
-            const std::size_t idx =
-                static_cast<std::size_t>(std::find(ids.begin(), ids.end(), bad[d]) - ids.begin());
+            const std::size_t idx = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), bad[d]) - ids.begin());
             disagree += (d ? ", " : "") + json_string(json_names[idx]);
         }
         disagree += "]";
         std::string nan_trap = "null";
         if (!it.fully_blocked.empty()) {
             const std::vector<double>& row = it.additive[it.fully_blocked.front()];
-            nan_trap = fmt::format(
-                "{{\"row\": {}, \"softmax_neg_inf\": {}, \"finfo_min\": {}, \"softmax_finfo_min\": {}}}",
-                it.fully_blocked.front(), json_doubles(softmax_row(row)), json_number(finfo_float32_min(), dtype::float32),
-                json_doubles(softmax_row(std::vector<double>(row.size(), finfo_float32_min()))));
+            nan_trap =
+                fmt::format("{{\"row\": {}, \"softmax_neg_inf\": {}, \"finfo_min\": {}, \"softmax_finfo_min\": {}}}",
+                            it.fully_blocked.front(), json_doubles(softmax_row(row)),
+                            json_number(finfo_float32_min(), dtype::float32),
+                            json_doubles(softmax_row(std::vector<double>(row.size(), finfo_float32_min()))));
         }
         out += fmt::format(
             "{}\n    {{\"batch_index\": {},\n     \"sdpa_bool\": {},\n     \"mha_bool\": {},\n     \"additive\": {},\n"
@@ -109,8 +110,9 @@ std::string render_mask_json(const mask_report& r, const lessons& L) {
     out += "\n  ]";
     if (r.show_alignment) {
         auto allowed = [&](causal_align a) { return json_bool_matrix(causal_allowed(s.queries, s.keys, a)); };
-        out += fmt::format(",\n  \"alignment\": {{\"convention\": \"sdpa_bool\", \"top_left\": {}, \"bottom_right\": {}}}",
-                           allowed(causal_align::top_left), allowed(causal_align::bottom_right));
+        out +=
+            fmt::format(",\n  \"alignment\": {{\"convention\": \"sdpa_bool\", \"top_left\": {}, \"bottom_right\": {}}}",
+                        allowed(causal_align::top_left), allowed(causal_align::bottom_right));
     }
     return out + "\n}\n";
 }

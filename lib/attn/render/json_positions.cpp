@@ -37,14 +37,15 @@ std::string measures_json(const positions_report& rep, const encoding_run& r) {
                                rep.config.run.seq_len);
             break;
         case encoding::rope:
-            out += fmt::format(", \"style\": {}, \"base\": {}, \"thetas\": {}, \"other_style_scores\": {}, "
-                               "\"style_max_diff\": {}, \"converted_max_diff\": {}, \"shift\": {}, "
-                               "\"shifted_scores\": {}, \"shift_max_diff\": {}, \"norm_max_diff\": {}, "
-                               "\"decay_bound\": {{\"distance_step\": {}, \"d_k\": {}, \"d_128\": {}}}",
-                               json_string(name_of(rep.config.rope.style)), num(rep.config.rope.base), list(r.thetas),
-                               json_tensor(r.other_scores, dtype::float64), num(r.style_diff), num(r.converted_diff),
-                               rep.config.shift, json_tensor(r.shifted_scores, dtype::float64), num(r.shift_diff),
-                               num(r.norm_diff), decay_step, list(r.decay_run), list(r.decay_128));
+            out += fmt::format(
+                ", \"style\": {}, \"base\": {}, \"thetas\": {}, \"other_style_scores\": {}, "
+                "\"style_max_diff\": {}, \"converted_max_diff\": {}, \"shift\": {}, "
+                "\"shifted_scores\": {}, \"shift_max_diff\": {}, \"norm_max_diff\": {}, "
+                "\"decay_bound\": {{\"distance_step\": {}, \"d_k\": {}, \"d_128\": {}}}",
+                json_string(name_of(rep.config.rope.style)), num(rep.config.rope.base), list(r.thetas),
+                json_tensor(r.other_scores, dtype::float64), num(r.style_diff), num(r.converted_diff), rep.config.shift,
+                json_tensor(r.shifted_scores, dtype::float64), num(r.shift_diff), num(r.norm_diff), decay_step,
+                list(r.decay_run), list(r.decay_128));
             break;
         case encoding::alibi:
             out += fmt::format(", \"heads\": {}, \"slopes\": {}", rep.config.heads, list(r.slopes));

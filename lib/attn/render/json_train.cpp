@@ -23,11 +23,13 @@ std::string render_train_json(const train_report& r) {
         list(r.run.losses), list(r.run.grad_norms), json_number(r.run.losses.front(), dtype::float64),
         json_number(r.run.losses.back(), dtype::float64));
     if (!r.request.mistake.empty()) {
-        out += fmt::format(",\n \"buggy\": {{\"losses\": {}, \"grad_norms\": {}}}", list(r.buggy.losses), list(r.buggy.grad_norms));
+        out += fmt::format(",\n \"buggy\": {{\"losses\": {}, \"grad_norms\": {}}}", list(r.buggy.losses),
+                           list(r.buggy.grad_norms));
     }
     out += ",\n \"symptoms\": {";
     for (std::size_t i = 0; i < r.symptoms.size(); ++i)
-        out += (i ? ", " : "") + json_string(r.symptoms[i].first) + ": " + json_number(r.symptoms[i].second, dtype::float64);
+        out += (i ? ", " : "") + json_string(r.symptoms[i].first) + ": " +
+            json_number(r.symptoms[i].second, dtype::float64);
     return out + "}\n}\n";
 }
 

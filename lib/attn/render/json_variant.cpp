@@ -20,15 +20,16 @@ std::string render_variant_json(const variant_report& r) {
         "\"mask\": {}}},\n \"tensors\": {},\n \"softmax_output\": {},\n \"max_diff_vs_softmax\": {}, "
         "\"mean_max_weight\": {}, \"softmax_mean_max_weight\": {}, \"flops\": {}, \"softmax_flops\": {}",
         json_string(r.kind), c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.mask)), tensors,
-        r.kind.rfind("mla", 0) == 0 ? std::string("null") : json_tensor(tensor(r.softmax_output), dtype::float64), num(r.vs_softmax), num(r.mean_max_weight),
-        num(r.softmax_mean_max_weight), num(r.flops), num(r.softmax_flops));
+        r.kind.rfind("mla", 0) == 0 ? std::string("null") : json_tensor(tensor(r.softmax_output), dtype::float64),
+        num(r.vs_softmax), num(r.mean_max_weight), num(r.softmax_mean_max_weight), num(r.flops), num(r.softmax_flops));
     if (r.kind == "linear")
         out += fmt::format(", \"crossover_seq_len\": {}, \"max_diff_recurrence_vs_quadratic\": {}", num(r.crossover_n),
                            num(r.linear.max_diff_forms));
     if (r.kind == "additive")
-        out += fmt::format(", \"d_a\": {}, \"dot_std\": {}, \"dot_scaled_std\": {}, \"additive_std\": {}, "
-                           "\"additive_bound\": {}",
-                           r.d_a, num(r.dot_std), num(r.dot_scaled_std), num(r.additive_std), num(r.additive_bound));
+        out += fmt::format(
+            ", \"d_a\": {}, \"dot_std\": {}, \"dot_scaled_std\": {}, \"additive_std\": {}, "
+            "\"additive_bound\": {}",
+            r.d_a, num(r.dot_std), num(r.dot_scaled_std), num(r.additive_std), num(r.additive_bound));
     if (!r.errors.empty()) {
         std::string rows = "[";
         for (std::size_t i = 0; i < r.errors.size(); ++i)
@@ -43,17 +44,20 @@ std::string render_variant_json(const variant_report& r) {
         std::string steps = "[";
         for (std::size_t i = 0; i < r.decode.steps.size(); ++i) {
             const mla_decode_step& st = r.decode.steps[i];
-            steps += fmt::format("{}{{\"prefill\": {}, \"first\": {}, \"count\": {}, \"cache_len\": {}, \"max_diff\": {}}}",
-                                 i ? ", " : "", i == 0 ? "true" : "false", st.first, st.count, st.cache_after, num(st.max_diff));
+            steps += fmt::format(
+                "{}{{\"prefill\": {}, \"first\": {}, \"count\": {}, \"cache_len\": {}, \"max_diff\": {}}}",
+                i ? ", " : "", i == 0 ? "true" : "false", st.first, st.count, st.cache_after, num(st.max_diff));
         }
-        out += fmt::format(",\n \"prompt_len\": {}, \"steps\": {}], \"max_diff\": {}", r.prompt_len, steps, num(r.decode.max_diff));
+        out += fmt::format(",\n \"prompt_len\": {}, \"steps\": {}], \"max_diff\": {}", r.prompt_len, steps,
+                           num(r.decode.max_diff));
     }
     if (r.kind == "mla" || r.kind == "mla-decode")
-        out += fmt::format(", \"heads\": {}, \"d_c\": {}, \"d_r\": {}, \"max_diff_absorbed\": {}, "
-                           "\"cache_elements_per_token\": {{\"mha\": {}, \"mqa\": {}, \"mla\": {}}}",
-                           r.heads, r.d_c, r.d_r, r.kind == "mla" ? num(r.mla.max_diff_absorbed) : std::string("null"),
-                           num(kv_elements_per_token(r.heads, c.d_k)), num(kv_elements_per_token(1, c.d_k)),
-                           num(mla_elements_per_token(r.d_c, r.d_r)));
+        out += fmt::format(
+            ", \"heads\": {}, \"d_c\": {}, \"d_r\": {}, \"max_diff_absorbed\": {}, "
+            "\"cache_elements_per_token\": {{\"mha\": {}, \"mqa\": {}, \"mla\": {}}}",
+            r.heads, r.d_c, r.d_r, r.kind == "mla" ? num(r.mla.max_diff_absorbed) : std::string("null"),
+            num(kv_elements_per_token(r.heads, c.d_k)), num(kv_elements_per_token(1, c.d_k)),
+            num(mla_elements_per_token(r.d_c, r.d_r)));
     return out + "\n}\n";
 }
 

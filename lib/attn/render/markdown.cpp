@@ -56,10 +56,12 @@ std::string md_paragraphs(const std::string& text) {
         if (!line.empty() && line[0] == ' ') {
             const std::string example = line.substr(line.find_first_not_of(' '));
             const std::string code = md_code(example);  // a line too wide for inline code is a block
-            out += (out.empty() ? "" : "\n\n") + (display_width(code) <= md_width ? code : fenced(example, "text")) + "\n\n";
+            out += (out.empty() ? "" : "\n\n") + (display_width(code) <= md_width ? code : fenced(example, "text")) +
+                "\n\n";
         } else {
             if (out.empty() || out.back() == '\n') out += line;
-            else out = line.empty() ? out + "\n\n" : join_source_lines(out, line);  // no space inside Chinese
+            else
+                out = line.empty() ? out + "\n\n" : join_source_lines(out, line);  // no space inside Chinese
         }
         start = end + 1;
     }
@@ -73,7 +75,9 @@ std::string cell_table(const std::vector<std::string>& header, const std::vector
                        const std::string& align) {
     std::size_t cols = header.size();
     for (const auto& r : rows) cols = std::max(cols, r.size());
-    auto cell = [](const std::vector<std::string>& r, std::size_t c) { return c < r.size() ? md_escape(r[c]) : std::string(); };
+    auto cell = [](const std::vector<std::string>& r, std::size_t c) {
+        return c < r.size() ? md_escape(r[c]) : std::string();
+    };
     std::vector<std::size_t> w(cols, 0);  // a column's share of a line: "| " cell " " and the delimiter row's "---:|"
     for (std::size_t c = 0; c < cols; ++c) {
         w[c] = std::max<std::size_t>(display_width(cell(header, c)) + 3, 5);
@@ -201,7 +205,8 @@ struct writer {
                         if (!text.empty()) header[k] = text + " " + header[k];
                     col += span;
                 }
-                return fitted(b, (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(header, b.rows, b.align));
+                return fitted(b,
+                              (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(header, b.rows, b.align));
             }
             case kind::keyvalue: {
                 std::string out = b.title.empty() ? "" : "**" + b.title + "**\n\n";
@@ -230,8 +235,9 @@ struct writer {
 };
 
 bool is_list_field(const block& b) {
-    return (b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape) && b.text.find('\n') == std::string::npos &&
-           display_width("- **" + b.label + ":** " + md_code(b.text)) <= md_width;
+    return (b.kind == kind::formula || b.kind == kind::code || b.kind == kind::shape) &&
+        b.text.find('\n') == std::string::npos &&
+        display_width("- **" + b.label + ":** " + md_code(b.text)) <= md_width;
 }
 
 }  // namespace

@@ -15,8 +15,10 @@ namespace {
 
 void number(std::string& out, double v) {
     if (std::isnan(v)) out += "math.nan";
-    else if (std::isinf(v)) out += v > 0 ? "math.inf" : "-math.inf";
-    else fmt::format_to(std::back_inserter(out), "{}", v);  // the shortest repr that round-trips
+    else if (std::isinf(v))
+        out += v > 0 ? "math.inf" : "-math.inf";
+    else
+        fmt::format_to(std::back_inserter(out), "{}", v);  // the shortest repr that round-trips
 }
 
 void nested(std::string& out, const tensor& x, std::size_t dim, std::size_t offset, const std::string& indent) {
@@ -64,7 +66,9 @@ std::string preamble(dtype type, const lessons& L, const std::string& command) {
     out += comment(L.raw("python.runs_on"));
     out += comment(L.text("python.tolerance", {{"tol", tol}, {"dtype", name_of(type)}}));
     out += "import math\nimport sys\n\nimport torch\nimport torch.nn.functional as F\n\n";
-    out += fmt::format("DTYPE = torch.{}\nTOL = {}\nTORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n", name_of(type), tol);
+    out += fmt::format(
+        "DTYPE = torch.{}\nTOL = {}\nTORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n",
+        name_of(type), tol);
     out += "WANT = {}\nmatched = 0\n\n";
     out += R"(
 def tensor(values):
@@ -106,8 +110,8 @@ def check(step_id, got, want, **kw):
 std::string dims(const trace& t) {
     const step_config& c = t.config;
     if (c.multihead)
-        return fmt::format("B, n, m, h, d_model, d_head = {}, {}, {}, {}, {}, {}\nd_k = d_v = d_model\n", c.batch, c.seq_len,
-                           c.keys(), c.heads, c.d_model, c.d_model / c.heads);
+        return fmt::format("B, n, m, h, d_model, d_head = {}, {}, {}, {}, {}, {}\nd_k = d_v = d_model\n", c.batch,
+                           c.seq_len, c.keys(), c.heads, c.d_model, c.d_model / c.heads);
     return fmt::format("n, m, d_model, d_k, d_v = {}, {}, {}, {}, {}\n", c.seq_len, c.keys(), c.d_model, c.d_k, c.d_v);
 }
 
@@ -127,8 +131,8 @@ std::string step_code(const trace& t, const lessons& L, const step& s, std::size
     } else {
         out += line + "\n";
     }
-    out += "check(" + fmt::format("\"{}{}\"", buggy ? "buggy/" : "", s.id) + ", " + var + ", tensor(" + python_list(s.value) +
-           "))\n\n";
+    out += "check(" + fmt::format("\"{}{}\"", buggy ? "buggy/" : "", s.id) + ", " + var + ", tensor(" +
+        python_list(s.value) + "))\n\n";
     return out;
 }
 
@@ -173,21 +177,24 @@ std::string sdpa_summary(const trace& t, const lessons& L) {
     out += "check(\"summary\", output, WANT[\"output\"], rows_with_keys_only=True)\n";
     if (bottom_right_cross(c)) {
         out += "\n" + comment(L.raw("python.is_causal_differs"));
-        out += "if hasattr(F, \"scaled_dot_product_attention\"):\n"
-               "    top_left = F.scaled_dot_product_attention(Q, K, V, is_causal=True)\n"
-               "else:\n"
-               "    s = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))\n"
-               "    top_left = torch.softmax(s.masked_fill(~torch.ones(n, m, dtype=torch.bool).tril(), -math.inf), dim=-1) @ V\n"
-               "rows = ~torch.isnan(WANT[\"output\"]).any(dim=-1) & ~torch.isnan(top_left).any(dim=-1)\n"
-               "if bool(torch.allclose(top_left[rows], WANT[\"output\"][rows].to(DTYPE))) and int(rows.sum()) == n:\n"
-               "    fail(\"summary-is_causal\", \"is_causal=True gives the same output as this bottom-right run\")\n"
-               "matched += 1\nprint(\"ok summary-is_causal-differs\")\n";
+        out +=
+            "if hasattr(F, \"scaled_dot_product_attention\"):\n"
+            "    top_left = F.scaled_dot_product_attention(Q, K, V, is_causal=True)\n"
+            "else:\n"
+            "    s = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))\n"
+            "    top_left = torch.softmax(s.masked_fill(~torch.ones(n, m, dtype=torch.bool).tril(), -math.inf), "
+            "dim=-1) @ V\n"
+            "rows = ~torch.isnan(WANT[\"output\"]).any(dim=-1) & ~torch.isnan(top_left).any(dim=-1)\n"
+            "if bool(torch.allclose(top_left[rows], WANT[\"output\"][rows].to(DTYPE))) and int(rows.sum()) == n:\n"
+            "    fail(\"summary-is_causal\", \"is_causal=True gives the same output as this bottom-right run\")\n"
+            "matched += 1\nprint(\"ok summary-is_causal-differs\")\n";
         out += "\n" + comment(L.raw("python.lower_right"));
-        out += "if TORCH >= (2, 2):\n"
-               "    from torch.nn.attention.bias import causal_lower_right\n"
-               "    lower_right = F.scaled_dot_product_attention(Q, K, V, attn_mask=causal_lower_right(n, m))\n"
-               "    compare(\"summary-causal_lower_right\", lower_right, WANT[\"output\"], rows_with_keys_only=True)\n"
-               "    print(\"ok summary-causal_lower_right\")\n";
+        out +=
+            "if TORCH >= (2, 2):\n"
+            "    from torch.nn.attention.bias import causal_lower_right\n"
+            "    lower_right = F.scaled_dot_product_attention(Q, K, V, attn_mask=causal_lower_right(n, m))\n"
+            "    compare(\"summary-causal_lower_right\", lower_right, WANT[\"output\"], rows_with_keys_only=True)\n"
+            "    print(\"ok summary-causal_lower_right\")\n";
     }
     return out + "output = output_steps\n\n";
 }
@@ -243,7 +250,8 @@ std::string buggy_code(const trace& t, const lessons& L) {
         if (bad) {
             out += step_code(t, L, *bad, ++number, b.size(), true);
         } else {
-            out += "# " + s.id + ": " + L.raw(lesson_key(t, s) + ".title") + "\n" + pytorch_line(t, L, s, true) + "\n\n";
+            out +=
+                "# " + s.id + ": " + L.raw(lesson_key(t, s) + ".title") + "\n" + pytorch_line(t, L, s, true) + "\n\n";
         }
     }
     for (const step& s : b)
@@ -290,7 +298,7 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     const kv_config& c = r.config;
     std::string out = preamble(c.type, L, "kv-cache");
     vars v = {{"p", std::to_string(c.prompt_len)}, {"t", std::to_string(c.steps)}, {"total", std::to_string(c.total())},
-              {"d", std::to_string(c.d_model)},    {"h", std::to_string(c.heads)},  {"g", std::to_string(c.kv_heads)},
+              {"d", std::to_string(c.d_model)},    {"h", std::to_string(c.heads)}, {"g", std::to_string(c.kv_heads)},
               {"d_head", std::to_string(c.d_head)}};
     out += L.text("kvcache.pytorch.dims", v) + "\ntorch.set_grad_enabled(False)\n\n";
     out += comment(L.raw("python.inputs")) + "\n";
@@ -326,14 +334,18 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
             out += rope("q", pos) + rope("k", pos);
         }
         const std::string rows = std::to_string(s.count);
-        out += fmt::format("check(\"{} q\", q.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.q)));
-        out += fmt::format("check(\"{} k\", k.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.k)));
-        out += fmt::format("check(\"{} v\", v.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows, python_list(as_tensor(s.v)));
+        out += fmt::format("check(\"{} q\", q.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
+                           python_list(as_tensor(s.q)));
+        out += fmt::format("check(\"{} k\", k.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
+                           python_list(as_tensor(s.k)));
+        out += fmt::format("check(\"{} v\", v.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
+                           python_list(as_tensor(s.v)));
         out += L.text(s.prefill ? "kvcache.pytorch.prefill_cache" : "kvcache.pytorch.append", sv) + "\n";
         out += L.text("kvcache.pytorch.attend", sv) + "\n";
         tensor w = xt::empty<double>({std::size_t{1}, c.heads, s.count, L_after});
         for (std::size_t hh = 0; hh < c.heads; ++hh)
-            std::copy(s.weights[hh].begin(), s.weights[hh].end(), w.begin() + static_cast<long>(hh * s.count * L_after));
+            std::copy(s.weights[hh].begin(), s.weights[hh].end(),
+                      w.begin() + static_cast<long>(hh * s.count * L_after));
         out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(w));
         out += L.text("kvcache.pytorch.output", sv) + "\n";
         out += fmt::format("check(\"{} output\", output, tensor({}))\n\n", id, python_list(as_tensor(s.output)));

@@ -71,8 +71,12 @@ void text(std::string& out, const char* cls, int x, int y, int fs, const char* a
           bool up = false, const char* extra = "") {
     auto it = std::back_inserter(out);
     if (up) fmt::format_to(it, R"~(<text class="{}" transform="translate({},{}) rotate(-90)")~", cls, x, y);
-    else fmt::format_to(it, R"(<text class="{}" x="{}" y="{}")", cls, x, y);
-    fmt::format_to(it, R"( font-size="{}" text-anchor="{}"{}>{}</text>)" "\n", fs, anchor, extra, xml_escape(s));
+    else
+        fmt::format_to(it, R"(<text class="{}" x="{}" y="{}")", cls, x, y);
+    fmt::format_to(it,
+                   R"( font-size="{}" text-anchor="{}"{}>{}</text>)"
+                   "\n",
+                   fs, anchor, extra, xml_escape(s));
 }
 
 // The caller's labels, checked against the count, or `prefix` + 0, 1, ...
@@ -92,7 +96,9 @@ std::string weights_svg(const xt::xarray<double>& weights, const svg_options& op
     // pass 1: shape and labels
     const std::size_t rank = weights.dimension();
     if (rank != 2 && rank != 3)
-        throw std::invalid_argument("weights_svg: expected [h, n, m] or [n, m], got " + shape_str(std::vector<std::size_t>(weights.shape().begin(), weights.shape().end())));
+        throw std::invalid_argument(
+            "weights_svg: expected [h, n, m] or [n, m], got " +
+            shape_str(std::vector<std::size_t>(weights.shape().begin(), weights.shape().end())));
     const int h = rank == 3 ? static_cast<int>(weights.shape(0)) : 1;
     const int n = static_cast<int>(weights.shape(rank - 2)), m = static_cast<int>(weights.shape(rank - 1));
     auto at = [&](int k, int i, int j) { return rank == 3 ? weights(k, i, j) : weights(i, j); };
@@ -142,32 +148,47 @@ std::string weights_svg(const xt::xarray<double>& weights, const svg_options& op
     const int per_row = std::min(h, 4), panel_rows = (h + 3) / 4;
     const int bar_x = margin + per_row * (panel_w + gap), bar_y = top + grid_top, bar_w = 16;
     const int bar_h = std::clamp(grid_h, 120, 400);
-    const int width = std::max(bar_x + bar_w + 6 + text_w("0.75", fs_tick), margin + text_w(opt.title, fs_title)) + margin;
+    const int width =
+        std::max(bar_x + bar_w + 6 + text_w("0.75", fs_tick), margin + text_w(opt.title, fs_title)) + margin;
     const int height =
         std::max(top + panel_rows * (panel_h + gap) - gap, bar_y + bar_h + (any_nan ? 30 : mid(fs_tick))) + margin;
 
     // pass 4: emit
     std::string out;
     auto it = std::back_inserter(out);
-    out += R"(<?xml version="1.0" encoding="UTF-8"?>)" "\n";
+    out += R"(<?xml version="1.0" encoding="UTF-8"?>)"
+           "\n";
     fmt::format_to(it,
                    R"(<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{0}" height="{1}" )"
-                   R"(viewBox="0 0 {0} {1}" font-family="sans-serif">)" "\n",
+                   R"(viewBox="0 0 {0} {1}" font-family="sans-serif">)"
+                   "\n",
                    width, height);
     if (!opt.title.empty()) out += "<title>" + xml_escape(opt.title) + "</title>\n";
-    out += "<defs>\n"
-           R"(<pattern id="nan-hatch" patternUnits="userSpaceOnUse" width="6" height="6">)"
-           R"(<path d="M-1,1 L1,-1 M0,6 L6,0 M5,7 L7,5" stroke="#6e6e6e" stroke-width="1"/></pattern>)" "\n"
-           R"(<linearGradient id="ramp" x1="0" y1="1" x2="0" y2="0">)" "\n";
+    out +=
+        "<defs>\n"
+        R"(<pattern id="nan-hatch" patternUnits="userSpaceOnUse" width="6" height="6">)"
+        R"(<path d="M-1,1 L1,-1 M0,6 L6,0 M5,7 L7,5" stroke="#6e6e6e" stroke-width="1"/></pattern>)"
+        "\n"
+        R"(<linearGradient id="ramp" x1="0" y1="1" x2="0" y2="0">)"
+        "\n";
     for (int s = 0; s <= ramp_last; ++s)
-        fmt::format_to(it, R"(<stop offset="{:.3f}" stop-color="{}"/>)" "\n", double(s) / ramp_last, hex(ramp[s]));
+        fmt::format_to(it,
+                       R"(<stop offset="{:.3f}" stop-color="{}"/>)"
+                       "\n",
+                       double(s) / ramp_last, hex(ramp[s]));
     out += "</linearGradient>\n</defs>\n";
-    fmt::format_to(it, R"(<rect width="{}" height="{}" fill="#ffffff"/>)" "\n", width, height);
-    if (!opt.title.empty()) text(out, "title", margin, margin + fs_title, fs_title, "start", opt.title, false, R"( font-weight="bold")");
+    fmt::format_to(it,
+                   R"(<rect width="{}" height="{}" fill="#ffffff"/>)"
+                   "\n",
+                   width, height);
+    if (!opt.title.empty())
+        text(out, "title", margin, margin + fs_title, fs_title, "start", opt.title, false, R"( font-weight="bold")");
 
     for (int k = 0; k < h; ++k) {
-        fmt::format_to(it, R"~(<g class="head" transform="translate({},{})">)~" "\n", margin + (k % 4) * (panel_w + gap),
-                       top + (k / 4) * (panel_h + gap));
+        fmt::format_to(it,
+                       R"~(<g class="head" transform="translate({},{})">)~"
+                       "\n",
+                       margin + (k % 4) * (panel_w + gap), top + (k / 4) * (panel_h + gap));
         text(out, "head-title", centre(text_w(heads[k], fs_head)), fs_head, fs_head, "middle", heads[k], false,
              R"( font-weight="bold")");
         for (int i = 0; i < n; ++i)
@@ -175,23 +196,31 @@ std::string weights_svg(const xt::xarray<double>& weights, const svg_options& op
                 const double v = at(k, i, j);
                 const rgb c = colour_of(v);
                 const int x = grid_left + j * cell, y = grid_top + i * cell;
-                fmt::format_to(it, R"(<rect class="cell" x="{}" y="{}" width="{}" height="{}" fill="{}"/>)" "\n", x, y,
-                               cell, cell, hex(c));
+                fmt::format_to(it,
+                               R"(<rect class="cell" x="{}" y="{}" width="{}" height="{}" fill="{}"/>)"
+                               "\n",
+                               x, y, cell, cell, hex(c));
                 if (std::isnan(v))
-                    fmt::format_to(it, R"~(<rect class="nan" x="{}" y="{}" width="{}" height="{}" fill="url(#nan-hatch)"/>)~" "\n",
-                                   x, y, cell, cell);
+                    fmt::format_to(
+                        it,
+                        R"~(<rect class="nan" x="{}" y="{}" width="{}" height="{}" fill="url(#nan-hatch)"/>)~"
+                        "\n",
+                        x, y, cell, cell);
                 if (values)
-                    text(out, "value", x + cell / 2, y + cell / 2 + mid(fs_value), fs_value, "middle", format_number(v, 2),
-                         false, is_light(c) ? R"( fill="#1a1a1a")" : R"( fill="#ffffff")");
+                    text(out, "value", x + cell / 2, y + cell / 2 + mid(fs_value), fs_value, "middle",
+                         format_number(v, 2), false, is_light(c) ? R"( fill="#1a1a1a")" : R"( fill="#ffffff")");
             }
-        fmt::format_to(it, R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#555555" stroke-width="1"/>)" "\n",
+        fmt::format_to(it,
+                       R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#555555" stroke-width="1"/>)"
+                       "\n",
                        grid_left, grid_top, grid_w, grid_h);
         for (int i = 0; i < n; i += row_step)
             text(out, "tick", grid_left - 5, grid_top + i * cell + cell / 2 + mid(fs_tick), fs_tick, "end", rows[i]);
         for (int j = 0; j < m; j += col_step) {
             const int cx = grid_left + j * cell + cell / 2;
             if (cols_up) text(out, "tick", cx + mid(fs_tick), grid_bottom + 5, fs_tick, "end", cols[j], true);
-            else text(out, "tick", cx, grid_bottom + 5 + fs_tick, fs_tick, "middle", cols[j]);
+            else
+                text(out, "tick", cx, grid_bottom + 5 + fs_tick, fs_tick, "middle", cols[j]);
         }
         text(out, "axis", fs_axis, grid_top + grid_h / 2, fs_axis, "middle", opt.row_axis, true);
         text(out, "axis", centre(text_w(opt.col_axis, fs_axis)), col_axis_y, fs_axis, "middle", opt.col_axis);
@@ -199,20 +228,31 @@ std::string weights_svg(const xt::xarray<double>& weights, const svg_options& op
     }
 
     // The shared colour bar: 1 at the top; a hatched "nan" swatch below it when there are NaNs.
-    fmt::format_to(it, R"~(<g class="colorbar" transform="translate({},{})">)~" "\n", bar_x, bar_y);
-    fmt::format_to(it, R"~(<rect x="0" y="0" width="{}" height="{}" fill="url(#ramp)" stroke="#555555" stroke-width="1"/>)~" "\n",
+    fmt::format_to(it,
+                   R"~(<g class="colorbar" transform="translate({},{})">)~"
+                   "\n",
+                   bar_x, bar_y);
+    fmt::format_to(it,
+                   R"~(<rect x="0" y="0" width="{}" height="{}" fill="url(#ramp)" stroke="#555555" stroke-width="1"/>)~"
+                   "\n",
                    bar_w, bar_h);
     const char* ticks[] = {"0", "0.25", "0.5", "0.75", "1"};
     for (int t = 0; t <= 4; ++t) {
         const int y = bar_h - bar_h * t / 4;
-        fmt::format_to(it, R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#555555" stroke-width="1"/>)" "\n", bar_w, y,
-                       bar_w + 4);
+        fmt::format_to(it,
+                       R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#555555" stroke-width="1"/>)"
+                       "\n",
+                       bar_w, y, bar_w + 4);
         text(out, "tick", bar_w + 6, y + mid(fs_tick), fs_tick, "start", ticks[t]);
     }
     if (any_nan) {
-        fmt::format_to(it, R"(<rect x="0" y="{0}" width="{1}" height="16" fill="{2}"/>)" "\n"
-                           R"~(<rect x="0" y="{0}" width="{1}" height="16" fill="url(#nan-hatch)" stroke="#555555" stroke-width="1"/>)~" "\n",
-                       bar_h + 14, bar_w, hex(nan_grey));
+        fmt::format_to(
+            it,
+            R"(<rect x="0" y="{0}" width="{1}" height="16" fill="{2}"/>)"
+            "\n"
+            R"~(<rect x="0" y="{0}" width="{1}" height="16" fill="url(#nan-hatch)" stroke="#555555" stroke-width="1"/>)~"
+            "\n",
+            bar_h + 14, bar_w, hex(nan_grey));
         text(out, "tick", bar_w + 6, bar_h + 22 + mid(fs_tick), fs_tick, "start", "nan");
     }
     out += "</g>\n</svg>\n";

@@ -9,10 +9,10 @@
 namespace attn {
 
 struct svg_options {
-    std::string title;                       // e.g. "attention weights, batch item 0"
-    std::vector<std::string> query_labels;   // n labels for rows (empty: 0, 1, ...)
-    std::vector<std::string> key_labels;     // m labels for columns (empty: 0, 1, ...)
-    std::vector<std::string> head_titles;    // one per head (empty: "head 0", "head 1", ...)
+    std::string title;  // e.g. "attention weights, batch item 0"
+    std::vector<std::string> query_labels;  // n labels for rows (empty: 0, 1, ...)
+    std::vector<std::string> key_labels;  // m labels for columns (empty: 0, 1, ...)
+    std::vector<std::string> head_titles;  // one per head (empty: "head 0", "head 1", ...)
     std::string row_axis = "query", col_axis = "key";  // axis titles
 };
 

@@ -153,14 +153,15 @@ struct writer {
         s.highlight_against = b.against.empty() ? nullptr : &b.against;
         bool elided = false;
         lines_t out = format_matrix(b.values, s, &elided);
-        const std::string title = b.show_shape ? fmt::format("{} {}", b.title, shape_str(b.values.rows(), b.values.cols()))
-                                               : b.title;
+        const std::string title =
+            b.show_shape ? fmt::format("{} {}", b.title, shape_str(b.values.rows(), b.values.cols())) : b.title;
         if (!title.empty()) {  // a long title (a variant's name) wraps above the matrix
             const lines_t ts = wrap(title, o.width > 20 ? o.width : 20, "  ");
             for (std::size_t i = ts.size(); i-- > 0;) out.insert(out.begin(), paint_text(ts[i], b.style));
         }
         if (elided)
-            for (const auto& l : wrap(d.ui.elided, text_width() - 2)) out.push_back(paint("  " + l, style::dim, o.color));
+            for (const auto& l : wrap(d.ui.elided, text_width() - 2))
+                out.push_back(paint("  " + l, style::dim, o.color));
         return out;
     }
 
@@ -295,7 +296,8 @@ struct writer {
             for (const auto& l : format_row(b.header, nullptr))
                 out.push_back(paint(l, b.groups.empty() ? style::bold : style::label, o.color));
         for (std::size_t i = 0; i < b.rows.size(); ++i)
-            for (const auto& l : format_row(b.rows[i], i < b.cell_tones.size() ? &b.cell_tones[i] : nullptr)) out.push_back(l);
+            for (const auto& l : format_row(b.rows[i], i < b.cell_tones.size() ? &b.cell_tones[i] : nullptr))
+                out.push_back(l);
         return out;
     }
 
@@ -310,7 +312,8 @@ struct writer {
         const std::size_t room = text_width() > w + 4 ? text_width() - w - 4 : 0;
         bool stacked = room < 12;
         for (const auto& kv : b.pairs)
-            for (const auto& l : wrap(kv.second, std::max<std::size_t>(room, 12))) stacked = stacked || display_width(l) > room;
+            for (const auto& l : wrap(kv.second, std::max<std::size_t>(room, 12)))
+                stacked = stacked || display_width(l) > room;
         for (const auto& kv : b.pairs) {
             if (stacked) {
                 out.push_back("  " + kv.first);
@@ -342,7 +345,8 @@ struct writer {
         const writer in{d, inner};
         lines_t out, band;
         const std::size_t n = b.children.size();
-        const std::size_t share = n ? (o.width > 2 + b.gap_columns * (n - 1) ? (o.width - 2 - b.gap_columns * (n - 1)) / n : 10) : 0;
+        const std::size_t share =
+            n ? (o.width > 2 + b.gap_columns * (n - 1) ? (o.width - 2 - b.gap_columns * (n - 1)) / n : 10) : 0;
         for (const block& c : b.children) {
             const lines_t child = c.kind == kind::chart ? in.chart(c, share) : in.render(c);
             if (band.empty()) {

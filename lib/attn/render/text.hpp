@@ -12,9 +12,9 @@ namespace attn {
 
 struct text_options {
     bool color = false;
-    std::size_t width = 80;   // terminal columns
-    std::size_t height = 0;   // terminal rows (0 = unknown: a pipe; 40 is assumed)
-    bool full = false;        // never elide matrices
+    std::size_t width = 80;  // terminal columns
+    std::size_t height = 0;  // terminal rows (0 = unknown: a pipe; 40 is assumed)
+    bool full = false;  // never elide matrices
 };
 
 std::vector<std::string> render_text(const doc::document& d, const text_options& o);

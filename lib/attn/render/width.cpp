@@ -16,14 +16,15 @@ struct range {
 
 template <std::size_t N>
 bool in(const range (&table)[N], char32_t c) {
-    const range* it = std::upper_bound(std::begin(table), std::end(table), c,
-                                       [](char32_t v, const range& r) { return v < r.lo; });
+    const range* it =
+        std::upper_bound(std::begin(table), std::end(table), c, [](char32_t v, const range& r) { return v < r.lo; });
     return it != std::begin(table) && c <= std::prev(it)->hi;
 }
 
 // Zero columns: combining marks (general categories Mn and Me of the scripts a learner is likely
 // to type), zero-width spaces and joiners, bidi controls, variation selectors, hangul medial and
 // final jamo, the byte order mark.
+// clang-format off
 const range zero_width[] = {
     {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
     {0x05C4, 0x05C5}, {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670},
@@ -58,7 +59,9 @@ const range wide[] = {
     {0x1FA80, 0x1FA88}, {0x1FA90, 0x1FABD}, {0x1FABF, 0x1FAC5}, {0x1FACE, 0x1FADB}, {0x1FAE0, 0x1FAE8},
     {0x1FAF0, 0x1FAF8}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
 };
+// clang-format on
 
+// clang-format off
 // No line starts with these (closing brackets and quotes, stops, commas, colons, iteration marks).
 bool no_break_before(char32_t c) {
     switch (c) {
@@ -85,6 +88,7 @@ bool no_break_after(char32_t c) {
             return false;
     }
 }
+// clang-format on
 
 // Decodes the character at s[i] (invalid bytes decode as U+FFFD, one byte each); advances i.
 char32_t next_char(const std::string& s, std::size_t& i) {
@@ -133,8 +137,8 @@ bool is_cjk(char32_t c) { return in(wide, c) && !(c >= 0x1F000 && c <= 0x1FAFF);
 char32_t char_at(const std::string& s, std::size_t i) { return i < s.size() ? next_char(s, i) : 0; }
 
 bool cjk_break(char32_t before, char32_t after) {
-    return before != 0 && (is_cjk(before) || is_cjk(after)) && !no_break_before(after) &&
-           !no_break_after(before) && char_width(after) != 0;
+    return before != 0 && (is_cjk(before) || is_cjk(after)) && !no_break_before(after) && !no_break_after(before) &&
+        char_width(after) != 0;
 }
 
 std::size_t display_width(const std::string& s) {
@@ -168,8 +172,8 @@ std::string cut_to_width(const std::string& s, std::size_t width) {
 std::vector<text_unit> break_units(const std::string& line) {
     std::vector<text_unit> units;
     text_unit cur;
-    bool space = false;      // a space since the last unit ended
-    char32_t prev = 0;       // the last character of `cur`
+    bool space = false;  // a space since the last unit ended
+    char32_t prev = 0;  // the last character of `cur`
     auto push = [&] {
         if (!cur.text.empty()) units.push_back(cur);
         cur = text_unit{};
@@ -198,8 +202,7 @@ std::vector<text_unit> break_units(const std::string& line) {
     return units;
 }
 
-std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width,
-                                    std::size_t width) {
+std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width, std::size_t width) {
     std::vector<std::string> out;
     std::string cur;
     std::size_t cur_w = 0;

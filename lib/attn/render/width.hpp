@@ -40,8 +40,7 @@ std::vector<text_unit> break_units(const std::string& line);
 
 // Greedy fill of units into lines of at most `width` columns (a unit wider than that gets a line of
 // its own). The first line has `first_width` columns, the rest `width`.
-std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width,
-                                    std::size_t width);
+std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width, std::size_t width);
 
 // Joins two source lines of one paragraph: with a space, unless the join falls between two CJK
 // characters (Chinese source text may be broken anywhere; a space there would show).

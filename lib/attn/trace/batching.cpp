@@ -53,13 +53,15 @@ double decimal(const std::string& s) {
 
 std::vector<std::size_t> parse_length_list(const std::string& s) {
     if (static_cast<std::int64_t>(std::count(s.begin(), s.end(), ',')) >= batching_max_count)
-        throw error(fmt::format("--lengths has more than {} sequences: use fewer, or --count N --dist …", batching_max_count));
+        throw error(
+            fmt::format("--lengths has more than {} sequences: use fewer, or --count N --dist …", batching_max_count));
     std::vector<std::size_t> out;
     for (const std::string& part : split(s, ',')) {
         const std::int64_t v = whole(part);
         if (v < 1 || v > batching_max_len)
-            throw error(fmt::format("--lengths: {} is not a length: give whole numbers from 1 to {}, e.g. --lengths 12,40,7",
-                                    quoted(part), batching_max_len));
+            throw error(
+                fmt::format("--lengths: {} is not a length: give whole numbers from 1 to {}, e.g. --lengths 12,40,7",
+                            quoted(part), batching_max_len));
         out.push_back(static_cast<std::size_t>(v));
     }
     return out;
@@ -76,10 +78,12 @@ std::vector<std::size_t> parse_buckets(const std::string& s) {
     for (const std::string& part : parts) {
         const std::int64_t v = whole(part);
         if (v < 1 || v > batching_max_len)
-            throw error(fmt::format("--buckets: {} is not a boundary: give whole numbers from 1 to {}, e.g. --buckets 64,128,256",
-                                    quoted(part), batching_max_len));
+            throw error(fmt::format(
+                "--buckets: {} is not a boundary: give whole numbers from 1 to {}, e.g. --buckets 64,128,256",
+                quoted(part), batching_max_len));
         if (!out.empty() && static_cast<std::size_t>(v) <= out.back())
-            throw error(fmt::format("--buckets must increase: {} comes after {}, e.g. --buckets 64,128,256", v, out.back()));
+            throw error(
+                fmt::format("--buckets must increase: {} comes after {}, e.g. --buckets 64,128,256", v, out.back()));
         out.push_back(static_cast<std::size_t>(v));
     }
     return out;
@@ -101,10 +105,12 @@ std::vector<std::size_t> parse_lengths_text(const std::string& text, const std::
                 const std::string word = line.substr(p, q - p);
                 const std::int64_t v = whole(word);
                 if (v < 1 || v > batching_max_len)
-                    throw error(fmt::format("{} line {}: {} is not a length: give whole numbers from 1 to {}, one a line",
-                                            where, line_no, quoted(word), batching_max_len));
+                    throw error(
+                        fmt::format("{} line {}: {} is not a length: give whole numbers from 1 to {}, one a line",
+                                    where, line_no, quoted(word), batching_max_len));
                 if (static_cast<std::int64_t>(out.size()) >= batching_max_count)
-                    throw error(fmt::format("{} has more than {} lengths: use a shorter file", where, batching_max_count));
+                    throw error(
+                        fmt::format("{} has more than {} lengths: use a shorter file", where, batching_max_count));
                 out.push_back(static_cast<std::size_t>(v));
             }
             p = q;
@@ -121,11 +127,14 @@ batching_config validate_batching(const batching_request& r) {
     batching_config c;
     c.seed = r.seed;
     if (r.batch < 1 || r.batch > batching_max_batch)
-        throw error(fmt::format("--batch {} is out of range: give a batch size B from 1 to {}", r.batch, batching_max_batch));
+        throw error(
+            fmt::format("--batch {} is out of range: give a batch size B from 1 to {}", r.batch, batching_max_batch));
     if (r.d_model < 1 || r.d_model > batching_max_d_model)
-        throw error(fmt::format("--d-model {} is out of range: give a width from 1 to {}", r.d_model, batching_max_d_model));
+        throw error(
+            fmt::format("--d-model {} is out of range: give a width from 1 to {}", r.d_model, batching_max_d_model));
     if (r.heads < 1 || r.heads > r.d_model || r.d_model % r.heads != 0)
-        throw error(fmt::format("--heads {} must divide --d-model {}: each head takes d_model / h columns", r.heads, r.d_model));
+        throw error(fmt::format("--heads {} must divide --d-model {}: each head takes d_model / h columns", r.heads,
+                                r.d_model));
     c.batch = static_cast<std::size_t>(r.batch);
     c.dims.d_model = static_cast<std::size_t>(r.d_model);
     c.dims.heads = static_cast<std::size_t>(r.heads);
@@ -134,7 +143,8 @@ batching_config validate_batching(const batching_request& r) {
 
     if (!r.lengths.empty()) {
         if (!r.dist.empty()) throw error("give --lengths or --dist, not both");
-        if (r.count_given) throw error("--count goes with --dist uniform or lognormal: --lengths already lists the sequences");
+        if (r.count_given)
+            throw error("--count goes with --dist uniform or lognormal: --lengths already lists the sequences");
         c.lengths = parse_length_list(r.lengths);
         c.source = "lengths";
         return c;
@@ -144,14 +154,18 @@ batching_config validate_batching(const batching_request& r) {
     const std::size_t colon = spec.find(':');
     const std::string kind = spec.substr(0, colon), args = colon == std::string::npos ? "" : spec.substr(colon + 1);
     if (kind == "file") {
-        if (r.count_given) throw error("--count goes with --dist uniform or lognormal: a file lists the sequences itself");
-        if (args.empty()) throw error("--dist file:PATH needs a path, e.g. --dist file:lengths.txt (one length a line)");
-        c.lengths = parse_lengths_text(read_text_file(args, batching_max_file_bytes, "--dist file:" + args), "--dist file:" + args);
+        if (r.count_given)
+            throw error("--count goes with --dist uniform or lognormal: a file lists the sequences itself");
+        if (args.empty())
+            throw error("--dist file:PATH needs a path, e.g. --dist file:lengths.txt (one length a line)");
+        c.lengths = parse_lengths_text(read_text_file(args, batching_max_file_bytes, "--dist file:" + args),
+                                       "--dist file:" + args);
         c.source = "file";
         return c;
     }
     if (r.count < 1 || r.count > batching_max_count)
-        throw error(fmt::format("--count {} is out of range: draw from 1 to {} sequences", r.count, batching_max_count));
+        throw error(
+            fmt::format("--count {} is out of range: draw from 1 to {} sequences", r.count, batching_max_count));
     const std::size_t count = static_cast<std::size_t>(r.count);
     const std::vector<std::string> nums = split(args, ',');
     if (kind == "uniform") {
@@ -164,11 +178,13 @@ batching_config validate_batching(const batching_request& r) {
         return c;
     }
     if (kind == "lognormal") {
-        const double mu = nums.size() == 2 ? decimal(nums[0]) : std::nan(""), sigma = nums.size() == 2 ? decimal(nums[1]) : std::nan("");
+        const double mu = nums.size() == 2 ? decimal(nums[0]) : std::nan(""),
+                     sigma = nums.size() == 2 ? decimal(nums[1]) : std::nan("");
         if (!(mu >= 0 && mu <= 14 && sigma >= 0 && sigma <= 3))
-            throw error(fmt::format("--dist {}: lognormal:mu,sigma needs 0 ≤ mu ≤ 14 and 0 ≤ sigma ≤ 3 (lengths exp(mu + sigma·z)), "
-                                    "e.g. lognormal:5.5,0.6",
-                                    quoted(spec)));
+            throw error(fmt::format(
+                "--dist {}: lognormal:mu,sigma needs 0 ≤ mu ≤ 14 and 0 ≤ sigma ≤ 3 (lengths exp(mu + sigma·z)), "
+                "e.g. lognormal:5.5,0.6",
+                quoted(spec)));
         c.lengths = sample_lognormal(count, mu, sigma, static_cast<std::size_t>(batching_max_len), r.seed);
         c.source = "lognormal";
         return c;
@@ -227,7 +243,8 @@ packed_check run_check(const batching_config& c, const batch_step& first) {
     for (std::size_t s = 0; s < seqs; ++s) {
         const std::size_t l = c.lengths[first.items[s]];
         // l · limit / total, in integers (total ≤ 8 · 2^20 and limit 256: no overflow)
-        k.lengths.push_back(total <= batching_live_tokens ? l : std::max<std::size_t>(1, l * batching_live_tokens / total));
+        k.lengths.push_back(total <= batching_live_tokens ? l
+                                                          : std::max<std::size_t>(1, l * batching_live_tokens / total));
     }
     k.trimmed = total > batching_live_tokens || seqs < first.items.size();
     k.cu_seqlens = cu_seqlens(k.lengths);
@@ -239,9 +256,9 @@ packed_check run_check(const batching_config& c, const batch_step& first) {
     rng g(c.seed);
     const double w_scale = 1.0 / std::sqrt(static_cast<double>(d));  // keeps q·k/√d_h of order 1
     const matrix<float> w_q = randn(d, d, g, w_scale), w_k = randn(d, d, g, w_scale), w_v = randn(d, d, g, w_scale);
-    const matrix<float> x = randn(n, d, g, 1.0);                      // [Σℓ, d]: the sequences one after another
+    const matrix<float> x = randn(n, d, g, 1.0);  // [Σℓ, d]: the sequences one after another
     const matrix<float> packed = multihead_masked(x, w_q, w_k, w_v, k.heads, k.blocked);  // [Σℓ, d]
-    const matrix<float> unmasked = multihead_masked(x, w_q, w_k, w_v, k.heads, {});        // [Σℓ, d]
+    const matrix<float> unmasked = multihead_masked(x, w_q, w_k, w_v, k.heads, {});  // [Σℓ, d]
     for (std::size_t s = 0; s < k.lengths.size(); ++s) {
         const std::size_t a = k.cu_seqlens[s], l = k.lengths[s];
         matrix<float> xs = xt::empty<float>({l, d});  // [ℓ_s, d]: sequence s alone
@@ -252,7 +269,8 @@ packed_check run_check(const batching_config& c, const batch_step& first) {
         for (std::size_t i = 0; i < l; ++i)
             for (std::size_t j = 0; j < d; ++j) {
                 diff = std::max(diff, std::fabs(static_cast<double>(packed(a + i, j)) - alone(i, j)));
-                k.unmasked_diff = std::max(k.unmasked_diff, std::fabs(static_cast<double>(unmasked(a + i, j)) - alone(i, j)));
+                k.unmasked_diff =
+                    std::max(k.unmasked_diff, std::fabs(static_cast<double>(unmasked(a + i, j)) - alone(i, j)));
             }
         k.per_sequence.push_back(diff);
         k.max_diff = std::max(k.max_diff, diff);
@@ -266,7 +284,8 @@ batching_report run_batching(const batching_config& c) {
     batching_report r;
     r.config = c;
     r.padding = cost_of(strategy::padding, form_padding(c.lengths, c.batch, c.seed), c.lengths, c.dims);
-    r.bucketing = cost_of(strategy::bucketing, form_bucketing(c.lengths, c.batch, c.buckets, c.seed), c.lengths, c.dims);
+    r.bucketing =
+        cost_of(strategy::bucketing, form_bucketing(c.lengths, c.batch, c.buckets, c.seed), c.lengths, c.dims);
     r.packing = cost_of(strategy::packing, form_packing(c.lengths, c.batch, c.seed), c.lengths, c.dims);
     r.buckets = bucket_rows(c, r.bucketing);
     // The first packed row that holds two sequences or more (a row of one has nothing to keep apart).

@@ -21,20 +21,20 @@ struct bench_request {
 
 struct bench_row {
     std::size_t n = 0, d = 0;
-    std::string impl;          // reference | full | tiled | tiled-causal | tiled-window
+    std::string impl;  // reference | full | tiled | tiled-causal | tiled-window
     double ms = 0, gflops = 0;
     std::size_t extra_bytes = 0;
     double max_diff = 0;
     bool reference_subset = false;  // max_diff over a subset of rows / ms extrapolated from a subset
-    std::size_t window = 0;    // tiled-window: W
-    double ratio = 0;          // tiled-causal, tiled-window: ms / the dense tiled row's ms, same n
+    std::size_t window = 0;  // tiled-window: W
+    double ratio = 0;  // tiled-causal, tiled-window: ms / the dense tiled row's ms, same n
 };
 
 struct bench_report {
     std::size_t d = 64, repeat = 5, threads = 1, block_rows = 0, block_cols = 0, window = 256;
     bool avx2 = false;
-    double peak_gflops = 0;       // the best of the peak measurements taken between the kernels
-    bool busy = false;            // a kernel measured faster than the peak: the machine was busy
+    double peak_gflops = 0;  // the best of the peak measurements taken between the kernels
+    bool busy = false;  // a kernel measured faster than the peak: the machine was busy
     std::vector<bench_row> rows;
 };
 

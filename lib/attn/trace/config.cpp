@@ -56,8 +56,8 @@ std::vector<std::size_t> pattern_numbers(const std::string& spec, const std::str
         out.push_back(static_cast<std::size_t>(v));
     }
     if (out.size() != want || (!args.empty() && args.back() == ','))
-        throw error(fmt::format("--mask {}: {} takes {} number(s): write {}", spec, spec.substr(0, spec.find(':')), want,
-                                usage));
+        throw error(fmt::format("--mask {}: {} takes {} number(s): write {}", spec, spec.substr(0, spec.find(':')),
+                                want, usage));
     return out;
 }
 }  // namespace
@@ -79,8 +79,9 @@ mask_pattern parse_pattern(const std::string& s) {
         const auto v = pattern_numbers(s, args, 1, usage);
         p.kind = name == "window" ? pattern_kind::window : pattern_kind::local;
         p.window = v[0];
-        positive(p.window, name == "window" ? "the window W (query i sees keys i-W+1 … i)"
-                                            : "the half-width W (query i sees keys i-W … i+W)");
+        positive(p.window,
+                 name == "window" ? "the window W (query i sees keys i-W+1 … i)"
+                                  : "the half-width W (query i sees keys i-W … i+W)");
     } else if (name == "global") {
         const auto v = pattern_numbers(s, args, 2, "global:G,W, e.g. global:1,2");
         p.kind = pattern_kind::global, p.globals = v[0], p.window = v[1];
@@ -100,9 +101,10 @@ mask_pattern parse_pattern(const std::string& s) {
         p.kind = pattern_kind::bigbird, p.block = v[0], p.random = v[1], p.globals = v[2];
         positive(p.block, "the block size B");
     } else {
-        throw error(fmt::format("unknown mask '{}': use none, causal, window:W, local:W, global:G,W, dilated:W,D, "
-                                "block:B or bigbird:B,R,G",
-                                s));
+        throw error(
+            fmt::format("unknown mask '{}': use none, causal, window:W, local:W, global:G,W, dilated:W,D, "
+                        "block:B or bigbird:B,R,G",
+                        s));
     }
     return p;
 }
@@ -113,27 +115,30 @@ void check_pattern(const mask_pattern& p, std::size_t n, std::size_t m) {
         throw error(fmt::format("--mask {}: G = {} global tokens but the sequence has n = {}: G must be at most n", s,
                                 p.globals, n));
     if (p.kind == pattern_kind::block && p.block > n)
-        throw error(fmt::format("--mask {}: the block size B = {} is larger than n = {}: B must be at most n", s, p.block,
-                                n));
+        throw error(
+            fmt::format("--mask {}: the block size B = {} is larger than n = {}: B must be at most n", s, p.block, n));
     if (p.kind == pattern_kind::bigbird) {
         if (n != m)
-            throw error(fmt::format("--mask {}: BigBird blocks queries and keys alike, so it needs n = m (self-attention)",
-                                    s));
+            throw error(
+                fmt::format("--mask {}: BigBird blocks queries and keys alike, so it needs n = m (self-attention)", s));
         if (n % p.block != 0)
-            throw error(fmt::format("--mask {}: n = {} is not a multiple of the block size B = {}: BigBird works in "
-                                    "whole blocks; use n = {}",
-                                    s, n, p.block, (n / p.block + 1) * p.block));
+            throw error(
+                fmt::format("--mask {}: n = {} is not a multiple of the block size B = {}: BigBird works in "
+                            "whole blocks; use n = {}",
+                            s, n, p.block, (n / p.block + 1) * p.block));
         if (p.globals > n / p.block)
-            throw error(fmt::format("--mask {}: G = {} global blocks but there are only n / B = {}: G must be at most n / B",
-                                    s, p.globals, n / p.block));
+            throw error(
+                fmt::format("--mask {}: G = {} global blocks but there are only n / B = {}: G must be at most n / B", s,
+                            p.globals, n / p.block));
     }
 }
 
 void refuse_sparse(const mask_pattern& p, const std::string& command) {
     if (p.sparse())
-        throw error(fmt::format("{} takes --mask none or causal only, not {}: the sparse patterns run in step, heads, "
-                                "grad, mask, flash, kv-cache (window) and cost",
-                                command, spec_text(p)));
+        throw error(
+            fmt::format("{} takes --mask none or causal only, not {}: the sparse patterns run in step, heads, "
+                        "grad, mask, flash, kv-cache (window) and cost",
+                        command, spec_text(p)));
 }
 
 std::string torch_allowed_expr(const mask_pattern& p) {
@@ -144,12 +149,14 @@ std::string torch_allowed_expr(const mask_pattern& p) {
         case pattern_kind::window: return fmt::format("(j <= i) & (j > i - {})", W);
         case pattern_kind::local: return fmt::format("(i - j).abs() <= {}", W);
         case pattern_kind::global: return fmt::format("(i < {0}) | (j < {0}) | ((i - j).abs() <= {1})", G, W);
-        case pattern_kind::dilated: return fmt::format("(j <= i) & ((i - j) % {0} == 0) & ((i - j) // {0} < {1})", D, W);
+        case pattern_kind::dilated:
+            return fmt::format("(j <= i) & ((i - j) % {0} == 0) & ((i - j) // {0} < {1})", D, W);
         case pattern_kind::block: return fmt::format("i // {0} == j // {0}", B);
         case pattern_kind::bigbird:
-            return fmt::format("((i // {0} - j // {0}).abs() <= 1) | (i // {0} < {1}) | (j // {0} < {1}) | "
-                               "rand[i // {0}, j // {0}]",
-                               B, G);
+            return fmt::format(
+                "((i // {0} - j // {0}).abs() <= 1) | (i // {0} < {1}) | (j // {0} < {1}) | "
+                "rand[i // {0}, j // {0}]",
+                B, G);
     }
     return "";
 }
@@ -163,10 +170,8 @@ std::vector<std::string> split_tokens(const std::string& s) {
 
 namespace {
 std::size_t checked_dim(std::int64_t v, const char* flag) {
-    if (v <= 0)
-        throw error(fmt::format("{} must be a positive whole number (got {}): try {} 4", flag, v, flag));
-    if (v > max_dim)
-        throw error(fmt::format("{} {} is too large: the limit is {}", flag, v, max_dim));
+    if (v <= 0) throw error(fmt::format("{} must be a positive whole number (got {}): try {} 4", flag, v, flag));
+    if (v > max_dim) throw error(fmt::format("{} {} is too large: the limit is {}", flag, v, max_dim));
     return static_cast<std::size_t>(v);
 }
 }  // namespace
@@ -185,9 +190,10 @@ step_config validate(const step_request& request) {
         m = find_mistake(r.mistake);
         if (!m) throw error(fmt::format("unknown mistake '{}': valid ids are {}", r.mistake, mistake_ids()));
         if (r.walkthrough && !m->in_step)
-            throw error(fmt::format("mistake '{}' does not fit the single-head walkthrough: run 'attn-explain "
-                                    "mistake {}'",
-                                    r.mistake, r.mistake));
+            throw error(
+                fmt::format("mistake '{}' does not fit the single-head walkthrough: run 'attn-explain "
+                            "mistake {}'",
+                            r.mistake, r.mistake));
         // Each mistake may bring defaults that make its symptom visible.
         if (!r.dims_given && r.load_dir.empty()) {
             if (m->default_seq_len) r.seq_len = m->default_seq_len;
@@ -231,8 +237,11 @@ step_config validate(const step_request& request) {
     c.lengths_text = r.lengths;
     if (r.rope || (m && m->needs_rope)) {
         if (m && !m->needs_rope)
-            throw error("this mistake runs without RoPE: drop --rope (the RoPE ones are rope-wrong-position and rope-style-mismatch)");
-        if (c.cross()) throw error("--rope rotates by position within one sequence: drop --kv-len (cross-attention) or --rope");
+            throw error(
+                "this mistake runs without RoPE: drop --rope (the RoPE ones are rope-wrong-position and "
+                "rope-style-mismatch)");
+        if (c.cross())
+            throw error("--rope rotates by position within one sequence: drop --kv-len (cross-attention) or --rope");
         const rope_config rc = validate_rope({r.rope_style, r.rope_base}, 2, "");
         c.rope = true;
         c.rope_style = rc.style;
@@ -266,7 +275,8 @@ double estimated_elements(const step_config& c) {
     // copy of each and a mistake run keeps a second set.
     const double b = static_cast<double>(c.batch), h = static_cast<double>(c.heads);
     const double m = static_cast<double>(c.keys());
-    const double elements = b * (n * d + m * d + n * dk + m * (dk + dv) + 6 * h * n * m + 3 * n * dv) + d * (2 * dk + 2 * dv);
+    const double elements =
+        b * (n * d + m * d + n * dk + m * (dk + dv) + 6 * h * n * m + 3 * n * dv) + d * (2 * dk + 2 * dv);
     return elements * (c.mistake.empty() ? 1.0 : 2.0);
 }
 
@@ -289,18 +299,21 @@ void check_dimensions(const step_config& c) {
         if (v == 0) throw error("every dimension must be at least 1 (got a 0-sized tensor)");
     const double need = estimated_bytes(c), budget = memory_budget_bytes();
     if (need > budget)
-        throw error(fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of "
-                                "memory, at most 8): choose a smaller --seq-len or d_model",
-                                need / (1u << 30), budget / (1u << 30)));
+        throw error(
+            fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of "
+                        "memory, at most 8): choose a smaller --seq-len or d_model",
+                        need / (1u << 30), budget / (1u << 30)));
     if (c.multihead && c.d_model % c.heads != 0)
         throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors(c.d_model)));
     if (c.rope && c.multihead && (c.d_model / c.heads) % 2 != 0)
-        throw error(fmt::format("--rope needs an even head width, but d_model / heads = {} / {} = {}: RoPE rotates "
-                                "features in pairs; try --heads {}",
-                                c.d_model, c.heads, c.d_model / c.heads, c.heads > 1 ? c.heads / 2 : 1));
+        throw error(
+            fmt::format("--rope needs an even head width, but d_model / heads = {} / {} = {}: RoPE rotates "
+                        "features in pairs; try --heads {}",
+                        c.d_model, c.heads, c.d_model / c.heads, c.heads > 1 ? c.heads / 2 : 1));
     if (c.rope && !c.multihead && c.d_k % 2 != 0)
-        throw error(fmt::format("--rope needs an even --d-k, but it is {}: RoPE rotates features in pairs; try --d-k {}",
-                                c.d_k, c.d_k + 1));
+        throw error(
+            fmt::format("--rope needs an even --d-k, but it is {}: RoPE rotates features in pairs; try --d-k {}", c.d_k,
+                        c.d_k + 1));
     check_pattern(c.pattern, c.seq_len, c.keys());
     if (!c.tokens.empty() && c.tokens.size() != c.seq_len)
         throw error(fmt::format("--tokens gives {} token(s) but seq_len is {}: give one word per position",
@@ -313,7 +326,8 @@ low_precision parse_low_precision(const std::string& s) {
     throw error(fmt::format("unknown low-precision dtype '{}': use float16 or bfloat16", s));
 }
 
-void refuse_unused_files(const std::string& load_dir, const std::vector<std::string>& names, const std::string& command) {
+void refuse_unused_files(const std::string& load_dir, const std::vector<std::string>& names,
+                         const std::string& command) {
     if (load_dir.empty()) return;
     std::string found;
     for (const std::string& n : names) {
@@ -322,8 +336,8 @@ void refuse_unused_files(const std::string& load_dir, const std::vector<std::str
             found += (found.empty() ? "" : ", ") + n + ".npy";
     }
     if (!found.empty())
-        throw error(fmt::format("--load {}: {} would be ignored by {}: load a folder without them", load_dir, found,
-                                command));
+        throw error(
+            fmt::format("--load {}: {} would be ignored by {}: load a folder without them", load_dir, found, command));
 }
 
 }  // namespace attn

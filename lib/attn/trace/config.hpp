@@ -57,21 +57,21 @@ struct step_request {
     std::string dtype = "float32";
     bool dtype_given = false;  // with --load, the files' dtype is used unless --dtype was given
     std::string mask = "none";
-    std::string mistake;       // empty: the correct walkthrough only
-    std::string tokens;        // "the cat sat"
-    std::string load_dir;      // read X/W_Q/W_K/W_V.npy from here; dimensions come from the files
+    std::string mistake;  // empty: the correct walkthrough only
+    std::string tokens;  // "the cat sat"
+    std::string load_dir;  // read X/W_Q/W_K/W_V.npy from here; dimensions come from the files
     std::int64_t heads = 2, batch = 1;  // multi-head runs (`heads`, multi-head mistakes)
-    bool dims_given = false;   // --seq-len/--d-model/--d-k/--d-v given: a mistake's own defaults step aside
+    bool dims_given = false;  // --seq-len/--d-model/--d-k/--d-v given: a mistake's own defaults step aside
     bool batch_given = false;  // --batch typed (with --load the batch comes from X.npy)
     bool heads_given = false;  // --heads typed
-    bool walkthrough = true;   // `step --mistake` (single-head mistakes only) rather than `mistake NAME`
-    bool multihead = false;    // `attn-explain heads`: batched multi-head self- or cross-attention
-    bool bias = false;         // nn.Linear-style biases b_Q, b_K, b_V, b_O
-    std::string lengths;       // "5,3": each batch item's true (key) length; the rest is padding
+    bool walkthrough = true;  // `step --mistake` (single-head mistakes only) rather than `mistake NAME`
+    bool multihead = false;  // `attn-explain heads`: batched multi-head self- or cross-attention
+    bool bias = false;  // nn.Linear-style biases b_Q, b_K, b_V, b_O
+    std::string lengths;  // "5,3": each batch item's true (key) length; the rest is padding
     std::string pad_side = "right";  // where the padding sits: right | left
     std::string align = "top-left";  // causal alignment when queries and keys differ in number
-    std::int64_t kv_len = 0;   // > 0: cross-attention over m = kv_len memory positions
-    bool rope = false;         // --rope: q and k rotated (RoPE) before the scores
+    std::int64_t kv_len = 0;  // > 0: cross-attention over m = kv_len memory positions
+    bool rope = false;  // --rope: q and k rotated (RoPE) before the scores
     std::string rope_style = "half";  // half | interleaved
     double rope_base = 10000.0;
 };
@@ -83,19 +83,19 @@ struct step_config {
     attn::dtype type = attn::dtype::float32;
     bool dtype_given = false;
     mask_kind mask = mask_kind::none;
-    mask_pattern pattern;              // --mask in full (pattern.kind == mask); bigbird seeded by `seed`
+    mask_pattern pattern;  // --mask in full (pattern.kind == mask); bigbird seeded by `seed`
     std::string mistake;
     std::vector<std::string> tokens;
     std::string load_dir;
     std::size_t heads = 1, batch = 1;  // > 1 only for multi-head runs
-    bool multihead = false;            // the run is batched multi-head (X is [B, n, d_model])
-    bool bias = false;                 // projections have biases
+    bool multihead = false;  // the run is batched multi-head (X is [B, n, d_model])
+    bool bias = false;  // projections have biases
     std::vector<std::size_t> lengths;  // true key lengths per batch item (empty: no padding)
-    std::string lengths_text;          // --lengths as given (parsed once B and m are known)
+    std::string lengths_text;  // --lengths as given (parsed once B and m are known)
     attn::pad_side side = attn::pad_side::right;
     attn::causal_align align = attn::causal_align::top_left;
-    std::size_t kv_len = 0;            // m, the memory length of cross-attention (0: self-attention)
-    bool rope = false;                 // q and k rotated at positions 0 … n−1 (Q_rot, K_rot steps)
+    std::size_t kv_len = 0;  // m, the memory length of cross-attention (0: self-attention)
+    bool rope = false;  // q and k rotated at positions 0 … n−1 (Q_rot, K_rot steps)
     attn::rope_style rope_style = attn::rope_style::half;
     double rope_base = 10000.0;
     bool cross() const { return kv_len > 0; }
@@ -122,6 +122,7 @@ low_precision parse_low_precision(const std::string& s);
 
 // With --load: refuses the .npy files among `names` that are in the folder but that `command`
 // would not use (so that nothing is silently ignored), naming them. Throws attn::error.
-void refuse_unused_files(const std::string& load_dir, const std::vector<std::string>& names, const std::string& command);
+void refuse_unused_files(const std::string& load_dir, const std::vector<std::string>& names,
+                         const std::string& command);
 
 }  // namespace attn

@@ -18,37 +18,76 @@ namespace attn::exercise {
 
 const std::vector<info>& catalogue() {
     static const std::vector<info> all = {
-        {"sdpa", "1", {"X", "W_Q", "W_K", "W_V"}, {"Q", "K", "V", "scores", "scaled_scores", "weights", "output"}, {"output"},
+        {"sdpa",
+         "1",
+         {"X", "W_Q", "W_K", "W_V"},
+         {"Q", "K", "V", "scores", "scaled_scores", "weights", "output"},
+         {"output"},
          {"no-scale", "scale-by-d-k", "softmax-wrong-dim", "no-transpose", "linear-weight-layout"},
          {{"seq_len", 4}, {"d_model", 4}, {"d_k", 4}, {"d_v", 4}}},
-        {"causal", "1", {"X", "W_Q", "W_K", "W_V"},
-         {"Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"}, {"output"},
-         {"mask-after-softmax", "mask-fill-zero", "mask-inverted", "causal-wrong-diagonal", "mask-tiny-value", "no-scale",
-          "scale-by-d-k", "softmax-wrong-dim"},
+        {"causal",
+         "1",
+         {"X", "W_Q", "W_K", "W_V"},
+         {"Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"},
+         {"output"},
+         {"mask-after-softmax", "mask-fill-zero", "mask-inverted", "causal-wrong-diagonal", "mask-tiny-value",
+          "no-scale", "scale-by-d-k", "softmax-wrong-dim"},
          {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
-        {"padding", "2", {"X", "W_Q", "W_K", "W_V", "lengths"}, {"scores", "masked_scores", "weights", "output"}, {"output"},
+        {"padding",
+         "2",
+         {"X", "W_Q", "W_K", "W_V", "lengths"},
+         {"scores", "masked_scores", "weights", "output"},
+         {"output"},
          {"padding-on-queries", "all-masked-row", "no-scale", "scale-by-d-k"},
          {{"batch", 3}, {"seq_len", 4}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
-        {"mha", "2", {"X", "W_Q", "W_K", "W_V", "W_O"},
-         {"Q", "K", "V", "Q_heads", "K_heads", "V_heads", "scores", "scaled_scores", "weights", "heads_output", "merged", "output"},
+        {"mha",
+         "2",
+         {"X", "W_Q", "W_K", "W_V", "W_O"},
+         {"Q", "K", "V", "Q_heads", "K_heads", "V_heads", "scores", "scaled_scores", "weights", "heads_output",
+          "merged", "output"},
          {"output"},
          {"heads-no-transpose", "merge-no-transpose", "scale-by-d-model", "missing-output-projection", "no-scale"},
          {{"batch", 2}, {"seq_len", 4}, {"d_model", 8}, {"heads", 2}}},
-        {"cross", "2", {"X", "memory", "W_Q", "W_K", "W_V"}, {"Q", "K", "V", "scores", "weights", "output"}, {"output"},
+        {"cross",
+         "2",
+         {"X", "memory", "W_Q", "W_K", "W_V"},
+         {"Q", "K", "V", "scores", "weights", "output"},
+         {"output"},
          {"no-scale", "scale-by-d-k", "softmax-wrong-dim"},
          {{"seq_len", 3}, {"kv_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
-        {"gqa", "3", {"X", "W_Q", "W_K", "W_V"}, {"Q_heads", "K_heads", "V_heads", "scores", "weights", "output"}, {"output"},
+        {"gqa",
+         "3",
+         {"X", "W_Q", "W_K", "W_V"},
+         {"Q_heads", "K_heads", "V_heads", "scores", "weights", "output"},
+         {"output"},
          {"no-scale", "scale-by-d-model", "softmax-wrong-dim"},
          {{"batch", 1}, {"seq_len", 4}, {"d_model", 8}, {"heads", 4}, {"kv_heads", 2}}},
-        {"kv-decode", "3", {"X", "W_Q", "W_K", "W_V"}, {"K_cache", "V_cache", "output"}, {"output"},
+        {"kv-decode",
+         "3",
+         {"X", "W_Q", "W_K", "W_V"},
+         {"K_cache", "V_cache", "output"},
+         {"output"},
          {"kv-cache-wrong-order", "no-scale"},
          {{"prompt_len", 3}, {"steps", 2}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
-        {"softmax", "1", {"scores"}, {"weights"}, {"weights"}, {"no-max-subtraction", "all-masked-row", "softmax-wrong-dim"},
+        {"softmax",
+         "1",
+         {"scores"},
+         {"weights"},
+         {"weights"},
+         {"no-max-subtraction", "all-masked-row", "softmax-wrong-dim"},
          {{"seq_len", 4}}},
-        {"online-softmax", "3", {"X", "W_Q", "W_K", "W_V"}, {"m", "l", "output"}, {"output"}, {"no-scale", "scale-by-d-k"},
+        {"online-softmax",
+         "3",
+         {"X", "W_Q", "W_K", "W_V"},
+         {"m", "l", "output"},
+         {"output"},
+         {"no-scale", "scale-by-d-k"},
          {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}, {"block_k", 2}}},
-        {"backward", "3", {"X", "W_Q", "W_K", "W_V", "d_output"},
-         {"d_V", "d_P", "d_S", "d_Q", "d_K", "d_W_Q", "d_W_K", "d_W_V", "d_X"}, {"d_Q", "d_K", "d_V"},
+        {"backward",
+         "3",
+         {"X", "W_Q", "W_K", "W_V", "d_output"},
+         {"d_V", "d_P", "d_S", "d_Q", "d_K", "d_W_Q", "d_W_K", "d_W_V", "d_X"},
+         {"d_Q", "d_K", "d_V"},
          {"softmax-backward-no-rowsum", "backward-no-scale"},
          {{"seq_len", 4}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
     };
@@ -215,8 +254,8 @@ nd pack(const mat& m) { return pack({m.r, m.c}, {m}); }
 mat unpack(const nd& t, std::size_t index = 0) {  // the index-th trailing 2-D slice
     const std::size_t c = t.shape.back(), r = t.shape.size() >= 2 ? t.shape[t.shape.size() - 2] : 1;
     mat m(r, c);
-    std::copy(t.data.begin() + static_cast<long>(index * r * c), t.data.begin() + static_cast<long>((index + 1) * r * c),
-              m.v.begin());
+    std::copy(t.data.begin() + static_cast<long>(index * r * c),
+              t.data.begin() + static_cast<long>((index + 1) * r * c), m.v.begin());
     return m;
 }
 
@@ -227,7 +266,7 @@ struct bug {
     scale_t scale = scale_t::sqrt_d_k;
     mask_t mask = mask_t::right;
     bool softmax_cols = false, no_transpose = false, weight_layout = false;
-    int pad_queries = 0;      // 1: -inf on query rows, 2: the same then NaN -> 0, 3: -1e9 on query rows
+    int pad_queries = 0;  // 1: -inf on query rows, 2: the same then NaN -> 0, 3: -1e9 on query rows
     bool empty_rows_nan = false;  // all-masked-row: a row with no key is left NaN
     bool no_max_sub = false;
     bool heads_no_transpose = false, merge_no_transpose = false, no_out_proj = false;
@@ -279,7 +318,8 @@ sdpa_out core(const mat& q, const mat& k, const mat& v, const bug& b, std::size_
     }
     const bool zero_empty = !b.empty_rows_nan && b.pad_queries != 1;
     if (b.softmax_cols) o.weights = tr(softmax(tr(o.masked), true, zero_empty));
-    else o.weights = softmax(o.masked, !b.no_max_sub, zero_empty && !b.no_max_sub);
+    else
+        o.weights = softmax(o.masked, !b.no_max_sub, zero_empty && !b.no_max_sub);
     if (b.pad_queries == 2)
         for (double& x : o.weights.v)
             if (std::isnan(x)) x = 0;
@@ -320,8 +360,13 @@ tensors run_single(const config& c, const tensors& in, const bug& b) {
     const auto mask = causal_mask(x.r, x.r);
     const sdpa_out o = core(q, k, v, b, static_cast<std::size_t>(c.dim("d_k")), x.c, causal ? &mask : nullptr);
     if (!o.ok) return {};
-    tensors t{{"Q", pack(q)}, {"K", pack(k)}, {"V", pack(v)}, {"scores", pack(o.scores)}, {"scaled_scores", pack(o.scaled)},
-              {"weights", pack(o.weights)}, {"output", pack(o.output)}};
+    tensors t{{"Q", pack(q)},
+              {"K", pack(k)},
+              {"V", pack(v)},
+              {"scores", pack(o.scores)},
+              {"scaled_scores", pack(o.scaled)},
+              {"weights", pack(o.weights)},
+              {"output", pack(o.output)}};
     if (causal) t["masked_scores"] = pack(o.masked);
     return t;
 }
@@ -330,7 +375,11 @@ tensors run_cross(const config& c, const tensors& in, const bug& b) {
     const mat x = in2(in, "X"), mem = in2(in, "memory");
     const mat q = mul(x, in2(in, "W_Q")), k = mul(mem, in2(in, "W_K")), v = mul(mem, in2(in, "W_V"));
     const sdpa_out o = core(q, k, v, b, static_cast<std::size_t>(c.dim("d_k")), x.c, nullptr);
-    return {{"Q", pack(q)}, {"K", pack(k)}, {"V", pack(v)}, {"scores", pack(o.scores)}, {"weights", pack(o.weights)},
+    return {{"Q", pack(q)},
+            {"K", pack(k)},
+            {"V", pack(v)},
+            {"scores", pack(o.scores)},
+            {"weights", pack(o.weights)},
             {"output", pack(o.output)}};
 }
 
@@ -347,7 +396,9 @@ tensors run_padding(const config& c, const tensors& in, const bug& b) {
         s.push_back(o.scores), m.push_back(o.masked), w.push_back(o.weights), out.push_back(o.output);
     }
     const std::size_t dv = out[0].c;
-    return {{"scores", pack({B, n, n}, s)}, {"masked_scores", pack({B, n, n}, m)}, {"weights", pack({B, n, n}, w)},
+    return {{"scores", pack({B, n, n}, s)},
+            {"masked_scores", pack({B, n, n}, m)},
+            {"weights", pack({B, n, n}, w)},
             {"output", pack({B, n, dv}, out)}};
 }
 
@@ -356,7 +407,8 @@ tensors run_heads(const config& c, const tensors& in, const bug& b) {
     const bool gqa = c.id == "gqa";
     const nd& x3 = in.at("X");
     const std::size_t B = x3.shape[0], n = x3.shape[1], d = x3.shape[2];
-    const std::size_t h = static_cast<std::size_t>(c.dim("heads")), g = gqa ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
+    const std::size_t h = static_cast<std::size_t>(c.dim("heads")),
+                      g = gqa ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
     const std::size_t dh = d / h;
     const mat wq = in2(in, "W_Q"), wk = in2(in, "W_K"), wv = in2(in, "W_V");
     std::vector<mat> Q, K, V, qh, kh, vh, sc, ss, w, ho, mg, out;
@@ -405,12 +457,16 @@ tensors run_heads(const config& c, const tensors& in, const bug& b) {
         }
         mg.push_back(merged);
         if (!gqa) out.push_back(b.no_out_proj ? merged : mul(merged, in2(in, "W_O")));
-        else out.push_back(merged);
+        else
+            out.push_back(merged);
     }
     const bool hn = b.heads_no_transpose;
-    const std::vector<std::size_t> q4 = hn ? std::vector<std::size_t>{B, n, h, dh} : std::vector<std::size_t>{B, h, n, dh};
-    const std::vector<std::size_t> kv4 = hn ? std::vector<std::size_t>{B, n, g, dh} : std::vector<std::size_t>{B, g, n, dh};
-    const std::vector<std::size_t> s4 = hn ? std::vector<std::size_t>{B, n, h, h} : std::vector<std::size_t>{B, h, n, n};
+    const std::vector<std::size_t> q4 =
+        hn ? std::vector<std::size_t>{B, n, h, dh} : std::vector<std::size_t>{B, h, n, dh};
+    const std::vector<std::size_t> kv4 =
+        hn ? std::vector<std::size_t>{B, n, g, dh} : std::vector<std::size_t>{B, g, n, dh};
+    const std::vector<std::size_t> s4 =
+        hn ? std::vector<std::size_t>{B, n, h, h} : std::vector<std::size_t>{B, h, n, n};
     tensors t{{"Q_heads", pack(q4, qh)}, {"K_heads", pack(kv4, kh)}, {"V_heads", pack(kv4, vh)},
               {"scores", pack(s4, sc)},  {"weights", pack(s4, w)},   {"output", pack({B, n, out[0].c}, out)}};
     if (!gqa) {
@@ -469,7 +525,8 @@ tensors run_online(const tensors& in, const bug& b) {
 }
 
 tensors run_backward(const tensors& in, const bug& b) {
-    const mat x = in2(in, "X"), wq = in2(in, "W_Q"), wk = in2(in, "W_K"), wv = in2(in, "W_V"), dout = in2(in, "d_output");
+    const mat x = in2(in, "X"), wq = in2(in, "W_Q"), wk = in2(in, "W_K"), wv = in2(in, "W_V"),
+              dout = in2(in, "d_output");
     const mat q = mul(x, wq), k = mul(x, wk), v = mul(x, wv);
     const sdpa_out o = core(q, k, v, bug{}, q.c, x.c, nullptr);
     const mat& p = o.weights;
@@ -484,9 +541,15 @@ tensors run_backward(const tensors& in, const bug& b) {
     const double s = b.bwd_no_scale ? 1.0 : 1 / std::sqrt(static_cast<double>(q.c));
     const mat dq = scaled(mul(ds, k), s), dk = scaled(mul(tr(ds), q), s);
     const mat dx = add(add(mul(dq, tr(wq)), mul(dk, tr(wk))), mul(dv, tr(wv)));
-    return {{"d_V", pack(dv)},           {"d_P", pack(dp)},           {"d_S", pack(ds)},
-            {"d_Q", pack(dq)},           {"d_K", pack(dk)},           {"d_W_Q", pack(mul(tr(x), dq))},
-            {"d_W_K", pack(mul(tr(x), dk))}, {"d_W_V", pack(mul(tr(x), dv))}, {"d_X", pack(dx)}};
+    return {{"d_V", pack(dv)},
+            {"d_P", pack(dp)},
+            {"d_S", pack(ds)},
+            {"d_Q", pack(dq)},
+            {"d_K", pack(dk)},
+            {"d_W_Q", pack(mul(tr(x), dq))},
+            {"d_W_K", pack(mul(tr(x), dk))},
+            {"d_W_V", pack(mul(tr(x), dv))},
+            {"d_X", pack(dx)}};
 }
 
 tensors run(const config& c, const tensors& in, const bug& b) {
@@ -518,7 +581,8 @@ std::vector<bug> bugs_of(const std::string& id) {
         return {with([](bug& x) { x.mask = M::after_softmax; }), with([](bug& x) { x.mask = M::after_softmax_zero; })};
     if (id == "mask-fill-zero") return {with([](bug& x) { x.mask = M::fill_zero; })};
     if (id == "mask-inverted")
-        return {with([](bug& x) { x.mask = M::inverted; }), with([](bug& x) { x.mask = M::inverted, x.empty_rows_nan = true; })};
+        return {with([](bug& x) { x.mask = M::inverted; }),
+                with([](bug& x) { x.mask = M::inverted, x.empty_rows_nan = true; })};
     if (id == "causal-wrong-diagonal")
         return {with([](bug& x) { x.mask = M::wrong_diagonal, x.empty_rows_nan = true; }),
                 with([](bug& x) { x.mask = M::wrong_diagonal; })};
@@ -571,8 +635,10 @@ tensors make_inputs(const config& c) {
     if (c.id == "gqa") d_k = d_v = d / u("heads") * u("kv_heads");
     std::vector<std::size_t> xs;
     if (c.id == "mha" || c.id == "gqa" || c.id == "padding") xs = {u("batch"), u("seq_len"), d};
-    else if (c.id == "kv-decode") xs = {u("prompt_len") + u("steps"), d};
-    else xs = {u("seq_len"), d};
+    else if (c.id == "kv-decode")
+        xs = {u("prompt_len") + u("steps"), d};
+    else
+        xs = {u("seq_len"), d};
     in["X"] = randn(g, xs, 1.0);
     in["W_Q"] = randn(g, {d, c.id == "gqa" ? d : d_k}, sw);
     in["W_K"] = randn(g, {d, d_k}, sw);
@@ -716,10 +782,9 @@ report grade(const config& c, const tensors& given) {
             }
         }
     }
-    std::stable_sort(r.diagnosis.begin(), r.diagnosis.end(),
-                     [](const match& a, const match& b) {
-                         return a.matched != b.matched ? a.matched > b.matched : a.distance < b.distance;
-                     });
+    std::stable_sort(r.diagnosis.begin(), r.diagnosis.end(), [](const match& a, const match& b) {
+        return a.matched != b.matched ? a.matched > b.matched : a.distance < b.distance;
+    });
     // Within tolerance is not the same as reproduced: drop the matches far behind the best one
     // (-1e-9 against 0 passes the tolerance, but one of the two is the learner's line).
     if (!r.diagnosis.empty()) {

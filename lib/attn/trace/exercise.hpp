@@ -21,15 +21,15 @@ using tensors = std::map<std::string, nd>;
 
 struct info {
     std::string id, level;
-    std::vector<std::string> inputs;    // names of inputs/<name>.npy
-    std::vector<std::string> answers;   // answer ids, in pipeline order
+    std::vector<std::string> inputs;  // names of inputs/<name>.npy
+    std::vector<std::string> answers;  // answer ids, in pipeline order
     std::vector<std::string> required;  // answers that must be given
     std::vector<std::string> mistakes;  // buggy variants tried by the diagnosis, most likely first
     std::vector<std::pair<std::string, long>> dims;  // defaults, named as the command-line flags
 };
 const std::vector<info>& catalogue();
 const info* find(const std::string& id);  // nullptr when unknown
-std::string ids();                        // "sdpa, causal, …"
+std::string ids();  // "sdpa, causal, …"
 
 struct config {
     std::string id;
@@ -55,18 +55,18 @@ struct step_result {
     std::vector<std::size_t> shape, expected_shape;
     double max_diff = 0;
     std::size_t worst = 0;  // flat index of the worst cell
-    std::string hint;       // shape: lesson key suffix of what the given shape suggests ("" none)
+    std::string hint;  // shape: lesson key suffix of what the given shape suggests ("" none)
 };
 struct match {
     std::string mistake;
     std::size_t matched = 0;  // wrong answers the mistake reproduces
-    double distance = 0;      // largest |given - buggy| left: the closest reproduction ranks first
+    double distance = 0;  // largest |given - buggy| left: the closest reproduction ranks first
 };
 struct report {
     config cfg;
     bool passed = false;
     std::vector<step_result> steps;
-    std::string first_wrong;       // "" when none
+    std::string first_wrong;  // "" when none
     std::vector<match> diagnosis;
     std::vector<std::string> still_right;  // answers that are right, when nothing matched
     tensors expected, given;

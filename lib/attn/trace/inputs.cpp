@@ -13,9 +13,7 @@
 
 namespace attn {
 
-matrix<double> classic_x() {
-    return matrix<double>{{1, 0, 1, 0}, {0, 1, 0, 1}, {1, 1, 0, 0}};
-}
+matrix<double> classic_x() { return matrix<double>{{1, 0, 1, 0}, {0, 1, 0, 1}, {1, 1, 0, 0}}; }
 
 namespace {
 matrix<double> draw_normal(rng& r, std::size_t rows, std::size_t cols) {
@@ -48,7 +46,7 @@ npy::array read_npy(const std::filesystem::path& path) {
 
 // A (B, n, d) X for a multi-head run becomes a (B·n, d) matrix here; load_inputs splits it.
 matrix<double> load_matrix(const std::filesystem::path& dir, const std::string& name, npy::dtype& type,
-                            std::vector<std::string>& warnings, std::size_t* batch = nullptr) {
+                           std::vector<std::string>& warnings, std::size_t* batch = nullptr) {
     const std::filesystem::path path = dir / (name + ".npy");
     npy::array a = read_npy(path);
     if (batch) {
@@ -59,15 +57,16 @@ matrix<double> load_matrix(const std::filesystem::path& dir, const std::string& 
         }
     }
     if (a.shape.size() != 2)
-        throw error(fmt::format("{}: expected a 2-D matrix but the file has shape {} ({}-D): save a 2-D "
-                                "tensor, e.g. {}.squeeze(0)",
-                                path.string(), shape_str(a.shape), a.shape.size(), name));
+        throw error(
+            fmt::format("{}: expected a 2-D matrix but the file has shape {} ({}-D): save a 2-D "
+                        "tensor, e.g. {}.squeeze(0)",
+                        path.string(), shape_str(a.shape), a.shape.size(), name));
     if (a.shape[0] == 0 || a.shape[1] == 0)
         throw error(fmt::format("{}: shape {} is empty: every dimension must be at least 1", path.string(),
                                 shape_str(a.shape)));
     if (a.shape[0] > static_cast<std::size_t>(max_dim) || a.shape[1] > static_cast<std::size_t>(max_dim))
-        throw error(fmt::format("{}: shape {} is too large (limit {} per dimension)", path.string(),
-                                shape_str(a.shape), max_dim));
+        throw error(fmt::format("{}: shape {} is too large (limit {} per dimension)", path.string(), shape_str(a.shape),
+                                max_dim));
     type = a.type;
     std::size_t bad = 0, first = 0;
     for (std::size_t i = 0; i < a.data.size(); ++i)
@@ -140,9 +139,10 @@ inputs load_inputs(step_config& c) {
     const std::filesystem::path dir(c.load_dir);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-        throw error(fmt::format("--load {}: not a folder: give the folder that holds X.npy, W_Q.npy, W_K.npy "
-                                "and W_V.npy",
-                                c.load_dir));
+        throw error(
+            fmt::format("--load {}: not a folder: give the folder that holds X.npy, W_Q.npy, W_K.npy "
+                        "and W_V.npy",
+                        c.load_dir));
     inputs in;
     npy::dtype tx, tq, tk, tv, to;
     std::size_t batch = 1;
@@ -178,8 +178,9 @@ inputs load_inputs(step_config& c) {
         npy::array a = read_npy(mem);
         if (a.shape.size() == 2) a.shape.insert(a.shape.begin(), 1);
         if (a.shape.size() != 3 || a.shape[0] != batch || a.shape[2] != d_model || a.shape[1] == 0)
-            throw error(fmt::format("{}: shape {} does not fit: expected ({}, m, {}) to match X.npy's batch and d_model",
-                                    mem.string(), shape_str(a.shape), batch, d_model));
+            throw error(
+                fmt::format("{}: shape {} does not fit: expected ({}, m, {}) to match X.npy's batch and d_model",
+                            mem.string(), shape_str(a.shape), batch, d_model));
         in.memory = xt::empty<double>({a.shape[0], a.shape[1], a.shape[2]});
         std::copy(a.data.begin(), a.data.end(), in.memory.begin());
         c.kv_len = a.shape[1];
@@ -191,7 +192,9 @@ inputs load_inputs(step_config& c) {
         const std::filesystem::path p = dir / (std::string(name) + ".npy");
         if (!std::filesystem::exists(p)) continue;
         const npy::array a = read_npy(p);
-        const std::size_t want = std::string(name) == "b_V" ? in.w_v.shape(1) : std::string(name) == "b_O" ? d_model : d_k;
+        const std::size_t want = std::string(name) == "b_V" ? in.w_v.shape(1)
+            : std::string(name) == "b_O"                    ? d_model
+                                                            : d_k;
         if (a.shape.size() != 1 || a.shape[0] != want)
             throw error(fmt::format("{}: shape {} does not fit: expected ({},)", p.string(), shape_str(a.shape), want));
         *target = a.data;
@@ -217,7 +220,8 @@ inputs load_inputs(step_config& c) {
         auto check = [&](const matrix<double>& m, const char* name) {
             std::size_t over = 0, first = 0;
             for (std::size_t i = 0; i < m.size(); ++i)
-                if (std::isfinite(m.data()[i]) && std::fabs(m.data()[i]) > std::numeric_limits<float>::max() && over++ == 0)
+                if (std::isfinite(m.data()[i]) && std::fabs(m.data()[i]) > std::numeric_limits<float>::max() &&
+                    over++ == 0)
                     first = i;
             if (over)
                 in.warnings.push_back(fmt::format(
@@ -231,7 +235,8 @@ inputs load_inputs(step_config& c) {
         check(in.w_v, "W_V");
         if (in.w_o.size()) check(in.w_o, "W_O");
         if (in.memory.size()) {
-            const matrix<double> mem(xt::reshape_view(in.memory, {in.memory.size() / in.memory.shape(2), in.memory.shape(2)}));
+            const matrix<double> mem(
+                xt::reshape_view(in.memory, {in.memory.size() / in.memory.shape(2), in.memory.shape(2)}));
             check(mem, "memory");
         }
     }

@@ -12,7 +12,7 @@
 namespace attn {
 
 struct inputs {
-    matrix<double> x;    // [n, d_model]
+    matrix<double> x;  // [n, d_model]
     matrix<double> w_q;  // [d_model, d_k]
     matrix<double> w_k;  // [d_model, d_k]
     matrix<double> w_v;  // [d_model, d_v]
@@ -25,7 +25,7 @@ struct inputs {
     std::vector<double> b_q, b_k, b_v, b_o;
     // `grad`: the MSE target (target.npy) and the G of --loss sum (G.npy); empty: drawn from the seed.
     matrix<double> target, g;
-    bool classic_x = false;             // X is the 3-token, 4-dim textbook example
+    bool classic_x = false;  // X is the 3-token, 4-dim textbook example
     std::vector<std::string> warnings;  // e.g. NaN or Inf found in a loaded file
 };
 

@@ -24,15 +24,15 @@ std::string divisors_of(std::size_t d) {
 }
 
 std::size_t in_range(std::int64_t v, std::int64_t hi, const char* flag, const char* what) {
-    if (v < 1 || v > hi)
-        throw error(fmt::format("{} {} is out of range: give {}, from 1 to {}", flag, v, what, hi));
+    if (v < 1 || v > hi) throw error(fmt::format("{} {} is out of range: give {}, from 1 to {}", flag, v, what, hi));
     return static_cast<std::size_t>(v);
 }
 
 // Compute the run would take (FLOPs of both paths), to refuse sizes that would run for minutes.
 double kv_work(const kv_config& c) {
     const double t = static_cast<double>(c.total()), d = static_cast<double>(c.d_model);
-    const double g = static_cast<double>(c.kv_heads), h = static_cast<double>(c.heads), dh = static_cast<double>(c.d_head);
+    const double g = static_cast<double>(c.kv_heads), h = static_cast<double>(c.heads),
+                 dh = static_cast<double>(c.d_head);
     return 2 * t * (2 * d * d + 4 * d * g * dh) + 8 * h * t * t * dh;
 }
 
@@ -40,22 +40,27 @@ constexpr double kv_max_work = 2e10;
 
 void check_sizes(const kv_config& c) {
     if (c.d_model % c.heads != 0)
-        throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
+        throw error(
+            fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
     if (c.rope.on && (c.d_model / c.heads) % 2 != 0)
-        throw error(fmt::format("--rope needs an even head width, but d_model / heads = {}: RoPE rotates features in "
-                                "pairs; change --d-model or --heads", c.d_model / c.heads));
+        throw error(
+            fmt::format("--rope needs an even head width, but d_model / heads = {}: RoPE rotates features in "
+                        "pairs; change --d-model or --heads",
+                        c.d_model / c.heads));
     if (c.kv_heads < 1 || c.kv_heads > c.heads || c.heads % c.kv_heads != 0)
         throw error(fmt::format("--kv-heads {} must divide --heads {}: try {} (1 = multi-query, {} = multi-head)",
                                 c.kv_heads, c.heads, divisors_of(c.heads), c.heads));
     const double need = kv_estimated_bytes(c), budget = memory_budget_bytes();
     if (need > budget)
-        throw error(fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of memory, at "
-                                "most 8): choose a smaller --prompt-len, --steps or --d-model",
-                                need / (1u << 30), budget / (1u << 30)));
+        throw error(
+            fmt::format("these sizes need about {:.1f} GiB but the limit is {:.1f} GiB (half of memory, at "
+                        "most 8): choose a smaller --prompt-len, --steps or --d-model",
+                        need / (1u << 30), budget / (1u << 30)));
     if (kv_work(c) > kv_max_work)
-        throw error(fmt::format("these sizes need about {:.0e} FLOPs, more than this teaching tool runs ({:.0e}): "
-                                "choose a smaller --prompt-len, --steps or --d-model",
-                                kv_work(c), kv_max_work));
+        throw error(
+            fmt::format("these sizes need about {:.0e} FLOPs, more than this teaching tool runs ({:.0e}): "
+                        "choose a smaller --prompt-len, --steps or --d-model",
+                        kv_work(c), kv_max_work));
 }
 
 npy::array read_npy(const std::filesystem::path& path) {
@@ -121,13 +126,14 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
                 // RoPE: the new q and k turn by their position p + t; the cache keeps the rotated k.
                 // The rope-wrong-position bug rotates a decode token at 0 or at t instead.
                 const std::size_t at = prefill || c.decode_position == rope_position::correct ? pos
-                                       : c.decode_position == rope_position::zero          ? 0
-                                                                                            : pos - c.prompt_len;
+                    : c.decode_position == rope_position::zero                                ? 0
+                                                                                              : pos - c.prompt_len;
                 qs.back() = rope_rotate_heads(qs.back(), h, at, c.rope.base, c.rope.style);
                 k = rope_rotate_heads(k, g, at, c.rope.base, c.rope.style);
             }
             for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
-            for (std::size_t j = 0; j < g * dh; ++j) s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
+            for (std::size_t j = 0; j < g * dh; ++j)
+                s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
             if (c.window > 0 && prefill) chunk.append(k, v);
             const std::size_t slot = cache.append(k, v);
             if (c.window > 0) {
@@ -151,7 +157,8 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
         s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
         const std::size_t seen = first + count;  // without a cache every position so far is recomputed
         if (prefill) s.flops_cached = s.flops_full = kv_flops_full(c, seen);
-        else s.flops_cached = kv_flops_cached(c, L), s.flops_full = kv_flops_full(c, seen);
+        else
+            s.flops_cached = kv_flops_cached(c, L), s.flops_full = kv_flops_full(c, seen);
         s.cache_bytes = kv_cache_bytes(c, L, g);
         r.flops_cached += s.flops_cached;
         r.flops_full += s.flops_full;
@@ -178,9 +185,10 @@ kv_config validate_kv(const kv_request& r) {
     c.heads = in_range(r.heads, kv_max_d_model, "--heads", "the number of query heads h");
     if (r.kv_heads_given || r.kv_heads != 0) {
         if (r.kv_heads < 1 || r.kv_heads > r.heads)
-            throw error(fmt::format("--kv-heads {} is out of range: give the number of K/V heads g, from 1 (multi-query) "
-                                    "to --heads {} (multi-head), dividing it: try {}",
-                                    r.kv_heads, r.heads, divisors_of(c.heads)));
+            throw error(
+                fmt::format("--kv-heads {} is out of range: give the number of K/V heads g, from 1 (multi-query) "
+                            "to --heads {} (multi-head), dividing it: try {}",
+                            r.kv_heads, r.heads, divisors_of(c.heads)));
         c.kv_heads = static_cast<std::size_t>(r.kv_heads);
     } else {
         c.kv_heads = c.heads;
@@ -192,21 +200,24 @@ kv_config validate_kv(const kv_request& r) {
     const mask_pattern mask = parse_pattern(r.mask);
     if (mask.kind == pattern_kind::window) c.window = mask.window;
     else if (mask.kind != pattern_kind::causal)
-        throw error(fmt::format("kv-cache decodes left to right: --mask takes causal or window:W (a rolling cache), not {}",
-                                r.mask));
+        throw error(fmt::format(
+            "kv-cache decodes left to right: --mask takes causal or window:W (a rolling cache), not {}", r.mask));
     if (!r.load_dir.empty()) {
         if (r.d_model_given) throw error("--load takes d_model from the files: drop --d-model");
-        if (r.prompt_given) c.prompt_len = in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");
+        if (r.prompt_given)
+            c.prompt_len = in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");
         if (r.steps_given) c.steps = in_range(r.steps, kv_max_len, "--steps", "the number of decode steps t");
         return c;  // the rest is checked by load_kv_inputs
     }
     c.prompt_len = in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");
     c.steps = in_range(r.steps, kv_max_len, "--steps", "the number of decode steps t");
     if (c.total() > static_cast<std::size_t>(kv_max_len))
-        throw error(fmt::format("--prompt-len + --steps = {} tokens is too many: keep it at most {}", c.total(), kv_max_len));
+        throw error(
+            fmt::format("--prompt-len + --steps = {} tokens is too many: keep it at most {}", c.total(), kv_max_len));
     c.d_model = in_range(r.d_model, kv_max_d_model, "--d-model", "the width of each token vector");
     if (c.heads > c.d_model || c.d_model % c.heads != 0)
-        throw error(fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
+        throw error(
+            fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
     c.d_head = c.d_model / c.heads;
     check_sizes(c);
     return c;
@@ -242,8 +253,8 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
     const std::filesystem::path dir(c.load_dir);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-        throw error(fmt::format("--load {}: not a folder: give the folder that holds X.npy, W_Q.npy, W_K.npy and W_V.npy",
-                                c.load_dir));
+        throw error(fmt::format(
+            "--load {}: not a folder: give the folder that holds X.npy, W_Q.npy, W_K.npy and W_V.npy", c.load_dir));
     kv_inputs in;
     npy::array x = read_npy(dir / "X.npy");
     if (x.shape.size() == 3 && x.shape[0] == 1) x.shape.erase(x.shape.begin());
@@ -261,18 +272,20 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
         const std::filesystem::path p = dir / (std::string(name) + ".npy");
         const npy::array a = read_npy(p);
         if (a.shape.size() != 2 || a.shape[0] != d || (cols && a.shape[1] != cols) || a.shape[1] == 0)
-            throw error(fmt::format("{}: shape {} does not fit: expected ({}, {}): {} (for an nn.Linear weight, which "
-                                    "is stored (out, in), save weight.T)",
-                                    p.string(), shape_of_npy(a.shape), d, cols ? std::to_string(cols) : "g·d_head", why));
+            throw error(
+                fmt::format("{}: shape {} does not fit: expected ({}, {}): {} (for an nn.Linear weight, which "
+                            "is stored (out, in), save weight.T)",
+                            p.string(), shape_of_npy(a.shape), d, cols ? std::to_string(cols) : "g·d_head", why));
         return a;
     };
     const npy::array wq = weight("W_Q", d, "queries have h·d_head = d_model columns");
     const npy::array wk = weight("W_K", 0, "K has g·d_head columns");
     const std::size_t e = wk.shape[1];
     if (e % dh != 0 || e / dh > c.heads || c.heads % (e / dh) != 0)
-        throw error(fmt::format("{}: {} columns is not g·d_head for d_head = {} (d_model {} / --heads {}) with g "
-                                "dividing {}: try g·{} columns with g in {}",
-                                (dir / "W_K.npy").string(), e, dh, d, c.heads, c.heads, dh, divisors_of(c.heads)));
+        throw error(
+            fmt::format("{}: {} columns is not g·d_head for d_head = {} (d_model {} / --heads {}) with g "
+                        "dividing {}: try g·{} columns with g in {}",
+                        (dir / "W_K.npy").string(), e, dh, d, c.heads, c.heads, dh, divisors_of(c.heads)));
     const npy::array wv = weight("W_V", e, "W_V must match W_K");
     if (req.kv_heads_given && static_cast<std::size_t>(req.kv_heads) != e / dh)
         throw error(fmt::format("--kv-heads {} does not match W_K.npy, which holds g = {} K/V heads: drop --kv-heads",
@@ -285,14 +298,16 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
     c.kv_heads = e / dh;
     if (!req.dtype_given) c.type = x.type == npy::dtype::float64 ? dtype::float64 : dtype::float32;
     if (T_len < 2)
-        throw error(fmt::format("X.npy holds {} token(s): the run needs at least 2 (a prompt and one decode step)", T_len));
+        throw error(
+            fmt::format("X.npy holds {} token(s): the run needs at least 2 (a prompt and one decode step)", T_len));
     if (req.prompt_given && req.steps_given) {
         if (c.prompt_len + c.steps != T_len)
             throw error(fmt::format("--prompt-len {} + --steps {} must add up to the {} tokens of X.npy", c.prompt_len,
                                     c.steps, T_len));
     } else if (req.prompt_given) {
         if (c.prompt_len >= T_len)
-            throw error(fmt::format("--prompt-len {} leaves no decode step: X.npy holds {} tokens", c.prompt_len, T_len));
+            throw error(
+                fmt::format("--prompt-len {} leaves no decode step: X.npy holds {} tokens", c.prompt_len, T_len));
         c.steps = T_len - c.prompt_len;
     } else if (req.steps_given) {
         if (c.steps >= T_len)

@@ -32,7 +32,7 @@ struct kv_request {
     bool d_model_given = false, prompt_given = false, steps_given = false;  // typed on the command line
     std::string load_dir;
     std::string mask = "causal";  // causal | window:W (a rolling cache of W entries)
-    bool rope = false;         // --rope: q and k rotated at their positions; the cache holds rotated keys
+    bool rope = false;  // --rope: q and k rotated at their positions; the cache holds rotated keys
     std::string rope_style = "half";
     double rope_base = 10000.0;
 };
@@ -45,11 +45,11 @@ struct kv_config {
     std::uint64_t seed = default_seed;
     dtype type = dtype::float32;
     std::string load_dir;
-    rope_spec rope;                                     // --rope
-    std::size_t window = 0;                             // --mask window:W: W; 0 = causal, the cache grows
+    rope_spec rope;  // --rope
+    std::size_t window = 0;  // --mask window:W: W; 0 = causal, the cache grows
     rope_position decode_position = rope_position::correct;  // the rope-wrong-position bug
     std::size_t total() const { return prompt_len + steps; }  // T
-    std::size_t group() const { return heads / kv_heads; }    // query heads per K/V head
+    std::size_t group() const { return heads / kv_heads; }  // query heads per K/V head
     std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }
     gqa_sizes sizes() const { return {d_model, heads, kv_heads, d_head}; }
 };
@@ -61,8 +61,8 @@ kv_config validate_kv(const kv_request& r);
 double kv_estimated_bytes(const kv_config& c);
 
 struct kv_inputs {
-    matrix<double> x;         // [T, d]
-    matrix<double> w_q;       // [d, d]      (h·d_head = d)
+    matrix<double> x;  // [T, d]
+    matrix<double> w_q;  // [d, d]      (h·d_head = d)
     matrix<double> w_k, w_v;  // [d, g·d_head]
     std::vector<std::string> warnings;
 };
@@ -77,16 +77,16 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& r);
 // One prefill or decode step.
 struct kv_step {
     bool prefill = false;
-    std::size_t first = 0, count = 1;     // token positions first .. first + count - 1
+    std::size_t first = 0, count = 1;  // token positions first .. first + count - 1
     std::size_t cache_before = 0, cache_after = 0;  // L before and after appending
-    matrix<double> q;                     // [count, h·d_head]
-    matrix<double> k, v;                  // [count, g·d_head]  (what is appended to the cache)
+    matrix<double> q;  // [count, h·d_head]
+    matrix<double> k, v;  // [count, g·d_head]  (what is appended to the cache)
     std::vector<matrix<double>> weights;  // per query head: [count, cache_after]
-    matrix<double> output;                // [count, d]  (merged heads, before W_O)
-    matrix<double> full_rows;             // the matching rows of full causal attention
-    double max_diff = 0;                  // max |cached - full|
+    matrix<double> output;  // [count, d]  (merged heads, before W_O)
+    matrix<double> full_rows;  // the matching rows of full causal attention
+    double max_diff = 0;  // max |cached - full|
     double flops_cached = 0, flops_full = 0;  // this step with the cache / recomputing everything
-    double cache_bytes = 0;               // 2 · g · L · d_head · sizeof(dtype) after this step
+    double cache_bytes = 0;  // 2 · g · L · d_head · sizeof(dtype) after this step
     // window:W: the ring-buffer slot each appended key went to, and the position it overwrote
     // (-1: the slot was empty). One entry per position of the step.
     std::vector<std::size_t> slots;
@@ -96,11 +96,11 @@ struct kv_step {
 struct kv_report {
     kv_config config;
     kv_inputs in;
-    std::vector<kv_step> steps;   // steps[0] is the prefill
-    matrix<double> output;        // [T, d]  cached decoding, all rows
-    matrix<double> full;          // [T, d]  full causal attention over the whole sequence
+    std::vector<kv_step> steps;  // steps[0] is the prefill
+    matrix<double> output;  // [T, d]  cached decoding, all rows
+    matrix<double> full;  // [T, d]  full causal attention over the whole sequence
     xt::xtensor<double, 4> k_cache, v_cache;  // [1, g, T, d_head] at the end
-    double max_diff = 0;          // over every row
+    double max_diff = 0;  // over every row
     double flops_cached = 0, flops_full = 0;  // totals over the decode steps (prefill counted in both)
     double cache_bytes = 0, mha_cache_bytes = 0;  // final cache, and with g = h
 };

@@ -21,10 +21,10 @@ struct task_defaults {
 // Chosen by measurement (tests/bench/learn_speed.sh): every task reaches the bar for seeds 1…5.
 task_defaults defaults_of(task_kind k) {
     switch (k) {
-    case task_kind::previous: return {8, 10, 16, 1, 1, 300, 16, 1e-2};
-    case task_kind::reverse: return {8, 10, 16, 1, 1, 300, 16, 1e-2};
-    case task_kind::max: return {8, 10, 16, 1, 1, 800, 16, 1e-2};
-    case task_kind::induction: return {12, 12, 16, 2, 2, 1000, 16, 1e-2};
+        case task_kind::previous: return {8, 10, 16, 1, 1, 300, 16, 1e-2};
+        case task_kind::reverse: return {8, 10, 16, 1, 1, 300, 16, 1e-2};
+        case task_kind::max: return {8, 10, 16, 1, 1, 800, 16, 1e-2};
+        case task_kind::induction: return {12, 12, 16, 2, 2, 1000, 16, 1e-2};
     }
     return {};
 }
@@ -111,14 +111,16 @@ learn_config validate_learn(const learn_request& r) {
     const task_defaults d = defaults_of(c.task);
     tiny_config& m = c.model;
     const long T = pick(r.seq_len, d.seq_len), V = pick(r.vocab, d.vocab), D = pick(r.d_model, d.d_model);
-    const long H = pick(r.heads, d.heads), L = pick(r.layers, d.layers), S = pick(r.steps, d.steps), B = pick(r.batch, d.batch);
+    const long H = pick(r.heads, d.heads), L = pick(r.layers, d.layers), S = pick(r.steps, d.steps),
+               B = pick(r.batch, d.batch);
     check_range("--seq-len", T, static_cast<long>(task_min_seq_len(c.task)), 64);
     check_range("--vocab", V, 2, 256);
     const long min_v = static_cast<long>(task_min_vocab(c.task, static_cast<std::size_t>(T)));
     if (V < min_v)
-        throw error(fmt::format("--vocab {} is too small for {} at --seq-len {}: the repeated segment needs up to "
-                                "{} different tokens; use --vocab {} or more",
-                                V, r.task, T, min_v, min_v));
+        throw error(
+            fmt::format("--vocab {} is too small for {} at --seq-len {}: the repeated segment needs up to "
+                        "{} different tokens; use --vocab {} or more",
+                        V, r.task, T, min_v, min_v));
     check_range("--d-model", D, 2, 256);
     check_range("--heads", H, 1, D);
     if (D % H != 0) {
@@ -134,13 +136,17 @@ learn_config validate_learn(const learn_request& r) {
     if (!(lr > 0) || !std::isfinite(lr) || lr > 1) throw error("--lr must be a positive number no larger than 1");
     // A guard against runs that would take minutes: steps · batch · T² · D, roughly the work.
     const double work = static_cast<double>(S) * static_cast<double>(B) * static_cast<double>(L) *
-                        static_cast<double>(T) * static_cast<double>(D) * static_cast<double>(std::max(T, 3 * D));
+        static_cast<double>(T) * static_cast<double>(D) * static_cast<double>(std::max(T, 3 * D));
     if (work > 4e10) throw error("this run would take minutes: lower --steps, --batch, --seq-len or --d-model");
     if (r.positions == "learned") m.positions = position_kind::learned;
-    else if (r.positions == "sinusoidal") m.positions = position_kind::sinusoidal;
-    else if (r.positions == "rope") m.positions = position_kind::rope;
-    else if (r.positions == "none") m.positions = position_kind::none;
-    else throw error("unknown --positions '" + r.positions + "': use learned, sinusoidal, rope or none");
+    else if (r.positions == "sinusoidal")
+        m.positions = position_kind::sinusoidal;
+    else if (r.positions == "rope")
+        m.positions = position_kind::rope;
+    else if (r.positions == "none")
+        m.positions = position_kind::none;
+    else
+        throw error("unknown --positions '" + r.positions + "': use learned, sinusoidal, rope or none");
     if (m.positions == position_kind::rope && (D / H) % 2 != 0)
         throw error(fmt::format("--positions rope turns pairs of columns: d_model / heads = {} must be even", D / H));
     c.positions_name = r.positions;

@@ -50,26 +50,26 @@ struct learn_snapshot {
 
 struct learn_report {
     learn_config config;
-    task_example example;               // the fixed example the heatmaps show
-    std::vector<learn_point> curve;     // one point per step
+    task_example example;  // the fixed example the heatmaps show
+    std::vector<learn_point> curve;  // one point per step
     std::vector<learn_snapshot> snapshots;
     std::vector<std::size_t> snapshot_steps;
     // Held out (config.held_out fresh sequences), after training and at initialisation.
     double final_loss = 0, final_accuracy = 0, init_accuracy = 0;
     std::vector<std::vector<double>> head_scores, init_head_scores;  // [layer][head] pattern scores
-    std::vector<std::vector<double>> previous_scores;                // [layer][head] previous-token scores
+    std::vector<std::vector<double>> previous_scores;  // [layer][head] previous-token scores
     std::size_t pattern_layer = 0, pattern_head = 0;  // the head with the task's pattern (best score;
-                                                       // induction: in the last layer)
+        // induction: in the last layer)
     double pattern_score = 0, init_pattern_score = 0;
-    double previous_score = 0;                         // induction: best previous-token head of layer 0
+    double previous_score = 0;  // induction: best previous-token head of layer 0
     std::size_t previous_head = 0;
     long reach = -1;  // first step whose training-batch accuracy is ≥ 99% (−1: never)
     // --positions none or --no-scale: the same run without the break, for comparison.
     bool has_baseline = false;
     double base_accuracy = 0, base_score = 0;
     long base_reach = -1;
-    tiny_model model;                                  // the trained weights
-    vars values;                                       // numbers for the lessons
+    tiny_model model;  // the trained weights
+    vars values;  // numbers for the lessons
 };
 
 // `baseline`: with --positions none or --no-scale, also train the unbroken run and compare.

@@ -22,19 +22,21 @@ mask_config validate_mask(const mask_request& r) {
     std::int64_t m = r.seq_len;
     if (r.kv_len_given || r.kv_len != 0) {
         if (r.kv_len < 1 || r.kv_len > mask_max_len)
-            throw error(fmt::format("--kv-len {} is out of range: give the number of keys m, from 1 to {} "
-                                    "(leave it out for m = n)",
-                                    r.kv_len, mask_max_len));
+            throw error(
+                fmt::format("--kv-len {} is out of range: give the number of keys m, from 1 to {} "
+                            "(leave it out for m = n)",
+                            r.kv_len, mask_max_len));
         m = r.kv_len;
     }
     mask_pattern pattern = parse_pattern(r.mask);
     pattern.seed = r.seed;
     check_pattern(pattern, static_cast<std::size_t>(r.seq_len), static_cast<std::size_t>(m));
     if (pattern.kind == pattern_kind::causal) s.causal = true;
-    else if (pattern.sparse()) s.pattern = pattern;
+    else if (pattern.sparse())
+        s.pattern = pattern;
     if (r.layers < 1 || r.layers > mask_max_layers)
-        throw error(fmt::format("--layers {} is out of range: give the number of stacked layers, from 1 to {}", r.layers,
-                                mask_max_layers));
+        throw error(fmt::format("--layers {} is out of range: give the number of stacked layers, from 1 to {}",
+                                r.layers, mask_max_layers));
     c.layers = static_cast<std::size_t>(r.layers);
     s.side = parse_pad_side(r.pad_side);
     s.align = parse_align(r.align);
@@ -43,14 +45,15 @@ mask_config validate_mask(const mask_request& r) {
     if (!r.lengths.empty()) batch = 1 + std::count(r.lengths.begin(), r.lengths.end(), ',');
     if (r.batch_given || r.batch != 0) {
         if (r.batch < 1 || r.batch > mask_max_batch)
-            throw error(fmt::format("--batch {} is out of range: give a batch size B from 1 to {}", r.batch,
-                                    mask_max_batch));
+            throw error(
+                fmt::format("--batch {} is out of range: give a batch size B from 1 to {}", r.batch, mask_max_batch));
         batch = r.batch;
     }
     if (batch * r.seq_len * m > mask_max_cells)
-        throw error(fmt::format("--batch x --seq-len x --kv-len = {} positions is too many: keep it at most {} "
-                                "(choose smaller dimensions)",
-                                batch * r.seq_len * m, mask_max_cells));
+        throw error(
+            fmt::format("--batch x --seq-len x --kv-len = {} positions is too many: keep it at most {} "
+                        "(choose smaller dimensions)",
+                        batch * r.seq_len * m, mask_max_cells));
     s.batch = static_cast<std::size_t>(batch);
     s.queries = static_cast<std::size_t>(r.seq_len);
     s.keys = static_cast<std::size_t>(m);
@@ -58,9 +61,10 @@ mask_config validate_mask(const mask_request& r) {
 
     if (r.batch_index_given || r.batch_index != -1) {
         if (r.batch_index < 0 || r.batch_index >= batch)
-            throw error(fmt::format("--batch-index {} is out of range: the batch has {} item(s), so use 0 to {} "
-                                    "(or leave it out to print every item)",
-                                    r.batch_index, batch, batch - 1));
+            throw error(
+                fmt::format("--batch-index {} is out of range: the batch has {} item(s), so use 0 to {} "
+                            "(or leave it out to print every item)",
+                            r.batch_index, batch, batch - 1));
         c.one_item = true;
         c.items.push_back(static_cast<std::size_t>(r.batch_index));
     } else {

@@ -21,23 +21,24 @@ inline constexpr std::int64_t mask_max_cells = std::int64_t{1} << 24;
 // matching *_given is set (then the value was typed and is checked like any other).
 struct mask_request {
     std::int64_t seq_len = 4;
-    std::int64_t kv_len = 0;        // 0: m = n
-    std::int64_t batch = 0;         // 0: 1, or the number of --lengths
+    std::int64_t kv_len = 0;  // 0: m = n
+    std::int64_t batch = 0;  // 0: 1, or the number of --lengths
     std::int64_t batch_index = -1;  // -1: every item in turn
     bool kv_len_given = false, batch_given = false, batch_index_given = false;
-    std::string mask = "causal";    // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G
-    std::uint64_t seed = 35;        // bigbird's random blocks
-    std::int64_t layers = 4;        // the receptive field is shown after 1 … layers stacked layers
-    std::string lengths;            // "4,2": true key length per item; empty: no padding
+    std::string mask =
+        "causal";  // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G
+    std::uint64_t seed = 35;  // bigbird's random blocks
+    std::int64_t layers = 4;  // the receptive field is shown after 1 … layers stacked layers
+    std::string lengths;  // "4,2": true key length per item; empty: no padding
     std::string pad_side = "right";
     std::string align = "top-left";
 };
 
 struct mask_config {
-    mask_spec spec;                  // B, n, m, causal, align, lengths, side
-    bool one_item = false;           // --batch-index given
+    mask_spec spec;  // B, n, m, causal, align, lengths, side
+    bool one_item = false;  // --batch-index given
     std::vector<std::size_t> items;  // the batch indices to show
-    std::size_t layers = 4;          // for the receptive field
+    std::size_t layers = 4;  // for the receptive field
 };
 
 // Limits: --layers, and the n of the receptive field (it walks n² bits per layer).
@@ -47,9 +48,9 @@ inline constexpr std::int64_t mask_max_receptive_len = 1024;
 // The pattern on its own (no padding): how much it keeps and how far information travels.
 struct pattern_stats {
     std::vector<std::vector<bool>> allowed;  // [n][m], true = may attend
-    std::size_t pairs = 0;                   // allowed pairs
-    double density = 1;                      // pairs / (n·m)
-    std::vector<std::size_t> receptive;      // after 1 … layers layers (n = m only; else empty)
+    std::size_t pairs = 0;  // allowed pairs
+    double density = 1;  // pairs / (n·m)
+    std::vector<std::size_t> receptive;  // after 1 … layers layers (n = m only; else empty)
     std::vector<std::vector<std::size_t>> random_blocks;  // bigbird: per block row, the blocks drawn
 };
 
@@ -59,12 +60,12 @@ mask_config validate_mask(const mask_request& r);
 // One batch item in the five conventions.
 struct mask_item {
     std::size_t b = 0;
-    std::vector<std::vector<bool>> sdpa, mha;    // [n][m]
-    std::vector<std::vector<double>> additive;   // [n][m], 0 / -inf
-    std::vector<int> hf;                         // [m], 1 = real token
-    std::vector<bool> kpm;                       // [m], true = padding
-    std::vector<std::vector<bool>> blocked;      // [n][m], the canonical form
-    std::vector<std::size_t> fully_blocked;      // query rows with every key blocked
+    std::vector<std::vector<bool>> sdpa, mha;  // [n][m]
+    std::vector<std::vector<double>> additive;  // [n][m], 0 / -inf
+    std::vector<int> hf;  // [m], 1 = real token
+    std::vector<bool> kpm;  // [m], true = padding
+    std::vector<std::vector<bool>> blocked;  // [n][m], the canonical form
+    std::vector<std::size_t> fully_blocked;  // query rows with every key blocked
 };
 
 struct mask_report {

@@ -24,7 +24,8 @@ const std::vector<mistake_info>& mistake_catalogue() {
     static const std::vector<mistake_info> all = {
         {"no-transpose", "shape-error", "shape", "scores", true, false, false, 0, 0},
         {"linear-weight-layout", "shape-error", "shape", "Q", true, false, false, 0, 0},
-        {"heads-no-transpose", "silent", "silent", "scores", false, true, false, 0, 0},  // raises nothing: listed by what it shows
+        {"heads-no-transpose", "silent", "silent", "scores", false, true, false, 0,
+         0},  // raises nothing: listed by what it shows
         {"no-scale", "silent", "silent", "scaled_scores", true, false, false, 0, 0},
         {"softmax-wrong-dim", "silent", "silent", "weights", true, false, false, 0, 0},
         {"mask-after-softmax", "silent", "silent", "masked_scores", true, false, true, 0, 0},
@@ -155,10 +156,10 @@ struct run_ctx {
     const trace& t;
     matrix<T> x, w_q, w_k, w_v;
     matrix<T> q, k, v, scores, scaled;  // [n, d_k], [n, d_k], [n, d_v], [n, n], [n, n]
-    blocked_t causal;                   // true = key j is in query i's future
+    blocked_t causal;  // true = key j is in query i's future
     bool is_causal;
     std::size_t n, d_k;
-    config_rope rope;                   // the run's RoPE (the rope-* mistakes)
+    config_rope rope;  // the run's RoPE (the rope-* mistakes)
 
     run_ctx(const trace& tr, const inputs& in)
         : t(tr), x(convert<T>(in.x)), w_q(convert<T>(in.w_q)), w_k(convert<T>(in.w_k)), w_v(convert<T>(in.w_v)) {
@@ -233,7 +234,8 @@ void no_transpose(mistake_run& r, const run_ctx<T>& c) {
         const matrix<T> wrong = matmul(c.q, c.k);  // [n, d_k] @ [n, d_k]: only chains when n == d_k
         r.kind = "silent";
         auto& g = group(r, "buggy").steps;
-        g.push_back(make("scores", fmt::format("{} @ {} -> {}", r.values["q_shape"], r.values["k_shape"], c.sq()), wrong));
+        g.push_back(
+            make("scores", fmt::format("{} @ {} -> {}", r.values["q_shape"], r.values["k_shape"], c.sq()), wrong));
         const matrix<T> scaled = scale_scores(wrong, c.d_k);
         g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", c.sq(), c.d_k, c.sq()), scaled));
         push_tail(g, c, c.masked(scaled));
@@ -253,8 +255,9 @@ void linear_weight_layout(mistake_run& r, const run_ctx<T>& c) {
         const matrix<T> q = matmul(c.x, weight);  // [n, d_model] @ [d_k, d_model]: chains only when square
         r.kind = "silent";
         auto& g = group(r, "buggy").steps;
-        g.push_back(make("Q", fmt::format("{} @ {} -> {}", r.values["x_shape"], r.values["weight_shape"],
-                                          shape_str(q.shape(0), q.shape(1))),
+        g.push_back(make("Q",
+                         fmt::format("{} @ {} -> {}", r.values["x_shape"], r.values["weight_shape"],
+                                     shape_str(q.shape(0), q.shape(1))),
                          q));
         const matrix<T> scores = attention_scores(q, c.k);
         g.push_back(make("scores", c.sq(), scores));
@@ -410,7 +413,8 @@ void no_max_subtraction(mistake_run& r, const run_ctx<T>& c) {
     // the same in emulated float16, naive and stable
     const matrix<double> s64 = convert<double>(masked);
     auto& h = group(r, "fp16_naive").steps;
-    h.push_back(make("weights", fmt::format("fp16 exp({}) / sum -> {}", c.sq(), c.sq()), softmax_rows_fp16(s64, false)));
+    h.push_back(
+        make("weights", fmt::format("fp16 exp({}) / sum -> {}", c.sq(), c.sq()), softmax_rows_fp16(s64, false)));
     auto& hs = group(r, "fp16_stable").steps;
     hs.push_back(make("weights", fmt::format("fp16 softmax({}) -> {}", c.sq(), c.sq()), softmax_rows_fp16(s64, true)));
 
@@ -649,24 +653,42 @@ void run_single_head(trace& t, const inputs& in) {
     mistake_run& r = t.mistake;
     const std::string& id = r.id;
     if (id == "no-transpose") no_transpose(r, c);
-    else if (id == "linear-weight-layout") linear_weight_layout(r, c);
-    else if (id == "no-scale") no_scale(r, c);
-    else if (id == "softmax-wrong-dim") softmax_wrong_dim(r, c);
-    else if (id == "mask-after-softmax") mask_after_softmax(r, c);
-    else if (id == "mask-fill-zero") mask_fill(r, c, T(0), "masked_fill(future, 0)");
-    else if (id == "mask-tiny-value") mask_fill(r, c, T(-1e-9), "masked_fill(future, -1e-9)");
-    else if (id == "mask-inverted") mask_inverted(r, c);
-    else if (id == "causal-wrong-diagonal") causal_wrong_diagonal(r, c);
-    else if (id == "no-max-subtraction") no_max_subtraction(r, c);
-    else if (id == "dropout-at-eval") dropout_at_eval(r, c);
-    else if (id == "all-masked-row") all_masked_row(r, c);
-    else if (id == "scale-by-d-k") scale_by_d_k(r, c);
-    else if (id == "padding-on-queries") padding_on_queries(r, c);
-    else if (id == "softmax-backward-no-rowsum") backward_bug(r, c, true);
-    else if (id == "backward-no-scale") backward_bug(r, c, false);
-    else if (id == "kv-cache-wrong-order") kv_cache_wrong_order(r, c);
-    else if (id == "rope-wrong-position") rope_wrong_position(r, c);
-    else if (id == "rope-style-mismatch") rope_style_mismatch(r, c);
+    else if (id == "linear-weight-layout")
+        linear_weight_layout(r, c);
+    else if (id == "no-scale")
+        no_scale(r, c);
+    else if (id == "softmax-wrong-dim")
+        softmax_wrong_dim(r, c);
+    else if (id == "mask-after-softmax")
+        mask_after_softmax(r, c);
+    else if (id == "mask-fill-zero")
+        mask_fill(r, c, T(0), "masked_fill(future, 0)");
+    else if (id == "mask-tiny-value")
+        mask_fill(r, c, T(-1e-9), "masked_fill(future, -1e-9)");
+    else if (id == "mask-inverted")
+        mask_inverted(r, c);
+    else if (id == "causal-wrong-diagonal")
+        causal_wrong_diagonal(r, c);
+    else if (id == "no-max-subtraction")
+        no_max_subtraction(r, c);
+    else if (id == "dropout-at-eval")
+        dropout_at_eval(r, c);
+    else if (id == "all-masked-row")
+        all_masked_row(r, c);
+    else if (id == "scale-by-d-k")
+        scale_by_d_k(r, c);
+    else if (id == "padding-on-queries")
+        padding_on_queries(r, c);
+    else if (id == "softmax-backward-no-rowsum")
+        backward_bug(r, c, true);
+    else if (id == "backward-no-scale")
+        backward_bug(r, c, false);
+    else if (id == "kv-cache-wrong-order")
+        kv_cache_wrong_order(r, c);
+    else if (id == "rope-wrong-position")
+        rope_wrong_position(r, c);
+    else if (id == "rope-style-mismatch")
+        rope_style_mismatch(r, c);
     finish(r, t);
 }
 
@@ -687,7 +709,8 @@ void run_mistake(trace& t, const inputs& in, int precision) {
         return;
     }
     if (t.config.type == dtype::float32) run_single_head<float>(t, in);
-    else run_single_head<double>(t, in);
+    else
+        run_single_head<double>(t, in);
 }
 
 }  // namespace attn

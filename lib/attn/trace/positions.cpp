@@ -34,14 +34,16 @@ encoding parse_encoding(const std::string& s) {
 rope_style parse_rope_style(const std::string& s) {
     if (s == "half") return rope_style::half;
     if (s == "interleaved") return rope_style::interleaved;
-    throw error(fmt::format("unknown RoPE style '{}': use half (GPT-NeoX, Hugging Face) or interleaved (GPT-J, "
-                            "Meta's LLaMA code)", s));
+    throw error(
+        fmt::format("unknown RoPE style '{}': use half (GPT-NeoX, Hugging Face) or interleaved (GPT-J, "
+                    "Meta's LLaMA code)",
+                    s));
 }
 
 const std::vector<std::string>& positions_step_ids() {
-    static const std::vector<std::string> ids = {"X",     "pe",     "X_pos",      "Q",      "K",
-                                                 "V",     "Q_rot",  "K_rot",      "alibi_bias",
-                                                 "scores", "scaled_scores", "weights", "output"};
+    static const std::vector<std::string> ids = {
+        "X",          "pe",     "X_pos",         "Q",       "K",     "V", "Q_rot", "K_rot",
+        "alibi_bias", "scores", "scaled_scores", "weights", "output"};
     return ids;
 }
 
@@ -49,12 +51,15 @@ rope_config validate_rope(const rope_request& r, std::size_t d_k, const std::str
     rope_config c;
     c.style = parse_rope_style(r.style);
     if (!std::isfinite(r.base) || r.base <= 1.0 || r.base > 1e12)
-        throw error(fmt::format("--rope-base {} is out of range: use a number above 1, e.g. 10000 (the paper) or "
-                                "500000 (LLaMA 3)", r.base));
+        throw error(
+            fmt::format("--rope-base {} is out of range: use a number above 1, e.g. 10000 (the paper) or "
+                        "500000 (LLaMA 3)",
+                        r.base));
     c.base = r.base;
     if (d_k % 2 != 0)
-        throw error(fmt::format("{} is {}, an odd number: RoPE rotates features in pairs, so use an even width such as {}",
-                                what, d_k, d_k + 1));
+        throw error(
+            fmt::format("{} is {}, an odd number: RoPE rotates features in pairs, so use an even width such as {}",
+                        what, d_k, d_k + 1));
     return c;
 }
 
@@ -81,8 +86,8 @@ positions_config validate_positions(const positions_request& r) {
     c.run.d_v = c.run.d_k;
     c.rope = validate_rope(r.rope, 2, "");  // style and base; d_k is checked in check_positions
     if (r.heads <= 0 || r.heads > 64)
-        throw error(fmt::format("--heads {} is out of range for ALiBi: use 1 to 64, e.g. 8 (the paper's slopes 1/2 … 1/256)",
-                                r.heads));
+        throw error(fmt::format(
+            "--heads {} is out of range for ALiBi: use 1 to 64, e.g. 8 (the paper's slopes 1/2 … 1/256)", r.heads));
     if (r.shift < 0 || r.shift > 1000000)
         throw error(fmt::format("--shift {} is out of range: use 0 to 1000000, e.g. 3", r.shift));
     c.heads = static_cast<std::size_t>(r.heads);
@@ -96,9 +101,10 @@ void check_positions(const positions_config& c) {
         throw error(fmt::format("--seq-len {} is too long for this lesson: use at most 512", c.run.seq_len));
     for (encoding e : c.encodings)
         if (e == encoding::rope && c.run.d_k % 2 != 0)
-            throw error(fmt::format("--d-k is {}, an odd number: RoPE rotates features in pairs, so use an even "
-                                    "--d-k such as {}{}",
-                                    c.run.d_k, c.run.d_k + 1, c.tour ? " (or pick one --encoding)" : ""));
+            throw error(
+                fmt::format("--d-k is {}, an odd number: RoPE rotates features in pairs, so use an even "
+                            "--d-k such as {}{}",
+                            c.run.d_k, c.run.d_k + 1, c.tour ? " (or pick one --encoding)" : ""));
 }
 
 namespace {
@@ -120,13 +126,21 @@ struct runner {
     std::size_t n, dm, dk;
 
     runner(const positions_config& cc, const inputs& ii, const matrix<double>& table, int p)
-        : c(cc), in(ii), learned(table), precision(p), wq(convert<T>(ii.w_q)), wk(convert<T>(ii.w_k)),
-          wv(convert<T>(ii.w_v)), n(cc.run.seq_len), dm(cc.run.d_model), dk(cc.run.d_k) {}
+        : c(cc),
+          in(ii),
+          learned(table),
+          precision(p),
+          wq(convert<T>(ii.w_q)),
+          wk(convert<T>(ii.w_k)),
+          wv(convert<T>(ii.w_v)),
+          n(cc.run.seq_len),
+          dm(cc.run.d_model),
+          dk(cc.run.d_k) {}
 
     struct pass {
         matrix<T> pe, x_pos, q, k, v, q_rot, k_rot, scores;  // [n, d_model] … [n, n]
-        xt::xtensor<double, 3> bias;                           // [h, n, n] (alibi)
-        std::vector<matrix<T>> scaled, weights, out;           // one per head (alibi: h, else 1)
+        xt::xtensor<double, 3> bias;  // [h, n, n] (alibi)
+        std::vector<matrix<T>> scaled, weights, out;  // one per head (alibi: h, else 1)
     };
 
     matrix<T> table(encoding e) const {
@@ -145,7 +159,7 @@ struct runner {
         }
         p.q = project(p.x_pos, w_q);  // [n, d_k]
         p.k = project(p.x_pos, w_k);  // [n, d_k]
-        p.v = project(p.x_pos, wv);   // [n, d_k]
+        p.v = project(p.x_pos, wv);  // [n, d_k]
         const matrix<T>* q = &p.q;
         const matrix<T>* k = &p.k;
         if (e == encoding::rope) {
@@ -226,8 +240,7 @@ struct runner {
             add("Q_rot", fmt::format("rope({}, positions 0..{}) -> {}", nk, n - 1, nk), d(p.q_rot));
             add("K_rot", fmt::format("rope({}, positions 0..{}) -> {}", nk, n - 1, nk), d(p.k_rot));
         }
-        if (e == encoding::alibi)
-            add("alibi_bias", shape_str(std::vector<std::size_t>{c.heads, n, n}), tensor(p.bias));
+        if (e == encoding::alibi) add("alibi_bias", shape_str(std::vector<std::size_t>{c.heads, n, n}), tensor(p.bias));
         add("scores", fmt::format("{} @ {} -> {}", nk, shape_str(dk, n), nn), d(p.scores),
             e == encoding::rope ? "positions.scores_rope" : "");
         const std::string hnn = shape_str(std::vector<std::size_t>{c.heads, n, n});
@@ -279,7 +292,8 @@ struct runner {
             double worst = 0;
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t j = 0; j + 1 < dm; j += 2) {
-                    const double w = static_cast<double>(s) * std::pow(10000.0, -static_cast<double>(j) / static_cast<double>(dm));
+                    const double w =
+                        static_cast<double>(s) * std::pow(10000.0, -static_cast<double>(j) / static_cast<double>(dm));
                     const double a = far(i, j), b = far(i, j + 1);  // sin, cos at i
                     const double rs = a * std::cos(w) + b * std::sin(w), rc = b * std::cos(w) - a * std::sin(w);
                     worst = std::max({worst, std::fabs(rs - far(i + s, j)), std::fabs(rc - far(i + s, j + 1))});
@@ -294,7 +308,8 @@ struct runner {
             r.style_diff = max_abs_diff(d(p.scores), r.other_scores);
             const std::vector<std::size_t> perm_cols = interleaved_to_half(dk);
             const pass inter = forward(e, x, r.causal, rope_style::interleaved, 0, wq, wk);
-            const pass conv = forward(e, x, r.causal, rope_style::half, 0, permute_cols(wq, perm_cols), permute_cols(wk, perm_cols));
+            const pass conv =
+                forward(e, x, r.causal, rope_style::half, 0, permute_cols(wq, perm_cols), permute_cols(wk, perm_cols));
             r.converted_diff = max_abs_diff(d(inter.scores), d(conv.scores));
             const pass sh = forward(e, x, r.causal, c.rope.style, c.shift, wq, wk);
             r.shifted_scores = d(sh.scores);
@@ -333,7 +348,8 @@ struct runner {
             matrix<double> pf = d(permute_rows(a.out[0], perm)), fp = d(b.out[0]);
             const double diff = max_abs_diff(pf, fp);
             if (causal) q.p_f_causal = pf, q.f_p_causal = fp, q.causal_max_diff = diff;
-            else q.p_f = pf, q.f_p = fp, q.no_mask_max_diff = diff;
+            else
+                q.p_f = pf, q.f_p = fp, q.no_mask_max_diff = diff;
         }
         return q;
     }

@@ -38,13 +38,13 @@ struct rope_config {
 rope_config validate_rope(const rope_request& r, std::size_t d_k, const std::string& what);
 
 struct positions_request {
-    step_request run;            // --seq-len --d-model --d-k --seed --init --dtype --tokens --load
-    std::string encoding;        // "" = the tour: none, sinusoidal, learned, rope, alibi
+    step_request run;  // --seq-len --d-model --d-k --seed --init --dtype --tokens --load
+    std::string encoding;  // "" = the tour: none, sinusoidal, learned, rope, alibi
     rope_request rope;
-    std::int64_t heads = 8;      // ALiBi heads
-    std::int64_t shift = 3;      // the relative-offset demo
-    std::string mask;            // "" = each encoding's own default (causal for none and alibi)
-    bool saving = false;         // --save was given: one encoding only
+    std::int64_t heads = 8;  // ALiBi heads
+    std::int64_t shift = 3;  // the relative-offset demo
+    std::string mask;  // "" = each encoding's own default (causal for none and alibi)
+    bool saving = false;  // --save was given: one encoding only
 };
 
 struct positions_config {
@@ -53,7 +53,7 @@ struct positions_config {
     bool tour = false;
     rope_config rope;
     std::size_t heads = 8, shift = 3;
-    std::string mask;                 // as given ("" = defaults)
+    std::string mask;  // as given ("" = defaults)
     bool causal_for(encoding e) const;
 };
 
@@ -64,8 +64,8 @@ void check_positions(const positions_config& c);
 
 // Section 1: f(PX) against P·f(X), without a mask and with the causal mask.
 struct equivariance_check {
-    std::vector<std::size_t> perm;    // P·X takes row perm[i] of X as its row i
-    matrix<double> p_f, f_p;          // P·f(X) and f(P·X), no mask [n, d_v]
+    std::vector<std::size_t> perm;  // P·X takes row perm[i] of X as its row i
+    matrix<double> p_f, f_p;  // P·f(X) and f(P·X), no mask [n, d_v]
     matrix<double> p_f_causal, f_p_causal;
     double no_mask_max_diff = 0, causal_max_diff = 0;
 };
@@ -74,20 +74,20 @@ struct equivariance_check {
 struct encoding_run {
     encoding enc = encoding::none;
     bool causal = false;
-    trace t;                          // steps (the --save ids), lessons "positions"
-    vars values;                      // numbers for its lesson text
-    double perm_diff = 0;             // f(P·X) against P·f(X) with this encoding, no mask
+    trace t;  // steps (the --save ids), lessons "positions"
+    vars values;  // numbers for its lesson text
+    double perm_diff = 0;  // f(P·X) against P·f(X) with this encoding, no mask
     // sinusoidal and learned: the table's Gram matrix PE·PEᵀ and how far its diagonals vary
     matrix<double> gram;
     double diag_spread = 0;
-    double rotation_error = 0;        // sinusoidal: |PE(i + shift) − R(shift)·PE(i)|, max
+    double rotation_error = 0;  // sinusoidal: |PE(i + shift) − R(shift)·PE(i)|, max
     // rope
-    matrix<double> other_scores;      // the other pairing's scores on the same weights
-    double style_diff = 0;            // max |half − interleaved| scores
-    double converted_diff = 0;        // interleaved(W) against half(W[:, perm])
-    matrix<double> shifted_scores;    // every position + shift
+    matrix<double> other_scores;  // the other pairing's scores on the same weights
+    double style_diff = 0;  // max |half − interleaved| scores
+    double converted_diff = 0;  // interleaved(W) against half(W[:, perm])
+    matrix<double> shifted_scores;  // every position + shift
     double shift_diff = 0, norm_diff = 0;
-    std::vector<double> thetas;       // θ_i, i < d_k / 2
+    std::vector<double> thetas;  // θ_i, i < d_k / 2
     std::vector<double> decay_run, decay_128;  // the bound for distances 0, 8, 16, …
     // alibi
     std::vector<double> slopes;
@@ -97,8 +97,8 @@ struct positions_report {
     positions_config config;
     bool classic_x = false;
     equivariance_check eq;
-    std::vector<encoding_run> runs;   // in the order of config.encodings
-    matrix<double> learned_table;     // [n, d_model], drawn from the seed
+    std::vector<encoding_run> runs;  // in the order of config.encodings
+    matrix<double> learned_table;  // [n, d_model], drawn from the seed
 };
 
 // Runs the permutation demo and every asked encoding in the config's dtype.

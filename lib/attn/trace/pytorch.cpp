@@ -9,7 +9,7 @@ namespace attn {
 
 bool is_input_step(const std::string& id) {
     return id == "X" || id == "memory" || id == "W_Q" || id == "W_K" || id == "W_V" || id == "W_O" || id == "target" ||
-           id == "G";
+        id == "G";
 }
 
 std::string pytorch_variable(const std::string& id) {
@@ -33,14 +33,16 @@ std::string lengths_literal(const step_config& c) {
 // j > i + (m - n) (bottom-right, which only differs from top-left when m != n).
 std::string causal_blocked_expr(const step_config& c) {
     const bool shifted = bottom_right_cross(c);
-    return fmt::format("torch.ones(n, {}, dtype=torch.bool).triu(diagonal={})", keys_name(c), shifted ? "m - n + 1" : "1");
+    return fmt::format("torch.ones(n, {}, dtype=torch.bool).triu(diagonal={})", keys_name(c),
+                       shifted ? "m - n + 1" : "1");
 }
 
 // Padded keys, True = blocked, with `dims` trailing singleton dimensions after the batch one.
 std::string padding_expr(const step_config& c, const std::string& view) {
     const char* k = keys_name(c);
-    return c.side == pad_side::right ? fmt::format("torch.arange({}) >= {}.view({})", k, lengths_literal(c), view)
-                                     : fmt::format("torch.arange({}) < {} - {}.view({})", k, k, lengths_literal(c), view);
+    return c.side == pad_side::right
+        ? fmt::format("torch.arange({}) >= {}.view({})", k, lengths_literal(c), view)
+        : fmt::format("torch.arange({}) < {} - {}.view({})", k, k, lengths_literal(c), view);
 }
 
 // BigBird's random key blocks as a boolean [blocks, blocks] tensor literal (True = drawn).
@@ -48,8 +50,8 @@ std::string random_blocks_literal(const step_config& c) {
     // As core/masks draws them: max(n, m) / B block rows, from --seed unless given.
     const std::size_t blocks = c.pattern.block ? std::max(c.seq_len, c.keys()) / c.pattern.block : 0;
     const auto drawn = c.pattern.random_blocks.empty()
-                           ? bigbird_random_blocks(blocks, c.pattern.random, c.pattern.globals, c.pattern.seed)
-                           : c.pattern.random_blocks;
+        ? bigbird_random_blocks(blocks, c.pattern.random, c.pattern.globals, c.pattern.seed)
+        : c.pattern.random_blocks;
     std::string out = "torch.tensor([";
     for (std::size_t r = 0; r < blocks; ++r) {
         out += r ? ", [" : "[";
@@ -85,20 +87,25 @@ std::string allowed_matrix_expr(const step_config& c) {
 std::string rope_code(const std::string& out, const std::string& in, const std::string& width,
                       const std::string& positions, rope_style style, double base) {
     const std::string& D = width;
-    std::string code = fmt::format("ang = ({}).double()[:, None] * {} ** (-torch.arange(0, {}, 2, dtype=torch.float64) / {}); ",
-                                   positions, fmt::format("{}", base), D, D);
+    std::string code =
+        fmt::format("ang = ({}).double()[:, None] * {} ** (-torch.arange(0, {}, 2, dtype=torch.float64) / {}); ",
+                    positions, fmt::format("{}", base), D, D);
     if (style == rope_style::half)
-        return code + fmt::format("ang = torch.cat([ang, ang], dim=-1); {} = {} * ang.cos().to({}.dtype) + "
-                                  "torch.cat([-{}[..., {} // 2:], {}[..., :{} // 2]], dim=-1) * ang.sin().to({}.dtype)",
-                                  out, in, in, in, D, in, D, in);
-    return code + fmt::format("ang = ang.repeat_interleave(2, dim=-1); {} = {} * ang.cos().to({}.dtype) + "
-                              "torch.stack([-{}[..., 1::2], {}[..., 0::2]], dim=-1).flatten(-2) * ang.sin().to({}.dtype)",
-                              out, in, in, in, in, in);
+        return code +
+            fmt::format(
+                   "ang = torch.cat([ang, ang], dim=-1); {} = {} * ang.cos().to({}.dtype) + "
+                   "torch.cat([-{}[..., {} // 2:], {}[..., :{} // 2]], dim=-1) * ang.sin().to({}.dtype)",
+                   out, in, in, in, D, in, D, in);
+    return code +
+        fmt::format(
+               "ang = ang.repeat_interleave(2, dim=-1); {} = {} * ang.cos().to({}.dtype) + "
+               "torch.stack([-{}[..., 1::2], {}[..., 0::2]], dim=-1).flatten(-2) * ang.sin().to({}.dtype)",
+               out, in, in, in, in, in);
 }
 
 std::string blocked_expr(const step_config& c) {
     std::string causal = c.mask == mask_kind::causal ? causal_blocked_expr(c)
-                         : c.pattern.sparse()        ? "~" + allowed_matrix_expr(c)
+        : c.pattern.sparse()                         ? "~" + allowed_matrix_expr(c)
                                                      : "";
     std::string pad = c.lengths.empty() ? "" : padding_expr(c, "B, 1, 1, 1");
     if (!causal.empty() && !pad.empty()) return "(" + causal + ") | (" + pad + ")";
@@ -116,14 +123,14 @@ std::string mha_mask_args(const step_config& c) {
 std::string sdpa_mask_args(const step_config& c) {
     if (c.pattern.sparse()) return ", attn_mask=" + allowed_matrix_expr(c);  // SDPA: True = may attend
     if (c.mask != mask_kind::causal) return "";
-    if (bottom_right_cross(c))
-        return ", attn_mask=torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)";
+    if (bottom_right_cross(c)) return ", attn_mask=torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)";
     return ", is_causal=True";
 }
 
 std::vector<std::pair<std::string, tensor>> run_biases(const trace& t) {
     std::vector<std::pair<std::string, tensor>> out;
-    for (const auto& [id, name] : {std::pair<const char*, const char*>{"Q", "b_Q"}, {"K", "b_K"}, {"V", "b_V"}, {"output", "b_O"}}) {
+    for (const auto& [id, name] :
+         {std::pair<const char*, const char*>{"Q", "b_Q"}, {"K", "b_K"}, {"V", "b_V"}, {"output", "b_O"}}) {
         if (!t.has(id)) continue;
         for (const named_matrix& e : t.at(id).extras)
             if (e.label == "bias") {
@@ -139,14 +146,15 @@ vars pytorch_vars(const trace& t) {
     const step_config& c = t.config;
     vars v;
     v["kv_src"] = c.cross() ? "memory" : "X";
-    for (const char* b : {"b_Q", "b_K", "b_V", "b_O"}) v[std::string("plus_") + b] = c.bias ? std::string(" + ") + b : "";
+    for (const char* b : {"b_Q", "b_K", "b_V", "b_O"})
+        v[std::string("plus_") + b] = c.bias ? std::string(" + ") + b : "";
     v["blocked"] = blocked_expr(c);
     // The sparse masked step (sparse_step / sparse_heads lessons): BigBird's random blocks as `rand`,
     // and in heads the pattern with padded keys on top, per batch item.
     v["rand_def"] = c.pattern.kind == pattern_kind::bigbird ? "rand = " + random_blocks_literal(c) + "\n" : "";
-    v["sparse_blocked"] = c.lengths.empty() ? "~(" + torch_allowed_expr(c.pattern) + ")"
-                                            : "(~(" + torch_allowed_expr(c.pattern) + ") | (" + padding_expr(c, "B, 1") +
-                                                  ")[:, None, :])[:, None]";
+    v["sparse_blocked"] = c.lengths.empty()
+        ? "~(" + torch_allowed_expr(c.pattern) + ")"
+        : "(~(" + torch_allowed_expr(c.pattern) + ") | (" + padding_expr(c, "B, 1") + ")[:, None, :])[:, None]";
     v["loss_expr"] = t.has("G") ? "(output * G).sum()" : "F.mse_loss(output, target)";
     v["sdpa_mask"] = sdpa_mask_args(c);
     v["sdpa_q"] = c.rope ? "Q_rot" : "Q";
@@ -180,7 +188,8 @@ vars pytorch_vars(const trace& t) {
             std::string keep = "[";
             for (std::size_t i = 0; i < w.value.shape(0); ++i) {
                 keep += i ? ", [" : "[";
-                for (std::size_t j = 0; j < w.value.shape(1); ++j) keep += std::string(j ? ", " : "") + (w.value(i, j) != 0 ? "1" : "0");
+                for (std::size_t j = 0; j < w.value.shape(1); ++j)
+                    keep += std::string(j ? ", " : "") + (w.value(i, j) != 0 ? "1" : "0");
                 keep += "]";
             }
             v["dropout_keep"] = keep + "]";
@@ -197,7 +206,8 @@ std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool b
         if (L.has(own)) return L.text(own, v);
     }
     const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
-    if (s.id == "masked_scores" && v["blocked"].empty() && L.has(key + ".pytorch_none")) return L.text(key + ".pytorch_none", v);
+    if (s.id == "masked_scores" && v["blocked"].empty() && L.has(key + ".pytorch_none"))
+        return L.text(key + ".pytorch_none", v);
     return L.text(key + ".pytorch", v);
 }
 
@@ -206,7 +216,8 @@ std::string summary_pytorch(const trace& t, const lessons& L, const std::string&
     for (auto& [k, x] : pytorch_vars(t)) v[k] = x;
     if (t.config.rope && L.has(key + ".pytorch_rope")) return L.text(key + ".pytorch_rope", v);
     if (t.config.bias && L.has(key + ".pytorch_bias")) return L.text(key + ".pytorch_bias", v);
-    if (bottom_right_cross(t.config) && L.has(key + ".pytorch_bottom_right")) return L.text(key + ".pytorch_bottom_right", v);
+    if (bottom_right_cross(t.config) && L.has(key + ".pytorch_bottom_right"))
+        return L.text(key + ".pytorch_bottom_right", v);
     return L.text(key + ".pytorch", v);
 }
 

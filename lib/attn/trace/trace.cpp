@@ -17,9 +17,8 @@
 namespace attn {
 
 const std::vector<std::string>& step_ids() {
-    static const std::vector<std::string> ids = {"X",      "W_Q",           "W_K",           "W_V",
-                                                 "Q",      "K",             "V",             "scores",
-                                                 "scaled_scores", "masked_scores", "weights", "output"};
+    static const std::vector<std::string> ids = {"X", "W_Q",    "W_K",           "W_V",           "Q",       "K",
+                                                 "V", "scores", "scaled_scores", "masked_scores", "weights", "output"};
     return ids;
 }
 
@@ -103,7 +102,9 @@ double mistake_run::symptom(const std::string& key) const {
     throw std::out_of_range("no symptom " + key);
 }
 
-std::string shape_of(const tensor& t) { return shape_str(std::vector<std::size_t>(t.shape().begin(), t.shape().end())); }
+std::string shape_of(const tensor& t) {
+    return shape_str(std::vector<std::size_t>(t.shape().begin(), t.shape().end()));
+}
 
 double max_abs_diff(const tensor& a, const tensor& b) {
     if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
@@ -175,17 +176,17 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
         return a;
     };
     attention_trace<T> f;
-    f.q = with_bias(project(x, w_q), in.b_q);                 // [n, d_k]
-    f.k = with_bias(project(src, w_k), in.b_k);               // [m, d_k]
-    f.v = with_bias(project(src, w_v), in.b_v);               // [m, d_v]
+    f.q = with_bias(project(x, w_q), in.b_q);  // [n, d_k]
+    f.k = with_bias(project(src, w_k), in.b_k);  // [m, d_k]
+    f.v = with_bias(project(src, w_v), in.b_v);  // [m, d_v]
     // --rope: q and k rotated pairwise at positions 0 … n−1 (core/positions.hpp); V untouched.
     const matrix<T> q_rot = c.rope ? rope_rotate(f.q, 0, c.rope_base, c.rope_style) : f.q;  // [n, d_k]
     const matrix<T> k_rot = c.rope ? rope_rotate(f.k, 0, c.rope_base, c.rope_style) : f.k;  // [m, d_k]
-    f.scores = attention_scores(q_rot, k_rot);                // [n, m]
-    f.scaled_scores = scale_scores(f.scores, dk);             // [n, m]
+    f.scores = attention_scores(q_rot, k_rot);  // [n, m]
+    f.scaled_scores = scale_scores(f.scores, dk);  // [n, m]
     f.masked_scores = causal ? apply_mask(f.scaled_scores, blocked_by) : f.scaled_scores;
-    f.weights = softmax_rows(f.masked_scores);                // [n, m]
-    f.output = weighted_sum(f.weights, f.v);                  // [n, d_v]
+    f.weights = softmax_rows(f.masked_scores);  // [n, m]
+    f.output = weighted_sum(f.weights, f.v);  // [n, d_v]
 
     trace t;
     t.config = c;
@@ -219,7 +220,10 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                                 as_tensor(f.v)));
     if (c.bias) {
         for (step& st : t.steps) {
-            const std::vector<double>* b = st.id == "Q" ? &in.b_q : st.id == "K" ? &in.b_k : st.id == "V" ? &in.b_v : nullptr;
+            const std::vector<double>* b = st.id == "Q" ? &in.b_q
+                : st.id == "K"                          ? &in.b_k
+                : st.id == "V"                          ? &in.b_v
+                                                        : nullptr;
             if (!b) continue;
             matrix<double> row = xt::empty<double>({std::size_t{1}, b->size()});
             std::copy(b->begin(), b->end(), row.begin());
@@ -229,8 +233,9 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 
     if (c.rope) {
         for (const auto& [id, rot] : {std::pair<const char*, const matrix<T>*>{"Q_rot", &q_rot}, {"K_rot", &k_rot}}) {
-            step r = make_step(id, fmt::format("rope({}, positions 0..{}) -> {}", shape_str(rot->shape(0), dk),
-                                               rot->shape(0) - 1, shape_str(rot->shape(0), dk)),
+            step r = make_step(id,
+                               fmt::format("rope({}, positions 0..{}) -> {}", shape_str(rot->shape(0), dk),
+                                           rot->shape(0) - 1, shape_str(rot->shape(0), dk)),
                                as_tensor(*rot));
             r.lesson = std::string("rope_step.") + id;
             r.values["rope_style"] = name_of(c.rope_style);
@@ -264,9 +269,8 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     sc.values["scale_check"] = name_of(scale_check_of(var_q, var_k, attn::variance(f.scaled_scores)));
     t.steps.push_back(std::move(sc));
 
-    step ms = make_step("masked_scores", fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m),
-                                                     shape_str(n, m)),
-                        {});
+    step ms = make_step("masked_scores",
+                        fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m), shape_str(n, m)), {});
     ms.brief = !causal;
     std::size_t blocked = 0;
     for (const auto& row : blocked_by)
@@ -291,15 +295,15 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     w.values["row_sum_error"] = fmt::format("{:.1e}", worst);
     t.steps.push_back(std::move(w));
 
-    t.steps.push_back(make_step(
-        "output", fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
-        take(std::move(f.output))));
+    t.steps.push_back(make_step("output",
+                                fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
+                                take(std::move(f.output))));
     for (step& st : t.steps) {
-        matrix<T>* square = st.id == "scores"          ? &f.scores
-                            : st.id == "scaled_scores" ? &f.scaled_scores
-                            : st.id == "masked_scores" ? &f.masked_scores
-                            : st.id == "weights"       ? &f.weights
-                                                       : nullptr;
+        matrix<T>* square = st.id == "scores" ? &f.scores
+            : st.id == "scaled_scores"        ? &f.scaled_scores
+            : st.id == "masked_scores"        ? &f.masked_scores
+            : st.id == "weights"              ? &f.weights
+                                              : nullptr;
         if (square) st.value = take(std::move(*square));
     }
     return t;
@@ -308,9 +312,9 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
 }  // namespace
 
 trace build_trace(const step_config& c, const inputs& in, int precision) {
-    trace t = c.multihead ? build_multihead_trace(c, in, precision)
-              : c.type == dtype::float32 ? build_typed<float>(c, in, precision)
-                                         : build_typed<double>(c, in, precision);
+    trace t = c.multihead          ? build_multihead_trace(c, in, precision)
+        : c.type == dtype::float32 ? build_typed<float>(c, in, precision)
+                                   : build_typed<double>(c, in, precision);
     if (!c.mistake.empty()) run_mistake(t, in, precision);
     return t;
 }

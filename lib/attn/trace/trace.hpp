@@ -31,13 +31,13 @@ struct named_matrix {
 using vars = std::map<std::string, std::string>;
 
 struct step {
-    std::string id;                    // one of step_ids() (or a multi-head id such as "Q_heads")
-    std::string shape_line;            // e.g. "(3, 4) @ (4, 4) -> (3, 4)"
-    tensor value;                      // the tensor, converted to double for display
+    std::string id;  // one of step_ids() (or a multi-head id such as "Q_heads")
+    std::string shape_line;  // e.g. "(3, 4) @ (4, 4) -> (3, 4)"
+    tensor value;  // the tensor, converted to double for display
     std::vector<named_matrix> extras;  // e.g. Kᵀ, row max, row sums
-    vars values;                       // numbers for this step's lesson placeholders
-    bool brief = false;                // shown without its matrix (masked_scores with no mask)
-    std::string lesson;                // its lesson table when not "<trace.lessons>.<id>" (e.g. "grad.d_V")
+    vars values;  // numbers for this step's lesson placeholders
+    bool brief = false;  // shown without its matrix (masked_scores with no mask)
+    std::string lesson;  // its lesson table when not "<trace.lessons>.<id>" (e.g. "grad.d_V")
 };
 
 // A named list of buggy steps: "buggy" itself, or a variant of the bug or one of its fixes
@@ -57,29 +57,29 @@ struct sweep_row {
 };
 
 struct mistake_run {
-    std::string id;                    // e.g. "no-transpose"
-    std::string kind;                  // "shape-error" | "silent" | "numerical" (as it showed on this run)
-    std::string at_step;               // the step where the bug bites
-    std::string error;                 // the PyTorch-worded error, for a shape error that fires
+    std::string id;  // e.g. "no-transpose"
+    std::string kind;  // "shape-error" | "silent" | "numerical" (as it showed on this run)
+    std::string at_step;  // the step where the bug bites
+    std::string error;  // the PyTorch-worded error, for a shape error that fires
     // groups[0] is "buggy" (absent on a shape error); then variants and fixes. A deque, so that a
     // reference to one group stays valid while the next is added.
     std::deque<step_group> groups;
     std::map<std::string, double> diffs;  // "<group>/<step id>" -> max |buggy - correct|
     std::vector<std::pair<std::string, double>> symptoms;  // measured on this run, in order
-    std::vector<sweep_row> sweep;      // no-scale: the d_k sweep
+    std::vector<sweep_row> sweep;  // no-scale: the d_k sweep
     std::size_t sweep_seq_len = 0;
-    vars values;                       // numbers for the mistake's lesson placeholders
+    vars values;  // numbers for the mistake's lesson placeholders
 
-    const std::vector<step>& buggy() const;                 // groups[0].steps, or empty
-    double symptom(const std::string& key) const;           // throws std::out_of_range
+    const std::vector<step>& buggy() const;  // groups[0].steps, or empty
+    double symptom(const std::string& key) const;  // throws std::out_of_range
 };
 
 struct trace {
     step_config config;
-    std::string lessons = "step";      // lesson table of the steps: "step" (single head) or "heads"
+    std::string lessons = "step";  // lesson table of the steps: "step" (single head) or "heads"
     bool classic_x = false;
-    std::vector<step> steps;           // the correct run
-    vars values;                       // run-wide numbers (n, d_model, d_k, √d_k, ...)
+    std::vector<step> steps;  // the correct run
+    vars values;  // run-wide numbers (n, d_model, d_k, √d_k, ...)
     bool has_mistake = false;
     mistake_run mistake;
     // `grad` runs only: the loss, the finite-difference check (--check) and the d_k sweep (--sweep).
@@ -111,6 +111,5 @@ vars step_vars(const struct trace& t, const step& s);
 // Largest |a - b| over two tensors of the same shape (infinite if the shapes differ).
 double max_abs_diff(const tensor& a, const tensor& b);
 std::string shape_of(const tensor& t);  // "(2, 2, 3, 3)"
-
 
 }  // namespace attn

@@ -11,8 +11,8 @@
 namespace attn {
 
 const std::vector<std::string>& grad_step_ids() {
-    static const std::vector<std::string> ids = {"d_output", "d_V", "d_P", "d_S", "d_Q", "d_K",
-                                                 "d_W_Q",    "d_W_K", "d_W_V", "d_X"};
+    static const std::vector<std::string> ids = {"d_output", "d_V",   "d_P",   "d_S",   "d_Q",
+                                                 "d_K",      "d_W_Q", "d_W_K", "d_W_V", "d_X"};
     return ids;
 }
 
@@ -57,17 +57,23 @@ void add_backward(trace& t, const step_config& c, const inputs& in, const matrix
     ds.values["max_weight"] = format_number(mean_row_max(f.p), precision);
     ds.values["jacobian"] = format_number(mean_softmax_jacobian_norm(f.p), precision);
     t.steps.push_back(ds);
-    t.steps.push_back(grad_step("d_Q", fmt::format("dS @ K / √{}: {} @ {} -> {}", dk, sh(n, n), sh(n, dk), sh(n, dk)), g.d_q));
-    t.steps.push_back(grad_step("d_K", fmt::format("dSᵀ @ Q / √{}: {} @ {} -> {}", dk, sh(n, n), sh(n, dk), sh(n, dk)), g.d_k));
-    t.steps.push_back(grad_step("d_W_Q", fmt::format("Xᵀ @ dQ: {} @ {} -> {}", sh(d, n), sh(n, dk), sh(d, dk)), g.d_w_q));
-    t.steps.push_back(grad_step("d_W_K", fmt::format("Xᵀ @ dK: {} @ {} -> {}", sh(d, n), sh(n, dk), sh(d, dk)), g.d_w_k));
-    t.steps.push_back(grad_step("d_W_V", fmt::format("Xᵀ @ dV: {} @ {} -> {}", sh(d, n), sh(n, dv), sh(d, dv)), g.d_w_v));
+    t.steps.push_back(
+        grad_step("d_Q", fmt::format("dS @ K / √{}: {} @ {} -> {}", dk, sh(n, n), sh(n, dk), sh(n, dk)), g.d_q));
+    t.steps.push_back(
+        grad_step("d_K", fmt::format("dSᵀ @ Q / √{}: {} @ {} -> {}", dk, sh(n, n), sh(n, dk), sh(n, dk)), g.d_k));
+    t.steps.push_back(
+        grad_step("d_W_Q", fmt::format("Xᵀ @ dQ: {} @ {} -> {}", sh(d, n), sh(n, dk), sh(d, dk)), g.d_w_q));
+    t.steps.push_back(
+        grad_step("d_W_K", fmt::format("Xᵀ @ dK: {} @ {} -> {}", sh(d, n), sh(n, dk), sh(d, dk)), g.d_w_k));
+    t.steps.push_back(
+        grad_step("d_W_V", fmt::format("Xᵀ @ dV: {} @ {} -> {}", sh(d, n), sh(n, dv), sh(d, dv)), g.d_w_v));
     t.steps.push_back(grad_step("d_X", fmt::format("dQ @ W_Qᵀ + dK @ W_Kᵀ + dV @ W_Vᵀ -> {}", sh(n, d)), g.d_x));
 }
 }  // namespace
 
 trace build_grad_trace(const step_config& c, const inputs& in, const grad_options& o, int precision) {
-    if (c.cross() || c.bias) throw error("grad runs single-head self-attention without biases: drop --kv-len and biases");
+    if (c.cross() || c.bias)
+        throw error("grad runs single-head self-attention without biases: drop --kv-len and biases");
     step_config plain = c;
     plain.mistake.clear();
     trace t = build_trace(plain, in, precision);
@@ -86,11 +92,12 @@ trace build_grad_trace(const step_config& c, const inputs& in, const grad_option
     }
     t.values["loss_kind"] = name_of(o.loss);
     if (c.type == dtype::float32) add_backward<float>(t, c, in, target, o, precision);
-    else add_backward<double>(t, c, in, target, o, precision);
+    else
+        add_backward<double>(t, c, in, target, o, precision);
     t.values["loss"] = format_number(t.loss, precision);
     if (o.check)
-        t.gradcheck = gradient_check(in.x, in.w_q, in.w_k, in.w_v, target, o.loss, c.mask == mask_kind::causal, 1e-6,
-                                     &c.pattern);
+        t.gradcheck =
+            gradient_check(in.x, in.w_q, in.w_k, in.w_v, target, o.loss, c.mask == mask_kind::causal, 1e-6, &c.pattern);
     if (o.sweep) t.grad_sweep = gradient_sweep(4, 16, c.seed);
     return t;
 }

@@ -14,10 +14,24 @@
 namespace attn {
 
 const std::vector<std::string>& multihead_step_ids() {
-    static const std::vector<std::string> ids = {
-        "X",       "W_Q",    "W_K",           "W_V",           "W_O",     "Q",            "K",
-        "V",       "Q_heads", "K_heads",      "V_heads",       "scores",  "scaled_scores", "masked_scores",
-        "weights", "heads_output", "merged",  "output"};
+    static const std::vector<std::string> ids = {"X",
+                                                 "W_Q",
+                                                 "W_K",
+                                                 "W_V",
+                                                 "W_O",
+                                                 "Q",
+                                                 "K",
+                                                 "V",
+                                                 "Q_heads",
+                                                 "K_heads",
+                                                 "V_heads",
+                                                 "scores",
+                                                 "scaled_scores",
+                                                 "masked_scores",
+                                                 "weights",
+                                                 "heads_output",
+                                                 "merged",
+                                                 "output"};
     return ids;
 }
 
@@ -47,9 +61,16 @@ struct mh_inputs {
     matrix<T> w_q, w_k, w_v, w_o;
     std::vector<T> b_q, b_k, b_v, b_o;
     explicit mh_inputs(const inputs& in)
-        : x(xt::cast<T>(in.x_batch)), memory(xt::cast<T>(in.memory)), w_q(convert<T>(in.w_q)), w_k(convert<T>(in.w_k)),
-          w_v(convert<T>(in.w_v)), w_o(convert<T>(in.w_o)), b_q(in.b_q.begin(), in.b_q.end()),
-          b_k(in.b_k.begin(), in.b_k.end()), b_v(in.b_v.begin(), in.b_v.end()), b_o(in.b_o.begin(), in.b_o.end()) {}
+        : x(xt::cast<T>(in.x_batch)),
+          memory(xt::cast<T>(in.memory)),
+          w_q(convert<T>(in.w_q)),
+          w_k(convert<T>(in.w_k)),
+          w_v(convert<T>(in.w_v)),
+          w_o(convert<T>(in.w_o)),
+          b_q(in.b_q.begin(), in.b_q.end()),
+          b_k(in.b_k.begin(), in.b_k.end()),
+          b_v(in.b_v.begin(), in.b_v.end()),
+          b_o(in.b_o.begin(), in.b_o.end()) {}
 };
 
 std::string strides_str(const std::vector<std::size_t>& s) { return shape_str(s); }
@@ -68,15 +89,15 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     const std::size_t keys = c.keys();
     const tensor3<T>& src = c.cross() ? m.memory : m.x;  // K and V come from memory in cross-attention
 
-    const tensor3<T> q = project3(m.x, m.w_q, m.b_q);     // [B, n, d]
-    const tensor3<T> k = project3(src, m.w_k, m.b_k);     // [B, m, d]
-    const tensor3<T> v = project3(src, m.w_v, m.b_v);     // [B, m, d]
-    const tensor4<T> qh = split_heads(q, d.h);            // [B, h, n, d_h]
-    const tensor4<T> kh = split_heads(k, d.h);            // [B, h, m, d_h]
-    const tensor4<T> vh = split_heads(v, d.h);            // [B, h, m, d_h]
+    const tensor3<T> q = project3(m.x, m.w_q, m.b_q);  // [B, n, d]
+    const tensor3<T> k = project3(src, m.w_k, m.b_k);  // [B, m, d]
+    const tensor3<T> v = project3(src, m.w_v, m.b_v);  // [B, m, d]
+    const tensor4<T> qh = split_heads(q, d.h);  // [B, h, n, d_h]
+    const tensor4<T> kh = split_heads(k, d.h);  // [B, h, m, d_h]
+    const tensor4<T> vh = split_heads(v, d.h);  // [B, h, m, d_h]
     // --rope: each head's q and k rotated at positions 0 … n−1, after the split (V untouched).
     auto rotate = [&](const tensor4<T>& x) {
-        tensor4<T> out = x;                               // [B, h, n, d_h]
+        tensor4<T> out = x;  // [B, h, n, d_h]
         const std::size_t len = x.shape(2);
         for (std::size_t b = 0; b < d.b; ++b)
             for (std::size_t hh = 0; hh < d.h; ++hh) {
@@ -89,10 +110,10 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
             }
         return out;
     };
-    const tensor4<T> q_rot = c.rope ? rotate(qh) : qh;   // [B, h, n, d_h]
-    const tensor4<T> k_rot = c.rope ? rotate(kh) : kh;   // [B, h, m, d_h]
+    const tensor4<T> q_rot = c.rope ? rotate(qh) : qh;  // [B, h, n, d_h]
+    const tensor4<T> k_rot = c.rope ? rotate(kh) : kh;  // [B, h, m, d_h]
     const tensor4<T> scores = batched_scores(q_rot, k_rot);  // [B, h, n, m]
-    const tensor4<T> scaled = scale4(scores, d.d_h);      // [B, h, n, m]
+    const tensor4<T> scaled = scale4(scores, d.d_h);  // [B, h, n, m]
     mask_spec spec;
     spec.batch = d.b;
     spec.queries = d.n;
@@ -102,7 +123,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     spec.align = c.align;
     spec.lengths = c.lengths;
     spec.side = c.side;
-    tensor4<T> masked = scaled;                           // [B, h, n, m], -inf where blocked
+    tensor4<T> masked = scaled;  // [B, h, n, m], -inf where blocked
     if (spec.any()) {
         const mask3 blocked = build_mask(spec);
         for (std::size_t b = 0; b < d.b; ++b)
@@ -111,21 +132,27 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                     for (std::size_t j = 0; j < keys; ++j)
                         if (blocked[b][i][j]) masked(b, hh, i, j) = -std::numeric_limits<T>::infinity();
     }
-    const tensor4<T> weights = softmax_last(masked);      // [B, h, n, m]
+    const tensor4<T> weights = softmax_last(masked);  // [B, h, n, m]
     const tensor4<T> heads_out = batched_matmul(weights, vh);  // [B, h, n, d_h]
-    const tensor3<T> merged = merge_heads(heads_out);     // [B, n, d]
+    const tensor3<T> merged = merge_heads(heads_out);  // [B, n, d]
     const tensor3<T> output = project3(merged, m.w_o, m.b_o);  // [B, n, d]
 
     trace t;
     t.config = c;
     t.lessons = "heads";
     t.classic_x = in.classic_x;
-    t.values = {{"n", std::to_string(d.n)},       {"m", std::to_string(keys)},
-                {"d_model", std::to_string(d.d)}, {"d_k", std::to_string(d.d)},
-                {"d_v", std::to_string(d.d)},     {"heads", std::to_string(d.h)},
-                {"d_head", std::to_string(d.d_h)}, {"batch", std::to_string(d.b)},
-                {"seed", std::to_string(c.seed)}, {"init", name_of(c.init)},
-                {"dtype", name_of(c.type)},       {"mask", spec_text(c.pattern)},
+    t.values = {{"n", std::to_string(d.n)},
+                {"m", std::to_string(keys)},
+                {"d_model", std::to_string(d.d)},
+                {"d_k", std::to_string(d.d)},
+                {"d_v", std::to_string(d.d)},
+                {"heads", std::to_string(d.h)},
+                {"d_head", std::to_string(d.d_h)},
+                {"batch", std::to_string(d.b)},
+                {"seed", std::to_string(c.seed)},
+                {"init", name_of(c.init)},
+                {"dtype", name_of(c.type)},
+                {"mask", spec_text(c.pattern)},
                 {"params", std::to_string(4 * d.d * d.d)},
                 {"bias_params", std::to_string(4 * d.d)},
                 {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
@@ -153,9 +180,10 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     s.push_back(sv);
     auto split_step = [&](const std::string& id, const tensor3<T>& from, const tensor4<T>& heads) {
         const std::size_t len = from.shape(1);
-        step st = make(id, fmt::format("{} view({}, {}, {}, {}).transpose(1, 2) -> {}", shp(from), d.b, len, d.h, d.d_h,
-                                       shp(heads)),
-                       heads);
+        step st = make(
+            id,
+            fmt::format("{} view({}, {}, {}, {}).transpose(1, 2) -> {}", shp(from), d.b, len, d.h, d.d_h, shp(heads)),
+            heads);
         // Strides in elements: the view reuses the buffer; the transpose only swaps strides; a
         // copy (.contiguous()) lays the heads out one after another.
         st.values["view_shape"] = shape_str(std::vector<std::size_t>{d.b, len, d.h, d.d_h});
@@ -170,13 +198,15 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     s.push_back(split_step("V_heads", v, vh));
     if (c.rope)
         for (const auto& [id, rot] : {std::pair<const char*, const tensor4<T>*>{"Q_rot", &q_rot}, {"K_rot", &k_rot}}) {
-            step r = make(id, fmt::format("rope({}, positions 0..{}) -> {}", shp(*rot), rot->shape(2) - 1, shp(*rot)), *rot);
+            step r =
+                make(id, fmt::format("rope({}, positions 0..{}) -> {}", shp(*rot), rot->shape(2) - 1, shp(*rot)), *rot);
             r.lesson = std::string("rope_heads.") + id;
             r.values["rope_style"] = name_of(c.rope_style);
             r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
             s.push_back(std::move(r));
         }
-    s.push_back(make("scores", fmt::format("{} @ {} -> {}", shp(qh), shp(tensor4<T>(xt::transpose(kh, {0, 1, 3, 2}))), sc), scores));
+    s.push_back(make(
+        "scores", fmt::format("{} @ {} -> {}", shp(qh), shp(tensor4<T>(xt::transpose(kh, {0, 1, 3, 2}))), sc), scores));
     if (c.rope) s.back().lesson = "rope_heads.scores";
     s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), scaled));
     step ms = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), masked);
@@ -196,9 +226,10 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     s.push_back(ms);
     s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), weights));
     s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, shp(vh), shp(heads_out)), heads_out));
-    s.push_back(make("merged", fmt::format("{} transpose(1, 2).reshape({}, {}, {}) -> {}", shp(heads_out), d.b, d.n, d.d,
-                                           shp(merged)),
-                     merged));
+    s.push_back(
+        make("merged",
+             fmt::format("{} transpose(1, 2).reshape({}, {}, {}) -> {}", shp(heads_out), d.b, d.n, d.d, shp(merged)),
+             merged));
     step so = make("output", fmt::format("{} @ {} -> {}", shp(merged), w, shp(output)), output);
     if (c.bias) so.extras.push_back(bias_row(m.b_o));
     s.push_back(so);
@@ -239,7 +270,8 @@ void run_typed(trace& t, const inputs& in) {
         g.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", shp(weights), shp(weights)), weights));
         g.push_back(make("heads_output", fmt::format("{} @ {} -> {}", shp(weights), shp(v_heads), shp(out)), out));
         // [B, n, h, d_h] (no transpose happened) is already token-major: reshape is a plain view.
-        tensor3<T> merged = transposed ? merge_heads(out) : tensor3<T>(xt::reshape_view(out, {c.batch, c.seq_len, c.d_model}));
+        tensor3<T> merged =
+            transposed ? merge_heads(out) : tensor3<T>(xt::reshape_view(out, {c.batch, c.seq_len, c.d_model}));
         g.push_back(make("merged", fmt::format("{} reshape -> {}", shp(out), shp(merged)), merged));
         const tensor3<T> output = project3(merged, m.w_o);
         g.push_back(make("output", fmt::format("{} @ {} -> {}", x3, shape_str(c.d_model, c.d_model), x3), output));
@@ -248,12 +280,16 @@ void run_typed(trace& t, const inputs& in) {
     if (r.id == "heads-no-transpose") {
         // view(B, n, h, d_h) without .transpose(1, 2): dim 1 is still tokens.
         const tensor4<T> q = view_heads(f.q, c.heads), k = view_heads(f.k, c.heads), v = view_heads(f.v, c.heads);
-        const std::string split = fmt::format("{} view({}, {}, {}, {}) -> {}", x3, c.batch, c.seq_len, c.heads, d_h, shp(q));
+        const std::string split =
+            fmt::format("{} view({}, {}, {}, {}) -> {}", x3, c.batch, c.seq_len, c.heads, d_h, shp(q));
         g.push_back(make("Q_heads", split, q));
         g.push_back(make("K_heads", split, k));
         g.push_back(make("V_heads", split, v));
         const tensor4<T> scores = batched_scores(q, k);  // [B, n, h, h]: heads against heads
-        g.push_back(make("scores", fmt::format("{} @ {} -> {}", shp(q), shp(tensor4<T>(xt::transpose(k, {0, 1, 3, 2}))), shp(scores)), scores));
+        g.push_back(
+            make("scores",
+                 fmt::format("{} @ {} -> {}", shp(q), shp(tensor4<T>(xt::transpose(k, {0, 1, 3, 2}))), shp(scores)),
+                 scores));
         const tensor4<T> scaled = scale4(scores, d_h);
         g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", shp(scores), d_h, shp(scores)), scaled));
         tail(softmax_last(scaled), v, false);
@@ -263,8 +299,9 @@ void run_typed(trace& t, const inputs& in) {
         r.symptoms.emplace_back("correct_scores_last_dim", static_cast<double>(f.scores.shape(3)));
     } else if (r.id == "merge-no-transpose") {
         const tensor3<T> merged = merge_heads_no_transpose(f.heads_output);
-        g.push_back(make("merged", fmt::format("{} reshape({}, {}, {}) -> {}", shp(f.heads_output), c.batch, c.seq_len,
-                                               c.d_model, shp(merged)),
+        g.push_back(make("merged",
+                         fmt::format("{} reshape({}, {}, {}) -> {}", shp(f.heads_output), c.batch, c.seq_len, c.d_model,
+                                     shp(merged)),
                          merged));
         g.push_back(make("output", fmt::format("{} @ {} -> {}", x3, shape_str(c.d_model, c.d_model), x3),
                          project3(merged, m.w_o)));
@@ -276,7 +313,8 @@ void run_typed(trace& t, const inputs& in) {
         r.symptoms.emplace_back("output_max_diff", max_abs_diff(t.at("output").value, g[0].value));
     } else if (r.id == "scale-by-d-model") {
         const tensor4<T> scaled = scale4(f.scores, c.d_model);  // √d_model instead of √d_h
-        g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", shp(f.scores), c.d_model, shp(f.scores)), scaled));
+        g.push_back(
+            make("scaled_scores", fmt::format("{} / √{} -> {}", shp(f.scores), c.d_model, shp(f.scores)), scaled));
         const tensor4<T> masked = causal ? mask_causal4(scaled) : scaled;
         g.push_back(make("masked_scores", shp(masked), masked));
         tail(softmax_last(masked), f.v_heads, true);
@@ -300,7 +338,8 @@ trace build_multihead_trace(const step_config& c, const inputs& in, int precisio
 
 void run_multihead_mistake(trace& t, const inputs& in) {
     if (t.config.type == dtype::float32) run_typed<float>(t, in);
-    else run_typed<double>(t, in);
+    else
+        run_typed<double>(t, in);
 }
 
 }  // namespace attn

@@ -32,7 +32,8 @@ std::string num(double v) { return fmt::format("{:.4g}", v); }
 
 train_report run_training(const step_config& c, const inputs& in, const train_request& req) {
     if (req.steps == 0 || req.steps > 100000) throw error("--steps must be between 1 and 100000");
-    if (!(req.lr > 0) || !std::isfinite(req.lr) || req.lr > 10) throw error("--lr must be a positive number no larger than 10");
+    if (!(req.lr > 0) || !std::isfinite(req.lr) || req.lr > 10)
+        throw error("--lr must be a positive number no larger than 10");
     if (!req.mistake.empty() &&
         std::find(train_mistake_ids().begin(), train_mistake_ids().end(), req.mistake) == train_mistake_ids().end())
         throw error("unknown train mistake '" + req.mistake + "': use random-target, no-scale or no-zero-grad");
@@ -65,9 +66,10 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     p.b_v = loaded && !in.b_v.empty() ? in.b_v : draw_vec(c.d_v);
     matrix<double> target = in.target;
     if (target.size() != 0 && (target.shape(0) != c.seq_len || target.shape(1) != c.d_v))  // as grad checks it
-        throw error(fmt::format("target.npy has shape ({}, {}) but the output is (n, d_v) = ({}, {}): save the target "
-                                "of this run's shape",
-                                target.shape(0), target.shape(1), c.seq_len, c.d_v));
+        throw error(
+            fmt::format("target.npy has shape ({}, {}) but the output is (n, d_v) = ({}, {}): save the target "
+                        "of this run's shape",
+                        target.shape(0), target.shape(1), c.seq_len, c.d_v));
     if (target.size() == 0) {
         target = xt::empty<double>({c.seq_len, c.d_v});
         for (auto& v : target) v = g.normal();
@@ -77,11 +79,17 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     o.lr = req.lr;
     o.causal = c.mask == mask_kind::causal;
     r.run = train_attention(in.x, target, p, o, c.seed);
-    r.values = {{"steps", std::to_string(req.steps)}, {"lr", fmt::format("{:g}", req.lr)},
-                {"initial", num(r.run.losses.front())}, {"final", num(r.run.losses.back())},
-                {"fall", fmt::format("{:.1f}", 100 * fall(r.run.losses))}, {"d_k", std::to_string(c.d_k)},
-                {"n", std::to_string(c.seq_len)}, {"d_model", std::to_string(c.d_model)}, {"d_v", std::to_string(c.d_v)},
-                {"seed", std::to_string(c.seed)}, {"mask", name_of(c.mask)}};
+    r.values = {{"steps", std::to_string(req.steps)},
+                {"lr", fmt::format("{:g}", req.lr)},
+                {"initial", num(r.run.losses.front())},
+                {"final", num(r.run.losses.back())},
+                {"fall", fmt::format("{:.1f}", 100 * fall(r.run.losses))},
+                {"d_k", std::to_string(c.d_k)},
+                {"n", std::to_string(c.seq_len)},
+                {"d_model", std::to_string(c.d_model)},
+                {"d_v", std::to_string(c.d_v)},
+                {"seed", std::to_string(c.seed)},
+                {"mask", name_of(c.mask)}};
     r.symptoms.emplace_back("fall_fixed", fall(r.run.losses));
     if (req.mistake.empty()) return r;
     train_options b = o;
@@ -102,7 +110,8 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     r.values["grad_fixed"] = num(r.run.grad_norms.front());
     r.values["grad_buggy"] = num(r.buggy.grad_norms.front());
     // Whether the buggy loop ended worse (the usual case) or, over a short run, better than the fix.
-    if (req.mistake == "no-zero-grad") r.values["verdict"] = fall(r.buggy.losses) < fall(r.run.losses) ? "hurt" : "helped";
+    if (req.mistake == "no-zero-grad")
+        r.values["verdict"] = fall(r.buggy.losses) < fall(r.run.losses) ? "hurt" : "helped";
     return r;
 }
 

@@ -29,7 +29,7 @@ struct train_request {
 struct train_report {
     step_config config;
     train_request request;
-    train_result run;    // the fixed version
+    train_result run;  // the fixed version
     train_result buggy;  // with the mistake (empty without one)
     std::vector<std::pair<std::string, double>> symptoms;
     vars values;

@@ -54,7 +54,8 @@ matrix<double> extra_weight(const std::string& dir, const std::string& id, std::
     const npy::array a = npy::read(p.string());
     const bool column = cols == 1 && a.shape.size() == 1 && a.shape[0] == rows;
     if (!column && (a.shape.size() != 2 || a.shape[0] != rows || a.shape[1] != cols))
-        throw error(fmt::format("{}.npy must have shape ({}, {}) for this run: save it again with that shape", id, rows, cols));
+        throw error(
+            fmt::format("{}.npy must have shape ({}, {}) for this run: save it again with that shape", id, rows, cols));
     std::copy(a.data.begin(), a.data.end(), w.begin());
     return w;
 }
@@ -89,7 +90,8 @@ variant_report run_variant(const variant_request& vr) {
     if (kind != "performer") refuse_unused_files(request.load_dir, {"omega"}, "variant " + kind);
     if ((kind == "performer" || kind == "linformer") && request.mask == "causal")
         throw error("variant " + kind + " is shown non-causal here: drop --mask causal (linear shows the causal form)");
-    if (kind == "performer" && (vr.features < 1 || vr.features > 4096)) throw error("--features m must be between 1 and 4096");
+    if (kind == "performer" && (vr.features < 1 || vr.features > 4096))
+        throw error("--features m must be between 1 and 4096");
     if (kind == "linformer" && vr.rank < 1) throw error("--rank k must be at least 1");
     step_config c = validate(request);
     refuse_sparse(c.pattern, "variant");
@@ -102,8 +104,9 @@ variant_report run_variant(const variant_request& vr) {
     r.config = c;
     const bool causal = c.mask == mask_kind::causal;
     const matrix<double> q = project(in.x, in.w_q), k = project(in.x, in.w_k), v = project(in.x, in.w_v);
-    r.saved = {{"X", as_tensor(in.x)}, {"W_Q", as_tensor(in.w_q)}, {"W_K", as_tensor(in.w_k)}, {"W_V", as_tensor(in.w_v)},
-               {"Q", as_tensor(q)},    {"K", as_tensor(k)},        {"V", as_tensor(v)}};
+    r.saved = {{"X", as_tensor(in.x)},     {"W_Q", as_tensor(in.w_q)}, {"W_K", as_tensor(in.w_k)},
+               {"W_V", as_tensor(in.w_v)}, {"Q", as_tensor(q)},        {"K", as_tensor(k)},
+               {"V", as_tensor(v)}};
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.d_k));
     r.softmax_output = softmax_attention(q, k, v, scale, causal, &r.softmax_weights);
     r.softmax_mean_max_weight = mean_max(r.softmax_weights);
@@ -139,7 +142,8 @@ variant_report run_variant(const variant_request& vr) {
             const npy::array a = npy::read((std::filesystem::path(c.load_dir) / "E.npy").string());
             if (!a.shape.empty()) r.rank = a.shape[0];  // k comes from the file (its shape is checked below)
         }
-        if (r.rank > n) throw error(fmt::format("--rank {} is more than the {} tokens: choose k from 1 to {}", r.rank, n, n));
+        if (r.rank > n)
+            throw error(fmt::format("--rank {} is more than the {} tokens: choose k from 1 to {}", r.rank, n, n));
         rng g(c.seed ^ 0x6c696e666f726d65ULL);  // "linforme"
         const matrix<double> e = extra_weight(c.load_dir, "E", r.rank, n, g);
         const matrix<double> f = extra_weight(c.load_dir, "F", r.rank, n, g);
@@ -218,7 +222,7 @@ variant_report run_variant(const variant_request& vr) {
         r.saved.push_back({"KV", as_tensor(r.performer.kv)});
         out = r.performer.output;
         r.flops = 4.0 * static_cast<double>(n * r.features) * static_cast<double>(c.d_v) +
-                  4.0 * static_cast<double>(n * r.features * c.d_k);
+            4.0 * static_cast<double>(n * r.features * c.d_k);
     } else {  // additive: W₁, W₂ [d_k, d_a] and v [d_a] from a stream of their own, d_a = d_k
         r.d_a = c.d_k;
         rng g(c.seed ^ 0x6164646974697665ULL);  // "additive"
@@ -240,7 +244,8 @@ variant_report run_variant(const variant_request& vr) {
         // Per score: d_a additions, d_a tanh and d_a multiply-adds (≈ 4·d_a, tanh counted as 1) after the
         // two projections (2·2·n·d_k·d_a), then weights·V; against QKᵀ's 2·d_k per score.
         const double nn = static_cast<double>(n) * static_cast<double>(n), da = static_cast<double>(r.d_a);
-        r.flops = 4 * static_cast<double>(n) * static_cast<double>(c.d_k) * da + 4 * nn * da + 2 * nn * static_cast<double>(c.d_v);
+        r.flops = 4 * static_cast<double>(n) * static_cast<double>(c.d_k) * da + 4 * nn * da +
+            2 * nn * static_cast<double>(c.d_v);
         out = r.additive.output;
         r.mean_max_weight = mean_max(r.additive.weights);
     }
@@ -280,15 +285,18 @@ variant_report run_mla(const variant_request& vr) {
     if (vr.rope_dim < 0 || vr.rope_dim > 512 || vr.rope_dim % 2 != 0)
         throw error("--rope-dim d_r must be even (RoPE turns pairs), between 0 and 512");
     refuse_unused_files(request.load_dir, {"W_K", "W_V"}, "variant mla (it builds K and V from c_KV: give W_UK, W_UV)");
-    refuse_unused_files(request.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O", "W_O", "W_1", "W_2", "v_a"}, "variant mla");
+    refuse_unused_files(request.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O", "W_O", "W_1", "W_2", "v_a"},
+                        "variant mla");
     matrix<double> x;
     if (!request.load_dir.empty()) {  // n and d_model come from X.npy
         const std::filesystem::path p = std::filesystem::path(request.load_dir) / "X.npy";
         std::error_code ec;
-        if (!std::filesystem::exists(p, ec)) throw error("--load " + request.load_dir + ": X.npy is missing: save X as (n, d_model)");
+        if (!std::filesystem::exists(p, ec))
+            throw error("--load " + request.load_dir + ": X.npy is missing: save X as (n, d_model)");
         const npy::array a = npy::read(p.string());
         if (a.shape.size() != 2) throw error("X.npy must be 2-D (n, d_model): variant mla runs one sequence");
-        request.seq_len = static_cast<std::int64_t>(a.shape[0]), request.d_model = static_cast<std::int64_t>(a.shape[1]);
+        request.seq_len = static_cast<std::int64_t>(a.shape[0]),
+        request.d_model = static_cast<std::int64_t>(a.shape[1]);
         x = xt::empty<double>({a.shape[0], a.shape[1]});
         std::copy(a.data.begin(), a.data.end(), x.begin());
     }
@@ -316,12 +324,23 @@ variant_report run_mla(const variant_request& vr) {
                 for (std::size_t b = 0; b < v[i].shape(1); ++b) t(i, a, b) = v[i](a, b);
         return t;
     };
-    r.saved = {{"X", as_tensor(x)},          {"W_DKV", as_tensor(w.w_dkv)}, {"W_UK", as_tensor(w.w_uk)},
-               {"W_UV", as_tensor(w.w_uv)},  {"W_KR", as_tensor(w.w_kr)},   {"W_Q", as_tensor(w.w_q)},
-               {"W_QR", as_tensor(w.w_qr)},  {"c_KV", as_tensor(m.c_kv)},   {"k_rope", as_tensor(m.k_rope)},
-               {"Q", as_tensor(m.q_c)},      {"q_rope", as_tensor(m.q_rope)}, {"K", as_tensor(m.k_c)},
-               {"V", as_tensor(m.v)},        {"scores", stack(m.scores)},   {"weights", stack(m.weights)},
-               {"q_absorbed", stack(m.q_absorbed)}, {"scores_absorbed", stack(m.scores_absorbed)},
+    r.saved = {{"X", as_tensor(x)},
+               {"W_DKV", as_tensor(w.w_dkv)},
+               {"W_UK", as_tensor(w.w_uk)},
+               {"W_UV", as_tensor(w.w_uv)},
+               {"W_KR", as_tensor(w.w_kr)},
+               {"W_Q", as_tensor(w.w_q)},
+               {"W_QR", as_tensor(w.w_qr)},
+               {"c_KV", as_tensor(m.c_kv)},
+               {"k_rope", as_tensor(m.k_rope)},
+               {"Q", as_tensor(m.q_c)},
+               {"q_rope", as_tensor(m.q_rope)},
+               {"K", as_tensor(m.k_c)},
+               {"V", as_tensor(m.v)},
+               {"scores", stack(m.scores)},
+               {"weights", stack(m.weights)},
+               {"q_absorbed", stack(m.q_absorbed)},
+               {"scores_absorbed", stack(m.scores_absorbed)},
                {"output", as_tensor(m.output)}};
     double mean_w = 0;
     for (const matrix<double>& p : m.weights) mean_w += mean_max(p);
@@ -335,7 +354,8 @@ variant_report run_mla_decode(const kv_request& request, long d_c, long d_r) {
     if (!request.load_dir.empty()) throw error("kv-cache --mla draws its weights from the seed: drop --load");
     if (request.kv_heads_given) throw error("--mla replaces grouped K/V heads by a latent: drop --kv-heads");
     if (d_c <= 0 || d_c > 4096) throw error("--mla d_c must be between 1 and 4096");
-    if (d_r < 0 || d_r > 512 || d_r % 2 != 0) throw error("--rope-dim d_r must be even (RoPE turns pairs), between 0 and 512");
+    if (d_r < 0 || d_r > 512 || d_r % 2 != 0)
+        throw error("--rope-dim d_r must be even (RoPE turns pairs), between 0 and 512");
     const kv_config c = validate_kv(request);
     variant_report r;
     r.kind = "mla-decode";
@@ -346,10 +366,16 @@ variant_report run_mla_decode(const kv_request& request, long d_c, long d_r) {
     const matrix<double> x = make_kv_inputs(c).x;
     const mla_weights w = draw_mla_weights("", c.d_model, c.heads, c.d_head, c.d_head, r.d_c, r.d_r, c.seed);
     r.decode = mla_decode(x, w, c.heads, c.prompt_len);
-    r.saved = {{"X", as_tensor(x)},         {"W_DKV", as_tensor(w.w_dkv)}, {"W_UK", as_tensor(w.w_uk)},
-               {"W_UV", as_tensor(w.w_uv)}, {"W_KR", as_tensor(w.w_kr)},   {"W_Q", as_tensor(w.w_q)},
-               {"W_QR", as_tensor(w.w_qr)}, {"c_KV_cache", as_tensor(r.decode.c_cache)},
-               {"k_rope_cache", as_tensor(r.decode.k_rope_cache)}, {"full", as_tensor(r.decode.full)},
+    r.saved = {{"X", as_tensor(x)},
+               {"W_DKV", as_tensor(w.w_dkv)},
+               {"W_UK", as_tensor(w.w_uk)},
+               {"W_UV", as_tensor(w.w_uv)},
+               {"W_KR", as_tensor(w.w_kr)},
+               {"W_Q", as_tensor(w.w_q)},
+               {"W_QR", as_tensor(w.w_qr)},
+               {"c_KV_cache", as_tensor(r.decode.c_cache)},
+               {"k_rope_cache", as_tensor(r.decode.k_rope_cache)},
+               {"full", as_tensor(r.decode.full)},
                {"output", as_tensor(r.decode.output)}};
     return r;
 }

@@ -18,40 +18,40 @@ namespace attn {
 const std::vector<std::string>& variant_kinds();
 
 struct variant_request {
-    std::string kind;                                  // linear | additive | mla
-    step_request run;                                  // the usual flags
-    long heads = 2, latent = 6, rope_dim = 2;          // mla: h, d_c, d_r
-    long features = 64, rank = 2;                      // performer: m; linformer: k
+    std::string kind;  // linear | additive | mla
+    step_request run;  // the usual flags
+    long heads = 2, latent = 6, rope_dim = 2;  // mla: h, d_c, d_r
+    long features = 64, rank = 2;  // performer: m; linformer: k
 };
 
-struct error_row {           // one size of an approximation, against exact softmax attention
-    std::size_t size = 0;    // m (performer) or k (linformer)
-    double mean = 0, sd = 0; // max |approx − exact| over trials with fresh random draws: mean, spread
-    double best = 0;         // linformer: the best rank-k approximation of the weights (SVD), applied to V
+struct error_row {  // one size of an approximation, against exact softmax attention
+    std::size_t size = 0;  // m (performer) or k (linformer)
+    double mean = 0, sd = 0;  // max |approx − exact| over trials with fresh random draws: mean, spread
+    double best = 0;  // linformer: the best rank-k approximation of the weights (SVD), applied to V
 };
 
 struct variant_report {
-    std::string kind;                                  // linear | additive | mla
-    step_config config;                                // n, d_model, d_k, d_v, seed, mask (run in float64)
-    std::vector<std::pair<std::string, tensor>> saved; // id -> tensor: what --save writes and JSON shows
-    matrix<double> softmax_output, softmax_weights;    // exact softmax(Q·Kᵀ/√d_k)·V, for comparison
-    double vs_softmax = 0;                             // max |output − softmax output|
+    std::string kind;  // linear | additive | mla
+    step_config config;  // n, d_model, d_k, d_v, seed, mask (run in float64)
+    std::vector<std::pair<std::string, tensor>> saved;  // id -> tensor: what --save writes and JSON shows
+    matrix<double> softmax_output, softmax_weights;  // exact softmax(Q·Kᵀ/√d_k)·V, for comparison
+    double vs_softmax = 0;  // max |output − softmax output|
     double mean_max_weight = 0, softmax_mean_max_weight = 0;  // how sharply rows focus
     // linear
     linear_result linear;
-    double flops = 0, softmax_flops = 0, crossover_n = 0;     // this run's n, one head
+    double flops = 0, softmax_flops = 0, crossover_n = 0;  // this run's n, one head
     // additive
     additive_result additive;
-    std::size_t d_a = 0;                               // additive's hidden width (W₁, W₂: [d_k, d_a])
+    std::size_t d_a = 0;  // additive's hidden width (W₁, W₂: [d_k, d_a])
     double dot_std = 0, dot_scaled_std = 0, additive_std = 0, additive_bound = 0;  // score spreads; Σ|v|
     // linformer and performer
     linformer_result linformer;
     performer_result performer;
     std::size_t features = 0, rank = 0;
-    std::vector<double> singular;                      // linformer: of the exact softmax weights
-    std::vector<error_row> errors;                     // the error table (trials per size below)
+    std::vector<double> singular;  // linformer: of the exact softmax weights
+    std::vector<error_row> errors;  // the error table (trials per size below)
     std::size_t trials = 0;
-    double best_rank = 0;                              // linformer: the SVD's best at k = --rank
+    double best_rank = 0;  // linformer: the SVD's best at k = --rank
     // mla
     mla_result mla;
     std::size_t heads = 0, d_c = 0, d_r = 0;
