@@ -1,17 +1,26 @@
-// Every subcommand's flags, in one place: this is the only file besides main.cpp that includes
-// CLI11, which takes seconds to compile per translation unit. The run_<cmd> functions live in
-// cmd_<cmd>.cpp.
+// The command line, built from the registry: one CLI11 subcommand per registered command with its
+// own flags and the shared ones, `help [COMMAND]`, `help --list`, `completion SHELL`, parsing,
+// "did you mean", and the dispatch to the chosen command with its errors on one line. With
+// flags.cpp, the only file that includes CLI11.
+#include "cli.hpp"
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <memory>
+#include <sstream>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "cmd_batching.hpp"
-#include "cmd_bench.hpp"
-#include "cmd_kvcache.hpp"
-#include "cmd_mask.hpp"
-#include "commands.hpp"
+#include "attn/core/error.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/render/format.hpp"
+#include "registry.hpp"
+#include "terminal.hpp"
 
 namespace app {
 
@@ -41,18 +50,14 @@ std::string check_number(const std::string& typed, bool is_unsigned, bool is_flo
     return "";
 }
 
-// Removes flags that add_run_options gave a command that would not use them.
-void drop_options(CLI::App* cmd, std::initializer_list<const char*> names) {
-    for (const char* n : names) cmd->remove_option(cmd->get_option(n));
-}
-
-// Every numeric option of every subcommand gets the check above.
+// Every numeric option of every subcommand gets the check above; an option that takes text
+// refuses "" (a mistake, not "not given").
 void check_numbers(CLI::App* app) {
     for (CLI::Option* o : app->get_options()) {
         const std::string type = o->get_type_name();
         const bool is_unsigned = type == "UINT", is_float = type == "FLOAT";
         if (type != "INT" && !is_unsigned && !is_float) {
-            if (o->get_type_size() != 0)  // an option that takes text: "" is a mistake, not "not given"
+            if (o->get_type_size() != 0)
                 o->check(CLI::Validator(
                     [](std::string& v) {
                         return v.empty() ? std::string("expects a value, got an empty one") : std::string();
@@ -71,460 +76,368 @@ attn::language_env environment_language() {
             std::getenv("LC_CTYPE"), std::getenv("LANG")};
 }
 
-// Each command's --lang variable, to tell after parsing which language the chosen command runs in.
-std::vector<std::pair<const CLI::App*, const std::string*>>& lang_options() {
-    static std::vector<std::pair<const CLI::App*, const std::string*>> all;
-    return all;
-}
+// The flags every command shares, as typed (registry.hpp says which a command takes).
+struct shared_values {
+    std::string format = "text", color = "auto", lang;
+    int precision = 4;
+    bool full = false, no_pause = false;
+    std::string from, max_output;
+};
 
-// --lang: its default comes from ATTN_EXPLAIN_LANG, then LC_ALL, LC_MESSAGES and LANG (a Chinese
-// locale picks zh), so a flag given always wins.
-void add_lang_option(CLI::App* cmd, std::string& lang) {
-    lang = attn::default_language(environment_language());
+void add_shared_flags(CLI::App* cmd, const command& c, shared_values& v) {
+    if (c.formats.size() > 1)
+        cmd->add_option("--format", v.format,
+                        c.formats.names(" | ") + (c.format_note.empty() ? "" : " " + c.format_note))
+            ->capture_default_str();
+    cmd->add_option("--color", v.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+    // --lang: its default comes from ATTN_EXPLAIN_LANG, then LC_ALL, LC_MESSAGES and LANG (a
+    // Chinese locale picks zh), so a flag given always wins.
+    v.lang = attn::default_language(environment_language());
     std::string langs;
     for (const std::string& l : attn::embedded_languages()) langs += (langs.empty() ? "" : ", ") + l;
     cmd->add_option(
-           "--lang", lang,
+           "--lang", v.lang,
            "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
         ->capture_default_str();
-    lang_options().emplace_back(cmd, &lang);
+    if (c.shared & numbers) {
+        cmd->add_option("--precision", v.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
+        cmd->add_flag("--full", v.full, "Never elide large matrices");
+    }
+    if (c.shared & pages) {
+        cmd->add_flag("--no-pause", v.no_pause, "Do not wait for a key between pages");
+        cmd->add_option("--from", v.from, "Start at this step: its id or number")->type_name("ID|N");
+    }
+    if (c.sized)
+        cmd->add_option("--max-output", v.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+            ->type_name("SIZE");
 }
 
-// --format, --color, --lang and --precision, shared by the walkthrough commands.
-void add_display_options(CLI::App* cmd, std::string& format, std::string& color, std::string& lang, int& precision) {
-    cmd->add_option("--format", format, "text | json | markdown | html")->capture_default_str();
-    cmd->add_option("--color", color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, lang);
-    cmd->add_option("--precision", precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
+// "text, json, markdown or html"
+std::string or_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+    return out;
 }
-// --rope, --rope-style, --rope-base: q and k rotated before the scores (step, heads).
-void add_rope_options(CLI::App* cmd, attn::step_request& r) {
-    cmd->add_flag("--rope", r.rope, "Rotate q and k by position (RoPE) before the scores: Q_rot and K_rot steps");
-    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
-        ->capture_default_str();
-    cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d)")->capture_default_str();
+std::string and_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    return out;
 }
+
+// --format as typed, checked against what the command offers.
+output_format chosen_format(const command& c, const std::string& typed) {
+    std::vector<std::string> pages_and_json;
+    for (output_format f : c.formats.list())
+        if (f != output_format::python) pages_and_json.push_back(name_of(f));
+    const std::string use = or_list(pages_and_json);
+    const bool python = c.formats.has(output_format::python);
+    const std::optional<output_format> f = parse_format(typed);
+    if (!f)
+        throw attn::error("unknown --format '" + typed + "': use " + use +
+                          (python ? " (or python for a PyTorch script)" : ""));
+    if (c.formats.has(*f)) return *f;
+    if (*f == output_format::python) {
+        std::vector<std::string> writers;
+        for (const command* other : commands())
+            if (other->formats.has(output_format::python)) writers.push_back(other->name);
+        throw attn::error("--format python is for " + and_list(writers) + ": use " + use + " here");
+    }
+    throw attn::error("--format " + typed + " is not one of " + c.name + "'s: use " + use);
+}
+
+run_context make_context(const command& c, const shared_values& v) {
+    run_context ctx;
+    ctx.lessons = &attn::lessons::embedded(v.lang);
+    const bool no_pause = !(c.shared & pages) || v.no_pause;
+    ctx.out = make_output(chosen_format(c, v.format), v.color, v.full, no_pause, ctx.L().raw("ui.pause"));
+    start_from(ctx.out, v.from);
+    ctx.precision = v.precision;
+    ctx.full = v.full;
+    ctx.max_output = v.max_output;
+    if (!v.max_output.empty()) parse_max_output(v.max_output);  // a typo is refused even when no check needs it
+    return ctx;
+}
+
+// When the chosen command prints a language other than English and the locale is not UTF-8, says
+// once on stderr that the text comes in UTF-8 anyway.
+void note_language_encoding(const std::string& lang) {
+    if (attn::language_of(lang) != lang) return;
+    set_display_language(lang);
+    if (lang == "en") return;
+    if (!attn::locale_is_utf8(environment_language()))
+        print_warning("not a UTF-8 locale; writing UTF-8 anyway (LANG=C.UTF-8)");
+    const attn::lessons& L = attn::lessons::embedded(lang);
+    if (L.borrowed() > 0)
+        print_warning(lang + ": " + std::to_string(L.borrowed()) + " of " +
+                      std::to_string(attn::lessons::embedded("en").keys().size()) + " texts untranslated");
+}
+
+// Edit distance (Levenshtein), for "did you mean" on a typo.
+std::size_t distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// The closest of `names` to `word`, when it is close enough to be a typo ("" otherwise).
+std::string closest(const std::string& word, const std::vector<std::string>& names) {
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+    for (const std::string& n : names) {
+        const std::size_t d = distance(word, n);
+        if (d < best_d) best = n, best_d = d;
+    }
+    return best;
+}
+
+// "did you mean …?" for the words CLI11 did not expect: a subcommand at the top, a flag in one.
+std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extras) {
+    if (extras.empty()) return "";
+    std::string word = extras.front();
+    for (const std::string& e : extras)  // a mistyped flag, rather than the value after it
+        if (e.rfind("--", 0) == 0) word = e;
+    const auto parsed = cli.get_subcommands();
+    std::vector<std::string> names;
+    if (parsed.empty()) {
+        for (const CLI::App* sub : cli.get_subcommands({})) names.push_back(sub->get_name());
+    } else {
+        for (const CLI::Option* o : parsed.front()->get_options())
+            for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    }
+    const std::string best = closest(word, names);
+    if (best.empty()) return "";
+    return parsed.empty() ? "; did you mean 'attn-explain " + best + "'?" : "; did you mean " + best + "?";
+}
+
+// Each subcommand's name and its flags, from the CLI11 tree that parses them.
+using command_flags = std::vector<std::pair<std::string, std::vector<std::string>>>;
+command_flags all_flags(const CLI::App& cli) {
+    command_flags commands;
+    for (const CLI::App* sub : cli.get_subcommands({})) {
+        std::vector<std::string> flags;
+        for (const CLI::Option* o : sub->get_options())
+            for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
+        commands.push_back({sub->get_name(), flags});
+    }
+    return commands;
+}
+
+std::string bash_completion(const command_flags& commands, const std::string& names) {
+    std::string out =
+        "# bash completion for attn-explain (attn-explain completion bash)\n_attn_explain() {\n"
+        "    local cur=${COMP_WORDS[COMP_CWORD]}\n"
+        "    if [ \"$COMP_CWORD\" -eq 1 ]; then COMPREPLY=($(compgen -W \"" +
+        names +
+        " --help --version\" -- \"$cur\")); return; fi\n"
+        "    case ${COMP_WORDS[1]} in\n";
+    for (const auto& c : commands) {
+        std::string flags;
+        for (const auto& f : c.second) flags += (flags.empty() ? "" : " ") + f;
+        out += "        " + c.first + ") COMPREPLY=($(compgen -W \"" + flags + " --help\" -- \"$cur\"));;\n";
+    }
+    return out + "    esac\n}\ncomplete -o default -F _attn_explain attn-explain\n";
+}
+
+std::string zsh_completion(const command_flags& commands, const std::string& names) {
+    std::string out =
+        "#compdef attn-explain\n# zsh completion for attn-explain (attn-explain completion zsh)\n_attn_explain() {\n"
+        "  if (( CURRENT == 2 )); then compadd -- " +
+        names + "; return; fi\n  case $words[2] in\n";
+    for (const auto& c : commands) {
+        std::string flags;
+        for (const auto& f : c.second) flags += " " + f;
+        out += "    " + c.first + ") compadd --" + flags + " --help;;\n";
+    }
+    return out + "  esac\n}\n_attn_explain \"$@\"\n";
+}
+
+std::string fish_completion(const command_flags& commands, const std::string& names) {
+    std::string out =
+        "# fish completion for attn-explain (attn-explain completion fish)\n"
+        "complete -c attn-explain -f -n '__fish_use_subcommand' -a '" +
+        names + "'\n";
+    for (const auto& c : commands)
+        for (const auto& f : c.second)
+            out += "complete -c attn-explain -n '__fish_seen_subcommand_from " + c.first + "' -l " + f.substr(2) + "\n";
+    return out;
+}
+
+// `attn-explain completion bash|zsh|fish`: the subcommands, then each one's flags (so a new
+// command or flag completes without anyone editing a script). "" for another shell.
+std::string completion_script(const CLI::App& cli, const std::string& shell) {
+    const command_flags commands = all_flags(cli);
+    std::string names;
+    for (const auto& c : commands) names += (names.empty() ? "" : " ") + c.first;
+    if (shell == "bash") return bash_completion(commands, names);
+    if (shell == "zsh") return zsh_completion(commands, names);
+    if (shell == "fish") return fish_completion(commands, names);
+    return "";
+}
+
+// CLI11's help with every description wrapped to the terminal's width (80 when piped), under its
+// column; CLI11 itself writes each description on one line however long.
+class wrapping_formatter : public CLI::Formatter {
+public:
+    explicit wrapping_formatter(std::size_t width) : width_(std::max<std::size_t>(width, 40)) {}
+
+    std::string make_description(const CLI::App* app) const override {
+        std::string out;
+        for (const std::string& l : attn::wrap(CLI::Formatter::make_description(app), width_)) out += l + "\n";
+        return out;
+    }
+    std::string make_option_desc(const CLI::Option* opt) const override {
+        return wrapped(CLI::Formatter::make_option_desc(opt));
+    }
+    std::string make_subcommand(const CLI::App* sub) const override {
+        std::stringstream out;
+        CLI::detail::format_help(out, sub->get_display_name(true), wrapped(sub->get_description()), get_column_width());
+        return out.str();
+    }
+
+private:
+    std::size_t width_;
+    // Lines of at most width_ minus the name column; CLI11 indents each line after the first.
+    std::string wrapped(const std::string& text) const {
+        const std::size_t room = width_ > get_column_width() + 20 ? width_ - get_column_width() : 20;
+        std::string out;
+        for (const std::string& l : attn::wrap(text, room)) out += (out.empty() ? "" : "\n") + l;
+        return out;
+    }
+};
+
+// `attn-explain help [COMMAND]` and `help --list` (the registered commands, one a line).
+int help(const CLI::App& cli, const std::string& topic, bool list) {
+    if (list) {
+        for (const command* c : commands()) std::fputs((c->name + "\n").c_str(), stdout);
+        return 0;
+    }
+    if (topic.empty()) {
+        std::fputs(cli.get_formatter()->make_help(&cli, "attn-explain", CLI::AppFormatMode::Normal).c_str(), stdout);
+        return 0;
+    }
+    for (const CLI::App* sub : cli.get_subcommands({}))
+        if (sub->get_name() == topic && topic != "help") {
+            std::fputs(
+                sub->get_formatter()->make_help(sub, "attn-explain " + topic, CLI::AppFormatMode::Normal).c_str(),
+                stdout);
+            return 0;
+        }
+    std::vector<std::string> names;
+    for (const CLI::App* sub : cli.get_subcommands({})) names.push_back(sub->get_name());
+    const std::string best = closest(topic, names);
+    print_error("no command '" + topic + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
+                " (see attn-explain --help)");
+    return 2;
+}
+
+// A registered command on the command line: its subcommand, its shared flags, its run.
+struct bound_command {
+    const command* entry = nullptr;
+    CLI::App* sub = nullptr;
+    std::unique_ptr<shared_values> shared;
+    std::function<int(run_context&)> run;
+};
+
+// The chosen command, run; its errors on one line (exit code 2).
+int dispatch(const bound_command& b) {
+    try {
+        run_context ctx = make_context(*b.entry, *b.shared);
+        return b.run(ctx);
+    } catch (const attn::error& e) {
+        print_error(e.what());
+    } catch (const attn::npy::error& e) {
+        print_error(e.what());
+    } catch (const std::bad_alloc&) {
+        print_error("out of memory: choose smaller dimensions");
+    } catch (const std::exception& e) {
+        print_error(std::string("unexpected failure: ") + e.what() + " (please report this)");
+    }
+    return 2;
+}
+
+// Parses; on a parse error prints it (with "did you mean") and returns its exit code.
+std::optional<int> parse(CLI::App& cli, int argc, char** argv) {
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return cli.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        std::vector<std::string> extras = cli.remaining();
+        for (const CLI::App* sub : cli.get_subcommands())
+            for (const std::string& r : sub->remaining()) extras.push_back(r);
+        print_error(std::string(e.what()) + suggestion(cli, extras) + " (see attn-explain --help)");
+        return 2;
+    } catch (const CLI::ParseError& e) {
+        print_error(std::string(e.what()) + " (see attn-explain --help)");
+        return 2;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
-// attn-explain: flags of cmd_step.cpp
-void add_run_options(CLI::App* cmd, step_options& opt) {
-    attn::step_request& r = opt.request;
-    cmd->add_option("-n,--seq-len", r.seq_len, "Number of tokens n")->capture_default_str();
-    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
-    cmd->add_option("--d-k", r.d_k, "Width of queries and keys")->capture_default_str();
-    cmd->add_option("--d-v", r.d_v, "Width of values (and of the output)")->capture_default_str();
-    cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
-    cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
-    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
-    cmd->add_option("--mask", r.mask,
-                    "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
-        ->capture_default_str();
-    cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat\"");
-    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
-    cmd->add_option("--save", opt.save, "Write every step as DIR/<id>.npy")->type_name("DIR");
-    add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
-    cmd->add_flag("--full", opt.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
-    cmd->callback([cmd, &opt] {
-        opt.request.dims_given =
-            cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") + cmd->count("--d-v") > 0;
-        if (const CLI::Option* dtype = cmd->get_option_no_throw("--dtype"))
-            opt.request.dtype_given = dtype->count() > 0;
-        if (const CLI::Option* batch = cmd->get_option_no_throw("--batch"))
-            opt.request.batch_given = batch->count() > 0;
-        if (const CLI::Option* heads = cmd->get_option_no_throw("--heads"))
-            opt.request.heads_given = heads->count() > 0;
-        if (const CLI::Option* kv = cmd->get_option_no_throw("--kv-len");
-            kv && kv->count() > 0 && opt.request.kv_len == 0)
-            throw CLI::ValidationError("--kv-len", "must be at least 1 (got 0): leave it out for self-attention");
-    });
-}
+int run_command_line(int argc, char** argv) {
+    for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
+    if (!registry_problems().empty()) return 70;
+    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step",
+                 "attn-explain"};
+    cli.formatter(std::make_shared<wrapping_formatter>(probe_terminal().width));  // before the subcommands copy it
+    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
+    cli.require_subcommand(0, 1);
+    std::vector<bound_command> bound;
+    for (const command* c : commands()) {  // in --help order
+        bound_command b;
+        b.entry = c;
+        b.sub = cli.add_subcommand(c->name, c->summary);
+        flags f(b.sub);
+        b.run = c->bind(f);
+        b.shared = std::make_unique<shared_values>();
+        add_shared_flags(b.sub, *c, *b.shared);
+        bound.push_back(std::move(b));
+    }
+    std::string completion_shell, help_topic;
+    bool help_list = false;
+    CLI::App* completion = cli.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
+    completion->add_option("shell", completion_shell, "bash | zsh | fish")->required();
+    // `attn-explain help [CMD]`, as git and cargo have it.
+    CLI::App* help_cmd = cli.add_subcommand("help", "Show the help of attn-explain or of one command");
+    help_cmd->add_option("command", help_topic, "The command to explain");
+    help_cmd->add_flag("--list", help_list, "Print the names of the commands, one a line");
+    check_numbers(&cli);
+    if (const std::optional<int> code = parse(cli, argc, argv)) return *code;
 
-// attn-explain: flags of cmd_step.cpp
-void setup_step(CLI::App& app, step_options& opt) {
-    auto* cmd = app.add_subcommand("step", "Walk through self-attention one step at a time");
-    add_run_options(cmd, opt);
-    cmd->get_option("--format")->description("text | json | markdown | html | python");
-    cmd->add_option("--mistake", opt.request.mistake,
-                    "Run a classic bug beside the correct code (see: attn-explain mistakes)");
-    cmd->add_option("--kv-len", opt.request.kv_len, "Cross-attention: keys and values from m memory positions");
-    cmd->add_option("--align", opt.request.align, "Causal alignment when n != m: top-left | bottom-right")
-        ->capture_default_str();
-    cmd->add_option("--max-output", opt.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
-        ->type_name("SIZE");
-    add_rope_options(cmd, opt.request);
-}
-
-// attn-explain: flags of cmd_mistakes.cpp
-void setup_mistakes(CLI::App& app, mistakes_options& opt) {
-    auto* cmd = app.add_subcommand("mistakes", "List the classic attention mistakes the lab can run");
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-}
-
-// attn-explain: flags of cmd_mistakes.cpp
-void setup_mistake(CLI::App& app, mistake_options& opt) {
-    auto* cmd = app.add_subcommand("mistake", "Run one classic attention bug beside the correct code");
-    cmd->add_option("name", opt.run.request.mistake, "The mistake's id (see: attn-explain mistakes)")->required();
-    add_run_options(cmd, opt.run);
-    cmd->get_option("--format")->description("text | json | markdown | html | python");
-    cmd->add_option("--heads", opt.run.request.heads, "Heads h, for the multi-head mistakes")->capture_default_str();
-    cmd->add_option("--batch", opt.run.request.batch, "Batch size B, for the multi-head mistakes")
-        ->capture_default_str();
-    cmd->add_option("--max-output", opt.run.max_output,
-                    "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
-        ->type_name("SIZE");
-}
-
-// attn-explain: flags of cmd_exercise.cpp
-void setup_exercise(CLI::App& app, exercise_options& opt) {
-    auto* cmd = app.add_subcommand("exercise", "Write attention yourself: list the exercises, or create one to solve");
-    cmd->add_option("id", opt.id, "The exercise's id (none: list them)");
-    cmd->add_option("--dir", opt.dir, "Create the exercise here (default ./attn-exercise-ID)")->type_name("DIR");
-    cmd->add_option("--seed", opt.seed, "Seed of the inputs (default: a fresh one)")->each([&opt](const std::string&) {
-        opt.seed_given = true;
-    });
-    cmd->add_option("--timed", opt.timed, "A time budget in minutes; check reports the time taken")
-        ->check(CLI::Range(1, 600));
-    cmd->add_flag("--force", opt.force, "Replace the exercise files in an existing non-empty folder");
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-}
-
-// attn-explain: flags of cmd_exercise.cpp
-void setup_check(CLI::App& app, check_options& opt) {
-    auto* cmd =
-        app.add_subcommand("check", "Grade your exercise: each saved tensor, the first wrong step, and the mistake");
-    cmd->add_option("dir", opt.dir, "The exercise folder (default: the current folder)")->capture_default_str();
-    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-    cmd->add_option("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)")
-        ->type_name("FILE");
-}
-
-// attn-explain: flags of cmd_heads.cpp
-void setup_heads(CLI::App& app, heads_options& opt) {
-    auto* cmd = app.add_subcommand("heads", "Walk through batched multi-head attention, head by head");
-    step_options& run = opt.run;
-    run.request.multihead = true;
-    run.request.seq_len = 4;
-    run.request.d_model = run.request.d_k = run.request.d_v = 8;
-    run.request.init = "xavier";  // as nn.MultiheadAttention initialises its projections
-    add_run_options(cmd, run);
-    cmd->get_option("--format")->description("text | json | markdown | html | python");
-    attn::step_request& r = run.request;
-    cmd->add_option("--heads", r.heads, "Number of heads h (must divide d_model)")->capture_default_str();
-    cmd->add_option("--batch", r.batch, "Batch size B")->capture_default_str();
-    cmd->add_flag("--bias", r.bias, "nn.Linear-style biases on the four projections");
-    cmd->add_option("--lengths", r.lengths, "Each batch item's true length, e.g. 4,2 (the rest is padding)");
-    cmd->add_option("--pad-side", r.pad_side, "Where padding sits: right | left")->capture_default_str();
-    cmd->add_option("--kv-len", r.kv_len, "Cross-attention over m memory positions (keys and values)");
-    cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
-    cmd->add_option("--head", opt.head, "Show only this head");
-    cmd->add_option("--batch-index", opt.batch_index, "Show only this batch item");
-    cmd->add_option("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image")->type_name("FILE");
-    cmd->add_option("--max-output", run.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
-        ->type_name("SIZE");
-
-    add_rope_options(cmd, r);
-}
-
-// attn-explain: flags of cmd_positions.cpp
-void setup_positions(CLI::App& app, positions_options& opt) {
-    auto* cmd =
-        app.add_subcommand("positions", "Where order comes from: sinusoidal, learned, RoPE, ALiBi and NoPE, live");
-    attn::step_request& r = opt.run.request;
-    r.seq_len = 6;
-    r.d_model = r.d_k = r.d_v = 8;
-    attn::positions_request& p = opt.request;
-    cmd->add_option("--encoding", p.encoding, "none | sinusoidal | learned | rope | alibi (default: a tour of all)");
-    cmd->add_option("-n,--seq-len", r.seq_len, "Number of tokens n")->capture_default_str();
-    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
-    cmd->add_option("--d-k", r.d_k, "Width of queries, keys and values (even, for RoPE)")->capture_default_str();
-    cmd->add_option("--seed", r.seed, "Seed for X, the weights, the permutation and the learned table")
-        ->capture_default_str();
-    cmd->add_option("--init", r.init, "Weight init: randn | xavier")->capture_default_str();
-    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
-    cmd->add_option("--mask", p.mask, "none | causal (default: causal for none and alibi, none for the others)");
-    cmd->add_option("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat on a mat\"");
-    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR")->type_name("DIR");
-    cmd->add_option("--save", opt.run.save, "Write the encoding's steps as DIR/<id>.npy (needs --encoding)")
-        ->type_name("DIR");
-    cmd->add_option("--rope-style", p.rope.style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
-        ->capture_default_str();
-    cmd->add_option("--rope-base", p.rope.base, "RoPE base B: theta_i = B^(-2i/d_k)")->capture_default_str();
-    cmd->add_option("--heads", p.heads, "ALiBi heads h (slopes as in the paper)")->capture_default_str();
-    cmd->add_option("--shift", p.shift, "Offset s of the RoPE relative-position check")->capture_default_str();
-    add_display_options(cmd, opt.run.format, opt.run.color, opt.run.lang, opt.run.precision);
-    cmd->get_option("--format")->description("text | json | markdown | html");
-    cmd->add_flag("--full", opt.run.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.run.no_pause, "Do not wait for a key between pages");
-    cmd->add_option("--from", opt.run.from, "Start at this step: its id or number")->type_name("ID|N");
-    cmd->callback([cmd, &opt] {
-        opt.run.request.dims_given = cmd->count("--seq-len") + cmd->count("--d-model") + cmd->count("--d-k") > 0;
-        opt.run.request.dtype_given = cmd->count("--dtype") > 0;
-    });
-}
-
-// attn-explain: flags of cmd_drill.cpp
-void setup_drill(CLI::App& app, drill_options& opt) {
-    auto* cmd = app.add_subcommand("drill", "Interview drill: shapes, numbers, concepts and bugs, graded");
-    cmd->add_option("--count", opt.count, "Number of questions")->check(CLI::Range(1, 500))->capture_default_str();
-    cmd->add_option(
-           "--topic", opt.topic,
-           "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | all")
-        ->capture_default_str();
-    cmd->add_option("--seed", opt.seed,
-                    "The same seed gives the same questions, on any machine (default: new each time)");
-    cmd->add_flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
-    cmd->add_option("--format", opt.format, "With --sheet: text | markdown | html | json")->capture_default_str();
-    cmd->add_flag("--stats", opt.stats, "Show progress history");
-    cmd->add_flag("--reset", opt.reset, "Clear progress history");
-    cmd->add_option("--state", opt.state, "Keep progress in FILE")->type_name("FILE");
-    cmd->add_flag("--no-save", opt.no_save, "Neither read nor write progress");
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-    cmd->callback([cmd, &opt] { opt.seed_given = cmd->count("--seed") > 0; });
-}
-
-// attn-explain: flags of cmd_grad.cpp
-void setup_grad(CLI::App& app, grad_options& opt) {
-    auto* cmd = app.add_subcommand("grad", "Backpropagate through attention, step by step");
-    add_run_options(cmd, opt.run);
-    cmd->get_option("--format")->description("text | json | markdown | html | python");
-    cmd->add_option("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)")->capture_default_str();
-    cmd->add_flag("--check", opt.check, "Finite-difference gradient check in float64");
-    cmd->add_flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");
-    cmd->add_option("--max-output", opt.run.max_output,
-                    "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
-        ->type_name("SIZE");
-}
-
-// attn-explain: flags of cmd_grad.cpp
-void setup_train(CLI::App& app, train_cli_options& opt) {
-    auto* cmd = app.add_subcommand("train", "Train one attention layer with Adam and watch the loss");
-    add_run_options(cmd, opt.run);
-    cmd->add_option("--steps", opt.steps, "Training steps")->capture_default_str();
-    cmd->add_option("--lr", opt.lr, "Adam's learning rate (--mistake no-zero-grad: 0.01 unless given)")
-        ->capture_default_str()
-        ->each([&opt](const std::string&) { opt.lr_given = true; });  // add_run_options owns the callback
-    cmd->add_option("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
-    cmd->add_option("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
-    cmd->get_option("--format")->description("text | json | markdown | html");
-    // The run is the tutorials' float64 layer with nn.Linear's own init, drawn as tables and curves:
-    // these flags would change nothing, so train does not take them.
-    drop_options(cmd, {"--init", "--dtype", "--precision", "--tokens", "--full"});
-}
-
-// attn-explain: flags of cmd_learn.cpp
-void setup_learn(CLI::App& app, learn_options& opt) {
-    auto* cmd =
-        app.add_subcommand("learn", "Train a tiny transformer on a task and watch its attention pattern emerge");
-    attn::learn_request& r = opt.request;
-    cmd->add_option("--task", r.task, "previous | reverse | max | induction")->capture_default_str();
-    cmd->add_option("-n,--seq-len", r.seq_len, "Tokens per sequence (default: the task's)");
-    cmd->add_option("--vocab", r.vocab, "Vocabulary size (default: the task's)");
-    cmd->add_option("--d-model", r.d_model, "Width of the residual stream (default: the task's)");
-    cmd->add_option("--heads", r.heads, "Heads per layer (default: the task's)");
-    cmd->add_option("--layers", r.layers, "Attention layers (default: the task's; induction needs 2)");
-    cmd->add_option("--steps", r.steps, "Adam steps (default: the task's)");
-    cmd->add_option("--lr", r.lr, "Adam's learning rate (default: the task's)");
-    cmd->add_option("--batch", r.batch, "Sequences per step (default: the task's)");
-    cmd->add_option("--seed", r.seed, "Seed for the weights and the data")->capture_default_str();
-    cmd->add_option("--positions", r.positions, "learned | sinusoidal | rope | none")->capture_default_str();
-    cmd->add_flag("--no-scale", r.no_scale, "Drop the 1/sqrt(d_head) (break it on purpose)");
-    cmd->add_option("--save", opt.save, "Write the trained weights and final attention weights as DIR/<id>.npy")
-        ->type_name("DIR");
-    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between pages");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
-    cmd->callback([cmd, &r] {  // 0 means "the task's default" only when the flag is absent
-        for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len},
-                               {"--vocab", &r.vocab},
-                               {"--d-model", &r.d_model},
-                               {"--heads", &r.heads},
-                               {"--layers", &r.layers},
-                               {"--steps", &r.steps},
-                               {"--batch", &r.batch}})
-            if (cmd->count(flag) && *v == 0) *v = attn::learn_given_zero;
-        if (cmd->count("--lr") && r.lr == 0) r.lr = -1;
-    });
-}
-
-// attn-explain: flags of cmd_flash.cpp
-void setup_flash(CLI::App& app, flash_options& opt) {
-    auto* cmd = app.add_subcommand("flash", "Online-softmax tiling (FlashAttention) on your numbers, tile by tile");
-    opt.run.request.seq_len = 8;
-    add_run_options(cmd, opt.run);
-    cmd->add_option("--block-q", opt.block_q, "Query block size Br")->capture_default_str();
-    cmd->add_option("--block-k", opt.block_k, "Key tile size Bc")->capture_default_str();
-    cmd->add_option("--row", opt.row, "The query row followed tile by tile")->capture_default_str();
-    drop_options(cmd, {"--tokens"});  // the tiles are followed by index
-    cmd->get_option("--format")->description("text | json | markdown | html");
-}
-
-// attn-explain: flags of cmd_flash.cpp
-void setup_cost(CLI::App& app, cost_options& opt) {
-    auto* cmd = app.add_subcommand("cost", "FLOPs and memory of attention, with formulas");
-    cmd->add_option("--batch", opt.batch, "Batch size B")->capture_default_str();
-    cmd->add_option("--seq-len", opt.seq_len, "Sequence length n")->capture_default_str();
-    cmd->add_option("--d-model", opt.d_model, "Model width d")->capture_default_str();
-    cmd->add_option("--heads", opt.heads, "Query heads h")->capture_default_str();
-    cmd->add_option("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
-    cmd->add_option("--layers", opt.layers, "Layers L")->capture_default_str();
-    cmd->add_option("--kv-latent", opt.kv_latent, "MLA: cache a latent of d_c per token instead of K and V");
-    cmd->add_option("--rope-dim", opt.rope_dim, "MLA: width d_r of the shared RoPE key (with --kv-latent)");
-    cmd->add_option("--dtype", opt.dtype, "float32 | float16 | bfloat16")->capture_default_str();
-    cmd->add_option("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B")
-        ->capture_default_str();
-    cmd->add_option("--format", opt.format, "text, json, markdown or html")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-}
-
-// attn-explain: flags of cmd_variant.cpp
-void setup_variant(CLI::App& app, variant_options& opt) {
-    auto* cmd = app.add_subcommand("variant", "Other ways to attend: linear, performer, linformer, additive, MLA");
-    cmd->add_option("kind", opt.kind, "linear | performer | linformer | additive | mla")->required();
-    opt.run.request.seq_len = 8;
-    opt.run.request.d_model = 8;
-    opt.run.request.init = "xavier";  // q·k/√d_k of order 1, where the approximations are meant to work
-    add_run_options(cmd, opt.run);
-    cmd->get_option("--load")->description("Read X, W_Q, W_K, W_V (and W_1, W_2, v_a for additive) .npy from DIR");
-    cmd->add_option("--features", opt.features, "performer: random features m")->capture_default_str();
-    cmd->add_option("--rank", opt.rank, "linformer: rows k the sequence is projected to")->capture_default_str();
-    cmd->add_option("--heads", opt.heads, "mla: heads h")->capture_default_str();
-    cmd->add_option("--latent", opt.latent, "mla: latent width d_c (the cache per token)")->capture_default_str();
-    cmd->add_option("--rope-dim", opt.rope_dim, "mla: width d_r of the shared RoPE key (even)")->capture_default_str();
-    cmd->get_option("--format")->description("text | json | markdown | html");
-}
-
-// attn-explain: flags of cmd_mask.cpp
-void setup_mask(CLI::App& app, mask_options& opt) {
-    attn::mask_request& r = opt.request;
-    auto* cmd =
-        app.add_subcommand("mask", "Translate one attention mask between every convention (SDPA, MHA, additive, HF)");
-    cmd->add_option("-n,--seq-len", r.seq_len, "Number of queries n")->capture_default_str();
-    cmd->add_option("--kv-len", r.kv_len, "Number of keys m (default: n)");
-    cmd->add_option("--batch", r.batch, "Batch size B (default: 1, or the number of --lengths)");
-    cmd->add_option("--mask", r.mask,
-                    "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
-        ->capture_default_str();
-    cmd->add_option("--seed", r.seed, "Seed of bigbird's random blocks")->capture_default_str();
-    cmd->add_option("--layers", r.layers, "Stacked layers for the receptive field")->capture_default_str();
-    cmd->add_option("--lengths", r.lengths, "True key length of each batch item, e.g. 4,2; the rest is padding")
-        ->type_name("L1,L2,...");
-    cmd->add_option("--pad-side", r.pad_side, "Where the padding sits: right | left")->capture_default_str();
-    cmd->add_option("--align", r.align, "Causal alignment when n != m: top-left | bottom-right")->capture_default_str();
-    cmd->add_option("--batch-index", r.batch_index, "Print only this batch item (default: every item in turn)");
-    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between batch items");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
-    cmd->callback([cmd, &r] {
-        r.kv_len_given = cmd->count("--kv-len") > 0;
-        r.batch_given = cmd->count("--batch") > 0;
-        r.batch_index_given = cmd->count("--batch-index") > 0;
-    });
-}
-
-// attn-explain: flags of cmd_kvcache.cpp
-void setup_kvcache(CLI::App& app, kvcache_options& opt) {
-    attn::kv_request& r = opt.request;
-    auto* cmd =
-        app.add_subcommand("kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)");
-    cmd->add_option("--prompt-len", r.prompt_len, "Prompt tokens p, processed at once (the prefill)")
-        ->capture_default_str();
-    cmd->add_option("--steps", r.steps, "Decode steps t, one token each")->capture_default_str();
-    cmd->add_option("--d-model", r.d_model, "Width of each token vector")->capture_default_str();
-    cmd->add_option("--heads", r.heads, "Query heads h")->capture_default_str();
-    cmd->add_option("--kv-heads", r.kv_heads, "K/V heads g, dividing h (default: h; 1 = multi-query)");
-    cmd->add_option("--seed", r.seed, "Seed for X and the weights")->capture_default_str();
-    cmd->add_option("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
-    cmd->add_option("--mask", r.mask, "causal | window:W (a rolling cache of W entries)")->capture_default_str();
-    cmd->add_option("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
-        ->type_name("DIR");
-    cmd->add_option("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy")
-        ->type_name("DIR");
-    cmd->add_option("--mla", opt.mla, "Decode with multi-head latent attention: cache a latent of d_c per token")
-        ->type_name("D_C");
-    cmd->add_option("--rope-dim", opt.rope_dim, "With --mla: width d_r of the shared RoPE key")->capture_default_str();
-    add_display_options(cmd, opt.format, opt.color, opt.lang, opt.precision);
-    cmd->get_option("--format")->description("text | json | markdown | html | python (python: without --mla)");
-    cmd->add_flag("--full", opt.full, "Never elide large matrices");
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for a key between steps");
-    cmd->add_option("--from", opt.from, "Start at this step: its id or number")->type_name("ID|N");
-    cmd->add_flag("--rope", r.rope,
-                  "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
-    cmd->add_option("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
-        ->capture_default_str();
-    cmd->add_option("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)")->capture_default_str();
-    cmd->callback([cmd, &r] {
-        r.kv_heads_given = cmd->count("--kv-heads") > 0;
-        r.dtype_given = cmd->count("--dtype") > 0;
-        r.d_model_given = cmd->count("--d-model") > 0;
-        r.prompt_given = cmd->count("--prompt-len") > 0;
-        r.steps_given = cmd->count("--steps") > 0;
-    });
-}
-
-// attn-explain: flags of cmd_bench.cpp
-void setup_bench(CLI::App& app, bench_options& opt) {
-    auto* cmd = app.add_subcommand("bench", "Time the reference, full and tiled (FlashAttention-style) kernels");
-    cmd->add_option("--sizes", opt.sizes, "Sequence lengths n, comma-separated (1..16384)")->capture_default_str();
-    cmd->add_option("--d", opt.d, "Head dimension d (1..512)")->capture_default_str();
-    cmd->add_option("--repeat", opt.repeat, "Runs per kernel; the best time is reported")->capture_default_str();
-    cmd->add_option("--window", opt.window, "W of the tiled-window row (a causal sliding window)")
-        ->capture_default_str();
-    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-}
-
-// attn-explain: flags of cmd_batching.cpp
-void setup_batching(CLI::App& app, batching_options& opt) {
-    attn::batching_request& r = opt.request;
-    auto* cmd =
-        app.add_subcommand("batching", "Padding vs bucketing vs packing (cu_seqlens) for sequences of mixed lengths");
-    cmd->add_option("--lengths", r.lengths, "The sequences' lengths, e.g. 12,40,7,33")->type_name("L1,L2,...");
-    cmd->add_option("--count", r.count, "With --dist uniform|lognormal: how many sequences to draw")
-        ->capture_default_str();
-    cmd->add_option("--dist", r.dist, "uniform:a,b | lognormal:mu,sigma | file:PATH (default lognormal:5.5,0.6)")
-        ->type_name("SPEC");
-    cmd->add_option("--batch", r.batch, "Sequences per batch B (packing: rows of B x longest tokens)")
-        ->capture_default_str();
-    cmd->add_option("--d-model", r.d_model, "Model width d")->capture_default_str();
-    cmd->add_option("--heads", r.heads, "Heads h (must divide d_model)")->capture_default_str();
-    cmd->add_option("--buckets", r.buckets, "Bucket boundaries, e.g. 64,128,256 (default: sort and batch)")
-        ->type_name("B1,B2,...");
-    cmd->add_option("--seed", r.seed, "Seed for the lengths, the shuffle and the live check")->capture_default_str();
-    cmd->add_option("--format", opt.format, "text | json | markdown | html")->capture_default_str();
-    cmd->add_option("--color", opt.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
-    add_lang_option(cmd, opt.lang);
-    cmd->add_flag("--no-pause", opt.no_pause, "Do not wait for Enter between pages");
-    cmd->callback([cmd, &r] { r.count_given = cmd->count("--count") > 0; });
-}
-
-void harden_numbers(CLI::App& app) { check_numbers(&app); }
-
-void note_language_encoding(const CLI::App& root) {
-    for (const CLI::App* sub : root.get_subcommands())
-        for (const auto& [cmd, lang] : lang_options()) {
-            if (cmd != sub || attn::language_of(*lang) != *lang) continue;
-            set_display_language(*lang);
-            if (*lang == "en") continue;
-            if (!attn::locale_is_utf8(environment_language()))
-                print_warning("not a UTF-8 locale; writing UTF-8 anyway (LANG=C.UTF-8)");
-            const attn::lessons& L = attn::lessons::embedded(*lang);
-            if (L.borrowed() > 0)
-                print_warning(*lang + ": " + std::to_string(L.borrowed()) + " of " +
-                              std::to_string(attn::lessons::embedded("en").keys().size()) + " texts untranslated");
+    if (cli.got_subcommand(completion)) {
+        const std::string script = completion_script(cli, completion_shell);
+        if (script.empty()) {
+            print_error("unknown shell '" + completion_shell + "': use bash, zsh or fish");
+            return 2;
         }
+        std::fputs(script.c_str(), stdout);
+        return 0;
+    }
+    if (cli.got_subcommand(help_cmd)) return help(cli, help_topic, help_list);
+    for (const bound_command& b : bound)
+        if (cli.got_subcommand(b.sub)) {
+            note_language_encoding(b.shared->lang);
+            return dispatch(b);
+        }
+    print_error("a subcommand is required: try 'attn-explain step' (or --help)");
+    return 2;
 }
 
 }  // namespace app

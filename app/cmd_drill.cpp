@@ -16,12 +16,40 @@
 #include "attn/io/progress.hpp"
 #include "attn/render/json_drill.hpp"
 #include "attn/render/text.hpp"
-#include "commands.hpp"
-#include "output.hpp"
+#include "registry.hpp"
+#include "terminal.hpp"
 
 namespace app {
 
 namespace {
+
+struct drill_options {
+    std::size_t count = 10;
+    std::string topic = "all", state;
+    std::uint64_t seed = 0;
+    bool seed_given = false, sheet = false, stats = false, reset = false, no_save = false;
+};
+
+void flags_of(flags& f, drill_options& opt) {
+    f.add("--count", opt.count, "Number of questions").range(1, 500).show_default();
+    f.add("--topic", opt.topic,
+          "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | all")
+        .show_default();
+    f.add("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
+    f.flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
+    f.flag("--stats", opt.stats, "Show progress history");
+    f.flag("--reset", opt.reset, "Clear progress history");
+    f.add("--state", opt.state, "Keep progress in FILE").value_name("FILE");
+    f.flag("--no-save", opt.no_save, "Neither read nor write progress");
+    f.after_parse([&opt](const flags& parsed) { opt.seed_given = parsed.given("--seed"); });
+}
+
+// --sheet: the questions with their answers, as pages or JSON.
+struct sheet {
+    std::vector<attn::drill::question> questions;
+    std::string topic;
+    std::uint64_t seed = 0;
+};
 // One answer line, at most 4 KiB kept (the rest of a longer line is read and dropped), so that
 // an endless input such as /dev/zero costs no memory. False at end of input.
 constexpr std::size_t max_answer_bytes = 4096;
@@ -61,31 +89,116 @@ std::string now_utc() {
     return buf;
 }
 
-}  // namespace
+// Prints a document of the session as it comes (no pager: the session is a conversation).
+struct speaker {
+    const attn::lessons& L;
+    const output_options& out;
+    void operator()(const attn::doc::document& d) const { emit(attn::render_text_joined(d, out.text)); }
+};
 
-int run_drill(const drill_options& opt) {
+// What the learner did with one question.
+enum class reply_kind { answered, skipped, quit };
+
+// Reads replies to question `q` until one is an answer, a skip or a quit: h shows the hint, an
+// empty line asks again, an unreadable answer shows the accepted forms and asks again.
+reply_kind ask(const attn::drill::question& q, const speaker& say, bool echo, std::string& reply) {
+    for (;;) {
+        emit(attn::drill::prompt_text(say.L));
+        if (interrupted || !read_answer(reply) || interrupted) {  // EOF or Ctrl-C: like q
+            emit("\n");
+            return reply_kind::quit;
+        }
+        if (echo) emit(reply + "\n");
+        std::string r = reply;  // trimmed, for the control letters
+        r.erase(0, r.find_first_not_of(" \t\r"));
+        r.erase(r.find_last_not_of(" \t\r") + 1);
+        if (r == "h" || r == "H") {
+            say(attn::drill::hint_document(say.L, q));
+            continue;
+        }
+        if (r == "q" || r == "Q") return reply_kind::quit;
+        if (r == "s" || r == "S") return reply_kind::skipped;
+        if (r.empty()) continue;  // empty line: ask again
+        if (attn::drill::grade(q, r) == attn::drill::verdict::unreadable) {
+            say(attn::drill::unreadable_document(say.L, q));  // not marked: the forms, and ask again
+            continue;
+        }
+        return reply_kind::answered;
+    }
+}
+
+// The score of a session so far.
+struct tally {
+    std::map<std::string, std::pair<int, int>> by_topic;  // primary topic -> (asked, right)
+    int asked = 0, right = 0, skips = 0;  // a skip is neither asked (scored) nor wrong
+    std::vector<std::pair<const attn::drill::question*, bool>> answered;  // replayed onto the file at the end
+};
+
+// The interactive session: each question, its verdict, then the progress file and the score.
+void session(const drill_options& opt, const speaker& say, const attn::drill::state_file& state,
+             attn::drill::progress& progress, const std::vector<attn::drill::question>& questions, std::uint64_t seed) {
+    using attn::drill::outcome;
+    const bool echo = !probe_terminal().stdin_tty;  // over a pipe, show the answer read so the transcript reads well
+    catch_interrupt();
+    say(attn::drill::header_document(say.L, questions.size(), opt.topic, seed));
+    tally t;
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+        const auto& q = questions[i];
+        say(attn::drill::question_document(say.L, q, i + 1, questions.size()));
+        std::string reply;
+        const reply_kind k = ask(q, say, echo, reply);
+        if (k == reply_kind::quit) break;
+        if (k == reply_kind::skipped) {
+            ++t.skips;
+            say(attn::drill::verdict_document(say.L, q, outcome::skipped));
+            continue;
+        }
+        const bool ok = attn::drill::is_right(q, reply);
+        ++t.asked;
+        t.right += ok;
+        auto& topic = t.by_topic[q.topics[0]];
+        ++topic.first;
+        topic.second += ok;
+        if (!opt.no_save) {
+            attn::drill::record(progress, q, ok);
+            t.answered.push_back({&q, ok});
+        }
+        say(attn::drill::verdict_document(say.L, q, ok ? outcome::right : outcome::wrong));
+    }
+    // Progress first, so the score stays the very last line.
+    if (!opt.no_save) {
+        // Other sessions may have saved meanwhile: replay this one's answers onto the file as it is now.
+        const std::string line = fmt::format("{} {}/{} topic {} seed {}", now_utc(), t.right, t.asked, opt.topic, seed);
+        const std::string warning = attn::drill::update_progress(state, [&](attn::drill::progress& p) {
+            for (const auto& [q, ok] : t.answered) attn::drill::record(p, *q, ok);
+            p.sessions.push_back(line);
+        });
+        if (!warning.empty()) print_warning(warning);
+    }
+    say(attn::drill::summary_document(say.L, t.by_topic, t.right, t.asked, questions.size(), t.skips));
+}
+
+// --reset, --stats, --sheet, or a session. The sheet is one document the registry draws; the
+// session's pieces are small ones, drawn as they come.
+std::optional<sheet> run(const drill_options& opt, run_context& ctx) {
     attn::drill::check_topic(opt.topic);
-    check_format(opt.format);
-    if (opt.format != "text" && !opt.sheet) throw attn::error("--format " + opt.format + " goes with --sheet");
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    // A sheet is one document; the session's pieces are small ones, drawn as they come.
-    const output_options out = make_output(opt.format, opt.color, false, true, "");
-    auto say = [&](const attn::doc::document& d) { emit(attn::render_text_joined(d, out.text)); };
+    if (ctx.format() != output_format::text && !opt.sheet)
+        throw attn::error(std::string("--format ") + name_of(ctx.format()) + " goes with --sheet");
+    const speaker say{ctx.L(), ctx.out};
     attn::drill::state_file state;
     if (opt.reset || opt.stats || !opt.no_save) state = attn::drill::resolve_state(opt.state);
     const std::string& path = state.path;
     if (opt.reset) {
         const bool existed = attn::drill::reset_progress(path);
-        say(attn::drill::reset_document(L, existed, path));
-        return 0;
+        say(attn::drill::reset_document(ctx.L(), existed, path));
+        return std::nullopt;
     }
     if (opt.stats) {
         const attn::drill::load_result r = attn::drill::load_progress(path);
         if (!r.warning.empty()) print_warning(r.warning);
-        say(attn::drill::stats_document(L, r.data, path));
-        return 0;
+        say(attn::drill::stats_document(ctx.L(), r.data, path));
+        return std::nullopt;
     }
-
     // Progress, unless --no-save: a bad file warns and the session still runs.
     attn::drill::progress progress;
     if (!opt.no_save) {
@@ -95,81 +208,32 @@ int run_drill(const drill_options& opt) {
     }
     const std::uint64_t seed =
         opt.seed_given ? opt.seed : static_cast<std::uint64_t>(std::time(nullptr)) ^ (getpid() * 7919ULL);
-    const auto questions = attn::drill::plan_session(L, seed, opt.count, opt.topic, opt.no_save ? nullptr : &progress);
-    if (opt.sheet) {
-        if (opt.format == "json") emit(attn::drill::sheet_json(questions, opt.topic, seed));
-        else
-            show(attn::drill::sheet_document(questions, L, opt.topic, seed), out);
-        return 0;
-    }
-
-    const bool echo = !probe_terminal().stdin_tty;  // over a pipe, show the answer read so the transcript reads well
-    catch_interrupt();
-    say(attn::drill::header_document(L, questions.size(), opt.topic, seed));
-    std::map<std::string, std::pair<int, int>> by_topic;  // primary topic -> (asked, right)
-    int asked = 0, right = 0, skips = 0;  // a skip is neither asked (scored) nor wrong
-    bool quit = false;
-    std::vector<std::pair<const attn::drill::question*, bool>> answered;  // replayed onto the file at the end
-    for (std::size_t i = 0; i < questions.size() && !quit; ++i) {
-        const auto& q = questions[i];
-        say(attn::drill::question_document(L, q, i + 1, questions.size()));
-        std::string reply;
-        bool skipped = false;
-        for (;;) {
-            emit(attn::drill::prompt_text(L));
-            if (interrupted || !read_answer(reply) || interrupted) {  // EOF or Ctrl-C: like q
-                emit("\n");
-                quit = true;
-                break;
-            }
-            if (echo) emit(reply + "\n");
-            std::string r = reply;  // trimmed, for the control letters
-            r.erase(0, r.find_first_not_of(" \t\r"));
-            r.erase(r.find_last_not_of(" \t\r") + 1);
-            if (r == "h" || r == "H") {
-                say(attn::drill::hint_document(L, q));
-                continue;
-            }
-            if (r == "q" || r == "Q") quit = true;
-            if (r == "s" || r == "S") skipped = true;
-            if (r.empty()) continue;  // empty line: ask again
-            if (!quit && !skipped && attn::drill::grade(q, r) == attn::drill::verdict::unreadable) {
-                say(attn::drill::unreadable_document(L, q));  // not marked: the forms, and ask again
-                continue;
-            }
-            break;
-        }
-        if (quit) break;
-        using attn::drill::outcome;
-        if (skipped) {
-            ++skips;
-            say(attn::drill::verdict_document(L, q, outcome::skipped));
-            continue;
-        }
-        const bool ok = attn::drill::is_right(q, reply);
-        ++asked;
-        right += ok;
-        auto& t = by_topic[q.topics[0]];
-        ++t.first;
-        t.second += ok;
-        if (!opt.no_save) {
-            attn::drill::record(progress, q, ok);
-            answered.push_back({&q, ok});
-        }
-        say(attn::drill::verdict_document(L, q, ok ? outcome::right : outcome::wrong));
-    }
-    // Progress first, so the score stays the very last line.
-    if (!opt.no_save) {
-        // Other sessions may have saved meanwhile: replay this one's answers onto the file as it is now.
-        const std::string session = fmt::format("{} {}/{} topic {} seed {}", now_utc(), right, asked, opt.topic, seed);
-        const std::string warning = attn::drill::update_progress(state, [&](attn::drill::progress& p) {
-            for (const auto& [q, ok] : answered) attn::drill::record(p, *q, ok);
-            p.sessions.push_back(session);
-        });
-        if (!warning.empty()) print_warning(warning);
-    }
-    say(attn::drill::summary_document(L, by_topic, right, asked, questions.size(), skips));
-    return 0;
+    auto questions = attn::drill::plan_session(ctx.L(), seed, opt.count, opt.topic, opt.no_save ? nullptr : &progress);
+    if (opt.sheet) return sheet{std::move(questions), opt.topic, seed};
+    session(opt, say, state, progress, questions, seed);
+    return std::nullopt;
 }
 
+attn::doc::document page(const sheet& s, const run_context& ctx) {
+    return attn::drill::sheet_document(s.questions, ctx.L(), s.topic, s.seed);
+}
+std::string json(const sheet& s, const run_context&) { return attn::drill::sheet_json(s.questions, s.topic, s.seed); }
+
+report_spec<drill_options, sheet> spec() {
+    report_spec<drill_options, sheet> s;
+    s.name = "drill";
+    s.summary = "Interview drill: shapes, numbers, concepts and bugs, graded";
+    s.order = 90;
+    s.formats = pages_and_json;
+    s.format_note = "(with --sheet)";
+    s.examples = {{"--sheet --seed 7"}, {"--sheet --topic masks --count 3 --seed 2"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
 }  // namespace app

@@ -18,14 +18,27 @@
 #include "attn/io/npy.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/io/write_file.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/json_exercise.hpp"
 #include "attn/trace/exercise.hpp"
-#include "commands.hpp"
+#include "registry.hpp"
 #include "terminal.hpp"
 
 namespace app {
 
 namespace {
+
+// `attn-explain exercise [ID]`: write attention yourself.
+struct exercise_options {
+    std::string id, dir;
+    std::uint64_t seed = 0;
+    bool seed_given = false, force = false;
+    long timed = 0;  // minutes (0: untimed)
+};
+// `attn-explain check [DIR]`: grade it.
+struct check_options {
+    std::string dir = ".", state;
+};
 
 namespace ex = attn::exercise;
 
@@ -106,12 +119,24 @@ ex::nd to_nd(const attn::npy::array& a) {
     return t;
 }
 
-}  // namespace
+void exercise_flags(flags& f, exercise_options& opt) {
+    f.add("id", opt.id, "The exercise's id (none: list them)");
+    f.add("--dir", opt.dir, "Create the exercise here (default ./attn-exercise-ID)").value_name("DIR");
+    f.add("--seed", opt.seed, "Seed of the inputs (default: a fresh one)").on_given([&opt] { opt.seed_given = true; });
+    f.add("--timed", opt.timed, "A time budget in minutes; check reports the time taken").range(1, 600);
+    f.flag("--force", opt.force, "Replace the exercise files in an existing non-empty folder");
+}
 
-int run_exercise(const exercise_options& opt) {
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
+void check_flags(flags& f, check_options& opt) {
+    f.add("dir", opt.dir, "The exercise folder (default: the current folder)").show_default();
+    f.add("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)").value_name("FILE");
+}
+
+int run_exercise(const exercise_options& opt, run_context& ctx) {
+    const attn::lessons& L = ctx.L();
     if (opt.id.empty()) {
-        show(attn::doc::exercise_list(L), make_output("text", opt.color, true, true, L.raw("ui.pause")));
+        ctx.out.text.full = true;
+        show(attn::doc::exercise_list(L), ctx.out);
         return 0;
     }
     const std::uint64_t seed = opt.seed_given ? opt.seed : std::random_device{}() % 100000;
@@ -136,13 +161,13 @@ int run_exercise(const exercise_options& opt) {
     put(dir + "/TASK.md", attn::doc::exercise_task(c, L, dir), L);
     put(dir + "/solution_numpy.py", attn::doc::exercise_starter(c, L, "numpy"), L);
     put(dir + "/solution_torch.py", attn::doc::exercise_starter(c, L, "torch"), L);
-    emit(attn::doc::exercise_created(L, dir) + "\n");
+    for (const std::string& line : attn::wrap(attn::doc::exercise_created(L, dir), ctx.out.text.width))
+        emit(line + "\n");
     return 0;
 }
 
-int run_check(const check_options& opt) {
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    check_format(opt.format);
+int run_check(const check_options& opt, run_context& ctx) {
+    const attn::lessons& L = ctx.L();
     const std::string toml_path = opt.dir + "/exercise.toml";
     const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
     ex::tensors given;
@@ -155,9 +180,10 @@ int run_check(const check_options& opt) {
     }
     const ex::report r = ex::grade(c, given);
     const double taken = c.budget_minutes > 0 ? minutes_since(c.started) : -1;
-    if (opt.format == "json") emit(attn::render_check_json(r, L));
+    ctx.out.text.full = true;
+    if (ctx.format() == output_format::json) emit(attn::render_check_json(r, L));
     else
-        show(attn::doc::check_document(r, L, taken), make_output(opt.format, opt.color, true, true, L.raw("ui.pause")));
+        show(attn::doc::check_document(r, L, taken), ctx.out);
     if (r.passed) {  // recorded where the drill keeps its progress; `drill --stats` lists it
         const attn::drill::state_file state = attn::drill::resolve_state(opt.state);
         std::string line = c.id + " seed " + std::to_string(c.seed) + " " + now_iso();
@@ -173,4 +199,31 @@ int run_check(const check_options& opt) {
     return r.passed ? 0 : 1;
 }
 
+custom_spec<exercise_options> exercise_spec() {
+    custom_spec<exercise_options> s;
+    s.name = "exercise";
+    s.summary = "Write attention yourself: list the exercises, or create one to solve";
+    s.order = 40;
+    s.formats = text_only;
+    s.examples = {{""}, {"sdpa --seed 3 --dir ex"}};
+    s.flags = exercise_flags;
+    s.run = run_exercise;
+    return s;
+}
+const registrar exercise_registered(exercise_spec());
+
+custom_spec<check_options> check_spec() {
+    custom_spec<check_options> s;
+    s.name = "check";
+    s.summary = "Grade your exercise: each saved tensor, the first wrong step, and the mistake";
+    s.order = 50;
+    s.formats = pages_and_json;
+    s.examples = {{"ex", "exercise sdpa --seed 3 --dir ex", 1}};
+    s.flags = check_flags;
+    s.run = run_check;
+    return s;
+}
+const registrar check_registered(check_spec());
+
+}  // namespace
 }  // namespace app

@@ -1,5 +1,5 @@
-// `attn-explain flash` (online-softmax tiling on the learner's numbers) and `attn-explain cost`
-// (FLOPs and memory of attention, with formulas).
+// `attn-explain flash`: online-softmax tiling (FlashAttention) on the learner's numbers, tile by
+// tile, checked against full attention; with --dtype float16|bfloat16 the low-precision errors.
 #include <algorithm>
 #include <utility>
 
@@ -13,12 +13,27 @@
 #include "attn/trace/config.hpp"
 #include "attn/trace/flash_report.hpp"
 #include "attn/trace/inputs.hpp"
-#include "commands.hpp"
-#include "output.hpp"
+#include "registry.hpp"
+#include "run_options.hpp"
 
 namespace app {
+namespace {
 
-int run_flash(const flash_options& opt) {
+struct flash_options {
+    step_options run;
+    long block_q = 4, block_k = 3, row = 0;
+};
+
+void flags_of(flags& f, flash_options& opt) {
+    opt.run.request.seq_len = 8;
+    add_run_options(f, opt.run);
+    f.add("--block-q", opt.block_q, "Query block size Br").show_default();
+    f.add("--block-k", opt.block_k, "Key tile size Bc").show_default();
+    f.add("--row", opt.row, "The query row followed tile by tile").show_default();
+    f.drop({"--tokens"});  // the tiles are followed by index
+}
+
+std::optional<attn::flash_report> run(const flash_options& opt, run_context&) {
     step_options run = opt.run;
     attn::flash_report report;
     // --dtype float16 / bfloat16: the run itself is exact; the low-precision comparison is added.
@@ -30,9 +45,6 @@ int run_flash(const flash_options& opt) {
     }
     if (opt.block_q <= 0 || opt.block_k <= 0) throw attn::error("--block-q and --block-k must be at least 1");
     if (opt.row < 0) throw attn::error("--row must be 0 or more");
-    const attn::lessons& L = attn::lessons::embedded(run.lang);
-    output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
-    start_from(out, run.from);
     if (!run.request.load_dir.empty() && run.request.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
     attn::refuse_unused_files(run.request.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O", "W_O"}, "flash");
@@ -77,52 +89,29 @@ int run_flash(const flash_options& opt) {
             t.steps.push_back(attn::make_step(id, "", attn::tensor(*m)));
         attn::save_trace(t, run.save, attn::save_layout::step);
     }
-    if (run.format == "json") emit(attn::render_flash_json(report));
-    else
-        show(attn::flash_document(report, L, run.precision), out);
-    return 0;
+    return report;
 }
 
-int run_cost(const cost_options& opt) {
-    const std::pair<const char*, long> sizes[] = {{"--batch", opt.batch},
-                                                  {"--seq-len", opt.seq_len},
-                                                  {"--d-model", opt.d_model},
-                                                  {"--heads", opt.heads},
-                                                  {"--layers", opt.layers}};
-    for (const auto& [flag, v] : sizes)
-        if (v <= 0) throw attn::error(fmt::format("{} must be a positive whole number (got {})", flag, v));
-    if (opt.kv_heads == 0 || opt.kv_heads < -1)
-        throw attn::error(fmt::format("--kv-heads must be a positive whole number (got {})", opt.kv_heads));
-    attn::cost_input in;
-    in.batch = static_cast<std::size_t>(opt.batch), in.seq_len = static_cast<std::size_t>(opt.seq_len);
-    in.d_model = static_cast<std::size_t>(opt.d_model), in.heads = static_cast<std::size_t>(opt.heads);
-    in.kv_heads = opt.kv_heads < 0 ? in.heads : static_cast<std::size_t>(opt.kv_heads);
-    in.layers = static_cast<std::size_t>(opt.layers);
-    if (opt.kv_latent < 0 || opt.kv_latent > (1L << 24))
-        throw attn::error("--kv-latent must be a positive whole number");
-    if (opt.rope_dim < 0 || opt.rope_dim > (1L << 24))
-        throw attn::error("--rope-dim must be 0 or a positive whole number");
-    if (opt.rope_dim > 0 && opt.kv_latent == 0) throw attn::error("--rope-dim needs --kv-latent d_c (the MLA cache)");
-    in.kv_latent = static_cast<std::size_t>(opt.kv_latent), in.rope_dim = static_cast<std::size_t>(opt.rope_dim);
-    in.mask = attn::parse_pattern(opt.mask);
-    if (in.mask.kind == attn::pattern_kind::bigbird)
-        throw attn::error(
-            "cost counts patterns in closed form; bigbird's random blocks have none: use --mask window:W, "
-            "local:W, global:G,W, dilated:W,D or block:B");
-    attn::check_pattern(in.mask, in.seq_len, in.seq_len);
-    if (opt.dtype == "float32") in.bytes = 4;
-    else if (opt.dtype == "float16" || opt.dtype == "bfloat16")
-        in.bytes = 2;
-    else
-        throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    // One page: nothing to pause between.
-    const output_options out = make_output(opt.format, opt.color, false, true, L.raw("ui.pause"));
-    const attn::cost_result c = attn::attention_cost(in);
-    if (opt.format == "json") emit(attn::render_cost_json(in, c));
-    else
-        show(attn::cost_document(in, c, L), out);
-    return 0;
+attn::doc::document page(const attn::flash_report& r, const run_context& ctx) {
+    return attn::flash_document(r, ctx.L(), ctx.precision);
 }
+std::string json(const attn::flash_report& r, const run_context&) { return attn::render_flash_json(r); }
 
+report_spec<flash_options, attn::flash_report> spec() {
+    report_spec<flash_options, attn::flash_report> s;
+    s.name = "flash";
+    s.summary = "Online-softmax tiling (FlashAttention) on your numbers, tile by tile";
+    s.order = 140;
+    s.formats = pages_and_json;
+    s.shared = pages | numbers;
+    s.examples = {{""}, {"--dtype float16"}, {"--mask window:3 --block-q 2 --block-k 2"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
 }  // namespace app

@@ -1,50 +1,118 @@
 // `attn-explain kv-cache`: a prefill, then decode steps with a growing KV cache, each checked against
-// full causal attention; FLOPs and cache bytes; grouped-query (--kv-heads) and multi-query attention.
-#include "cmd_kvcache.hpp"
-
-#include <cstdio>
-
+// full causal attention; FLOPs and cache bytes; grouped-query (--kv-heads) and multi-query attention;
+// with --mla, multi-head latent attention's cache of one latent per token.
 #include "attn/core/error.hpp"
 #include "attn/doc/kvcache.hpp"
-#include "attn/io/lessons.hpp"
+#include "attn/doc/variant.hpp"
 #include "attn/io/save.hpp"
 #include "attn/render/json_kvcache.hpp"
+#include "attn/render/json_variant.hpp"
 #include "attn/render/python.hpp"
+#include "attn/trace/kvcache.hpp"
 #include "attn/trace/trace.hpp"
-#include "commands.hpp"
-#include "output.hpp"
+#include "attn/trace/variant.hpp"
+#include "registry.hpp"
 #include "terminal.hpp"
 
 namespace app {
+namespace {
 
-int run_kvcache(const kvcache_options& opt) {
-    if (opt.mla != 0 && opt.format == "python")
+struct kvcache_options {
+    attn::kv_request request;  // the run's flags, validated by the library
+    std::string save;
+    long mla = 0, rope_dim = 2;  // --mla d_c: decode with multi-head latent attention's cache
+};
+
+void flags_of(flags& f, kvcache_options& opt) {
+    attn::kv_request& r = opt.request;
+    f.add("--prompt-len", r.prompt_len, "Prompt tokens p, processed at once (the prefill)").show_default();
+    f.add("--steps", r.steps, "Decode steps t, one token each").show_default();
+    f.add("--d-model", r.d_model, "Width of each token vector").show_default();
+    f.add("--heads", r.heads, "Query heads h").show_default();
+    f.add("--kv-heads", r.kv_heads, "K/V heads g, dividing h (default: h; 1 = multi-query)");
+    f.add("--seed", r.seed, "Seed for X and the weights").show_default();
+    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    f.add("--mask", r.mask, "causal | window:W (a rolling cache of W entries)").show_default();
+    f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
+        .value_name("DIR");
+    f.add("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy").value_name("DIR");
+    f.add("--mla", opt.mla, "Decode with multi-head latent attention: cache a latent of d_c per token")
+        .value_name("D_C");
+    f.add("--rope-dim", opt.rope_dim, "With --mla: width d_r of the shared RoPE key").show_default();
+    f.flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
+    f.add("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)").show_default();
+    f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)").show_default();
+    f.after_parse([&r](const flags& parsed) {
+        r.kv_heads_given = parsed.given("--kv-heads");
+        r.dtype_given = parsed.given("--dtype");
+        r.d_model_given = parsed.given("--d-model");
+        r.prompt_given = parsed.given("--prompt-len");
+        r.steps_given = parsed.given("--steps");
+    });
+}
+
+// A decode run: the KV cache's report, or with --mla the latent cache's.
+struct decode {
+    std::optional<attn::kv_report> kv;
+    std::optional<attn::variant_report> mla;
+};
+
+decode run_mla(const kvcache_options& opt) {
+    if (opt.request.mask != "causal") throw attn::error("--mla decodes with a growing latent cache here: drop --mask");
+    if (!opt.save.empty()) attn::check_save_dir(opt.save);
+    decode d;
+    d.mla = attn::run_mla_decode(opt.request, opt.mla, opt.rope_dim);
+    if (!opt.save.empty()) attn::save_trace(attn::variant_trace(*d.mla), opt.save, attn::save_layout::step);
+    return d;
+}
+
+std::optional<decode> run(const kvcache_options& opt, run_context& ctx) {
+    if (opt.mla != 0 && ctx.format() == output_format::python)
         throw attn::error(
             "--format python covers kv-cache without --mla: drop --mla, or use text, json, markdown or html");
-    if (opt.mla != 0 && opt.request.mask != "causal")
-        throw attn::error("--mla decodes with a growing latent cache here: drop --mask");
-    if (opt.mla != 0) return run_kvcache_mla(opt);
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"), true);
-    start_from(out, opt.from);
+    if (opt.mla != 0) return run_mla(opt);
     attn::kv_config config = attn::validate_kv(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
     const attn::kv_inputs in =
         config.load_dir.empty() ? attn::make_kv_inputs(config) : attn::load_kv_inputs(config, opt.request);
     for (const std::string& w : in.warnings) print_warning(w);
-    const attn::kv_report report = attn::run_kvcache(config, in);
+    decode d;
+    d.kv = attn::run_kvcache(config, in);
     if (!opt.save.empty()) {
         attn::trace t;
         t.config.type = config.type;
-        t.steps = attn::kv_save_steps(report);
+        t.steps = attn::kv_save_steps(*d.kv);
         attn::save_trace(t, opt.save, attn::save_layout::step);
     }
-    if (opt.format == "json") emit(attn::render_kvcache_json(report, L));
-    else if (opt.format == "python")
-        emit(attn::render_kvcache_python(report, L));
-    else
-        show(attn::kvcache_document(report, L, opt.precision), out);
-    return 0;
+    return d;
 }
 
+attn::doc::document page(const decode& d, const run_context& ctx) {
+    return d.mla ? attn::variant_document(*d.mla, ctx.L(), ctx.precision)
+                 : attn::kvcache_document(*d.kv, ctx.L(), ctx.precision);
+}
+std::string json(const decode& d, const run_context& ctx) {
+    return d.mla ? attn::render_variant_json(*d.mla) : attn::render_kvcache_json(*d.kv, ctx.L());
+}
+std::string python(const decode& d, const run_context& ctx) { return attn::render_kvcache_python(*d.kv, ctx.L()); }
+
+report_spec<kvcache_options, decode> spec() {
+    report_spec<kvcache_options, decode> s;
+    s.name = "kv-cache";
+    s.summary = "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)";
+    s.order = 130;
+    s.formats = pages_json_python;
+    s.format_note = "(python: without --mla)";
+    s.shared = pages | numbers;
+    s.examples = {{"--heads 8 --kv-heads 2 --d-model 32"}, {"--rope"}, {"--mla 6"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    s.python = python;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
 }  // namespace app

@@ -4,12 +4,44 @@
 #include "attn/io/save.hpp"
 #include "attn/render/json_learn.hpp"
 #include "attn/trace/learn.hpp"
-#include "commands.hpp"
-#include "output.hpp"
+#include "registry.hpp"
 
 namespace app {
-
 namespace {
+
+struct learn_options {
+    attn::learn_request request;
+    std::string save;
+};
+
+void flags_of(flags& f, learn_options& opt) {
+    attn::learn_request& r = opt.request;
+    f.add("--task", r.task, "previous | reverse | max | induction").show_default();
+    f.add("-n,--seq-len", r.seq_len, "Tokens per sequence (default: the task's)");
+    f.add("--vocab", r.vocab, "Vocabulary size (default: the task's)");
+    f.add("--d-model", r.d_model, "Width of the residual stream (default: the task's)");
+    f.add("--heads", r.heads, "Heads per layer (default: the task's)");
+    f.add("--layers", r.layers, "Attention layers (default: the task's; induction needs 2)");
+    f.add("--steps", r.steps, "Adam steps (default: the task's)");
+    f.add("--lr", r.lr, "Adam's learning rate (default: the task's)");
+    f.add("--batch", r.batch, "Sequences per step (default: the task's)");
+    f.add("--seed", r.seed, "Seed for the weights and the data").show_default();
+    f.add("--positions", r.positions, "learned | sinusoidal | rope | none").show_default();
+    f.flag("--no-scale", r.no_scale, "Drop the 1/sqrt(d_head) (break it on purpose)");
+    f.add("--save", opt.save, "Write the trained weights and final attention weights as DIR/<id>.npy")
+        .value_name("DIR");
+    f.after_parse([&r](const flags& parsed) {  // 0 means "the task's default" only when the flag is absent
+        for (auto [flag, v] : {std::pair<const char*, long*>{"--seq-len", &r.seq_len},
+                               {"--vocab", &r.vocab},
+                               {"--d-model", &r.d_model},
+                               {"--heads", &r.heads},
+                               {"--layers", &r.layers},
+                               {"--steps", &r.steps},
+                               {"--batch", &r.batch}})
+            if (parsed.given(flag) && *v == 0) *v = attn::learn_given_zero;
+        if (parsed.given("--lr") && r.lr == 0) r.lr = -1;
+    });
+}
 // The trained weights (embed [V, D], pos [T, D], layer<l>_W_* [D, D], unembed [D, V]), the final
 // attention weights of each layer on the example ([heads, T, T]), the example and the curve.
 void save_learn(const attn::learn_report& r, const std::string& dir) {
@@ -45,20 +77,34 @@ void save_learn(const attn::learn_report& r, const std::string& dir) {
     t.steps.push_back(attn::make_step("accuracies", "", shaped(accs, {accs.size()})));
     attn::save_trace(t, dir, attn::save_layout::step);
 }
-}  // namespace
-
-int run_learn(const learn_options& opt) {
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    output_options out = make_output(opt.format, opt.color, false, opt.no_pause, L.raw("ui.pause"));
-    start_from(out, opt.from);
+std::optional<attn::learn_report> run(const learn_options& opt, run_context&) {
     const attn::learn_config config = attn::validate_learn(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
-    const attn::learn_report report = attn::run_learn(config);
+    attn::learn_report report = attn::run_learn(config);
     if (!opt.save.empty()) save_learn(report, opt.save);
-    if (opt.format == "json") emit(attn::render_learn_json(report));
-    else
-        show(attn::learn_document(report, L), out);
-    return 0;
+    return report;
 }
 
+attn::doc::document page(const attn::learn_report& r, const run_context& ctx) {
+    return attn::learn_document(r, ctx.L());
+}
+std::string json(const attn::learn_report& r, const run_context&) { return attn::render_learn_json(r); }
+
+report_spec<learn_options, attn::learn_report> spec() {
+    report_spec<learn_options, attn::learn_report> s;
+    s.name = "learn";
+    s.summary = "Train a tiny transformer on a task and watch its attention pattern emerge";
+    s.order = 120;
+    s.formats = pages_and_json;
+    s.shared = pages;
+    s.examples = {{"--task previous --steps 40"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
 }  // namespace app

@@ -1,23 +1,54 @@
 // `attn-explain mask`: one attention mask in every convention a user meets, side by side, checked
 // to block the same positions; the NaN trap of a fully blocked row; causal alignment when n != m.
-#include "cmd_mask.hpp"
-
 #include "attn/doc/mask.hpp"
-#include "attn/io/lessons.hpp"
 #include "attn/render/json_mask.hpp"
-#include "output.hpp"
+#include "attn/trace/mask_report.hpp"
+#include "registry.hpp"
 
 namespace app {
+namespace {
 
-int run_mask(const mask_options& opt) {
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    output_options out = make_output(opt.format, opt.color, false, opt.no_pause, L.raw("ui.pause"));
-    start_from(out, opt.from);
-    const attn::mask_report report = attn::analyze_mask(attn::validate_mask(opt.request));
-    if (opt.format == "json") emit(attn::render_mask_json(report, L));
-    else
-        show(attn::mask_document(report, L), out);
-    return 0;
+void flags_of(flags& f, attn::mask_request& r) {
+    f.add("-n,--seq-len", r.seq_len, "Number of queries n").show_default();
+    f.add("--kv-len", r.kv_len, "Number of keys m (default: n)");
+    f.add("--batch", r.batch, "Batch size B (default: 1, or the number of --lengths)");
+    f.add("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
+        .show_default();
+    f.add("--seed", r.seed, "Seed of bigbird's random blocks").show_default();
+    f.add("--layers", r.layers, "Stacked layers for the receptive field").show_default();
+    f.add("--lengths", r.lengths, "True key length of each batch item, e.g. 4,2; the rest is padding")
+        .value_name("L1,L2,...");
+    f.add("--pad-side", r.pad_side, "Where the padding sits: right | left").show_default();
+    f.add("--align", r.align, "Causal alignment when n != m: top-left | bottom-right").show_default();
+    f.add("--batch-index", r.batch_index, "Print only this batch item (default: every item in turn)");
+    f.after_parse([&r](const flags& parsed) {
+        r.kv_len_given = parsed.given("--kv-len");
+        r.batch_given = parsed.given("--batch");
+        r.batch_index_given = parsed.given("--batch-index");
+    });
 }
 
+std::optional<attn::mask_report> run(const attn::mask_request& r, run_context&) {
+    return attn::analyze_mask(attn::validate_mask(r));
+}
+attn::doc::document page(const attn::mask_report& r, const run_context& ctx) { return attn::mask_document(r, ctx.L()); }
+std::string json(const attn::mask_report& r, const run_context& ctx) { return attn::render_mask_json(r, ctx.L()); }
+
+report_spec<attn::mask_request, attn::mask_report> spec() {
+    report_spec<attn::mask_request, attn::mask_report> s;
+    s.name = "mask";
+    s.summary = "Translate one attention mask between every convention (SDPA, MHA, additive, HF)";
+    s.order = 80;
+    s.formats = pages_and_json;
+    s.shared = pages;
+    s.examples = {{"--lengths 4,2"}, {"--mask window:3 -n 8"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
 }  // namespace app

@@ -1,6 +1,4 @@
 // `attn-explain positions`: where order comes from (sinusoidal, learned, RoPE, ALiBi, NoPE).
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
@@ -9,20 +7,50 @@
 #include "attn/render/json_positions.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/positions.hpp"
-#include "commands.hpp"
-#include "output.hpp"
+#include "registry.hpp"
+#include "run_options.hpp"
+#include "terminal.hpp"
 
 namespace app {
+namespace {
 
-int run_positions(const positions_options& opt) {
+struct positions_options {
+    step_options run;  // dimensions, seed, dtype, --load, --save
+    attn::positions_request request;  // --encoding, --rope-style, --rope-base, --heads, --shift, --mask
+};
+
+void flags_of(flags& f, positions_options& opt) {
+    attn::step_request& r = opt.run.request;
+    r.seq_len = 6;
+    r.d_model = r.d_k = r.d_v = 8;
+    attn::positions_request& p = opt.request;
+    f.add("--encoding", p.encoding, "none | sinusoidal | learned | rope | alibi (default: a tour of all)");
+    f.add("-n,--seq-len", r.seq_len, "Number of tokens n").show_default();
+    f.add("--d-model", r.d_model, "Width of each token vector").show_default();
+    f.add("--d-k", r.d_k, "Width of queries, keys and values (even, for RoPE)").show_default();
+    f.add("--seed", r.seed, "Seed for X, the weights, the permutation and the learned table").show_default();
+    f.add("--init", r.init, "Weight init: randn | xavier").show_default();
+    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    f.add("--mask", p.mask, "none | causal (default: causal for none and alibi, none for the others)");
+    f.add("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat on a mat\"");
+    f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR").value_name("DIR");
+    f.add("--save", opt.run.save, "Write the encoding's steps as DIR/<id>.npy (needs --encoding)").value_name("DIR");
+    f.add("--rope-style", p.rope.style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)").show_default();
+    f.add("--rope-base", p.rope.base, "RoPE base B: theta_i = B^(-2i/d_k)").show_default();
+    f.add("--heads", p.heads, "ALiBi heads h (slopes as in the paper)").show_default();
+    f.add("--shift", p.shift, "Offset s of the RoPE relative-position check").show_default();
+    f.after_parse([&r](const flags& parsed) {
+        r.dims_given = parsed.given("--seq-len") || parsed.given("--d-model") || parsed.given("--d-k");
+        r.dtype_given = parsed.given("--dtype");
+    });
+}
+
+std::optional<attn::positions_report> run(const positions_options& opt, run_context& ctx) {
     attn::positions_request r = opt.request;
     r.run = opt.run.request;
     r.saving = !opt.run.save.empty();
     if (!r.run.load_dir.empty() && r.run.dims_given)
         throw attn::error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k");
-    const attn::lessons& L = attn::lessons::embedded(opt.run.lang);
-    output_options out = make_output(opt.run.format, opt.run.color, opt.run.full, opt.run.no_pause, L.raw("ui.pause"));
-    start_from(out, opt.run.from);
     attn::positions_config c = attn::validate_positions(r);
     if (!opt.run.save.empty()) attn::check_save_dir(opt.run.save);
     const attn::inputs in = c.run.load_dir.empty() ? attn::make_inputs(c.run) : attn::load_inputs(c.run);
@@ -33,13 +61,34 @@ int run_positions(const positions_options& opt) {
                         in.w_q.shape(1), in.w_v.shape(1), in.w_q.shape(1)));
     c.run.d_v = c.run.d_k;
     attn::check_positions(c);
-    for (const std::string& w : in.warnings) std::fprintf(stderr, "attn-explain: warning: %s\n", w.c_str());
-    const attn::positions_report rep = attn::run_positions(c, in, opt.run.precision);
+    for (const std::string& w : in.warnings) print_warning(w);
+    attn::positions_report rep = attn::run_positions(c, in, ctx.precision);
     if (!opt.run.save.empty()) attn::save_trace(rep.runs.at(0).t, opt.run.save, attn::save_layout::step);
-    if (opt.run.format == "json") emit(attn::render_positions_json(rep, L));
-    else
-        show(attn::positions_document(rep, L, opt.run.precision), out);
-    return 0;
+    return rep;
 }
 
+attn::doc::document page(const attn::positions_report& r, const run_context& ctx) {
+    return attn::positions_document(r, ctx.L(), ctx.precision);
+}
+std::string json(const attn::positions_report& r, const run_context& ctx) {
+    return attn::render_positions_json(r, ctx.L());
+}
+
+report_spec<positions_options, attn::positions_report> spec() {
+    report_spec<positions_options, attn::positions_report> s;
+    s.name = "positions";
+    s.summary = "Where order comes from: sinusoidal, learned, RoPE, ALiBi and NoPE, live";
+    s.order = 70;
+    s.formats = pages_and_json;
+    s.shared = pages | numbers;
+    s.examples = {{""}, {"--encoding alibi"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
 }  // namespace app

@@ -1,44 +1,69 @@
-// `attn-explain variant KIND`: other ways to attend (linear, additive) on the learner's numbers.
+// `attn-explain variant KIND`: other ways to attend (linear, performer, linformer, additive, MLA)
+// on the learner's numbers, beside softmax attention.
 #include "attn/doc/variant.hpp"
 #include "attn/io/save.hpp"
 #include "attn/render/json_variant.hpp"
 #include "attn/trace/variant.hpp"
-#include "cmd_kvcache.hpp"
-#include "commands.hpp"
-#include "output.hpp"
+#include "registry.hpp"
+#include "run_options.hpp"
 
 namespace app {
+namespace {
 
-int run_variant(const variant_options& opt) {
+struct variant_options {
+    std::string kind;
+    step_options run;
+    long heads = 2, latent = 6, rope_dim = 2;  // mla
+    long features = 64, rank = 2;  // performer, linformer
+};
+
+void flags_of(flags& f, variant_options& opt) {
+    f.add("kind", opt.kind, "linear | performer | linformer | additive | mla").required();
+    opt.run.request.seq_len = 8;
+    opt.run.request.d_model = 8;
+    opt.run.request.init = "xavier";  // q·k/√d_k of order 1, where the approximations are meant to work
+    add_run_options(f, opt.run);
+    f.get("--load").describe("Read X, W_Q, W_K, W_V (and W_1, W_2, v_a for additive) .npy from DIR");
+    f.add("--features", opt.features, "performer: random features m").show_default();
+    f.add("--rank", opt.rank, "linformer: rows k the sequence is projected to").show_default();
+    f.add("--heads", opt.heads, "mla: heads h").show_default();
+    f.add("--latent", opt.latent, "mla: latent width d_c (the cache per token)").show_default();
+    f.add("--rope-dim", opt.rope_dim, "mla: width d_r of the shared RoPE key (even)").show_default();
+}
+
+std::optional<attn::variant_report> run(const variant_options& opt, run_context&) {
     const step_options& run = opt.run;
-    const attn::lessons& L = attn::lessons::embedded(run.lang);
-    output_options out = make_output(run.format, run.color, run.full, run.no_pause, L.raw("ui.pause"));
-    start_from(out, run.from);
     if (!run.save.empty()) attn::check_save_dir(run.save);
     attn::variant_request req;
     req.kind = opt.kind;
     req.run = run.request;
     req.heads = opt.heads, req.latent = opt.latent, req.rope_dim = opt.rope_dim;
     req.features = opt.features, req.rank = opt.rank;
-    const attn::variant_report r = attn::run_variant(req);
+    attn::variant_report r = attn::run_variant(req);
     if (!run.save.empty()) attn::save_trace(attn::variant_trace(r), run.save, attn::save_layout::step);
-    if (run.format == "json") emit(attn::render_variant_json(r));
-    else
-        show(attn::variant_document(r, L, run.precision), out);
-    return 0;
+    return r;
 }
 
-int run_kvcache_mla(const kvcache_options& opt) {
-    const attn::lessons& L = attn::lessons::embedded(opt.lang);
-    output_options out = make_output(opt.format, opt.color, opt.full, opt.no_pause, L.raw("ui.pause"));
-    start_from(out, opt.from);
-    if (!opt.save.empty()) attn::check_save_dir(opt.save);
-    const attn::variant_report r = attn::run_mla_decode(opt.request, opt.mla, opt.rope_dim);
-    if (!opt.save.empty()) attn::save_trace(attn::variant_trace(r), opt.save, attn::save_layout::step);
-    if (opt.format == "json") emit(attn::render_variant_json(r));
-    else
-        show(attn::variant_document(r, L, opt.precision), out);
-    return 0;
+attn::doc::document page(const attn::variant_report& r, const run_context& ctx) {
+    return attn::variant_document(r, ctx.L(), ctx.precision);
 }
+std::string json(const attn::variant_report& r, const run_context&) { return attn::render_variant_json(r); }
 
+report_spec<variant_options, attn::variant_report> spec() {
+    report_spec<variant_options, attn::variant_report> s;
+    s.name = "variant";
+    s.summary = "Other ways to attend: linear, performer, linformer, additive, MLA";
+    s.order = 170;
+    s.formats = pages_and_json;
+    s.shared = pages | numbers;
+    s.examples = {{"linear"}, {"mla"}, {"additive"}, {"performer"}, {"linformer"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
 }  // namespace app

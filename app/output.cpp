@@ -16,18 +16,44 @@
 
 namespace app {
 
-void check_format(const std::string& format, bool python) {
-    if (format == "python" && !python)
-        throw attn::error(
-            "--format python is for step, heads, mistake, grad and kv-cache: use text, json, markdown or html here");
-    if (format != "text" && format != "json" && format != "markdown" && format != "html" && format != "python")
-        throw attn::error("unknown --format '" + format + "': use text, json, markdown or html" +
-                          (python ? " (or python for a PyTorch script)" : ""));
+namespace {
+// The one table of format names (the enum's order).
+constexpr std::pair<output_format, const char*> format_names[] = {{output_format::text, "text"},
+                                                                  {output_format::json, "json"},
+                                                                  {output_format::markdown, "markdown"},
+                                                                  {output_format::html, "html"},
+                                                                  {output_format::python, "python"}};
+}  // namespace
+
+const char* name_of(output_format f) {
+    for (const auto& [format, name] : format_names)
+        if (format == f) return name;
+    return "text";
 }
 
-output_options make_output(const std::string& format, const std::string& color, bool full, bool no_pause,
-                           const std::string& pause_prompt, bool python) {
-    check_format(format, python);
+std::optional<output_format> parse_format(const std::string& name) {
+    for (const auto& [format, n] : format_names)
+        if (name == n) return format;
+    return std::nullopt;
+}
+
+std::size_t format_set::size() const { return list().size(); }
+
+std::vector<output_format> format_set::list() const {
+    std::vector<output_format> out;
+    for (const auto& entry : format_names)
+        if (has(entry.first)) out.push_back(entry.first);
+    return out;
+}
+
+std::string format_set::names(const std::string& sep) const {
+    std::string out;
+    for (output_format f : list()) out += (out.empty() ? "" : sep) + std::string(name_of(f));
+    return out;
+}
+
+output_options make_output(output_format format, const std::string& color, bool full, bool no_pause,
+                           const std::string& pause_prompt) {
     output_options o;
     const terminal_info term = probe_terminal();
     o.format = format;
@@ -97,9 +123,9 @@ void check_output_budget(const std::string& what, double bytes, const std::strin
 
 void start_from(output_options& o, const std::string& from) {
     if (from.empty()) return;
-    if (o.format == "json")
+    if (o.format == output_format::json)
         throw attn::error("--from picks the step to show first; JSON always holds every step: drop --from");
-    if (o.format == "python")
+    if (o.format == output_format::python)
         throw attn::error("--from picks the step to show first; the script runs every step: drop --from");
     o.from = from;
 }
@@ -307,15 +333,15 @@ private:
 
 void show(const attn::doc::document& d, const output_options& o) {
     const std::size_t start = resolve_from(d, o.from);
-    if (start > 0 && o.format != "text") {
+    if (start > 0 && o.format != output_format::text) {
         attn::doc::document rest = d;
         rest.pages.erase(rest.pages.begin(), rest.pages.begin() + static_cast<std::ptrdiff_t>(start));
         output_options all = o;
         all.from.clear();
         return show(rest, all);
     }
-    if (o.format == "markdown") return emit(attn::render_markdown(d, o.text.full));
-    if (o.format == "html") return emit(attn::render_html(d));
+    if (o.format == output_format::markdown) return emit(attn::render_markdown(d, o.text.full));
+    if (o.format == output_format::html) return emit(attn::render_html(d));
     std::vector<std::string> pages = attn::render_text(d, o.text);
     if (o.interactive) return pager(d, o, std::move(pages)).run(start);
     for (std::size_t i = start; i < pages.size(); ++i) {

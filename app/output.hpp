@@ -1,7 +1,11 @@
 // Showing a doc::document: text pages on the terminal (pausing between them when interactive),
 // or one Markdown or HTML file on stdout. Every command that draws pages goes through here.
 #pragma once
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "attn/doc/document.hpp"
 #include "attn/render/text.hpp"
@@ -9,20 +13,51 @@
 
 namespace app {
 
+// --format: how a command writes what it computed. Pages (text, Markdown, HTML) are drawn from a
+// doc::document; JSON and the PyTorch script are written from the trace or report.
+enum class output_format { text, json, markdown, html, python };
+// The one table of their names, as --format takes them.
+const char* name_of(output_format f);
+// nullopt for a name that is not a format.
+std::optional<output_format> parse_format(const std::string& name);
+
+// The formats a command offers (the registry's `formats`).
+class format_set {
+public:
+    format_set() = default;
+    format_set(std::initializer_list<output_format> fs) {
+        for (output_format f : fs) bits_ |= bit(f);
+    }
+    bool has(output_format f) const { return (bits_ & bit(f)) != 0; }
+    bool has_page() const {
+        return has(output_format::text) || has(output_format::markdown) || has(output_format::html);
+    }
+    std::size_t size() const;
+    std::vector<output_format> list() const;  // in the table's order
+    std::string names(const std::string& sep) const;  // "text | json | markdown | html"
+
+private:
+    static unsigned bit(output_format f) { return 1u << static_cast<unsigned>(f); }
+    unsigned bits_ = 0;
+};
+// The usual sets.
+inline const format_set text_only{output_format::text};
+inline const format_set pages_and_json{output_format::text, output_format::json, output_format::markdown,
+                                       output_format::html};
+inline const format_set pages_json_python{output_format::text, output_format::json, output_format::markdown,
+                                          output_format::html, output_format::python};
+
 struct output_options {
-    std::string format = "text";  // text | markdown | html (json and python are written from the report, not here)
+    output_format format = output_format::text;  // the pages' renderer (json and python are written from the report)
     attn::text_options text;  // width, height, colour, --full
     bool interactive = false;  // pause between pages (stdin and stdout are a terminal, no --no-pause)
     std::string pause_prompt;  // from the lessons (ui.pause)
     std::string from;  // --from: the page (step id or number) to start at; "" = the first
 };
 
-// Throws attn::error unless `format` is one of text, json, markdown, html, or python where
-// `python` is true (step, heads, mistake, grad and kv-cache write a PyTorch script).
-void check_format(const std::string& format, bool python = false);
 // The usual setup: probes the terminal, decides colour (--color) and whether to pause.
-output_options make_output(const std::string& format, const std::string& color, bool full, bool no_pause,
-                           const std::string& pause_prompt, bool python = false);
+output_options make_output(output_format format, const std::string& color, bool full, bool no_pause,
+                           const std::string& pause_prompt);
 // --max-output SIZE: the output budget. An estimate of what a run would write (JSON, text or
 // Markdown with --full, SVG) is checked before anything is computed or written; over the budget
 // the run stops with one line giving the estimate and the flag that lifts the limit.

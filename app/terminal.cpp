@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
+#include "attn/io/utf8.hpp"
 
 namespace app {
 
@@ -170,6 +171,14 @@ void close_stdout() {
         std::fprintf(stderr, "attn-explain: error: writing the output: %s\n", e ? std::strerror(e) : "write failed");
         std::_Exit(2);
     }
+}
+
+void print_error(const std::string& message) {
+    // One line, no escape sequences from a file name or a token, never kilobytes long.
+    std::fprintf(stderr, "attn-explain: error: %s\n", attn::safe_line(message).c_str());
+}
+void print_warning(const std::string& message) {
+    std::fprintf(stderr, "attn-explain: warning: %s\n", attn::safe_line(message).c_str());
 }
 
 }  // namespace app

@@ -32,6 +32,11 @@ bool read_line(std::string& line);
 // when the write fails.
 void emit(const std::string& s);
 
+// Prints "attn-explain: error: <message>" on one line to stderr (control characters as '?',
+// invalid UTF-8 as U+FFFD, at most 1000 bytes); print_warning the same with "warning:".
+void print_error(const std::string& message);
+void print_warning(const std::string& message);
+
 // For std::atexit: flushes stdout; if anything written could not be delivered, says so on stderr
 // and ends with exit code 2 (as gnulib's close_stdout does).
 void close_stdout();

@@ -16,6 +16,7 @@
 
 #include "attn/render/width.hpp"
 #include "cli_helpers.hpp"
+#include "walk.hpp"
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -102,10 +103,8 @@ TEST_CASE("cli: --help and --version", "[cli]") {
 }
 
 TEST_CASE("cli: every --help fits the width: 80 when piped, else COLUMNS", "[cli][help][width]") {
-    const std::vector<std::string> commands = {"",      "step",       "mistakes", "mistake", "exercise", "check",
-                                               "heads", "positions",  "mask",     "drill",   "grad",     "train",
-                                               "learn", "kv-cache",   "flash",    "cost",    "batching", "variant",
-                                               "bench", "completion", "help"};
+    std::vector<std::string> commands = {"", "completion", "help"};  // the top level and the built-ins
+    for (const app::command* c : app::commands()) commands.push_back(c->name);  // every registered command
     for (const std::string& env : {std::string(), std::string("COLUMNS=60")})
         for (const std::string& c : commands) {
             INFO(env << " attn-explain " << c << " --help");
@@ -676,63 +675,34 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
 }
 
 TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 columns)", "[cli][width]") {
-    const std::vector<std::string> commands = {
-        "step",
-        "step --mask causal --tokens 'the cat sat'",
-        "step --mistake no-scale",
-        "step --kv-len 5 --mask causal --align bottom-right",
-        "mistakes",
-        "mistake no-scale",
-        "mistake mask-after-softmax",
-        "mistake no-transpose",
-        "heads --batch 2 --lengths 4,2 --mask causal --bias",
-        "mask --lengths 4,2",
-        "grad --check --sweep",
-        "train --steps 40",
-        "train --steps 40 --mistake no-zero-grad",
-        "kv-cache --heads 8 --kv-heads 2 --d-model 32",
-        "flash --dtype float16",
-        "cost",
-        "drill --sheet",
-        "bench --sizes 64,5000 --d 8 --repeat 1",
-        "positions",
-        "heads --rope",
-        "kv-cache --rope",
-        "variant linear",
-        "variant mla",
-        "kv-cache --mla 6",
-        "learn --task previous --steps 40",
-        "exercise",
-        "mistake rope-style-mismatch",
-        "mistake scale-by-d-k",
-        "step --mask window:3 -n 6",
-        "step --mask dilated:2,2 -n 6",
-        "heads --mask bigbird:2,1,1 -n 8 --batch 2 --lengths 8,5",
-        "heads --mask global:1,1 -n 5",
-        "mask --mask local:2 -n 10",
-        "mask --mask bigbird:2,1,1 -n 12",
-        "mask --mask block:3 -n 40 --lengths 40,30",
-        "flash --mask window:3 --block-q 2 --block-k 2",
-        "flash --mask bigbird:2,1,1",
-        "kv-cache --mask window:3",
-        "grad --mask dilated:2,2 --check",
-        "cost --mask window:256",
-        "cost --mask global:2,64",
-        "bench --sizes 64 --d 8 --repeat 1 --window 16",
-        "batching",
-        "batching --lengths 3,5,2,7,4,1,6 --batch 2",
-        "batching --count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4",
-        "step --from weights",
-        "grad --from d_S",
-        "heads --max-output 10M"};
-
+    // Every registered command's examples (tests/walk.hpp), and these runs besides.
+    std::vector<test::walk_run> runs = test::walk_runs();
+    for (const auto& [name, args] : std::vector<std::pair<std::string, std::string>>{
+             {"drill", "--sheet"},
+             {"bench", "--sizes 64,5000 --d 8 --repeat 1"},
+             {"mistake", "rope-style-mismatch"},
+             {"mistake", "scale-by-d-k"},
+             {"step", "--mask window:3 -n 6"},
+             {"step", "--mask dilated:2,2 -n 6"},
+             {"heads", "--mask bigbird:2,1,1 -n 8 --batch 2 --lengths 8,5"},
+             {"heads", "--mask global:1,1 -n 5"},
+             {"mask", "--mask local:2 -n 10"},
+             {"mask", "--mask bigbird:2,1,1 -n 12"},
+             {"mask", "--mask block:3 -n 40 --lengths 40,30"},
+             {"flash", "--mask bigbird:2,1,1"},
+             {"kv-cache", "--mask window:3"},
+             {"grad", "--mask dilated:2,2 --check"},
+             {"cost", "--mask global:2,64"},
+             {"bench", "--sizes 64 --d 8 --repeat 1 --window 16"},
+             {"step", "--from weights"},
+             {"grad", "--from d_S"},
+             {"heads", "--max-output 10M"}})
+        runs.push_back(test::run_of(name, args));
     for (const char* width : {"60", "80"})
-        for (const std::string& c : commands) {
-            INFO(c << " at " << width << " columns");
-            const bool pages = !(c.rfind("drill", 0) == 0 || c.rfind("bench", 0) == 0 || c.rfind("cost", 0) == 0 ||
-                                 c == "mistakes" || c == "exercise");
-            const result r = run(c + (pages ? " --no-pause" : ""), std::string("COLUMNS=") + width);
-            REQUIRE(r.code == 0);
+        for (const test::walk_run& run : runs) {
+            INFO(run.line() << " at " << width << " columns");
+            const result r = test::walk(run, run.pages() ? "--no-pause" : "", std::string("COLUMNS=") + width);
+            REQUIRE(r.code == run.ex.code);
             std::size_t start = 0;
             while (start < r.out.size()) {
                 const std::size_t end = r.out.find('\n', start);
@@ -1088,9 +1058,9 @@ TEST_CASE("cli: --format python on the five commands that have it and a clear er
                        Catch::EndsWith("print(f\"all {matched} steps match\")\n"));
     }
     const char* cases[][2] = {
-        {"flash --format python", "--format python is for step, heads, mistake, grad and kv-cache"},
-        {"variant linear --format python", "--format python is for step, heads, mistake, grad and kv-cache"},
-        {"positions --format python", "--format python is for step, heads, mistake, grad and kv-cache"},
+        {"flash --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
+        {"variant linear --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
+        {"positions --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
         {"kv-cache --mla 4 --format python", "drop --mla"},
         {"step --format xml", "(or python for a PyTorch script)"},
     };

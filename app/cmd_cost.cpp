@@ -1,0 +1,97 @@
+// `attn-explain cost`: FLOPs and memory of attention, with formulas (batch, heads, GQA/MQA, MLA,
+// sparse patterns, dtypes).
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "attn/core/error.hpp"
+#include "attn/core/flash.hpp"
+#include "attn/doc/flash.hpp"
+#include "attn/render/json_flash.hpp"
+#include "attn/trace/config.hpp"
+#include "registry.hpp"
+
+namespace app {
+namespace {
+
+struct cost_options {
+    long batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = -1, layers = 12;
+    long kv_latent = 0, rope_dim = 0;  // MLA
+    std::string mask = "none";  // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B
+    std::string dtype = "float16";
+};
+
+void flags_of(flags& f, cost_options& opt) {
+    f.add("--batch", opt.batch, "Batch size B").show_default();
+    f.add("--seq-len", opt.seq_len, "Sequence length n").show_default();
+    f.add("--d-model", opt.d_model, "Model width d").show_default();
+    f.add("--heads", opt.heads, "Query heads h").show_default();
+    f.add("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
+    f.add("--layers", opt.layers, "Layers L").show_default();
+    f.add("--kv-latent", opt.kv_latent, "MLA: cache a latent of d_c per token instead of K and V");
+    f.add("--rope-dim", opt.rope_dim, "MLA: width d_r of the shared RoPE key (with --kv-latent)");
+    f.add("--dtype", opt.dtype, "float32 | float16 | bfloat16").show_default();
+    f.add("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B").show_default();
+}
+
+// The sizes asked about and what they cost.
+struct costed {
+    attn::cost_input in;
+    attn::cost_result cost;
+};
+
+std::optional<costed> run(const cost_options& opt, run_context&) {
+    const std::pair<const char*, long> sizes[] = {{"--batch", opt.batch},
+                                                  {"--seq-len", opt.seq_len},
+                                                  {"--d-model", opt.d_model},
+                                                  {"--heads", opt.heads},
+                                                  {"--layers", opt.layers}};
+    for (const auto& [flag, v] : sizes)
+        if (v <= 0) throw attn::error(fmt::format("{} must be a positive whole number (got {})", flag, v));
+    if (opt.kv_heads == 0 || opt.kv_heads < -1)
+        throw attn::error(fmt::format("--kv-heads must be a positive whole number (got {})", opt.kv_heads));
+    attn::cost_input in;
+    in.batch = static_cast<std::size_t>(opt.batch), in.seq_len = static_cast<std::size_t>(opt.seq_len);
+    in.d_model = static_cast<std::size_t>(opt.d_model), in.heads = static_cast<std::size_t>(opt.heads);
+    in.kv_heads = opt.kv_heads < 0 ? in.heads : static_cast<std::size_t>(opt.kv_heads);
+    in.layers = static_cast<std::size_t>(opt.layers);
+    if (opt.kv_latent < 0 || opt.kv_latent > (1L << 24))
+        throw attn::error("--kv-latent must be a positive whole number");
+    if (opt.rope_dim < 0 || opt.rope_dim > (1L << 24))
+        throw attn::error("--rope-dim must be 0 or a positive whole number");
+    if (opt.rope_dim > 0 && opt.kv_latent == 0) throw attn::error("--rope-dim needs --kv-latent d_c (the MLA cache)");
+    in.kv_latent = static_cast<std::size_t>(opt.kv_latent), in.rope_dim = static_cast<std::size_t>(opt.rope_dim);
+    in.mask = attn::parse_pattern(opt.mask);
+    if (in.mask.kind == attn::pattern_kind::bigbird)
+        throw attn::error(
+            "cost counts patterns in closed form; bigbird's random blocks have none: use --mask window:W, "
+            "local:W, global:G,W, dilated:W,D or block:B");
+    attn::check_pattern(in.mask, in.seq_len, in.seq_len);
+    if (opt.dtype == "float32") in.bytes = 4;
+    else if (opt.dtype == "float16" || opt.dtype == "bfloat16")
+        in.bytes = 2;
+    else
+        throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");
+    return costed{in, attn::attention_cost(in)};
+}
+
+attn::doc::document page(const costed& c, const run_context& ctx) { return attn::cost_document(c.in, c.cost, ctx.L()); }
+std::string json(const costed& c, const run_context&) { return attn::render_cost_json(c.in, c.cost); }
+
+report_spec<cost_options, costed> spec() {
+    report_spec<cost_options, costed> s;
+    s.name = "cost";
+    s.summary = "FLOPs and memory of attention, with formulas";
+    s.order = 150;
+    s.formats = pages_and_json;
+    s.examples = {{""}, {"--mask window:256"}, {"--kv-heads 2 --layers 2"}};
+    s.flags = flags_of;
+    s.run = run;
+    s.page = page;
+    s.json = json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
+}  // namespace app

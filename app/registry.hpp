@@ -1,0 +1,210 @@
+// The command registry: one entry per subcommand, declared and registered in that command's own
+// file (app/cmd_<name>.cpp). main builds the command line from it and dispatches through it;
+// `help`, `help --list`, the shell completions, the man page (cmake/gen_share.cmake) and the tests
+// that walk every command (tests/test_registry.cpp) read it. A command's name is written once.
+//
+// A new command is one file (and its lessons):
+//
+//   namespace {
+//   struct options { long size = 4; };                          // its own flags
+//   void flags(app::flags& f, options& o) { f.add("--size", o.size, "Size n").show_default(); }
+//   result run(const options& o, app::run_context& ctx);         // validate, compute, --save
+//   std::string json(const result& r, const app::run_context& ctx);
+//   attn::doc::document page(const result& r, const app::run_context& ctx);
+//   app::report_spec<options, result> spec() {
+//       app::report_spec<options, result> s;
+//       s.name = "name"; s.summary = "…"; s.order = 175; s.formats = app::formats_with_json;
+//       s.examples = {{"--size 3"}};
+//       s.flags = flags; s.run = run; s.json = json; s.page = page;
+//       s.size = nullptr;  // or the output-size check (see output_size)
+//       return s;
+//   }
+//   const app::registrar registered(spec());
+//   }
+//
+// The registry adds the flags every command shares: --color and --lang always; --format when the
+// command has more than one format; --no-pause and --from with `pages`; --precision and --full with
+// `numbers`; --max-output when it declares an output-size check. The executable and the tests
+// link every app/ object (an OBJECT library), so no registrar is dropped by the linker.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attn/doc/document.hpp"
+#include "attn/io/lessons.hpp"
+#include "flags.hpp"
+#include "output.hpp"
+
+namespace app {
+
+// What a run would write, estimated from its flags before anything is computed. The registry turns
+// it into bytes for the chosen format and refuses a run over --max-output (run_context::check_size).
+struct output_size {
+    double values = 0;  // numbers written one by one: JSON and the Python script always, text and
+        // Markdown with --full
+    bool float64 = false;  // JSON writes a float64 value in ~15 bytes, a float32 one in ~9
+    double svg_cells = 0;  // an SVG written beside the output: one <rect> (~90 bytes) a cell
+};
+
+// What the registry hands a command's run: the shared flags, resolved.
+struct run_context {
+    output_options out;  // format, terminal, colour, pausing, --from
+    const attn::lessons* lessons = nullptr;  // --lang's
+    int precision = 4;  // --precision (commands with `numbers`)
+    bool full = false;  // --full (commands with `numbers`)
+    std::string max_output;  // --max-output as typed ("" = the default budget)
+
+    output_format format() const { return out.format; }
+    const attn::lessons& L() const { return *lessons; }
+    // The output budget: throws attn::error when `s`, written in this run's format, would be over
+    // --max-output. The registry calls it with the entry's estimate before the run; a command
+    // calls it again when the sizes come from files (--load).
+    void check_size(const output_size& s) const;
+};
+
+// The shared flags a command takes besides --color, --lang and --format.
+enum shared_flag : unsigned {
+    pages = 1,  // --no-pause, --from ID|N: a paged document
+    numbers = 2,  // --precision, --full: matrices of numbers
+};
+
+// One quick run of a command, as the tests that walk every command make it: `args` after the
+// command's name, in an empty temporary folder where `setup` (arguments of another attn-explain
+// run, "" for none) ran first; it exits with `code` and prints its page.
+struct example {
+    example(std::string a, std::string s = "", int c = 0) : args(std::move(a)), setup(std::move(s)), code(c) {}
+    std::string args;
+    std::string setup;
+    int code = 0;
+};
+
+// The registry's entry: what main, help, completions, the man page and the tests read.
+struct command {
+    std::string name;  // attn-explain <name>
+    std::string summary;  // one line, for --help
+    int order = 0;  // place in --help: the order a learner meets the commands
+    format_set formats;  // --format values (text alone: no --format flag)
+    std::string format_note;  // appended to --format's description, e.g. "(with --sheet)"
+    unsigned shared = 0;  // shared_flag bits
+    bool sized = false;  // declares an output-size check (and so takes --max-output)
+    bool json = false;  // has a JSON renderer
+    std::vector<example> examples;
+    std::string file;  // the source file that registered it
+    // Declares the command's own flags on `f`, bound to a fresh options object, and returns what
+    // runs the parsed command: the size check, the run, then the renderer of the chosen format.
+    std::function<std::function<int(run_context&)>(flags& f)> bind;
+};
+
+// A command that computes a result and lets the registry render it: the page (text, Markdown,
+// HTML), the JSON, or the PyTorch script, by --format.
+template <class Options, class Result>
+struct report_spec {
+    std::string name, summary;
+    int order = 0;
+    format_set formats;
+    std::string format_note;
+    unsigned shared = 0;
+    std::vector<example> examples;
+    void (*flags)(app::flags&, Options&) = nullptr;  // declares its own flags
+    // The output-size check, before anything is computed (nullptr: none; see tests/test_registry.cpp
+    // for the commands that have none yet).
+    output_size (*size)(const Options&, const run_context&) = nullptr;
+    // Validates, computes and saves (--save). nullopt: the command wrote its output itself.
+    std::optional<Result> (*run)(const Options&, run_context&) = nullptr;
+    attn::doc::document (*page)(const Result&, const run_context&) = nullptr;  // text, markdown, html
+    std::string (*json)(const Result&, const run_context&) = nullptr;
+    std::string (*python)(const Result&, const run_context&) = nullptr;  // --format python
+    int (*exit_code)(const Result&) = nullptr;  // nullptr: 0
+};
+
+// A command that writes its own output (its run returns the exit code).
+template <class Options>
+struct custom_spec {
+    std::string name, summary;
+    int order = 0;
+    format_set formats;
+    std::string format_note;
+    unsigned shared = 0;
+    std::vector<example> examples;
+    void (*flags)(app::flags&, Options&) = nullptr;
+    output_size (*size)(const Options&, const run_context&) = nullptr;
+    int (*run)(const Options&, run_context&) = nullptr;
+};
+
+// Writes `text` to stdout (terminal.hpp's emit), for the templates below.
+void emit_output(const std::string& text);
+// Adds an entry. `problem` is what the registrar found missing ("" when the entry is whole); a
+// problem, a name registered twice or an entry without a name or summary is kept in
+// registry_problems(): main refuses to start and a test fails, naming the file.
+void add_command(command c, const std::string& problem = "");
+const std::vector<std::string>& registry_problems();
+
+template <class Options>
+void copy_common(command& c, const Options& s) {
+    c.name = s.name, c.summary = s.summary, c.order = s.order, c.formats = s.formats;
+    c.format_note = s.format_note, c.shared = s.shared, c.examples = s.examples;
+    c.sized = s.size != nullptr;
+}
+
+// Registers a command at start-up: `const app::registrar registered(spec());` in its file.
+struct registrar {
+    template <class Options, class Result>
+    explicit registrar(const report_spec<Options, Result>& s, const char* file = __builtin_FILE()) {
+        command c;
+        copy_common(c, s);
+        c.json = s.json != nullptr;
+        c.file = file;
+        c.bind = [s](flags& f) {
+            auto opt = std::make_shared<Options>();
+            if (s.flags) s.flags(f, *opt);
+            return std::function<int(run_context&)>([s, opt](run_context& ctx) {
+                if (s.size) ctx.check_size(s.size(*opt, ctx));
+                const std::optional<Result> r = s.run(*opt, ctx);
+                if (!r) return 0;
+                if (ctx.format() == output_format::json) emit_output(s.json(*r, ctx));
+                else if (ctx.format() == output_format::python)
+                    emit_output(s.python(*r, ctx));
+                else
+                    show(s.page(*r, ctx), ctx.out);
+                return s.exit_code ? s.exit_code(*r) : 0;
+            });
+        };
+        // Every format the entry offers has its renderer.
+        std::string problem;
+        if (!s.run) problem = "no run function";
+        else if (c.formats.has(output_format::json) && !s.json)
+            problem = "offers --format json without a JSON renderer";
+        else if (c.formats.has(output_format::python) && !s.python)
+            problem = "offers --format python without a script writer";
+        else if (!s.page && c.formats.has_page())
+            problem = "offers a page format without a page builder";
+        add_command(std::move(c), problem);
+    }
+    template <class Options>
+    explicit registrar(const custom_spec<Options>& s, const char* file = __builtin_FILE()) {
+        command c;
+        copy_common(c, s);
+        c.json = c.formats.has(output_format::json);  // written by its run
+        c.file = file;
+        c.bind = [s](flags& f) {
+            auto opt = std::make_shared<Options>();
+            if (s.flags) s.flags(f, *opt);
+            return std::function<int(run_context&)>([s, opt](run_context& ctx) {
+                if (s.size) ctx.check_size(s.size(*opt, ctx));
+                return s.run(*opt, ctx);
+            });
+        };
+        add_command(std::move(c), s.run ? "" : "no run function");
+    }
+};
+
+// Every registered command, in --help order (by `order`, then name).
+const std::vector<const command*>& commands();
+// The entry named `name`, or nullptr.
+const command* find_command(const std::string& name);
+
+}  // namespace app
