@@ -19,6 +19,7 @@
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/render/format.hpp"
+#include "help.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
 
@@ -84,32 +85,38 @@ struct shared_values {
     std::string from, max_output;
 };
 
-void add_shared_flags(CLI::App* cmd, const command& c, shared_values& v) {
-    if (c.formats.size() > 1)
-        cmd->add_option("--format", v.format,
-                        c.formats.names(" | ") + (c.format_note.empty() ? "" : " " + c.format_note))
-            ->capture_default_str();
-    cmd->add_option("--color", v.color, "auto | always | never (NO_COLOR is honoured)")->capture_default_str();
+void add_shared_flags(flags& f, const command& c, shared_values& v) {
+    if (c.formats.size() > 1) {
+        std::vector<std::string> names;
+        for (output_format x : c.formats.list()) names.push_back(name_of(x));
+        // Not refused at parse time: chosen_format says which commands have the format asked for.
+        f.add("--format", v.format, c.formats.names(" | ") + (c.format_note.empty() ? "" : " " + c.format_note))
+            .show_default()
+            .values(names, false, "attn-explain help " + c.name);
+    }
+    f.add("--color", v.color, "auto | always | never (NO_COLOR is honoured)")
+        .show_default()
+        .values({"auto", "always", "never"});
     // --lang: its default comes from ATTN_EXPLAIN_LANG, then LC_ALL, LC_MESSAGES and LANG (a
     // Chinese locale picks zh), so a flag given always wins.
     v.lang = attn::default_language(environment_language());
     std::string langs;
     for (const std::string& l : attn::embedded_languages()) langs += (langs.empty() ? "" : ", ") + l;
-    cmd->add_option(
-           "--lang", v.lang,
-           "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
-        ->capture_default_str();
+    f.add("--lang", v.lang,
+          "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
+        .show_default()
+        .values(attn::embedded_languages(), false);  // one we lack: the lessons' error lists them
     if (c.shared & numbers) {
-        cmd->add_option("--precision", v.precision, "Decimals shown")->check(CLI::Range(0, 12))->capture_default_str();
-        cmd->add_flag("--full", v.full, "Never elide large matrices");
+        f.add("--precision", v.precision, "Decimals shown").range(0, 12).show_default();
+        f.flag("--full", v.full, "Never elide large matrices");
     }
     if (c.shared & pages) {
-        cmd->add_flag("--no-pause", v.no_pause, "Do not wait for a key between pages");
-        cmd->add_option("--from", v.from, "Start at this step: its id or number")->type_name("ID|N");
+        f.flag("--no-pause", v.no_pause, "Do not wait for a key between pages");
+        f.add("--from", v.from, "Start at this step: its id or number").value_name("ID|N");
     }
     if (c.sized)
-        cmd->add_option("--max-output", v.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
-            ->type_name("SIZE");
+        f.add("--max-output", v.max_output, "Refuse JSON, --full text or SVG over SIZE (64M; none: no limit)")
+            .value_name("SIZE");
 }
 
 // "text, json, markdown or html"
@@ -172,33 +179,6 @@ void note_language_encoding(const std::string& lang) {
     if (L.borrowed() > 0)
         print_warning(lang + ": " + std::to_string(L.borrowed()) + " of " +
                       std::to_string(attn::lessons::embedded("en").keys().size()) + " texts untranslated");
-}
-
-// Edit distance (Levenshtein), for "did you mean" on a typo.
-std::size_t distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-
-// The closest of `names` to `word`, when it is close enough to be a typo ("" otherwise).
-std::string closest(const std::string& word, const std::vector<std::string>& names) {
-    std::string best;
-    std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
-    for (const std::string& n : names) {
-        const std::size_t d = distance(word, n);
-        if (d < best_d) best = n, best_d = d;
-    }
-    return best;
 }
 
 // "did you mean …?" for the words CLI11 did not expect: a subcommand at the top, a flag in one.
@@ -316,8 +296,19 @@ private:
     }
 };
 
-// `attn-explain help [COMMAND]` and `help --list` (the registered commands, one a line).
-int help(const CLI::App& cli, const std::string& topic, bool list) {
+// A registered command on the command line: its subcommand, its flags, its shared flags, its run.
+struct bound_command {
+    const command* entry = nullptr;
+    CLI::App* sub = nullptr;
+    std::unique_ptr<flags> declared;
+    std::unique_ptr<shared_values> shared;
+    std::function<int(run_context&)> run;
+};
+
+// `attn-explain help` (the overview), `help --list` (the registered commands, one a line) and
+// `help COMMAND` (its page: help.hpp).
+int help(const CLI::App& cli, const std::vector<bound_command>& bound, const std::string& topic, bool list,
+         const help_request& r) {
     if (list) {
         for (const command* c : commands()) std::fputs((c->name + "\n").c_str(), stdout);
         return 0;
@@ -326,28 +317,25 @@ int help(const CLI::App& cli, const std::string& topic, bool list) {
         std::fputs(cli.get_formatter()->make_help(&cli, "attn-explain", CLI::AppFormatMode::Normal).c_str(), stdout);
         return 0;
     }
-    for (const CLI::App* sub : cli.get_subcommands({}))
-        if (sub->get_name() == topic && topic != "help") {
-            std::fputs(
-                sub->get_formatter()->make_help(sub, "attn-explain " + topic, CLI::AppFormatMode::Normal).c_str(),
-                stdout);
-            return 0;
-        }
     std::vector<std::string> names;
-    for (const CLI::App* sub : cli.get_subcommands({})) names.push_back(sub->get_name());
+    for (const bound_command& b : bound) {
+        if (b.entry->name != topic) {
+            names.push_back(b.entry->name);
+            continue;
+        }
+        try {
+            show_help(*b.entry, b.declared->describe(), r);
+            return 0;
+        } catch (const attn::error& e) {
+            print_error(e.what());
+            return 2;
+        }
+    }
     const std::string best = closest(topic, names);
     print_error("no command '" + topic + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
-                " (see attn-explain --help)");
+                " (attn-explain help --list lists them)");
     return 2;
 }
-
-// A registered command on the command line: its subcommand, its shared flags, its run.
-struct bound_command {
-    const command* entry = nullptr;
-    CLI::App* sub = nullptr;
-    std::unique_ptr<shared_values> shared;
-    std::function<int(run_context&)> run;
-};
 
 // The chosen command, run; its errors on one line (exit code 2).
 int dispatch(const bound_command& b) {
@@ -391,6 +379,15 @@ std::optional<int> parse(CLI::App& cli, int argc, char** argv) {
 
 }  // namespace
 
+std::vector<flag_info> declared_flags(const command& c) {
+    CLI::App cli;
+    flags f(cli.add_subcommand(c.name, c.summary));
+    c.bind(f);
+    shared_values v;
+    add_shared_flags(f, c, v);
+    return f.describe();
+}
+
 int run_command_line(int argc, char** argv) {
     for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
     if (!registry_problems().empty()) return 70;
@@ -404,20 +401,32 @@ int run_command_line(int argc, char** argv) {
         bound_command b;
         b.entry = c;
         b.sub = cli.add_subcommand(c->name, c->summary);
-        flags f(b.sub);
-        b.run = c->bind(f);
+        b.declared = std::make_unique<flags>(b.sub);
+        b.run = c->bind(*b.declared);
         b.shared = std::make_unique<shared_values>();
-        add_shared_flags(b.sub, *c, *b.shared);
+        add_shared_flags(*b.declared, *c, *b.shared);
         bound.push_back(std::move(b));
     }
     std::string completion_shell, help_topic;
     bool help_list = false;
     CLI::App* completion = cli.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
-    completion->add_option("shell", completion_shell, "bash | zsh | fish")->required();
-    // `attn-explain help [CMD]`, as git and cargo have it.
-    CLI::App* help_cmd = cli.add_subcommand("help", "Show the help of attn-explain or of one command");
-    help_cmd->add_option("command", help_topic, "The command to explain");
-    help_cmd->add_flag("--list", help_list, "Print the names of the commands, one a line");
+    flags completion_flags(completion);
+    completion_flags.add("shell", completion_shell, "bash | zsh | fish").required().values({"bash", "zsh", "fish"});
+    // `attn-explain help [CMD]`, as git and cargo have it: CMD's page (help.hpp).
+    CLI::App* help_cmd = cli.add_subcommand("help", "Show the help of attn-explain, or one command's page");
+    flags help_flags(help_cmd);
+    std::vector<std::string> names;
+    for (const command* c : commands()) names.push_back(c->name);
+    help_flags.add("command", help_topic, "The command to explain: what it teaches, every flag, the JSON keys")
+        .values(names, false, "attn-explain help --list");
+    help_flags.flag("--list", help_list, "Print the names of the commands, one a line");
+    help_request help_req;
+    help_flags.add("--format", help_req.format, "text | markdown | html | man").show_default().values(help_formats());
+    help_flags.add("--color", help_req.color, "auto | always | never (NO_COLOR is honoured)")
+        .show_default()
+        .values({"auto", "always", "never"});
+    help_req.lang = attn::default_language(environment_language());
+    help_flags.add("--lang", help_req.lang, "Language of the page").show_default().values(attn::embedded_languages());
     check_numbers(&cli);
     if (const std::optional<int> code = parse(cli, argc, argv)) return *code;
 
@@ -430,7 +439,10 @@ int run_command_line(int argc, char** argv) {
         std::fputs(script.c_str(), stdout);
         return 0;
     }
-    if (cli.got_subcommand(help_cmd)) return help(cli, help_topic, help_list);
+    if (cli.got_subcommand(help_cmd)) {
+        note_language_encoding(help_req.lang);
+        return help(cli, bound, help_topic, help_list, help_req);
+    }
     for (const bound_command& b : bound)
         if (cli.got_subcommand(b.sub)) {
             note_language_encoding(b.shared->lang);

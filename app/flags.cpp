@@ -1,11 +1,73 @@
 // The flag handles of flags.hpp, forwarding to CLI11 (one of the two files that include it).
 #include "flags.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <CLI/CLI.hpp>
 
 #include "attn/core/error.hpp"
 
 namespace app {
+
+namespace {
+// The key of an option: its first long name without dashes, else its positional name.
+std::string key_of(const CLI::Option* o) {
+    if (!o->get_lnames().empty()) return o->get_lnames().front();
+    if (!o->get_name(true, false).empty()) return o->get_name(true, false);
+    return o->get_snames().empty() ? "" : o->get_snames().front();
+}
+
+// "window:W" -> "window:"; a value without a part to fill in -> "".
+std::string form_head(const std::string& v) {
+    const std::size_t colon = v.find(':');
+    if (colon == std::string::npos || colon + 1 >= v.size()) return "";
+    return std::isupper(static_cast<unsigned char>(v[colon + 1])) ? v.substr(0, colon + 1) : "";
+}
+
+// "" when `typed` is one of `s`'s values (or a value of one of its forms), else the message.
+std::string refuse_unknown(const std::string& typed, const value_set& s) {
+    std::vector<std::string> candidates;
+    const std::string rest = typed.find(':') == std::string::npos ? "" : typed.substr(typed.find(':') + 1);
+    for (const std::string& v : s.values) {
+        const std::string head = form_head(v);
+        if (typed == v || (!head.empty() && typed.rfind(head, 0) == 0)) return "";
+        candidates.push_back(head.empty() ? v : head + (rest.empty() ? v.substr(head.size()) : rest));
+    }
+    const std::string best = closest(typed, candidates);
+    std::string listed = s.listed_by.empty() ? "" : " (" + s.listed_by + " lists them)";
+    if (!best.empty()) return "unknown value '" + typed + "'; did you mean '" + best + "'?" + listed;
+    std::string all;
+    for (std::size_t i = 0; i < s.values.size(); ++i)
+        all += (i == 0 ? "" : i + 1 == s.values.size() ? " or " : ", ") + s.values[i];
+    return "unknown value '" + typed + "': use " + (s.values.size() > 12 ? "one of" + listed : all);
+}
+}  // namespace
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    // The optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+    // neighbours ("stpe" is one edit from "step", as a typist sees it).
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+std::string closest(const std::string& word, const std::vector<std::string>& names) {
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(1, word.size() / 3) + 1;  // a third of the word may be wrong
+    for (const std::string& n : names) {
+        const std::size_t d = edit_distance(word, n);
+        if (d < best_d) best = n, best_d = d;
+    }
+    return best;
+}
 
 option& option::show_default() {
     o_->capture_default_str();
@@ -31,34 +93,65 @@ option& option::on_given(std::function<void()> f) {
     o_->each([f = std::move(f)](const std::string&) { f(); });
     return *this;
 }
+option& option::values(std::vector<std::string> values, bool closed, const std::string& listed_by) {
+    value_set& s = (*values_)[key_of(o_)];
+    s = {std::move(values), closed, listed_by};
+    if (closed)
+        o_->check(
+            CLI::Validator([s](std::string& typed) { return typed.empty() ? "" : refuse_unknown(typed, s); }, "", ""));
+    return *this;
+}
 
 option flags::add(const std::string& names, std::string& into, const std::string& help) {
-    return option(cmd_->add_option(names, into, help));
+    return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, long& into, const std::string& help) {
-    return option(cmd_->add_option(names, into, help));
+    return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, unsigned long& into, const std::string& help) {
-    return option(cmd_->add_option(names, into, help));
+    return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, int& into, const std::string& help) {
-    return option(cmd_->add_option(names, into, help));
+    return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, double& into, const std::string& help) {
-    return option(cmd_->add_option(names, into, help));
+    return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::flag(const std::string& names, bool& into, const std::string& help) {
-    return option(cmd_->add_flag(names, into, help));
+    return option(cmd_->add_flag(names, into, help), values_.get());
 }
 
 bool flags::has(const std::string& name) const { return cmd_->get_option_no_throw(name) != nullptr; }
-option flags::get(const std::string& name) { return option(cmd_->get_option(name)); }
+option flags::get(const std::string& name) { return option(cmd_->get_option(name), values_.get()); }
 void flags::drop(std::initializer_list<const char*> names) {
     for (const char* n : names) cmd_->remove_option(cmd_->get_option(n));
 }
 bool flags::given(const std::string& name) const {
     const CLI::Option* o = cmd_->get_option_no_throw(name);
     return o && o->count() > 0;
+}
+
+std::vector<flag_info> flags::describe() const {
+    std::vector<flag_info> out;
+    for (const CLI::Option* o : cmd_->get_options()) {
+        if (o->get_lnames().empty() && o->get_snames().empty() && !o->get_positional()) continue;
+        flag_info f;
+        f.key = key_of(o);
+        f.positional = o->get_positional() && o->get_lnames().empty() && o->get_snames().empty();
+        if (f.key == "help") continue;  // CLI11's own -h, --help
+        for (const std::string& s : o->get_snames()) f.names.push_back("-" + s);
+        for (const std::string& l : o->get_lnames()) f.names.push_back("--" + l);
+        if (f.positional) f.names.push_back(f.key);
+        f.is_switch = o->get_type_size() == 0;
+        f.value_name = f.is_switch ? "" : o->get_type_name();
+        f.default_value = o->get_default_str();
+        f.description = o->get_description();
+        f.required = o->get_required();
+        const auto v = values_->find(f.key);
+        if (v != values_->end()) f.accepts = v->second;
+        out.push_back(std::move(f));
+    }
+    return out;
 }
 
 void flags::after_parse(std::function<void(const flags&)> f) {

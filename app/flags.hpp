@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,26 +17,53 @@ class Option;
 
 namespace app {
 
+// What a flag takes, as its help page, the completions and "did you mean" need it.
+struct value_set {
+    // The values it takes, as a user types them; a form with a part to fill in ends that part
+    // in capitals after a colon ("window:W", "global:G,W"): any "window:…" is that form.
+    std::vector<std::string> values;
+    bool closed = false;  // only these values (else they are examples, as --dtype's of one command)
+    std::string listed_by;  // the command that lists them with their meaning ("attn-explain mistakes")
+};
+
+// One flag of a command as declared, for its help page and the completions (flags::describe).
+struct flag_info {
+    std::string key;  // the long name without dashes ("seq-len"), or a positional's name ("name")
+    std::vector<std::string> names;  // "-n", "--seq-len"; a positional: its name
+    std::string value_name;  // "N", "DIR", "FILE", … ("" for a switch)
+    std::string default_value;  // as --help shows it ("" when none is shown)
+    std::string description;  // --help's line
+    bool positional = false, required = false, is_switch = false;
+    value_set accepts;  // values declared with option::values
+};
+
 // One declared option: the CLI11 modifiers our commands use.
 class option {
 public:
-    explicit option(CLI::Option* o) : o_(o) {}
+    option(CLI::Option* o, std::map<std::string, value_set>* values) : o_(o), values_(values) {}
     option& show_default();  // the default value in --help (CLI11's capture_default_str)
     option& value_name(const std::string& name);  // DIR, FILE, SIZE, … in --help (type_name)
     option& range(double lo, double hi);  // refuses values outside [lo, hi] at parse time
     option& required();
     option& describe(const std::string& help);  // replaces the description
     option& on_given(std::function<void()> f);  // called each time the flag is typed
+    // The values it takes (see value_set): its help page lists them, the shell completes them, and
+    // with `closed` a value that is none of them is refused at parse time with the closest ones
+    // ("did you mean") and `listed_by`.
+    option& values(std::vector<std::string> values, bool closed = true, const std::string& listed_by = "");
 
 private:
     CLI::Option* o_;
+    std::map<std::string, value_set>* values_;  // the command's, by the option's key
 };
 
 // The flags of one subcommand (a handle on its CLI::App).
 class flags {
 public:
     explicit flags(CLI::App* cmd)
-        : cmd_(cmd), after_(std::make_shared<std::vector<std::function<void(const flags&)>>>()) {}
+        : cmd_(cmd),
+          after_(std::make_shared<std::vector<std::function<void(const flags&)>>>()),
+          values_(std::make_shared<std::map<std::string, value_set>>()) {}
 
     // "-n,--seq-len" declares a flag; a name without dashes ("kind") a positional argument.
     option add(const std::string& names, std::string& into, const std::string& help);
@@ -55,9 +83,18 @@ public:
     // error with its message.
     void after_parse(std::function<void(const flags& parsed)> f);
 
+    // Every flag of the command (its own and the shared ones), in --help's order.
+    std::vector<flag_info> describe() const;
+
 private:
     CLI::App* cmd_;
     std::shared_ptr<std::vector<std::function<void(const flags&)>>> after_;
+    std::shared_ptr<std::map<std::string, value_set>> values_;
 };
+
+// Edit distance (Levenshtein), and the closest of `names` to `word` when it is close enough to be
+// a typo ("" otherwise): "did you mean".
+std::size_t edit_distance(const std::string& a, const std::string& b);
+std::string closest(const std::string& word, const std::vector<std::string>& names);
 
 }  // namespace app

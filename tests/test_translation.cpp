@@ -77,6 +77,9 @@ bool is_code_key(const std::string& key) {
 
 }  // namespace
 
+// A text English has and a translation lacks shows in English (lessons::fill_missing_from): a
+// warning here, so that a new English lesson can land before its translation. A translated text
+// English does not have is stale: a failure.
 TEST_CASE("a translated lesson file has every key of its English file", "[lessons][translation]") {
     for (const auto& [path, zh] : files()) {
         const std::string lang = path.substr(0, path.find('/'));
@@ -85,15 +88,24 @@ TEST_CASE("a translated lesson file has every key of its English file", "[lesson
         INFO(path);
         REQUIRE(files().count(en_path) == 1);  // no file without an English source
         const attn::lessons& en = files().at(en_path);
-        for (const std::string& key : en.keys()) {
-            INFO(key);
-            CHECK(zh.has(key));
-        }
+        std::vector<std::string> missing;
+        for (const std::string& key : en.keys())
+            if (!zh.has(key)) missing.push_back(key);
+        if (!missing.empty())
+            WARN(path << " lacks " << missing.size() << " text(s) of " << en_path << " (first: " << missing.front()
+                      << "): they show in English until translated");
         for (const std::string& key : zh.keys()) {
             INFO(key << " is not in " << en_path);
             CHECK(en.has(key));
         }
     }
+    for (const std::string& lang : translations())
+        for (const auto& [path, en] : files()) {
+            if (path.rfind("en/", 0) != 0) continue;
+            const std::string tr_path = lang + "/" + path.substr(3);
+            if (files().count(tr_path) == 0)
+                WARN(path << " has no " << tr_path << ": its " << en.keys().size() << " text(s) show in English");
+        }
 }
 
 TEST_CASE("translations keep every placeholder and code span of the English text", "[lessons][translation]") {
