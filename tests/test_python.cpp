@@ -35,7 +35,8 @@ TEST_CASE("python script: one checked step per trace step in order", "[python]")
     const std::string py = attn::render_python(t, en(), "step");
     CHECK(py.rfind("#!/usr/bin/env python3\n", 0) == 0);
     CHECK(py.find("import torch\n") != std::string::npos);
-    CHECK(py.find("DTYPE = torch.float32\nTOL = 1e-5\n") != std::string::npos);
+    CHECK(py.find("DTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\n") != std::string::npos);
+    CHECK(py.find("exec(sys._getframe().f_code, shadow)") != std::string::npos);  // the float64 pass
     std::size_t at = 0;
     for (const attn::step& s : t.steps) {
         const std::string call = "check(\"" + s.id + "\", " + attn::pytorch_variable(s.id) + ", tensor(";
@@ -57,6 +58,7 @@ TEST_CASE("python script: float64 runs check to 1e-10 and numbers round-trip", "
     r.dtype = "float64";
     const std::string py = attn::render_python(run(r), en(), "step");
     CHECK(py.find("DTYPE = torch.float64\nTOL = 1e-10\n") != std::string::npos);
+    CHECK(py.find("f_code") == std::string::npos);  // no float64 pass: float64 is the reference
     attn::tensor x = xt::empty<double>({std::size_t{2}, std::size_t{2}});
     x(0, 0) = static_cast<float>(0.1);
     x(0, 1) = -std::numeric_limits<double>::infinity();

@@ -11,11 +11,16 @@ dimension names, leaves the step's data in its variable; the same for `positions
 `flash --dtype float32` with large scores is as accurate as PyTorch's float32 attention.
 
 Usage: run_scripts.py ATTN_EXE    (exit 77 = skipped: this python cannot import torch)
+       run_scripts.py ATTN_EXE --blas    the float32 scripts at d = 64 and 128 under every BLAS
+                                         library installed (Debian's reference BLAS, OpenBLAS, BLIS)
 """
+import contextlib
+import io
 import re
 import subprocess
 import sys
 import tempfile
+import traceback
 
 try:
     import torch  # noqa: F401
@@ -89,10 +94,21 @@ def generate(args):
 
 
 def run(script):
-    with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
-        f.write(script)
-        f.flush()
-        return subprocess.run([sys.executable, f.name], capture_output=True, text=True)
+    """Runs a generated script in this interpreter (one torch import for the whole matrix, not one
+    per script), as `python3 script.py` would: its stdout, stderr and exit status."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    grad = torch.is_grad_enabled()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            exec(compile(script, "<attn-explain --format python>", "exec"), {"__name__": "__main__"})
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except Exception:  # a traceback, as python3 would print it
+            traceback.print_exc()
+            code = 1
+    torch.set_grad_enabled(grad)
+    return subprocess.CompletedProcess(["<script>"], code, out.getvalue(), err.getvalue())
 
 
 # flash --dtype float32 with large scores (standard deviation about 30): the tiled float32 result
@@ -237,7 +253,63 @@ def positions_contract(encoding, extra, n, d_model, d_k, mask, dtype):
     return args, run_steps(doc["steps"], ns, dtype, inputs)
 
 
+# float32 at sizes where rounding differs between BLAS libraries (a score off by 3e-4 at d = 64 is
+# normal with OpenBLAS and failed a fixed 1e-5): `--blas` runs these under every BLAS installed.
+BLAS_RUNS = [
+    ["step", "--seq-len", "16", "--d-model", "64", "--d-k", "64", "--mask", "causal"],
+    ["step", "--seq-len", "24", "--d-model", "128", "--d-k", "128", "--d-v", "32", "--init", "randn"],
+    ["heads", "--seq-len", "12", "--d-model", "64", "--heads", "4", "--init", "randn"],
+    ["heads", "--seq-len", "16", "--d-model", "128", "--heads", "2", "--init", "randn", "--mask", "causal"],
+    ["kv-cache", "--d-model", "64", "--heads", "4", "--kv-heads", "2"],
+    ["grad", "--seq-len", "12", "--d-model", "64", "--d-k", "64", "--mask", "causal"],
+    ["mistake", "no-scale", "--seq-len", "16", "--d-model", "64", "--d-k", "64"],
+    ["step", "--seq-len", "8", "--d-model", "1024", "--d-k", "512", "--d-v", "8", "--mask", "causal"],
+]
+BLAS_DIRS = ["/usr/lib/x86_64-linux-gnu/blas", "/usr/lib/x86_64-linux-gnu/openblas-pthread",
+             "/usr/lib/x86_64-linux-gnu/openblas-openmp", "/usr/lib/x86_64-linux-gnu/openblas-serial",
+             "/usr/lib/x86_64-linux-gnu/blis-openmp", "/usr/lib/x86_64-linux-gnu/blis-pthread",
+             "/usr/lib/x86_64-linux-gnu/atlas"]
+
+
+def blas_in_use():
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "blas" in line and line.split()[-1].startswith("/")}
+    return ", ".join(sorted(libs)) or "none"
+
+
+def one_blas():
+    """The float32 BLAS_RUNS under the BLAS this interpreter loaded (LD_LIBRARY_PATH picks it)."""
+    failed = 0
+    for args in BLAS_RUNS:
+        r = run(generate(args))
+        last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+        if r.returncode != 0 or not re.fullmatch(r"all \d+ steps match", last):
+            failed += 1
+            print(f"FAIL {' '.join(args)} under {blas_in_use()}: exit {r.returncode}, {last!r}\n{r.stderr[-1500:]}")
+    print(f"{len(BLAS_RUNS)} float32 scripts under {blas_in_use()}: {failed} failure(s)")
+    sys.exit(1 if failed else 0)
+
+
+def every_blas():
+    import os
+    dirs = [d for d in BLAS_DIRS if os.path.exists(os.path.join(d, "libblas.so.3"))]
+    failed = 0
+    for d in dirs:
+        env = dict(os.environ, LD_LIBRARY_PATH=d, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        r = subprocess.run([sys.executable, __file__, EXE, "--one-blas"], capture_output=True, text=True, env=env)
+        print(r.stdout.strip())
+        if r.returncode != 0 or d not in r.stdout:
+            failed += 1
+            print(f"FAIL under {d}: exit {r.returncode}\n{r.stderr[-1500:]}")
+    print(f"{len(dirs)} BLAS libraries: {', '.join(dirs)}; {failed} failure(s)")
+    sys.exit(1 if failed else 0)
+
+
 def main():
+    if sys.argv[2:] == ["--one-blas"]:
+        one_blas()
+    if sys.argv[2:] == ["--blas"]:
+        every_blas()
     ids = mistake_ids()
     if len(ids) < 20:
         raise SystemExit(f"FAIL: only {len(ids)} mistake ids parsed from `attn-explain mistakes`")

@@ -58,6 +58,15 @@ std::string trim(std::string s) {
 }
 
 // Preamble: imports, the dtype and tolerance, and check(), which every step calls.
+//
+// float32: PyTorch's BLAS and the tool sum their dot products in different orders, so the two
+// float32 results of a step differ by rounding, and the difference grows through the steps (a
+// score off by 3e-4 at d = 64 is normal with OpenBLAS). No fixed tolerance is right for every BLAS
+// and size, so a float32 script first runs itself once in float64 (its own code object, with
+// DTYPE = float64; the inputs are the same numbers) and records every compared value: the exact
+// value of each step for these inputs. A float32 step then matches when it agrees with the tool as
+// before, or when the tool's value is as close to the exact value as PyTorch's own float32 value
+// is (FACTOR times PyTorch's largest error in that row), whatever BLAS PyTorch uses.
 std::string preamble(dtype type, const lessons& L, const std::string& command) {
     const bool f32 = type == dtype::float32;
     const std::string tol = f32 ? "1e-5" : "1e-10";
@@ -65,11 +74,14 @@ std::string preamble(dtype type, const lessons& L, const std::string& command) {
     out += comment(L.text("python.header", {{"command", command}}));
     out += comment(L.raw("python.runs_on"));
     out += comment(L.text("python.tolerance", {{"tol", tol}, {"dtype", name_of(type)}}));
+    if (f32) out += comment(L.raw("python.tolerance_float32"));
+    out += f32 ? "import contextlib\nimport io\n" : "";
     out += "import math\nimport sys\n\nimport torch\nimport torch.nn.functional as F\n\n";
-    out += fmt::format(
-        "DTYPE = torch.{}\nTOL = {}\nTORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n",
-        name_of(type), tol);
-    out += "WANT = {}\nmatched = 0\n\n";
+    out += f32 ? "SHADOW = globals().get(\"SHADOW\", False)  # True in the float64 pass\n"
+                 "DTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\n"
+               : "SHADOW = False\nDTYPE = torch.float64\nTOL = 1e-10\n";
+    out += "TORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n";
+    out += "WANT = {}\nEXACT = []\nmatched = 0\n";
     out += R"(
 def tensor(values):
     return torch.tensor(values, dtype=DTYPE)
@@ -80,8 +92,18 @@ def fail(what, detail):
     sys.exit(1)
 
 
+def row_max(x):
+    return x.amax(dim=-1, keepdim=True) if x.dim() > 0 else x
+
+
 def compare(what, got, want, rows_with_keys_only=False):
     got = got.detach().to(torch.float64)
+    if SHADOW:
+        EXACT.append((what, got))
+        return
+    exact = None
+    if EXACT and EXACT[0][0] == what and EXACT[0][1].shape == got.shape:
+        exact = EXACT.pop(0)[1]
     want = want.to(torch.float64)
     if tuple(got.shape) != tuple(want.shape):
         fail(what, f"shape {tuple(got.shape)}, the tool has {tuple(want.shape)}")
@@ -89,8 +111,14 @@ def compare(what, got, want, rows_with_keys_only=False):
     if rows_with_keys_only:
         both_nan = both_nan | torch.isnan(want)
     same_inf = torch.isinf(want) & (got == want)
-    diff = (got - want).abs().masked_fill(both_nan | same_inf, 0).nan_to_num(nan=math.inf)
+    agree = both_nan | same_inf
+    diff = (got - want).abs().masked_fill(agree, 0).nan_to_num(nan=math.inf)
     bound = TOL * torch.clamp(want.abs().nan_to_num(nan=0, posinf=0, neginf=0), min=1)
+    if exact is not None:  # float32: or as close to the exact value as PyTorch's float32 is
+        torch_error = (got - exact).abs().masked_fill(agree, 0).nan_to_num(nan=0, posinf=0)
+        tool_error = (want - exact).abs().masked_fill(agree, 0).nan_to_num(nan=math.inf)
+        near = tool_error <= torch.maximum(bound, FACTOR * row_max(torch_error))
+        diff = diff.masked_fill(near, 0)
     if bool((diff > bound).any()):
         fail(what, f"max |torch - tool| = {diff.max().item():.3e}")
 
@@ -100,8 +128,21 @@ def check(step_id, got, want, **kw):
     WANT[step_id] = want
     compare(step_id, got, want, **kw)
     matched += 1
-    print("ok", step_id)
+    if not SHADOW:
+        print("ok", step_id)
 
+
+)";
+    if (f32)
+        out += R"(
+if DTYPE == torch.float32:  # the float64 pass first: this same code, quietly
+    shadow = {"__name__": "__shadow__", "SHADOW": True}
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            exec(sys._getframe().f_code, shadow)
+        except (Exception, SystemExit):  # a step it cannot run is checked in float32 below
+            pass
+    EXACT = shadow.get("EXACT", [])
 )";
     out += "\n";
     return out;
