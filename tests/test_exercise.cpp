@@ -207,7 +207,7 @@ TEST_CASE("cli: exercise and check, exit codes, folder safety, corrupt files, .n
     CHECK_THAT(fifo.out, Catch::Contains("not a regular file"));
 }
 
-TEST_CASE("cli: a learner walks every exercise with NumPy", "[exercise][cli][python]") {
+TEST_CASE("cli: a learner walks every exercise with NumPy", "[exercise][cli][python][external]") {
     if (sh("/usr/bin/python3 -c 'import numpy'").code != 0) {
         WARN("python3-numpy is not installed: the learner walkthrough is skipped (apt-get install python3-numpy)");
         return;

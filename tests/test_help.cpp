@@ -186,7 +186,7 @@ TEST_CASE("help: every example on every page runs as shown", "[help][examples]")
     }
 }
 
-TEST_CASE("help: the JSON keys on a page are the keys the command writes", "[help][json]") {
+TEST_CASE("help: the JSON keys on a page are the keys the command writes", "[help][json][examples]") {
     const attn::lessons& en = attn::lessons::embedded("en");
     for (const app::command* c : app::commands()) {
         if (!c->json) continue;
