@@ -141,9 +141,16 @@ output_format chosen_format(const command& c, const std::string& typed) {
     const std::string use = or_list(pages_and_json);
     const bool python = c.formats.has(output_format::python);
     const std::optional<output_format> f = parse_format(typed);
-    if (!f)
+    if (!f) {
+        std::vector<std::string> offered;
+        for (output_format x : c.formats.list()) offered.push_back(name_of(x));
+        const std::vector<std::string> near = closest_names(typed, offered);
+        if (!near.empty())
+            throw attn::error("unknown --format '" + typed + "'; " + did_you_mean(near) + " (attn-explain help " +
+                              c.name + " lists the formats)");
         throw attn::error("unknown --format '" + typed + "': use " + use +
                           (python ? " (or python for a PyTorch script)" : ""));
+    }
     if (c.formats.has(*f)) return *f;
     if (*f == output_format::python) {
         std::vector<std::string> writers;
@@ -184,20 +191,27 @@ void note_language_encoding(const std::string& lang) {
 // "did you mean …?" for the words CLI11 did not expect: a subcommand at the top, a flag in one.
 std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extras) {
     if (extras.empty()) return "";
-    std::string word = extras.front();
-    for (const std::string& e : extras)  // a mistyped flag, rather than the value after it
-        if (e.rfind("--", 0) == 0) word = e;
     const auto parsed = cli.get_subcommands();
+    std::string word = extras.front();
+    for (const std::string& e : extras)  // a mistyped flag, rather than the value after it; with no
+        // command yet, the mistyped command rather than the flags after it
+        if ((e.rfind("--", 0) == 0) == !parsed.empty()) {
+            word = e;
+            if (parsed.empty()) break;
+        }
     std::vector<std::string> names;
     if (parsed.empty()) {
         for (const CLI::App* sub : cli.get_subcommands({})) names.push_back(sub->get_name());
-    } else {
-        for (const CLI::Option* o : parsed.front()->get_options())
-            for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+        std::vector<std::string> near = closest_names(word, names);
+        if (near.empty()) return "";
+        for (std::string& n : near) n = "attn-explain " + n;
+        return "; " + did_you_mean(near);
     }
+    for (const CLI::Option* o : parsed.front()->get_options())
+        for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
     const std::string best = closest(word, names);
     if (best.empty()) return "";
-    return parsed.empty() ? "; did you mean 'attn-explain " + best + "'?" : "; did you mean " + best + "?";
+    return "; did you mean " + best + "?";
 }
 
 // Each subcommand's name and its flags, from the CLI11 tree that parses them.
@@ -331,8 +345,8 @@ int help(const CLI::App& cli, const std::vector<bound_command>& bound, const std
             return 2;
         }
     }
-    const std::string best = closest(topic, names);
-    print_error("no command '" + topic + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
+    const std::vector<std::string> near = closest_names(topic, names);
+    print_error("no command '" + topic + "'" + (near.empty() ? "" : "; " + did_you_mean(near)) +
                 " (attn-explain help --list lists them)");
     return 2;
 }
@@ -368,10 +382,20 @@ std::optional<int> parse(CLI::App& cli, int argc, char** argv) {
         std::vector<std::string> extras = cli.remaining();
         for (const CLI::App* sub : cli.get_subcommands())
             for (const std::string& r : sub->remaining()) extras.push_back(r);
-        print_error(std::string(e.what()) + suggestion(cli, extras) + " (see attn-explain --help)");
+        const auto parsed = cli.get_subcommands();
+        print_error(std::string(e.what()) + suggestion(cli, extras) +
+                    (parsed.empty() ? " (attn-explain help --list lists the commands)"
+                                    : " (see attn-explain " + parsed.front()->get_name() + " --help)"));
         return 2;
     } catch (const CLI::ParseError& e) {
-        print_error(std::string(e.what()) + " (see attn-explain --help)");
+        // A value refused with its closest ones already names the command that lists them.
+        const std::string what = e.what();
+        const auto parsed = cli.get_subcommands();
+        if (!what.empty() && what.back() == ')') print_error(what);
+        else
+            print_error(what +
+                        (parsed.empty() ? " (see attn-explain --help)"
+                                        : " (see attn-explain " + parsed.front()->get_name() + " --help)"));
         return 2;
     }
     return std::nullopt;

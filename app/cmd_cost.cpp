@@ -30,8 +30,12 @@ void flags_of(flags& f, cost_options& opt) {
     f.add("--layers", opt.layers, "Layers L").show_default();
     f.add("--kv-latent", opt.kv_latent, "MLA: cache a latent of d_c per token instead of K and V");
     f.add("--rope-dim", opt.rope_dim, "MLA: width d_r of the shared RoPE key (with --kv-latent)");
-    f.add("--dtype", opt.dtype, "float32 | float16 | bfloat16").show_default();
-    f.add("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B").show_default();
+    f.add("--dtype", opt.dtype, "float32 | float16 | bfloat16")
+        .show_default()
+        .values({"float32", "float16", "bfloat16"});
+    f.add("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B")
+        .show_default()
+        .values(attn::mask_forms(), true, "attn-explain help cost");  // bigbird: refused with the reason
 }
 
 // The sizes asked about and what they cost.

@@ -120,7 +120,9 @@ ex::nd to_nd(const attn::npy::array& a) {
 }
 
 void exercise_flags(flags& f, exercise_options& opt) {
-    f.add("id", opt.id, "The exercise's id (none: list them)");
+    std::vector<std::string> ids;
+    for (const ex::info& e : ex::catalogue()) ids.push_back(e.id);
+    f.add("id", opt.id, "The exercise's id (none: list them)").values(ids, true, "attn-explain exercise");
     f.add("--dir", opt.dir, "Create the exercise here (default ./attn-exercise-ID)").value_name("DIR");
     f.add("--seed", opt.seed, "Seed of the inputs (default: a fresh one)").on_given([&opt] { opt.seed_given = true; });
     f.add("--timed", opt.timed, "A time budget in minutes; check reports the time taken").range(1, 600);
@@ -128,7 +130,7 @@ void exercise_flags(flags& f, exercise_options& opt) {
 }
 
 void check_flags(flags& f, check_options& opt) {
-    f.add("dir", opt.dir, "The exercise folder (default: the current folder)").show_default();
+    f.add("dir", opt.dir, "The exercise folder (default: the current folder)").show_default().value_name("DIR");
     f.add("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)").value_name("FILE");
 }
 

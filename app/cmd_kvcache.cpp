@@ -8,6 +8,7 @@
 #include "attn/render/json_kvcache.hpp"
 #include "attn/render/json_variant.hpp"
 #include "attn/render/python.hpp"
+#include "attn/trace/config.hpp"
 #include "attn/trace/kvcache.hpp"
 #include "attn/trace/trace.hpp"
 #include "attn/trace/variant.hpp"
@@ -31,8 +32,10 @@ void flags_of(flags& f, kvcache_options& opt) {
     f.add("--heads", r.heads, "Query heads h").show_default();
     f.add("--kv-heads", r.kv_heads, "K/V heads g, dividing h (default: h; 1 = multi-query)");
     f.add("--seed", r.seed, "Seed for X and the weights").show_default();
-    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
-    f.add("--mask", r.mask, "causal | window:W (a rolling cache of W entries)").show_default();
+    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"});
+    f.add("--mask", r.mask, "causal | window:W (a rolling cache of W entries)")
+        .show_default()
+        .values({"causal", "window:W"}, true, "attn-explain help kv-cache");
     f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
         .value_name("DIR");
     f.add("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy").value_name("DIR");
@@ -40,7 +43,9 @@ void flags_of(flags& f, kvcache_options& opt) {
         .value_name("D_C");
     f.add("--rope-dim", opt.rope_dim, "With --mla: width d_r of the shared RoPE key").show_default();
     f.flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
-    f.add("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)").show_default();
+    f.add("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
+        .show_default()
+        .values({"half", "interleaved"});
     f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)").show_default();
     f.after_parse([&r](const flags& parsed) {
         r.kv_heads_given = parsed.given("--kv-heads");

@@ -2,6 +2,7 @@
 // to block the same positions; the NaN trap of a fully blocked row; causal alignment when n != m.
 #include "attn/doc/mask.hpp"
 #include "attn/render/json_mask.hpp"
+#include "attn/trace/config.hpp"
 #include "attn/trace/mask_report.hpp"
 #include "registry.hpp"
 
@@ -13,7 +14,8 @@ void flags_of(flags& f, attn::mask_request& r) {
     f.add("--kv-len", r.kv_len, "Number of keys m (default: n)");
     f.add("--batch", r.batch, "Batch size B (default: 1, or the number of --lengths)");
     f.add("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
-        .show_default();
+        .show_default()
+        .values(attn::mask_forms(), true, "attn-explain help mask");
     f.add("--seed", r.seed, "Seed of bigbird's random blocks").show_default();
     f.add("--layers", r.layers, "Stacked layers for the receptive field").show_default();
     f.add("--lengths", r.lengths, "True key length of each batch item, e.g. 4,2; the rest is padding")

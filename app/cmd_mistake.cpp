@@ -14,7 +14,9 @@ namespace {
 void flags_of(flags& f, step_options& opt) {
     attn::step_request& r = opt.request;
     r.walkthrough = false;
-    f.add("name", r.mistake, "The mistake's id (see: attn-explain mistakes)").required();
+    f.add("name", r.mistake, "The mistake's id (see: attn-explain mistakes)")
+        .required()
+        .values(mistake_ids(), true, "attn-explain mistakes");
     add_run_options(f, opt);
     f.add("--heads", r.heads, "Heads h, for the multi-head mistakes").show_default();
     f.add("--batch", r.batch, "Batch size B, for the multi-head mistakes").show_default();

@@ -34,9 +34,9 @@ std::string refuse_unknown(const std::string& typed, const value_set& s) {
         if (typed == v || (!head.empty() && typed.rfind(head, 0) == 0)) return "";
         candidates.push_back(head.empty() ? v : head + (rest.empty() ? v.substr(head.size()) : rest));
     }
-    const std::string best = closest(typed, candidates);
+    const std::vector<std::string> near = closest_names(typed, candidates);
     std::string listed = s.listed_by.empty() ? "" : " (" + s.listed_by + " lists them)";
-    if (!best.empty()) return "unknown value '" + typed + "'; did you mean '" + best + "'?" + listed;
+    if (!near.empty()) return "unknown value '" + typed + "'; " + did_you_mean(near) + listed;
     std::string all;
     for (std::size_t i = 0; i < s.values.size(); ++i)
         all += (i == 0 ? "" : i + 1 == s.values.size() ? " or " : ", ") + s.values[i];
@@ -67,6 +67,32 @@ std::string closest(const std::string& word, const std::vector<std::string>& nam
         if (d < best_d) best = n, best_d = d;
     }
     return best;
+}
+
+std::vector<std::string> closest_names(const std::string& word, const std::vector<std::string>& names,
+                                       std::size_t most) {
+    const std::size_t limit = std::max<std::size_t>(1, word.size() / 3) + 1;  // as closest()
+    std::vector<std::pair<std::size_t, std::string>> near;
+    for (const std::string& n : names) {
+        const std::size_t d = edit_distance(word, n);
+        if (d < limit) near.push_back({d, n});
+    }
+    if (near.empty() && word.size() >= 2)
+        for (const std::string& n : names)
+            if (n.size() > word.size() && n.compare(0, word.size(), word) == 0) near.push_back({n.size(), n});
+    std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (const auto& d : near)
+        if (out.size() < most && std::find(out.begin(), out.end(), d.second) == out.end()) out.push_back(d.second);
+    return out;
+}
+
+std::string did_you_mean(const std::vector<std::string>& names) {
+    if (names.empty()) return "";
+    std::string out = "did you mean ";
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("'" + names[i] + "'");
+    return out + "?";
 }
 
 option& option::show_default() {

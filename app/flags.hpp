@@ -96,5 +96,12 @@ private:
 // a typo ("" otherwise): "did you mean".
 std::size_t edit_distance(const std::string& a, const std::string& b);
 std::string closest(const std::string& word, const std::vector<std::string>& names);
+// The names a typo of `word` most likely meant, nearest first, at most `most`: those within the
+// typo distance of closest(), else those that start with `word` (at least two characters typed:
+// "mask" -> mask-after-softmax, mask-fill-zero, …). Empty when none is near.
+std::vector<std::string> closest_names(const std::string& word, const std::vector<std::string>& names,
+                                       std::size_t most = 3);
+// "did you mean 'a' or 'b'?" ("" for no names).
+std::string did_you_mean(const std::vector<std::string>& names);
 
 }  // namespace app

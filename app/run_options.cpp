@@ -5,6 +5,7 @@
 #include "attn/io/save.hpp"
 #include "attn/render/json.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/trace/mistakes.hpp"
 #include "terminal.hpp"
 
 namespace app {
@@ -16,10 +17,11 @@ void add_run_options(flags& f, step_options& opt) {
     f.add("--d-k", r.d_k, "Width of queries and keys").show_default();
     f.add("--d-v", r.d_v, "Width of values (and of the output)").show_default();
     f.add("--seed", r.seed, "Seed for X and the weights").show_default();
-    f.add("--init", r.init, "Weight init: randn | xavier").show_default();
-    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)");
+    f.add("--init", r.init, "Weight init: randn | xavier").show_default().values({"randn", "xavier"});
+    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"});
     f.add("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
-        .show_default();
+        .show_default()
+        .values(attn::mask_forms(), true, "attn-explain help mask");
     f.add("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat\"");
     f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR").value_name("DIR");
     f.add("--save", opt.save, "Write every step as DIR/<id>.npy").value_name("DIR");
@@ -33,9 +35,17 @@ void add_run_options(flags& f, step_options& opt) {
     });
 }
 
+std::vector<std::string> mistake_ids() {
+    std::vector<std::string> ids;
+    for (const attn::mistake_info& m : attn::mistake_catalogue()) ids.push_back(m.id);
+    return ids;
+}
+
 void add_rope_options(flags& f, attn::step_request& r) {
     f.flag("--rope", r.rope, "Rotate q and k by position (RoPE) before the scores: Q_rot and K_rot steps");
-    f.add("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)").show_default();
+    f.add("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
+        .show_default()
+        .values({"half", "interleaved"});
     f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d)").show_default();
 }
 

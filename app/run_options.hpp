@@ -19,6 +19,8 @@ struct step_options {
 // The flags these commands share: -n/--seq-len, --d-model, --d-k, --d-v, --seed, --init, --dtype,
 // --mask, --tokens, --load, --save (the display flags come from the registry).
 void add_run_options(flags& f, step_options& opt);
+// The ids of the mistakes catalogue, for --mistake and `mistake ID` (completions, "did you mean").
+std::vector<std::string> mistake_ids();
 // --rope, --rope-style, --rope-base: q and k rotated before the scores (step, heads).
 void add_rope_options(flags& f, attn::step_request& r);
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/render/width.hpp"
+#include "app/flags.hpp"
 #include "cli_helpers.hpp"
 #include "walk.hpp"
 #include <sys/stat.h>
@@ -1030,6 +1031,35 @@ TEST_CASE("cli: typos get a suggestion and help works as a command", "[cli][help
     const result one = run("help heads");
     CHECK(one.code == 0);
     CHECK_THAT(one.out, Catch::Contains("attn-explain heads [OPTIONS]") && Catch::Contains("--batch-index"));
+}
+
+// Every name a user types gets the closest valid ones and the command that lists them all.
+TEST_CASE("cli: did you mean, for commands, ids, topics, masks and formats", "[cli][help]") {
+    const char* cases[][2] = {
+        {"stpe --no-pause", "did you mean 'attn-explain step'? (attn-explain help --list lists the commands)"},
+        {"xyzzy", "(attn-explain help --list lists the commands)"},
+        {"mistake no-scael", "did you mean 'no-scale'? (attn-explain mistakes lists them)"},
+        {"step --mistake no-scael", "did you mean 'no-scale'? (attn-explain mistakes lists them)"},
+        {"mistake mask", "'mask-inverted', 'mask-fill-zero' or 'mask-tiny-value'?"},
+        {"exercise sdap", "did you mean 'sdpa'? (attn-explain exercise lists them)"},
+        {"drill --topic maks", "did you mean 'masks'? (attn-explain help drill lists them)"},
+        {"step --mask causl", "did you mean 'causal'? (attn-explain help mask lists them)"},
+        {"mask --mask windw:3", "did you mean 'window:3'?"},
+        {"heads --mask dilatd:2,2", "did you mean 'dilated:2,2'?"},
+        {"kv-cache --mask windw:2", "did you mean 'window:2'? (attn-explain help kv-cache lists them)"},
+        {"step --format jsn",
+         "unknown --format 'jsn'; did you mean 'json'? (attn-explain help step lists the formats)"},
+        {"mask --format mardown", "did you mean 'markdown'?"},
+        {"help mistkae", "did you mean 'mistake' or 'mistakes'?"},
+    };
+    expect_errors(cases);
+    // A value far from every name lists them, or names the command that does.
+    const result far = run("mistake zzzzzzzz");
+    CHECK_THAT(far.err, Catch::Contains("(attn-explain mistakes lists them)"));
+    CHECK(far.err.find("did you mean") == std::string::npos);
+    CHECK(app::closest_names("mask", {"mask-a", "mask-bb", "mask-ccc", "mask-dddd"}) ==
+          std::vector<std::string>{"mask-a", "mask-bb", "mask-ccc"});
+    CHECK(app::closest_names("qqq", {"step", "mask"}).empty());
 }
 
 TEST_CASE("cli: flags a command would ignore are not accepted", "[cli][flags]") {

@@ -62,6 +62,12 @@ std::vector<std::size_t> pattern_numbers(const std::string& spec, const std::str
 }
 }  // namespace
 
+const std::vector<std::string>& mask_forms() {
+    static const std::vector<std::string> all = {"none",       "causal",      "window:W", "local:W",
+                                                 "global:G,W", "dilated:W,D", "block:B",  "bigbird:B,R,G"};
+    return all;
+}
+
 mask_pattern parse_pattern(const std::string& s) {
     mask_pattern p;
     const std::size_t colon = s.find(':');
@@ -101,10 +107,10 @@ mask_pattern parse_pattern(const std::string& s) {
         p.kind = pattern_kind::bigbird, p.block = v[0], p.random = v[1], p.globals = v[2];
         positive(p.block, "the block size B");
     } else {
-        throw error(
-            fmt::format("unknown mask '{}': use none, causal, window:W, local:W, global:G,W, dilated:W,D, "
-                        "block:B or bigbird:B,R,G",
-                        s));
+        std::string forms;
+        for (std::size_t i = 0; i < mask_forms().size(); ++i)
+            forms += (i == 0 ? "" : i + 1 == mask_forms().size() ? " or " : ", ") + mask_forms()[i];
+        throw error(fmt::format("unknown mask '{}': use {}", s, forms));
     }
     return p;
 }

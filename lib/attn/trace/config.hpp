@@ -29,6 +29,9 @@ mask_kind parse_mask(const std::string& s);
 // Any --mask: none, causal, window:W, local:W, global:G,W, dilated:W,D, block:B, bigbird:B,R,G.
 // Checks the syntax and the rules that need no sequence length (W >= 1 ...); throws attn::error.
 mask_pattern parse_pattern(const std::string& s);
+// The forms parse_pattern takes, as a user types them, the numbers in capitals: "none", "causal",
+// "window:W", …, "bigbird:B,R,G" (the completions and "did you mean" read it).
+const std::vector<std::string>& mask_forms();
 // The rules that need the sizes: global's G <= n, block's B <= n, bigbird's n a multiple of B
 // and n = m. Throws attn::error with a one-line message naming the rule.
 void check_pattern(const mask_pattern& p, std::size_t n, std::size_t m);
