@@ -19,6 +19,7 @@
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/render/format.hpp"
+#include "completion.hpp"
 #include "help.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
@@ -214,71 +215,6 @@ std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extr
     return "; did you mean " + best + "?";
 }
 
-// Each subcommand's name and its flags, from the CLI11 tree that parses them.
-using command_flags = std::vector<std::pair<std::string, std::vector<std::string>>>;
-command_flags all_flags(const CLI::App& cli) {
-    command_flags commands;
-    for (const CLI::App* sub : cli.get_subcommands({})) {
-        std::vector<std::string> flags;
-        for (const CLI::Option* o : sub->get_options())
-            for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
-        commands.push_back({sub->get_name(), flags});
-    }
-    return commands;
-}
-
-std::string bash_completion(const command_flags& commands, const std::string& names) {
-    std::string out =
-        "# bash completion for attn-explain (attn-explain completion bash)\n_attn_explain() {\n"
-        "    local cur=${COMP_WORDS[COMP_CWORD]}\n"
-        "    if [ \"$COMP_CWORD\" -eq 1 ]; then COMPREPLY=($(compgen -W \"" +
-        names +
-        " --help --version\" -- \"$cur\")); return; fi\n"
-        "    case ${COMP_WORDS[1]} in\n";
-    for (const auto& c : commands) {
-        std::string flags;
-        for (const auto& f : c.second) flags += (flags.empty() ? "" : " ") + f;
-        out += "        " + c.first + ") COMPREPLY=($(compgen -W \"" + flags + " --help\" -- \"$cur\"));;\n";
-    }
-    return out + "    esac\n}\ncomplete -o default -F _attn_explain attn-explain\n";
-}
-
-std::string zsh_completion(const command_flags& commands, const std::string& names) {
-    std::string out =
-        "#compdef attn-explain\n# zsh completion for attn-explain (attn-explain completion zsh)\n_attn_explain() {\n"
-        "  if (( CURRENT == 2 )); then compadd -- " +
-        names + "; return; fi\n  case $words[2] in\n";
-    for (const auto& c : commands) {
-        std::string flags;
-        for (const auto& f : c.second) flags += " " + f;
-        out += "    " + c.first + ") compadd --" + flags + " --help;;\n";
-    }
-    return out + "  esac\n}\n_attn_explain \"$@\"\n";
-}
-
-std::string fish_completion(const command_flags& commands, const std::string& names) {
-    std::string out =
-        "# fish completion for attn-explain (attn-explain completion fish)\n"
-        "complete -c attn-explain -f -n '__fish_use_subcommand' -a '" +
-        names + "'\n";
-    for (const auto& c : commands)
-        for (const auto& f : c.second)
-            out += "complete -c attn-explain -n '__fish_seen_subcommand_from " + c.first + "' -l " + f.substr(2) + "\n";
-    return out;
-}
-
-// `attn-explain completion bash|zsh|fish`: the subcommands, then each one's flags (so a new
-// command or flag completes without anyone editing a script). "" for another shell.
-std::string completion_script(const CLI::App& cli, const std::string& shell) {
-    const command_flags commands = all_flags(cli);
-    std::string names;
-    for (const auto& c : commands) names += (names.empty() ? "" : " ") + c.first;
-    if (shell == "bash") return bash_completion(commands, names);
-    if (shell == "zsh") return zsh_completion(commands, names);
-    if (shell == "fish") return fish_completion(commands, names);
-    return "";
-}
-
 // CLI11's help with every description wrapped to the terminal's width (80 when piped), under its
 // column; CLI11 itself writes each description on one line however long.
 class wrapping_formatter : public CLI::Formatter {
@@ -455,7 +391,11 @@ int run_command_line(int argc, char** argv) {
     if (const std::optional<int> code = parse(cli, argc, argv)) return *code;
 
     if (cli.got_subcommand(completion)) {
-        const std::string script = completion_script(cli, completion_shell);
+        std::vector<completion_command> all;
+        for (const bound_command& b : bound) all.push_back({b.entry->name, b.declared->describe()});
+        all.push_back({"help", help_flags.describe()});
+        all.push_back({"completion", completion_flags.describe()});
+        const std::string script = completion_script(all, completion_shell);
         if (script.empty()) {
             print_error("unknown shell '" + completion_shell + "': use bash, zsh or fish");
             return 2;

@@ -32,7 +32,7 @@ void flags_of(flags& f, cost_options& opt) {
     f.add("--rope-dim", opt.rope_dim, "MLA: width d_r of the shared RoPE key (with --kv-latent)");
     f.add("--dtype", opt.dtype, "float32 | float16 | bfloat16")
         .show_default()
-        .values({"float32", "float16", "bfloat16"});
+        .values({"float32", "float16", "bfloat16"}, false);
     f.add("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B")
         .show_default()
         .values(attn::mask_forms(), true, "attn-explain help cost");  // bigbird: refused with the reason

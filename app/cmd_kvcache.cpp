@@ -32,7 +32,7 @@ void flags_of(flags& f, kvcache_options& opt) {
     f.add("--heads", r.heads, "Query heads h").show_default();
     f.add("--kv-heads", r.kv_heads, "K/V heads g, dividing h (default: h; 1 = multi-query)");
     f.add("--seed", r.seed, "Seed for X and the weights").show_default();
-    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"});
+    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"}, false);
     f.add("--mask", r.mask, "causal | window:W (a rolling cache of W entries)")
         .show_default()
         .values({"causal", "window:W"}, true, "attn-explain help kv-cache");
@@ -45,7 +45,7 @@ void flags_of(flags& f, kvcache_options& opt) {
     f.flag("--rope", r.rope, "RoPE: each step rotates its new q and k at position p + t; the cache holds rotated keys");
     f.add("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
         .show_default()
-        .values({"half", "interleaved"});
+        .values({"half", "interleaved"}, false);
     f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)").show_default();
     f.after_parse([&r](const flags& parsed) {
         r.kv_heads_given = parsed.given("--kv-heads");

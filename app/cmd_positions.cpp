@@ -25,21 +25,21 @@ void flags_of(flags& f, positions_options& opt) {
     r.d_model = r.d_k = r.d_v = 8;
     attn::positions_request& p = opt.request;
     f.add("--encoding", p.encoding, "none | sinusoidal | learned | rope | alibi (default: a tour of all)")
-        .values({"none", "sinusoidal", "learned", "rope", "alibi"});
+        .values({"none", "sinusoidal", "learned", "rope", "alibi"}, false);
     f.add("-n,--seq-len", r.seq_len, "Number of tokens n").show_default();
     f.add("--d-model", r.d_model, "Width of each token vector").show_default();
     f.add("--d-k", r.d_k, "Width of queries, keys and values (even, for RoPE)").show_default();
     f.add("--seed", r.seed, "Seed for X, the weights, the permutation and the learned table").show_default();
-    f.add("--init", r.init, "Weight init: randn | xavier").show_default().values({"randn", "xavier"});
-    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"});
+    f.add("--init", r.init, "Weight init: randn | xavier").show_default().values({"randn", "xavier"}, false);
+    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"}, false);
     f.add("--mask", p.mask, "none | causal (default: causal for none and alibi, none for the others)")
-        .values({"none", "causal"});
+        .values({"none", "causal"}, false);
     f.add("--tokens", r.tokens, "Words that label the positions, e.g. \"the cat sat on a mat\"");
     f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR").value_name("DIR");
     f.add("--save", opt.run.save, "Write the encoding's steps as DIR/<id>.npy (needs --encoding)").value_name("DIR");
     f.add("--rope-style", p.rope.style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
         .show_default()
-        .values({"half", "interleaved"});
+        .values({"half", "interleaved"}, false);
     f.add("--rope-base", p.rope.base, "RoPE base B: theta_i = B^(-2i/d_k)").show_default();
     f.add("--heads", p.heads, "ALiBi heads h (slopes as in the paper)").show_default();
     f.add("--shift", p.shift, "Offset s of the RoPE relative-position check").show_default();

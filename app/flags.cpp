@@ -40,7 +40,7 @@ std::string refuse_unknown(const std::string& typed, const value_set& s) {
     std::string all;
     for (std::size_t i = 0; i < s.values.size(); ++i)
         all += (i == 0 ? "" : i + 1 == s.values.size() ? " or " : ", ") + s.values[i];
-    return "unknown value '" + typed + "': use " + (s.values.size() > 12 ? "one of" + listed : all);
+    return "unknown value '" + typed + "': use " + all + listed;
 }
 }  // namespace
 

@@ -17,8 +17,8 @@ void add_run_options(flags& f, step_options& opt) {
     f.add("--d-k", r.d_k, "Width of queries and keys").show_default();
     f.add("--d-v", r.d_v, "Width of values (and of the output)").show_default();
     f.add("--seed", r.seed, "Seed for X and the weights").show_default();
-    f.add("--init", r.init, "Weight init: randn | xavier").show_default().values({"randn", "xavier"});
-    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"});
+    f.add("--init", r.init, "Weight init: randn | xavier").show_default().values({"randn", "xavier"}, false);
+    f.add("--dtype", r.dtype, "float32 | float64 (default float32, as PyTorch)").values({"float32", "float64"}, false);
     f.add("--mask", r.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B | bigbird:B,R,G")
         .show_default()
         .values(attn::mask_forms(), true, "attn-explain help mask");
@@ -45,7 +45,7 @@ void add_rope_options(flags& f, attn::step_request& r) {
     f.flag("--rope", r.rope, "Rotate q and k by position (RoPE) before the scores: Q_rot and K_rot steps");
     f.add("--rope-style", r.rope_style, "RoPE pairs: half (i, i+d/2) | interleaved (2i, 2i+1)")
         .show_default()
-        .values({"half", "interleaved"});
+        .values({"half", "interleaved"}, false);
     f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d)").show_default();
 }
 

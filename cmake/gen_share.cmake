@@ -5,14 +5,14 @@
 # own page attn-explain(1) from --help (with help2man when it is installed, else a plain page that
 # carries the same text) with a COMMANDS section naming each command's page.
 # Run as: cmake -DEXE=<attn-explain> -DOUT=<dir> [-DHELP2MAN=<path>] -P gen_share.cmake
-file(MAKE_DIRECTORY ${OUT}/bash-completion/completions ${OUT}/zsh/site-functions
+file(MAKE_DIRECTORY ${OUT}/bash-completion/completions ${OUT}/zsh/vendor-completions
                     ${OUT}/fish/vendor_completions.d ${OUT}/man/man1)
 # The pages must not depend on the environment of the build (--lang's default comes from it).
 set(ENV{ATTN_EXPLAIN_LANG} "en")
 set(ENV{COLUMNS} "80")
 execute_process(COMMAND ${EXE} completion bash OUTPUT_FILE ${OUT}/bash-completion/completions/attn-explain
                 RESULT_VARIABLE r1)
-execute_process(COMMAND ${EXE} completion zsh OUTPUT_FILE ${OUT}/zsh/site-functions/_attn-explain RESULT_VARIABLE r2)
+execute_process(COMMAND ${EXE} completion zsh OUTPUT_FILE ${OUT}/zsh/vendor-completions/_attn-explain RESULT_VARIABLE r2)
 execute_process(COMMAND ${EXE} completion fish OUTPUT_FILE ${OUT}/fish/vendor_completions.d/attn-explain.fish
                 RESULT_VARIABLE r3)
 execute_process(COMMAND ${EXE} help --list OUTPUT_VARIABLE names RESULT_VARIABLE r0)

@@ -11,7 +11,7 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in bin/attn-explain share/man/man1/attn-explain.1 share/man/man1/attn-explain-step.1 \
          share/man/zh_CN/man1/attn-explain-step.1 share/bash-completion/completions/attn-explain \
-         share/zsh/site-functions/_attn-explain share/fish/vendor_completions.d/attn-explain.fish; do
+         share/zsh/vendor-completions/_attn-explain share/fish/vendor_completions.d/attn-explain.fish; do
   [ -s "$prefix/$f" ] || { echo "missing after install: $f"; exit 1; }
 done
 "$prefix/bin/attn-explain" step --no-pause >/dev/null
@@ -29,4 +29,7 @@ words=$(bash -c 'source "$1"; COMP_WORDS=(attn-explain st); COMP_CWORD=1; _attn_
 words=$(bash -c 'source "$1"; COMP_WORDS=(attn-explain heads --batch-i); COMP_CWORD=2; _attn_explain; echo "${COMPREPLY[*]}"' _ \
         "$prefix/share/bash-completion/completions/attn-explain")
 [ "$words" = "--batch-index" ] || { echo "bash completion of 'heads --batch-i' gave '$words'"; exit 1; }
+words=$(bash -c 'source "$1"; COMP_WORDS=(attn-explain mistake no-sc); COMP_CWORD=2; _attn_explain; echo "${COMPREPLY[*]}"' _ \
+        "$prefix/share/bash-completion/completions/attn-explain")
+[ "$words" = "no-scale" ] || { echo "bash completion of 'mistake no-sc' gave '$words'"; exit 1; }
 echo "install ok: $(cd "$prefix" && find . -type f | sort | tr '\n' ' ')"

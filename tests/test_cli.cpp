@@ -303,7 +303,9 @@ TEST_CASE("cli: mistake errors are one line", "[cli][mistakes][errors]") {
     const result unknown = run("mistake mask-upside-down");
     CHECK(unknown.code == 2);
     CHECK(count_lines(unknown.err) == 1);
-    CHECK_THAT(unknown.err, Catch::Contains("valid ids are no-transpose") && Catch::Contains("no-max-subtraction"));
+    CHECK_THAT(
+        unknown.err,
+        Catch::Contains("unknown value 'mask-upside-down': use no-transpose") && Catch::Contains("no-max-subtraction"));
     const result multihead_in_step = run("step --mistake merge-no-transpose");
     CHECK(multihead_in_step.code == 2);
     CHECK_THAT(multihead_in_step.err, Catch::Contains("attn-explain mistake merge-no-transpose"));
@@ -485,7 +487,7 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     CHECK(fs::exists(t.path / "attn-explain" / "drill-progress.txt"));
     const result bad = run("drill --topic poetry");
     CHECK(bad.code == 2);
-    CHECK_THAT(bad.err, Catch::Contains("unknown --topic 'poetry'"));
+    CHECK_THAT(bad.err, Catch::Contains("--topic: unknown value 'poetry': use shapes"));
 }
 
 TEST_CASE("cli: every command the drill points to runs", "[cli][drill][lint]") {
