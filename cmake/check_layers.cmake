@@ -1,4 +1,4 @@
-# The layer rules of lib/attn/ (README "Layout"), checked by reading every #include "attn/...":
+# The layer rules of lib/attn/ (.github/CONTRIBUTING.md, "Layers"), checked by reading every #include "attn/...":
 #   core/   includes only core/  (pure math: no lessons, files, terminals, pages)
 #   io/     never includes doc/ or render/
 #   render/ text, markdown and html renderers include the page model, never trace/ or drill/;
