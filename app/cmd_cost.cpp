@@ -16,6 +16,7 @@ namespace {
 
 struct cost_options {
     long batch = 1, seq_len = 1024, d_model = 768, heads = 12, kv_heads = -1, layers = 12;
+    long d_head = -1;  // -1: d_model / heads
     long kv_latent = 0, rope_dim = 0;  // MLA
     std::string mask = "none";  // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B
     std::string dtype = "float16";
@@ -26,6 +27,7 @@ void flags_of(flags& f, cost_options& opt) {
     f.add("--seq-len", opt.seq_len, "Sequence length n").show_default();
     f.add("--d-model", opt.d_model, "Model width d").show_default();
     f.add("--heads", opt.heads, "Query heads h").show_default();
+    f.add("--d-head", opt.d_head, "Head width d_head (default d_model / heads; any width, as DeepSeek-V2's 128)");
     f.add("--kv-heads", opt.kv_heads, "K/V heads g (default h; 1 = multi-query)");
     f.add("--layers", opt.layers, "Layers L").show_default();
     f.add("--kv-latent", opt.kv_latent, "MLA: cache a latent of d_c per token instead of K and V");
@@ -54,7 +56,11 @@ std::optional<costed> run(const cost_options& opt, run_context&) {
         if (v <= 0) throw attn::error(fmt::format("{} must be a positive whole number (got {})", flag, v));
     if (opt.kv_heads == 0 || opt.kv_heads < -1)
         throw attn::error(fmt::format("--kv-heads must be a positive whole number (got {})", opt.kv_heads));
+    if (opt.d_head == 0 || opt.d_head < -1 || opt.d_head > (1L << 24))
+        throw attn::error(
+            fmt::format("--d-head must be a positive whole number (got {}): try --d-head 64", opt.d_head));
     attn::cost_input in;
+    in.d_head = opt.d_head < 0 ? 0 : static_cast<std::size_t>(opt.d_head);
     in.batch = static_cast<std::size_t>(opt.batch), in.seq_len = static_cast<std::size_t>(opt.seq_len);
     in.d_model = static_cast<std::size_t>(opt.d_model), in.heads = static_cast<std::size_t>(opt.heads);
     in.kv_heads = opt.kv_heads < 0 ? in.heads : static_cast<std::size_t>(opt.kv_heads);

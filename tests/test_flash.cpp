@@ -110,6 +110,43 @@ TEST_CASE("cost formulas on a hand-computed case", "[cost]") {
     CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--heads 5 must divide d_model 16"));
 }
 
+TEST_CASE("cost --d-head: a head width apart from d_model (DeepSeek-V2's 128 heads of 128 at 5120)", "[cost]") {
+    attn::cost_input in;  // DeepSeek-V2: d = 5120, h = 128, d_head = 128, L = 60, d_c = 512, d_r = 64, bf16
+    in.seq_len = 1024, in.d_model = 5120, in.heads = in.kv_heads = 128, in.d_head = 128, in.layers = 60;
+    in.bytes = 2, in.kv_latent = 512, in.rope_dim = 64;
+    const attn::cost_result c = attn::attention_cost(in);
+    CHECK(c.d_head == 128);
+    CHECK(c.kv_per_token == 60.0 * (512 + 64) * 2);  // 69120 bytes: about 70 KB a token
+    CHECK(c.kv_per_token > 65e3);
+    CHECK(c.kv_per_token < 75e3);
+    CHECK(c.mha_kv_per_token == 2.0 * 60 * 128 * 128 * 2);  // K and V of 128 heads of 128
+    CHECK(c.proj_q == 60.0 * 2 * 1024 * 5120 * (128 * 128));  // queries are h·d_head = 16384 wide
+    CHECK(c.proj_o == c.proj_q);
+    CHECK(c.qk == 60.0 * 2 * 128 * 1024 * 1024 * 128);
+    // 4·h·n²·d_head > 2·n·d·(2·h·d_head + 2·g·d_head)  ⟺  n > d·(h + g)/h, whatever d_head is.
+    CHECK(c.crossover_n == 5120.0 * 256 / 128);
+    in.kv_heads = 32;
+    CHECK(attn::attention_cost(in).crossover_n == 5120.0 * 160 / 128);
+    // Without --d-head, d_head = d / h as before; with it, h need not divide d.
+    in.d_head = 0, in.heads = 100, in.kv_heads = 1;
+    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--heads 100 must divide d_model 5120"));
+    in.d_head = 64;
+    CHECK(attn::attention_cost(in).d_head == 64);
+    // The page names the formulas that hold when h·d_head ≠ d.
+    in.d_head = 128, in.heads = in.kv_heads = 128;
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::text_options o;
+    o.width = 200;
+    const std::string text = attn::render_text_joined(attn::cost_document(in, attn::attention_cost(in), L), o);
+    INFO(text);
+    CHECK_THAT(text,
+               Catch::Contains("d_head = 128") && Catch::Contains("2·L·B·n·d·(h·d_head)") &&
+                   Catch::Contains("n > d·(h + g)/h = 10240") && !Catch::Contains("n·d²"));
+    in.d_head = 0, in.d_model = 16384;  // the same head width, now d / h: the familiar forms
+    const std::string same = attn::render_text_joined(attn::cost_document(in, attn::attention_cost(in), L), o);
+    CHECK_THAT(same, Catch::Contains("2·L·B·n·d²") && Catch::Contains("n > d + g·d_head = 32768"));
+}
+
 TEST_CASE("flash and cost pages: sections - highlighted cells - and the terminal's width", "[flash][cost][doc]") {
     const attn::lessons& L = attn::lessons::embedded("en");
     attn::flash_report r;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -183,6 +184,47 @@ TEST_CASE("help: every example on every page runs as shown", "[help][examples]")
             CHECK((r.code == 0 || r.code == first.code));
             CHECK(r.err.find("error:") == std::string::npos);
         }
+    }
+}
+
+// The `help cost` page's DeepSeek-V2 example, in every language: the command it shows runs, and
+// every figure the page quotes after it (sizes in KiB/MiB, the ratio, the bytes) is the run's.
+TEST_CASE("help: cost's DeepSeek-V2 example reproduces the figures the page quotes", "[help][cost][examples]") {
+    const sandbox box;
+    for (const std::string& lang : attn::embedded_languages()) {
+        INFO(lang);
+        const test::command_result page = box.run("attn-explain help cost --lang " + lang);
+        REQUIRE(page.code == 0);
+        // The command: from "  attn-explain cost --d-model 5120" over the lines that end in '\\'.
+        const std::size_t at = page.out.find("  attn-explain cost --d-model 5120");
+        REQUIRE(at != std::string::npos);
+        std::string command;
+        std::istringstream lines(page.out.substr(at));
+        std::string line, rest;
+        while (std::getline(lines, line)) {
+            const bool more = !line.empty() && line.back() == '\\';
+            command += " " + line.substr(0, line.size() - (more ? 1 : 0));
+            if (!more) break;
+        }
+        std::getline(lines, rest, '\0');  // the paragraph that quotes the figures
+        INFO(command);
+        const test::command_result run = box.run(command + " --lang " + lang);
+        REQUIRE(run.code == 0);
+        const test::command_result json = box.run(command + " --format json");
+        const auto j = nlohmann::json::parse(json.out);
+        const double per_token = j["kv_bytes_per_token"].get<double>();
+        CHECK(per_token == 69120);  // 60·(512 + 64)·2: "about 70 KB"
+        CHECK(has_word(rest, std::to_string(static_cast<long>(per_token))));
+        CHECK(j["d_head"].get<double>() == 128);
+        std::regex figure("[0-9]+\\.[0-9]+ (KiB|MiB|GiB)|[0-9]+\\.[0-9]+×");
+        int quoted = 0;
+        const std::string flat = std::regex_replace(rest, std::regex("\\s+"), " ");
+        for (auto it = std::sregex_iterator(flat.begin(), flat.end(), figure); it != std::sregex_iterator(); ++it) {
+            ++quoted;
+            INFO(it->str());
+            CHECK_THAT(std::regex_replace(run.out, std::regex("\\s+"), " "), Catch::Contains(it->str()));
+        }
+        CHECK(quoted >= 2);
     }
 }
 

@@ -215,7 +215,10 @@ cost_result attention_cost(const cost_input& c) {
     const std::size_t limits[] = {c.batch, c.seq_len, c.d_model, c.heads, c.kv_heads, c.layers, c.block_q, c.block_k};
     for (std::size_t v : limits)
         if (v == 0 || v > (1u << 24)) throw error("every size must be between 1 and 16777216");
-    if (c.d_model % c.heads != 0) throw error(fmt::format("--heads {} must divide d_model {}", c.heads, c.d_model));
+    if (c.d_head > (1u << 24)) throw error("every size must be between 1 and 16777216");
+    if (c.d_head == 0 && c.d_model % c.heads != 0)
+        throw error(
+            fmt::format("--heads {} must divide d_model {} (or give the head width: --d-head)", c.heads, c.d_model));
     if (c.heads % c.kv_heads != 0)
         throw error(fmt::format("--kv-heads {} must divide --heads {}: each group of query heads shares one K/V head",
                                 c.kv_heads, c.heads));
@@ -223,12 +226,14 @@ cost_result attention_cost(const cost_input& c) {
                  d = static_cast<double>(c.d_model);
     const double h = static_cast<double>(c.heads), g = static_cast<double>(c.kv_heads),
                  L = static_cast<double>(c.layers);
-    const double dh = d / h, bytes = static_cast<double>(c.bytes);
+    const double dh = c.d_head > 0 ? static_cast<double>(c.d_head) : d / h, bytes = static_cast<double>(c.bytes);
     cost_result r;
-    // A matmul (a×b)·(b×c) costs 2·a·b·c FLOPs (one multiply and one add per term).
-    r.proj_q = L * 2 * B * n * d * d;
+    r.d_head = dh;
+    // A matmul (a×b)·(b×c) costs 2·a·b·c FLOPs (one multiply and one add per term). The queries
+    // and the heads' concatenated outputs are h·d_head wide (= d when d_head = d / h).
+    r.proj_q = L * 2 * B * n * d * (h * dh);
     r.proj_kv = L * 2 * (2 * B * n * d * (g * dh));
-    r.proj_o = L * 2 * B * n * d * d;
+    r.proj_o = L * 2 * B * n * (h * dh) * d;
     // A mask that skips work: only its allowed pairs are computed (n² without one).
     r.pairs = pattern_pairs(c.mask, c.seq_len);
     r.density = r.pairs / (n * n);
@@ -248,8 +253,9 @@ cost_result attention_cost(const cost_input& c) {
     // Tiled: per (item, head) the running max and sum per row in float32, and one Br×Bc tile
     // per (item, head) processed at once.
     r.tiled_bytes = B * h * (n * 2 * 4 + static_cast<double>(c.block_q * c.block_k) * 4);
-    // 4·B·h·n²·dh (QKᵀ and PV) > 2·B·n·d·(2d + 2·g·dh) (projections)  ⟺  n > d + g·dh
-    r.crossover_n = d + g * dh;
+    // 4·B·h·n²·dh (QKᵀ and PV) > 2·B·n·d·(2·h·dh + 2·g·dh) (projections)  ⟺  n > d·(h + g)/h,
+    // which is d + g·dh when h·dh = d.
+    r.crossover_n = d * (h + g) / h;
     return r;
 }
 

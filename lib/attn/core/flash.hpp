@@ -80,9 +80,13 @@ struct cost_input {
     std::size_t bytes = 2;  // per element: 4 float32, 2 float16/bfloat16
     std::size_t block_q = 64, block_k = 64;
     std::size_t kv_latent = 0, rope_dim = 0;  // > 0: an MLA cache of d_c + d_r per token and layer
+    // The width of one head: 0 = d_model / heads (h·d_head = d_model, as nn.MultiheadAttention);
+    // any other width is free of d_model (DeepSeek-V2: 128 heads of 128 at d_model 5120).
+    std::size_t d_head = 0;
     mask_pattern mask;  // none (dense), causal, window, local, global, block or dilated
 };
 struct cost_result {
+    double d_head = 0;  // the head width used (cost_input::d_head, or d_model / heads)
     double proj_q = 0, proj_kv = 0, proj_o = 0, qk = 0, softmax = 0, pv = 0;  // FLOPs, all layers
     double flops = 0;  // their sum
     double scores_bytes = 0;  // one layer's n×n scores, all heads and items

@@ -2,6 +2,7 @@
 #include "attn/doc/flash.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -173,22 +174,30 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
 }
 
 doc::document cost_document(const cost_input& in, const cost_result& c, const lessons& L) {
+    // d_head free of d_model (--d-head): the projections' formulas and the crossover keep h·d_head.
+    const bool free_head = c.d_head * static_cast<double>(in.heads) != static_cast<double>(in.d_model);
+    const double crossover_floor = std::floor(c.crossover_n);
     const vars v = {
         {"batch", std::to_string(in.batch)},
         {"n", std::to_string(in.seq_len)},
         {"d", std::to_string(in.d_model)},
         {"h", std::to_string(in.heads)},
+        {"dh", fmt::format("{}", c.d_head)},
         {"g", std::to_string(in.kv_heads)},
         {"layers", std::to_string(in.layers)},
         {"bytes", std::to_string(in.bytes)},
-        {"crossover", fmt::format("{:.0f}", c.crossover_n)},
+        {"crossover",
+         crossover_floor == c.crossover_n ? fmt::format("{:.0f}", c.crossover_n)
+                                          : fmt::format("{:.2f}", c.crossover_n)},
         {"dominant", L.raw(static_cast<double>(in.seq_len) > c.crossover_n ? "cost.attention" : "cost.projections")}};
     const bool mla = in.kv_latent > 0, masked = in.mask.kind != pattern_kind::none;
     const bool rolling = in.mask.kind == pattern_kind::window;
     auto row = [&](const std::string& key, const std::string& value) {
         const bool latent = mla && (key == "kv_per_token" || key == "kv_cache_bytes");
         const bool pairs = masked && (key == "qk" || key == "softmax" || key == "pv");
-        std::string formula = L.raw("cost." + key + (latent ? "_mla" : "") + (pairs ? "_masked" : "") + "_formula");
+        const bool wide = free_head && (key == "proj_q" || key == "proj_o");
+        std::string formula = L.raw("cost." + key + (latent ? "_mla" : "") + (pairs ? "_masked" : "") +
+                                    (wide ? "_free" : "") + "_formula");
         if (rolling && key == "kv_cache_bytes") formula = L.raw("cost.kv_cache_bytes_window_formula");
         return std::vector<std::string>{L.raw("cost." + key), value, formula};
     };
@@ -211,7 +220,7 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                     row("kv_cache_bytes", bytes_text(c.kv_cache_bytes)), row("tiled_bytes", bytes_text(c.tiled_bytes))},
                    "lrl"),
         doc::gap(),
-        doc::prose(L.text("cost.dominates", v))};
+        doc::prose(L.text(free_head ? "cost.dominates_free" : "cost.dominates", v))};
     if (masked)
         p.blocks.push_back(doc::prose(
             L.text(rolling ? "cost.mask_window" : "cost.mask",

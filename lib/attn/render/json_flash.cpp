@@ -54,7 +54,8 @@ std::string render_flash_json(const flash_report& r) {
 std::string render_cost_json(const cost_input& in, const cost_result& c) {
     auto n = [](double x) { return json_number(x, dtype::float64); };
     std::string out = fmt::format(
-        "{{\"batch\": {}, \"seq_len\": {}, \"d_model\": {}, \"heads\": {}, \"kv_heads\": {}, \"layers\": {}, "
+        "{{\"batch\": {}, \"seq_len\": {}, \"d_model\": {}, \"heads\": {}, \"d_head\": {}, \"kv_heads\": {}, "
+        "\"layers\": {}, "
         "\"bytes\": {}, "
         "\"flops\": {}, \"flops_breakdown\": {{\"proj_q\": {}, \"proj_kv\": {}, \"qk\": {}, \"softmax\": {}, \"pv\": "
         "{}, "
@@ -62,8 +63,8 @@ std::string render_cost_json(const cost_input& in, const cost_result& c) {
         "{}, "
         "\"crossover_seq_len\": {}, \"mask\": {}, \"pairs\": {}, \"density\": {}, \"dense_flops\": {}, "
         "\"sparse_scores_bytes\": {}, \"kv_cache_tokens\": {}}}\n",
-        in.batch, in.seq_len, in.d_model, in.heads, in.kv_heads, in.layers, in.bytes, n(c.flops), n(c.proj_q),
-        n(c.proj_kv), n(c.qk), n(c.softmax), n(c.pv), n(c.proj_o), n(c.scores_bytes), n(c.kv_cache_bytes),
+        in.batch, in.seq_len, in.d_model, in.heads, n(c.d_head), in.kv_heads, in.layers, in.bytes, n(c.flops),
+        n(c.proj_q), n(c.proj_kv), n(c.qk), n(c.softmax), n(c.pv), n(c.proj_o), n(c.scores_bytes), n(c.kv_cache_bytes),
         n(c.kv_per_token), n(c.tiled_bytes), n(c.crossover_n), json_string(spec_text(in.mask)), n(c.pairs),
         n(c.density), n(c.dense_flops), n(c.sparse_scores_bytes), n(c.kv_cache_tokens));
     if (in.kv_latent == 0) return out;
