@@ -147,6 +147,59 @@ TEST_CASE("cost --d-head: a head width apart from d_model (DeepSeek-V2's 128 hea
     CHECK_THAT(same, Catch::Contains("2·L·B·n·d²") && Catch::Contains("n > d + g·d_head = 32768"));
 }
 
+// Issue 24, point 11: a sparse mask skips scores, not cache entries; only window:W evicts. The
+// note says so under each pattern, with the facts it cites checked against the mask's own matrix.
+TEST_CASE("cost --mask: the KV cache shrinks only where entries are evicted", "[cost][sparse]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::text_options o;
+    o.width = 400;
+    for (std::size_t n : {1, 8, 37})
+        for (const char* spec :
+             {"causal", "window:3", "local:2", "global:1,2", "dilated:3,2", "dilated:2,5", "block:4", "block:1"}) {
+            attn::cost_input in;
+            in.seq_len = n, in.d_model = 16, in.heads = 2, in.kv_heads = 2, in.layers = 1;
+            in.mask = attn::parse_pattern(spec);
+            const attn::cost_result c = attn::attention_cost(in);
+            std::string text;  // one line: the prose wraps at a reading width whatever the terminal
+            for (char ch : attn::render_text_joined(attn::cost_document(in, c, L), o))
+                if (ch != '\n' && !(ch == ' ' && !text.empty() && text.back() == ' ')) text += ch;
+                else if (!text.empty() && text.back() != ' ')
+                    text += ' ';
+            INFO(spec << " n " << n << "\n" << text);
+            CHECK_THAT(text, !Catch::Contains("a bidirectional or global pattern needs every key"));
+            const auto allowed = attn::pattern_allowed(in.mask, n, n);
+            bool later = false;  // some query reads a key after it
+            std::size_t back = 0;  // the furthest any query reads back
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < n; ++j)
+                    if (allowed[i][j]) later = later || j > i, back = std::max(back, i > j ? i - j : 0);
+            if (in.mask.kind == attn::pattern_kind::window) {
+                CHECK(c.kv_cache_tokens == std::min<double>(n, 3));
+                CHECK_THAT(text, Catch::Contains("a rolling cache of " + std::to_string(std::min<std::size_t>(n, 3))));
+                continue;
+            }
+            CHECK(c.kv_cache_tokens == n);
+            CHECK_THAT(text, Catch::Contains("all " + std::to_string(n) + " tokens"));
+            CHECK((text.find("bidirectional") != std::string::npos) == later);
+            if (in.mask.kind == attn::pattern_kind::causal) {
+                CHECK(back == (n > 0 ? n - 1 : 0));  // "the newest query reads every earlier key"
+                CHECK_THAT(text, Catch::Contains("the newest query reads every earlier key"));
+            } else {
+                CHECK_THAT(text,
+                           Catch::Contains("only when entries are evicted, which of these patterns only "
+                                           "window:W does"));
+            }
+            if (in.mask.kind == attn::pattern_kind::dilated) {
+                const std::size_t reach = (in.mask.window - 1) * in.mask.dilation;
+                CHECK(back <= reach);  // "never reads a key more than (W − 1)·D positions back"
+                if (n > reach) CHECK(back == reach);
+                CHECK_THAT(text,
+                           Catch::Contains("(W − 1)·D = " + std::to_string(reach) + " positions back") &&
+                               Catch::Contains("= " + std::to_string(std::min(n, reach + 1)) + " tokens."));
+            }
+        }
+}
+
 TEST_CASE("flash and cost pages: sections - highlighted cells - and the terminal's width", "[flash][cost][doc]") {
     const attn::lessons& L = attn::lessons::embedded("en");
     attn::flash_report r;

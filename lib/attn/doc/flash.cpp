@@ -221,9 +221,29 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                    "lrl"),
         doc::gap(),
         doc::prose(L.text(free_head ? "cost.dominates_free" : "cost.dominates", v))};
-    if (masked)
+    if (masked) {
+        // What the mask does to the KV cache: it skips scores, not cache entries; only window:W's
+        // rolling cache evicts. dilated:W,D never reads further back than (W − 1)·D positions.
+        const std::size_t reach = (in.mask.window > 0 ? in.mask.window - 1 : 0) * in.mask.dilation;
+        const vars cache_vars = {{"mask", spec_text(in.mask)},
+                                 {"tokens", fmt::format("{:.0f}", c.kv_cache_tokens)},
+                                 {"kv", bytes_text(c.kv_cache_bytes)},
+                                 {"reach", std::to_string(reach)},
+                                 {"could", std::to_string(std::min(in.seq_len, reach + 1))}};
+        // Bidirectional: some query reads a key after it. It shows in the first rows when at all
+        // (local:W, global:G,W and block:B with B > 1 let query 0 see key 1).
+        const std::size_t k = std::min<std::size_t>(in.seq_len, 64);
+        const auto allowed = pattern_allowed(in.mask, k, k);
+        bool bidirectional = false;
+        for (std::size_t i = 0; i < k; ++i)
+            for (std::size_t j = i + 1; j < k; ++j) bidirectional = bidirectional || allowed[i][j];
+        const char* cache_key = rolling             ? "cost.cache_window"
+            : in.mask.kind == pattern_kind::causal  ? "cost.cache_causal"
+            : in.mask.kind == pattern_kind::dilated ? "cost.cache_dilated"
+            : bidirectional                         ? "cost.cache_bidirectional"
+                                                    : "cost.cache_kept";
         p.blocks.push_back(doc::prose(
-            L.text(rolling ? "cost.mask_window" : "cost.mask",
+            L.text("cost.mask",
                    {{"mask", spec_text(in.mask)},
                     {"pairs", fmt::format("{:.0f}", c.pairs)},
                     {"n2", fmt::format("{:.0f}", static_cast<double>(in.seq_len) * static_cast<double>(in.seq_len))},
@@ -233,8 +253,8 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                     {"ratio", fmt::format("{:.2f}", c.dense_flops / c.flops)},
                     {"sparse_scores", bytes_text(c.sparse_scores_bytes)},
                     {"scores", bytes_text(c.scores_bytes)},
-                    {"tokens", fmt::format("{:.0f}", c.kv_cache_tokens)},
-                    {"kv", bytes_text(c.kv_cache_bytes)}})));
+                    {"cache", L.text(cache_key, cache_vars)}})));
+    }
     if (mla)
         p.blocks.push_back(doc::prose(L.text("cost.mla",
                                              {{"d_c", std::to_string(in.kv_latent)},
