@@ -14,6 +14,9 @@
 #include "attn/core/tiny_model.hpp"
 #include "attn/core/backward.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/doc/learn.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/text.hpp"
 #include "attn/trace/learn.hpp"
 
 namespace {
@@ -169,6 +172,51 @@ TEST_CASE("small runs learn their task and its pattern", "[learn][slow]") {
     CHECK(r.pattern_score >= 0.6);
 }
 
+// Issue 24, point 13: the page judges a run by the bars it prints, compared as printed, and says
+// so when a run misses one.
+TEST_CASE("learn: the bars that call a pattern learned are the ones printed, and a miss says so", "[learn]") {
+    // As printed: 0.8996 shows as 0.90 and meets 0.90; 94.96% shows as 95.0% and meets 95%.
+    CHECK(attn::score_meets(0.8996, 0.9));
+    CHECK_FALSE(attn::score_meets(0.8949, 0.9));
+    CHECK(attn::accuracy_meets(0.94951, 0.95));
+    CHECK_FALSE(attn::accuracy_meets(0.9494, 0.95));
+    CHECK(attn::bars_of(attn::task_kind::previous).pattern == 0.9);
+    CHECK(attn::bars_of(attn::task_kind::induction).pattern == 0.6);
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::text_options o;
+    o.width = 1000;
+    auto number_after = [](const std::string& text, const std::string& before) {
+        const std::size_t at = text.find(before);
+        REQUIRE(at != std::string::npos);
+        return std::stod(text.substr(at + before.size()));
+    };
+    for (long steps : {2L, 60L}) {
+        const attn::learn_report r = small_run("previous", steps, 3);
+        std::string text;  // one line: the prose wraps at a reading width whatever the terminal
+        for (char ch : attn::render_text_joined(attn::learn_document(r, L), o))
+            if (ch != '\n' && !(ch == ' ' && !text.empty() && text.back() == ' ')) text += ch;
+            else if (!text.empty() && text.back() != ' ')
+                text += ' ';
+        INFO("steps " << steps << "\n" << text);
+        // The sentence that judges the pattern prints the score and the bar it was judged by.
+        const double score = number_after(text, r.pattern_learned ? "head 0 puts " : "puts only ");
+        const double bar = number_after(text, r.pattern_learned ? "at or above the " : "short of the ");
+        CHECK(bar == 0.9);
+        CHECK(r.pattern_learned == (score >= bar));
+        CHECK_THAT(text, Catch::Contains(r.pattern_learned ? "The pattern is there" : "The pattern did not form"));
+        const double acc = number_after(text, "With ");
+        CHECK(r.solved == (acc >= 95.0));
+        CHECK_THAT(text,
+                   Catch::Contains(r.solved ? "at or above the 95% this page calls solved"
+                                            : "short of the 95% this page calls solved, the model has not"));
+        if (steps == 2) {
+            CHECK_FALSE(r.pattern_learned);
+            CHECK_FALSE(r.solved);
+            CHECK_THAT(text, Catch::Contains("never reached 99% in 2 steps"));
+        }
+    }
+}
+
 // tests/fixtures/learn_step (make_fixtures.py): the loss, every gradient and the parameters after
 // one Adam step, computed by torch autograd and torch.optim.Adam in float64.
 TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam", "[learn][golden]") {
@@ -224,6 +272,14 @@ TEST_CASE("attn-explain learn: JSON contract, text width and exit codes", "[lear
     CHECK(doc["curve"].size() == 40);
     CHECK(doc["curve"][0].contains("accuracy"));
     for (const char* key : {"loss", "accuracy", "pattern_score"}) CHECK(doc["final"].contains(key));
+    // The verdicts beside the bars they were judged by (as printed: two decimals).
+    const nlohmann::json& fin = doc["final"];
+    CHECK(fin["bars"]["pattern"].get<double>() == 0.6);
+    CHECK(fin["pattern_learned"].get<bool>() ==
+          attn::score_meets(fin["pattern_score"].get<double>(), fin["bars"]["pattern"].get<double>()));
+    CHECK(fin["solved"].get<bool>() ==
+          attn::accuracy_meets(fin["accuracy"].get<double>(), fin["bars"]["solved"].get<double>()));
+    CHECK(fin.contains("previous_token_learned"));
     CHECK(doc["snapshots"][0]["weights"].size() == 6);
     for (const char* cols : {"60", "80"}) {
         const test::command_result t =

@@ -159,18 +159,18 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     what.id = "learned";
     what.title = L.raw("learn.what");
     what.blocks.push_back(doc::heading(what.title));
-    const bool pattern = r.pattern_score >= (c.task == task_kind::induction ? 0.6 : 0.9);
+    const bool pattern = r.pattern_learned;  // judged by the bars the sentences print (learn.hpp)
     std::string say = pattern ? L.text("learn.learned", v) : L.text("learn.not_learned", v);
     const bool broken = c.model.positions == position_kind::none || !c.model.scale;
-    say += " " + (r.final_accuracy >= 0.95 ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
-    if (r.final_accuracy >= 0.95 && !pattern) say += " " + L.raw("learn.solved_without_pattern");
-    const bool rope_fail = c.model.positions == position_kind::rope && !c.model.causal && r.final_accuracy < 0.95;
-    if (r.final_accuracy < 0.95 && !broken && !rope_fail) say += " " + L.raw("learn.break.try_steps");
+    say += " " + (r.solved ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
+    if (r.solved && !pattern) say += " " + L.raw("learn.solved_without_pattern");
+    const bool rope_fail = c.model.positions == position_kind::rope && !c.model.causal && !r.solved;
+    if (!r.solved && !broken && !rope_fail) say += " " + L.raw("learn.break.try_steps");
     what.blocks.push_back(doc::prose(say));
     if (c.task == task_kind::induction && c.model.layers > 1) {
         what.blocks.push_back(doc::gap());
-        what.blocks.push_back(doc::prose(r.previous_score >= 0.6 ? L.text("learn.task.induction.previous_head", v)
-                                                                 : L.text("learn.task.induction.no_previous_head", v)));
+        what.blocks.push_back(doc::prose(r.previous_learned ? L.text("learn.task.induction.previous_head", v)
+                                                            : L.text("learn.task.induction.no_previous_head", v)));
     }
     if (rope_fail) {
         what.blocks.push_back(doc::gap());
@@ -178,7 +178,7 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     }
     if (c.model.positions == position_kind::none) {
         what.blocks.push_back(doc::gap());
-        const bool failed = r.final_accuracy < 0.95;
+        const bool failed = !r.solved;
         std::string text =
             failed ? L.text("learn.break.no_positions_failed", v) : L.text("learn.break.no_positions_learned", v);
         if (failed && c.model.causal) text += " " + L.raw("learn.break.mask_note");

@@ -54,9 +54,14 @@ std::string render_learn_json(const learn_report& r) {
         "\"initial_accuracy\": {}, \"initial_pattern_score\": {}, \"reached_99_at\": {}",
         num(r.final_loss), num(r.final_accuracy), num(r.pattern_score), r.pattern_layer, r.pattern_head,
         num(r.init_accuracy), num(r.init_pattern_score), r.reach < 0 ? "null" : std::to_string(r.reach));
+    out += fmt::format(
+        ", \"pattern_learned\": {}, \"solved\": {}, \"bars\": {{\"pattern\": {}, \"solved\": {}, \"previous\": {}, "
+        "\"reach\": {}}}",
+        r.pattern_learned, r.solved, num(r.bars.pattern), num(r.bars.solved), num(r.bars.previous), num(r.bars.reach));
     if (c.task == task_kind::induction && m.layers > 1)
-        out += fmt::format(", \"previous_token_score\": {}, \"previous_token_head\": {}", num(r.previous_score),
-                           r.previous_head);
+        out +=
+            fmt::format(", \"previous_token_score\": {}, \"previous_token_head\": {}, \"previous_token_learned\": {}",
+                        num(r.previous_score), r.previous_head, r.previous_learned);
     if (r.has_baseline)
         out += fmt::format(", \"baseline\": {{\"accuracy\": {}, \"pattern_score\": {}, \"reached_99_at\": {}}}",
                            num(r.base_accuracy), num(r.base_score),

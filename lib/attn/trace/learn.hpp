@@ -39,6 +39,19 @@ const std::vector<std::string>& learn_task_ids();  // previous, reverse, max, in
 // Fills the task's defaults and checks every flag; throws attn::error with a one-line hint.
 learn_config validate_learn(const learn_request& r);
 
+// The bars a run is judged by, printed on the page and written to the JSON beside the verdicts:
+// a head has the task's pattern at a pattern score of `pattern` or more (induction: 0.6, the
+// score of a head that reads the right key among a dozen), the model has solved the task at
+// `solved` held-out accuracy, layer 0 has a previous-token head (induction) at `previous`, and the
+// curve "reached" at `reach` training-batch accuracy. A value meets its bar as printed: the
+// scores at two decimals, the accuracies at 0.1% (so 0.8996, shown as 0.90, meets 0.90).
+struct learn_bars {
+    double pattern = 0.9, previous = 0.6, solved = 0.95, reach = 0.99;
+};
+learn_bars bars_of(task_kind k);
+bool score_meets(double score, double bar);  // at two decimals, as printed
+bool accuracy_meets(double accuracy, double bar);  // in percent at one decimal, as printed
+
 struct learn_point {
     std::size_t step = 0;
     double loss = 0, accuracy = 0;  // on that step's training batch, before its update
@@ -63,7 +76,9 @@ struct learn_report {
     double pattern_score = 0, init_pattern_score = 0;
     double previous_score = 0;  // induction: best previous-token head of layer 0
     std::size_t previous_head = 0;
-    long reach = -1;  // first step whose training-batch accuracy is ≥ 99% (−1: never)
+    long reach = -1;  // first step whose training-batch accuracy meets bars.reach (−1: never)
+    learn_bars bars;  // the bars this run is judged by, and the verdicts
+    bool pattern_learned = false, solved = false, previous_learned = false;
     // --positions none or --no-scale: the same run without the break, for comparison.
     bool has_baseline = false;
     double base_accuracy = 0, base_score = 0;
