@@ -5,6 +5,8 @@
 #include <xtensor/xview.hpp>
 
 #include "attn/core/error.hpp"
+#include "attn/doc/walkthrough.hpp"
+#include "attn/io/lessons.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/trace.hpp"
 #include "helpers.hpp"
@@ -100,6 +102,56 @@ TEST_CASE("cross-attention: keys and values come from the memory", "[heads][cros
     // bottom-right: query 0 sees keys 0..3 (m - n = 3), so key 4 is blocked and key 3 is not.
     CHECK(std::isinf(st.at("masked_scores").value(0, 4)));
     CHECK(std::isfinite(st.at("masked_scores").value(0, 3)));
+}
+
+// Issue 24, point 14: with n ≠ m a causal mask (or a sparse pattern) means nothing until it is
+// aligned; wherever cross-attention takes one, the masked-scores note says which alignment the
+// run uses and which keys its first and last query see (read here off the masked scores).
+TEST_CASE("cross-attention: the masked-scores note says what causal means when n != m", "[heads][cross]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    // "keys 0..2, 4" for the finite entries of row i of the (first item's, first head's) scores.
+    auto seen = [](const attn::tensor& masked, std::size_t i, std::size_t m, bool multihead) {
+        std::vector<std::size_t> keys;
+        for (std::size_t j = 0; j < m; ++j)
+            if (std::isfinite(multihead ? masked(0, 0, i, j) : masked(i, j))) keys.push_back(j);
+        if (keys.empty()) return std::string("no key at all (its row comes out NaN)");
+        std::string list;
+        for (std::size_t a = 0; a < keys.size();) {
+            std::size_t b = a;
+            while (b + 1 < keys.size() && keys[b + 1] == keys[b] + 1) ++b;
+            list += (list.empty() ? "" : ", ") + std::to_string(keys[a]) +
+                (b > a ? ".." + std::to_string(keys[b]) : std::string());
+            a = b + 1;
+        }
+        return (keys.size() == 1 ? "key " : "keys ") + list;
+    };
+    for (bool multihead : {true, false})
+        for (const char* mask : {"causal", "window:2", "dilated:2,2"})
+            for (const char* align : {"top-left", "bottom-right"})
+                for (auto [n, m] : {std::pair<std::int64_t, std::int64_t>{3, 6}, {5, 3}}) {
+                    attn::step_request r = heads_request(multihead ? 2 : 1);
+                    r.multihead = multihead;
+                    if (!multihead) r.d_k = r.d_v = 4;
+                    r.seq_len = n, r.kv_len = m, r.mask = mask, r.align = align;
+                    const attn::step_config c = attn::validate(r);
+                    const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
+                    std::string note;  // on one line: the lesson's source lines joined
+                    for (char ch : attn::doc::step_note(t, L, t.at("masked_scores"))) note += ch == '\n' ? ' ' : ch;
+                    INFO((multihead ? "heads " : "step ") << mask << " " << align << " n " << n << " m " << m << "\n"
+                                                          << note);
+                    const bool br = std::string(align) == "bottom-right";
+                    if (!multihead && std::string(mask) == "causal") {  // step's own causal note
+                        CHECK_THAT(note, Catch::Contains(br ? "aligned bottom-right" : "aligned top-left"));
+                        continue;
+                    }
+                    CHECK_THAT(note, Catch::Contains(br ? "aligns it bottom-right" : "aligns it top-left"));
+                    const attn::tensor& masked = t.at("masked_scores").value;
+                    const std::size_t nn = static_cast<std::size_t>(n), mm = static_cast<std::size_t>(m);
+                    CHECK_THAT(
+                        note,
+                        Catch::Contains("query 0 may see " + seen(masked, 0, mm, multihead) + " and query " +
+                                        std::to_string(nn - 1) + " " + seen(masked, nn - 1, mm, multihead) + "."));
+                }
 }
 
 TEST_CASE("padding: padded keys get zero weight in every head", "[heads][mask]") {

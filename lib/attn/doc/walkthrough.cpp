@@ -14,15 +14,62 @@
 
 namespace attn::doc {
 
+namespace {
+
+// The keys a row of an allowed mask lets its query see, as the lessons word it: "no key", "key 3",
+// "keys 0..3", "keys 0, 2, 4..6".
+std::string keys_text(const std::vector<bool>& allowed, const lessons& L) {
+    std::vector<std::string> runs;
+    std::size_t count = 0;
+    for (std::size_t j = 0; j < allowed.size(); ++j) {
+        if (!allowed[j]) continue;
+        std::size_t end = j;
+        while (end + 1 < allowed.size() && allowed[end + 1]) ++end;
+        runs.push_back(end == j ? std::to_string(j) : fmt::format("{}..{}", j, end));
+        count += end - j + 1;
+        j = end;
+    }
+    if (count == 0) return L.raw("step.masked_scores.align_no_key");
+    std::string list;
+    for (const std::string& r : runs) list += (list.empty() ? "" : ", ") + r;
+    return L.text(count == 1 ? "step.masked_scores.align_key" : "step.masked_scores.align_keys", {{"keys", list}});
+}
+
+// Cross-attention with n ≠ m under a mask that depends on where the queries stand (causal or a
+// sparse pattern): what the run's alignment means, with the keys its first and last query see.
+std::string alignment_note(const trace& t, const lessons& L) {
+    const std::size_t n = t.config.seq_len, m = t.config.keys();
+    const bool bottom_right = t.config.align == causal_align::bottom_right;
+    auto allowed = pattern_blocked(t.config.pattern, n, m, t.config.align);
+    for (auto& row : allowed) row.flip();
+    return L.text(
+        bottom_right ? "step.masked_scores.align_cross_bottom_right" : "step.masked_scores.align_cross_top_left",
+        {{"n", std::to_string(n)},
+         {"m", std::to_string(m)},
+         {"mask", spec_text(t.config.pattern)},
+         {"last", std::to_string(n - 1)},
+         {"first_keys", keys_text(allowed.front(), L)},
+         {"last_keys", keys_text(allowed.back(), L)}});
+}
+
+}  // namespace
+
 std::string step_note(const trace& t, const lessons& L, const step& s) {
     const vars v = step_vars(t, s);
     std::string note_key = lesson_key(t, s) + ".note";
     // The causal note of cross-attention, worded for the run's alignment.
+    bool aligned = false;
     if (s.id == "masked_scores" && t.config.cross() && t.config.mask == mask_kind::causal &&
         L.has(note_key + "_cross_" +
-              std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left")))
+              std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left"))) {
         note_key += "_cross_" + std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left");
+        aligned = true;
+    }
     std::string note = L.text(note_key, v);
+    // Elsewhere (heads, sparse patterns) causal and the patterns need the alignment said.
+    if (s.id == "masked_scores" && t.config.cross() && t.config.keys() != t.config.seq_len && !aligned &&
+        t.config.pattern.kind != pattern_kind::none)
+        note += "\n\n" + alignment_note(t, L);
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.values.count("scale_check"))
         note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
