@@ -195,6 +195,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         h.bias = false;
         h.kv_len = 3;
         render_all(run(h));
+        h.mask = "causal";  // cross-attention under a causal mask: the alignment note, a key, keys,
+        h.lengths.clear();  // and no key at all
+        h.batch = 1;
+        h.tokens.clear();
+        h.seq_len = 5;
+        h.align = "bottom-right";
+        render_all(run(h));
+        h.align = "top-left";
+        render_all(run(h));
     }
     {  // the drill: every question of the bank and every generator, through every piece of text
         using namespace attn::drill;
@@ -288,6 +297,16 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         fw.result = attn::flash_forward(m, m, m, 2, 2, fw.mask, 4);
         CHECK_NOTHROW(attn::render_text(attn::flash_document(fw, F, 4), o));
         CHECK_NOTHROW(attn::render_flash_json(fw));
+        // What each mask does to the KV cache: causal, dilated (its reach), bidirectional, and a
+        // pattern that is neither (block:1).
+        for (const char* spec : {"causal", "dilated:4,2", "local:8", "block:1"}) {
+            ci.mask = attn::parse_pattern(spec);
+            CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
+        }
+        ci.mask = attn::mask_pattern{};
+        ci.d_head = 128;  // --d-head apart from d_model: the h·d_head formulas and crossover
+        CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
+        ci.d_head = 0;
         ci.kv_latent = 512, ci.rope_dim = 64;  // the MLA cache rows and sentence
         CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
     }
@@ -429,11 +448,13 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 CHECK_NOTHROW(attn::render_learn_json(lr));
                 lr.final_accuracy = 1, lr.pattern_score = 1, lr.previous_score = 1,
                 lr.reach = 3;  // the success sentences
+                lr.solved = lr.pattern_learned = lr.previous_learned = true;
                 lr.base_reach = 5;
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
                 lr.reach = 9;  // slower than the baseline
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
                 lr.pattern_score = lr.previous_score = 0;  // solved without the pattern
+                lr.pattern_learned = lr.previous_learned = false;
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
             }
     }
@@ -508,6 +529,12 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             return attn::run_positions(c, attn::make_inputs(c.run), 4);
         };
         pos_all(pos_of(6, 8, "", "half", 8));
+        {  // d_k = 2: one pair, a bound that does not fall on the whole
+            attn::positions_request q;
+            q.run.seq_len = 6, q.run.d_model = 2, q.run.d_k = 2, q.encoding = "rope";
+            const attn::positions_config c = attn::validate_positions(q);
+            pos_all(attn::run_positions(c, attn::make_inputs(c.run), 4));
+        }
         pos_all(pos_of(5, 7, "none", "interleaved", 12));  // odd d_model, no mask, h not a power of 2
         attn::positions_report one = pos_of(1, 8, "", "half", 1);  // every check trivially equal
         pos_all(one);

@@ -2,6 +2,7 @@
 // heads_rope*, kvcache_rope from make_fixtures.py), shift invariance, the permutation property,
 // and the command's flags, JSON and --save.
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -21,6 +22,9 @@
 #include "attn/trace/positions.hpp"
 #include "attn/trace/trace.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/doc/positions.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/text.hpp"
 #include "attn/render/format.hpp"
 #include "cli_helpers.hpp"
 
@@ -156,6 +160,50 @@ TEST_CASE("RoPE scores depend on m − n only: shifting every position changes n
     // and the command reports it
     const attn::positions_report r = run_case("positions_rope_half", "rope", "half", "none");
     CHECK(r.runs[0].shift_diff < 1e-4);
+}
+
+// Issue 24, point 12: RoPE's long-range decay is an upper bound whose average factor falls on the
+// whole, not attention that falls with distance pair by pair; the page's numbers are the run's.
+TEST_CASE("RoPE's long-range decay is stated as a bound, with the run's numbers", "[positions][rope]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    const attn::positions_report r = run_case("positions_rope_half", "rope", "half", "none");
+    attn::text_options o;
+    o.width = 2000;
+    const std::string text = attn::render_text_joined(attn::positions_document(r, L, 4), o);
+    const std::size_t at = text.find("RoFormer (Su et al. 2021");
+    REQUIRE(at != std::string::npos);
+    std::string decay;  // the paragraph, its wrapped lines joined
+    for (std::size_t i = at; i < text.size() && text.compare(i, 2, "\n\n") != 0; ++i)
+        if (text[i] != '\n') decay += text[i];
+        else if (decay.back() != ' ')
+            decay += ' ';
+    INFO(decay);
+    CHECK_THAT(decay,
+               Catch::Contains("an upper bound on every pair's |score|") &&
+                   Catch::Contains("does not make any one pair's score fall with distance"));
+    // The trend clause: the bound's mean over the far half of the distances against the near half.
+    const attn::encoding_run& e = r.runs[0];
+    const std::size_t half = e.decay_run.size() / 2;
+    double near = 0, far = 0;
+    for (std::size_t k = 0; k < e.decay_run.size(); ++k) (k < half ? near : far) += e.decay_run[k];
+    near /= static_cast<double>(half), far /= static_cast<double>(e.decay_run.size() - half);
+    CHECK_THAT(decay, Catch::Contains(far < near ? "on the whole it falls" : "it does not fall on the whole"));
+    // The example pair: read its numbers back and check them against the run's scores.
+    const attn::tensor& sc = e.t.at("scores").value;
+    const std::size_t p = decay.find("This run's own scores show it: query ");
+    if (p == std::string::npos) return;
+    unsigned fi = 0, fj = 0, fd = 0, ni = 0, nj = 0, nd = 0;
+    double fs = 0, ns = 0;
+    REQUIRE(std::sscanf(decay.c_str() + p,
+                        "This run's own scores show it: query %u against key %u, %u apart, scores %lf, larger in size "
+                        "than the %lf of query %u against key %u, %u apart.",
+                        &fi, &fj, &fd, &fs, &ns, &ni, &nj, &nd) == 8);
+    CHECK(fs == Approx(sc(fi, fj)).margin(1e-4));
+    CHECK(ns == Approx(sc(ni, nj)).margin(1e-4));
+    CHECK(fd == (fi > fj ? fi - fj : fj - fi));
+    CHECK(nd == (ni > nj ? ni - nj : nj - ni));
+    CHECK(fd > nd);
+    CHECK(std::fabs(sc(fi, fj)) > std::fabs(sc(ni, nj)));
 }
 
 TEST_CASE("permutation: equal without a mask, different with the causal mask", "[positions]") {

@@ -270,7 +270,40 @@ struct builder {
             doc::row({doc::chart(L.text("positions.rope.decay_chart", dv), e.decay_run),
                       doc::chart(L.text("positions.rope.decay_chart", with({{"d_k", "128"}, {"last", dv.at("last")}})),
                                  e.decay_128)}));
-        p.blocks.push_back(doc::prose(L.text("positions.rope.decay", dv)));
+        // Does the bound's average factor fall on the whole? Its mean over the far half of the
+        // distances charted against the near half.
+        const std::size_t half = e.decay_run.size() / 2;
+        double near_mean = 0, far_mean = 0;
+        for (std::size_t k = 0; k < e.decay_run.size(); ++k) (k < half ? near_mean : far_mean) += e.decay_run[k];
+        near_mean /= static_cast<double>(half), far_mean /= static_cast<double>(e.decay_run.size() - half);
+        dv["near_mean"] = format_number(near_mean, 2), dv["far_mean"] = format_number(far_mean, 2);
+        dv["mid"] = std::to_string((half - 1) * decay_step);
+        dv["trend"] = L.text(far_mean < near_mean ? "positions.rope.decay_falls" : "positions.rope.decay_flat", dv);
+        std::string decay = L.text("positions.rope.decay", dv);
+        // The run's own scores: a pair far apart that scores higher (in |score|) than a pair next
+        // to each other, when there is one.
+        const matrix<double> sc = as_matrix(e.t.at("scores").value);
+        std::size_t fi = 0, fj = 0, ni = 0, nj = 0;
+        double far_s = -1, near_s = -1;
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < sc.shape(1); ++j) {
+                const std::size_t dist = i > j ? i - j : j - i;
+                const double a = std::fabs(sc(i, j));
+                if (dist <= 1 && (near_s < 0 || a < near_s)) near_s = a, ni = i, nj = j;
+                if (dist >= std::max<std::size_t>(2, n / 2) && a > far_s) far_s = a, fi = i, fj = j;
+            }
+        if (far_s >= 0 && near_s >= 0 && far_s > near_s)
+            decay += " " +
+                L.text("positions.rope.decay_pair",
+                       {{"far_i", std::to_string(fi)},
+                        {"far_j", std::to_string(fj)},
+                        {"far_d", std::to_string(fi > fj ? fi - fj : fj - fi)},
+                        {"far_s", format_number(sc(fi, fj), 4)},
+                        {"near_i", std::to_string(ni)},
+                        {"near_j", std::to_string(nj)},
+                        {"near_d", std::to_string(ni > nj ? ni - nj : nj - ni)},
+                        {"near_s", format_number(sc(ni, nj), 4)}});
+        p.blocks.push_back(doc::prose(decay));
         p.blocks.push_back(doc::gap());
         p.blocks.push_back(weights_map(e, 0, L.raw("positions.weights.title")));
         perm_line(p.blocks, e, v);
