@@ -507,6 +507,16 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             CHECK_NOTHROW(attn::render_text(vd, {}));
             CHECK_NOTHROW(attn::render_markdown(vd));
         }
+    {  // performer: features that are not orthogonal (a loaded ω), and blocks of one row (d_k = 1)
+        attn::step_request vr;
+        attn::variant_report pr = attn::run_variant("performer", vr);
+        pr.omega_cosine = 0.5;
+        CHECK_NOTHROW(attn::render_text(attn::variant_document(pr, attn::lessons::embedded("en"), 4), {}));
+        vr.d_model = vr.d_k = vr.d_v = 1;
+        vr.dims_given = true;
+        CHECK_NOTHROW(attn::render_text(
+            attn::variant_document(attn::run_variant("performer", vr), attn::lessons::embedded("en"), 4), {}));
+    }
     // `attn-explain positions` in every format, on runs that reach every conditional sentence; then
     // step --rope, heads --rope and kv-cache --rope.
     {

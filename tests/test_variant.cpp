@@ -7,11 +7,16 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <xtensor/xview.hpp>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "attn/core/rng.hpp"
 #include "attn/core/variants.hpp"
+#include "attn/doc/variant.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/text.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/trace/variant.hpp"
 #include "cli_helpers.hpp"
@@ -151,6 +156,132 @@ TEST_CASE("variant performer: agrees with its own reference given the features -
     CHECK(r.errors.back().size == 1024);
     CHECK(r.errors.back().mean < r.errors.front().mean);
     CHECK(r.errors.back().sd < r.errors.front().sd);
+}
+
+// Issue 24, point 10: FAVOR+'s features are drawn as the paper draws them, orthogonal in blocks of
+// d (block Gram–Schmidt) with χ_d-distributed lengths, so each row alone is N(0, I_d).
+TEST_CASE("performer: orthogonal random features - rows orthogonal in blocks, lengths chi-distributed",
+          "[variant][performer]") {
+    for (std::size_t d : {1, 3, 4, 16})
+        for (std::size_t m : {1, 5, 16, 40}) {
+            attn::rng g(7 * d + m);
+            const attn::matrix<double> w = attn::orthogonal_features(m, d, g);
+            REQUIRE(w.shape(0) == m);
+            REQUIRE(w.shape(1) == d);
+            for (std::size_t i = 0; i < m; ++i)
+                for (std::size_t j = i + 1; j < m && j / d == i / d; ++j) {
+                    double dot = 0, ni = 0, nj = 0;
+                    for (std::size_t a = 0; a < d; ++a)
+                        dot += w(i, a) * w(j, a), ni += w(i, a) * w(i, a), nj += w(j, a) * w(j, a);
+                    CHECK(std::fabs(dot) / std::sqrt(ni * nj) < 1e-12);
+                }
+            CHECK(attn::block_max_cosine(w, d) < 1e-12);
+        }
+    // Lengths: ‖ω‖² ~ χ²_d (mean d, variance 2d), and the rows' entries N(0, 1) (mean 0, variance 1),
+    // over 4000 rows of d = 6; a block of rows is not i.i.d. (it is orthogonal), but each row is.
+    const std::size_t d = 6, m = 4000;
+    attn::rng g(11);
+    const attn::matrix<double> w = attn::orthogonal_features(m, d, g);
+    double mean = 0, var = 0, entry_mean = 0, entry_var = 0;
+    std::vector<double> sq(m);
+    for (std::size_t i = 0; i < m; ++i) {
+        for (std::size_t a = 0; a < d; ++a) sq[i] += w(i, a) * w(i, a), entry_mean += w(i, a) / (m * d);
+        mean += sq[i] / m;
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+        var += (sq[i] - mean) * (sq[i] - mean) / (m - 1);
+        for (std::size_t a = 0; a < d; ++a) entry_var += (w(i, a) - entry_mean) * (w(i, a) - entry_mean) / (m * d - 1);
+    }
+    CHECK(mean == Approx(6.0).margin(0.25));  // sd of the mean: √(12/4000) ≈ 0.055
+    CHECK(var == Approx(12.0).margin(1.5));
+    CHECK(entry_mean == Approx(0.0).margin(0.05));
+    CHECK(entry_var == Approx(1.0).margin(0.06));
+    // The length's distribution, not only its moments: the χ_d CDF at three points (regularised
+    // lower gamma P(d/2, x/2) for x = ‖ω‖²: d = 6 gives 1 − e^{−x/2}(1 + x/2 + x²/8)).
+    for (double x : {3.0, 6.0, 10.0}) {
+        double below = 0;
+        for (double s : sq) below += s <= x;
+        const double cdf = 1 - std::exp(-x / 2) * (1 + x / 2 + x * x / 8);
+        CHECK(below / m == Approx(cdf).margin(0.03));
+    }
+}
+
+// Issue 24, point 9: Lemma 2 of Choromanski et al. 2020 as the page states it: for m i.i.d.
+// positive features the estimate of exp(x·y) has relative variance (e^{‖x+y‖²} − 1)/m, and
+// orthogonal features do no worse. Measured over many draws at one pair.
+TEST_CASE("performer: Lemma 2's relative variance, and orthogonal features do no worse", "[variant][performer]") {
+    const std::size_t d = 4, m = 8, draws = 20000;
+    const std::vector<double> x = {0.3, -0.2, 0.25, 0.1}, y = {0.2, 0.1, -0.3, 0.35};
+    double xy = 0, sum_sq = 0, xx = 0, yy = 0;
+    for (std::size_t a = 0; a < d; ++a)
+        xy += x[a] * y[a], sum_sq += (x[a] + y[a]) * (x[a] + y[a]), xx += x[a] * x[a], yy += y[a] * y[a];
+    const double truth = std::exp(xy);
+    auto relative_mse = [&](bool orthogonal) {
+        attn::rng g(orthogonal ? 5 : 6);
+        double mse = 0;
+        for (std::size_t t = 0; t < draws; ++t) {
+            attn::matrix<double> w = xt::empty<double>({m, d});
+            if (orthogonal) w = attn::orthogonal_features(m, d, g);
+            else
+                for (double& e : w) e = g.normal();
+            double est = 0;
+            for (std::size_t f = 0; f < m; ++f) {
+                double wx = 0, wy = 0;
+                for (std::size_t a = 0; a < d; ++a) wx += w(f, a) * x[a], wy += w(f, a) * y[a];
+                est += std::exp(wx - xx / 2) * std::exp(wy - yy / 2) / m;
+            }
+            mse += (est - truth) * (est - truth) / draws;
+        }
+        return mse / (truth * truth);
+    };
+    const double lemma = attn::favor_relative_variance(sum_sq, m);
+    CHECK(lemma == Approx((std::exp(sum_sq) - 1) / m).epsilon(1e-12));
+    const double iid = relative_mse(false), orth = relative_mse(true);
+    INFO("Lemma 2 " << lemma << ", i.i.d. " << iid << ", orthogonal " << orth);
+    CHECK(iid == Approx(lemma).epsilon(0.1));
+    CHECK(orth <= iid * 1.05);
+    CHECK(attn::favor_relative_variance(sum_sq, 4 * m) == Approx(lemma / 4));  // falls as 1/m
+}
+
+// The page: the Lemma 2 numbers it prints are computed from this run's q and k, and it says the
+// features are orthogonal with the measured largest |cos|.
+TEST_CASE("variant performer: the page's variance and orthogonality are the run's", "[variant][performer]") {
+    attn::step_request req;
+    req.seq_len = 5, req.d_model = 6, req.d_k = 4, req.d_v = 3, req.dims_given = true;
+    req.init = "xavier";
+    attn::variant_request vr;
+    vr.kind = "performer";
+    vr.run = req;
+    vr.features = 32;
+    const attn::variant_report r = attn::run_variant(vr);
+    attn::matrix<double> q, k;
+    for (const auto& [id, value] : r.saved) {
+        if (id == "Q") q = value;
+        if (id == "K") k = value;
+    }
+    double hi = 0, lo = 1e300;
+    for (std::size_t i = 0; i < 5; ++i)
+        for (std::size_t j = 0; j < 5; ++j) {
+            double s = 0;
+            for (std::size_t a = 0; a < 4; ++a) s += std::pow((q(i, a) + k(j, a)) / std::pow(4.0, 0.25), 2);
+            hi = std::max(hi, s), lo = std::min(lo, s);
+        }
+    CHECK(r.sum_sq_max == Approx(hi));
+    CHECK(r.sum_sq_min == Approx(lo));
+    CHECK(r.omega_cosine < 1e-12);
+    const attn::lessons& L = attn::lessons::embedded("en");
+    std::string text;
+    for (char c : attn::render_text_joined(attn::variant_document(r, L, 4), {})) text += c == '\n' ? ' ' : c;
+    auto g3 = [](double v) { return fmt::format("{:.3g}", v); };
+    INFO(text);
+    CHECK_THAT(text,
+               Catch::Contains("(e^{‖q'+k'‖²} − 1)/m") && Catch::Contains("Lemma 2") &&
+                   Catch::Contains("orthogonal features do no worse"));
+    CHECK_THAT(text,
+               Catch::Contains("lies between " + g3(attn::favor_relative_variance(lo, 32)) + " and " +
+                               g3(attn::favor_relative_variance(hi, 32))));
+    CHECK_THAT(text, Catch::Contains("the rows of ω are orthogonal"));
+    CHECK_THAT(text, !Catch::Contains("variance falls like 1/m in expectation"));
 }
 
 TEST_CASE("kv-cache --mla: decoding with the latent cache equals full MLA (PyTorch)", "[variant][golden][mla]") {

@@ -162,6 +162,54 @@ matrix<double> favor_features(const matrix<double>& x, const matrix<double>& ome
 }
 }  // namespace
 
+matrix<double> orthogonal_features(std::size_t m, std::size_t d, rng& g) {
+    matrix<double> omega = xt::empty<double>({m, d});
+    for (std::size_t start = 0; start < m; start += d) {
+        // pass 1: a d×d Gaussian block
+        matrix<double> block = xt::empty<double>({d, d});
+        for (double& x : block) x = g.normal();
+        // pass 2: Gram–Schmidt over its rows (twice, so rounding leaves them orthogonal to ~1e-16)
+        for (std::size_t i = 0; i < d; ++i) {
+            for (int pass = 0; pass < 2; ++pass)
+                for (std::size_t j = 0; j < i; ++j) {
+                    double dot = 0;
+                    for (std::size_t a = 0; a < d; ++a) dot += block(i, a) * block(j, a);
+                    for (std::size_t a = 0; a < d; ++a) block(i, a) -= dot * block(j, a);
+                }
+            double norm = 0;
+            for (std::size_t a = 0; a < d; ++a) norm += block(i, a) * block(i, a);
+            norm = std::sqrt(norm);
+            for (std::size_t a = 0; a < d; ++a) block(i, a) /= norm;
+        }
+        // pass 3: each row scaled to a χ_d length, the norm of a fresh N(0, I_d) vector
+        for (std::size_t i = 0; i < d && start + i < m; ++i) {
+            double len = 0;
+            for (std::size_t a = 0; a < d; ++a) {
+                const double z = g.normal();
+                len += z * z;
+            }
+            len = std::sqrt(len);
+            for (std::size_t a = 0; a < d; ++a) omega(start + i, a) = block(i, a) * len;
+        }
+    }
+    return omega;
+}
+
+double block_max_cosine(const matrix<double>& omega, std::size_t d) {
+    const std::size_t m = omega.shape(0), w = omega.shape(1);
+    double worst = 0;
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = i + 1; j < m && j / d == i / d; ++j) {
+            double dot = 0, ni = 0, nj = 0;
+            for (std::size_t a = 0; a < w; ++a)
+                dot += omega(i, a) * omega(j, a), ni += omega(i, a) * omega(i, a), nj += omega(j, a) * omega(j, a);
+            if (ni > 0 && nj > 0) worst = std::max(worst, std::fabs(dot) / std::sqrt(ni * nj));
+        }
+    return worst;
+}
+
+double favor_relative_variance(double sum_sq, std::size_t m) { return std::expm1(sum_sq) / static_cast<double>(m); }
+
 performer_result performer_attention(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
                                      const matrix<double>& omega) {
     performer_result r;

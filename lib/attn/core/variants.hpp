@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/rng.hpp"
 
 namespace attn {
 
@@ -61,6 +62,18 @@ struct performer_result {
     matrix<double> kv;  // φ(K)ᵀ·V [m, d_v]
     matrix<double> output;  // φ(Q)·KV / φ(Q)·Σφ(k) [n, d_v]
 };
+// FAVOR+'s orthogonal random features (Choromanski et al. 2020, section 2.4) ω [m, d]: drawn in
+// blocks of d rows, each block a d×d Gaussian made orthonormal row by row (Gram–Schmidt), every
+// row then scaled to the length of a fresh N(0, I_d) vector (χ-distributed with d degrees of
+// freedom). So each row on its own is N(0, I_d), as an i.i.d. draw, and rows of one block are
+// exactly orthogonal; the last block is cut to what m leaves.
+matrix<double> orthogonal_features(std::size_t m, std::size_t d, rng& g);
+// The largest |cos| between two rows of one block of d rows of ω (0 for orthogonal blocks).
+double block_max_cosine(const matrix<double>& omega, std::size_t d);
+// Lemma 2 of Choromanski et al. 2020: for m i.i.d. positive random features, the estimate of
+// exp(x·y) has MSE / exp(x·y)² = (e^{‖x+y‖²} − 1)/m, with ‖x+y‖² = `sum_sq`.
+double favor_relative_variance(double sum_sq, std::size_t m);
+
 // FAVOR+ (Choromanski et al. 2020) with the features ω [m, d_k]: for x = q/d_k^¼ (and k likewise),
 // φ(x) = exp(ω·x − ‖x‖²/2)/√m, so E[φ(q)·φ(k)] = exp(q·k/√d_k). Non-causal.
 performer_result performer_attention(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,

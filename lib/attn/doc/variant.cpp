@@ -179,7 +179,20 @@ void linformer_pages(doc::document& d, const variant_report& r, const lessons& L
     d.pages.push_back(std::move(err));
 }
 
-void performer_pages(doc::document& d, const variant_report& r, const lessons& L, const vars& v) {
+void performer_pages(doc::document& d, const variant_report& r, const lessons& L, const vars& given) {
+    vars v = given;
+    // Are ω's rows orthogonal within each block of d_k (as drawn; a loaded ω may not be)?
+    const std::size_t d_k = r.config.d_k;
+    v["cosine"] = g3(r.omega_cosine);
+    v["orthogonal"] = d_k == 1 || r.features == 1 ? L.raw("variant.performer.single")
+        : r.omega_cosine < 1e-9                   ? L.text("variant.performer.orthogonal", v)
+                                                  : L.text("variant.performer.not_orthogonal", v);
+    // Lemma 2 at this run's pairs: (e^{‖q'+k'‖²} − 1)/m at the smallest and largest ‖q'+k'‖².
+    v["sum_sq_min"] = g3(r.sum_sq_min), v["sum_sq_max"] = g3(r.sum_sq_max);
+    v["sq_query"] = std::to_string(r.sum_sq_query), v["sq_key"] = std::to_string(r.sum_sq_key);
+    v["rv_min"] = g3(favor_relative_variance(r.sum_sq_min, r.features));
+    v["rv_max"] = g3(favor_relative_variance(r.sum_sq_max, r.features));
+    v["rv_max_1024"] = g3(favor_relative_variance(r.sum_sq_max, 1024));
     doc::page f = make_page("features", L.text("variant.performer.features_title", v));
     f.blocks.push_back(doc::prose(L.text("variant.performer.intro", v)));
     f.blocks.push_back(doc::field(doc::kind::formula, "FAVOR+", L.raw("variant.performer.formula")));

@@ -182,8 +182,7 @@ variant_report run_variant(const variant_request& vr) {
     } else if (kind == "performer") {
         r.features = static_cast<std::size_t>(vr.features);
         rng g(c.seed ^ 0x706572666ULL);  // "perf"
-        matrix<double> omega = xt::empty<double>({r.features, c.d_k});
-        for (double& x : omega) x = g.normal();
+        matrix<double> omega = orthogonal_features(r.features, c.d_k, g);
         if (!c.load_dir.empty() && std::filesystem::exists(std::filesystem::path(c.load_dir) / "omega.npy")) {
             const npy::array a = npy::read((std::filesystem::path(c.load_dir) / "omega.npy").string());
             if (a.shape.size() != 2 || a.shape[1] != c.d_k)
@@ -207,8 +206,7 @@ variant_report run_variant(const variant_request& vr) {
             std::vector<double> errs;
             rng t(c.seed ^ (0x747269616c73ULL + m));
             for (std::size_t i = 0; i < r.trials; ++i) {
-                matrix<double> w = xt::empty<double>({m, c.d_k});
-                for (double& x : w) x = t.normal();
+                const matrix<double> w = orthogonal_features(m, c.d_k, t);
                 errs.push_back(max_abs_diff(performer_attention(q, k, v, w).output, r.softmax_output));
             }
             for (double x : errs) row.mean += x / static_cast<double>(errs.size());
@@ -216,6 +214,21 @@ variant_report run_variant(const variant_request& vr) {
             row.sd = std::sqrt(row.sd);
             r.errors.push_back(row);
         }
+        r.omega_cosine = block_max_cosine(omega, c.d_k);
+        // Lemma 2's relative variance at this run's pairs: ‖q' + k'‖² with q' = q/d_k^¼, k' = k/d_k^¼,
+        // at its largest and smallest over every (query, key) pair.
+        r.sum_sq_max = -1, r.sum_sq_min = -1;
+        const double quarter = std::pow(static_cast<double>(c.d_k), -0.25);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                double s2 = 0;
+                for (std::size_t a = 0; a < c.d_k; ++a) {
+                    const double x = (q(i, a) + k(j, a)) * quarter;
+                    s2 += x * x;
+                }
+                if (s2 > r.sum_sq_max) r.sum_sq_max = s2, r.sum_sq_query = i, r.sum_sq_key = j;
+                if (r.sum_sq_min < 0 || s2 < r.sum_sq_min) r.sum_sq_min = s2;
+            }
         r.saved.push_back({"omega", as_tensor(omega)});
         r.saved.push_back({"phi_Q", as_tensor(r.performer.phi_q)});
         r.saved.push_back({"phi_K", as_tensor(r.performer.phi_k)});

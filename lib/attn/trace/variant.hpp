@@ -52,6 +52,10 @@ struct variant_report {
     std::vector<error_row> errors;  // the error table (trials per size below)
     std::size_t trials = 0;
     double best_rank = 0;  // linformer: the SVD's best at k = --rank
+    // performer: the largest |cos| between rows of one block of ω (0: orthogonal), and ‖q' + k'‖²
+    // (q' = q/d_k^¼, k' = k/d_k^¼) at its largest (query, key) pair and smallest, for Lemma 2.
+    double omega_cosine = 0, sum_sq_max = 0, sum_sq_min = 0;
+    std::size_t sum_sq_query = 0, sum_sq_key = 0;
     // mla
     mla_result mla;
     std::size_t heads = 0, d_c = 0, d_r = 0;
