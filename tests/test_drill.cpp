@@ -10,8 +10,11 @@
 #include <limits>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <map>
 #include <unistd.h>
 
+#include "attn/core/rng.hpp"
 #include "attn/drill/drill.hpp"
 #include "attn/core/error.hpp"
 #include "attn/trace/mistakes.hpp"
@@ -168,6 +171,47 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
             CHECK(attn::drill::is_right(q, q.answer));
         }
+}
+
+// Issue 24, "a net under it": every numeric question the drill generates has exactly one answer
+// under the conventions its prompt states. A prompt that asks for k decimals must not land on a
+// rounding tie (0.03125 at four decimals is 0.0312 half-to-even and 0.0313 half-up: a reviewer
+// found 6 such in 16,500); the key is the exact value correctly rounded; an angle is one number
+// only when the prompt says it is not reduced modulo 2π; and the grader takes the key.
+TEST_CASE("drill generators: every numeric question has exactly one answer", "[drill][generators]") {
+    attn::rng seeds(2024);
+    std::map<int, int> asked;
+    for (int round = 0; round < 1200; ++round)
+        for (int v = 0; v < attn::drill::numeric_variants; ++v) {
+            const std::uint64_t seed = seeds.next_u64();
+            const question q = attn::drill::gen_numeric(L(), seed, v);
+            INFO("variant " << v << " seed " << seed << ": " << q.prompt << " -> " << q.answer << " (exact " << q.exact
+                            << ")");
+            ++asked[v];
+            CHECK(attn::drill::is_right(q, q.answer));
+            if (q.decimals < 0) {  // whole numbers, or sizes graded within a relative tolerance
+                CHECK(q.number == q.exact);
+                continue;
+            }
+            // The prompt states how many decimals it wants.
+            CHECK_THAT(q.prompt, Catch::Contains("decimals"));
+            // Not halfway between two roundings, checked in long double from the exact value.
+            const long double scaled = std::fabs(static_cast<long double>(q.exact)) * std::pow(10.0L, q.decimals);
+            const long double frac = scaled - std::floor(scaled);
+            CHECK(std::fabs(frac - 0.5L) > 1e-9L * std::max(1.0L, scaled));
+            // The key is the correct rounding, and its text has the decimals asked (or none when whole).
+            const double want = static_cast<double>(std::round(scaled) / std::pow(10.0L, q.decimals));
+            CHECK(q.number == Approx(q.exact < 0 ? -want : want).margin(1e-12));
+            const std::size_t dot = q.answer.find('.');
+            CHECK((dot == std::string::npos ? 0 : q.answer.size() - dot - 1) ==
+                  (q.number == std::floor(q.number) ? 0u : static_cast<std::size_t>(q.decimals)));
+            // RoPE's angle (variant 10): p·θ_i is one number only if it is not reduced modulo 2π.
+            if (v == 10 && q.exact >= 2 * M_PI) {
+                CHECK_THAT(q.prompt, Catch::Contains("not reduced modulo 2π"));
+                CHECK_FALSE(attn::drill::is_right(q, fmt::format("{:.3f}", std::fmod(q.exact, 2 * M_PI))));
+            }
+        }
+    CHECK(asked.size() == static_cast<std::size_t>(attn::drill::numeric_variants));
 }
 
 TEST_CASE("content lint: the question bank", "[drill][lint]") {

@@ -126,12 +126,17 @@ question gen_shape(const lessons& L, std::uint64_t seed, int variant) {
     return q;
 }
 
-question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
-    rng g(seed);
+namespace {
+
+// One draw of numeric question `variant` from g. A question that asks for a number of decimals
+// (decimals ≥ 0 in the result) keys the exact value rounded to them; the others key the value
+// itself (integers, or sizes graded within 1%).
+question numeric_draw(const lessons& L, rng& g, std::uint64_t seed, int variant) {
     vars v;
     const std::string key = "drill.gen.numeric" + std::to_string(variant);
-    double answer = 0, tolerance = 0;
+    double answer = 0, tolerance = 0, exact = 0;
     int decimals = 2;
+    bool rounded = false;  // the prompt asks for `decimals` decimals
     std::string unit;  // sizes: the unit the prompt asks for
     std::vector<std::string> topics = {"numeric"};
     switch (variant) {
@@ -146,7 +151,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             const std::size_t k = g.below(3);
             v["values"] = list;
             v["k"] = std::to_string(k);
-            answer = std::round(softmax_rows(s)(0, k) * 100) / 100;
+            exact = softmax_rows(s)(0, k);
+            rounded = true;
             tolerance = 0.01;
             break;
         }
@@ -154,7 +160,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             topics.push_back("scaling");
             const std::size_t dk = pick(g, {8, 16, 32, 48, 64, 80, 96, 128});
             v["d_k"] = std::to_string(dk);
-            answer = std::round(std::sqrt(static_cast<double>(dk)) * 100) / 100;
+            exact = std::sqrt(static_cast<double>(dk));
+            rounded = true;
             tolerance = 0.01;
             break;
         }
@@ -218,7 +225,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["base"] = fmt::format("{:g}", base);
             v["d"] = std::to_string(d);
             v["i"] = std::to_string(i);
-            answer = std::round(rope_theta(i, d, base) * 1e4) / 1e4;
+            exact = rope_theta(i, d, base);
+            rounded = true;
             tolerance = 1e-4;
             decimals = 4;
             break;
@@ -232,7 +240,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             while (p2 * 2 <= h) p2 *= 2;
             v["p"] = std::to_string(p2);
             v["twice"] = std::to_string(2 * p2);
-            answer = std::round(alibi_slopes(h)[k] * 1e4) / 1e4;
+            exact = alibi_slopes(h)[k];
+            rounded = true;
             tolerance = 1e-4;
             decimals = 4;
             break;
@@ -243,7 +252,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["d"] = std::to_string(d);
             v["i"] = std::to_string(i);
             v["p"] = std::to_string(p);
-            answer = std::round(static_cast<double>(p) * rope_theta(i, d, 10000.0) * 1e3) / 1e3;
+            exact = static_cast<double>(p) * rope_theta(i, d, 10000.0);
+            rounded = true;
             tolerance = 1e-3;
             decimals = 3;
             break;
@@ -269,7 +279,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             v["squares"] = squares;
             v["real"] = num_text(real, 0);
             v["total"] = std::to_string(b * longest * longest);
-            answer = std::round(score_padding_waste(lengths) * 1000) / 1000;
+            exact = score_padding_waste(lengths);
+            rounded = true;
             tolerance = 0.001;
             decimals = 3;
             break;
@@ -280,7 +291,8 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             const std::size_t ww = std::min(w, n / 2);  // a window shorter than the sequence
             v["w"] = std::to_string(ww);
             v["n"] = std::to_string(n);
-            answer = std::round(window_density(n, ww) * 1e4) / 1e4;
+            exact = window_density(n, ww);
+            rounded = true;
             tolerance = 1e-4;
             decimals = 4;
             break;
@@ -310,14 +322,41 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
             break;
         }
     }
+    if (rounded) {
+        const double scale = std::pow(10.0, decimals);
+        answer = std::round(exact * scale) / scale;
+    } else {
+        exact = answer;
+    }
     v["answer"] = num_text(answer, decimals);
     question q = from_lessons(L, key, "numeric", topics, v);
     q.number = answer;
+    q.exact = exact;
+    q.decimals = rounded ? decimals : -1;
     q.tolerance = tolerance;
     q.unit = unit;
     q.answer = num_text(answer, decimals);
     q.id = fmt::format("numeric{}.{:x}", variant, seed & 0xffffff);
     return q;
+}
+
+}  // namespace
+
+bool rounding_tie(double exact, int decimals) {
+    if (decimals < 0) return false;
+    const double scaled = std::fabs(exact) * std::pow(10.0, decimals);
+    return std::fabs(scaled - std::floor(scaled) - 0.5) <= 1e-9 * std::max(1.0, scaled);
+}
+
+question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
+    rng g(seed);
+    // An exact value on a rounding tie at the decimals asked ("2^-5 = 0.03125, four decimals")
+    // has two answers, 0.0312 (half to even) and 0.0313 (half up): draw again from the same
+    // stream. Ties are rare (a few in ten thousand), so this ends at once.
+    for (;;) {
+        question q = numeric_draw(L, g, seed, variant);
+        if (!rounding_tie(q.exact, q.decimals)) return q;
+    }
 }
 
 // ---- the banks ------------------------------------------------------------------------------

@@ -27,6 +27,10 @@ struct question {
     std::string answer;  // the answer as shown: "(32, 10, 10)", "0.62", "b"
     std::vector<std::size_t> shape;  // kind shape: the key
     double number = 0, tolerance = 0;  // kind numeric: the key and the accepted distance
+    // kind numeric: the value before rounding, and the decimals the prompt asks for (−1: none, the
+    // key is the value itself: a whole number, or a size graded within a relative tolerance)
+    double exact = 0;
+    int decimals = -1;
     std::string unit;  // kind numeric: "MiB", "B" (bytes) or "" (a pure number)
     std::string explanation, hint, command;
 };
@@ -73,5 +77,8 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed);
 question gen_shape(const lessons& L, std::uint64_t seed, int variant);  // variant 0..6
 question gen_numeric(const lessons& L, std::uint64_t seed, int variant);  // variant 0..13
 constexpr int shape_variants = 7, numeric_variants = 14;
+// An exact value that lies halfway between two roundings at `decimals` decimals (0.03125 at
+// four): "rounded to four decimals" then has two answers. The generators never ask one.
+bool rounding_tie(double exact, int decimals);
 
 }  // namespace attn::drill
