@@ -321,3 +321,114 @@ TEST_CASE("html: a walkthrough's source is at most 80 columns wide and well-form
         CHECK(attn::display_width(line) <= 80);
     }
 }
+
+namespace {
+// The SVG heatmaps of a page (unfolded), in order.
+std::vector<std::string> heatmaps_of(const std::string& html) {
+    const std::string s = unfold(html);
+    std::vector<std::string> out;
+    for (std::size_t p = s.find("<svg"); p != std::string::npos; p = s.find("<svg", p + 4)) {
+        const std::string svg = s.substr(p, s.find("</svg>", p) - p);
+        if (svg.find("linearGradient") != std::string::npos || svg.find("class=\"masked\"") != std::string::npos)
+            out.push_back(svg);
+    }
+    return out;
+}
+// The number in attribute `name="…"` of the first element that has `marker` in it.
+double attr_of(const std::string& svg, const std::string& marker, const std::string& name) {
+    const std::size_t m = svg.find(marker);
+    if (m == std::string::npos) return -1;
+    const std::size_t open = svg.rfind('<', m);
+    const std::size_t a = svg.find(" " + name + "=\"", open);
+    return a == std::string::npos ? -1 : std::stod(svg.substr(a + name.size() + 3));
+}
+// The step (or heads) page of `r` as HTML.
+std::string step_html(const attn::step_request& r, const attn::lessons& L) {
+    const attn::trace t = trace_of(r);
+    return attn::render_html(attn::doc::walkthrough(t, L, {}));
+}
+}  // namespace
+
+TEST_CASE("html: the row max and row sum columns are headed, not labelled with a token", "[html]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::step_request r;
+    r.tokens = "the cat sat";
+    const std::string h = unfold(step_html(r, L));
+    const std::string max_table = between(h, "row max (subtracted", "</table>");
+    const std::string sum_table = between(h, "row sums", "</table>");
+    REQUIRE(!max_table.empty());
+    REQUIRE(!sum_table.empty());
+    CHECK_THAT(max_table, Catch::Contains("<th></th><th>max</th></tr>"));
+    CHECK_THAT(sum_table, Catch::Contains("<th></th><th>sum</th></tr>"));
+    // And in Chinese.
+    const std::string zh = unfold(step_html(r, attn::lessons::embedded("zh")));
+    CHECK_THAT(zh, Catch::Contains("<th></th><th>最大值</th></tr>"));
+}
+
+TEST_CASE("html: masked cells are hatched, unlike a 0% weight, with a legend entry", "[html]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    for (std::size_t n : {2, 5, 9}) {
+        attn::step_request r;
+        r.seq_len = n;
+        r.mask = "causal";
+        const std::vector<std::string> maps = heatmaps_of(step_html(r, L));
+        REQUIRE(maps.size() == 1);
+        INFO("n = " << n);
+        CHECK(count(maps[0], "class=\"masked\"") == n * (n - 1) / 2);  // the cells above the diagonal
+        CHECK_THAT(maps[0], Catch::Contains("<pattern id=\"hatch") && Catch::Contains(">masked: may not attend"));
+    }
+    // Without a mask, no cell is hatched and there is no entry, even where a weight prints 0%.
+    attn::step_request none;
+    none.seq_len = 4;
+    const std::vector<std::string> maps = heatmaps_of(step_html(none, L));
+    REQUIRE(maps.size() == 1);
+    CHECK(maps[0].find("class=\"masked\"") == std::string::npos);
+    CHECK(maps[0].find("masked-legend") == std::string::npos);
+    // Heads: each head's map hatches its masked cells.
+    attn::step_request heads;
+    heads.multihead = true;
+    heads.mask = "causal";
+    heads.seq_len = 4;
+    for (const std::string& m : heatmaps_of(step_html(heads, L))) CHECK(count(m, "class=\"masked\"") == 6);
+}
+
+TEST_CASE("html: the heatmap legend never overlaps the cells, the scale or its labels", "[html]") {
+    for (const char* lang : {"en", "zh"})
+        for (std::size_t n : {1, 2, 3, 8, 40}) {
+            attn::step_request r;
+            r.seq_len = n;
+            r.mask = n > 1 ? "causal" : "none";
+            if (n == 3) r.tokens = "a extraordinarily-long-token-of-many-letters b";
+            const attn::lessons& L = attn::lessons::embedded(lang);
+            const std::vector<std::string> maps = heatmaps_of(step_html(r, L));
+            REQUIRE(maps.size() == 1);
+            const std::string& m = maps[0];
+            INFO(lang << " n = " << n << "\n" << m.substr(0, 400));
+            const double width = attr_of(m, "<svg", "width"), height = attr_of(m, "<svg", "height");
+            const double bar_y = attr_of(m, "url(#ramp", "y");
+            const double zero_y = attr_of(m, "#5b6475\">0%<", "y"), hundred_y = attr_of(m, "#5b6475\">100%<", "y");
+            const double caption_x = attr_of(m, "class=\"caption\"", "x"),
+                         caption_y = attr_of(m, "class=\"caption\"", "y");
+            // Lines of their own, top to bottom: the cells, the scale bar, 0% and 100%, the caption.
+            double cells_bottom = 0;
+            for (std::size_t p = m.find("<rect"); p != std::string::npos; p = m.find("<rect", p + 5)) {
+                const std::string rect = m.substr(p, m.find('>', p) - p);
+                if (rect.find("url(#ramp") != std::string::npos || rect.find("stroke=\"#9aa3b5\"") != std::string::npos)
+                    continue;
+                cells_bottom = std::max(cells_bottom, attr_of(rect, "<rect", "y") + attr_of(rect, "<rect", "height"));
+            }
+            CHECK(bar_y > cells_bottom);
+            CHECK(zero_y == hundred_y);
+            CHECK(zero_y - 10 >= bar_y + 10);  // the 0%/100% labels (font 10) under the bar
+            CHECK(caption_y - 10 >= zero_y);  // the caption on the line under them
+            const std::size_t cap = m.find("class=\"caption\"");
+            const std::string caption = m.substr(m.find('>', cap) + 1, m.find('<', cap) - m.find('>', cap) - 1);
+            CHECK(caption_x + attn::display_width(caption) * 6 <= width);  // inside the image
+            CHECK(caption_y <= height);
+            if (n > 1) {
+                const double masked_y = attr_of(m, "class=\"masked-legend\"", "y");
+                CHECK(masked_y - 10 >= caption_y);
+                CHECK(masked_y <= height);
+            }
+        }
+}

@@ -75,8 +75,10 @@ block matrix_of(std::string title, grid values, std::vector<std::string> row_lab
     b.kind = kind::matrix;
     b.title = std::move(title);
     b.values = std::move(values);
-    b.row_labels = std::move(row_labels);
-    b.col_labels = std::move(col_labels);
+    // Labels name every row (column) or none: a count that does not match is dropped, so no
+    // renderer labels a column of row maxima with a token.
+    if (row_labels.size() == b.values.rows()) b.row_labels = std::move(row_labels);
+    if (col_labels.size() == b.values.cols()) b.col_labels = std::move(col_labels);
     b.style = tone::bold;
     return b;
 }

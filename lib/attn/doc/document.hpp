@@ -69,6 +69,8 @@ struct block {
     int precision = -1;  // matrix: decimals (-1: the document's)
     bool show_shape = true;  // matrix: "title (rows, cols)"
     bool legend = true;  // heatmap: the colour scale under it
+    std::vector<bool> blocked;  // heatmap: rows·cols, row-major; true = masked (may not attend),
+        // drawn unlike a 0% weight; empty: nothing masked
     // table, keyvalue
     std::vector<std::string> header;
     std::vector<std::pair<std::string, std::size_t>> groups;  // table: a row above the header, each
@@ -97,6 +99,7 @@ struct chrome {
     std::string elided = "(… rows and columns left out; --full shows all)";
     std::string contents = "Contents";
     std::string legend = "weight";
+    std::string masked = "masked (may not attend)";  // the heatmap legend's entry for masked cells
 };
 
 struct document {

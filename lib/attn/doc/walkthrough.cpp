@@ -132,6 +132,32 @@ struct builder {
         return {};
     }
 
+    // A step's extra matrix (Kᵀ, row max, row sums); a one-column one gets its column's name
+    // ("max", "sum") as the header when the lessons give one.
+    block extra_block(const named_matrix& e, const std::string& id) const {
+        block b = matrix_block(L.raw("label." + e.label), view_of(e.value), e.label == "k_transposed" ? e.label : id);
+        const std::string column = "label." + e.label + "_column";
+        if (b.values.cols() == 1 && L.has(column)) b.col_labels = {L.raw(column)};
+        return b;
+    }
+
+    // The cells of slice `k` (rows x cols) of masked_scores that the mask blocks (-inf): the
+    // heatmap draws them unlike a 0% weight. Empty when the run has no mask.
+    std::vector<bool> blocked_cells(std::size_t k, std::size_t rows, std::size_t cols) const {
+        for (const step& s : t.steps) {
+            if (s.id != "masked_scores" || s.brief || s.value.size() < (k + 1) * rows * cols) continue;
+            std::vector<bool> out(rows * cols, false);
+            bool any = false;
+            for (std::size_t c = 0; c < rows * cols; ++c) {
+                const double v = s.value.data()[k * rows * cols + c];
+                out[c] = std::isinf(v) && v < 0;
+                any = any || out[c];
+            }
+            if (any) return out;
+        }
+        return {};
+    }
+
     block matrix_block(const std::string& title, grid m, const std::string& id, grid against = {}) const {
         block b = matrix_of(title, std::move(m), labels_for(id, true), labels_for(id, false));
         b.against = std::move(against);
@@ -232,6 +258,7 @@ struct builder {
                                 labels_for("weights", true), labels_for("weights", false));
             map.style = tone::bold;
             map.legend = false;
+            map.blocked = blocked_cells(b * h + hh, n, m);
             maps.push_back(std::move(map));
         }
         if (!maps.empty()) maps.back().legend = true;
@@ -274,15 +301,14 @@ struct builder {
         }
         for (const named_matrix& e : s.extras)
             if (e.label != "row_sums") {
-                add(matrix_block(L.raw("label." + e.label), view_of(e.value),
-                                 e.label == "k_transposed" ? e.label : s.id));
+                add(extra_block(e, s.id));
                 add(gap());
             }
         add_all(tensor_blocks(s.id, s.value, s.id));
         add(gap());
         for (const named_matrix& e : s.extras)
             if (e.label == "row_sums") {
-                add(matrix_block(L.raw("label." + e.label), view_of(e.value), s.id));
+                add(extra_block(e, s.id));
                 add(gap());
             }
         if (s.id == "weights" && s.value.dimension() == 4) heads_heatmaps(s.value);
@@ -290,7 +316,9 @@ struct builder {
             const grid w = slice_of(s.value, 0, s.value.shape(0), s.value.shape(1));
             readings(w);
             add(gap());
-            add(heatmap(L.raw("step.weights.heatmap"), w, tokens(), tokens()));
+            block map = heatmap(L.raw("step.weights.heatmap"), w, tokens(), tokens());
+            map.blocked = blocked_cells(0, w.rows(), w.cols());
+            add(std::move(map));
             add(gap());
         }
         labelled(kind::note, "note", step_note(t, L, s), tone::plain);

@@ -194,31 +194,90 @@ struct writer {
         return out + "</figure>\n";
     }
 
+    // A label cut to `cols` display columns ("…" at the end), so it stays inside its cell.
+    static std::string fit_label(const std::string& label, std::size_t cols) {
+        if (display_width(label) <= cols) return label;
+        std::string out;
+        std::size_t i = 0;
+        while (i < label.size()) {
+            std::size_t len = 1;
+            const unsigned char c = static_cast<unsigned char>(label[i]);
+            if (c >= 0xF0) len = 4;
+            else if (c >= 0xE0)
+                len = 3;
+            else if (c >= 0xC0)
+                len = 2;
+            const std::string next = label.substr(i, len);
+            if (display_width(out + next) + 1 > cols) break;
+            out += next;
+            i += len;
+        }
+        return out + "…";
+    }
+
+    // The heatmap: cells shaded by weight with the percentage; masked cells (b.blocked) hatched
+    // and without a number, unlike a 0% weight. Under it, on lines of their own so that nothing
+    // overlaps at any size: the colour scale with 0% and 100% under its two ends, the legend's
+    // caption, and the masked cells' entry when there are any. Labels are cut to their room (row
+    // labels 16 columns, column labels the cell's width), and the image is as wide as its widest line.
     std::string heatmap_svg(const block& b) const {
         const grid& w = b.values;
         const index_plan rp = plan_indices(w.rows(), html_edge), cp = plan_indices(w.cols(), html_edge);
+        const bool masks = b.blocked.size() == w.rows() * w.cols();
+        bool any_masked = false;
+        if (masks)
+            for (bool x : b.blocked) any_masked = any_masked || x;
+        constexpr int char_w = 7;  // px per display column at font-size 11 (a CJK character is 2)
         std::size_t label_chars = 1;
-        for (std::size_t i : rp.shown) label_chars = std::max(label_chars, display_width(label_of(b.row_labels, i)));
-        const int cell_w = 46, cell_h = 28, left = 12 + static_cast<int>(std::min<std::size_t>(label_chars, 16)) * 8,
-                  top = 24;
+        for (std::size_t i : rp.shown)
+            label_chars = std::max(label_chars, display_width(fit_label(label_of(b.row_labels, i), 16)));
+        const int cell_w = 46, cell_h = 28, left = 12 + static_cast<int>(label_chars) * char_w, top = 24;
         const int cols = static_cast<int>(cp.shown.size()), rows = static_cast<int>(rp.shown.size());
-        const int width = left + cols * cell_w + 10, height = top + rows * cell_h + 46;
+        const int scale_w = std::max(120, std::min(cols * cell_w, 300));
+        const int legend_y = top + rows * cell_h + 14;  // the scale's top
+        const int caption_y = legend_y + 40, masked_y = caption_y + 18;
+        int width = left + cols * cell_w + 10;
+        int height = top + rows * cell_h + 10;
+        if (b.legend) {
+            width = std::max(width, left + scale_w + 10);
+            width = std::max(width, left + static_cast<int>(display_width(d.ui.legend)) * 6 + 10);
+            height = caption_y + 8;
+            if (any_masked) {
+                width = std::max(width, left + 22 + static_cast<int>(display_width(d.ui.masked)) * 6 + 10);
+                height = masked_y + 8;
+            }
+        }
+        const int id = ++gradients;
         std::string out = fmt::format(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">"
-            "<title>{}</title>\n",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
+            "style=\"vertical-align:top\"><title>{}</title>\n",
             width, height, width, height, esc(b.title.empty() ? d.ui.legend : b.title));
+        if (any_masked)
+            out += fmt::format(
+                "<defs><pattern id=\"hatch{}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+                "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f1f2f5\"/>"
+                "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#9aa3b5\" stroke-width=\"2\"/></pattern></defs>\n",
+                id);
         for (int c = 0; c < cols; ++c)
             out += fmt::format(
                 "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5b6475\">{}</text>",
                 left + c * cell_w + cell_w / 2, top - 8,
-                esc(label_of(b.col_labels, cp.shown[static_cast<std::size_t>(c)])));
+                esc(fit_label(label_of(b.col_labels, cp.shown[static_cast<std::size_t>(c)]), 6)));
         for (int r = 0; r < rows; ++r) {
             const std::size_t i = rp.shown[static_cast<std::size_t>(r)];
             out +=
                 fmt::format("\n<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>",
-                            left - 6, top + r * cell_h + cell_h / 2 + 4, esc(label_of(b.row_labels, i)));
+                            left - 6, top + r * cell_h + cell_h / 2 + 4, esc(fit_label(label_of(b.row_labels, i), 16)));
             for (int c = 0; c < cols; ++c) {
-                const double v = w(i, cp.shown[static_cast<std::size_t>(c)]);
+                const std::size_t j = cp.shown[static_cast<std::size_t>(c)];
+                if (masks && b.blocked[i * w.cols() + j]) {
+                    out += fmt::format(
+                        "<rect class=\"masked\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#hatch{})\" "
+                        "stroke=\"#ffffff\"/>",
+                        left + c * cell_w, top + r * cell_h, cell_w, cell_h, id);
+                    continue;
+                }
+                const double v = w(i, j);
                 const std::string pct = std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100));
                 const bool light = !std::isnan(v) && v >= 0.5;
                 out += fmt::format(
@@ -228,19 +287,29 @@ struct writer {
                     top + r * cell_h + cell_h / 2 + 4, light ? "#10131a" : "#ffffff", pct);
             }
         }
-        if (b.legend) {  // the colour scale: 0% … 100%
-            const int y = top + rows * cell_h + 14, scale_w = std::max(120, std::min(cols * cell_w, 300));
-            const std::string gid = fmt::format("ramp{}", ++gradients);
-            out += "\n<defs><linearGradient id=\"" + gid + "\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
+        if (b.legend) {  // the colour scale: 0% … 100%, then the caption, then the masked entry
+            out +=
+                "\n<defs><linearGradient id=\"" + fmt::format("ramp{}", id) + "\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
             for (int k = 0; k <= 4; ++k)
                 out += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", k * 25, ramp_colour(k / 4.0));
             out += "</linearGradient></defs>";
-            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#{})\"/>", left, y,
-                               scale_w, gid);
-            out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">0%</text>", left, y + 24);
-            out += fmt::format(
-                "<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100% {}</text>",
-                left + scale_w, y + 24, esc(d.ui.legend));
+            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#ramp{})\"/>", left,
+                               legend_y, scale_w, id);
+            out +=
+                fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">0%</text>", left, legend_y + 24);
+            out +=
+                fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100%</text>",
+                            left + scale_w, legend_y + 24);
+            out += fmt::format("<text class=\"caption\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">{}</text>",
+                               left, caption_y, esc(d.ui.legend));
+            if (any_masked) {
+                out += fmt::format(
+                    "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"10\" fill=\"url(#hatch{})\" stroke=\"#9aa3b5\"/>",
+                    left, masked_y - 9, id);
+                out += fmt::format(
+                    "<text class=\"masked-legend\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">{}</text>",
+                    left + 22, masked_y, esc(d.ui.masked));
+            }
         }
         return out + "</svg>";
     }
