@@ -14,10 +14,10 @@
 
 #include "attn/core/error.hpp"
 #include "attn/doc/exercise.hpp"
+#include "attn/io/folder.hpp"
 #include "attn/io/progress.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/npz.hpp"
-#include "attn/io/write_file.hpp"
 #include "attn/render/format.hpp"
 #include "attn/render/json_exercise.hpp"
 #include "attn/trace/exercise.hpp"
@@ -44,25 +44,9 @@ namespace ex = attn::exercise;
 
 bool exists(const std::string& p, struct stat& st) { return ::lstat(p.c_str(), &st) == 0; }
 
-// Writes `text` to `path`, refusing to replace anything that is not a regular file.
-void put(const std::string& path, const std::string& text, const attn::lessons& L) {
-    struct stat st {};
-    if (exists(path, st) && !S_ISREG(st.st_mode)) throw attn::error(attn::doc::exercise_not_regular(L, path));
-    attn::write_file(path, text, path);
-}
-
-void make_dir(const std::string& path, const attn::lessons& L) {
-    struct stat st {};
-    if (exists(path, st)) {
-        if (!S_ISDIR(st.st_mode)) throw attn::error(attn::doc::exercise_not_regular(L, path));
-        return;
-    }
-    if (::mkdir(path.c_str(), 0777) != 0) throw attn::error("cannot create " + path + ": " + std::strerror(errno));
-}
-
 bool non_empty_dir(const std::string& path) {
     struct stat st {};
-    if (!exists(path, st) || !S_ISDIR(st.st_mode)) return false;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
     bool any = false;
     if (DIR* d = ::opendir(path.c_str())) {
         while (const dirent* e = ::readdir(d))
@@ -92,6 +76,16 @@ std::string now_iso() {
     ::gmtime_r(&t, &tm);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// "20261202T112745Z": the backup folder's name, sortable and free of ':'.
+std::string backup_stamp() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
     return buf;
 }
 
@@ -126,7 +120,8 @@ void exercise_flags(flags& f, exercise_options& opt) {
     f.add("--dir", opt.dir, "Create the exercise here (default ./attn-exercise-ID)").value_name("DIR");
     f.add("--seed", opt.seed, "Seed of the inputs (default: a fresh one)").on_given([&opt] { opt.seed_given = true; });
     f.add("--timed", opt.timed, "A time budget in minutes; check reports the time taken").range(1, 600);
-    f.flag("--force", opt.force, "Replace the exercise files in an existing non-empty folder");
+    f.flag("--force", opt.force,
+           "Replace the exercise files in an existing folder (the old ones move to DIR/backup-TIME/)");
 }
 
 void check_flags(flags& f, check_options& opt) {
@@ -147,24 +142,33 @@ int run_exercise(const exercise_options& opt, run_context& ctx) {
     c.started = now_iso();
     c.budget_minutes = opt.timed;
     const std::string dir = opt.dir.empty() ? "attn-exercise-" + opt.id : opt.dir;
-    if (non_empty_dir(dir) && !opt.force) throw attn::error(attn::doc::exercise_exists(L, dir));
-    make_dir(dir, L);
-    make_dir(dir + "/inputs", L);
-    // --force: answers of an earlier exercise would be graded against the new inputs
-    for (const std::string& a : ex::find(opt.id)->answers) {
-        struct stat st {};
-        const std::string p = dir + "/answer/" + a + ".npy";
-        if (exists(p, st) && S_ISREG(st.st_mode)) ::unlink(p.c_str());
-    }
     struct stat st {};
-    if (exists(dir + "/answer.npz", st) && S_ISREG(st.st_mode)) ::unlink((dir + "/answer.npz").c_str());
-    put(dir + "/exercise.toml", ex::to_toml(c), L);
-    for (const auto& [name, t] : ex::make_inputs(c)) put(dir + "/inputs/" + name + ".npy", npy_bytes(t), L);
-    put(dir + "/TASK.md", attn::doc::exercise_task(c, L, dir), L);
-    put(dir + "/solution_numpy.py", attn::doc::exercise_starter(c, L, "numpy"), L);
-    put(dir + "/solution_torch.py", attn::doc::exercise_starter(c, L, "torch"), L);
+    if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+        throw attn::error(attn::doc::exercise_folder_failure(
+            L, attn::folder::failure(attn::folder::failure::kind::not_folder, dir, "")));
+    if (non_empty_dir(dir) && !opt.force) throw attn::error(attn::doc::exercise_exists(L, dir));
+    // Everything is computed before the folder is touched; exercise.toml, the folder's marker, goes last.
+    attn::folder::plan p;
+    for (const auto& [name, t] : ex::make_inputs(c)) p.files.push_back({"inputs/" + name + ".npy", npy_bytes(t)});
+    p.files.push_back({"TASK.md", attn::doc::exercise_task(c, L, dir)});
+    p.files.push_back({"solution_numpy.py", attn::doc::exercise_starter(c, L, "numpy")});
+    p.files.push_back({"solution_torch.py", attn::doc::exercise_starter(c, L, "torch")});
+    p.files.push_back({"exercise.toml", ex::to_toml(c)});
+    // --force: answers of an earlier exercise would be graded against the new inputs; they move to the backup
+    for (const std::string& a : ex::find(opt.id)->answers) p.stale.push_back("answer/" + a + ".npy");
+    p.stale.push_back("answer.npz");
+    attn::folder::outcome done;
+    try {
+        done = attn::folder::write(dir, p, backup_stamp());
+    } catch (const attn::folder::failure& f) {
+        throw attn::error(attn::doc::exercise_folder_failure(L, f));
+    }
     for (const std::string& line : attn::wrap(attn::doc::exercise_created(L, dir), ctx.out.text.width))
         emit(line + "\n");
+    if (!done.backup.empty())
+        for (const std::string& line :
+             attn::wrap(attn::doc::exercise_backup(L, dir, done.backup, done.moved.size()), ctx.out.text.width))
+            emit(line + "\n");
     return 0;
 }
 
@@ -174,8 +178,24 @@ int run_check(const check_options& opt, run_context& ctx) {
     const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
     ex::tensors given;
     struct stat st {};
-    if (exists(opt.dir + "/answer.npz", st))
-        for (const auto& [name, a] : attn::npz::read(opt.dir + "/answer.npz")) given[name] = to_nd(a);
+    // answer/ that is not a folder is said for what it is, never taken for "no answers"
+    const std::string answer_dir = opt.dir + "/answer";
+    if (exists(answer_dir, st) && !S_ISDIR(st.st_mode)) {
+        const bool link = S_ISLNK(st.st_mode);
+        struct stat target {};
+        const bool dangling = link && ::stat(answer_dir.c_str(), &target) != 0;
+        if (!link || dangling || !S_ISDIR(target.st_mode))
+            throw attn::error(
+                attn::doc::check_answer_not_folder(L, answer_dir, link ? target.st_mode : st.st_mode, link, dangling));
+    }
+    if (exists(opt.dir + "/answer.npz", st)) {
+        // a member is refused before it is inflated when its header promises far more than any answer here
+        std::size_t largest = 0;
+        for (const auto& [name, t] : ex::reference(c, ex::make_inputs(c))) largest = std::max(largest, t.data.size());
+        const std::size_t max_elements = std::max<std::size_t>(16 * largest, std::size_t{1} << 20);
+        for (const auto& [name, a] : attn::npz::read(opt.dir + "/answer.npz", attn::npy::max_file_bytes, max_elements))
+            given[name] = to_nd(a);
+    }
     for (const std::string& a : ex::find(c.id)->answers) {
         const std::string p = opt.dir + "/answer/" + a + ".npy";
         if (exists(p, st)) given[a] = to_nd(attn::npy::read(p));

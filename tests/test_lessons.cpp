@@ -1,6 +1,7 @@
 // The content linter: every step and mistake has its text, every placeholder can be filled, and
 // every key in lessons/ is used by some output.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -472,6 +473,14 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         }
         CHECK_NOTHROW(attn::doc::exercise_created(E, "d") + attn::doc::exercise_exists(E, "d") +
                       attn::doc::exercise_not_regular(E, "p") + attn::doc::check_no_exercise(E, "d"));
+        using fk = attn::folder::failure::kind;
+        for (fk k : {fk::not_regular, fk::not_folder, fk::cannot_create, fk::cannot_write, fk::cannot_move})
+            CHECK_NOTHROW(attn::doc::exercise_folder_failure(E, attn::folder::failure(k, "p", "No space left")));
+        CHECK_NOTHROW(attn::doc::exercise_backup(E, "d", "backup-20261202T112745Z", 3));
+        for (unsigned mode : {unsigned{S_IFREG}, unsigned{S_IFIFO}, unsigned{S_IFCHR}, unsigned{S_IFSOCK}, 0u})
+            for (bool link : {false, true})
+                CHECK_NOTHROW(attn::doc::check_answer_not_folder(E, "d/answer", mode, link, false));
+        CHECK_NOTHROW(attn::doc::check_answer_not_folder(E, "d/answer", 0, true, true));
         const ex::config c = ex::make_config("sdpa", 1);
         const ex::tensors in = ex::make_inputs(c), ref = ex::reference(c, in);
         draw_all(attn::doc::check_document(ex::grade(c, ref), E, 3.5));  // passed

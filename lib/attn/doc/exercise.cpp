@@ -1,6 +1,8 @@
 // The exercise list, TASK.md, the starters and the check report (see exercise.hpp).
 #include "attn/doc/exercise.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -133,6 +135,39 @@ std::string exercise_created(const lessons& L, const std::string& dir) {
 std::string exercise_exists(const lessons& L, const std::string& dir) { return L.text("check.exists", {{"dir", dir}}); }
 std::string exercise_not_regular(const lessons& L, const std::string& path) {
     return L.text("check.not_regular", {{"path", path}});
+}
+std::string exercise_folder_failure(const lessons& L, const folder::failure& f) {
+    using k = folder::failure::kind;
+    const std::string reason = f.reason.empty() ? "" : ": " + f.reason;
+    switch (f.problem) {
+        case k::not_regular: return L.text("check.not_regular", {{"path", f.path}});
+        case k::not_folder: return L.text("check.not_folder", {{"path", f.path}});
+        case k::cannot_create: return L.text("check.cannot_create", {{"path", f.path}, {"reason", reason}});
+        case k::cannot_write: return L.text("check.cannot_write", {{"path", f.path}, {"reason", reason}});
+        case k::cannot_move: return L.text("check.cannot_move", {{"path", f.path}, {"reason", reason}});
+    }
+    return std::string(f.what());
+}
+std::string exercise_backup(const lessons& L, const std::string& dir, const std::string& backup, std::size_t count) {
+    std::string shown = dir;
+    while (shown.size() > 1 && shown.back() == '/') shown.pop_back();
+    return L.text("task.backup", {{"path", shown + "/" + backup + "/"}, {"count", std::to_string(count)}});
+}
+std::string check_answer_not_folder(const lessons& L, const std::string& path, unsigned mode, bool link,
+                                    bool dangling) {
+    std::string kind = "check.kind_other";
+    if (dangling) kind = "check.kind_nothing";
+    else if (S_ISREG(mode))
+        kind = "check.kind_file";
+    else if (S_ISFIFO(mode))
+        kind = "check.kind_fifo";
+    else if (S_ISCHR(mode) || S_ISBLK(mode))
+        kind = "check.kind_device";
+    else if (S_ISSOCK(mode))
+        kind = "check.kind_socket";
+    const std::string what = L.text(kind);
+    return L.text("check.answer_not_folder",
+                  {{"path", path}, {"what", link && !dangling ? L.text("check.kind_link", {{"what", what}}) : what}});
 }
 std::string check_no_exercise(const lessons& L, const std::string& dir) {
     return L.text("check.no_exercise", {{"dir", dir}});

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "attn/doc/document.hpp"
+#include "attn/io/folder.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/exercise.hpp"
 
@@ -21,7 +22,14 @@ document check_document(const exercise::report& r, const lessons& L, double take
 // The usage errors of `exercise`: a non-empty folder without --force, a path that is not a regular file.
 std::string exercise_exists(const lessons& L, const std::string& dir);
 std::string exercise_not_regular(const lessons& L, const std::string& path);
+// A refused or failed write of the exercise folder, in the learner's language (nothing was changed).
+std::string exercise_folder_failure(const lessons& L, const folder::failure& f);
+// `--force` moved the learner's earlier files (`count` of them) into DIR/BACKUP/.
+std::string exercise_backup(const lessons& L, const std::string& dir, const std::string& backup, std::size_t count);
 // "DIR has no exercise.toml" (a usage error).
 std::string check_no_exercise(const lessons& L, const std::string& dir);
+// DIR/answer exists and is not a folder: says what it is (`mode` as from stat: of the link's
+// target when `link`; a `dangling` link points nowhere).
+std::string check_answer_not_folder(const lessons& L, const std::string& path, unsigned mode, bool link, bool dangling);
 
 }  // namespace attn::doc

@@ -361,14 +361,18 @@ std::vector<double> fortran_to_c(const std::vector<double>& f, const std::vector
     return out;
 }
 
-array parse_impl(const std::string& bytes, const std::string& name) {
+// The preamble and header dict: 0 and `info`, `data_start` filled when `bytes` holds them all,
+// else the number of bytes needed (when `partial`; otherwise a short file is an error).
+std::size_t parse_preamble(const std::string& bytes, const std::string& name, bool partial, header_info& info,
+                           std::size_t& data_start) {
     const std::string npy_hint = "; save it with numpy.save or torch -> .numpy()";
-    if (bytes.empty()) throw error(name + ": not a .npy file (the file is empty)" + npy_hint);
+    if (bytes.empty() && !partial) throw error(name + ": not a .npy file (the file is empty)" + npy_hint);
     const std::size_t check = bytes.size() < magic_len ? bytes.size() : magic_len;
     if (bytes.compare(0, check, magic_bytes, check) != 0) {
         throw error(name + ": not a .npy file (bad magic)" + npy_hint);
     }
     if (bytes.size() < magic_len + 2) {
+        if (partial) return magic_len + 4;
         throw error(name + ": truncated header: the file ends after " + std::to_string(bytes.size()) + " bytes; " +
                     resave_hint);
     }
@@ -381,20 +385,29 @@ array parse_impl(const std::string& bytes, const std::string& name) {
     const std::size_t len_width = major == 1 ? 2 : 4;
     const std::size_t header_start = magic_len + 2 + len_width;
     if (bytes.size() < header_start) {
+        if (partial) return header_start;
         throw error(name + ": truncated header: the file ends after " + std::to_string(bytes.size()) + " bytes; " +
                     resave_hint);
     }
     const std::size_t header_len = read_le(bytes, magic_len + 2, len_width);
     if (header_len > bytes.size() - header_start) {
+        if (partial) return header_start + header_len;
         throw error(name + ": truncated header: it should be " + std::to_string(header_len) +
                     " bytes but the file has only " + std::to_string(bytes.size() - header_start) + "; " + resave_hint);
     }
-    const std::string header = bytes.substr(header_start, header_len);
-    header_parser parser(header, name);
-    const header_info info = parser.run();
+    const std::string text = bytes.substr(header_start, header_len);
+    header_parser parser(text, name);
+    info = parser.run();
+    data_start = header_start + header_len;
+    return 0;
+}
+
+array parse_impl(const std::string& bytes, const std::string& name) {
+    header_info info;
+    std::size_t data_start = 0;
+    parse_preamble(bytes, name, false, info, data_start);
 
     const std::size_t item = dtype_size(info.type);
-    const std::size_t data_start = header_start + header_len;
     const std::size_t have = bytes.size() - data_start;
     const std::string what = "header says shape " + shape_repr(info.shape) + " " + dtype_name(info.type);
     std::size_t count = 0;
@@ -526,6 +539,20 @@ std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vec
 }  // namespace
 
 const char* dtype_name(dtype t) { return t == dtype::float32 ? "float32" : "float64"; }
+
+std::size_t read_header(const std::string& prefix, const std::string& name, header& out) {
+    header_info info;
+    std::size_t data_start = 0;
+    const std::size_t need = parse_preamble(prefix, name, true, info, data_start);
+    if (need > 0) return need;
+    out.shape = info.shape;
+    out.type = info.type;
+    out.data_offset = data_start;
+    const std::size_t max = std::numeric_limits<std::size_t>::max();
+    if (!element_count(info.shape, out.count)) out.count = max;
+    if (out.count == max || mul_overflows(out.count, dtype_size(info.type), out.data_bytes)) out.data_bytes = max;
+    return 0;
+}
 
 array parse(const std::string& bytes, const std::string& name) {
     try {

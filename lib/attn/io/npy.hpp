@@ -29,6 +29,18 @@ inline constexpr std::size_t max_file_bytes = std::size_t{256} << 20;
 // `max_bytes`, before reading any data.
 array read(const std::string& path, std::size_t max_bytes = max_file_bytes);
 array parse(const std::string& bytes, const std::string& name);  // same, from memory; `name` used in messages
+// What a .npy header promises, read before any data (an .npz member is checked before it is
+// inflated). `data_offset` is where the data starts, `count` the number of elements (saturated at
+// SIZE_MAX when the shape overflows), `data_bytes` count × the element size (saturated too).
+struct header {
+    std::vector<std::size_t> shape;
+    dtype type = dtype::float32;
+    std::size_t data_offset = 0, count = 0, data_bytes = 0;
+};
+// From the first bytes of a .npy: 0 when `prefix` holds the whole header (then `out` is filled),
+// else how many bytes are needed in all (call again with that many, or fewer if the file ends).
+// Throws npy::error, as parse does, for a malformed or unsupported header.
+std::size_t read_header(const std::string& prefix, const std::string& name, header& out);
 std::string serialize(
     const std::vector<std::size_t>& shape, const std::vector<double>& data,
     dtype type);  // v1.0, little-endian '<f4' or '<f8', fortran_order False, preamble padded to a multiple of 64

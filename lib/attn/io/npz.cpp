@@ -1,39 +1,137 @@
-// .npz reading through libzip (Debian's libzip-dev): no hand-written inflate.
+// .npz reading through libzip (Debian's libzip-dev): no hand-written inflate. The archive is
+// opened from its descriptor (only the central directory is read up front); each member's .npy
+// header is read and checked before the member is inflated, at most to the size it promises, and
+// then read to its end so that libzip verifies its CRC-32.
 #include "attn/io/npz.hpp"
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <memory>
-#include <sstream>
+#include <set>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zip.h>
 
 namespace attn::npz {
 
-std::map<std::string, npy::array> read(const std::string& path, std::size_t max_bytes) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw npy::error("cannot open " + path + ": no such file");
-    if (!S_ISREG(st.st_mode)) throw npy::error(path + ": not a regular file: give an archive saved with numpy.savez");
-    if (static_cast<std::size_t>(st.st_size) > max_bytes) throw npy::error(path + ": the file is too large");
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream buf;
-    buf << f.rdbuf();
-    const std::string bytes = buf.str();
-    if (!f && !f.eof()) throw npy::error("cannot read " + path);
+namespace {
 
-    zip_error_t err;
-    zip_error_init(&err);
-    zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &err);
-    if (!src) throw npy::error(path + ": cannot read the archive");
-    zip_t* za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err);
+struct archive_closer {
+    void operator()(zip_t* za) const { zip_discard(za); }
+};
+struct member_closer {
+    void operator()(zip_file_t* zf) const { zip_fclose(zf); }
+};
+using archive_ptr = std::unique_ptr<zip_t, archive_closer>;
+using member_ptr = std::unique_ptr<zip_file_t, member_closer>;
+
+const char resave[] = "save it again with numpy.savez";
+
+std::uint32_t le(const std::string& b, std::size_t at, std::size_t width) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < width; ++i)
+        v |= static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + i])) << (8 * i);
+    return v;
+}
+
+bool read_at(int fd, std::string& out, std::size_t size, off_t at) {
+    out.assign(size, '\0');
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t got = ::pread(fd, &out[done], size - done, at + static_cast<off_t>(done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        done += static_cast<std::size_t>(got);
+    }
+    return true;
+}
+
+// The first name the central directory lists twice ("" when none is found): libzip refuses such an
+// archive with "File already exists", which does not say which file.
+std::string duplicate_name(int fd, std::size_t file_size) {
+    const std::size_t tail = std::min<std::size_t>(file_size, 22 + 65535);
+    std::string end;
+    if (!read_at(fd, end, tail, static_cast<off_t>(file_size - tail))) return "";
+    const std::size_t eocd = end.rfind(std::string("PK\x05\x06", 4));
+    if (eocd == std::string::npos || eocd + 22 > end.size()) return "";
+    const std::size_t cd_size = le(end, eocd + 12, 4), cd_offset = le(end, eocd + 16, 4);
+    if (cd_size > (std::size_t{16} << 20) || cd_offset > file_size || cd_size > file_size - cd_offset) return "";
+    std::string cd;
+    if (!read_at(fd, cd, cd_size, static_cast<off_t>(cd_offset))) return "";
+    std::set<std::string> seen;
+    for (std::size_t at = 0; at + 46 <= cd.size() && cd.compare(at, 4, "PK\x01\x02", 4) == 0;) {
+        const std::size_t name_len = le(cd, at + 28, 2), extra = le(cd, at + 30, 2), comment = le(cd, at + 32, 2);
+        if (at + 46 + name_len > cd.size()) break;
+        const std::string name = cd.substr(at + 46, name_len);
+        if (!seen.insert(name).second) return name;
+        at += 46 + name_len + extra + comment;
+    }
+    return "";
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string member_error(zip_file_t* zf) {
+    const zip_error_t* e = zip_file_get_error(zf);
+    return e ? zip_error_strerror(const_cast<zip_error_t*>(e)) : "read error";
+}
+
+// Reads up to `size` more bytes of the member onto `data`; false on a read error.
+bool read_more(zip_file_t* zf, std::string& data, std::size_t size) {
+    const std::size_t start = data.size();
+    data.resize(start + size);
+    std::size_t done = 0;
+    while (done < size) {
+        const zip_int64_t got = zip_fread(zf, &data[start + done], size - done);
+        if (got < 0) return false;
+        if (got == 0) break;
+        done += static_cast<std::size_t>(got);
+    }
+    data.resize(start + done);
+    return true;
+}
+
+}  // namespace
+
+std::map<std::string, npy::array> read(const std::string& path, std::size_t max_bytes, std::size_t max_elements) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) throw npy::error("cannot open " + path + ": no such file");
+        throw npy::error("cannot open " + path + ": " + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw npy::error(path +
+                         ": not a regular file (a folder, FIFO or device): give an archive saved with numpy.savez");
+    }
+    if (st.st_size == 0) {
+        ::close(fd);
+        throw npy::error(path + ": the file is empty (0 bytes), not an archive: " + resave);
+    }
+    if (static_cast<std::size_t>(st.st_size) > max_bytes) {
+        ::close(fd);
+        throw npy::error(path + ": the file is too large");
+    }
+    int code = 0;
+    zip_t* za = zip_fdopen(fd, ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (!za) {
+        const std::string twice = code == ZIP_ER_EXISTS ? duplicate_name(fd, static_cast<std::size_t>(st.st_size)) : "";
+        ::close(fd);
+        if (!twice.empty()) throw npy::error(path + " holds " + twice + " twice: save each answer once");
+        zip_error_t err;
+        zip_error_init_with_code(&err, code);
         const std::string why = zip_error_strerror(&err);
-        zip_source_free(src);
         zip_error_fini(&err);
         throw npy::error(path + ": not a readable .npz (zip) archive: " + why);
     }
-    zip_error_fini(&err);
-    const std::unique_ptr<zip_t, int (*)(zip_t*)> guard(za, zip_close);
+    const archive_ptr archive(za);  // owns fd from here on
     std::map<std::string, npy::array> out;
     const zip_int64_t count = zip_get_num_entries(za, 0);
     std::size_t total = 0;
@@ -45,22 +143,57 @@ std::map<std::string, npy::array> read(const std::string& path, std::size_t max_
             throw npy::error(path + ": a damaged member in the archive");
         std::string name = zs.name;
         const std::string where = path + ": " + name;
-        total += static_cast<std::size_t>(zs.size);
-        if (zs.size > max_bytes || total > max_bytes) throw npy::error(where + ": too large once uncompressed");
         if (name.size() < 5 || name.compare(name.size() - 4, 4, ".npy") != 0) continue;
-        zip_file_t* zf = zip_fopen_index(za, static_cast<zip_uint64_t>(i), 0);
-        if (!zf) throw npy::error(where + ": cannot open the member: " + zip_strerror(za));
-        std::string data(static_cast<std::size_t>(zs.size), '\0');
-        std::size_t done = 0;
-        while (done < data.size()) {
-            const zip_int64_t got = zip_fread(zf, &data[done], data.size() - done);
-            if (got <= 0) break;
-            done += static_cast<std::size_t>(got);
+        if (out.count(name.substr(0, name.size() - 4)))
+            throw npy::error(path + " holds " + name + " twice: save each answer once");
+        if (zs.size > max_bytes || total + zs.size > max_bytes)
+            throw npy::error(where + ": too large once uncompressed");
+        const member_ptr member(zip_fopen_index(za, static_cast<zip_uint64_t>(i), 0));
+        if (!member) throw npy::error(where + ": cannot open the member: " + zip_strerror(za));
+        // pass 1: the .npy header alone, checked before any data is inflated
+        std::string data;
+        npy::header h;
+        for (std::size_t need = 16;;) {
+            const std::size_t want = std::min<std::size_t>(need, static_cast<std::size_t>(zs.size));
+            if (want > data.size() && !read_more(member.get(), data, want - data.size()))
+                throw npy::error(where + ": truncated or corrupt member: " + member_error(member.get()));
+            need = npy::read_header(data, where, h);
+            if (need == 0) break;
+            if (need > (std::size_t{1} << 20)) throw npy::error(where + ": the .npy header is too long; " + resave);
+            if (data.size() >= std::min<std::size_t>(need, static_cast<std::size_t>(zs.size))) {
+                (void)npy::parse(data, where);  // the member ends inside its header: says where
+                throw npy::error(where + ": truncated header; " + resave);
+            }
         }
-        const bool bad = done != data.size() || zip_fclose(zf) != 0;
-        if (bad) throw npy::error(where + ": truncated or corrupt member");
+        if (h.count > max_elements)
+            throw npy::error(where + ": its header promises shape " + shape_text(h.shape) + ", " +
+                             (h.count == std::numeric_limits<std::size_t>::max() ? std::string("too many")
+                                                                                 : std::to_string(h.count)) +
+                             " elements, more than the answers here can hold (at most " + std::to_string(max_elements) +
+                             "): save this exercise's answers");
+        // pass 2: the data, never beyond what the header promises; then to the end (the CRC-32 check)
+        const std::size_t size = static_cast<std::size_t>(zs.size);
+        const std::size_t max = std::numeric_limits<std::size_t>::max();
+        const std::size_t promised = h.data_bytes > max - h.data_offset ? max : h.data_offset + h.data_bytes;
+        if (size > promised)
+            throw npy::error(where + ": trailing bytes: its header promises shape " + shape_text(h.shape) + " = " +
+                             std::to_string(promised) + " bytes but the member holds " + std::to_string(size) + "; " +
+                             resave);
+        if (size > data.size() && !read_more(member.get(), data, size - data.size()))
+            throw npy::error(where + ": truncated or corrupt member: " + member_error(member.get()));
+        if (data.size() < size) throw npy::error(where + ": truncated or corrupt member: it ends before its size");
+        char extra = 0;
+        const zip_int64_t tail = zip_fread(member.get(), &extra, 1);
+        if (tail < 0) {
+            const zip_error_t* e = zip_file_get_error(member.get());
+            if (e && zip_error_code_zip(e) == ZIP_ER_CRC)
+                throw npy::error(where + ": its CRC-32 does not match its bytes: the archive is corrupt; " + resave);
+            throw npy::error(where + ": truncated or corrupt member: " + member_error(member.get()));
+        }
+        if (tail > 0) throw npy::error(where + ": the member holds more bytes than its size says; " + resave);
+        total += data.size();
         name.resize(name.size() - 4);
-        out[name] = npy::parse(data, where);
+        out[name] = npy::parse(data, where);  // a size unlike the header's promise is reported here
     }
     return out;
 }

@@ -1,0 +1,377 @@
+// Hostile folders and files (issue 27): exercise folders full of links, FIFOs and device nodes,
+// interrupted and failing writes, --force's backup. Every case builds its own private files in a
+// temporary folder; device nodes are made with mknod when permitted (root), else skipped.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "attn/io/npy.hpp"
+#include "attn/io/npz.hpp"
+#include "attn/trace/exercise.hpp"
+#include "cli_helpers.hpp"
+#include "zip_builder.hpp"
+
+namespace fs = std::filesystem;
+namespace ex = attn::exercise;
+
+namespace {
+
+const std::string exe = ATTN_EXE;
+
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        static int counter = 0;
+        path = fs::temp_directory_path() /
+            ("attn-hostile-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+test::command_result sh(const std::string& cmd) { return test::capture(cmd + " 2>&1"); }
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// Every entry under `root` (relative path -> bytes, or "<link>"/"<dir>"/"<other>"), to compare
+// a folder before and after a refused or failed command.
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+    std::map<std::string, std::string> m;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+        const std::string rel = fs::relative(it->path(), root).string();
+        const auto st = it->symlink_status();
+        if (fs::is_symlink(st)) m[rel] = "<link>";
+        else if (fs::is_directory(st))
+            m[rel] = "<dir>";
+        else if (fs::is_regular_file(st))
+            m[rel] = slurp(it->path());
+        else
+            m[rel] = "<other>";
+    }
+    return m;
+}
+
+// Hidden leftovers of an interrupted write (.NAME.partial-…, .FILE.tmp-…) anywhere under `root`.
+int leftovers(const fs::path& root) {
+    int n = 0;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+        const std::string name = it->path().filename().string();
+        if (name.find(".partial-") != std::string::npos || name.find(".tmp-") != std::string::npos) ++n;
+    }
+    return n;
+}
+
+std::size_t count(const std::string& hay, const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+    return n;
+}
+
+// A character device node of our own (the null device's numbers), or "" when mknod is not permitted.
+std::string make_device(const std::string& path) {
+    if (::mknod(path.c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0) return "";
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("exercise --force never deletes through an answer link", "[exercise][hostile]") {
+    temp_dir t;
+    const std::string d = t / "ex";
+    REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + d).code == 0);
+    // the learner's other folder, holding files of the answers' names
+    fs::create_directories(t.path / "elsewhere");
+    for (const char* f : {"output.npy", "weights.npy", "Q.npy", "K.npy", "V.npy", "scores.npy"})
+        spit(t.path / "elsewhere" / f, std::string("precious ") + f);
+    fs::create_directory_symlink(t.path / "elsewhere", fs::path(d) / "answer");
+    const auto before = snapshot(t.path);
+    const auto r = sh(exe + " exercise sdpa --seed 6 --force --dir " + d);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains(d + "/answer") && Catch::Contains("not a folder"));
+    CHECK(count(r.out, "\n") == 1);
+    CHECK(snapshot(t.path) == before);  // nothing changed, here or through the link
+    // a link to a file, a FIFO or a device node where answer/ or inputs/ should be: refused alike
+    fs::remove(fs::path(d) / "answer");
+    spit(t.path / "file", "a file");
+    const std::string dev = make_device(t / "dev");
+    std::vector<std::pair<std::string, std::string>> cases = {
+        {"answer", "link-file"}, {"answer", "fifo"}, {"inputs", "link-dir"}};
+    if (!dev.empty()) cases.push_back({"answer", "link-dev"}), cases.push_back({"answer", "dev"});
+    else
+        WARN("mknod is not permitted here: the device-node cases are skipped");
+    for (const auto& [where, kind] : cases) {
+        INFO(where << " as " << kind);
+        const fs::path p = fs::path(d) / where;
+        fs::path saved = t.path / ("saved-" + where);
+        if (where == "inputs") fs::rename(p, saved);
+        if (kind == "link-file") fs::create_symlink(t.path / "file", p);
+        if (kind == "link-dir") fs::create_directory_symlink(t.path / "elsewhere", p);
+        if (kind == "link-dev") fs::create_symlink(dev, p);
+        if (kind == "fifo") REQUIRE(::mkfifo(p.c_str(), 0600) == 0);
+        if (kind == "dev") REQUIRE(::mknod(p.c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0);
+        const auto snap = snapshot(t.path);
+        const auto k = sh("timeout 20 " + exe + " exercise sdpa --seed 6 --force --dir " + d);
+        INFO(k.out);
+        CHECK(k.code == 2);
+        CHECK_THAT(k.out, Catch::Contains("not a folder"));
+        CHECK(snapshot(t.path) == snap);
+        fs::remove(p);
+        if (where == "inputs") fs::rename(saved, p);
+    }
+    // a FIFO or device node named answer.npz or answer/output.npy is moved aside, never opened
+    fs::create_directories(fs::path(d) / "answer");
+    REQUIRE(::mkfifo((fs::path(d) / "answer.npz").c_str(), 0600) == 0);
+    if (!dev.empty()) make_device((fs::path(d) / "answer" / "output.npy").string());
+    const auto moved = sh("timeout 20 " + exe + " exercise sdpa --seed 6 --force --dir " + d);
+    INFO(moved.out);
+    CHECK(moved.code == 0);
+    CHECK(!fs::exists(fs::symlink_status(fs::path(d) / "answer.npz")));
+    CHECK(!fs::exists(fs::symlink_status(fs::path(d) / "answer" / "output.npy")));
+    CHECK(slurp(t.path / "elsewhere" / "output.npy") == "precious output.npy");
+}
+
+TEST_CASE("exercise --force moves the learner's files to a backup folder and says so", "[exercise][hostile]") {
+    temp_dir t;
+    const std::string d = t / "ex";
+    REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + d).code == 0);
+    const std::string old_inputs = slurp(fs::path(d) / "inputs" / "X.npy");
+    const std::string starter = slurp(fs::path(d) / "solution_torch.py");
+    spit(fs::path(d) / "solution_numpy.py", "# my edited solution\n");
+    fs::create_directories(fs::path(d) / "answer");
+    spit(fs::path(d) / "answer" / "output.npy", "my output");
+    spit(fs::path(d) / "answer.npz", "my archive");
+    spit(fs::path(d) / "notes.txt", "my notes");
+    const auto r = sh(exe + " exercise sdpa --seed 6 --force --dir " + d + " --color never");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    fs::path backup;
+    for (const auto& e : fs::directory_iterator(d))
+        if (e.path().filename().string().rfind("backup-", 0) == 0) backup = e.path();
+    REQUIRE(!backup.empty());
+    // backup-YYYYMMDDTHHMMSSZ, named in the message
+    CHECK(backup.filename().string().size() == std::string("backup-20261202T112745Z").size());
+    CHECK_THAT(r.out, Catch::Contains(backup.filename().string()) && Catch::Contains("nothing was deleted"));
+    CHECK(slurp(backup / "solution_numpy.py") == "# my edited solution\n");
+    CHECK(slurp(backup / "solution_torch.py") == starter);
+    CHECK(slurp(backup / "answer" / "output.npy") == "my output");
+    CHECK(slurp(backup / "answer.npz") == "my archive");
+    CHECK(slurp(backup / "inputs" / "X.npy") == old_inputs);
+    CHECK_THAT(slurp(backup / "exercise.toml"), Catch::Contains("seed = 5"));
+    // the folder holds the new exercise, the learner's other files stay, no stale answers
+    CHECK_THAT(slurp(fs::path(d) / "exercise.toml"), Catch::Contains("seed = 6"));
+    CHECK(slurp(fs::path(d) / "solution_numpy.py") != "# my edited solution\n");
+    CHECK(slurp(fs::path(d) / "notes.txt") == "my notes");
+    CHECK(!fs::exists(fs::path(d) / "answer" / "output.npy"));
+    CHECK(!fs::exists(fs::path(d) / "answer.npz"));
+    CHECK(leftovers(t.path) == 0);
+    // again within the same second: a second backup folder, the first one untouched
+    const auto again = sh(exe + " exercise sdpa --seed 7 --force --dir " + d);
+    REQUIRE(again.code == 0);
+    int backups = 0;
+    for (const auto& e : fs::directory_iterator(d)) backups += e.path().filename().string().rfind("backup-", 0) == 0;
+    CHECK(backups == 2);
+    CHECK(slurp(backup / "solution_numpy.py") == "# my edited solution\n");
+    // a folder without earlier files gets no backup folder
+    const std::string fresh = t / "fresh";
+    fs::create_directories(fresh);
+    const auto none = sh(exe + " exercise sdpa --seed 6 --dir " + fresh);
+    CHECK(none.code == 0);
+    CHECK_THAT(none.out, !Catch::Contains("backup"));
+}
+
+TEST_CASE("exercise: a write that fails or is interrupted leaves no half-made folder", "[exercise][hostile]") {
+    temp_dir t;
+    // A file size limit (ulimit -f, in 512-byte blocks) makes a write fail midway: SIGXFSZ used
+    // to kill the run and leave half a folder; now the write fails with EFBIG and is undone.
+    const std::string d = t / "new";
+    const auto big = sh("ulimit -f 1 && " + exe + " exercise sdpa --seed 5 --dir " + d);
+    INFO(big.out);
+    CHECK(big.code == 2);
+    CHECK(count(big.out, "\n") == 1);
+    CHECK_THAT(big.out, Catch::Contains("cannot write") && Catch::Contains("nothing was changed"));
+    // the failing path is said once ("…/TASK.md …/TASK.md: write failed" before)
+    const std::size_t at = big.out.find(d + "/");
+    REQUIRE(at != std::string::npos);
+    const std::string path = big.out.substr(at, big.out.find_first_of(": ", at) - at);
+    CHECK(count(big.out, path) == 1);
+    CHECK(!fs::exists(d));
+    CHECK(leftovers(t.path) == 0);
+    // --force in a folder that holds the learner's work: every file as it was, no backup folder
+    const std::string ex = t / "ex";
+    REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + ex).code == 0);
+    spit(fs::path(ex) / "solution_numpy.py", "# mine\n");
+    fs::create_directories(fs::path(ex) / "answer");
+    spit(fs::path(ex) / "answer" / "output.npy", "my output");
+    const auto before = snapshot(t.path);
+    const auto forced = sh("ulimit -f 1 && " + exe + " exercise causal --seed 6 --force --dir " + ex);
+    INFO(forced.out);
+    CHECK(forced.code == 2);
+    CHECK_THAT(forced.out, Catch::Contains("nothing was changed"));
+    CHECK(snapshot(t.path) == before);
+    // SIGTERM at any moment: the folder is whole or absent, and nothing hidden is left behind
+    for (int k = 0; k < 16; ++k) {
+        const std::string target = t / ("term" + std::to_string(k));
+        const std::string delay = std::to_string(0.004 * k);
+        sh("timeout -s TERM " + delay + " " + exe + " exercise mha --seed 5 --dir " + target);
+        INFO("after " << delay << " s");
+        if (fs::exists(target)) {
+            for (const char* f : {"exercise.toml", "TASK.md", "solution_numpy.py", "solution_torch.py", "inputs/X.npy"})
+                CHECK(fs::is_regular_file(fs::path(target) / f));
+        }
+        CHECK(leftovers(t.path) == 0);
+    }
+}
+
+namespace {
+
+// The sdpa exercise at seed 5, and its correct output as .npy bytes.
+std::string correct_output_npy() {
+    const ex::config c = ex::make_config("sdpa", 5);
+    const ex::nd out = ex::reference(c, ex::make_inputs(c)).at("output");
+    return attn::npy::serialize(out.shape, out.data, attn::npy::dtype::float32);
+}
+
+std::string read_error(const std::string& path, std::size_t max_elements = std::size_t{1} << 20) {
+    try {
+        attn::npz::read(path, attn::npy::max_file_bytes, max_elements);
+    } catch (const attn::npy::error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("npz: hostile archives are refused before they cost memory, with a message that says why", "[npz][hostile]") {
+    temp_dir t;
+    const std::string a = t / "answer.npz";
+    const std::string good = correct_output_npy();
+    // a correct archive, stored and deflated: read
+    spit(a, test::make_zip({{"output.npy", good}, {"weights.npy", good, true}}));
+    CHECK(read_error(a).empty());
+    CHECK(attn::npz::read(a).size() == 2);
+    // point 7: a sparse 200 MiB file is looked at by its end alone, never copied into memory (this
+    // test case runs in a process of its own under ctest, so its peak memory starts small)
+    { std::ofstream(a, std::ios::binary | std::ios::trunc); }
+    fs::resize_file(a, std::size_t{200} << 20);
+    struct rusage before {};
+    ::getrusage(RUSAGE_SELF, &before);
+    CHECK_THAT(read_error(a), Catch::Contains("not a readable .npz"));
+    struct rusage after {};
+    ::getrusage(RUSAGE_SELF, &after);
+    CHECK(after.ru_maxrss - before.ru_maxrss < 100 * 1024);  // KiB
+    // point 4: a deflated member whose header promises 2^24 elements (64 MiB of zeros) is refused
+    // from its header, before it is inflated
+    const std::string zeros(std::size_t{64} << 20, '\0');
+    spit(a, test::make_zip({{"output.npy", test::npy_bytes("<f4", "(4096, 4096)", zeros), true}}));
+    CHECK(fs::file_size(a) < (std::size_t{1} << 20));
+    std::string e = read_error(a);
+    CHECK_THAT(e,
+               Catch::Contains("output.npy") && Catch::Contains("promises shape (4096, 4096)") &&
+                   Catch::Contains("16777216 elements") && Catch::Contains("at most 1048576"));
+    // a shape too large for any memory is refused the same way
+    spit(a, test::make_zip({{"output.npy", test::npy_bytes("<f8", "(4294967296, 4294967296, 4294967296)", ""), true}}));
+    CHECK_THAT(read_error(a), Catch::Contains("too many elements"));
+    // a dtype other than float32/float64 is refused from the header
+    spit(a, test::make_zip({{"output.npy", test::npy_bytes("<i8", "(4, 4)", std::string(128, '\0')), true}}));
+    CHECK_THAT(read_error(a), Catch::Contains("'<i8'") && Catch::Contains("not supported"));
+    // a member that holds more than its header promises is never inflated beyond the promise
+    spit(a,
+         test::make_zip(
+             {{"output.npy", test::npy_bytes("<f4", "(2,)", std::string(std::size_t{8} << 20, '\0')), true}}));
+    CHECK_THAT(read_error(a), Catch::Contains("trailing bytes") && Catch::Contains("(2,)"));
+    // point 5: a CRC-32 that does not match the bytes (stored and deflated)
+    for (bool deflate : {false, true}) {
+        spit(a, test::make_zip({{"output.npy", good, deflate, true}}));
+        CHECK_THAT(read_error(a), Catch::Contains("output.npy") && Catch::Contains("CRC-32 does not match"));
+    }
+    // point 6: a name twice
+    spit(a, test::make_zip({{"output.npy", good}, {"weights.npy", good}, {"output.npy", good}}));
+    e = read_error(a);
+    CHECK_THAT(e, Catch::Contains("holds output.npy twice"));
+    CHECK_THAT(e, !Catch::Contains("already exists"));
+    // point 8: a 0-byte file is not an empty archive
+    spit(a, "");
+    CHECK_THAT(read_error(a), Catch::Contains("empty (0 bytes)"));
+    // point 9: a truncated deflated member: refused (and, under the sanitizers, nothing leaks)
+    for (std::size_t cut : {1, 7, 40}) {
+        spit(a, test::make_zip({{"output.npy", good + std::string(4000, '\x11'), true, false, cut}}));
+        CHECK_THAT(read_error(a), Catch::Contains("output.npy"));
+    }
+    // a FIFO and a device node named answer.npz are refused without being opened for reading
+    fs::remove(a);
+    REQUIRE(::mkfifo(a.c_str(), 0600) == 0);
+    CHECK_THAT(read_error(a), Catch::Contains("not a regular file"));
+    fs::remove(a);
+    if (!make_device(a).empty()) CHECK_THAT(read_error(a), Catch::Contains("not a regular file"));
+}
+
+TEST_CASE("check: answer archives and answer folders that are not what they seem", "[exercise][hostile]") {
+    temp_dir t;
+    const std::string d = t / "ex";
+    const std::string checker = exe + " check --state " + (t / "progress.txt") + " ";
+    REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + d).code == 0);
+    const std::string good = correct_output_npy();
+    const fs::path npz = fs::path(d) / "answer.npz";
+    // the right answer passes; with a wrong CRC-32 it is refused, not graded
+    spit(npz, test::make_zip({{"output.npy", good, true}}));
+    CHECK(sh(checker + d).code == 0);
+    spit(npz, test::make_zip({{"output.npy", good, true, true}}));
+    auto r = sh(checker + d);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("CRC-32"));
+    // a header promising 16 × more than the largest answer (but under 2^20) still reaches the grader,
+    // which reads the wrong shape; past the limit it is refused before inflating
+    spit(npz,
+         test::make_zip({{"output.npy", test::npy_bytes("<f4", "(64, 64)", std::string(64 * 64 * 4, '\0')), true}}));
+    r = sh(checker + d + " --format json");
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("\"shape\""));
+    spit(npz,
+         test::make_zip(
+             {{"output.npy", test::npy_bytes("<f4", "(2048, 1024)", std::string(std::size_t{8} << 20, '\0')), true}}));
+    r = sh(checker + d);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("promises shape (2048, 1024)"));
+    fs::remove(npz);
+    // point 8: answer that is a file, a FIFO, a link to a device or a link to nothing is said for what it is
+    const fs::path answer = fs::path(d) / "answer";
+    spit(answer, "not a folder");
+    r = sh(checker + d);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains(answer.string() + " is a regular file, not a folder"));
+    fs::remove(answer);
+    REQUIRE(::mkfifo(answer.c_str(), 0600) == 0);
+    CHECK_THAT(sh("timeout 20 " + checker + d).out, Catch::Contains("is a FIFO (named pipe), not a folder"));
+    fs::remove(answer);
+    fs::create_symlink(t.path / "nowhere", answer);
+    CHECK_THAT(sh(checker + d).out, Catch::Contains("is a link to nothing, not a folder"));
+    fs::remove(answer);
+    const std::string dev = make_device(t / "dev");
+    if (!dev.empty()) {
+        fs::create_symlink(dev, answer);
+        CHECK_THAT(sh(checker + d).out, Catch::Contains("is a link to a device node, not a folder"));
+        fs::remove(answer);
+    }
+    // a link to a real folder of answers is read through
+    fs::create_directories(t.path / "mine");
+    spit(t.path / "mine" / "output.npy", good);
+    fs::create_directory_symlink(t.path / "mine", answer);
+    CHECK(sh(checker + d).code == 0);
+}
