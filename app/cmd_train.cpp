@@ -1,5 +1,7 @@
 // `attn-explain train`: the tutorials' training run of one attention layer with Adam, and the
 // training mistakes (random-target, no-scale, no-zero-grad) beside it.
+#include <algorithm>
+
 #include "attn/core/error.hpp"
 #include "attn/doc/train.hpp"
 #include "attn/io/save.hpp"
@@ -15,6 +17,7 @@ namespace {
 struct train_options {
     step_options run;
     long steps = 200, every = 0;
+    bool every_given = false;
     double lr = 1e-3;
     bool lr_given = false;  // --lr given: no-zero-grad then keeps it instead of its own default
     std::string mistake;
@@ -26,7 +29,9 @@ void flags_of(flags& f, train_options& opt) {
     f.add("--lr", opt.lr, "Adam's learning rate (--mistake no-zero-grad: 0.01 unless given)")
         .show_default()
         .on_given([&opt] { opt.lr_given = true; });
-    f.add("--every", opt.every, "Print the loss every k steps (default: steps / 10)");
+    f.add("--every", opt.every, "Print the loss every k steps (default: steps / 10)").on_given([&opt] {
+        opt.every_given = true;
+    });
     f.add("--mistake", opt.mistake, "random-target | no-scale | no-zero-grad");
     // The run is the tutorials' float64 layer with nn.Linear's own init, drawn as tables and curves:
     // these flags would change nothing, so train does not take them.
@@ -60,6 +65,9 @@ void save_training(const attn::train_report& report, const attn::step_config& co
 std::optional<attn::train_report> run(const train_options& opt, run_context&) {
     const step_options& run = opt.run;
     if (opt.steps <= 0) throw attn::error("--steps must be a positive whole number");
+    if (opt.every_given && opt.every <= 0)
+        throw attn::error("--every must be a positive whole number (got " + std::to_string(opt.every) +
+                          "): try --every " + std::to_string(std::max(1L, opt.steps / 10)));
     attn::step_request req = run.request;
     if (opt.mistake == "no-scale" && !req.dims_given && req.load_dir.empty()) {
         // Large d_k, where the missing scale saturates softmax.

@@ -541,6 +541,8 @@ TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
     const char* cases[][2] = {
         {"train --steps 0", "--steps"},
         {"train --steps -5", "--steps"},
+        {"train --every -1", "--every must be a positive whole number (got -1): try --every 20"},
+        {"train --every 0 --steps 40", "--every must be a positive whole number (got 0): try --every 4"},
         {"train --lr 0", "--lr"},
         {"train --lr -1", "--lr"},
         {"train --mistake nope", "random-target"},

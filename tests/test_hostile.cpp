@@ -375,3 +375,67 @@ TEST_CASE("check: answer archives and answer folders that are not what they seem
     fs::create_directory_symlink(t.path / "mine", answer);
     CHECK(sh(checker + d).code == 0);
 }
+
+TEST_CASE("progress: a stray lock file is named, with what it is and that it can be removed", "[hostile][progress]") {
+    temp_dir t;
+    const std::string d = t / "ex";
+    REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + d).code == 0);
+    fs::create_directories(fs::path(d) / "answer");
+    spit(fs::path(d) / "answer" / "output.npy", correct_output_npy());
+    const std::string state = t / "progress.txt", lock = state + ".lock";
+    const std::string dev = make_device(t / "dev");
+    std::vector<std::pair<std::string, std::string>> kinds = {
+        {"fifo", "a FIFO"}, {"folder", "a folder"}, {"link", "a symbolic link"}, {"dangling", "a symbolic link"}};
+    if (!dev.empty()) kinds.push_back({"device", "a device node"});
+    for (const auto& [kind, said] : kinds) {
+        INFO(kind);
+        if (kind == "fifo") REQUIRE(::mkfifo(lock.c_str(), 0600) == 0);
+        if (kind == "folder") fs::create_directories(lock);
+        if (kind == "link") spit(t.path / "target", ""), fs::create_symlink(t.path / "target", lock);
+        if (kind == "dangling") fs::create_symlink(t.path / "nowhere", lock);
+        if (kind == "device") REQUIRE(::mknod(lock.c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0);
+        const auto r = sh("timeout 20 " + exe + " check " + d + " --state " + state);
+        CHECK(r.code == 0);  // graded and passed; only the record is skipped
+        CHECK_THAT(r.out,
+                   Catch::Contains("its lock file " + lock + " is " + said) && Catch::Contains("can be removed") &&
+                       Catch::Contains("progress was not saved"));
+        fs::remove_all(lock);
+    }
+}
+
+TEST_CASE("--save into an existing writable folder inside a read-only one", "[hostile][save]") {
+    temp_dir t;
+    const fs::path parent = t.path / "ro", out = parent / "out";
+    fs::create_directories(out);
+    fs::permissions(out, fs::perms::all);
+    fs::permissions(t.path,
+                    fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec | fs::perms::group_read |
+                        fs::perms::group_exec);
+    fs::permissions(parent,
+                    fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec);
+    // root writes anywhere: run as nobody then (when setpriv can), else as ourselves
+    std::string as = "";
+    if (::geteuid() == 0) {
+        if (sh("setpriv --reuid=65534 --regid=65534 --clear-groups " + exe + " --version").code != 0) {
+            WARN("cannot run as an unprivileged user here: the read-only parent case is skipped");
+            fs::permissions(parent, fs::perms::owner_all);
+            return;
+        }
+        as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    }
+    const auto r = sh(as + exe + " step --no-pause --save " + out.string());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(fs::is_regular_file(out / "output.npy"));
+    CHECK(fs::is_regular_file(out / "weights.npy"));
+    CHECK(leftovers(t.path) == 0);
+    // a folder that cannot be written is refused before the work
+    fs::permissions(out, fs::perms::owner_all);
+    const auto refused = sh(as + exe + " step --no-pause --save " + out.string());
+    if (!as.empty() || ::geteuid() != 0) {
+        CHECK(refused.code == 2);
+        CHECK_THAT(refused.out, Catch::Contains("cannot write to " + out.string()));
+    }
+    fs::permissions(parent, fs::perms::owner_all);
+}

@@ -233,7 +233,24 @@ std::string update_progress(const state_file& f, const std::function<void(progre
     const std::string lock_path = f.path + ".lock";
     int lock = -1;
     if (kind_of(lock_path) >= 0) lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (lock < 0) return fmt::format("cannot lock the progress file {}: progress was not saved", f.path);
+    if (lock < 0) {
+        const int e = errno;
+        struct stat st {};
+        if (::lstat(lock_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+            const char* what = S_ISLNK(st.st_mode)           ? "a symbolic link"
+                : S_ISDIR(st.st_mode)                        ? "a folder"
+                : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node"
+                                                             : "not a regular file";
+            return fmt::format(
+                "cannot lock the progress file {}: its lock file {} is {}; it holds nothing and can be removed "
+                "(rm -r {}): progress was not saved",
+                f.path, lock_path, what, lock_path);
+        }
+        return fmt::format(
+            "cannot lock the progress file {}: cannot create its lock file {}: {}: progress was not saved", f.path,
+            lock_path, std::strerror(e));
+    }
     while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {}
     std::string warning;
     try {

@@ -99,11 +99,16 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
     if (same_folder(dir, t.config.load_dir))
         throw error(fmt::format("--save {}: that is the --load folder: save into another folder", dir_arg));
     const signals_held hold;
-    sweep_stale_partials(parent, dir);
-    std::string pattern = (parent / ("." + dir.filename().string() + ".partial-XXXXXX")).string();
+    // The temporary goes beside DIR, or inside an existing DIR when its parent is not writable (a
+    // writable folder in a read-only one): the files are moved in one by one either way.
+    std::error_code exists_ec;
+    const bool inside = fs::is_directory(dir, exists_ec) && ::access(parent.c_str(), W_OK | X_OK) != 0;
+    const fs::path home = inside ? dir : parent;
+    sweep_stale_partials(home, dir);
+    std::string pattern = (home / ("." + dir.filename().string() + ".partial-XXXXXX")).string();
     if (!mkdtemp(pattern.data()))
         throw error(
-            fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, parent.string(), std::strerror(errno)));
+            fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, home.string(), std::strerror(errno)));
     const fs::path tmp(pattern);
     try {
         const fs::path correct = layout == save_layout::mistake ? tmp / "correct" : tmp;
