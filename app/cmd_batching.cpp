@@ -1,6 +1,7 @@
 // `attn-explain batching`: the same sequences padded in random batches, bucketed by length, and
 // packed into rows with a block-diagonal mask (cu_seqlens), their FLOPs and memory side by side, and
 // a packed row run live against the separate runs.
+#include "attn/core/error.hpp"
 #include "attn/doc/batching.hpp"
 #include "attn/render/json_batching.hpp"
 #include "attn/trace/batching.hpp"
@@ -26,6 +27,23 @@ void flags_of(flags& f, attn::batching_request& r) {
 std::optional<attn::batching_report> run(const attn::batching_request& r, run_context&) {
     return attn::run_batching(attn::validate_batching(r));
 }
+// A row per sequence and per batch of each strategy, the live check's packed row (capped) and its
+// mask, before anything is computed.
+output_size size_of(const attn::batching_request& r, const run_context&) {
+    attn::batching_config c;
+    try {
+        c = attn::validate_batching(r);
+    } catch (const attn::error&) {
+        return {};  // the run says what is wrong
+    }
+    const double count = static_cast<double>(c.lengths.size());
+    const double live = static_cast<double>(attn::batching_live_tokens);
+    output_size s;
+    s.values = count * 16 + live * live;
+    s.smaller = "--count";
+    return s;
+}
+
 attn::doc::document page(const attn::batching_report& r, const run_context& ctx) {
     return attn::batching_document(r, ctx.L());
 }
@@ -42,6 +60,7 @@ report_spec<attn::batching_request, attn::batching_report> spec() {
                   {"--lengths 3,5,2,7,4,1,6 --batch 2"},
                   {"--count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4"}};
     s.flags = flags_of;
+    s.size = size_of;
     s.run = run;
     s.page = page;
     s.json = json;

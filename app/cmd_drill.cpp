@@ -51,22 +51,30 @@ struct sheet {
     std::string topic;
     std::uint64_t seed = 0;
 };
-// One answer line, at most 4 KiB kept (the rest of a longer line is read and dropped), so that
-// an endless input such as /dev/zero costs no memory. False at end of input.
-constexpr std::size_t max_answer_bytes = 4096;
-bool read_answer(std::string& line) {
+// One answer line of at most 4 KiB. A longer line is read to its end (at most 64 KiB) and
+// rejected; a NUL byte is not text: the input is binary (e.g. /dev/zero) and the session ends.
+// So an endless input costs neither memory nor time.
+constexpr std::size_t max_answer_bytes = 4096, max_line_bytes = 64 * 1024;
+enum class line_read { line, end, too_long, endless, binary };
+line_read read_answer(std::string& line) {
     line.clear();
     std::streambuf* in = std::cin.rdbuf();
+    std::size_t length = 0;
     for (;;) {
         const int c = in->sbumpc();
         if (c == std::char_traits<char>::eof()) {
             std::cin.setstate(std::ios::eofbit);
-            return !line.empty();
+            if (length > max_answer_bytes) return line_read::too_long;
+            return length > 0 ? line_read::line : line_read::end;
         }
-        if (c == '\n') return true;
-        if (line.size() < max_answer_bytes) line.push_back(static_cast<char>(c));
+        if (c == '\0') return line_read::binary;
+        if (c == '\n') return length > max_answer_bytes ? line_read::too_long : line_read::line;
+        if (++length > max_line_bytes) return line_read::endless;  // no end of line in sight: not answers
+        if (length <= max_answer_bytes) line.push_back(static_cast<char>(c));
     }
 }
+// Lines too long to be answers before the session ends: a few, so that a slip is forgiven.
+constexpr int max_long_lines = 3;
 
 volatile std::sig_atomic_t interrupted = 0;
 void on_interrupt(int) { interrupted = 1; }
@@ -105,9 +113,26 @@ enum class reply_kind { answered, skipped, quit };
 reply_kind ask(const attn::drill::question& q, const speaker& say, bool echo, std::string& reply) {
     for (;;) {
         emit(attn::drill::prompt_text(say.L));
-        if (interrupted || !read_answer(reply) || interrupted) {  // EOF or Ctrl-C: like q
+        const line_read got = interrupted ? line_read::end : read_answer(reply);
+        if (got == line_read::end || interrupted) {  // EOF or Ctrl-C: like q
             emit("\n");
             return reply_kind::quit;
+        }
+        if (got == line_read::binary) {
+            emit("\n");
+            say(attn::drill::input_not_text_document(say.L));
+            return reply_kind::quit;
+        }
+        if (got == line_read::endless) {
+            say(attn::drill::line_too_long_document(say.L, max_answer_bytes, true));
+            return reply_kind::quit;
+        }
+        if (got == line_read::too_long) {
+            static int long_lines = 0;
+            const bool last = ++long_lines >= max_long_lines;
+            say(attn::drill::line_too_long_document(say.L, max_answer_bytes, last));
+            if (last) return reply_kind::quit;
+            continue;
         }
         if (echo) emit(reply + "\n");
         std::string r = reply;  // trimmed, for the control letters

@@ -85,6 +85,27 @@ std::optional<attn::learn_report> run(const learn_options& opt, run_context&) {
     return report;
 }
 
+// The curve (a point per step), the snapshots of every head's T×T weights, the model the run keeps
+// (embeddings, four d×d projections a layer) and its activations on a batch, before training.
+output_size size_of(const learn_options& opt, const run_context&) {
+    attn::learn_config c;
+    try {
+        c = attn::validate_learn(opt.request);
+    } catch (const attn::error&) {
+        return {};  // the run says what is wrong
+    }
+    const double T = static_cast<double>(c.model.seq_len), d = static_cast<double>(c.model.d_model);
+    const double h = static_cast<double>(c.model.heads), layers = static_cast<double>(c.model.layers);
+    const double snapshots = 8;
+    output_size s;
+    s.values = 3 * static_cast<double>(c.steps) + snapshots * layers * h * T * T;
+    s.kept = s.values + static_cast<double>(c.model.vocab + c.model.seq_len) * d * 3 + layers * 4 * d * d * 3 +
+        static_cast<double>(c.batch) * T * (layers * (6 * d + 2 * h * T));
+    s.float64 = true;
+    s.smaller = "--seq-len";
+    return s;
+}
+
 attn::doc::document page(const attn::learn_report& r, const run_context& ctx) {
     return attn::learn_document(r, ctx.L());
 }
@@ -99,6 +120,7 @@ report_spec<learn_options, attn::learn_report> spec() {
     s.shared = pages;
     s.examples = {{"--task previous --steps 40"}};
     s.flags = flags_of;
+    s.size = size_of;
     s.run = run;
     s.page = page;
     s.json = json;

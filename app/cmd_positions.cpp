@@ -71,6 +71,27 @@ std::optional<attn::positions_report> run(const positions_options& opt, run_cont
     return rep;
 }
 
+// Each encoding runs the walk, and its permuted and shifted checks (ALiBi once a head); --load's
+// sizes are known only from the files (the estimate then uses the flags' defaults).
+output_size size_of(const positions_options& opt, const run_context&) {
+    attn::positions_request r = opt.request;
+    r.run = opt.run.request;
+    attn::positions_config c;
+    try {
+        c = attn::validate_positions(r);
+    } catch (const attn::error&) {
+        return {};  // the run says what is wrong
+    }
+    c.run.d_v = c.run.d_k;
+    const double per_run = attn::estimated_elements(c.run);
+    output_size s;
+    for (attn::encoding e : c.encodings)
+        s.values += 3 * per_run * (e == attn::encoding::alibi ? static_cast<double>(c.heads) : 1.0);
+    s.float64 = c.run.type == attn::dtype::float64;
+    s.smaller = dominant_flag(c.run);
+    return s;
+}
+
 attn::doc::document page(const attn::positions_report& r, const run_context& ctx) {
     return attn::positions_document(r, ctx.L(), ctx.precision);
 }
@@ -88,6 +109,7 @@ report_spec<positions_options, attn::positions_report> spec() {
     s.examples = {{""}, {"--encoding alibi"}};
     s.flags = flags_of;
     s.run = run;
+    s.size = size_of;
     s.page = page;
     s.json = json;
     return s;

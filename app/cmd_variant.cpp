@@ -1,5 +1,6 @@
 // `attn-explain variant KIND`: other ways to attend (linear, performer, linformer, additive, MLA)
 // on the learner's numbers, beside softmax attention.
+#include "attn/core/error.hpp"
 #include "attn/doc/variant.hpp"
 #include "attn/io/save.hpp"
 #include "attn/render/json_variant.hpp"
@@ -44,6 +45,32 @@ std::optional<attn::variant_report> run(const variant_options& opt, run_context&
     return r;
 }
 
+// The walk and its exact reference, the approximation's own tensors (features, projections,
+// latents, MLA's heads), before anything is computed.
+output_size size_of(const variant_options& opt, const run_context&) {
+    attn::step_config c;
+    try {
+        attn::variant_request req;
+        req.kind = opt.kind;
+        req.run = opt.run.request;
+        req.heads = opt.heads, req.latent = opt.latent, req.rope_dim = opt.rope_dim;
+        req.features = opt.features, req.rank = opt.rank;
+        attn::check_variant_request(req);
+        c = validated(opt.run.request);
+    } catch (const attn::error&) {
+        return {};  // the run says what is wrong
+    }
+    const double n = static_cast<double>(c.seq_len), m = static_cast<double>(c.keys());
+    const auto pos = [](long v) { return v > 0 ? static_cast<double>(v) : 0.0; };
+    output_size s;
+    s.values = 3 * attn::estimated_elements(c) +
+        4 * (n + m) * (pos(opt.features) + pos(opt.rank) + pos(opt.latent) + pos(opt.rope_dim)) +
+        4 * pos(opt.heads) * n * m;
+    s.float64 = c.type == attn::dtype::float64;
+    s.smaller = dominant_flag(c);
+    return s;
+}
+
 attn::doc::document page(const attn::variant_report& r, const run_context& ctx) {
     return attn::variant_document(r, ctx.L(), ctx.precision);
 }
@@ -58,6 +85,7 @@ report_spec<variant_options, attn::variant_report> spec() {
     s.shared = pages | numbers;
     s.examples = {{"linear"}, {"mla"}, {"additive"}, {"performer"}, {"linformer"}};
     s.flags = flags_of;
+    s.size = size_of;
     s.run = run;
     s.page = page;
     s.json = json;

@@ -109,7 +109,8 @@ std::string human_size(double bytes) {
 }
 }  // namespace
 
-void check_output_budget(const std::string& what, double bytes, const std::string& max_output) {
+void check_output_budget(const std::string& what, double bytes, const std::string& max_output,
+                         const std::string& smaller) {
     const double budget = max_output.empty() ? default_max_output : parse_max_output(max_output);
     if (budget == 0 || bytes <= budget) return;
     // A round figure above the estimate, to copy.
@@ -117,8 +118,8 @@ void check_output_budget(const std::string& what, double bytes, const std::strin
     const std::string lift = mib >= 10240 ? fmt::format("{:.0f}G", std::ceil(mib / 1024)) : fmt::format("{:.0f}M", mib);
     throw attn::error(
         fmt::format("{} would be about {}, over the output budget of {}: pass --max-output {} to write "
-                    "it anyway (none: no limit), or choose a smaller --seq-len",
-                    what, human_size(bytes), human_size(budget), lift));
+                    "it anyway (none: no limit), or choose a smaller {}",
+                    what, human_size(bytes), human_size(budget), lift, smaller));
 }
 
 void start_from(output_options& o, const std::string& from) {

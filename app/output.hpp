@@ -66,8 +66,9 @@ constexpr double default_max_output = 64.0 * 1024 * 1024;  // 64M
 // powers of 1024 (also written KiB, MiB, …), KB, MB, GB, TB of 1000. Throws attn::error.
 double parse_max_output(const std::string& typed);
 // Throws attn::error when `bytes` (what `what` would write, e.g. "the JSON output") is over the
-// budget `max_output` (the flag as typed; "" = the default).
-void check_output_budget(const std::string& what, double bytes, const std::string& max_output);
+// budget `max_output` (the flag as typed; "" = the default); the message suggests a smaller `smaller`.
+void check_output_budget(const std::string& what, double bytes, const std::string& max_output,
+                         const std::string& smaller = "--seq-len");
 
 // --from ID|N for a command: kept in `o`; refused with --format json (JSON holds every step).
 void start_from(output_options& o, const std::string& from);

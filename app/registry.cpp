@@ -58,16 +58,20 @@ const command* find_command(const std::string& name) {
 // precision plus sign, digit, point and the gap.
 void run_context::check_size(const output_size& s) const {
     const output_format f = format();
+    if (s.svg_cells > 0) check_output_budget("the SVG", s.svg_cells * 90.0, max_output, s.smaller);
     if (s.values > 0) {
         if (f == output_format::json)
-            check_output_budget("the JSON output", s.values * (s.float64 ? 15.0 : 9.0), max_output);
+            check_output_budget("the JSON output", s.values * (s.float64 ? 15.0 : 9.0), max_output, s.smaller);
         else if (f == output_format::python)
-            check_output_budget("the Python script", s.values * 24.0, max_output);
+            check_output_budget("the Python script", s.values * 24.0, max_output, s.smaller);
         else if (full && (f == output_format::text || f == output_format::markdown))
             check_output_budget(std::string("the --full ") + name_of(f) + " output", s.values * (precision + 6.0),
-                                max_output);
+                                max_output, s.smaller);
     }
-    if (s.svg_cells > 0) check_output_budget("the SVG", s.svg_cells * 90.0, max_output);
+    const double kept = s.kept > 0 ? s.kept : s.values;
+    if (kept > 0 && !full && (f == output_format::text || f == output_format::markdown))
+        check_output_budget(std::string("the tensors the ") + name_of(f) + " output shows elided", kept * 8.0,
+                            max_output, s.smaller);
 }
 
 }  // namespace app

@@ -48,6 +48,11 @@ struct output_size {
         // Markdown with --full
     bool float64 = false;  // JSON writes a float64 value in ~15 bytes, a float32 one in ~9
     double svg_cells = 0;  // an SVG written beside the output: one <rect> (~90 bytes) a cell
+    // Text and Markdown without --full show matrices elided, but the run still computes and keeps
+    // every value (8 bytes each in memory): that is budgeted too, so that a huge computation nobody
+    // will see is refused up front. 0: the same as `values`.
+    double kept = 0;
+    std::string smaller = "--seq-len";  // the flag the refusal suggests making smaller
 };
 
 // What the registry hands a command's run: the shared flags, resolved.

@@ -60,7 +60,20 @@ output_size run_size(const attn::step_config& c, double svg_cells, double steps_
     s.values = attn::estimated_elements(c) * steps_factor;
     s.float64 = c.type == attn::dtype::float64;
     s.svg_cells = svg_cells;
+    s.smaller = dominant_flag(c);
     return s;
+}
+
+std::string dominant_flag(const attn::step_config& c) {
+    const std::pair<double, const char*> sizes[] = {{static_cast<double>(c.seq_len), "--seq-len"},
+                                                    {static_cast<double>(c.batch), "--batch"},
+                                                    {static_cast<double>(c.d_model), "--d-model"},
+                                                    {static_cast<double>(c.d_k), "--d-k"},
+                                                    {static_cast<double>(c.d_v), "--d-v"}};
+    std::pair<double, const char*> best = sizes[0];
+    for (const auto& s : sizes)
+        if (s.first > best.first) best = s;
+    return best.second;
 }
 
 walk prepare_run(const step_options& opt, const run_context& ctx, bool svg) {

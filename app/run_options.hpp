@@ -29,6 +29,8 @@ attn::step_config validated(const attn::step_request& r);
 // What a step-chain run writes: every number of its steps (times `steps_factor`: grad writes its
 // gradients too, 1.8), and `svg_cells` heatmap cells of an SVG.
 output_size run_size(const attn::step_config& c, double svg_cells = 0, double steps_factor = 1);
+// The size flag a refusal suggests making smaller: the largest of --seq-len, --batch, --d-model, --d-k, --d-v.
+std::string dominant_flag(const attn::step_config& c);
 
 // A walkthrough to draw: the trace and how to show it.
 struct walk {

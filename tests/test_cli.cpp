@@ -903,10 +903,12 @@ TEST_CASE("cli: .npy inputs are checked before they are read (FIFO, device, huge
 }
 
 TEST_CASE("cli: a drill answer line is bounded", "[cli][drill][safety]") {
-    // 200 KB with no newline (as /dev/zero would send): kept to 4 KiB, graded, then end of input.
+    // 200 KB with no newline (as /dev/zero would send): not an answer; the session ends at 64 KiB
+    // (issue 27 point 13: it used to be cut to 4 KiB and graded).
     const result r = run_with_input("drill --seed 3 --count 2 --no-save", std::string(200000, 'x'));
     CHECK(r.code == 0);
-    CHECK(last_line(r.out) == "score: 0/1");
+    CHECK_THAT(r.out, Catch::Contains("longer than 4096 bytes") && Catch::Contains("so the session ends"));
+    CHECK(last_line(r.out) == "score: 0/0");
 }
 
 TEST_CASE("cli: --save into an existing folder is all-or-nothing", "[cli][safety][save]") {

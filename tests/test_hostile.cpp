@@ -1,6 +1,7 @@
 // Hostile folders and files (issue 27): exercise folders full of links, FIFOs and device nodes,
 // interrupted and failing writes, --force's backup. Every case builds its own private files in a
 // temporary folder; device nodes are made with mknod when permitted (root), else skipped.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -82,11 +83,13 @@ std::size_t count(const std::string& hay, const std::string& needle) {
     return n;
 }
 
-// A character device node of our own (the null device's numbers), or "" when mknod is not permitted.
-std::string make_device(const std::string& path) {
-    if (::mknod(path.c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0) return "";
+// A character device node of our own, or "" when mknod is not permitted (not root).
+std::string make_device_of(const std::string& path, unsigned major, unsigned minor) {
+    if (::mknod(path.c_str(), S_IFCHR | 0600, makedev(major, minor)) != 0) return "";
     return path;
 }
+// The null device's numbers.
+std::string make_device(const std::string& path) { return make_device_of(path, 1, 3); }
 
 }  // namespace
 
@@ -403,7 +406,7 @@ TEST_CASE("progress: a stray lock file is named, with what it is and that it can
     }
 }
 
-TEST_CASE("--save into an existing writable folder inside a read-only one", "[hostile][save]") {
+TEST_CASE("save: --save into an existing writable folder inside a read-only one", "[hostile][save]") {
     temp_dir t;
     const fs::path parent = t.path / "ro", out = parent / "out";
     fs::create_directories(out);
@@ -438,4 +441,135 @@ TEST_CASE("--save into an existing writable folder inside a read-only one", "[ho
         CHECK_THAT(refused.out, Catch::Contains("cannot write to " + out.string()));
     }
     fs::permissions(parent, fs::perms::owner_all);
+}
+
+TEST_CASE("drill: endless, binary or overlong input ends the session instead of reading forever", "[hostile][drill]") {
+    temp_dir t;
+    const std::string drill = "timeout 20 " + exe + " drill --seed 9 --count 5 --no-save < ";
+    // a private zero device (mknod as root), else a file of NUL bytes
+    std::string zero = make_device_of(t / "zero", 1, 5);
+    if (zero.empty()) {
+        zero = t / "zero";
+        spit(zero, std::string(std::size_t{1} << 20, '\0'));
+    }
+    auto r = sh(drill + zero);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("NUL byte") && Catch::Contains("session ends"));
+    // lines too long to be answers: each is refused; the third ends the session
+    spit(t.path / "long",
+         std::string(5000, 'x') + "\ns\n" + std::string(5000, 'y') + "\n" + std::string(9000, 'z') + "\ns\ns\n");
+    r = sh(drill + (t / "long"));
+    CHECK(r.code == 0);
+    CHECK(count(r.out, "longer than 4096 bytes") == 3);
+    CHECK(count(r.out, "the session ends here") == 1);
+    CHECK(count(r.out, "skipped: the answer") == 1);
+    // one endless line without an end of line (no NUL in it): ends at 64 KiB
+    spit(t.path / "endless", std::string(std::size_t{1} << 20, 'a'));
+    r = sh(drill + (t / "endless"));
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("longer than 4096 bytes") && Catch::Contains("session ends"));
+    // an answer of 4096 bytes is still read (and is not one of the choices)
+    spit(t.path / "fits", std::string(4096, 'b') + "\nq\n");
+    r = sh(drill + (t / "fits"));
+    CHECK(r.code == 0);
+    CHECK(count(r.out, "longer than") == 0);
+}
+
+namespace {
+
+// The Markdown outside code spans and fenced blocks (CommonMark reads no HTML inside them).
+std::string outside_code(const std::string& md) {
+    std::string out;
+    std::size_t i = 0;
+    bool line_start = true;
+    while (i < md.size()) {
+        if (line_start && md.compare(i, 3, "```") == 0) {  // a fence: to the closing fence of the same length
+            std::size_t n = 0;
+            while (i + n < md.size() && md[i + n] == '`') ++n;
+            const std::string fence(n, '`');
+            std::size_t close = md.find("\n" + fence, i + n);
+            while (close != std::string::npos && close + 1 + n < md.size() && md[close + 1 + n] == '`')
+                close = md.find("\n" + fence, close + 1);
+            i = close == std::string::npos ? md.size() : close + 1 + n;
+            continue;
+        }
+        if (md[i] == '`' && (i == 0 || md[i - 1] != '\\')) {  // a code span: to the same run of backticks
+            std::size_t n = 0;
+            while (i + n < md.size() && md[i + n] == '`') ++n;
+            const std::string run(n, '`');
+            std::size_t close = md.find(run, i + n);
+            while (close != std::string::npos && close + n < md.size() && md[close + n] == '`')
+                close = md.find(run, close + n + 1);
+            if (close != std::string::npos) {
+                i = close + n;
+                continue;
+            }
+        }
+        line_start = md[i] == '\n';
+        out += md[i++];
+    }
+    return out;
+}
+
+// Every '<', '>', '&' and backtick outside code is escaped (preceded by an odd run of backslashes).
+std::string first_unescaped(const std::string& md) {
+    const std::string text = outside_code(md);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c != '<' && c != '&' && c != '`') continue;
+        std::size_t slashes = 0;
+        while (slashes < i && text[i - 1 - slashes] == '\\') ++slashes;
+        if (slashes % 2 == 0) return text.substr(i >= 30 ? i - 30 : 0, 70);
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("markdown: tokens and other text cannot inject HTML or code", "[hostile][markdown]") {
+    const std::string tokens = "'<script>alert(2)</script> b'";
+    const std::string hostile = "'<img/src=x/onerror=alert(1)> `x`&amp; \\<b>'";  // three tokens
+    for (const std::string& cmd :
+         {"positions -n 2 --tokens " + tokens, "step -n 2 --tokens " + tokens, "heads -n 2 --tokens " + tokens,
+          "mistake no-scale -n 2 --tokens " + tokens, "grad -n 2 --tokens " + tokens, "step -n 3 --tokens " + hostile,
+          "positions -n 3 --tokens " + hostile}) {
+        INFO(cmd);
+        const auto r = test::capture(exe + " " + cmd + " --format markdown --no-pause 2>/dev/null");
+        REQUIRE(r.code == 0);
+        CHECK(first_unescaped(r.out).empty());
+    }
+}
+
+TEST_CASE("output budget: huge runs of positions, variant, learn, step and heads are refused up front",
+          "[hostile][budget]") {
+    const std::pair<std::string, std::string> cases[] = {
+        {"positions --d-k 100000 --format json", "the JSON output would be about"},
+        {"positions --d-model 1048576", ""},
+        {"positions --d-k 100000 --encoding rope --no-pause", "the tensors the text output shows elided"},
+        {"variant linear --d-v 100000 --format json", "smaller --d-v"},
+        {"variant linear --d-v 100000 --no-pause", "the tensors the text output shows elided"},
+        {"step --seq-len 5000 --no-pause", "the tensors the text output shows elided would be about"},
+        {"step --seq-len 5000 --no-pause --format markdown", "the tensors the markdown output shows elided"},
+        {"heads --batch 1048576 --no-pause", "smaller --batch"},
+        {"learn --seq-len 64 --d-model 512 --heads 8 --layers 2 --batch 4096 --steps 100000 --no-pause", ""},
+    };
+    for (const auto& [cmd, said] : cases) {
+        INFO(cmd);
+        const auto start = std::chrono::steady_clock::now();
+        const auto r = test::capture("timeout 60 " + exe + " " + cmd + " 2>&1 >/dev/null");
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(seconds < 10);  // refused before computing (each took a minute or more, or was killed)
+        CHECK(count(r.out, "\n") == 1);
+        CHECK_THAT(r.out, Catch::Contains(said));
+    }
+    // the defaults and a lifted budget still run
+    for (const char* cmd : {"positions --no-pause", "variant linear --no-pause", "batching --no-pause",
+                            "learn --task previous --steps 20 --no-pause", "step --seq-len 200 --no-pause"})
+        CHECK(test::capture(exe + " " + cmd + " >/dev/null 2>&1").code == 0);
+    const auto low = test::capture(exe + " step --seq-len 300 --no-pause --max-output 64K 2>&1 >/dev/null");
+    CHECK(low.code == 2);
+    CHECK_THAT(low.out, Catch::Contains("pass --max-output"));
+    CHECK(test::capture(exe + " step --seq-len 300 --no-pause --max-output none >/dev/null 2>&1").code == 0);
 }

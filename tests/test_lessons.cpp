@@ -225,6 +225,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 draw_all(verdict_document(D, all[i], o));
             draw_all(unreadable_document(D, all[i]));
         }
+        draw_all(line_too_long_document(D, 4096, false));
+        draw_all(line_too_long_document(D, 4096, true));
+        draw_all(input_not_text_document(D));
         draw_all(summary_document(D, {{"shapes", {2, 1}}}, 1, 2, 3));
         draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 2));
         draw_all(summary_document(D, {{"shapes", {2, 2}}}, 2, 2, 4, 2));  // two skipped

@@ -91,6 +91,16 @@ doc::document verdict_document(const lessons& L, const question& q, outcome o) {
                         doc::prose(L.text("drill.ui.live", {{"command", q.command}}), tone::code)});
 }
 
+doc::document line_too_long_document(const lessons& L, std::size_t max_bytes, bool last) {
+    std::string text = L.text("drill.ui.too_long", {{"max", std::to_string(max_bytes)}});
+    if (last) text += " " + L.text("drill.ui.too_long_end");
+    return document_of(L, {doc::prose(text, tone::warn)});
+}
+
+doc::document input_not_text_document(const lessons& L) {
+    return document_of(L, {doc::prose(L.text("drill.ui.not_text"), tone::warn)});
+}
+
 doc::document unreadable_document(const lessons& L, const question& q) {
     std::string key = "drill.ui.forms_choice";
     vars v = {{"last", std::string(1, static_cast<char>('a' + (q.choices.empty() ? 0 : q.choices.size() - 1)))}};

@@ -26,6 +26,10 @@ doc::document verdict_document(const lessons& L, const question& q, outcome o);
 // An answer the parsers cannot read ("0,5", "4 GB" for a count…): the forms they accept, so
 // the learner can answer again (it is not marked wrong).
 doc::document unreadable_document(const lessons& L, const question& q);
+// A reply line longer than `max_bytes`: not read; `last` when the session ends because of it.
+doc::document line_too_long_document(const lessons& L, std::size_t max_bytes, bool last);
+// The input holds a NUL byte (binary, e.g. /dev/zero): the session ends.
+doc::document input_not_text_document(const lessons& L);
 // The per-topic breakdown, the weakest topic, the skipped questions (not scored), and as its
 // very last line "score: K/N" over the answered ones.
 doc::document summary_document(const lessons& L, const std::map<std::string, std::pair<int, int>>& by_topic, int right,

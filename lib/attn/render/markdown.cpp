@@ -28,20 +28,48 @@ std::size_t widest(const std::string& s) {
     return w;
 }
 
-std::string md_escape(const std::string& s) {
+// Text as Markdown text: `<`, `>` and `&` would start inline HTML or an entity (CommonMark
+// renders `<script>` from --tokens as a tag), a backtick a code span; a backslash is escaped too so
+// that the escapes cannot be undone by the text itself.
+std::string md_text(const std::string& s) {
     std::string out;
-    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    out.reserve(s.size());
+    for (char c : s) {
+        if (c == '\\' || c == '`' || c == '<' || c == '>' || c == '&') out += '\\';
+        out += c;
+    }
     return out;
 }
 
-// Inline code that survives backticks inside it.
-std::string md_code(const std::string& s) {
-    const bool tick = s.find('`') != std::string::npos;
-    return tick ? "`` " + s + " ``" : "`" + s + "`";
+// A table cell: text, and `|` would end the cell.
+std::string md_escape(const std::string& s) {
+    std::string out;
+    for (char c : md_text(s)) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
 }
 
+std::size_t longest_backtick_run(const std::string& s) {
+    std::size_t best = 0, run = 0;
+    for (char c : s) {
+        run = c == '`' ? run + 1 : 0;
+        best = std::max(best, run);
+    }
+    return best;
+}
+
+// Inline code that survives backticks inside it: delimited by one more backtick than its longest
+// run, padded with a space when it starts or ends with one (CommonMark strips one space each side).
+std::string md_code(const std::string& s) {
+    const std::size_t run = longest_backtick_run(s);
+    if (run == 0) return "`" + s + "`";
+    const std::string fence(run + 1, '`');
+    return fence + " " + s + " " + fence;
+}
+
+// A fenced block whose body cannot close it: the fence is longer than any backtick run inside.
 std::string fenced(const std::string& body, const std::string& lang = "") {
-    return "```" + lang + "\n" + body + (body.empty() || body.back() == '\n' ? "" : "\n") + "```";
+    const std::string fence(std::max<std::size_t>(3, longest_backtick_run(body) + 1), '`');
+    return fence + lang + "\n" + body + (body.empty() || body.back() == '\n' ? "" : "\n") + fence;
 }
 
 // Markdown joins single newlines itself; keep paragraphs, and indented lines (worked examples)
@@ -59,6 +87,7 @@ std::string md_paragraphs(const std::string& text) {
             out += (out.empty() ? "" : "\n\n") + (display_width(code) <= md_width ? code : fenced(example, "text")) +
                 "\n\n";
         } else {
+            line = md_text(line);
             if (out.empty() || out.back() == '\n') out += line;
             else
                 out = line.empty() ? out + "\n\n" : join_source_lines(out, line);  // no space inside Chinese
@@ -171,19 +200,19 @@ struct writer {
 
     std::string render(const block& b) const {
         switch (b.kind) {
-            case kind::heading: return std::string(b.level >= 2 ? "### " : "## ") + b.text;
-            case kind::banner: return "**" + b.text + "**";
+            case kind::heading: return std::string(b.level >= 2 ? "### " : "## ") + md_text(b.text);
+            case kind::banner: return "**" + md_text(b.text) + "**";
             case kind::prose: return md_paragraphs(b.text);
             case kind::formula:
             case kind::code:
             case kind::shape:
                 if (b.text.find('\n') != std::string::npos ||
                     display_width("- **" + b.label + ":** " + md_code(b.text)) > md_width)
-                    return "**" + b.label + ":**\n\n" + fenced(b.text, b.kind == kind::code ? "python" : "");
-                return "- **" + b.label + ":** " + md_code(b.text);
+                    return "**" + md_text(b.label) + ":**\n\n" + fenced(b.text, b.kind == kind::code ? "python" : "");
+                return "- **" + md_text(b.label) + ":** " + md_code(b.text);
             case kind::note:
-            case kind::field: return "**" + b.label + ":** " + md_paragraphs(b.text);
-            case kind::pitfall: return "> **" + b.label + ":** " + md_paragraphs(b.text);
+            case kind::field: return "**" + md_text(b.label) + ":** " + md_paragraphs(b.text);
+            case kind::pitfall: return "> **" + md_text(b.label) + ":** " + md_paragraphs(b.text);
             case kind::listing: {
                 std::string body;
                 for (const auto& l : b.lines) body += l + "\n";
@@ -196,7 +225,8 @@ struct writer {
                 return fitted(b, (title.empty() ? "" : title + "\n\n") + matrix_table(b, prec, full, false));
             }
             case kind::heatmap:
-                return fitted(b, (b.title.empty() ? "" : "**" + b.title + "**\n\n") + matrix_table(b, 0, full, true));
+                return fitted(
+                    b, (b.title.empty() ? "" : "**" + md_text(b.title) + "**\n\n") + matrix_table(b, 0, full, true));
             case kind::table: {
                 std::vector<std::string> header = b.header;  // "group title" joins each column's header
                 std::size_t col = 0;
@@ -205,18 +235,19 @@ struct writer {
                         if (!text.empty()) header[k] = text + " " + header[k];
                     col += span;
                 }
-                return fitted(b,
-                              (b.title.empty() ? "" : "**" + b.title + "**\n\n") + cell_table(header, b.rows, b.align));
+                return fitted(
+                    b,
+                    (b.title.empty() ? "" : "**" + md_text(b.title) + "**\n\n") + cell_table(header, b.rows, b.align));
             }
             case kind::keyvalue: {
-                std::string out = b.title.empty() ? "" : "**" + b.title + "**\n\n";
-                for (const auto& kv : b.pairs) out += "- " + kv.first + ": " + kv.second + "\n";
+                std::string out = b.title.empty() ? "" : "**" + md_text(b.title) + "**\n\n";
+                for (const auto& kv : b.pairs) out += "- " + md_text(kv.first) + ": " + md_text(kv.second) + "\n";
                 return out;
             }
             case kind::chart: {
                 std::string body;
                 for (const auto& l : format_chart(b.series, 60, b.chart_height, false, style::none)) body += l + "\n";
-                return (b.title.empty() ? "" : "**" + b.title + "**\n\n") + fenced(body, "text");
+                return (b.title.empty() ? "" : "**" + md_text(b.title) + "**\n\n") + fenced(body, "text");
             }
             case kind::stack:
             case kind::row: {
@@ -244,7 +275,7 @@ bool is_list_field(const block& b) {
 
 std::string render_markdown(const doc::document& d, bool full) {
     const writer w{d, full};
-    std::string out = "# " + d.title + "\n";
+    std::string out = "# " + md_text(d.title) + "\n";
     for (const doc::page& p : d.pages) {
         const block* prev = nullptr;
         for (const block& b : p.blocks) {

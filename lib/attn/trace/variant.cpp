@@ -75,6 +75,22 @@ namespace {
 variant_report run_mla(const variant_request& vr);
 }
 
+void check_variant_request(const variant_request& vr) {
+    const std::string& kind = vr.kind;
+    const step_request& request = vr.run;
+    if (std::find(variant_kinds().begin(), variant_kinds().end(), kind) == variant_kinds().end())
+        throw error("unknown variant '" + kind + "': choose linear, performer, linformer, additive or mla");
+    if (kind == "mla") return;  // run_mla checks its own flags
+    if (!request.mistake.empty()) throw error("variant runs no mistakes: drop --mistake");
+    if ((kind == "performer" || kind == "linformer") && request.mask == "causal")
+        throw error("variant " + kind + " is shown non-causal here: drop --mask causal (linear shows the causal form)");
+    if (kind == "performer" && (vr.features < 1 || vr.features > 4096))
+        throw error("--features m must be between 1 and 4096");
+    if (kind == "linformer" && vr.rank < 1) throw error("--rank k must be at least 1");
+    if ((kind == "linformer" || kind == "performer") && request.load_dir.empty() && request.seq_len > 512)
+        throw error("variant " + kind + " measures its error table at every size: choose --seq-len up to 512");
+}
+
 variant_report run_variant(const variant_request& vr) {
     const std::string& kind = vr.kind;
     const step_request& request = vr.run;

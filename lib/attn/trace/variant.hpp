@@ -68,6 +68,9 @@ struct variant_report {
 // for mla DIR/W_DKV, W_UK, W_UV, W_KR, W_Q, W_QR.npy; when given, else drawn from the seed) and runs
 // the kind. mla reads only X.npy and its own weights (d_model and n from X). Throws attn::error.
 variant_report run_variant(const variant_request& request);
+// The flag checks run_variant makes before it computes (not --load's files): for the output budget,
+// which is estimated before the run. Throws attn::error.
+void check_variant_request(const variant_request& request);
 variant_report run_variant(const std::string& kind, const step_request& request);
 
 // `kv-cache --mla d_c [--rope-dim d_r]`: the kv-cache sizes (prompt, steps, d_model, heads, seed;
