@@ -431,6 +431,12 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         kv_all(win);
         win.max_diff = win.steps[1].max_diff = 1;
         kv_all(win);
+        for (const char* spec : {"window:3", "window:7", "window:9"}) {  // prompt > W; W >= T, with g < h
+            attn::kv_request rq;
+            rq.prompt_len = 5, rq.steps = 2, rq.mask = spec, rq.heads = 2, rq.kv_heads = 1;
+            const attn::kv_config rc = attn::validate_kv(rq);
+            kv_all(attn::run_kvcache(rc, attn::make_kv_inputs(rc)));
+        }
     }
 
     {  // learn: every task, a failing run, a multi-layer run, and both ways to break it

@@ -135,8 +135,64 @@ TEST_CASE("kv-cache python script: q k v weights and output per step then the fu
     const attn::kv_report r = attn::run_kvcache(c, attn::make_kv_inputs(c));
     const std::string py = attn::render_kvcache_python(r, en());
     // 4 inputs, 5 checks per chunk (prefill + decode steps), the full run and cached = full
-    CHECK(count(py, "\ncheck(\"") == 4 + 5 * r.steps.size() + 2);
+    CHECK(count(py, "\ncheck(\"") == 4 + 5 * r.steps.size() + 2 + 2);  // + the cache K and V at the end
     CHECK(py.find("repeat_interleave(h // g, dim=1)") != std::string::npos);
     CHECK(py.find("p, t, T, d_model, h, g, d_head = 4, 4, 8, 8, 4, 2, 2\n") != std::string::npos);
     CHECK(count(py, "K_cache = torch.cat([K_cache, k], dim=-2)") == c.steps);
+}
+
+// #24 point 1: `kv-cache --mask window:W --format python` wrote the prefill's weights (count × count
+// when the prompt is longer than W) into a buffer of count × W: heap corruption. The script must
+// evict as the tool does: appended while the ring has room, then position p overwrites slot p mod W.
+// Every W from 1 to T, at sizes where the prompt is longer and shorter than W, with h != g, RoPE and
+// float64 (running the scripts is tests/python/run_scripts.py's, under torch).
+TEST_CASE("kv-cache python script: every window W from 1 to T evicts as the tool does", "[python][kvcache]") {
+    struct size_case {
+        std::int64_t p, t, d, h, g;
+        bool rope;
+        const char* dtype;
+    };
+    for (const size_case& z :
+         {size_case{4, 4, 8, 2, 2, false, "float32"}, size_case{6, 3, 8, 4, 2, true, "float64"},
+          size_case{1, 5, 4, 2, 1, false, "float32"}, size_case{7, 1, 6, 3, 1, false, "float64"}}) {
+        for (std::int64_t w = 1; w <= z.p + z.t; ++w) {
+            attn::kv_request q;
+            q.prompt_len = z.p, q.steps = z.t, q.d_model = z.d, q.heads = z.h, q.kv_heads = z.g;
+            q.kv_heads_given = true;
+            q.rope = z.rope;
+            q.dtype = z.dtype;
+            q.mask = "window:" + std::to_string(w);
+            const attn::kv_config c = attn::validate_kv(q);
+            const attn::kv_report r = attn::run_kvcache(c, attn::make_kv_inputs(c));
+            const std::string py = attn::render_kvcache_python(r, en());
+            INFO("p " << z.p << " t " << z.t << " W " << w);
+            const std::size_t W = static_cast<std::size_t>(w), T = c.total();
+            CHECK(py.find("W = " + std::to_string(w) + "    # --mask window:") != std::string::npos);
+            // 4 inputs, 5 checks per chunk, the cache (K and V) at the end, the full run, cached = full
+            CHECK(count(py, "\ncheck(\"") == 4 + 5 * r.steps.size() + 2 + 2);
+            // The prefill attends over its own keys with the window; the ring keeps the last W of them.
+            CHECK(count(py, "tril(diagonal=-W)") == 2);  // the prefill's mask and the full run's
+            CHECK(count(py, "keep = torch.arange(") == (c.prompt_len > W ? 1u : 0u));
+            // A decode step appends while the ring has room, then overwrites slot pos mod W.
+            std::size_t appends = 0, writes = 0;
+            for (std::size_t pos = c.prompt_len; pos < T; ++pos) {
+                if (pos < W) {
+                    ++appends;
+                    continue;
+                }
+                ++writes;
+                const std::string slot = std::to_string(pos % W);
+                CHECK(py.find("K_cache[:, :, " + slot + "] = k[:, :, 0]; V_cache[:, :, " + slot +
+                              "] = v[:, :, 0]    # the ring is full: position " + std::to_string(pos) +
+                              " overwrites slot " + slot + " = " + std::to_string(pos) +
+                              " mod W, which held position " + std::to_string(pos - W)) != std::string::npos);
+            }
+            CHECK(count(py, "K_cache = torch.cat([K_cache, k], dim=-2)") == appends);
+            CHECK(count(py, "] = k[:, :, 0]; V_cache[") == writes);
+            // The cache the script ends with is the tool's: min(W, T) slots.
+            CHECK(r.k_cache.shape(2) == std::min(W, T));
+            CHECK(py.find("check(\"K_cache\", K_cache, tensor(" + attn::python_list(attn::tensor(r.k_cache)) + "))") !=
+                  std::string::npos);
+        }
+    }
 }

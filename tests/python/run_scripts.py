@@ -2,8 +2,8 @@
 """`--format python` under PyTorch: generates the script of every run in a matrix (single head with
 and without a mask, float64, cross-attention with both alignments, d_k != d_v, heads with biases,
 padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad, kv-cache with GQA
-and MQA) and runs each
-with this interpreter; every script must exit 0 and end with "all N steps match". A script whose
+and MQA, kv-cache --mask window:W for every W from 1 to T) and runs each with this interpreter;
+every script must exit 0 and end with "all N steps match". A script whose
 embedded value is changed must exit 1 with MISMATCH (the check can fail). And the JSON contract:
 for a few runs each step's `pytorch` string, exec'd with only torch, math, F, the inputs and the
 dimension names, leaves the step's data in its variable; the same for `positions --encoding E`
@@ -74,11 +74,32 @@ RUNS = [
     ["kv-cache", "--heads", "8", "--kv-heads", "2", "--d-model", "16"],
     ["kv-cache", "--heads", "4", "--kv-heads", "1", "--dtype", "float64"],
     ["kv-cache", "--rope", "--heads", "4", "--kv-heads", "2"],
+    ["kv-cache", "--mask", "window:2"],
     ["mistake", "linear-weight-layout", "--d-k", "3"],
     ["mistake", "no-transpose", "--seq-len", "4"],
     ["mistake", "heads-no-transpose", "--mask", "causal"],
     ["step", "--mistake", "no-scale", "--mask", "causal", "--dtype", "float64"],
 ]
+
+
+# kv-cache --mask window:W (#24 point 1): every W from 1 to T = p + t, at sizes where the prompt is
+# longer and shorter than W, with GQA/MQA, RoPE and float64; each transcript must exit 0, evict as the
+# tool does (its final cache is checked slot by slot) and reproduce every number.
+WINDOW_SIZES = [
+    [],
+    ["--prompt-len", "6", "--steps", "3", "--heads", "4", "--kv-heads", "2", "--rope", "--dtype", "float64"],
+    ["--prompt-len", "1", "--steps", "5", "--d-model", "4", "--heads", "2", "--kv-heads", "1"],
+    ["--prompt-len", "7", "--steps", "2", "--d-model", "6", "--heads", "3", "--kv-heads", "1", "--dtype", "float64"],
+]
+
+
+def window_runs():
+    runs = []
+    for sizes in WINDOW_SIZES:
+        p = int(sizes[sizes.index("--prompt-len") + 1]) if "--prompt-len" in sizes else 4
+        t = int(sizes[sizes.index("--steps") + 1]) if "--steps" in sizes else 4
+        runs += [["kv-cache", "--mask", f"window:{w}"] + sizes for w in range(1, p + t + 1)]
+    return runs
 
 
 def mistake_ids():
@@ -313,7 +334,7 @@ def main():
     ids = mistake_ids()
     if len(ids) < 20:
         raise SystemExit(f"FAIL: only {len(ids)} mistake ids parsed from `attn-explain mistakes`")
-    runs = RUNS + [["mistake", i] for i in ids]
+    runs = RUNS + [["mistake", i] for i in ids] + window_runs()
     failed = 0
     for args in runs:
         script = generate(args)

@@ -337,11 +337,15 @@ tensor as_tensor(const matrix<double>& m) { return tensor(m); }
 
 std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     const kv_config& c = r.config;
+    const bool rolling = c.window > 0;  // --mask window:W: a ring buffer of W slots
     std::string out = preamble(c.type, L, "kv-cache");
-    vars v = {{"p", std::to_string(c.prompt_len)}, {"t", std::to_string(c.steps)}, {"total", std::to_string(c.total())},
-              {"d", std::to_string(c.d_model)},    {"h", std::to_string(c.heads)}, {"g", std::to_string(c.kv_heads)},
-              {"d_head", std::to_string(c.d_head)}};
-    out += L.text("kvcache.pytorch.dims", v) + "\ntorch.set_grad_enabled(False)\n\n";
+    vars v = {{"p", std::to_string(c.prompt_len)},  {"t", std::to_string(c.steps)},
+              {"total", std::to_string(c.total())}, {"d", std::to_string(c.d_model)},
+              {"h", std::to_string(c.heads)},       {"g", std::to_string(c.kv_heads)},
+              {"d_head", std::to_string(c.d_head)}, {"w", std::to_string(c.window)}};
+    out += L.text("kvcache.pytorch.dims", v) + "\n";
+    if (rolling) out += L.text("kvcache.pytorch.window_dims", v) + "\n";
+    out += "torch.set_grad_enabled(False)\n\n";
     out += comment(L.raw("python.inputs")) + "\n";
     auto input = [&](const char* name, const matrix<double>& m) {
         out += std::string(name) + " = tensor(" + python_list(as_tensor(m)) + ")\n";
@@ -358,15 +362,20 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
         const kv_step& s = r.steps[i];
         const std::size_t L_after = s.cache_after;
+        // The keys the chunk's queries attend over: the cache, or (window:W prefill) the chunk's own
+        // keys, of which the ring then keeps the last W.
+        const std::size_t keys = s.weights.empty() ? L_after : s.weights[0].shape(1);
+        const bool own_keys = rolling && s.prefill;
         vars sv = v;
         sv["first"] = std::to_string(s.first);
         sv["end"] = std::to_string(s.first + s.count);
         sv["last"] = std::to_string(s.first + s.count - 1);
         sv["count"] = std::to_string(s.count);
         sv["L"] = std::to_string(L_after);
+        sv["keys"] = std::to_string(keys);
         sv["i"] = std::to_string(i);
         // bottom-right causal within the chunk: query first + a sees keys 0 … first + a
-        sv["diag"] = std::to_string(L_after - s.count + 1);
+        sv["diag"] = std::to_string(keys - s.count + 1);
         const std::string id = s.prefill ? "prefill" : "step" + std::to_string(i);
         out += comment(L.text(s.prefill ? "kvcache.pytorch.prefill" : "kvcache.pytorch.decode", sv));
         out += L.text("kvcache.pytorch.project", sv) + "\n";
@@ -381,21 +390,41 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
                            python_list(as_tensor(s.k)));
         out += fmt::format("check(\"{} v\", v.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
                            python_list(as_tensor(s.v)));
-        out += L.text(s.prefill ? "kvcache.pytorch.prefill_cache" : "kvcache.pytorch.append", sv) + "\n";
-        out += L.text("kvcache.pytorch.attend", sv) + "\n";
-        tensor w = xt::empty<double>({std::size_t{1}, c.heads, s.count, L_after});
+        if (own_keys) {
+            out += L.text("kvcache.pytorch.attend_window_prefill", sv) + "\n";
+        } else {
+            // The cache as the tool holds it: appended while it has room; a full ring overwrites
+            // the slot of the position that left the window (one decode token at a time).
+            if (s.prefill) out += L.text("kvcache.pytorch.prefill_cache", sv) + "\n";
+            else if (rolling && s.cache_before == c.window) {
+                vars ov = sv;
+                ov["slot"] = std::to_string(s.slots.at(0));
+                ov["old"] = std::to_string(s.overwritten.at(0));
+                out += L.text("kvcache.pytorch.ring_write", ov) + "\n";
+            } else {
+                out += L.text("kvcache.pytorch.append", sv) + "\n";
+            }
+            out += L.text("kvcache.pytorch.attend", sv) + "\n";
+        }
+        tensor w = xt::empty<double>({std::size_t{1}, c.heads, s.count, keys});
         for (std::size_t hh = 0; hh < c.heads; ++hh)
-            std::copy(s.weights[hh].begin(), s.weights[hh].end(),
-                      w.begin() + static_cast<long>(hh * s.count * L_after));
+            std::copy(s.weights[hh].begin(), s.weights[hh].end(), w.begin() + static_cast<long>(hh * s.count * keys));
         out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(w));
-        out += L.text("kvcache.pytorch.output", sv) + "\n";
-        out += fmt::format("check(\"{} output\", output, tensor({}))\n\n", id, python_list(as_tensor(s.output)));
-        out += "cached_rows.append(output)\n\n";
+        out += L.text(own_keys ? "kvcache.pytorch.output_window_prefill" : "kvcache.pytorch.output", sv) + "\n";
+        out += fmt::format("check(\"{} output\", output, tensor({}))\n", id, python_list(as_tensor(s.output)));
+        if (own_keys)
+            out +=
+                L.text(s.count > c.window ? "kvcache.pytorch.ring_keep" : "kvcache.pytorch.prefill_cache", sv) + "\n";
+        out += "\ncached_rows.append(output)\n\n";
     }
-    out += comment(L.text("kvcache.pytorch.full_title", v));
+    // The cache at the end, slot by slot, as the tool holds it (a ring buffer: slot p mod W).
+    out += comment(L.text(rolling ? "kvcache.pytorch.cache_title_window" : "kvcache.pytorch.cache_title", v));
+    out += fmt::format("check(\"K_cache\", K_cache, tensor({}))\n", python_list(tensor(r.k_cache)));
+    out += fmt::format("check(\"V_cache\", V_cache, tensor({}))\n\n", python_list(tensor(r.v_cache)));
+    out += comment(L.text(rolling ? "kvcache.pytorch.full_title_window" : "kvcache.pytorch.full_title", v));
     out += L.text("kvcache.pytorch.full_project", v) + "\n";
     if (c.rope.on) out += rope("Qf", "torch.arange(T)") + rope("Kf", "torch.arange(T)");
-    out += L.text("kvcache.pytorch.full", v) + "\n";
+    out += L.text(rolling ? "kvcache.pytorch.full_window" : "kvcache.pytorch.full", v) + "\n";
     out += fmt::format("check(\"full\", full, tensor({}))\n", python_list(as_tensor(r.full)));
     out += "check(\"cached = full\", torch.cat(cached_rows), full)\n";
     out += "print(f\"all {matched} steps match\")\n";
