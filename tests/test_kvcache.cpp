@@ -331,3 +331,39 @@ TEST_CASE("kv-cache: --save then --load gives the same output", "[kvcache]") {
     CHECK(cli("--d-model 8 --load " + out.string()).code == 2);
     CHECK(cli("--heads 3 --load " + out.string()).code == 2);
 }
+
+// #24 point 2: the rolling cache's closing note printed the W-entry cache's bytes with the formula of
+// a T-entry cache ("128 bytes at T = 8 tokens (2 · g · T · d_head · 4)", where 2·2·8·4·4 = 512).
+// The formula and the number now both describe the W entries it holds, beside what a full cache takes.
+TEST_CASE("kv-cache: the rolling cache's bytes are those of its W entries beside a full cache's", "[kvcache]") {
+    const attn::lessons& L = attn::lessons::embedded("en");
+    auto report = [](std::int64_t w, std::int64_t h, std::int64_t g) {
+        attn::kv_request q;
+        q.heads = h, q.kv_heads = g, q.kv_heads_given = true;
+        q.mask = "window:" + std::to_string(w);
+        const attn::kv_config c = attn::validate_kv(q);
+        return attn::run_kvcache(c, attn::make_kv_inputs(c));
+    };
+    // The defaults: T = 8, g = h = 2, d_head = 4, float32. window:2 holds 2 entries: 2·2·2·4·4 = 128.
+    const std::string two = attn::kv_cache_summary(report(2, 2, 2), L);
+    CHECK(two.find("holds W = 2 entries, not T = 8: 128 bytes (2 · g · W · d_head · 4 bytes per layer, g = 2)") !=
+          std::string::npos);
+    CHECK(two.find("a full cache of T = 8 tokens would take 512 bytes (2 · g · T · d_head · 4)") != std::string::npos);
+    CHECK(two.find("128 bytes at T = 8") == std::string::npos);
+    // g < h: the GQA saving at the same W entries (h = 4, g = 1, d_head = 2: 2·1·3·2·4 = 48 vs 192).
+    const std::string gqa = attn::kv_cache_summary(report(3, 4, 1), L);
+    CHECK(gqa.find("holds W = 3 entries, not T = 8: 48 bytes") != std::string::npos);
+    CHECK(gqa.find("would take 128 bytes") != std::string::npos);
+    CHECK(gqa.find("4.0× smaller than multi-head attention's 192 bytes for as many entries") != std::string::npos);
+    // W ≥ T: nothing was evicted, the cache holds all T entries (2·2·8·4·4 = 512).
+    const std::string all = attn::kv_cache_summary(report(8, 2, 2), L);
+    CHECK(all.find("nothing was evicted: the rolling cache holds all 8 entries, 512 bytes (2 · g · T · d_head · 4") !=
+          std::string::npos);
+    // Every window from 1 to T + 2: the printed number is 2 · g · min(W, T) · d_head · 4 bytes.
+    for (std::int64_t w = 1; w <= 10; ++w) {
+        const std::string s = attn::kv_cache_summary(report(w, 2, 2), L);
+        INFO(s);
+        CHECK(s.find(" " + std::to_string(2 * 2 * std::min<std::int64_t>(w, 8) * 4 * 4) + " bytes (2 · g · " +
+                     (w < 8 ? "W" : "T")) != std::string::npos);
+    }
+}

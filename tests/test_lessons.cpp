@@ -436,6 +436,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             rq.prompt_len = 5, rq.steps = 2, rq.mask = spec, rq.heads = 2, rq.kv_heads = 1;
             const attn::kv_config rc = attn::validate_kv(rq);
             kv_all(attn::run_kvcache(rc, attn::make_kv_inputs(rc)));
+            rq.kv_heads = 2;  // g = h
+            const attn::kv_config rh = attn::validate_kv(rq);
+            kv_all(attn::run_kvcache(rh, attn::make_kv_inputs(rh)));
         }
     }
 

@@ -223,6 +223,18 @@ std::string kv_step_title(const kv_report& r, std::size_t index, const lessons& 
 
 std::string kv_cache_summary(const kv_report& r, const lessons& L) {
     const vars v = kv_vars(r, L);
+    const kv_config& c = r.config;
+    if (c.window > 0) {
+        // The rolling cache holds min(W, T) entries: its bytes, and beside them a full cache's (T entries).
+        const std::size_t entries = r.k_cache.shape(2);
+        vars w = v;
+        w["w"] = std::to_string(c.window);
+        w["full_bytes"] = bytes_str(L, kv_cache_bytes(c, c.total(), c.kv_heads));
+        w["window_bytes"] = bytes_str(L, kv_cache_bytes(c, c.window, c.kv_heads));
+        const std::string key =
+            entries < c.total() ? "kvcache_window.cache_bytes" : "kvcache_window.cache_bytes_unfilled";
+        return L.text(key + (c.kv_heads < c.heads ? "_gqa" : ""), w);
+    }
     if (r.config.kv_heads == r.config.heads) {
         vars w = v;
         // h / 2 K/V heads is grouped-query attention, except for h = 2, where it is the single head of MQA.
