@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -56,6 +57,7 @@ tensor take(matrix<float>&& a) {
 }
 matrix<double> to_double(matrix<double>&& a) { return std::move(a); }
 matrix<double> to_double(matrix<float>&& a) { return convert<double>(a); }
+
 }  // namespace
 
 std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
@@ -214,10 +216,15 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                        as_tensor(f.q));
     q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
     t.steps.push_back(std::move(q));
-    t.steps.push_back(make_step("K", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dk), shape_str(m, dk)),
-                                as_tensor(f.k)));
-    t.steps.push_back(make_step("V", fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, dv), shape_str(m, dv)),
-                                as_tensor(f.v)));
+    // Cross-attention: K = memory·W_K and V = memory·W_V (their own lessons say so).
+    for (const auto& [id, w_cols, value] :
+         {std::tuple<const char*, std::size_t, const matrix<T>*>{"K", dk, &f.k}, {"V", dv, &f.v}}) {
+        step kv =
+            make_step(id, fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, w_cols), shape_str(m, w_cols)),
+                      as_tensor(*value));
+        if (c.cross()) kv.lesson = std::string("step.") + id + "_cross";
+        t.steps.push_back(std::move(kv));
+    }
     if (c.bias) {
         for (step& st : t.steps) {
             const std::vector<double>* b = st.id == "Q" ? &in.b_q

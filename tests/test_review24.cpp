@@ -1,0 +1,52 @@
+// Issue #24 ("every sentence true, round 3"), points 3 to 8: each corrected sentence is checked
+// where its premise is computed, at the flags that made the old sentence false, and the false one is
+// gone. (Point 1 is in test_python.cpp, point 2 in test_kvcache.cpp.)
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "attn/doc/walkthrough.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/pytorch.hpp"
+#include "attn/trace/trace.hpp"
+
+namespace {
+attn::trace run24(attn::step_request r) {
+    const attn::step_config c = attn::validate(r);
+    return attn::build_trace(c, attn::make_inputs(c), 4);
+}
+
+const attn::lessons& en24() { return attn::lessons::embedded("en"); }
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+std::string field(const attn::trace& t, const std::string& id, const std::string& name) {
+    return en24().text(attn::lesson_key(t, t.at(id)) + "." + name, attn::step_vars(t, t.at(id)));
+}
+}  // namespace
+
+// Point 3: with --kv-len the keys and values are memory·W_K and memory·W_V, in every part of the step.
+TEST_CASE("#24.3 cross-attention's K and V steps say memory, self-attention's say X", "[review24]") {
+    attn::step_request r;
+    r.kv_len = 6;
+    const attn::trace t = run24(r);
+    CHECK(field(t, "K", "title") == "Keys K = memory·W_K");
+    CHECK(field(t, "K", "formula") == "K = memory · W_K");
+    CHECK(field(t, "V", "title") == "Values V = memory·W_V");
+    CHECK(field(t, "V", "formula") == "V = memory · W_V");
+    CHECK(attn::pytorch_line(t, en24(), t.at("K")) == "K = memory @ W_K");
+    CHECK(attn::pytorch_line(t, en24(), t.at("V")) == "V = memory @ W_V");
+    CHECK(t.at("K").shape_line == "(6, 4) @ (4, 4) -> (6, 4)");  // m = 6 memory rows, not n = 4
+    const std::string k_note = attn::doc::step_note(t, en24(), t.at("K"));
+    CHECK(has(k_note, "the keys come from the memory, not from X"));
+    CHECK(has(k_note, "one row per memory position (m = 6) where Q has one per query (n = 3)"));
+    CHECK_FALSE(has(k_note, "The same input"));
+    CHECK(has(attn::doc::step_note(t, en24(), t.at("V")), "One value row per memory position (m = 6)"));
+    attn::step_request self;
+    const attn::trace s = run24(self);
+    CHECK(field(s, "K", "formula") == "K = X · W_K");
+    CHECK(field(s, "V", "formula") == "V = X · W_V");
+    CHECK(attn::pytorch_line(s, en24(), s.at("K")) == "K = X @ W_K");
+}
