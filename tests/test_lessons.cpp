@@ -125,7 +125,16 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     clash.mistake = "no-transpose";  // 3 != 4: shape error
     render_all(run(clash));
     attn::step_request sparse = base;  // a sparse pattern's own masked step
-    sparse.mask = "dilated:2,1";
+    sparse.mask = "dilated:2,1";  // stacking reaches every position
+    render_all(run(sparse));
+    sparse.seq_len = 8;
+    sparse.tokens = "";
+    sparse.mask = "block:2";  // stacking never leaves a block
+    render_all(run(sparse));
+    sparse.mask = "bigbird:2,1,1";  // BigBird's rand
+    render_all(run(sparse));
+    sparse.kv_len = 6;  // cross-attention: stacking does not compose the pattern
+    sparse.mask = "window:2";
     render_all(run(sparse));
     attn::step_request noscale;
     noscale.mistake = "no-scale";

@@ -50,3 +50,43 @@ TEST_CASE("#24.3 cross-attention's K and V steps say memory, self-attention's sa
     CHECK(field(s, "V", "formula") == "V = X · W_V");
     CHECK(attn::pytorch_line(s, en24(), s.at("K")) == "K = X @ W_K");
 }
+
+// Point 4: what stacked layers reach, computed from the pattern (its boolean powers), per pattern.
+TEST_CASE("#24.4 the sparse note says what stacking reaches, from the pattern", "[review24]") {
+    auto note = [](const char* mask, std::int64_t n, std::int64_t m = 0) {
+        attn::step_request r;
+        r.seq_len = n;
+        if (m) r.kv_len = m;
+        r.mask = mask;
+        const attn::trace t = run24(r);
+        return attn::doc::step_note(t, en24(), t.at("masked_scores"));
+    };
+    const char* old_claim = "still move information across the whole sequence";
+    // block: information never leaves a block, at any depth.
+    const std::string block = note("block:4", 12);
+    CHECK(has(block, "block:4 splits the n = 12 positions into 3 groups that never exchange information"));
+    CHECK(has(block, "the most positions one token ever draws from is 4"));
+    CHECK_FALSE(has(block, old_claim));
+    // dilated:W,D with D > 1: the residues mod D never meet.
+    CHECK(has(note("dilated:3,2", 9), "dilated:3,2 splits the n = 9 positions into 2 groups"));
+    CHECK(has(note("dilated:2,3", 12), "into 3 groups"));
+    // window:W grows by W − 1 per layer: min(n, l·(W − 1) + 1) after l layers.
+    const std::string window = note("window:3", 8);
+    CHECK(has(window,
+              "after 1, 2, … layers of window:3 is 3, 5, 7, 8, so it takes 4 layer(s) before a token has "
+              "drawn from all n = 8 positions"));
+    CHECK(has(note("local:1", 9), "is 3, 5, 7, 9, so it takes 4 layer(s)"));
+    // dilated with D = 1 is a window: it reaches everything.
+    CHECK(has(note("dilated:2,1", 5), "so it takes 4 layer(s)"));
+    // Cross-attention: the pattern is not composed with itself.
+    CHECK(has(note("window:2", 4, 6), "says nothing about what stacked layers reach"));
+    // BigBird's rand only under bigbird.
+    CHECK(has(note("bigbird:2,1,1", 12), "(rand is the [n/B, n/B] matrix"));
+    for (const char* mask : {"window:3", "local:1", "global:1,1", "dilated:3,2", "block:4"}) {
+        INFO(mask);
+        const std::string s = note(mask, 12);
+        CHECK_FALSE(has(s, "rand is"));
+        CHECK_FALSE(has(s, old_claim));
+        CHECK(has(s, std::string("attn-explain mask --mask ") + mask + " --layers 4"));
+    }
+}

@@ -70,6 +70,15 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     if (s.id == "masked_scores" && t.config.cross() && t.config.keys() != t.config.seq_len && !aligned &&
         t.config.pattern.kind != pattern_kind::none)
         note += "\n\n" + alignment_note(t, L);
+    // A sparse pattern: what stacking its layers reaches, as computed for this run (trace.cpp's
+    // stacking_values), and BigBird's rand only under bigbird.
+    if (s.values.count("stack") && L.has(lesson_key(t, s) + ".stack_try")) {  // grad keeps its own note
+        const std::string key = lesson_key(t, s) + ".stack_" + s.values.at("stack");
+        if (L.has(key)) note += "\n" + L.text(key, v);
+        note += "\n" + L.text(lesson_key(t, s) + ".stack_try", v);
+        if (t.config.pattern.kind == pattern_kind::bigbird)
+            note += "\n" + L.text(lesson_key(t, s) + ".bigbird_rand", v);
+    }
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.values.count("scale_check"))
         note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);

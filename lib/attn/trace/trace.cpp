@@ -11,6 +11,7 @@
 
 #include "attn/core/positions.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/trace/mask_report.hpp"
 #include "attn/trace/positions.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/trace/trace_multihead.hpp"
@@ -58,6 +59,50 @@ tensor take(matrix<float>&& a) {
 matrix<double> to_double(matrix<double>&& a) { return std::move(a); }
 matrix<double> to_double(matrix<float>&& a) { return convert<double>(a); }
 
+// What stacking layers of a sparse pattern reaches (the sparse note, #24): the receptive field
+// after 1, 2, … layers (core/masks receptive_fields: the boolean powers of the pattern, through the
+// residual stream), the layer that reaches the fixed point, and the groups of positions that never
+// exchange information (connected components of the pattern's pairs). "stack" is
+//   full    - some token draws from all n positions after `stack_depth` layers
+//   split   - the positions fall into `stack_groups` groups that never meet, at any depth
+//   other   - one group, but no token ever draws from all n (no pattern of core/masks does this):
+//             nothing is claimed
+//   cross   - n != m: the keys are another sequence, stacking does not compose the pattern
+//   large   - n above the receptive field's limit: nothing is claimed
+void stacking_values(vars& v, const mask_pattern& p, std::size_t n, std::size_t m) {
+    if (n != m) {
+        v["stack"] = "cross";
+        return;
+    }
+    if (n > static_cast<std::size_t>(mask_max_receptive_len)) {
+        v["stack"] = "large";
+        return;
+    }
+    const std::vector<std::vector<bool>> allowed = pattern_allowed(p, n, n);  // [n][n], true = may attend
+    const std::vector<std::size_t> fields = receptive_fields(allowed, n);
+    const std::size_t reach = fields.back();
+    std::size_t depth = 1;
+    while (fields[depth - 1] != reach) ++depth;
+    std::vector<std::size_t> parent(n);  // union-find over the allowed pairs
+    for (std::size_t i = 0; i < n; ++i) parent[i] = i;
+    auto root = [&](std::size_t i) {
+        while (parent[i] != i) i = parent[i] = parent[parent[i]];
+        return i;
+    };
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+            if (allowed[i][j]) parent[root(i)] = root(j);
+    std::size_t groups = 0;
+    for (std::size_t i = 0; i < n; ++i) groups += root(i) == i;
+    std::string shown;  // the fields up to the fixed point (at most 6 of them)
+    for (std::size_t l = 0; l < depth && l < 6; ++l) shown += (l ? ", " : "") + std::to_string(fields[l]);
+    if (depth > 6) shown += ", …";
+    v["stack"] = reach == n ? "full" : groups > 1 ? "split" : "other";
+    v["stack_fields"] = shown;
+    v["stack_depth"] = std::to_string(depth);
+    v["stack_reach"] = std::to_string(reach);
+    v["stack_groups"] = std::to_string(groups);
+}
 }  // namespace
 
 std::string lesson_key(const trace& t, const step& s) { return s.lesson.empty() ? t.lessons + "." + s.id : s.lesson; }
@@ -289,6 +334,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
         ms.values["allowed_expr"] = torch_allowed_expr(c.pattern);
         ms.values["i_shift"] = c.align == causal_align::bottom_right && c.keys() != c.seq_len ? " + (m - n)" : "";
         ms.values["density"] = fmt::format("{:.4f}", 1.0 - static_cast<double>(blocked) / static_cast<double>(n * m));
+        stacking_values(ms.values, c.pattern, n, m);
     }
     t.steps.push_back(std::move(ms));
 
