@@ -3,14 +3,19 @@
 // gone. (Point 1 is in test_python.cpp, point 2 in test_kvcache.cpp.)
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "attn/doc/mask.hpp"
+#include "attn/doc/variant.hpp"
 #include "attn/doc/walkthrough.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/trace/mask_report.hpp"
 #include "attn/trace/pytorch.hpp"
 #include "attn/trace/trace.hpp"
+#include "attn/trace/variant.hpp"
 
 namespace {
 attn::trace run24(attn::step_request r) {
@@ -20,7 +25,12 @@ attn::trace run24(attn::step_request r) {
 
 const attn::lessons& en24() { return attn::lessons::embedded("en"); }
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+// The lessons' multi-line strings break lines where the source does: compare with spaces instead.
+bool has(std::string text, const std::string& what) {
+    for (char& ch : text)
+        if (ch == '\n') ch = ' ';
+    return text.find(what) != std::string::npos;
+}
 
 std::string field(const attn::trace& t, const std::string& id, const std::string& name) {
     return en24().text(attn::lesson_key(t, t.at(id)) + "." + name, attn::step_vars(t, t.at(id)));
@@ -88,5 +98,28 @@ TEST_CASE("#24.4 the sparse note says what stacking reaches, from the pattern", 
         CHECK_FALSE(has(s, "rand is"));
         CHECK_FALSE(has(s, old_claim));
         CHECK(has(s, std::string("attn-explain mask --mask ") + mask + " --layers 4"));
+    }
+}
+
+// Point 5: the MLA comparison table's GQA row said "GQA (g = 1)" beside DeepSeek-V2's figure for
+// g = 64. Every GQA number now names the g it was computed with (g = h/2 in both columns).
+TEST_CASE("#24.5 the MLA cache table's GQA row: label and numbers from the same g", "[review24]") {
+    for (long heads : {2L, 4L}) {
+        attn::variant_request vr;
+        vr.kind = "mla";
+        vr.heads = heads;
+        const attn::variant_report r = attn::run_variant(vr);
+        const attn::doc::document d = attn::variant_document(r, en24(), 4);
+        const std::vector<std::string>* gqa = nullptr;
+        for (const attn::doc::page& p : d.pages)
+            for (const attn::doc::block& b : p.blocks)
+                for (const std::vector<std::string>& row : b.rows)
+                    if (!row.empty() && row[0].rfind("GQA", 0) == 0) gqa = &row;
+        REQUIRE(gqa);
+        INFO(heads);
+        const std::size_t g = static_cast<std::size_t>(heads) / 2, d_h = r.config.d_k;
+        CHECK((*gqa)[0] == "GQA (g = h/2)");
+        CHECK((*gqa)[2] == std::to_string(2 * g * d_h) + " (g = " + std::to_string(g) + ")");
+        CHECK((*gqa)[4] == "16384 (g = 64)");  // 2 · 64 · 128
     }
 }

@@ -264,12 +264,15 @@ doc::document mla_document(const variant_report& r, const lessons& L, int precis
 
     doc::page cache = make_page("cache", L.raw("variant.mla.cache_title"));
     cache.blocks.push_back(doc::prose(L.raw("variant.mla.cache")));
-    const double paper_mha = kv_elements_per_token(128, 128), paper_gqa = kv_elements_per_token(64, 128);
+    const double paper_mha = kv_elements_per_token(128, 128), paper_gqa = kv_elements_per_token(128 / 2, 128);
     const double paper_mqa = kv_elements_per_token(1, 128), paper_mla = mla_elements_per_token(512, 64);
     std::vector<std::vector<std::string>> rows = {
         {"MHA", "2·h·d_h", count_text(mha), count_text(2 * mha) + " B", count_text(paper_mha)},
-        {fmt::format("GQA (g = {})", g), "2·g·d_h", count_text(kv_elements_per_token(g, d_h)),
-         count_text(2 * kv_elements_per_token(g, d_h)) + " B", count_text(paper_gqa)},
+        // GQA with g = h/2 groups: this run's g in its columns, DeepSeek-V2's (128 / 2 = 64) in the paper's;
+        // each number names the g it was computed with.
+        {"GQA (g = h/2)", "2·g·d_h", fmt::format("{} (g = {})", count_text(kv_elements_per_token(g, d_h)), g),
+         count_text(2 * kv_elements_per_token(g, d_h)) + " B",
+         fmt::format("{} (g = {})", count_text(paper_gqa), 128 / 2)},
         {"MQA", "2·d_h", count_text(kv_elements_per_token(1, d_h)),
          count_text(2 * kv_elements_per_token(1, d_h)) + " B", count_text(paper_mqa)},
         {"MLA", "d_c + d_r", count_text(mla), count_text(2 * mla) + " B", count_text(paper_mla)}};
