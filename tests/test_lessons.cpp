@@ -147,6 +147,22 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         const attn::inputs in = attn::load_inputs(c);
         render_all(attn::build_trace(c, in, 4));
     }
+    // d_k = 1: the scale is 1 (its own saturation sentence).
+    {
+        attn::step_request one = base;
+        one.d_k = 1;
+        render_all(run(one));
+    }
+    // Weights rows filled with zeros (as SDPA >= 2.5 returns a fully masked row), and every row NaN.
+    {
+        attn::trace t = run(base);
+        for (attn::step& s : t.steps)
+            if (s.id == "weights") s.value(0, 0) = s.value(0, 1) = s.value(0, 2) = 0;
+        render_all(t);
+        for (attn::step& s : t.steps)
+            if (s.id == "weights") s.value.fill(std::nan(""));
+        render_all(t);
+    }
     // A row with every key blocked (a NaN row) has its own reading.
     {
         attn::trace t = run(base);

@@ -123,3 +123,35 @@ TEST_CASE("#24.5 the MLA cache table's GQA row: label and numbers from the same 
         CHECK((*gqa)[4] == "16384 (g = 64)");  // 2 · 64 · 128
     }
 }
+
+// Point 6: the √d_k note gives the reasons (variance grows as d_k, softmax saturates) and shows, on
+// this run, what the scale changes: the average largest weight of a row with and without it.
+TEST_CASE("#24.6 the scale note's reasons and the saturation this run shows", "[review24]") {
+    auto note = [](std::int64_t d_model, std::int64_t d_k, const char* mask = "none") {
+        attn::step_request r;
+        r.seq_len = 8;
+        r.d_model = d_model;
+        r.d_k = d_k;
+        r.mask = mask;
+        const attn::trace t = run24(r);
+        return attn::doc::step_note(t, en24(), t.at("scaled_scores"));
+    };
+    for (const char* mask : {"none", "causal"}) {
+        const std::string wide = note(64, 64, mask);  // randn weights: scores of large variance
+        INFO(wide);
+        CHECK(has(wide, "so its variance grows as d_k; scores that spread that wide saturate softmax"));
+        const auto at = wide.find("averages ");
+        REQUIRE(at != std::string::npos);
+        const double with = std::stod(wide.substr(at + 9));
+        const auto without_at = wide.find("would average ");
+        REQUIRE(without_at != std::string::npos);
+        const double without = std::stod(wide.substr(without_at + 14));
+        CHECK(without > with);  // at d_k = 64 the unscaled softmax is the saturated one
+        CHECK(without > 0.9);
+    }
+    // d_k = 1: the scale is 1, and the note does not claim it changed anything.
+    const std::string one = note(4, 1);
+    CHECK(has(one, "With d_k = 1 the scale is 1 and changes nothing here"));
+    CHECK_FALSE(has(one, "would average"));
+    CHECK(has(note(4, 2), "would average"));
+}

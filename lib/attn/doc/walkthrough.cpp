@@ -82,6 +82,9 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.values.count("scale_check"))
         note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
+    if (s.values.count("peak_scaled"))  // what the scale changes on this run, measured
+        note +=
+            "\n" + L.text(t.config.d_k == 1 ? "step.scaled_scores.saturation_one" : "step.scaled_scores.saturation", v);
     // heads --init xavier is nn.MultiheadAttention's own init (trace/inputs.cpp), W_O included.
     const bool mha_init = t.config.multihead && t.config.init == init_kind::xavier && t.config.load_dir.empty();
     if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V" || (s.id == "W_O" && mha_init))

@@ -319,6 +319,37 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     sc.values["var_k"] = format_number(var_k, precision);
     sc.values["score_count"] = std::to_string(n * m);
     sc.values["scale_check"] = name_of(scale_check_of(var_q, var_k, attn::variance(f.scaled_scores)));
+    // The saturation the scale prevents, measured (#24): over the rows with a key to attend to, the
+    // average largest weight of softmax(scaled) and of softmax(unscaled), and 1/keys (an even split).
+    {
+        double peak_scaled = 0, peak_raw = 0, even = 0;
+        std::size_t rows = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            double mx_s = -std::numeric_limits<double>::infinity(), mx_r = mx_s;
+            std::size_t keys = 0;
+            for (std::size_t j = 0; j < m; ++j)
+                if (!(causal && blocked_by[i][j])) {
+                    ++keys;
+                    mx_s = std::max(mx_s, static_cast<double>(f.scaled_scores(i, j)));
+                    mx_r = std::max(mx_r, static_cast<double>(f.scores(i, j)));
+                }
+            if (keys == 0 || !std::isfinite(mx_s) || !std::isfinite(mx_r)) continue;
+            double sum_s = 0, sum_r = 0;  // the largest weight of a row is exp(0) / Σ exp(s − max)
+            for (std::size_t j = 0; j < m; ++j)
+                if (!(causal && blocked_by[i][j])) {
+                    sum_s += std::exp(static_cast<double>(f.scaled_scores(i, j)) - mx_s);
+                    sum_r += std::exp(static_cast<double>(f.scores(i, j)) - mx_r);
+                }
+            peak_scaled += 1.0 / sum_s, peak_raw += 1.0 / sum_r, even += 1.0 / static_cast<double>(keys);
+            ++rows;
+        }
+        if (rows > 0) {
+            const double r = static_cast<double>(rows);
+            sc.values["peak_scaled"] = fmt::format("{:.3f}", peak_scaled / r);
+            sc.values["peak_unscaled"] = fmt::format("{:.3f}", peak_raw / r);
+            sc.values["peak_even"] = fmt::format("{:.3f}", even / r);
+        }
+    }
     t.steps.push_back(std::move(sc));
 
     step ms = make_step("masked_scores",
