@@ -155,3 +155,43 @@ TEST_CASE("#24.6 the scale note's reasons and the saturation this run shows", "[
     CHECK_FALSE(has(one, "would average"));
     CHECK(has(note(4, 2), "would average"));
 }
+
+// Point 7: "Every row sums to 1" was printed under NaN rows (fully masked queries).
+TEST_CASE("#24.7 the weights note says what fully masked rows hold", "[review24]") {
+    attn::step_request r;  // bottom-right with n > m: queries 0 and 1 see no key
+    r.seq_len = 5;
+    r.kv_len = 3;
+    r.mask = "causal";
+    r.align = "bottom-right";
+    const attn::trace t = run24(r);
+    const std::string w = attn::doc::step_note(t, en24(), t.at("weights"));
+    CHECK(has(w, "Every row with a key to attend to sums to 1"));
+    CHECK(has(w, "the 2 fully masked row(s) (0, 1) hold NaN instead"));
+    CHECK_FALSE(has(w, "Every row sums to 1"));
+    attn::step_request plain;
+    plain.mask = "causal";
+    const attn::trace p = run24(plain);
+    CHECK(has(attn::doc::step_note(p, en24(), p.at("weights")), "Every row sums to 1 (largest error here: "));
+    // heads with left padding under a causal mask: the padded queries of item 1 have no key.
+    attn::step_request h;
+    h.multihead = true;
+    h.walkthrough = false;
+    h.batch = 2;
+    h.lengths = "4,2";
+    h.pad_side = "left";
+    h.mask = "causal";
+    h.seq_len = 4;
+    h.d_model = 8;
+    const attn::trace ht = run24(h);
+    const std::string hw = attn::doc::step_note(ht, en24(), ht.at("weights"));
+    CHECK(has(hw, "fully masked row(s) ((1, 0, 0), (1, 0, 1)"));
+    CHECK(has(hw, "hold NaN instead"));
+    CHECK_FALSE(has(hw, "Every row of every head sums to 1"));
+    // A weights tensor with zero-filled rows (as SDPA >= 2.5 returns them) says zeros.
+    attn::tensor z = xt::zeros<double>({std::size_t{3}, std::size_t{2}});
+    z(0, 0) = 0.25, z(0, 1) = 0.75, z(2, 1) = 1;
+    const attn::empty_rows_info e = attn::empty_rows(z);
+    CHECK(e.rows == std::vector<std::string>{"1"});
+    CHECK_FALSE(e.nan);
+    CHECK(e.worst == 0);
+}

@@ -79,6 +79,25 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
         if (t.config.pattern.kind == pattern_kind::bigbird)
             note += "\n" + L.text(lesson_key(t, s) + ".bigbird_rand", v);
     }
+    // The weights: every row sums to 1, except the fully masked rows, which say what they hold.
+    if ((lesson_key(t, s) == "step.weights" || lesson_key(t, s) == "heads.weights") && s.value.size() > 0) {
+        const empty_rows_info e = empty_rows(s.value);
+        vars w = v;
+        // The trace's own figure (summed in the run's dtype) leaves NaN rows out; zero rows would count
+        // as an error of 1, so without them the sum is taken here, over the rows with a key.
+        if (!w.count("row_sum_error") || (!e.rows.empty() && !e.nan))
+            w["row_sum_error"] = fmt::format("{:.1e}", e.worst);
+        w["empty_count"] = std::to_string(e.rows.size());
+        std::string listed;
+        for (std::size_t i = 0; i < e.rows.size() && i < 8; ++i) listed += (i ? ", " : "") + e.rows[i];
+        w["empty_rows"] = listed + (e.rows.size() > 8 ? ", …" : "");
+        w["empty_fill"] = L.raw(e.nan ? "step.weights.fill_nan" : "step.weights.fill_zero");
+        const char* key = e.rows.empty() ? "step.weights.sums_all"
+            : e.rows.size() == e.total   ? "step.weights.sums_none"
+            : e.nan                      ? "step.weights.sums_nan"
+                                         : "step.weights.sums_zero";
+        note += "\n" + L.text(key, w);
+    }
     if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.values.count("scale_check"))
         note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);

@@ -153,6 +153,36 @@ std::string shape_of(const tensor& t) {
     return shape_str(std::vector<std::size_t>(t.shape().begin(), t.shape().end()));
 }
 
+empty_rows_info empty_rows(const tensor& w) {
+    empty_rows_info out;
+    if (w.dimension() == 0) return out;
+    const std::size_t keys = w.shape(w.dimension() - 1);
+    out.total = keys ? w.size() / keys : 0;
+    for (std::size_t r = 0; r < out.total; ++r) {
+        const double* row = w.data() + r * keys;
+        bool all_nan = keys > 0, all_zero = keys > 0;
+        double sum = 0;
+        for (std::size_t j = 0; j < keys; ++j) {
+            all_nan = all_nan && std::isnan(row[j]);
+            all_zero = all_zero && row[j] == 0.0;
+            sum += row[j];
+        }
+        if (!all_nan && !all_zero) {
+            if (std::isfinite(sum)) out.worst = std::max(out.worst, std::fabs(sum - 1.0));
+            continue;
+        }
+        out.nan = out.nan || all_nan;
+        std::string name;  // the row's index along the leading axes
+        std::size_t rest = r;
+        for (std::size_t d = w.dimension() - 1; d-- > 0;) {
+            name = std::to_string(rest % w.shape(d)) + (name.empty() ? "" : ", " + name);
+            rest /= w.shape(d);
+        }
+        out.rows.push_back(w.dimension() > 2 ? "(" + name + ")" : name);
+    }
+    return out;
+}
+
 double max_abs_diff(const tensor& a, const tensor& b) {
     if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
     double worst = 0.0;

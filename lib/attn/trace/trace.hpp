@@ -110,6 +110,16 @@ std::string lesson_key(const struct trace& t, const step& s);
 vars step_vars(const struct trace& t, const step& s);
 // Largest |a - b| over two tensors of the same shape (infinite if the shapes differ).
 double max_abs_diff(const tensor& a, const tensor& b);
+// The rows of a weights tensor (last axis: keys) with no key to attend to: all NaN (softmax of a row
+// of only -inf) or all zero (an implementation that fills them); the largest |row sum − 1| over the
+// other rows. Each empty row is named by its index ("2") or, with leading axes, its index tuple.
+struct empty_rows_info {
+    std::vector<std::string> rows;
+    bool nan = false;  // the empty rows hold NaN (else zeros)
+    std::size_t total = 0;  // rows in all
+    double worst = 0;  // max |sum − 1| over the rows with a key
+};
+empty_rows_info empty_rows(const tensor& weights);
 std::string shape_of(const tensor& t);  // "(2, 2, 3, 3)"
 
 }  // namespace attn
