@@ -407,7 +407,8 @@ TEST_CASE("review 5 7 10 16 17: corrected prose replaces the false sentences", "
           "Shazeer 2019, arXiv 1911.02150"}},
         {"mask.toml",
          {},
-         {"pad on the right for causal self-attention in training and prefill (generation pads on the left"}},
+         // (#24 point 8: which side for training and encoding, which for generation, and why)
+         {"In training and encoding, pad on the right", "Batched generation pads on the left instead"}},
         {"mistakes.toml",
          {"why do you need both at inference"},
          {"which of them can change the outputs", "torch.no_grad() saves memory and time but changes no value"}},

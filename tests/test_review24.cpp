@@ -195,3 +195,22 @@ TEST_CASE("#24.7 the weights note says what fully masked rows hold", "[review24]
     CHECK_FALSE(e.nan);
     CHECK(e.worst == 0);
 }
+
+// Point 8: which side to pad, for training/encoding and for generation, and why.
+TEST_CASE("#24.8 padding advice: right for training and encoding, left for generation", "[review24]") {
+    attn::mask_request q;
+    q.lengths = "4,2";
+    q.pad_side = "left";
+    const attn::mask_report r = attn::analyze_mask(attn::validate_mask(q));
+    std::string page;
+    for (const attn::doc::page& p : attn::mask_document(r, en24()).pages)
+        for (const attn::doc::block& b : p.blocks) page += b.text + "\n";
+    CHECK(has(page,
+              "In training and encoding, pad on the right: under a causal mask every padded query still "
+              "sees the real keys before it"));
+    CHECK(has(page, "Batched generation pads on the left instead, so that every sequence's last real token"));
+    CHECK_FALSE(has(page, "training and prefill"));
+    const std::string flag = en24().raw("help_flags.pad-side.text");
+    CHECK(has(flag, "right (after the tokens, as for training and encoding)"));
+    CHECK(has(flag, "left (before them, as decoder-only models pad for batched generation"));
+}
