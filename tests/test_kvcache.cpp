@@ -365,5 +365,11 @@ TEST_CASE("kv-cache: the rolling cache's bytes are those of its W entries beside
         INFO(s);
         CHECK(s.find(" " + std::to_string(2 * 2 * std::min<std::int64_t>(w, 8) * 4 * 4) + " bytes (2 · g · " +
                      (w < 8 ? "W" : "T")) != std::string::npos);
+        // The cache grows until it holds W entries (all T when W >= T): its memory is capped, not
+        // flat from the start, as the note said at every W.
+        const std::string ring = attn::window_summary(report(w, 2, 2), L);
+        CHECK(ring.find("stays flat") == std::string::npos);
+        CHECK(ring.find("never holds more than " + std::to_string(w) + " entries (it grows until it is full") !=
+              std::string::npos);
     }
 }
