@@ -382,7 +382,7 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
         }
     }
     SECTION("unsupported dtype") {
-        const std::vector<std::string> descrs = {"'<i8'", "'<f2'",     "'|b1'",         "'|O'",
+        const std::vector<std::string> descrs = {"'<i8'", "'<f16'",    "'|b1'",         "'|O'",
                                                  "'<c8'", "'float32'", "[('a', '<f4')]"};
         for (const auto& descr : descrs) {
             INFO(descr);
@@ -490,5 +490,35 @@ TEST_CASE("npy never crashes on garbage or damaged files", "[npy][fuzz]") {
                 REQUIRE(parse_outcome(file.substr(0, len)) == 1);
             }
         }
+    }
+}
+
+// float16 ('<f2', '>f2'): NumPy's half floats are read exactly, as float32 values (every half is a
+// float), subnormals, the largest half, ±inf and NaN included; a wrong size is still refused.
+TEST_CASE("npy: float16 files are read exactly as float32", "[npy]") {
+    const std::vector<std::uint16_t> bits = {0x3C00, 0xC000, 0x7BFF, 0x0001, 0x03FF,
+                                             0x3555, 0x8000, 0x7C00, 0xFC00, 0x7E00};
+    const std::vector<double> want = {
+        1.0,  -2.0,     65504.0,  std::ldexp(1.0, -24), 1023 * std::ldexp(1.0, -24), 0.333251953125,
+        -0.0, HUGE_VAL, -HUGE_VAL};
+    for (const bool big : {false, true}) {
+        std::string data;
+        for (std::uint16_t b : bits) {
+            const char lo = static_cast<char>(b & 0xff), hi = static_cast<char>(b >> 8);
+            data += big ? std::string{hi, lo} : std::string{lo, hi};
+        }
+        const std::string dict =
+            std::string("{'descr': '") + (big ? ">" : "<") + "f2', 'fortran_order': False, 'shape': (2, 5), }";
+        const npy::array a = npy::parse(make_npy(dict, data), "half.npy");
+        CHECK(a.type == npy::dtype::float32);
+        REQUIRE(a.shape == std::vector<std::size_t>{2, 5});
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            INFO(i);
+            CHECK(a.data[i] == want[i]);
+        }
+        CHECK(std::signbit(a.data[6]));
+        CHECK(std::isnan(a.data[9]));
+        REQUIRE_THROWS_WITH(npy::parse(make_npy(dict, data.substr(2)), "half.npy"),
+                            Catch::Contains("header says shape (2, 5) float16 = 20 bytes of data"));
     }
 }

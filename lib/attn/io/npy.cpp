@@ -36,6 +36,7 @@ struct value {
 struct header_info {
     std::vector<std::size_t> shape;
     dtype type = dtype::float32;
+    bool half = false;  // '<f2': 2-byte IEEE half floats, read as float32 (every half is a float exactly)
     bool big_endian = false;
     bool fortran_order = false;
 };
@@ -310,7 +311,7 @@ private:
         return v;
     }
 
-    // Accepts '<f4', '>f8', '=f4', 'f8' (no prefix = native = little-endian host assumed).
+    // Accepts '<f4', '>f8', '=f4', 'f8', '<f2' (no prefix = native = little-endian host assumed).
     static bool parse_descr(const std::string& d, header_info& info) {
         std::string rest = d;
         bool big = !host_is_little_endian();
@@ -319,8 +320,9 @@ private:
             if (rest[0] == '>') big = true;
             rest = rest.substr(1);
         }
-        if (rest == "f4") {
+        if (rest == "f4" || rest == "f2") {
             info.type = dtype::float32;
+            info.half = rest == "f2";
         } else if (rest == "f8") {
             info.type = dtype::float64;
         } else {
@@ -402,14 +404,31 @@ std::size_t parse_preamble(const std::string& bytes, const std::string& name, bo
     return 0;
 }
 
+std::size_t item_size(const header_info& info) { return info.half ? 2 : dtype_size(info.type); }
+
+// An IEEE 754 half (1 sign, 5 exponent, 10 fraction bits) as a float: exact, subnormals, ±inf and
+// NaN included.
+float half_to_float(std::uint16_t h) {
+    const int exponent = (h >> 10) & 0x1f;
+    const int fraction = h & 0x3ff;
+    float v = 0.0f;
+    if (exponent == 0) v = std::ldexp(static_cast<float>(fraction), -24);  // zero and subnormals
+    else if (exponent == 31)
+        v = fraction ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    else
+        v = std::ldexp(static_cast<float>(fraction | 0x400), exponent - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
 array parse_impl(const std::string& bytes, const std::string& name) {
     header_info info;
     std::size_t data_start = 0;
     parse_preamble(bytes, name, false, info, data_start);
 
-    const std::size_t item = dtype_size(info.type);
+    const std::size_t item = item_size(info);
     const std::size_t have = bytes.size() - data_start;
-    const std::string what = "header says shape " + shape_repr(info.shape) + " " + dtype_name(info.type);
+    const std::string what =
+        "header says shape " + shape_repr(info.shape) + " " + (info.half ? "float16" : dtype_name(info.type));
     std::size_t count = 0;
     std::size_t need = 0;
     if (!element_count(info.shape, count) || mul_overflows(count, item, need)) {
@@ -438,7 +457,11 @@ array parse_impl(const std::string& bytes, const std::string& name) {
         if (swap) {
             for (std::size_t a = 0, b = item - 1; a < b; ++a, --b) std::swap(buf[a], buf[b]);
         }
-        if (info.type == dtype::float32) {
+        if (info.half) {
+            std::uint16_t h = 0;
+            std::memcpy(&h, buf, 2);
+            values[i] = static_cast<double>(half_to_float(h));
+        } else if (info.type == dtype::float32) {
             float f = 0;
             std::memcpy(&f, buf, 4);
             values[i] = static_cast<double>(f);
@@ -550,7 +573,7 @@ std::size_t read_header(const std::string& prefix, const std::string& name, head
     out.data_offset = data_start;
     const std::size_t max = std::numeric_limits<std::size_t>::max();
     if (!element_count(info.shape, out.count)) out.count = max;
-    if (out.count == max || mul_overflows(out.count, dtype_size(info.type), out.data_bytes)) out.data_bytes = max;
+    if (out.count == max || mul_overflows(out.count, item_size(info), out.data_bytes)) out.data_bytes = max;
     return 0;
 }
 
