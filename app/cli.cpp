@@ -388,6 +388,20 @@ int run_command_line(int argc, char** argv) {
     help_req.lang = attn::default_language(environment_language());
     help_flags.add("--lang", help_req.lang, "Language of the page").show_default().values(attn::embedded_languages());
     check_numbers(&cli);
+    // --format json (or --format=json) after a command that offers JSON: every error, usage errors
+    // included, is a JSON object on stdout too ({"error": …})
+    for (int i = 1; i < argc; ++i) {
+        const command* chosen = nullptr;
+        for (const command* c : commands())
+            if (c->name == argv[i]) chosen = c;
+        if (!chosen) continue;
+        if (chosen->formats.has(output_format::json))
+            for (int j = i + 1; j < argc; ++j)
+                if ((std::string(argv[j]) == "--format" && j + 1 < argc && std::string(argv[j + 1]) == "json") ||
+                    std::string(argv[j]) == "--format=json")
+                    json_errors(true);
+        break;
+    }
     if (const std::optional<int> code = parse(cli, argc, argv)) return *code;
 
     if (cli.got_subcommand(completion)) {

@@ -1,10 +1,13 @@
 // `attn-explain exercise [ID]`: create an exercise folder; `attn-explain check [DIR]`: grade it.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -34,11 +37,30 @@ struct exercise_options {
     std::uint64_t seed = 0;
     bool seed_given = false, force = false;
     long timed = 0;  // minutes (0: untimed)
+    std::map<std::string, long> sizes;  // --seq-len, --d-model, …: named as exercise.toml's dims
 };
 // `attn-explain check [DIR]`: grade it.
 struct check_options {
-    std::string dir = ".", state;
+    std::string dir = ".", state, answer;
 };
+
+// Every size flag of any exercise, with what it is.
+const std::vector<std::pair<std::string, std::string>>& size_flags() {
+    static const std::vector<std::pair<std::string, std::string>> all = {
+        {"seq_len", "Sequence length n (queries)"},
+        {"d_model", "Width of each token vector"},
+        {"d_k", "Width of queries and keys"},
+        {"d_v", "Width of values (and of the output)"},
+        {"batch", "Batch size B"},
+        {"heads", "Query heads h (must divide d_model)"},
+        {"kv_heads", "K/V heads g (gqa; must divide heads)"},
+        {"kv_len", "Memory positions m (cross)"},
+        {"prompt_len", "Prompt tokens p, processed at once (kv-decode)"},
+        {"steps", "Decode steps, one token each (kv-decode)"},
+        {"window", "Cache entries W kept by kv-decode-window"},
+        {"block_k", "Key tile size (online-softmax)"}};
+    return all;
+}
 
 namespace ex = attn::exercise;
 
@@ -122,11 +144,27 @@ void exercise_flags(flags& f, exercise_options& opt) {
     f.add("--timed", opt.timed, "A time budget in minutes; check reports the time taken").range(1, 600);
     f.flag("--force", opt.force,
            "Replace the exercise files in an existing folder (the old ones move to DIR/backup-TIME/)");
+    // the sizes of the main case, as `step` and `heads` name them; each exercise takes its own
+    auto sizes = std::make_shared<std::map<std::string, long>>();
+    for (const auto& [dim, help] : size_flags()) {
+        std::string flag = "--" + dim;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        f.add(flag, (*sizes)[dim], help).value_name("N");
+    }
+    f.after_parse([&opt, sizes](const flags& parsed) {
+        for (const auto& [dim, help] : size_flags()) {
+            std::string flag = "--" + dim;
+            std::replace(flag.begin(), flag.end(), '_', '-');
+            if (parsed.given(flag)) opt.sizes[dim] = (*sizes)[dim];
+        }
+    });
 }
 
 void check_flags(flags& f, check_options& opt) {
     f.add("dir", opt.dir, "The exercise folder (default: the current folder)").show_default().value_name("DIR");
     f.add("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)").value_name("FILE");
+    f.add("--answer", opt.answer, "Grade the main case's answers from PATH: a folder of <id>.npy or an .npz")
+        .value_name("PATH");
 }
 
 int run_exercise(const exercise_options& opt, run_context& ctx) {
@@ -137,7 +175,7 @@ int run_exercise(const exercise_options& opt, run_context& ctx) {
         return 0;
     }
     const std::uint64_t seed = opt.seed_given ? opt.seed : std::random_device{}() % 100000;
-    ex::config c = ex::make_config(opt.id, seed);
+    ex::config c = ex::make_config(opt.id, seed, opt.sizes);
     c.version = ATTN_VERSION;
     c.started = now_iso();
     c.budget_minutes = opt.timed;
@@ -149,14 +187,28 @@ int run_exercise(const exercise_options& opt, run_context& ctx) {
     if (non_empty_dir(dir) && !opt.force) throw attn::error(attn::doc::exercise_exists(L, dir));
     // Everything is computed before the folder is touched; exercise.toml, the folder's marker, goes last.
     attn::folder::plan p;
-    for (const auto& [name, t] : ex::make_inputs(c)) p.files.push_back({"inputs/" + name + ".npy", npy_bytes(t)});
+    for (ex::config& x : ex::all_cases(c)) {
+        const std::string at = x.folder.empty() ? "" : x.folder + "/";
+        std::map<std::string, std::string>& prints = x.index == 0 ? c.fingerprint : c.cases[x.index - 1].fingerprint;
+        for (const auto& [name, t] : ex::make_inputs(x)) {
+            std::string bytes = npy_bytes(t);
+            prints[name] = ex::fingerprint(bytes);
+            p.files.push_back({at + "inputs/" + name + ".npy", std::move(bytes)});
+        }
+    }
     p.files.push_back({"TASK.md", attn::doc::exercise_task(c, L, dir)});
     p.files.push_back({"solution_numpy.py", attn::doc::exercise_starter(c, L, "numpy")});
     p.files.push_back({"solution_torch.py", attn::doc::exercise_starter(c, L, "torch")});
     p.files.push_back({"exercise.toml", ex::to_toml(c)});
     // --force: answers of an earlier exercise would be graded against the new inputs; they move to the backup
-    for (const std::string& a : ex::find(opt.id)->answers) p.stale.push_back("answer/" + a + ".npy");
-    p.stale.push_back("answer.npz");
+    ex::config old = c;
+    old.rubric = 1;
+    for (const ex::config& x : ex::all_cases(c)) {
+        const std::string at = x.folder.empty() ? "" : x.folder + "/";
+        for (const ex::config& r : {c, old})
+            for (const std::string& a : ex::answers_of(r)) p.stale.push_back(at + "answer/" + a + ".npy");
+        p.stale.push_back(at + "answer.npz");
+    }
     attn::folder::outcome done;
     try {
         done = attn::folder::write(dir, p, backup_stamp());
@@ -172,15 +224,52 @@ int run_exercise(const exercise_options& opt, run_context& ctx) {
     return 0;
 }
 
-int run_check(const check_options& opt, run_context& ctx) {
-    const attn::lessons& L = ctx.L();
-    const std::string toml_path = opt.dir + "/exercise.toml";
-    const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
+// The inputs of one case as the folder holds them, checked against their fingerprints (rubric 2).
+ex::tensors read_inputs(const ex::config& x, const std::string& dir) {
+    ex::tensors in;
+    for (const std::string& name : ex::find(x.id)->inputs) {
+        const std::string path = dir + "/inputs/" + name + ".npy";
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            throw attn::error(path +
+                              " is missing: the inputs of this exercise are gone; recreate it with attn-explain "
+                              "exercise " +
+                              x.id + " --seed " + std::to_string(x.seed) + " --force");
+        if (static_cast<std::size_t>(st.st_size) > attn::npy::max_file_bytes)
+            throw attn::error(path + ": too large for an input of this exercise");
+        std::ifstream f(path, std::ios::binary);
+        std::ostringstream bytes;
+        bytes << f.rdbuf();
+        const auto want = x.fingerprint.find(name);
+        if (x.rubric >= 2 && (want == x.fingerprint.end() || ex::fingerprint(bytes.str()) != want->second))
+            throw attn::error(path +
+                              " is not the file this exercise was made with (its fingerprint in exercise.toml "
+                              "differs): put the original back, or recreate the folder with attn-explain "
+                              "exercise " +
+                              x.id + " --seed " + std::to_string(x.seed) + " --force");
+        const attn::npy::array a = attn::npy::parse(bytes.str(), path);
+        ex::nd t = to_nd(a);
+        t.float64 = false;
+        in[name] = t;
+    }
+    return in;
+}
+
+// The answers of one case: answer/<id>.npy or answer.npz (never both), or `explicit_path`.
+ex::tensors read_answers(const ex::config& x, const std::string& dir, const std::string& explicit_path,
+                         const ex::tensors& expected, const attn::lessons& L) {
     ex::tensors given;
     struct stat st {};
+    const std::string answer_dir = explicit_path.empty() ? dir + "/answer" : explicit_path;
+    const std::string npz = explicit_path.empty() ? dir + "/answer.npz" : explicit_path;
+    bool from_dir = true, from_npz = true;
+    if (!explicit_path.empty()) {
+        if (::stat(explicit_path.c_str(), &st) != 0)
+            throw attn::error("--answer " + explicit_path + ": no such file or folder");
+        from_dir = S_ISDIR(st.st_mode), from_npz = !from_dir;
+    }
     // answer/ that is not a folder is said for what it is, never taken for "no answers"
-    const std::string answer_dir = opt.dir + "/answer";
-    if (exists(answer_dir, st) && !S_ISDIR(st.st_mode)) {
+    if (from_dir && exists(answer_dir, st) && !S_ISDIR(st.st_mode)) {
         const bool link = S_ISLNK(st.st_mode);
         struct stat target {};
         const bool dangling = link && ::stat(answer_dir.c_str(), &target) != 0;
@@ -188,24 +277,45 @@ int run_check(const check_options& opt, run_context& ctx) {
             throw attn::error(
                 attn::doc::check_answer_not_folder(L, answer_dir, link ? target.st_mode : st.st_mode, link, dangling));
     }
-    if (exists(opt.dir + "/answer.npz", st)) {
+    const bool has_dir = from_dir && exists(answer_dir, st);
+    const bool has_npz = from_npz && exists(npz, st);
+    if (explicit_path.empty() && has_dir && has_npz)
+        throw attn::error(attn::doc::check_both_answers(L, answer_dir, npz));
+    if (has_npz) {
         // a member is refused before it is inflated when its header promises far more than any answer here
         std::size_t largest = 0;
-        for (const auto& [name, t] : ex::reference(c, ex::make_inputs(c))) largest = std::max(largest, t.data.size());
+        for (const auto& [name, t] : expected) largest = std::max(largest, t.data.size());
         const std::size_t max_elements = std::max<std::size_t>(16 * largest, std::size_t{1} << 20);
-        for (const auto& [name, a] : attn::npz::read(opt.dir + "/answer.npz", attn::npy::max_file_bytes, max_elements))
+        for (const auto& [name, a] : attn::npz::read(npz, attn::npy::max_file_bytes, max_elements))
             given[name] = to_nd(a);
     }
-    for (const std::string& a : ex::find(c.id)->answers) {
-        const std::string p = opt.dir + "/answer/" + a + ".npy";
-        if (exists(p, st)) given[a] = to_nd(attn::npy::read(p));
+    if (has_dir)
+        for (const std::string& a : ex::answers_of(x)) {
+            const std::string p = answer_dir + "/" + a + ".npy";
+            if (exists(p, st)) given[a] = to_nd(attn::npy::read(p));
+        }
+    return given;
+}
+
+int run_check(const check_options& opt, run_context& ctx) {
+    const attn::lessons& L = ctx.L();
+    const std::string toml_path = opt.dir + "/exercise.toml";
+    const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
+    std::vector<ex::report> reports;
+    for (const ex::config& x : ex::all_cases(c)) {
+        const std::string dir = x.folder.empty() ? opt.dir : opt.dir + "/" + x.folder;
+        const ex::tensors in = read_inputs(x, dir);
+        const ex::tensors expected = ex::reference(x, in);
+        const ex::tensors given = read_answers(x, dir, x.index == 0 ? opt.answer : "", expected, L);
+        reports.push_back(ex::grade(x, in, given));
     }
-    const ex::report r = ex::grade(c, given);
+    ex::report r = reports.front();
+    r.passed = std::all_of(reports.begin(), reports.end(), [](const ex::report& x) { return x.passed; });
     const double taken = c.budget_minutes > 0 ? minutes_since(c.started) : -1;
     ctx.out.text.full = true;
-    if (ctx.format() == output_format::json) emit(attn::render_check_json(r, L));
+    if (ctx.format() == output_format::json) emit(attn::render_check_json(reports, L));
     else
-        show(attn::doc::check_document(r, L, taken), ctx.out);
+        show(attn::doc::check_document(reports, L, taken), ctx.out);
     if (r.passed) {  // recorded where the drill keeps its progress; `drill --stats` lists it
         const attn::drill::state_file state = attn::drill::resolve_state(opt.state);
         std::string line = c.id + " seed " + std::to_string(c.seed) + " " + now_iso();

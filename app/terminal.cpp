@@ -1,6 +1,8 @@
 // The terminal: TTY detection, size, colour policy and pausing.
 #include "terminal.hpp"
 
+#include "attn/render/json.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -173,9 +175,21 @@ void close_stdout() {
     }
 }
 
+namespace {
+bool errors_as_json = false, json_error_written = false;
+}  // namespace
+
+void json_errors(bool on) { errors_as_json = on; }
+
 void print_error(const std::string& message) {
     // One line, no escape sequences from a file name or a token, never kilobytes long.
-    std::fprintf(stderr, "attn-explain: error: %s\n", attn::safe_line(message).c_str());
+    const std::string line = attn::safe_line(message);
+    std::fprintf(stderr, "attn-explain: error: %s\n", line.c_str());
+    if (errors_as_json && !json_error_written) {
+        json_error_written = true;
+        std::fputs(("{\"error\": " + attn::json_string(line) + "}\n").c_str(), stdout);
+        std::fflush(stdout);
+    }
 }
 void print_warning(const std::string& message) {
     std::fprintf(stderr, "attn-explain: warning: %s\n", attn::safe_line(message).c_str());

@@ -36,6 +36,9 @@ void emit(const std::string& s);
 // invalid UTF-8 as U+FFFD, at most 1000 bytes); print_warning the same with "warning:".
 void print_error(const std::string& message);
 void print_warning(const std::string& message);
+// After it, print_error also writes {"error": "<message>"} on stdout (once), so that a command run
+// with --format json answers a JSON object on every exit code, usage errors included.
+void json_errors(bool on);
 
 // For std::atexit: flushes stdout; if anything written could not be delivered, says so on stderr
 // and ends with exit code 2 (as gnulib's close_stdout does).

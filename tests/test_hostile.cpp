@@ -250,6 +250,17 @@ std::string correct_output_npy() {
     return attn::npy::serialize(out.shape, out.data, attn::npy::dtype::float32);
 }
 
+// The other cases of that folder (cases/1, cases/2) answered right, so that the main case alone decides.
+void answer_other_cases(const std::string& dir) {
+    for (const ex::config& x : ex::all_cases(ex::make_config("sdpa", 5))) {
+        if (x.index == 0) continue;
+        const ex::nd out = ex::reference(x, ex::make_inputs(x)).at("output");
+        fs::create_directories(fs::path(dir) / x.folder / "answer");
+        attn::npy::write((fs::path(dir) / x.folder / "answer" / "output.npy").string(), out.shape, out.data,
+                         attn::npy::dtype::float32);
+    }
+}
+
 std::string read_error(const std::string& path, std::size_t max_elements = std::size_t{1} << 20) {
     try {
         attn::npz::read(path, attn::npy::max_file_bytes, max_elements);
@@ -292,8 +303,8 @@ TEST_CASE("npz: hostile archives are refused before they cost memory, with a mes
     spit(a, test::make_zip({{"output.npy", test::npy_bytes("<f8", "(4294967296, 4294967296, 4294967296)", ""), true}}));
     CHECK_THAT(read_error(a), Catch::Contains("too many elements"));
     // a dtype other than float32/float64 is refused from the header
-    spit(a, test::make_zip({{"output.npy", test::npy_bytes("<i8", "(4, 4)", std::string(128, '\0')), true}}));
-    CHECK_THAT(read_error(a), Catch::Contains("'<i8'") && Catch::Contains("not supported"));
+    spit(a, test::make_zip({{"output.npy", test::npy_bytes("<c16", "(4, 4)", std::string(256, '\0')), true}}));
+    CHECK_THAT(read_error(a), Catch::Contains("'<c16'") && Catch::Contains("not supported"));
     // a member that holds more than its header promises is never inflated beyond the promise
     spit(a,
          test::make_zip(
@@ -330,6 +341,7 @@ TEST_CASE("check: answer archives and answer folders that are not what they seem
     const std::string d = t / "ex";
     const std::string checker = exe + " check --state " + (t / "progress.txt") + " ";
     REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + d).code == 0);
+    answer_other_cases(d);
     const std::string good = correct_output_npy();
     const fs::path npz = fs::path(d) / "answer.npz";
     // the right answer passes; with a wrong CRC-32 it is refused, not graded
@@ -383,6 +395,7 @@ TEST_CASE("progress: a stray lock file is named, with what it is and that it can
     temp_dir t;
     const std::string d = t / "ex";
     REQUIRE(sh(exe + " exercise sdpa --seed 5 --dir " + d).code == 0);
+    answer_other_cases(d);
     fs::create_directories(fs::path(d) / "answer");
     spit(fs::path(d) / "answer" / "output.npy", correct_output_npy());
     const std::string state = t / "progress.txt", lock = state + ".lock";

@@ -520,22 +520,46 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         CHECK_NOTHROW(attn::doc::check_answer_not_folder(E, "d/answer", 0, true, true));
         const ex::config c = ex::make_config("sdpa", 1);
         const ex::tensors in = ex::make_inputs(c), ref = ex::reference(c, in);
-        draw_all(attn::doc::check_document(ex::grade(c, ref), E, 3.5));  // passed
-        draw_all(attn::doc::check_document(ex::grade(c, {{"Q", ref.at("Q")}}), E, -1));  // required missing
-        draw_all(attn::doc::check_document(ex::grade(c, ex::buggy_runs(c, in, "no-scale")[0]), E, -1));  // diagnosed
+        draw_all(attn::doc::check_document({ex::grade(c, ref)}, E, 3.5));  // passed
+        draw_all(attn::doc::check_document({ex::grade(c, {{"Q", ref.at("Q")}})}, E, -1));  // required missing
+        draw_all(attn::doc::check_document({ex::grade(c, ex::buggy_runs(c, in, "no-scale")[0])}, E, -1));  // diagnosed
         ex::tensors odd = ref;
         odd["output"].data[0] += 1;
-        draw_all(attn::doc::check_document(ex::grade(c, odd), E, -1));  // no mistake matches
+        draw_all(attn::doc::check_document({ex::grade(c, odd)}, E, -1));  // no mistake matches
         odd = {{"output", ref.at("output")}};
         odd["output"].shape = {4, 4, 1};  // batch_dim
-        draw_all(attn::doc::check_document(ex::grade(c, odd), E, -1));
+        draw_all(attn::doc::check_document({ex::grade(c, odd)}, E, -1));
         const ex::config x = ex::make_config("cross", 1);
         ex::tensors t = {{"output", ex::reference(x, ex::make_inputs(x)).at("output")}};
-        t["output"].shape = {4, 3};  // transposed
-        draw_all(attn::doc::check_document(ex::grade(x, t), E, -1));
+        t["output"].shape = {6, 3};  // transposed
+        draw_all(attn::doc::check_document({ex::grade(x, t)}, E, -1));
         const ex::config m = ex::make_config("mha", 1);
-        draw_all(attn::doc::check_document(ex::grade(m, ex::buggy_runs(m, ex::make_inputs(m), "heads-no-transpose")[0]),
-                                           E, -1));
+        draw_all(attn::doc::check_document(
+            {ex::grade(m, ex::buggy_runs(m, ex::make_inputs(m), "heads-no-transpose")[0])}, E, -1));
+        CHECK_NOTHROW(attn::doc::check_both_answers(E, "d/answer", "d/answer.npz"));
+        // every case of every exercise, passing and failing; a wrong tile or step is named; FA-1 accepted
+        for (const ex::info& e : ex::catalogue()) {
+            std::vector<ex::report> pass, fail;
+            for (const ex::config& k : ex::all_cases(ex::make_config(e.id, 1))) {
+                const ex::tensors kin = ex::make_inputs(k);
+                pass.push_back(ex::grade(k, kin, ex::reference(k, kin)));
+                ex::tensors wrong = ex::reference(k, kin);
+                wrong["output"].data[0] += 1;
+                fail.push_back(ex::grade(k, kin, wrong));
+            }
+            draw_all(attn::doc::check_document(pass, E, -1));
+            draw_all(attn::doc::check_document(fail, E, 2));
+        }
+        for (const char* bug : {"online-softmax-sum-not-rescaled", "kv-cache-not-appended"}) {
+            const ex::config o = ex::make_config(bug[0] == 'o' ? "online-softmax" : "kv-decode", 1);
+            const ex::tensors oin = ex::make_inputs(o);
+            draw_all(attn::doc::check_document({ex::grade(o, oin, ex::buggy_runs(o, oin, bug)[0])}, E, -1));
+        }
+        const ex::config o = ex::make_config("online-softmax", 1);
+        const ex::tensors oin = ex::make_inputs(o);
+        ex::tensors fa1 = ex::reference(o, oin);
+        fa1["acc_steps"] = ex::accepted_variants(o, oin).front().second.at("acc_steps");
+        draw_all(attn::doc::check_document({ex::grade(o, oin, fa1)}, E, -1));
     }
     {  // kv-cache --mla
         const attn::doc::document md =

@@ -382,7 +382,7 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
         }
     }
     SECTION("unsupported dtype") {
-        const std::vector<std::string> descrs = {"'<i8'", "'<f16'",    "'|b1'",         "'|O'",
+        const std::vector<std::string> descrs = {"'<u8'", "'<f16'",    "'|b1'",         "'|O'",
                                                  "'<c8'", "'float32'", "[('a', '<f4')]"};
         for (const auto& descr : descrs) {
             INFO(descr);
@@ -391,6 +391,24 @@ TEST_CASE("npy rejects bad input with a clear message naming the file", "[npy]")
                                 Catch::Contains("bad.npy") && Catch::Contains("dtype " + descr + " is not supported") &&
                                     Catch::Contains("astype('float32')"));
         }
+    }
+    SECTION("int64 and int32 are read as whole numbers (lengths, cache_len of the exercises)") {
+        std::string i8, i4;
+        for (long v : {-3L, 0L, 7L, 9007199254740992L}) {
+            const std::int64_t x = v;
+            i8.append(reinterpret_cast<const char*>(&x), 8);
+            const std::int32_t y = static_cast<std::int32_t>(v == 9007199254740992L ? 5 : v);
+            i4.append(reinterpret_cast<const char*>(&y), 4);
+        }
+        const auto a =
+            attn::npy::parse(with_dict("{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }", i8), "a.npy");
+        CHECK(a.integer);
+        CHECK(a.data == std::vector<double>{-3, 0, 7, 9007199254740992.0});
+        const auto b =
+            attn::npy::parse(with_dict("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }", i4), "b.npy");
+        CHECK(b.integer);
+        CHECK(b.shape == std::vector<std::size_t>{2, 2});
+        CHECK(b.data == std::vector<double>{-3, 0, 7, 5});
     }
     SECTION("data shorter than the shape needs") {
         const std::string short_file = with_dict(header_34, f4_data(std::vector<float>(5, 0.0f)));

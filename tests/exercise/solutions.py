@@ -114,21 +114,58 @@ def cross(inp, bug):
     return {"Q": Q, "K": K, "V": V, "scores": scores, "weights": weights, "output": weights @ V}
 
 
-def kv_decode(inp, bug, p):
+def kv_decode(inp, bug, p, window=None):
+    """Prefill, then one token at a time; the cache after the prefill and after each step."""
     X = inp["X"]
     Q, K, V = X @ inp["W_Q"], X @ inp["W_K"], X @ inp["W_V"]
+    total = X.shape[0]
     s = scale_of(bug, Q.shape[1], X.shape[1])
+    W = None if window is None else window + (1 if bug == "kv-window-off-by-one" else 0)
     sc = (Q[:p] @ K[:p].T) * s
-    sc[np.triu(np.ones((p, p), dtype=bool), k=1)] = -np.inf
+    blocked = np.triu(np.ones((p, p), dtype=bool), k=1)
+    if W is not None:
+        blocked |= np.tril(np.ones((p, p), dtype=bool), k=-W)
+    sc[blocked] = -np.inf
     outs = [softmax(sc) @ V[:p]]
-    K_cache, V_cache = K[:p], V[:p]
-    for t in range(p, X.shape[0]):
+    first = 0 if W is None else max(0, p - W)
+    K_cache, V_cache, pos = K[first:p], V[first:p], list(range(first, p))
+    snaps = []
+
+    def snap():
+        order = np.argsort(pos) if window is not None else np.arange(len(pos))  # the window's driver sorts
+        k, v = K_cache[order], V_cache[order]
+        snaps.append((np.pad(k, ((0, total - len(k)), (0, 0))), np.pad(v, ((0, total - len(v)), (0, 0))), len(k),
+                      np.pad(np.array(pos, dtype=np.int64)[order], (0, total - len(k)), constant_values=-1)))
+
+    snap()
+    for t in range(p, total):
+        if bug == "kv-cache-not-appended":
+            outs.append(softmax((Q[t:t + 1] @ np.concatenate([K_cache, K[t:t + 1]]).T) * s)
+                        @ np.concatenate([V_cache, V[t:t + 1]]))
+            snap()
+            continue
         if bug == "kv-cache-wrong-order":
             K_cache, V_cache = np.concatenate([K[t:t + 1], K_cache]), np.concatenate([V[t:t + 1], V_cache])
+            pos = [t] + pos
         else:
             K_cache, V_cache = np.concatenate([K_cache, K[t:t + 1]]), np.concatenate([V_cache, V[t:t + 1]])
+            pos = pos + [t]
+        if W is not None and len(K_cache) > W:
+            K_cache, V_cache, pos = K_cache[1:], V_cache[1:], pos[1:]
         outs.append(softmax((Q[t:t + 1] @ K_cache.T) * s) @ V_cache)
-    return {"K_cache": K_cache, "V_cache": V_cache, "output": np.concatenate(outs)}
+        snap()
+    out = {"K_cache_steps": np.stack([x[0] for x in snaps]), "V_cache_steps": np.stack([x[1] for x in snaps]),
+           "cache_len": np.array([x[2] for x in snaps], dtype=np.int64), "output": np.concatenate(outs)}
+    if window is not None:
+        out["cache_positions"] = np.stack([x[3] for x in snaps])
+    return out
+
+
+def kv_decode_v1(inp, bug, p):
+    """Rubric 1 (a folder made before the cases): only the final cache."""
+    out = kv_decode(inp, bug, p)
+    n = int(out["cache_len"][-1])
+    return {"K_cache": out["K_cache_steps"][-1][:n], "V_cache": out["V_cache_steps"][-1][:n], "output": out["output"]}
 
 
 def softmax_ex(inp, bug):
@@ -140,21 +177,38 @@ def softmax_ex(inp, bug):
     return {"weights": softmax(s, nan_rows=bug == "all-masked-row")}
 
 
-def online(inp, bug, block):
+def online(inp, bug, block, fa1=False):
     X = inp["X"]
     Q, K, V = X @ inp["W_Q"], X @ inp["W_K"], X @ inp["W_V"]
     s = scale_of(bug, Q.shape[1], X.shape[1])
     n = Q.shape[0]
     m, l, acc = np.full(n, -np.inf), np.zeros(n), np.zeros((n, V.shape[1]))
+    ms, ls, accs = [], [], []
     for j in range(0, K.shape[0], block):
         S = (Q @ K[j:j + block].T) * s
         m_new = np.maximum(m, S.max(axis=1))
         P = np.exp(S - m_new[:, None])
         alpha = np.exp(m - m_new)
-        l = alpha * l + P.sum(axis=1)
-        acc = alpha[:, None] * acc + P @ V[j:j + block]
-        m = m_new
-    return {"m": m, "l": l, "output": acc / l[:, None]}
+        l_new = (l if bug == "online-softmax-sum-not-rescaled" else alpha * l) + P.sum(axis=1)
+        if fa1:
+            acc = ((alpha * l)[:, None] * acc + P @ V[j:j + block]) / l_new[:, None]
+        else:
+            f = np.ones_like(alpha) if bug == "online-softmax-acc-wrong-rescale" else alpha
+            acc = f[:, None] * acc + P @ V[j:j + block]
+        m, l = m_new, l_new
+        ms.append(m), ls.append(l), accs.append(acc)
+    return {"m_steps": np.stack(ms), "l_steps": np.stack(ls), "acc_steps": np.stack(accs),
+            "output": acc if fa1 else acc / l[:, None]}
+
+
+def online_v1(inp, bug):
+    """Rubric 1: the final m and l, from the whole rows at once."""
+    X = inp["X"]
+    Q, K, V = X @ inp["W_Q"], X @ inp["W_K"], X @ inp["W_V"]
+    S = (Q @ K.T) * scale_of(bug, Q.shape[1], X.shape[1])
+    m = S.max(axis=1)
+    l = np.exp(S - m[:, None]).sum(axis=1)
+    return {"m": m, "l": l, "output": softmax(S) @ V}
 
 
 def backward(inp, bug):
@@ -171,40 +225,53 @@ def backward(inp, bug):
             "d_W_V": X.T @ d_V, "d_X": d_Q @ W_Q.T + d_K @ W_K.T + d_V @ W_V.T}
 
 
-def config_int(folder, key):
-    for line in open(os.path.join(folder, "exercise.toml")):
-        if line.strip().startswith(key + " ="):
-            return int(line.split("=")[1])
-    raise KeyError(key)
+def read_config(folder):
+    import tomllib
+    with open(os.path.join(folder, "exercise.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+def solve_case(folder, ex, bug, dims, rubric):
+    inp = {f[:-4]: np.load(os.path.join(folder, "inputs", f)) for f in os.listdir(os.path.join(folder, "inputs"))}
+    if ex in ("sdpa", "causal"):
+        return single(inp, bug, ex == "causal")
+    if ex == "padding":
+        return padding(inp, bug)
+    if ex == "mha":
+        return heads(inp, bug, dims["heads"])
+    if ex == "gqa":
+        return heads(inp, bug, dims["heads"], dims["kv_heads"])
+    if ex == "cross":
+        return cross(inp, bug)
+    if ex == "kv-decode":
+        return kv_decode(inp, bug, dims["prompt_len"]) if rubric >= 2 else kv_decode_v1(inp, bug, dims["prompt_len"])
+    if ex == "kv-decode-window":
+        return kv_decode(inp, bug, dims["prompt_len"], dims["window"])
+    if ex == "softmax":
+        return softmax_ex(inp, bug)
+    if ex == "online-softmax":
+        if rubric < 2:
+            return online_v1(inp, bug)
+        return online(inp, "correct" if bug == "correct-fa1" else bug, dims["block_k"], fa1=bug == "correct-fa1")
+    return backward(inp, bug)
 
 
 def main():
     folder, ex, bug = sys.argv[1], sys.argv[2], sys.argv[3]
-    inp = {f[:-4]: np.load(os.path.join(folder, "inputs", f)) for f in os.listdir(os.path.join(folder, "inputs"))}
-    if ex in ("sdpa", "causal"):
-        out = single(inp, bug, ex == "causal")
-    elif ex == "padding":
-        out = padding(inp, bug)
-    elif ex == "mha":
-        out = heads(inp, bug, config_int(folder, "heads"))
-    elif ex == "gqa":
-        out = heads(inp, bug, config_int(folder, "heads"), config_int(folder, "kv_heads"))
-    elif ex == "cross":
-        out = cross(inp, bug)
-    elif ex == "kv-decode":
-        out = kv_decode(inp, bug, config_int(folder, "prompt_len"))
-    elif ex == "softmax":
-        out = softmax_ex(inp, bug)
-    elif ex == "online-softmax":
-        out = online(inp, bug, config_int(folder, "block_k"))
-    else:
-        out = backward(inp, bug)
-    if len(sys.argv) > 4 and sys.argv[4] == "npz":
-        np.savez_compressed(os.path.join(folder, "answer.npz"), **out)
-        return
-    os.makedirs(os.path.join(folder, "answer"), exist_ok=True)
-    for name, value in out.items():
-        np.save(os.path.join(folder, "answer", name + ".npy"), np.asarray(value))
+    npz = len(sys.argv) > 4 and sys.argv[4] == "npz"
+    cfg = read_config(folder)
+    rubric = cfg.get("rubric", 1)
+    cases = [(folder, cfg["config"])]
+    for k, dims in sorted(cfg.get("cases", {}).items()):
+        cases.append((os.path.join(folder, "cases", k), dims))
+    for where, dims in cases:
+        out = solve_case(where, ex, bug, dims, rubric)
+        if npz:
+            np.savez_compressed(os.path.join(where, "answer.npz"), **out)
+            continue
+        os.makedirs(os.path.join(where, "answer"), exist_ok=True)
+        for name, value in out.items():
+            np.save(os.path.join(where, "answer", name + ".npy"), np.asarray(value))
 
 
 if __name__ == "__main__":

@@ -79,6 +79,37 @@ document exercise_list(const lessons& L) {
                         prose(L.raw("list.footer"), tone::dim)});
 }
 
+namespace {
+
+std::string sizes_of(const exercise::config& c) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : exercise::find(c.id)->dims) out.push_back(k + " = " + std::to_string(c.dim(k)));
+    return join(out);
+}
+
+std::string flags_of(const exercise::config& c) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : exercise::find(c.id)->dims) {
+        std::string f = "--" + k;
+        std::replace(f.begin(), f.end(), '_', '-');
+        out.push_back(f + " " + std::to_string(c.dim(k)));
+    }
+    return join(out, " ");
+}
+
+// Python's literal of the cases: [{"dir": "", "seq_len": 5, …}, {"dir": "cases/1", …}]
+std::string cases_literal(const exercise::config& c) {
+    std::string out = "[";
+    for (const exercise::config& x : exercise::all_cases(c)) {
+        out += std::string(out.size() > 1 ? ",\n         " : "") + "{\"dir\": \"" + x.folder + "\"";
+        for (const auto& [k, v] : exercise::find(c.id)->dims) out += ", \"" + k + "\": " + std::to_string(x.dim(k));
+        out += "}";
+    }
+    return out + "]";
+}
+
+}  // namespace
+
 std::string exercise_task(const exercise::config& c, const lessons& L, const std::string& dir) {
     const exercise::info& e = *exercise::find(c.id);
     const exercise::tensors in = exercise::make_inputs(c);
@@ -89,23 +120,35 @@ std::string exercise_task(const exercise::config& c, const lessons& L, const std
         if (name == "lengths") inputs += L.raw("task.lengths");
         inputs += "\n";
     }
-    for (const std::string& name : e.answers)
+    for (const std::string& name : exercise::answers_of(c))
         answers +=
             L.text("task.answer_line", {{"name", name}, {"shape", exercise::shape_str(ref.at(name).shape)}}) + "\n";
     while (!inputs.empty() && inputs.back() == '\n') inputs.pop_back();
     while (!answers.empty() && answers.back() == '\n') answers.pop_back();
-    std::vector<std::string> dims;
-    for (const auto& [k, v] : c.dims) dims.push_back(k + " = " + std::to_string(v));
+    std::string sizes = L.text("task.sizes", {{"sizes", sizes_of(c)}, {"id", c.id}, {"flags", flags_of(c)}});
+    if (L.has(ex(c.id, "equal"))) sizes += " " + L.text("task.equal", {{"equal", L.raw(ex(c.id, "equal"))}});
+    std::string cases;
+    for (const exercise::config& x : exercise::all_cases(c))
+        cases += L.text("task.case_line",
+                        {{"folder", x.folder.empty() ? L.raw("task.main_folder") : x.folder + "/"},
+                         {"sizes", sizes_of(x)},
+                         {"edge", x.edge.empty() ? "" : L.raw("edge." + x.edge)}}) +
+            "\n";
+    while (!cases.empty() && cases.back() == '\n') cases.pop_back();
     const std::string timed = c.budget_minutes > 0
         ? L.text("task.timed", {{"minutes", std::to_string(c.budget_minutes)}, {"started", c.started}})
         : "";
     std::string text = L.text("task.file",
                               {{"id", c.id},
                                {"title", L.raw(ex(c.id, "title"))},
-                               {"task", L.raw(ex(c.id, "task")) + " (" + join(dims) + ")"},
+                               {"task", L.raw(ex(c.id, "task"))},
+                               {"sizes", sizes},
+                               {"cases", cases},
+                               {"protocol", L.has(ex(c.id, "protocol")) ? L.raw(ex(c.id, "protocol")) : ""},
+                               {"convention", L.has(ex(c.id, "convention")) ? L.raw(ex(c.id, "convention")) : ""},
                                {"inputs", inputs},
                                {"answers", answers},
-                               {"required", join(e.required)},
+                               {"required", join(exercise::required_of(c))},
                                {"dir", dir},
                                {"timed", timed}});
     if (!text.empty() && text.front() == '\n') text.erase(0, 1);
@@ -115,15 +158,29 @@ std::string exercise_task(const exercise::config& c, const lessons& L, const std
 std::string exercise_starter(const exercise::config& c, const lessons& L, const std::string& which) {
     const exercise::info& e = *exercise::find(c.id);
     std::vector<std::string> args, loads, optional;
-    for (const std::string& name : e.inputs) args.push_back(name), loads.push_back("load(\"" + name + "\")");
-    for (const std::string& a : e.answers)
-        if (std::find(e.required.begin(), e.required.end(), a) == e.required.end()) optional.push_back(a);
-    std::string text = L.text("starter." + which,
-                              {{"title", L.raw(ex(c.id, "title"))},
-                               {"args", join(args)},
-                               {"loads", join(loads)},
-                               {"required", join(e.required)},
-                               {"optional", join(optional)}});
+    for (const std::string& name : e.inputs) args.push_back(name), loads.push_back("load(case, \"" + name + "\")");
+    const std::vector<std::string> required = exercise::required_of(c);
+    for (const std::string& a : exercise::answers_of(c))
+        if (std::find(required.begin(), required.end(), a) == required.end()) optional.push_back(a);
+    std::string part = "solve", driver = "solve(" + join(loads) + ")";
+    if (e.drive != exercise::protocol::solve) {
+        part = e.drive == exercise::protocol::online ? "online"
+            : e.drive == exercise::protocol::decode  ? "decode"
+                                                     : "window";
+        driver = "run(case, " + join(loads) + ")";
+    }
+    const std::map<std::string, std::string> fill{{"title", L.raw(ex(c.id, "title"))},
+                                                  {"args", join(args)},
+                                                  {"required", join(required)},
+                                                  {"optional", optional.empty() ? "-" : join(optional)}};
+    std::string functions = L.text("starter." + which + "_" + part, fill);
+    while (!functions.empty() && functions.front() == '\n') functions.erase(0, 1);
+    while (!functions.empty() && functions.back() == '\n') functions.pop_back();
+    std::map<std::string, std::string> all = fill;
+    all["cases"] = cases_literal(c);
+    all["functions"] = functions + "\n";
+    all["driver"] = driver;
+    std::string text = L.text("starter." + which, all);
     if (!text.empty() && text.front() == '\n') text.erase(0, 1);
     return text;
 }
@@ -173,9 +230,10 @@ std::string check_no_exercise(const lessons& L, const std::string& dir) {
     return L.text("check.no_exercise", {{"dir", dir}});
 }
 
-document check_document(const exercise::report& r, const lessons& L, double taken_minutes) {
-    std::vector<block> b;
-    b.push_back(heading(L.text("check.title", {{"id", r.cfg.id}, {"seed", std::to_string(r.cfg.seed)}})));
+namespace {
+
+// The grading of one case: its answers, the first wrong step and the diagnosis.
+void case_blocks(const exercise::report& r, const lessons& L, std::vector<block>& b) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<tone>> tones;
     std::size_t given = 0;
@@ -198,6 +256,8 @@ document check_document(const exercise::report& r, const lessons& L, double take
     tb.cell_tones = tones;
     b.push_back(tb);
     b.push_back(gap());
+    for (const exercise::step_result& s : r.steps)
+        if (!s.variant.empty()) b.push_back(prose(L.text("check.variant_" + s.variant, {{"id", s.id}}), tone::dim));
     if (r.passed) {
         b.push_back(
             prose(L.text("check.passed", {{"count", std::to_string(given)}, {"total", std::to_string(r.steps.size())}}),
@@ -209,6 +269,14 @@ document check_document(const exercise::report& r, const lessons& L, double take
         const auto& s = *std::find_if(r.steps.begin(), r.steps.end(),
                                       [&](const exercise::step_result& x) { return x.id == r.first_wrong; });
         b.push_back(prose(L.text("check.first_wrong", {{"id", s.id}}), tone::bold));
+        for (const exercise::step_result& x : r.steps)
+            if (x.first_index >= 0)
+                b.push_back(
+                    prose(L.text(r.cfg.id == "online-softmax" ? "check.first_tile" : "check.first_step",
+                                 {{"id", x.id},
+                                  {"index", std::to_string(x.first_index)},
+                                  {"count", std::to_string(x.expected_shape.empty() ? 0 : x.expected_shape[0])}}),
+                          tone::bold));
         const exercise::nd& got = r.given.at(s.id);
         const exercise::nd& want = r.expected.at(s.id);
         if (s.status == "wrong") {
@@ -243,12 +311,67 @@ document check_document(const exercise::report& r, const lessons& L, double take
                               {"right", r.still_right.empty() ? L.raw("check.nothing_right") : join(r.still_right)}})));
         }
     }
-    if (!r.passed) b.push_back(prose(L.raw("check.failed")));
+}
+
+std::string case_name(const exercise::report& r, const lessons& L) {
+    return r.cfg.index == 0 ? L.raw("check.case_main") : std::to_string(r.cfg.index);
+}
+
+std::string case_sizes(const exercise::config& c, const lessons& L) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : exercise::find(c.id)->dims) out.push_back(k + " = " + std::to_string(c.dim(k)));
+    std::string edge = c.edge.empty() ? "" : L.raw("edge." + c.edge);
+    while (!edge.empty() && edge.front() == ' ') edge.erase(0, 1);
+    return join(out) + (edge.empty() ? "" : " " + edge);
+}
+
+}  // namespace
+
+document check_document(const std::vector<exercise::report>& cases, const lessons& L, double taken_minutes) {
+    const exercise::report& main = cases.front();
+    std::vector<block> b;
+    b.push_back(heading(L.text("check.title", {{"id", main.cfg.id}, {"seed", std::to_string(main.cfg.seed)}})));
+    bool all = true;
+    if (cases.size() > 1) {
+        std::vector<std::vector<std::string>> rows;
+        std::vector<std::vector<tone>> tones;
+        for (const exercise::report& r : cases) {
+            all = all && r.passed;
+            rows.push_back({case_name(r, L), r.cfg.folder.empty() ? "./" : r.cfg.folder + "/", case_sizes(r.cfg, L),
+                            L.raw(r.passed ? "check.case_passed" : "check.case_failed")});
+            tones.push_back({tone::plain, tone::plain, tone::plain, r.passed ? tone::good : tone::error});
+        }
+        block tb = table(split(L.raw("check.cases_header"), '|'), rows, "llll");
+        tb.cell_tones = tones;
+        b.push_back(heading(L.raw("check.cases_title"), 2));
+        b.push_back(tb);
+        b.push_back(gap());
+    } else {
+        all = main.passed;
+    }
+    // every case that fails, in full; when all pass, the main case's answers
+    for (const exercise::report& r : cases) {
+        if (r.passed && !(all && r.cfg.index == 0)) continue;
+        if (cases.size() > 1)
+            b.push_back(heading(L.text("check.case_title",
+                                       {{"name", case_name(r, L)},
+                                        {"folder", r.cfg.folder.empty() ? "./" : r.cfg.folder + "/"},
+                                        {"sizes", case_sizes(r.cfg, L)}}),
+                                2));
+        case_blocks(r, L, b);
+    }
+    if (all && cases.size() > 1)
+        b.push_back(prose(L.text("check.all_cases_passed", {{"count", std::to_string(cases.size())}}), tone::good));
+    if (!all) b.push_back(prose(L.raw("check.failed")));
     if (taken_minutes >= 0)
         b.push_back(prose(L.text(
             "check.time_taken",
-            {{"taken", fmt::format("{:.1f}", taken_minutes)}, {"budget", std::to_string(r.cfg.budget_minutes)}})));
+            {{"taken", fmt::format("{:.1f}", taken_minutes)}, {"budget", std::to_string(main.cfg.budget_minutes)}})));
     return single_page(L, "attn-explain check", std::move(b));
+}
+
+std::string check_both_answers(const lessons& L, const std::string& dir, const std::string& npz) {
+    return L.text("check.both_answers", {{"dir", dir}, {"npz", npz}});
 }
 
 }  // namespace attn::doc

@@ -2,6 +2,7 @@
 // the graded report. All words come from lessons/<lang>/exercise.toml.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "attn/doc/document.hpp"
 #include "attn/io/folder.hpp"
@@ -17,8 +18,10 @@ std::string exercise_task(const exercise::config& c, const lessons& L, const std
 std::string exercise_starter(const exercise::config& c, const lessons& L, const std::string& which);
 // The sentence after creating the folder.
 std::string exercise_created(const lessons& L, const std::string& dir);
-// The graded report; `taken_minutes` < 0 when the exercise is not timed.
-document check_document(const exercise::report& r, const lessons& L, double taken_minutes);
+// The graded report of every case (the main one first); `taken_minutes` < 0 when the exercise is not timed.
+document check_document(const std::vector<exercise::report>& cases, const lessons& L, double taken_minutes);
+// Both DIR/answer/ and DIR/answer.npz hold answers: which one to grade is the learner's choice.
+std::string check_both_answers(const lessons& L, const std::string& dir, const std::string& npz);
 // The usage errors of `exercise`: a non-empty folder without --force, a path that is not a regular file.
 std::string exercise_exists(const lessons& L, const std::string& dir);
 std::string exercise_not_regular(const lessons& L, const std::string& path);

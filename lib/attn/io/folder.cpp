@@ -62,7 +62,7 @@ struct fd_owner {
 };
 
 std::pair<std::string, std::string> split(const std::string& name) {
-    const std::size_t slash = name.find('/');
+    const std::size_t slash = name.rfind('/');
     if (slash == std::string::npos) return {"", name};
     return {name.substr(0, slash), name.substr(slash + 1)};
 }
@@ -113,15 +113,20 @@ public:
         top_ = top;
         subs_[""] = top;
         // pass 1: look before touching anything (no change is made if something is wrong)
+        // every subfolder and its parents ("cases", "cases/1", "cases/1/inputs"), parents first
         std::set<std::string> sub_names;
-        for (const file& f : p.files) sub_names.insert(split(f.name).first);
-        for (const std::string& s : p.stale) sub_names.insert(split(s).first);
-        sub_names.erase("");
+        auto add_parents = [&](std::string s) {
+            for (; !s.empty(); s = split(s).first) sub_names.insert(s);
+        };
+        for (const file& f : p.files) add_parents(split(f.name).first);
+        for (const std::string& s : p.stale) add_parents(split(s).first);
         for (const std::string& s : sub_names) {
+            const auto [parent, leaf] = split(s);
+            if (!subs_.count(parent)) continue;  // its parent is missing: made when needed
             struct stat st {};
-            if (::fstatat(top, s.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // made when needed
+            if (::fstatat(subs_[parent], leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // made when needed
             if (!S_ISDIR(st.st_mode)) throw failure(failure::kind::not_folder, join(dir_, s), "");
-            const int fd = ::openat(top, s.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            const int fd = ::openat(subs_[parent], leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) throw failure(failure::kind::not_folder, join(dir_, s), std::strerror(errno));
             fds_.push_back(fd);
             subs_[s] = fd;
@@ -213,7 +218,9 @@ private:
     int sub(const std::string& s) {
         auto it = subs_.find(s);
         if (it != subs_.end()) return it->second;
-        return subs_[s] = make_dir(top_, s, join(dir_, s));
+        const auto [parent, leaf] = split(s);
+        const int p = sub(parent);
+        return subs_[s] = make_dir(p, leaf, join(dir_, s));
     }
 
     // The backup folder (made at its first use) or its subfolder `s`.
@@ -237,7 +244,9 @@ private:
         }
         auto it = backup_subs_.find(s);
         if (it != backup_subs_.end()) return it->second;
-        return backup_subs_[s] = make_dir(backup_, s, join(join(dir_, out.backup), s));
+        const auto [parent, leaf] = split(s);
+        const int p = backup_sub(parent, out);
+        return backup_subs_[s] = make_dir(p, leaf, join(join(dir_, out.backup), s));
     }
 
     // Writes `bytes` to a new hidden temporary in folder `d`; returns its name.

@@ -19,7 +19,7 @@
 namespace attn::folder {
 
 struct file {
-    std::string name;  // relative: "TASK.md" or "inputs/X.npy" (at most one subfolder)
+    std::string name;  // relative: "TASK.md" or "inputs/X.npy" or "cases/1/inputs/X.npy"
     std::string bytes;  // written as mode 0666 & ~umask
 };
 

@@ -37,6 +37,7 @@ struct header_info {
     std::vector<std::size_t> shape;
     dtype type = dtype::float32;
     bool half = false;  // '<f2': 2-byte IEEE half floats, read as float32 (every half is a float exactly)
+    std::size_t int_bytes = 0;  // '<i4', '<i8': signed integers (4 or 8 bytes), read as float64
     bool big_endian = false;
     bool fortran_order = false;
 };
@@ -311,7 +312,7 @@ private:
         return v;
     }
 
-    // Accepts '<f4', '>f8', '=f4', 'f8', '<f2' (no prefix = native = little-endian host assumed).
+    // Accepts '<f4', '>f8', '=f4', 'f8', '<f2', '<i4', '<i8' (no prefix = native = little-endian host assumed).
     static bool parse_descr(const std::string& d, header_info& info) {
         std::string rest = d;
         bool big = !host_is_little_endian();
@@ -325,6 +326,9 @@ private:
             info.half = rest == "f2";
         } else if (rest == "f8") {
             info.type = dtype::float64;
+        } else if (rest == "i4" || rest == "i8") {
+            info.type = dtype::float64;
+            info.int_bytes = rest == "i4" ? 4 : 8;
         } else {
             return false;
         }
@@ -404,7 +408,9 @@ std::size_t parse_preamble(const std::string& bytes, const std::string& name, bo
     return 0;
 }
 
-std::size_t item_size(const header_info& info) { return info.half ? 2 : dtype_size(info.type); }
+std::size_t item_size(const header_info& info) {
+    return info.half ? 2 : info.int_bytes ? info.int_bytes : dtype_size(info.type);
+}
 
 // An IEEE 754 half (1 sign, 5 exponent, 10 fraction bits) as a float: exact, subnormals, ±inf and
 // NaN included.
@@ -448,6 +454,7 @@ array parse_impl(const std::string& bytes, const std::string& name) {
     array out;
     out.shape = info.shape;
     out.type = info.type;
+    out.integer = info.int_bytes > 0;
     std::vector<double> values(count);
     const bool swap = info.big_endian == host_is_little_endian();
     const char* src = bytes.data() + data_start;
@@ -457,7 +464,15 @@ array parse_impl(const std::string& bytes, const std::string& name) {
         if (swap) {
             for (std::size_t a = 0, b = item - 1; a < b; ++a, --b) std::swap(buf[a], buf[b]);
         }
-        if (info.half) {
+        if (info.int_bytes == 4) {
+            std::int32_t v = 0;
+            std::memcpy(&v, buf, 4);
+            values[i] = static_cast<double>(v);
+        } else if (info.int_bytes == 8) {
+            std::int64_t v = 0;
+            std::memcpy(&v, buf, 8);
+            values[i] = static_cast<double>(v);
+        } else if (info.half) {
             std::uint16_t h = 0;
             std::memcpy(&h, buf, 2);
             values[i] = static_cast<double>(half_to_float(h));

@@ -14,7 +14,8 @@ const char* dtype_name(dtype t);  // "float32" / "float64"
 struct array {
     std::vector<std::size_t> shape;  // e.g. {3, 4}; {} for a 0-d scalar
     std::vector<double> data;  // always C (row-major) order, converted to double
-    dtype type = dtype::float32;  // the dtype stored in the file
+    dtype type = dtype::float32;  // the dtype stored in the file (float64 for integers)
+    bool integer = false;  // '<i4' or '<i8' (lengths, cache_len): the values are whole numbers
 };
 
 // One-line, user-facing message, always naming the file, e.g.

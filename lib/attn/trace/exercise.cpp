@@ -17,6 +17,8 @@
 namespace attn::exercise {
 
 const std::vector<info>& catalogue() {
+    // Main sizes pairwise distinct where a bug could confuse them (quantities()); the cases
+    // change the shapes and hold the edge cases.
     static const std::vector<info> all = {
         {"sdpa",
          "1",
@@ -24,7 +26,9 @@ const std::vector<info>& catalogue() {
          {"Q", "K", "V", "scores", "scaled_scores", "weights", "output"},
          {"output"},
          {"no-scale", "scale-by-d-k", "softmax-wrong-dim", "no-transpose", "linear-weight-layout"},
-         {{"seq_len", 4}, {"d_model", 4}, {"d_k", 4}, {"d_v", 4}}},
+         {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 3}},
+         {{{{"seq_len", 1}, {"d_model", 3}, {"d_k", 2}, {"d_v", 4}}, "single"},
+          {{{"seq_len", 7}, {"d_model", 5}, {"d_k", 2}, {"d_v", 3}}, "huge"}}},
         {"causal",
          "1",
          {"X", "W_Q", "W_K", "W_V"},
@@ -32,14 +36,18 @@ const std::vector<info>& catalogue() {
          {"output"},
          {"mask-after-softmax", "mask-fill-zero", "mask-inverted", "causal-wrong-diagonal", "mask-tiny-value",
           "no-scale", "scale-by-d-k", "softmax-wrong-dim"},
-         {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+         {{"seq_len", 6}, {"d_model", 8}, {"d_k", 3}, {"d_v", 5}},
+         {{{{"seq_len", 1}, {"d_model", 4}, {"d_k", 2}, {"d_v", 3}}, "single"},
+          {{{"seq_len", 7}, {"d_model", 5}, {"d_k", 2}, {"d_v", 3}}, "huge"}}},
         {"padding",
          "2",
          {"X", "W_Q", "W_K", "W_V", "lengths"},
          {"scores", "masked_scores", "weights", "output"},
          {"output"},
          {"padding-on-queries", "all-masked-row", "no-scale", "scale-by-d-k"},
-         {{"batch", 3}, {"seq_len", 4}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+         {{"batch", 3}, {"seq_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
+         {{{{"batch", 3}, {"seq_len", 4}, {"d_model", 5}, {"d_k", 2}, {"d_v", 6}}, "blocked"},
+          {{{"batch", 4}, {"seq_len", 6}, {"d_model", 7}, {"d_k", 3}, {"d_v", 2}}, ""}}},
         {"mha",
          "2",
          {"X", "W_Q", "W_K", "W_V", "W_O"},
@@ -47,49 +55,74 @@ const std::vector<info>& catalogue() {
           "merged", "output"},
          {"output"},
          {"heads-no-transpose", "merge-no-transpose", "scale-by-d-model", "missing-output-projection", "no-scale"},
-         {{"batch", 2}, {"seq_len", 4}, {"d_model", 8}, {"heads", 2}}},
+         {{"batch", 3}, {"seq_len", 5}, {"d_model", 8}, {"heads", 2}},
+         {{{{"batch", 2}, {"seq_len", 1}, {"d_model", 6}, {"heads", 3}}, "single"},
+          {{{"batch", 4}, {"seq_len", 3}, {"d_model", 10}, {"heads", 5}}, ""}}},
         {"cross",
          "2",
          {"X", "memory", "W_Q", "W_K", "W_V"},
          {"Q", "K", "V", "scores", "weights", "output"},
          {"output"},
          {"no-scale", "scale-by-d-k", "softmax-wrong-dim"},
-         {{"seq_len", 3}, {"kv_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+         {{"seq_len", 3}, {"kv_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
+         {{{{"seq_len", 4}, {"kv_len", 1}, {"d_model", 5}, {"d_k", 3}, {"d_v", 2}}, "one_key"},
+          {{{"seq_len", 6}, {"kv_len", 2}, {"d_model", 7}, {"d_k", 3}, {"d_v", 4}}, "huge"}}},
         {"gqa",
          "3",
          {"X", "W_Q", "W_K", "W_V"},
          {"Q_heads", "K_heads", "V_heads", "scores", "weights", "output"},
          {"output"},
          {"no-scale", "scale-by-d-model", "softmax-wrong-dim"},
-         {{"batch", 1}, {"seq_len", 4}, {"d_model", 8}, {"heads", 4}, {"kv_heads", 2}}},
+         {{"batch", 5}, {"seq_len", 7}, {"d_model", 12}, {"heads", 4}, {"kv_heads", 2}},
+         {{{{"batch", 3}, {"seq_len", 5}, {"d_model", 8}, {"heads", 4}, {"kv_heads", 1}}, "mqa"},
+          {{{"batch", 2}, {"seq_len", 5}, {"d_model", 24}, {"heads", 6}, {"kv_heads", 3}}, ""}}},
         {"kv-decode",
          "3",
          {"X", "W_Q", "W_K", "W_V"},
-         {"K_cache", "V_cache", "output"},
-         {"output"},
+         {"K_cache_steps", "V_cache_steps", "cache_len", "output"},
+         {"K_cache_steps", "V_cache_steps", "cache_len", "output"},
          {"kv-cache-wrong-order", "no-scale"},
-         {{"prompt_len", 3}, {"steps", 2}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+         {{"prompt_len", 3}, {"steps", 2}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
+         {{{{"prompt_len", 1}, {"steps", 4}, {"d_model", 6}, {"d_k", 3}, {"d_v", 2}}, "one_prompt"},
+          {{{"prompt_len", 6}, {"steps", 2}, {"d_model", 7}, {"d_k", 3}, {"d_v", 4}}, ""}},
+         protocol::decode},
+        {"kv-decode-window",
+         "3",
+         {"X", "W_Q", "W_K", "W_V"},
+         {"K_cache_steps", "V_cache_steps", "cache_len", "cache_positions", "output"},
+         {"K_cache_steps", "V_cache_steps", "cache_len", "cache_positions", "output"},
+         {"no-scale"},
+         {{"prompt_len", 5}, {"steps", 2}, {"window", 3}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
+         {{{{"prompt_len", 2}, {"steps", 5}, {"window", 3}, {"d_model", 6}, {"d_k", 4}, {"d_v", 8}}, ""},
+          {{{"prompt_len", 3}, {"steps", 2}, {"window", 6}, {"d_model", 7}, {"d_k", 4}, {"d_v", 2}}, "no_evict"}},
+         protocol::window},
         {"softmax",
          "1",
          {"scores"},
          {"weights"},
          {"weights"},
          {"no-max-subtraction", "all-masked-row", "softmax-wrong-dim"},
-         {{"seq_len", 4}}},
+         {{"seq_len", 4}},
+         {{{{"seq_len", 6}}, ""}, {{{"seq_len", 1}}, "single"}}},
         {"online-softmax",
          "3",
          {"X", "W_Q", "W_K", "W_V"},
-         {"m", "l", "output"},
-         {"output"},
+         {"m_steps", "l_steps", "acc_steps", "output"},
+         {"m_steps", "l_steps", "acc_steps", "output"},
          {"no-scale", "scale-by-d-k"},
-         {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}, {"block_k", 2}}},
+         {{"seq_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}, {"block_k", 2}},
+         {{{{"seq_len", 7}, {"d_model", 6}, {"d_k", 3}, {"d_v", 5}, {"block_k", 2}}, ""},
+          {{{"seq_len", 6}, {"d_model", 7}, {"d_k", 4}, {"d_v", 3}, {"block_k", 5}}, "huge"}},
+         protocol::online},
         {"backward",
          "3",
          {"X", "W_Q", "W_K", "W_V", "d_output"},
          {"d_V", "d_P", "d_S", "d_Q", "d_K", "d_W_Q", "d_W_K", "d_W_V", "d_X"},
          {"d_Q", "d_K", "d_V"},
          {"softmax-backward-no-rowsum", "backward-no-scale"},
-         {{"seq_len", 4}, {"d_model", 6}, {"d_k", 4}, {"d_v", 4}}},
+         {{"seq_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
+         {{{{"seq_len", 1}, {"d_model", 3}, {"d_k", 2}, {"d_v", 4}}, "single"},
+          {{{"seq_len", 7}, {"d_model", 5}, {"d_k", 3}, {"d_v", 2}}, ""}}},
     };
     return all;
 }
@@ -118,19 +151,156 @@ long config::dim(const std::string& k) const {
     return it->second;
 }
 
-config make_config(const std::string& id, std::uint64_t seed) {
+namespace {
+
+std::string flag_of(const std::string& dim) {
+    std::string f = "--" + dim;
+    std::replace(f.begin(), f.end(), '_', '-');
+    return f;
+}
+
+long get(const std::map<std::string, long>& d, const std::string& k) {
+    const auto it = d.find(k);
+    return it == d.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, long>> quantities(const std::string& id, const std::map<std::string, long>& d) {
+    std::vector<std::pair<std::string, long>> q;
+    for (const auto& [k, v] : find(id)->dims) q.push_back({flag_of(k), get(d, k)});
+    const long h = get(d, "heads"), g = get(d, "kv_heads");
+    if (id == "mha" && h > 0) q.push_back({"d_head = d_model / heads", get(d, "d_model") / h});
+    if (id == "gqa" && h > 0) {
+        const long dh = get(d, "d_model") / h;
+        q.push_back({"d_head = d_model / heads", dh});
+        q.push_back({"the K/V width kv_heads · d_head", g * dh});
+    }
+    if (id == "kv-decode" || id == "kv-decode-window")
+        q.push_back({"the sequence length prompt_len + steps", get(d, "prompt_len") + get(d, "steps")});
+    if (id == "online-softmax" && get(d, "block_k") > 0)
+        q.push_back({"the number of tiles T", (get(d, "seq_len") + get(d, "block_k") - 1) / get(d, "block_k")});
+    if (id == "softmax") q.push_back({"the number of keys seq_len + 1", get(d, "seq_len") + 1});
+    return q;
+}
+
+std::string dims_problem(const std::string& id, const std::map<std::string, long>& d) {
+    const info* e = find(id);
+    if (!e) return "unknown exercise '" + id + "': choose one of " + ids();
+    for (const auto& [k, def] : e->dims) {
+        const long v = get(d, k);
+        if (v < 2 || v > 64)
+            return fmt::format(
+                "{} {}: choose a size from 2 to 64 (a size of 1 hides bugs; the cases hold the edge "
+                "cases), e.g. {} {}",
+                flag_of(k), v, flag_of(k), def);
+    }
+    const long h = get(d, "heads"), g = get(d, "kv_heads");
+    if (h && get(d, "d_model") % h != 0)
+        return fmt::format("--heads {} must divide --d-model {}: d_head = d_model / heads", h, get(d, "d_model"));
+    if (g && (h % g != 0 || h / g < 2))
+        return fmt::format(
+            "--kv-heads {} must divide --heads {} with at least two query heads per K/V head "
+            "(h/g >= 2), e.g. --kv-heads {}",
+            g, h, h % 2 == 0 && h / 2 >= 2 ? h / 2 : 2);
+    if (get(d, "block_k") && get(d, "block_k") >= get(d, "seq_len"))
+        return fmt::format("--block-k {} must be smaller than --seq-len {}: with one tile there is nothing to rescale",
+                           get(d, "block_k"), get(d, "seq_len"));
+    if (get(d, "window") && get(d, "window") >= get(d, "prompt_len") + get(d, "steps"))
+        return fmt::format("--window {} must be smaller than prompt_len + steps = {}: the cache must evict",
+                           get(d, "window"), get(d, "prompt_len") + get(d, "steps"));
+    if (id == "padding" && get(d, "batch") >= get(d, "seq_len"))
+        return fmt::format("--batch {} must be smaller than --seq-len {}: every batch item gets a different length",
+                           get(d, "batch"), get(d, "seq_len"));
+    const auto q = quantities(id, d);
+    for (std::size_t i = 0; i < q.size(); ++i)
+        for (std::size_t j = i + 1; j < q.size(); ++j) {
+            if (q[i].second != q[j].second) continue;
+            // suggest a free size for whichever of the two is a flag (the later one first)
+            const std::string& flag = q[j].first.rfind("--", 0) == 0 ? q[j].first : q[i].first;
+            long free = 2;
+            auto used = [&](long v) {
+                for (const auto& x : q)
+                    if (x.second == v) return true;
+                return false;
+            };
+            while (used(free)) ++free;
+            const bool is_flag = flag.rfind("--", 0) == 0;
+            return fmt::format(
+                "{} and {} are both {}: every size of this exercise differs from the others, so that "
+                "a bug that mixes two of them up shows{}",
+                q[i].first, q[j].first, q[i].second, is_flag ? fmt::format(" (try {} {})", flag, free) : std::string());
+        }
+    return "";
+}
+
+config make_config(const std::string& id, std::uint64_t seed, const std::map<std::string, long>& sizes) {
     const info* e = find(id);
     if (!e) throw error("unknown exercise '" + id + "': choose one of " + ids());
     config c;
     c.id = id;
     c.seed = seed & 0x7fffffffffffffffULL;  // TOML integers are signed 64-bit
     for (const auto& [k, v] : e->dims) c.dims[k] = v;
+    for (const auto& [k, v] : sizes) {
+        if (!c.dims.count(k)) {
+            std::string own;
+            for (const auto& [n, x] : e->dims) own += (own.empty() ? "" : ", ") + flag_of(n);
+            throw error(fmt::format("{} does not apply to {}: its sizes are {}", flag_of(k), id, own));
+        }
+        c.dims[k] = v;
+    }
+    if (const std::string p = dims_problem(id, c.dims); !p.empty()) throw error(p);
+    for (std::size_t k = 0; k < e->cases.size(); ++k) {
+        config x;
+        x.id = id;
+        x.seed = c.seed;
+        for (const auto& [n, v] : e->cases[k].dims) x.dims[n] = v;
+        x.edge = e->cases[k].edge;
+        x.index = k + 1;
+        x.folder = "cases/" + std::to_string(k + 1);
+        c.cases.push_back(x);
+    }
     return c;
 }
 
+std::vector<config> all_cases(const config& c) {
+    std::vector<config> out{c};
+    out.front().cases.clear();
+    for (config x : c.cases) {
+        x.dtype = c.dtype, x.version = c.version, x.started = c.started, x.budget_minutes = c.budget_minutes;
+        x.rubric = c.rubric;
+        out.push_back(x);
+    }
+    return out;
+}
+
+std::vector<std::string> answers_of(const config& c) {
+    if (c.rubric < 2 && c.id == "kv-decode") return {"K_cache", "V_cache", "output"};
+    if (c.rubric < 2 && c.id == "online-softmax") return {"m", "l", "output"};
+    return find(c.id)->answers;
+}
+
+std::vector<std::string> required_of(const config& c) {
+    if (c.rubric < 2 && (c.id == "kv-decode" || c.id == "online-softmax")) return {"output"};
+    return find(c.id)->required;
+}
+
+namespace {
+
+toml::table dims_table(const config& c) {
+    toml::table t;
+    for (const auto& [k, v] : c.dims) t.insert(k, static_cast<std::int64_t>(v));
+    if (!c.edge.empty()) t.insert("edge", c.edge);
+    toml::table f;
+    for (const auto& [k, v] : c.fingerprint) f.insert(k, v);
+    if (!f.empty()) t.insert("fingerprint", f);
+    return t;
+}
+
+}  // namespace
+
 std::string to_toml(const config& c) {
-    toml::table cfg;
-    for (const auto& [k, v] : c.dims) cfg.insert(k, static_cast<std::int64_t>(v));
+    toml::table cfg = dims_table(c);
     cfg.insert("dtype", c.dtype);
     cfg.insert("version", c.version);
     cfg.insert("started", c.started);
@@ -138,11 +308,45 @@ std::string to_toml(const config& c) {
     toml::table top;
     top.insert("id", c.id);
     top.insert("seed", static_cast<std::int64_t>(c.seed & 0x7fffffffffffffffULL));
+    top.insert("rubric", static_cast<std::int64_t>(c.rubric));
     top.insert("config", cfg);
+    if (!c.cases.empty()) {
+        toml::table cases;
+        for (const config& x : c.cases) cases.insert(std::to_string(x.index), dims_table(x));
+        top.insert("cases", cases);
+    }
     std::ostringstream os;
     os << top << "\n";
     return os.str();
 }
+
+namespace {
+
+// Reads the sizes of `e` from `t` (the [config] table or one [cases.k] table) into `dims`.
+void read_dims(toml::node_view<toml::node> t, const std::vector<std::string>& keys, std::map<std::string, long>& dims,
+               std::map<std::string, std::string>& prints, std::string& edge, const std::string& where) {
+    for (const std::string& k : keys) {
+        const auto got = t[k].value<std::int64_t>();
+        if (!got || *got < 1 || *got > 64) throw error(where + " " + k + " must be an integer from 1 to 64");
+        dims[k] = static_cast<long>(*got);
+    }
+    edge = t["edge"].value_or(std::string());
+    if (const toml::table* f = t["fingerprint"].as_table())
+        for (const auto& [k, v] : *f)
+            if (const auto s = v.value<std::string>()) prints[std::string(k.str())] = *s;
+}
+
+void check_shapes(const config& c, const std::string& where) {
+    // the shapes must still chain: whole heads, whole groups of query heads per K/V head
+    if (c.dims.count("heads") && c.dim("d_model") % c.dim("heads") != 0)
+        throw error(where + " d_model must be a multiple of heads");
+    if (c.dims.count("kv_heads") && c.dim("heads") % c.dim("kv_heads") != 0)
+        throw error(where + " heads must be a multiple of kv_heads");
+    if (c.dims.count("block_k") && c.dim("block_k") > c.dim("seq_len"))
+        throw error(where + " block_k must be at most seq_len");
+}
+
+}  // namespace
 
 config parse_config(const std::string& text, const std::string& name) {
     toml::table t;
@@ -154,21 +358,45 @@ config parse_config(const std::string& text, const std::string& name) {
     const auto id = t["id"].value<std::string>();
     const auto seed = t["seed"].value<std::int64_t>();
     if (!id || !seed || !find(*id)) throw error(name + ": not an exercise file (needs a known id and a seed)");
-    config c = make_config(*id, static_cast<std::uint64_t>(*seed));
-    for (auto& [k, v] : c.dims) {
-        const auto got = t["config"][k].value<std::int64_t>();
-        if (!got || *got < 1 || *got > 64) throw error(name + ": [config] " + k + " must be an integer from 1 to 64");
-        v = static_cast<long>(*got);
+    const info& e = *find(*id);
+    config c;
+    c.id = *id;
+    c.seed = static_cast<std::uint64_t>(*seed) & 0x7fffffffffffffffULL;
+    const auto rubric = t["rubric"].value<std::int64_t>();
+    c.rubric = rubric ? static_cast<int>(*rubric) : 1;  // written from rubric 2 on
+    if (c.rubric < 1 || c.rubric > current_rubric)
+        throw error(fmt::format("{}: rubric {} is newer than this attn-explain (it grades rubrics 1 to {}): update it",
+                                name, c.rubric, current_rubric));
+    if (c.rubric == 1 && c.id == "kv-decode-window")
+        throw error(name + ": not an exercise file (rubric 1 had no " + c.id + ")");
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : e.dims) keys.push_back(k);
+    read_dims(t["config"], keys, c.dims, c.fingerprint, c.edge, name + ": [config]");
+    check_shapes(c, name + ": [config]");
+    c.edge.clear();
+    if (c.rubric >= 2) {
+        if (c.fingerprint.empty()) throw error(name + ": [config] has no fingerprint of the inputs");
+        for (std::size_t k = 0; k < e.cases.size(); ++k) {
+            const std::string key = std::to_string(k + 1);
+            if (!t["cases"][key].as_table()) throw error(name + ": no [cases." + key + "]");
+            config x;
+            x.id = c.id, x.seed = c.seed, x.index = k + 1, x.folder = "cases/" + key;
+            read_dims(t["cases"][key], keys, x.dims, x.fingerprint, x.edge, name + ": [cases." + key + "]");
+            check_shapes(x, name + ": [cases." + key + "]");
+            if (x.fingerprint.empty()) throw error(name + ": [cases." + key + "] has no fingerprint of the inputs");
+            c.cases.push_back(x);
+        }
     }
-    // the shapes must still chain: whole heads, whole groups of query heads per K/V head
-    if (c.dims.count("heads") && c.dim("d_model") % c.dim("heads") != 0)
-        throw error(name + ": [config] d_model must be a multiple of heads");
-    if (c.dims.count("kv_heads") && c.dim("heads") % c.dim("kv_heads") != 0)
-        throw error(name + ": [config] heads must be a multiple of kv_heads");
     c.version = t["config"]["version"].value_or(std::string());
     c.started = t["config"]["started"].value_or(std::string());
     c.budget_minutes = static_cast<long>(t["config"]["time_budget_minutes"].value_or(std::int64_t{0}));
     return c;
+}
+
+std::string fingerprint(const std::string& bytes) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+    for (const char ch : bytes) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+    return fmt::format("fnv1a64:{:016x}", h);
 }
 
 namespace {
@@ -272,6 +500,10 @@ struct bug {
     bool heads_no_transpose = false, merge_no_transpose = false, no_out_proj = false;
     bool bwd_no_rowsum = false, bwd_no_scale = false;
     bool cache_prepend = false;
+    bool cache_not_appended = false;  // decode attends over the new token but never stores it
+    std::size_t window_shift = 0;  // kv-decode-window: a cache of W + 1 entries (evicts one late)
+    bool online_l_not_rescaled = false;  // l += rowsum without alpha
+    int online_acc_rescale = 0;  // 1: acc never rescaled, 2: rescaled by exp(m_new - m_old)
 };
 
 // The single-head core: scores -> scale -> mask -> softmax -> output, recording the steps.
@@ -478,31 +710,90 @@ tensors run_heads(const config& c, const tensors& in, const bug& b) {
     return t;
 }
 
+// A decode run's record: the cache after the prefill and after each step, in position order.
+struct cache_record {
+    std::size_t capacity = 0;  // rows of each snapshot (the sequence length): zero past the filled ones
+    std::vector<mat> k, v;  // per snapshot
+    std::vector<std::vector<long>> pos;  // the positions each snapshot's rows hold
+    void snap(const mat& kc, const mat& vc, const std::vector<long>& p) {
+        k.push_back(kc), v.push_back(vc), pos.push_back(p);
+    }
+    tensors pack_steps() const {
+        const std::size_t S = k.size(), dk = k.front().c, dv = v.front().c;
+        nd K, V, len, P;
+        K.shape = {S, capacity, dk}, V.shape = {S, capacity, dv}, len.shape = {S}, P.shape = {S, capacity};
+        K.data.assign(S * capacity * dk, 0.0), V.data.assign(S * capacity * dv, 0.0), P.data.assign(S * capacity, -1.0);
+        len.integer = P.integer = true;
+        for (std::size_t s = 0; s < S; ++s) {
+            const std::size_t rows_here = std::min(k[s].r, capacity);
+            std::copy(k[s].v.begin(), k[s].v.begin() + static_cast<long>(rows_here * dk),
+                      K.data.begin() + static_cast<long>(s * capacity * dk));
+            std::copy(v[s].v.begin(), v[s].v.begin() + static_cast<long>(rows_here * dv),
+                      V.data.begin() + static_cast<long>(s * capacity * dv));
+            for (std::size_t i = 0; i < rows_here && i < pos[s].size(); ++i)
+                P.data[s * capacity + i] = static_cast<double>(pos[s][i]);
+            len.data.push_back(static_cast<double>(k[s].r));
+        }
+        return {{"K_cache_steps", K}, {"V_cache_steps", V}, {"cache_len", len}, {"cache_positions", P}};
+    }
+};
+
+// kv-decode and kv-decode-window: prefill the prompt (causal, or a window of W keys), then one
+// token at a time through the cache. `window` 0: the cache keeps everything.
 tensors run_kv_decode(const config& c, const tensors& in, const bug& b) {
     const mat x = in2(in, "X");
     const std::size_t p = static_cast<std::size_t>(c.dim("prompt_len")), total = x.r;
+    const std::size_t W = c.dims.count("window") ? static_cast<std::size_t>(c.dim("window")) + b.window_shift : 0;
     const mat q = mul(x, in2(in, "W_Q")), k = mul(x, in2(in, "W_K")), v = mul(x, in2(in, "W_V"));
     const std::size_t dk = q.c;
-    // prefill: causal attention over the prompt; its K and V fill the cache
-    const auto mask = causal_mask(p, p);
+    // prefill: causal attention over the prompt (keys p - W < j <= i with a window)
+    auto mask = causal_mask(p, p);
+    if (W)
+        for (std::size_t i = 0; i < p; ++i)
+            for (std::size_t j = 0; j + W <= i; ++j) mask[i][j] = true;
     const sdpa_out pre = core(rows(q, 0, p), rows(k, 0, p), rows(v, 0, p), b, dk, x.c, &mask);
-    mat kc = rows(k, 0, p), vc = rows(v, 0, p), out(total, v.c);
+    mat out(total, v.c);
     for (std::size_t i = 0; i < p; ++i)
         for (std::size_t j = 0; j < v.c; ++j) out(i, j) = pre.output(i, j);
+    // the cache: the last W prompt rows (all of them without a window)
+    const std::size_t first = W && p > W ? p - W : 0;
+    mat kc = rows(k, first, p - first), vc = rows(v, first, p - first);
+    std::vector<long> pos;
+    for (std::size_t i = first; i < p; ++i) pos.push_back(static_cast<long>(i));
+    cache_record rec;
+    rec.capacity = total;
+    rec.snap(kc, vc, pos);
     for (std::size_t t = p; t < total; ++t) {
         const mat kn = rows(k, t, 1), vn = rows(v, t, 1);
         auto append = [&](const mat& cache, const mat& row) {
             mat o(cache.r + 1, cache.c);
-            const bool first = b.cache_prepend;
-            std::copy(row.v.begin(), row.v.end(), o.v.begin() + static_cast<long>(first ? 0 : cache.v.size()));
-            std::copy(cache.v.begin(), cache.v.end(), o.v.begin() + static_cast<long>(first ? row.v.size() : 0));
+            const bool at_front = b.cache_prepend;
+            std::copy(row.v.begin(), row.v.end(), o.v.begin() + static_cast<long>(at_front ? 0 : cache.v.size()));
+            std::copy(cache.v.begin(), cache.v.end(), o.v.begin() + static_cast<long>(at_front ? row.v.size() : 0));
             return o;
         };
-        kc = append(kc, kn), vc = append(vc, vn);
-        const sdpa_out o = core(rows(q, t, 1), kc, vc, b, dk, x.c, nullptr);
-        for (std::size_t j = 0; j < v.c; ++j) out(t, j) = o.output(0, j);
+        if (!b.cache_not_appended) {
+            kc = append(kc, kn), vc = append(vc, vn);
+            if (b.cache_prepend) pos.insert(pos.begin(), static_cast<long>(t));
+            else
+                pos.push_back(static_cast<long>(t));
+            if (W && kc.r > W) {  // evict the oldest
+                kc = rows(kc, 1, W), vc = rows(vc, 1, W);
+                pos.erase(pos.begin());
+            }
+            const sdpa_out o = core(rows(q, t, 1), kc, vc, b, dk, x.c, nullptr);
+            for (std::size_t j = 0; j < v.c; ++j) out(t, j) = o.output(0, j);
+        } else {  // attends over the old cache and the new token, but the cache never grows
+            const sdpa_out o = core(rows(q, t, 1), append(kc, kn), append(vc, vn), b, dk, x.c, nullptr);
+            for (std::size_t j = 0; j < v.c; ++j) out(t, j) = o.output(0, j);
+        }
+        rec.snap(kc, vc, pos);
     }
-    return {{"K_cache", pack(kc)}, {"V_cache", pack(vc)}, {"output", pack(out)}};
+    if (c.rubric < 2) return {{"K_cache", pack(kc)}, {"V_cache", pack(vc)}, {"output", pack(out)}};
+    tensors t = rec.pack_steps();
+    if (!W) t.erase("cache_positions");
+    t["output"] = pack(out);
+    return t;
 }
 
 tensors run_softmax(const tensors& in, const bug& b) {
@@ -511,17 +802,64 @@ tensors run_softmax(const tensors& in, const bug& b) {
     return {{"weights", pack(w)}};
 }
 
-// The tiles change how m and l are reached, not their final values: the reference needs no blocks.
-tensors run_online(const tensors& in, const bug& b) {
+// Online softmax over key tiles of block_k (Milakov & Gimelshein 2018; FlashAttention-2): from
+// m = -inf, l = 0, acc = 0, each tile t does m' = max(m, rowmax S_t), alpha = exp(m - m'),
+// l = alpha l + rowsum exp(S_t - m'), acc = alpha acc + exp(S_t - m') V_t; output = acc / l.
+// The state after every tile is recorded (m_steps, l_steps, acc_steps). `fa1` keeps acc
+// normalised by the running sum instead (FlashAttention-1).
+tensors run_online(const config& c, const tensors& in, const bug& b, bool fa1 = false) {
     const mat x = in2(in, "X");
     const mat q = mul(x, in2(in, "W_Q")), k = mul(x, in2(in, "W_K")), v = mul(x, in2(in, "W_V"));
     const sdpa_out o = core(q, k, v, b, q.c, x.c, nullptr);
-    mat m(x.r, 1, neg_inf), l(x.r, 1);
-    for (std::size_t i = 0; i < x.r; ++i) {
-        for (std::size_t j = 0; j < x.r; ++j) m(i, 0) = std::max(m(i, 0), o.scaled(i, j));
-        for (std::size_t j = 0; j < x.r; ++j) l(i, 0) += std::exp(o.scaled(i, j) - m(i, 0));
+    const std::size_t n = q.r, keys = k.r, dv = v.c;
+    if (c.rubric < 2) {  // rubric 1: the final m and l only
+        mat m(n, 1, neg_inf), l(n, 1);
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j < keys; ++j) m(i, 0) = std::max(m(i, 0), o.scaled(i, j));
+            for (std::size_t j = 0; j < keys; ++j) l(i, 0) += std::exp(o.scaled(i, j) - m(i, 0));
+        }
+        return {{"m", pack({n}, {m})}, {"l", pack({n}, {l})}, {"output", pack(o.output)}};
     }
-    return {{"m", pack({x.r}, {m})}, {"l", pack({x.r}, {l})}, {"output", pack(o.output)}};
+    const std::size_t B = static_cast<std::size_t>(c.dim("block_k"));
+    std::vector<double> m(n, neg_inf), l(n, 0.0);
+    mat acc(n, dv);
+    std::vector<mat> ms, ls, accs;
+    for (std::size_t j0 = 0; j0 < keys; j0 += B) {
+        const std::size_t w = std::min(B, keys - j0);
+        for (std::size_t i = 0; i < n; ++i) {
+            double mx = m[i];
+            for (std::size_t j = j0; j < j0 + w; ++j) mx = std::max(mx, o.scaled(i, j));
+            const double alpha = std::exp(m[i] - mx);  // exp(-inf) = 0 on the first tile
+            double sum = 0;
+            std::vector<double> pv(dv, 0.0);
+            for (std::size_t j = j0; j < j0 + w; ++j) {
+                const double e = std::exp(o.scaled(i, j) - mx);
+                sum += e;
+                for (std::size_t d = 0; d < dv; ++d) pv[d] += e * v(j, d);
+            }
+            const double l_new = (b.online_l_not_rescaled ? l[i] : alpha * l[i]) + sum;
+            double f = alpha;  // the factor on acc
+            if (b.online_acc_rescale == 1) f = 1;  // never rescaled
+            if (b.online_acc_rescale == 2) f = std::exp(mx - m[i]);  // the inverse factor
+            for (std::size_t d = 0; d < dv; ++d) {
+                if (fa1) acc(i, d) = (alpha * l[i] * acc(i, d) + pv[d]) / l_new;
+                else
+                    acc(i, d) = f * acc(i, d) + pv[d];
+            }
+            m[i] = mx, l[i] = l_new;
+        }
+        mat mm(1, n), ll(1, n);
+        mm.v = m, ll.v = l;
+        ms.push_back(mm), ls.push_back(ll), accs.push_back(acc);
+    }
+    mat out(n, dv);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t d = 0; d < dv; ++d) out(i, d) = fa1 ? acc(i, d) : acc(i, d) / l[i];
+    const std::size_t T = ms.size();
+    return {{"m_steps", pack({T, n}, ms)},
+            {"l_steps", pack({T, n}, ls)},
+            {"acc_steps", pack({T, n, dv}, accs)},
+            {"output", pack(out)}};
 }
 
 tensors run_backward(const tensors& in, const bug& b) {
@@ -557,9 +895,9 @@ tensors run(const config& c, const tensors& in, const bug& b) {
     if (c.id == "cross") return run_cross(c, in, b);
     if (c.id == "padding") return run_padding(c, in, b);
     if (c.id == "mha" || c.id == "gqa") return run_heads(c, in, b);
-    if (c.id == "kv-decode") return run_kv_decode(c, in, b);
+    if (c.id == "kv-decode" || c.id == "kv-decode-window") return run_kv_decode(c, in, b);
     if (c.id == "softmax") return run_softmax(in, b);
-    if (c.id == "online-softmax") return run_online(in, b);
+    if (c.id == "online-softmax") return run_online(c, in, b);
     return run_backward(in, b);
 }
 
@@ -598,6 +936,12 @@ std::vector<bug> bugs_of(const std::string& id) {
     if (id == "softmax-backward-no-rowsum") return {with([](bug& x) { x.bwd_no_rowsum = true; })};
     if (id == "backward-no-scale") return {with([](bug& x) { x.bwd_no_scale = true; })};
     if (id == "kv-cache-wrong-order") return {with([](bug& x) { x.cache_prepend = true; })};
+    // the transforms of the method's bugs (the catalogue names them: issue 26)
+    if (id == "kv-cache-not-appended") return {with([](bug& x) { x.cache_not_appended = true; })};
+    if (id == "kv-window-off-by-one") return {with([](bug& x) { x.window_shift = 1; })};
+    if (id == "online-softmax-sum-not-rescaled") return {with([](bug& x) { x.online_l_not_rescaled = true; })};
+    if (id == "online-softmax-acc-wrong-rescale")
+        return {with([](bug& x) { x.online_acc_rescale = 1; }), with([](bug& x) { x.online_acc_rescale = 2; })};
     return {};
 }
 
@@ -613,8 +957,50 @@ nd randn(rng& g, std::vector<std::size_t> shape, double sd) {
 
 }  // namespace
 
-tensors make_inputs(const config& c) {
-    rng g(c.seed * 0x9e3779b97f4a7c15ULL + 12);
+namespace {
+
+// The row maxima of the scaled scores Q Kᵀ/√d_k move after the first tile (by at least 0.25) in at
+// least half the rows, so that every rescaling bug shows.
+bool maxima_move(const tensors& in, std::size_t block) {
+    const mat x = in2(in, "X");
+    const mat q = mul(x, in2(in, "W_Q")), k = mul(x, in2(in, "W_K"));
+    const double s = 1 / std::sqrt(static_cast<double>(q.c));
+    std::size_t moved = 0;
+    for (std::size_t i = 0; i < q.r; ++i) {
+        double first = neg_inf, rest = neg_inf;
+        for (std::size_t j = 0; j < k.r; ++j) {
+            double d = 0;
+            for (std::size_t c = 0; c < q.c; ++c) d += q(i, c) * k(j, c);
+            (j < block ? first : rest) = std::max(j < block ? first : rest, d * s);
+        }
+        moved += rest > first + 0.25;
+    }
+    return 2 * moved >= q.r;
+}
+
+// lengths of `padding`: all different, one full (n), in a shuffled order; with `blocked` one of
+// them is 0 (a batch item whose rows have every key blocked).
+nd draw_lengths(rng& g, std::size_t B, std::size_t n, bool blocked) {
+    std::vector<double> pool;
+    for (std::size_t v = blocked ? 0 : 1; v < n; ++v) pool.push_back(static_cast<double>(v));
+    std::vector<double> chosen{static_cast<double>(n)};
+    if (blocked) chosen.push_back(0.0), pool.erase(pool.begin());
+    while (chosen.size() < B && !pool.empty()) {
+        const std::size_t at = static_cast<std::size_t>(g.below(pool.size()));
+        chosen.push_back(pool[at]);
+        pool.erase(pool.begin() + static_cast<long>(at));
+    }
+    while (chosen.size() < B) chosen.push_back(static_cast<double>(n));  // only when B > n (not a main case)
+    for (std::size_t i = chosen.size(); i-- > 1;)
+        std::swap(chosen[i], chosen[static_cast<std::size_t>(g.below(i + 1))]);
+    nd len;
+    len.integer = true;
+    len.shape = {B};
+    len.data = chosen;
+    return len;
+}
+
+tensors draw_inputs(const config& c, rng& g) {
     const auto u = [&](const char* k) { return static_cast<std::size_t>(c.dim(k)); };
     tensors in;
     if (c.id == "softmax") {
@@ -624,7 +1010,9 @@ tensors make_inputs(const config& c) {
         nd s = randn(g, {n, n + 1}, 2.0);
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t j = 0; j <= n; ++j) s.data[i * (n + 1) + j] += i % 2 ? -1000.0 : 1000.0;
-        for (std::size_t j = 0; j <= n; ++j) s.data[(n - 1) * (n + 1) + j] = -std::numeric_limits<double>::infinity();
+        if (n > 1)  // the last row is fully masked
+            for (std::size_t j = 0; j <= n; ++j)
+                s.data[(n - 1) * (n + 1) + j] = -std::numeric_limits<double>::infinity();
         in["scores"] = s;
         return in;
     }
@@ -635,30 +1023,50 @@ tensors make_inputs(const config& c) {
     if (c.id == "gqa") d_k = d_v = d / u("heads") * u("kv_heads");
     std::vector<std::size_t> xs;
     if (c.id == "mha" || c.id == "gqa" || c.id == "padding") xs = {u("batch"), u("seq_len"), d};
-    else if (c.id == "kv-decode")
+    else if (c.id == "kv-decode" || c.id == "kv-decode-window")
         xs = {u("prompt_len") + u("steps"), d};
     else
         xs = {u("seq_len"), d};
-    in["X"] = randn(g, xs, 1.0);
+    // huge logits: X about 30 times larger, so Q Kᵀ/√d_k reaches the hundreds (exp overflows unless
+    // the row max is subtracted)
+    in["X"] = randn(g, xs, c.edge == "huge" ? 30.0 : 1.0);
     in["W_Q"] = randn(g, {d, c.id == "gqa" ? d : d_k}, sw);
     in["W_K"] = randn(g, {d, d_k}, sw);
     in["W_V"] = randn(g, {d, d_v}, sw);
     if (c.id == "mha") in["W_O"] = randn(g, {d, d}, sw);
-    if (c.id == "cross") in["memory"] = randn(g, {u("kv_len"), d}, 1.0);
+    if (c.id == "cross") in["memory"] = randn(g, {u("kv_len"), d}, c.edge == "huge" ? 30.0 : 1.0);
     if (c.id == "backward") in["d_output"] = randn(g, {u("seq_len"), d_v}, 1.0);
-    if (c.id == "padding") {
-        nd len;
-        len.integer = true;
-        const std::size_t B = u("batch"), n = u("seq_len");
-        len.shape = {B};
-        for (std::size_t b = 0; b < B; ++b)  // full, shorter, ..., and the last one empty
-            len.data.push_back(b + 1 == B && B > 1 ? 0.0 : static_cast<double>(b < n ? n - b : 1));
-        in["lengths"] = len;
-    }
+    if (c.id == "padding") in["lengths"] = draw_lengths(g, u("batch"), u("seq_len"), c.edge == "blocked");
     return in;
 }
 
+}  // namespace
+
+tensors make_inputs(const config& c) {
+    rng g(c.seed * 0x9e3779b97f4a7c15ULL + 12 + 7919 * c.index);
+    if (c.id != "online-softmax" || c.rubric < 2) return draw_inputs(c, g);
+    // online-softmax: the next draw of the same stream until the row maxima move between tiles
+    const std::size_t block = static_cast<std::size_t>(c.dim("block_k"));
+    for (int attempt = 0; attempt < 2000; ++attempt) {
+        tensors in = draw_inputs(c, g);
+        if (maxima_move(in, block)) return in;
+    }
+    throw error(
+        fmt::format("no draw of seed {} moves the row maxima between tiles of {} keys: choose a smaller "
+                    "--block-k or a larger --seq-len",
+                    c.seed, block));
+}
+
 tensors reference(const config& c, const tensors& in) { return run(c, in, bug{}); }
+
+std::vector<std::pair<std::string, tensors>> accepted_variants(const config& c, const tensors& in) {
+    if (c.id == "online-softmax" && c.rubric >= 2) {
+        tensors fa1 = run_online(c, in, bug{}, true);
+        fa1.erase("m_steps"), fa1.erase("l_steps"), fa1.erase("output");
+        return {{"fa1", fa1}};
+    }
+    return {};
+}
 
 std::vector<tensors> buggy_runs(const config& c, const tensors& in, const std::string& mistake) {
     std::vector<tensors> out;
@@ -719,20 +1127,48 @@ std::string shape_hint(const std::vector<std::size_t>& got, const std::vector<st
     return "";
 }
 
+// An answer with one slice per tile or decode step along axis 0.
+bool per_step(const std::string& id) {
+    return (id.size() > 6 && id.compare(id.size() - 6, 6, "_steps") == 0) || id.rfind("cache_", 0) == 0;
+}
+
+// The first index along axis 0 whose slice differs from the reference (and from every variant).
+long first_wrong_slice(const nd& given, const nd& expected,
+                       const std::vector<std::pair<std::string, tensors>>& variants, const std::string& id) {
+    const std::size_t T = expected.shape.empty() ? 0 : expected.shape[0];
+    const std::size_t per = T ? expected.data.size() / T : 0;
+    for (std::size_t t = 0; t < T; ++t) {
+        auto same = [&](const nd& ref) {
+            for (std::size_t i = t * per; i < (t + 1) * per; ++i)
+                if (!close(given.data[i], ref.data[i], given.float64)) return false;
+            return true;
+        };
+        bool ok = same(expected);
+        for (const auto& [name, alt] : variants)
+            if (!ok && alt.count(id)) ok = same(alt.at(id));
+        if (!ok) return static_cast<long>(t);
+    }
+    return -1;
+}
+
 }  // namespace
 
-report grade(const config& c, const tensors& given) {
+report grade(const config& c, const tensors& given) { return grade(c, make_inputs(c), given); }
+
+report grade(const config& c, const tensors& in, const tensors& given) {
     const info& e = *find(c.id);
+    const std::vector<std::string> answers = answers_of(c), required = required_of(c);
     report r;
     r.cfg = c;
-    const tensors in = make_inputs(c);
+    r.inputs = in;
     r.expected = reference(c, in);
     r.given = given;
+    const auto variants = accepted_variants(c, in);
     bool all_ok = true;
-    for (const std::string& id : e.answers) {
+    for (const std::string& id : answers) {
         step_result s;
         s.id = id;
-        s.required = std::find(e.required.begin(), e.required.end(), id) != e.required.end();
+        s.required = std::find(required.begin(), required.end(), id) != required.end();
         s.expected_shape = r.expected.at(id).shape;
         const auto it = given.find(id);
         if (it == given.end()) {
@@ -746,6 +1182,15 @@ report grade(const config& c, const tensors& given) {
         } else {
             s.shape = it->second.shape;
             s.status = compare(it->second, r.expected.at(id), s.max_diff, s.worst) ? "ok" : "wrong";
+            for (const auto& [name, alt] : variants) {
+                const auto a = alt.find(id);
+                double d;
+                std::size_t w;
+                if (s.status == "wrong" && a != alt.end() && compare(it->second, a->second, d, w))
+                    s.status = "ok", s.variant = name;
+            }
+            if (s.status == "wrong" && per_step(id))
+                s.first_index = first_wrong_slice(it->second, r.expected.at(id), variants, id);
             if (s.status == "wrong") all_ok = false;
         }
         if (r.first_wrong.empty() && (s.status == "wrong" || s.status == "shape")) r.first_wrong = id;
