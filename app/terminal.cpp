@@ -185,7 +185,8 @@ void print_error(const std::string& message) {
     // One line, no escape sequences from a file name or a token, never kilobytes long.
     const std::string line = attn::safe_line(message);
     std::fprintf(stderr, "attn-explain: error: %s\n", line.c_str());
-    if (errors_as_json && !json_error_written) {
+    // never into a stdout that has failed (the error is that writing it failed)
+    if (errors_as_json && !json_error_written && !std::ferror(stdout) && line.rfind("writing the output", 0) != 0) {
         json_error_written = true;
         std::fputs(("{\"error\": " + attn::json_string(line) + "}\n").c_str(), stdout);
         std::fflush(stdout);

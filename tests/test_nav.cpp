@@ -62,7 +62,9 @@ TEST_CASE("output budget: JSON over the budget is refused in one line naming the
           "[cli][budget]") {
     const result r = run("step --seq-len 2000 --format json");
     CHECK(r.code == 2);
-    CHECK(r.out.empty());
+    // stdout holds only the error as a JSON object (issue 26: JSON on every exit code)
+    CHECK_THAT(r.out, Catch::StartsWith("{\"error\": \"the JSON output would be about "));
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     CHECK(lines_of(r.err) == 1);
     CHECK_THAT(r.err,
                Catch::StartsWith("attn-explain: error: the JSON output would be about ") &&

@@ -352,12 +352,13 @@ document check_document(const std::vector<exercise::report>& cases, const lesson
     // every case that fails, in full; when all pass, the main case's answers
     for (const exercise::report& r : cases) {
         if (r.passed && !(all && r.cfg.index == 0)) continue;
-        if (cases.size() > 1)
-            b.push_back(heading(L.text("check.case_title",
-                                       {{"name", case_name(r, L)},
-                                        {"folder", r.cfg.folder.empty() ? "./" : r.cfg.folder + "/"},
-                                        {"sizes", case_sizes(r.cfg, L)}}),
-                                2));
+        if (cases.size() > 1) {
+            b.push_back(heading(
+                L.text("check.case_title",
+                       {{"name", case_name(r, L)}, {"folder", r.cfg.folder.empty() ? "./" : r.cfg.folder + "/"}}),
+                2));
+            b.push_back(prose(L.text("check.case_sizes", {{"sizes", case_sizes(r.cfg, L)}}), tone::dim));
+        }
         case_blocks(r, L, b);
     }
     if (all && cases.size() > 1)
