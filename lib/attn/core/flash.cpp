@@ -199,15 +199,15 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
 }
 
 precision_result low_precision_errors(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
-                                      std::size_t block_q, std::size_t block_k, const mask_pattern& causal,
+                                      std::size_t block_q, std::size_t block_k, const mask_pattern& mask,
                                       low_precision p) {
     // The reference: float32 throughout, as FlashAttention's tests compare against.
     rounding f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
-    const matrix<double> reference = full_pass(q, k, v, causal, f32);
+    const matrix<double> reference = full_pass(q, k, v, mask, f32);
     rounding low = p == low_precision::float16 ? round_to_half : round_to_bf16;
     precision_result r;
-    r.tiled_error = max_abs_diff(tiled_pass(q, k, v, block_q, block_k, causal, low, nullptr, 0, nullptr), reference);
-    r.naive_error = max_abs_diff(full_pass(q, k, v, causal, low), reference);
+    r.tiled_error = max_abs_diff(tiled_pass(q, k, v, block_q, block_k, mask, low, nullptr, 0, nullptr), reference);
+    r.naive_error = max_abs_diff(full_pass(q, k, v, mask, low), reference);
     return r;
 }
 

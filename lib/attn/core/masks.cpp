@@ -226,7 +226,8 @@ double pattern_pairs(const mask_pattern& p, std::size_t n_) {
         case pattern_kind::window: return W >= n ? n * (n + 1) / 2 : W * (W + 1) / 2 + (n - W) * W;
         case pattern_kind::local: return W >= n - 1 ? n * n : n * (2 * W + 1) - W * (W + 1);
         case pattern_kind::block: {
-            const double B = static_cast<double>(p.block), full = static_cast<double>(n_ / p.block);
+            const std::size_t full_blocks = n_ / p.block;  // whole blocks; the rest is one short block
+            const double B = static_cast<double>(p.block), full = static_cast<double>(full_blocks);
             const double rest = static_cast<double>(n_ % p.block);
             return full * B * B + rest * rest;
         }
@@ -298,6 +299,7 @@ std::vector<std::vector<double>> additive(const mask3& m, std::size_t b) {
     std::vector<std::vector<double>> out;
     for (const auto& row : m[b]) {
         std::vector<double> r;
+        r.reserve(row.size());
         for (bool x : row) r.push_back(x ? -std::numeric_limits<double>::infinity() : 0.0);
         out.push_back(r);
     }

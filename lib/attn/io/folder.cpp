@@ -243,7 +243,7 @@ private:
     // Writes `bytes` to a new hidden temporary in folder `d`; returns its name.
     std::string write_temp(int d, const std::string& leaf, const std::string& bytes, const std::string& shown) {
         for (int attempt = 0;; ++attempt) {
-            const std::string tmp = "." + leaf + ".tmp-" + random_suffix();
+            std::string tmp = "." + leaf + ".tmp-" + random_suffix();
             const int fd = ::openat(d, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
             if (fd < 0) {
                 if (errno == EEXIST && attempt < 100) continue;

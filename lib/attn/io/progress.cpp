@@ -193,7 +193,7 @@ load_result load_progress(const std::string& path) {
 }
 
 std::string save_progress(const std::string& path, const progress& p, bool create_parent) {
-    const std::string fail = fmt::format("cannot write the progress file {}: progress was not saved", path);
+    std::string fail = fmt::format("cannot write the progress file {}: progress was not saved", path);
     if (kind_of(path) < 0) return fail + " (it is not a regular file)";
     // Write through a link to where it points, so the link stays.
     std::error_code ec;
