@@ -536,6 +536,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         const ex::config m = ex::make_config("mha", 1);
         draw_all(attn::doc::check_document(ex::grade(m, ex::buggy_runs(m, ex::make_inputs(m), "heads-no-transpose")[0]),
                                            E, -1));
+        // every sentence of the structural diagnosis, through the page (trace/diagnose.cpp makes them)
+        ex::report every = ex::grade(c, odd);
+        for (const std::string& key : E.keys()) {
+            if (key.rfind("finding.", 0) != 0 || key == "finding.heading" || key == "finding.named") continue;
+            ex::finding f{"output", key.substr(8), {}, "no-scale", true};
+            for (const std::string& p : attn::placeholders(E.raw(key))) f.args[p] = "1";
+            every.findings.push_back(f);
+        }
+        draw_all(attn::doc::check_document(every, E, -1));
     }
     {  // kv-cache --mla
         const attn::doc::document md =

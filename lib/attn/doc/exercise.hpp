@@ -7,6 +7,7 @@
 #include "attn/io/folder.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/exercise.hpp"
+#include "attn/trace/traceback.hpp"
 
 namespace attn::doc {
 
@@ -19,6 +20,9 @@ std::string exercise_starter(const exercise::config& c, const lessons& L, const 
 std::string exercise_created(const lessons& L, const std::string& dir);
 // The graded report; `taken_minutes` < 0 when the exercise is not timed.
 document check_document(const exercise::report& r, const lessons& L, double taken_minutes);
+// check --run: the paragraphs that tell the learner's run (and, when it failed, its error read),
+// each to be wrapped; `tail` is how many last output lines to quote when there is no traceback.
+std::vector<std::string> check_run_text(const exercise::run_record& run, const lessons& L, std::size_t tail = 12);
 // The usage errors of `exercise`: a non-empty folder without --force, a path that is not a regular file.
 std::string exercise_exists(const lessons& L, const std::string& dir);
 std::string exercise_not_regular(const lessons& L, const std::string& path);

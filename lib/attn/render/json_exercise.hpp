@@ -1,13 +1,19 @@
 // `attn-explain check --format json`: {"exercise", "passed", "steps": [{"id", "status", "shape",
-// "expected_shape", "max_diff"}], "first_wrong", "diagnosis": [{"mistake", "explanation"}]}.
+// "expected_shape", "max_diff"}], "first_wrong", "diagnosis": [{"mistake", "explanation"}],
+// "findings": [{"step", "kind", "mistake", "diagnosis", "text", "evidence"}]}, and with --run a
+// "run" object: {"command", "exit_code", "timed_out", "seconds", "output", "traceback"}.
 #pragma once
 #include <string>
 
 #include "attn/io/lessons.hpp"
 #include "attn/trace/exercise.hpp"
+#include "attn/trace/traceback.hpp"
 
 namespace attn {
 
-std::string render_check_json(const exercise::report& r, const lessons& L);
+// `run`: the learner's run by --run (nullptr: none).
+std::string render_check_json(const exercise::report& r, const lessons& L, const exercise::run_record* run = nullptr);
+// A run that failed: nothing graded, {"exercise", "passed": false, "run": {…}}.
+std::string render_check_run_failed_json(const std::string& id, const exercise::run_record& run, const lessons& L);
 
 }  // namespace attn
