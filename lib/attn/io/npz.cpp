@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <zip.h>
 
+#include "attn/core/shapes.hpp"
+
 namespace attn::npz {
 
 namespace {
@@ -69,12 +71,6 @@ std::string duplicate_name(int fd, std::size_t file_size) {
         at += 46 + name_len + extra + comment;
     }
     return "";
-}
-
-std::string shape_text(const std::vector<std::size_t>& shape) {
-    std::string s = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + (shape.size() == 1 ? ",)" : ")");
 }
 
 std::string member_error(zip_file_t* zf) {

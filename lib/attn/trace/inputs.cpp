@@ -10,6 +10,7 @@
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/shapes.hpp"
 
 namespace attn {
 
@@ -28,12 +29,6 @@ matrix<double> draw_weight(rng& r, init_kind init, std::size_t d_in, std::size_t
     matrix<double> m = xt::empty<double>({d_in, d_out});
     for (auto& v : m) v = r.uniform(-a, a);
     return m;
-}
-
-std::string shape_str(const std::vector<std::size_t>& s) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-    return out + (s.size() == 1 ? ",)" : ")");
 }
 
 npy::array read_npy(const std::filesystem::path& path) {
@@ -60,13 +55,13 @@ matrix<double> load_matrix(const std::filesystem::path& dir, const std::string& 
         throw error(
             fmt::format("{}: expected a 2-D matrix but the file has shape {} ({}-D): save a 2-D "
                         "tensor, e.g. {}.squeeze(0)",
-                        path.string(), shape_str(a.shape), a.shape.size(), name));
+                        path.string(), shape_text(a.shape), a.shape.size(), name));
     if (a.shape[0] == 0 || a.shape[1] == 0)
         throw error(fmt::format("{}: shape {} is empty: every dimension must be at least 1", path.string(),
-                                shape_str(a.shape)));
+                                shape_text(a.shape)));
     if (a.shape[0] > static_cast<std::size_t>(max_dim) || a.shape[1] > static_cast<std::size_t>(max_dim))
-        throw error(fmt::format("{}: shape {} is too large (limit {} per dimension)", path.string(), shape_str(a.shape),
-                                max_dim));
+        throw error(fmt::format("{}: shape {} is too large (limit {} per dimension)", path.string(),
+                                shape_text(a.shape), max_dim));
     type = a.type;
     std::size_t bad = 0, first = 0;
     for (std::size_t i = 0; i < a.data.size(); ++i)
@@ -145,7 +140,7 @@ void load_memory(const std::filesystem::path& dir, std::size_t batch, std::size_
     if (a.shape.size() == 2) a.shape.insert(a.shape.begin(), 1);
     if (a.shape.size() != 3 || a.shape[0] != batch || a.shape[2] != d_model || a.shape[1] == 0)
         throw error(fmt::format("{}: shape {} does not fit: expected ({}, m, {}) to match X.npy's batch and d_model",
-                                mem.string(), shape_str(a.shape), batch, d_model));
+                                mem.string(), shape_text(a.shape), batch, d_model));
     in.memory = xt::empty<double>({a.shape[0], a.shape[1], a.shape[2]});
     std::copy(a.data.begin(), a.data.end(), in.memory.begin());
     c.kv_len = a.shape[1];
@@ -164,7 +159,8 @@ void load_biases(const std::filesystem::path& dir, std::size_t d_model, std::siz
             : std::string(name) == "b_O"                    ? d_model
                                                             : d_k;
         if (a.shape.size() != 1 || a.shape[0] != want)
-            throw error(fmt::format("{}: shape {} does not fit: expected ({},)", p.string(), shape_str(a.shape), want));
+            throw error(
+                fmt::format("{}: shape {} does not fit: expected ({},)", p.string(), shape_text(a.shape), want));
         *target = a.data;
         c.bias = true;
     }
