@@ -8,7 +8,7 @@
 #include "attn/core/error.hpp"
 #include "attn/core/flash.hpp"
 #include "attn/doc/flash.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_flash.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/flash_report.hpp"

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/io/write_file.hpp"
 #include "attn/render/python.hpp"
 #include "attn/render/svg.hpp"

@@ -1,7 +1,7 @@
 // `attn-explain learn`: train a tiny transformer on a task and watch its attention pattern.
 #include "attn/core/error.hpp"
 #include "attn/doc/learn.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_learn.hpp"
 #include "attn/trace/learn.hpp"
 #include "registry.hpp"

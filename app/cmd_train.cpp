@@ -4,7 +4,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/doc/train.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_train.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/train.hpp"
