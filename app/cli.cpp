@@ -20,6 +20,7 @@
 #include "attn/io/npy.hpp"
 #include "attn/render/format.hpp"
 #include "completion.hpp"
+#include "errors.hpp"
 #include "help.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
@@ -277,7 +278,7 @@ int help(const CLI::App& cli, const std::vector<bound_command>& bound, const std
             show_help(*b.entry, b.declared->describe(), r);
             return 0;
         } catch (const attn::error& e) {
-            print_error(e.what());
+            print_error(user_message(e));
             return 2;
         }
     }
@@ -293,7 +294,7 @@ int dispatch(const bound_command& b) {
         run_context ctx = make_context(*b.entry, *b.shared);
         return b.run(ctx);
     } catch (const attn::error& e) {
-        print_error(e.what());
+        print_error(user_message(e));
     } catch (const attn::npy::error& e) {
         print_error(e.what());
     } catch (const std::bad_alloc&) {

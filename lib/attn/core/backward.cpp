@@ -17,7 +17,7 @@ namespace attn {
 loss_kind parse_loss(const std::string& s) {
     if (s == "mse") return loss_kind::mse;
     if (s == "sum") return loss_kind::sum;
-    throw error(fmt::format("unknown --loss '{}': use mse or sum", s));
+    throw argument_error({"loss"}, fmt::format("unknown loss '{}': use mse or sum", s));
 }
 const char* name_of(loss_kind k) { return k == loss_kind::mse ? "mse" : "sum"; }
 
