@@ -382,7 +382,9 @@ int run_command_line(int argc, char** argv) {
         .values(names, false, "attn-explain help --list");
     help_flags.flag("--list", help_list, "Print the names of the commands, one a line");
     help_request help_req;
-    help_flags.add("--format", help_req.format, "text | markdown | html | man").show_default().values(help_formats());
+    std::string help_format_list;
+    for (const std::string& f : help_formats()) help_format_list += (help_format_list.empty() ? "" : " | ") + f;
+    help_flags.add("--format", help_req.format, help_format_list).show_default().values(help_formats());
     help_flags.add("--color", help_req.color, "auto | always | never (NO_COLOR is honoured)")
         .show_default()
         .values({"auto", "always", "never"});

@@ -167,7 +167,7 @@ std::string step_code(const trace& t, const lessons& L, const step& s, std::size
     if (is_input_step(s.id) && !buggy) {
         out += comment(line);
         out += var + " = tensor(" + python_list(s.value) + ")";
-        if (t.lessons == "grad" && s.id != "target" && s.id != "G") out += ".requires_grad_()";
+        if (t.lessons == "grad" && !s.is(step_id::target) && !s.is(step_id::G)) out += ".requires_grad_()";
         out += "\n";
     } else {
         out += line + "\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <filesystem>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -149,15 +150,12 @@ void load_memory(const std::filesystem::path& dir, std::size_t batch, std::size_
 // The optional biases, DIR/b_Q.npy … b_O.npy, each (d,); one of them sets c.bias and the missing
 // ones are zero.
 void load_biases(const std::filesystem::path& dir, std::size_t d_model, std::size_t d_k, inputs& in, step_config& c) {
-    const std::pair<const char*, std::vector<double>*> biases[] = {
-        {"b_Q", &in.b_q}, {"b_K", &in.b_k}, {"b_V", &in.b_v}, {"b_O", &in.b_o}};
-    for (const auto& [name, target] : biases) {
+    const std::tuple<const char*, std::vector<double>*, std::size_t> biases[] = {
+        {"b_Q", &in.b_q, d_k}, {"b_K", &in.b_k, d_k}, {"b_V", &in.b_v, in.w_v.shape(1)}, {"b_O", &in.b_o, d_model}};
+    for (const auto& [name, target, want] : biases) {
         const std::filesystem::path p = dir / (std::string(name) + ".npy");
         if (!std::filesystem::exists(p)) continue;
         const npy::array a = read_npy(p);
-        const std::size_t want = std::string(name) == "b_V" ? in.w_v.shape(1)
-            : std::string(name) == "b_O"                    ? d_model
-                                                            : d_k;
         if (a.shape.size() != 1 || a.shape[0] != want)
             throw error(
                 fmt::format("{}: shape {} does not fit: expected ({},)", p.string(), shape_text(a.shape), want));
