@@ -20,6 +20,7 @@
 #include "attn/io/npy.hpp"
 #include "attn/render/format.hpp"
 #include "completion.hpp"
+#include "errors.hpp"
 #include "help.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
@@ -277,7 +278,7 @@ int help(const CLI::App& cli, const std::vector<bound_command>& bound, const std
             show_help(*b.entry, b.declared->describe(), r);
             return 0;
         } catch (const attn::error& e) {
-            print_error(e.what());
+            print_error(user_message(e));
             return 2;
         }
     }
@@ -293,7 +294,7 @@ int dispatch(const bound_command& b) {
         run_context ctx = make_context(*b.entry, *b.shared);
         return b.run(ctx);
     } catch (const attn::error& e) {
-        print_error(e.what());
+        print_error(user_message(e));
     } catch (const attn::npy::error& e) {
         print_error(e.what());
     } catch (const std::bad_alloc&) {
@@ -381,7 +382,9 @@ int run_command_line(int argc, char** argv) {
         .values(names, false, "attn-explain help --list");
     help_flags.flag("--list", help_list, "Print the names of the commands, one a line");
     help_request help_req;
-    help_flags.add("--format", help_req.format, "text | markdown | html | man").show_default().values(help_formats());
+    std::string help_format_list;
+    for (const std::string& f : help_formats()) help_format_list += (help_format_list.empty() ? "" : " | ") + f;
+    help_flags.add("--format", help_req.format, help_format_list).show_default().values(help_formats());
     help_flags.add("--color", help_req.color, "auto | always | never (NO_COLOR is honoured)")
         .show_default()
         .values({"auto", "always", "never"});

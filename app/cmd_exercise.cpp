@@ -1,7 +1,9 @@
 // `attn-explain exercise [ID]`: create an exercise folder; `attn-explain check [DIR]`: grade it.
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -11,9 +13,12 @@
 #include <random>
 #include <sstream>
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "attn/core/error.hpp"
 #include "attn/doc/exercise.hpp"
@@ -24,6 +29,8 @@
 #include "attn/render/format.hpp"
 #include "attn/render/json_exercise.hpp"
 #include "attn/trace/exercise.hpp"
+#include "attn/trace/traceback.hpp"
+#include "check_run.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
 
@@ -42,6 +49,9 @@ struct exercise_options {
 // `attn-explain check [DIR]`: grade it.
 struct check_options {
     std::string dir = ".", state, answer;
+    bool run = false, watch = false;
+    std::string with, run_cmd;  // --with numpy|torch, --run-cmd "…"
+    double timeout = 60;  // seconds, for --run
 };
 
 // Every size flag of any exercise, with what it is.
@@ -165,6 +175,53 @@ void check_flags(flags& f, check_options& opt) {
     f.add("--state", opt.state, "Progress file where a pass is recorded (default: the drill's)").value_name("FILE");
     f.add("--answer", opt.answer, "Grade the main case's answers from PATH: a folder of <id>.npy or an .npz")
         .value_name("PATH");
+    f.flag("--run", opt.run, "Run your solution first (the starter you changed), explain its error, then grade");
+    f.add("--with", opt.with, "With --run: which starter to run").values({"numpy", "torch"});
+    f.add("--run-cmd", opt.run_cmd, "With --run: the command that writes answer/ (run by /bin/sh in DIR)")
+        .value_name("CMD");
+    f.flag("--watch", opt.watch, "Run and grade again on every save of your solution; stop at the first pass");
+    f.add("--timeout", opt.timeout, "With --run: seconds before the run is stopped").range(1, 3600);
+}
+
+// The learner's run: --run-cmd, else the starter named by --with, else the one that was changed.
+struct run_plan {
+    std::vector<std::string> argv, watched;
+    std::string command;
+};
+run_plan plan_run(const check_options& opt, const ex::config& c, const attn::lessons& L) {
+    run_plan p;
+    const char* py = std::getenv("ATTN_EXPLAIN_PYTHON");
+    const std::string python = py && *py ? py : "python3";
+    if (!opt.run_cmd.empty()) {
+        p.argv = {"/bin/sh", "-c", opt.run_cmd};
+        p.command = opt.run_cmd;
+        p.watched = {"solution_numpy.py", "solution_torch.py"};
+        return p;
+    }
+    std::string which = opt.with;
+    if (which.empty()) {
+        auto changed = [&](const std::string& w) {
+            std::string text;
+            try {
+                text = read_small(opt.dir + "/solution_" + w + ".py", "");
+            } catch (const attn::error&) {
+                return false;
+            }
+            for (const std::string& lang : attn::embedded_languages())
+                if (text == attn::doc::exercise_starter(c, attn::lessons::embedded(lang), w)) return false;
+            return text != attn::doc::exercise_starter(c, L, w);
+        };
+        if (changed("numpy")) which = "numpy";
+        else if (changed("torch"))
+            which = "torch";
+        else
+            throw attn::error(L.raw("run.no_starter"));
+    }
+    const std::string file = "solution_" + which + ".py";
+    p.argv = {python, file};
+    p.command = python + " " + file;
+    p.watched = {file};
+    return p;
 }
 
 int run_exercise(const exercise_options& opt, run_context& ctx) {
@@ -297,10 +354,31 @@ ex::tensors read_answers(const ex::config& x, const std::string& dir, const std:
     return given;
 }
 
-int run_check(const check_options& opt, run_context& ctx) {
+int check_once(const check_options& opt, run_context& ctx) {
     const attn::lessons& L = ctx.L();
     const std::string toml_path = opt.dir + "/exercise.toml";
     const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
+    ex::run_record run;
+    const bool running = opt.run || opt.watch || !opt.with.empty() || !opt.run_cmd.empty();
+    if (running) {
+        const run_plan plan = plan_run(opt, c, L);
+        const process_result pr = run_process(plan.argv, opt.dir, opt.timeout);
+        run.command = plan.command, run.dir = opt.dir, run.exit_code = pr.exit_code, run.timed_out = pr.timed_out;
+        run.seconds = pr.seconds, run.timeout = opt.timeout, run.output = pr.output;
+        std::vector<std::string> mine = plan.watched;
+        if (run.failed()) {
+            run.traceback = ex::read_traceback(pr.output, c, mine);
+            if (ctx.format() == output_format::json) emit(attn::render_check_run_failed_json(c.id, run, L));
+            else
+                for (const std::string& para : attn::doc::check_run_text(run, L))
+                    for (const std::string& line : attn::wrap(para, ctx.out.text.width)) emit(line + "\n");
+            return 1;
+        }
+        if (ctx.format() != output_format::json)
+            for (const std::string& para : attn::doc::check_run_text(run, L))
+                for (const std::string& line : attn::wrap(para, ctx.out.text.width)) emit(line + "\n");
+    }
+    // every case, graded against the folder's own inputs
     std::vector<ex::report> reports;
     for (const ex::config& x : ex::all_cases(c)) {
         const std::string dir = x.folder.empty() ? opt.dir : opt.dir + "/" + x.folder;
@@ -313,7 +391,7 @@ int run_check(const check_options& opt, run_context& ctx) {
     r.passed = std::all_of(reports.begin(), reports.end(), [](const ex::report& x) { return x.passed; });
     const double taken = c.budget_minutes > 0 ? minutes_since(c.started) : -1;
     ctx.out.text.full = true;
-    if (ctx.format() == output_format::json) emit(attn::render_check_json(reports, L));
+    if (ctx.format() == output_format::json) emit(attn::render_check_json(reports, L, running ? &run : nullptr));
     else
         show(attn::doc::check_document(reports, L, taken), ctx.out);
     if (r.passed) {  // recorded where the drill keeps its progress; `drill --stats` lists it
@@ -329,6 +407,48 @@ int run_check(const check_options& opt, run_context& ctx) {
         }
     }
     return r.passed ? 0 : 1;
+}
+
+// --watch: run and grade, then again on every save of the solution, until the first pass.
+int run_check(const check_options& opt, run_context& ctx) {
+    if (!opt.watch) return check_once(opt, ctx);
+    const attn::lessons& L = ctx.L();
+    const std::string toml_path = opt.dir + "/exercise.toml";
+    const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
+    const run_plan plan = plan_run(opt, c, L);
+    const auto start = std::chrono::steady_clock::now();
+    auto stamp = [&] {
+        long long s = 0;
+        for (const std::string& f : plan.watched) s ^= modified_ns(opt.dir + "/" + f) * 1315423911LL;
+        return s;
+    };
+    std::string files;
+    for (const std::string& f : plan.watched) files += (files.empty() ? "" : ", ") + f;
+    for (;;) {
+        const long long seen = stamp();
+        if (ctx.format() != output_format::json) emit("\x1b[2J\x1b[H");  // clear the screen
+        const int code = check_once(opt, ctx);
+        if (code == 0) {
+            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const std::string t = secs < 60
+                ? fmt::format("{:.0f} s", secs)
+                : fmt::format("{:.0f} min {:.0f} s", std::floor(secs / 60), secs - 60 * std::floor(secs / 60));
+            if (ctx.format() != output_format::json) emit(L.text("run.watch_passed", {{"time", t}}) + "\n");
+            return 0;
+        }
+        if (ctx.format() != output_format::json) emit(L.text("run.watching", {{"files", files}}) + "\n");
+        // wait for a save; Enter runs again at once, and the end of standard input (Ctrl-D, or
+        // none at all as in a script) stops with this run's result
+        for (bool again = false; !again && stamp() == seen;) {
+            pollfd p{0, POLLIN, 0};
+            if (::poll(&p, 1, 300) > 0) {
+                char buf[256];
+                const ssize_t got = ::read(0, buf, sizeof buf);
+                if (got <= 0) return code;
+                again = true;
+            }
+        }
+    }
 }
 
 custom_spec<exercise_options> exercise_spec() {

@@ -1,6 +1,6 @@
 // `attn-explain grad`: backpropagation through attention, step by step, with the finite-difference
 // check (--check) and the gradient norms with and without the scale (--sweep).
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/python.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/trace_grad.hpp"

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/io/write_file.hpp"
 #include "attn/render/python.hpp"
 #include "attn/render/svg.hpp"
@@ -50,7 +50,7 @@ output_size size_of(const heads_options& opt, const run_context&) {
 }
 
 std::string heads_svg(const walk& w, long batch_index) {
-    const attn::tensor& weights = w.trace.at("weights").value;  // [B, h, n, m]
+    const attn::tensor& weights = w.trace.at(attn::step_id::weights).value;  // [B, h, n, m]
     const std::size_t b = batch_index >= 0 ? static_cast<std::size_t>(batch_index) : 0;
     const std::size_t h = weights.shape(1), n = weights.shape(2), m = weights.shape(3);
     attn::tensor item = xt::empty<double>({h, n, m});

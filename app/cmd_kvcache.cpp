@@ -4,7 +4,7 @@
 #include "attn/core/error.hpp"
 #include "attn/doc/kvcache.hpp"
 #include "attn/doc/variant.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_kvcache.hpp"
 #include "attn/render/json_variant.hpp"
 #include "attn/render/python.hpp"

@@ -1,7 +1,7 @@
 // `attn-explain learn`: train a tiny transformer on a task and watch its attention pattern.
 #include "attn/core/error.hpp"
 #include "attn/doc/learn.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_learn.hpp"
 #include "attn/trace/learn.hpp"
 #include "registry.hpp"
@@ -56,9 +56,9 @@ void save_learn(const attn::learn_report& r, const std::string& dir) {
     const std::size_t V = m.vocab, T = m.seq_len, D = m.d_model;
     for (const auto& [id, p] : r.model.tensors()) {
         std::vector<std::size_t> shape = {D, D};
-        if (id == "embed") shape = {V, D};
-        if (id == "pos") shape = {T, D};
-        if (id == "unembed") shape = {D, V};
+        if (p == &r.model.embed) shape = {V, D};
+        if (p == &r.model.pos) shape = {T, D};
+        if (p == &r.model.unembed) shape = {D, V};
         t.steps.push_back(attn::make_step(id, "", shaped(*p, shape)));
     }
     for (std::size_t l = 0; l < m.layers; ++l) {

@@ -1,7 +1,7 @@
 // `attn-explain mistake NAME`: one classic bug, run live on the learner's numbers beside the
 // correct code.
 #include "attn/core/error.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json.hpp"
 #include "attn/render/python.hpp"
 #include "attn/trace/mistakes.hpp"

@@ -3,7 +3,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/doc/positions.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_positions.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/positions.hpp"

@@ -1,5 +1,5 @@
 // `attn-explain step`: the walkthrough of scaled dot-product attention, one step a page.
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/python.hpp"
 #include "registry.hpp"
 #include "run_options.hpp"

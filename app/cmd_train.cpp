@@ -4,7 +4,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/doc/train.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_train.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/train.hpp"
@@ -50,13 +50,13 @@ void save_training(const attn::train_report& report, const attn::step_config& co
         std::copy(v.begin(), v.end(), x.begin());
         return x;
     };
-    t.steps.push_back(attn::make_step("X", "", attn::tensor(in.x)));
-    t.steps.push_back(attn::make_step("W_Q", "", attn::tensor(p.w_q)));
-    t.steps.push_back(attn::make_step("W_K", "", attn::tensor(p.w_k)));
-    t.steps.push_back(attn::make_step("W_V", "", attn::tensor(p.w_v)));
-    t.steps.push_back(attn::make_step("b_Q", "", vec(p.b_q)));
-    t.steps.push_back(attn::make_step("b_K", "", vec(p.b_k)));
-    t.steps.push_back(attn::make_step("b_V", "", vec(p.b_v)));
+    t.steps.push_back(attn::make_step(attn::step_id::X, "", attn::tensor(in.x)));
+    t.steps.push_back(attn::make_step(attn::step_id::W_Q, "", attn::tensor(p.w_q)));
+    t.steps.push_back(attn::make_step(attn::step_id::W_K, "", attn::tensor(p.w_k)));
+    t.steps.push_back(attn::make_step(attn::step_id::W_V, "", attn::tensor(p.w_v)));
+    t.steps.push_back(attn::make_step(attn::step_id::b_Q, "", vec(p.b_q)));
+    t.steps.push_back(attn::make_step(attn::step_id::b_K, "", vec(p.b_k)));
+    t.steps.push_back(attn::make_step(attn::step_id::b_V, "", vec(p.b_v)));
     t.steps.push_back(attn::make_step("losses", "", vec(report.run.losses)));
     if (with_mistake) t.steps.push_back(attn::make_step("buggy_losses", "", vec(report.buggy.losses)));
     attn::save_trace(t, dir, attn::save_layout::step);

@@ -2,7 +2,7 @@
 // on the learner's numbers, beside softmax attention.
 #include "attn/core/error.hpp"
 #include "attn/doc/variant.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json_variant.hpp"
 #include "attn/trace/variant.hpp"
 #include "registry.hpp"

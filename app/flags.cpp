@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/core/error.hpp"
+#include "errors.hpp"
 
 namespace app {
 
@@ -187,7 +188,7 @@ void flags::after_parse(std::function<void(const flags&)> f) {
                 const flags parsed(cmd);
                 for (const auto& g : *all) g(parsed);
             } catch (const attn::error& e) {
-                throw CLI::ValidationError(e.what());
+                throw CLI::ValidationError(user_message(e));
             }
         });
     after_->push_back(std::move(f));

@@ -2,6 +2,7 @@
 #include "help.hpp"
 
 #include <cctype>
+#include <utility>
 
 #include "attn/core/error.hpp"
 #include "attn/render/html.hpp"
@@ -51,25 +52,43 @@ attn::doc::help_topic help_topic_of(const command& c, const std::vector<flag_inf
     return t;
 }
 
+namespace {
+constexpr std::pair<help_format, const char*> help_format_names[] = {{help_format::text, "text"},
+                                                                     {help_format::markdown, "markdown"},
+                                                                     {help_format::html, "html"},
+                                                                     {help_format::man, "man"}};
+}  // namespace
+
 const std::vector<std::string>& help_formats() {
-    static const std::vector<std::string> all = {"text", "markdown", "html", "man"};
+    static const std::vector<std::string> all = [] {
+        std::vector<std::string> names;
+        for (const auto& entry : help_format_names) names.emplace_back(entry.second);
+        return names;
+    }();
     return all;
+}
+
+std::optional<help_format> parse_help_format(const std::string& name) {
+    for (const auto& [format, n] : help_format_names)
+        if (name == n) return format;
+    return std::nullopt;
 }
 
 void show_help(const command& c, const std::vector<flag_info>& flags, const help_request& r) {
     const attn::lessons& L = attn::lessons::embedded(r.lang);
     const attn::doc::help_topic t = help_topic_of(c, flags, r.lang);
     const attn::doc::document d = attn::doc::help_document(t, L);
-    if (r.format == "markdown") return emit(attn::render_markdown(d));
-    if (r.format == "html") return emit(attn::render_html(d));
-    if (r.format == "man") {
+    const std::optional<help_format> format = parse_help_format(r.format);
+    if (!format) throw attn::error("unknown --format '" + r.format + "': use text, markdown, html or man");
+    if (*format == help_format::markdown) return emit(attn::render_markdown(d));
+    if (*format == help_format::html) return emit(attn::render_html(d));
+    if (*format == help_format::man) {
         attn::man_header h;
         h.name = "attn-explain-" + c.name;
         h.summary = L.has("help." + c.name + ".summary") ? L.raw("help." + c.name + ".summary") : c.summary;
         h.source = "attn-explain " ATTN_VERSION;
         return emit(attn::render_man(d, h));
     }
-    if (r.format != "text") throw attn::error("unknown --format '" + r.format + "': use text, markdown, html or man");
     const terminal_info term = probe_terminal();
     attn::text_options o;
     o.width = term.width;

@@ -2,6 +2,7 @@
 // registry entry and its declared flags, in the terminal's width or as Markdown, HTML or a man
 // page (the build makes attn-explain-COMMAND(1) with --format man).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,11 @@ struct help_request {
     std::string color = "auto";
     std::string lang;  // --lang (default from the environment)
 };
-// The formats `help COMMAND --format` takes.
+// The formats `help COMMAND --format` takes, and the one table of their names (help.cpp).
+enum class help_format { text, markdown, html, man };
 const std::vector<std::string>& help_formats();
+// nullopt for a name that is not one of them.
+std::optional<help_format> parse_help_format(const std::string& name);
 
 // Writes the page to stdout; throws attn::error (an unknown --format or --lang).
 void show_help(const command& c, const std::vector<flag_info>& flags, const help_request& r);

@@ -2,7 +2,7 @@
 #include "run_options.hpp"
 
 #include "attn/core/error.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/render/json.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/mistakes.hpp"

@@ -9,7 +9,7 @@
 #include "attn/core/error.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/io/npy.hpp"
-#include "attn/io/save.hpp"
+#include "attn/trace/save.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace fs = std::filesystem;

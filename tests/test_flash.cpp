@@ -104,10 +104,10 @@ TEST_CASE("cost formulas on a hand-computed case", "[cost]") {
     CHECK(c.tiled_bytes == 2.0 * 4 * (8 * 2 * 4 + 4 * 4 * 4));
     CHECK(c.crossover_n == 16 + 2 * 4);
     in.kv_heads = 3;
-    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--kv-heads 3 must divide --heads 4"));
+    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("kv_heads 3 must divide heads 4"));
     in.kv_heads = 2;
     in.heads = 5;
-    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--heads 5 must divide d_model 16"));
+    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("heads 5 must divide d_model 16"));
 }
 
 TEST_CASE("cost --d-head: a head width apart from d_model (DeepSeek-V2's 128 heads of 128 at 5120)", "[cost]") {
@@ -129,7 +129,7 @@ TEST_CASE("cost --d-head: a head width apart from d_model (DeepSeek-V2's 128 hea
     CHECK(attn::attention_cost(in).crossover_n == 5120.0 * 160 / 128);
     // Without --d-head, d_head = d / h as before; with it, h need not divide d.
     in.d_head = 0, in.heads = 100, in.kv_heads = 1;
-    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("--heads 100 must divide d_model 5120"));
+    CHECK_THROWS_WITH(attn::attention_cost(in), Catch::Contains("heads 100 must divide d_model 5120"));
     in.d_head = 64;
     CHECK(attn::attention_cost(in).d_head == 64);
     // The page names the formulas that hold when h·d_head ≠ d.

@@ -117,5 +117,5 @@ TEST_CASE("training mistakes show their symptoms", "[train]") {
     tr.mistake.clear();
     tr.lr = 0;
     CHECK_THROWS_WITH(attn::run_training(c, in, tr), Catch::Contains("--lr"));
-    CHECK_THROWS_WITH(attn::parse_loss("l1"), "unknown --loss 'l1': use mse or sum");
+    CHECK_THROWS_WITH(attn::parse_loss("l1"), "unknown loss 'l1': use mse or sum");
 }

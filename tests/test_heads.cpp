@@ -185,8 +185,8 @@ TEST_CASE("heads: bad input is refused with a clear message", "[heads][errors]")
     CHECK_THROWS_WITH(attn::validate(r), Catch::Contains("'x' is not a whole number"));
     r.lengths = "";
     r.pad_side = "middle";
-    CHECK_THROWS_WITH(attn::validate(r), "unknown --pad-side 'middle': use right or left");
+    CHECK_THROWS_WITH(attn::validate(r), "unknown pad_side 'middle': use right or left");  // app/ names the flag
     r.pad_side = "right";
     r.align = "centre";
-    CHECK_THROWS_WITH(attn::validate(r), "unknown --align 'centre': use top-left or bottom-right");
+    CHECK_THROWS_WITH(attn::validate(r), "unknown align 'centre': use top-left or bottom-right");
 }

@@ -560,6 +560,44 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         ex::tensors fa1 = ex::reference(o, oin);
         fa1["acc_steps"] = ex::accepted_variants(o, oin).front().second.at("acc_steps");
         draw_all(attn::doc::check_document({ex::grade(o, oin, fa1)}, E, -1));
+        // every sentence of the structural diagnosis, through the page (trace/diagnose.cpp makes them)
+        ex::report every = ex::grade(c, odd);
+        for (const std::string& key : E.keys()) {
+            if (key.rfind("finding.", 0) != 0 || key == "finding.heading" || key == "finding.named") continue;
+            ex::finding f{"output", key.substr(8), {}, "no-scale", true};
+            for (const std::string& p : attn::placeholders(E.raw(key))) f.args[p] = "1";
+            every.findings.push_back(f);
+        }
+        draw_all(attn::doc::check_document({every}, E, -1));
+        // check --run: a run that passed, one stopped by the time limit, one without a traceback,
+        // and one per explained error (trace/traceback.cpp chooses the key)
+        ex::run_record ran;
+        ran.command = "python3 solution_numpy.py", ran.dir = "ex", ran.seconds = 0.4;
+        CHECK(attn::doc::check_run_text(ran, E).size() == 1);
+        ex::run_record slow = ran;
+        slow.timed_out = true, slow.exit_code = -1, slow.timeout = 60;
+        CHECK_NOTHROW(attn::doc::check_run_text(slow, E));
+        ex::run_record quiet = ran;
+        quiet.exit_code = 1, quiet.output = "not implemented yet\n";
+        CHECK_NOTHROW(attn::doc::check_run_text(quiet, E));
+        for (const std::string& key : E.keys()) {
+            if (key.rfind("run.", 0) != 0) continue;
+            const std::string k = key.substr(4);
+            if (k == "ran" || k == "timed_out" || k == "failed" || k == "error_at" || k == "error" ||
+                k == "no_traceback")
+                continue;
+            attn::vars v;
+            for (const std::string& p : attn::placeholders(E.raw(key))) v[p] = "1";
+            if (k == "no_starter" || k == "watching" || k == "watch_passed") {  // app/cmd_exercise.cpp's
+                CHECK_NOTHROW(E.text(key, v));
+                continue;
+            }
+            ex::run_record failed = ran;
+            failed.exit_code = 1, failed.traceback.found = true, failed.traceback.key = k, failed.traceback.args = v;
+            failed.traceback.file = "solution_numpy.py", failed.traceback.line = 12, failed.traceback.code = "Q @ K";
+            failed.traceback.error = "ValueError: matmul";
+            CHECK(attn::doc::check_run_text(failed, E).size() == 5);
+        }
     }
     {  // kv-cache --mla
         const attn::doc::document md =

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
+#include "app/errors.hpp"
 #include "attn/core/error.hpp"
 #include "attn/doc/mask.hpp"
 #include "attn/io/lessons.hpp"
@@ -296,7 +297,7 @@ TEST_CASE("mask: bad flags are refused with one line that says what to do", "[ma
         try {
             attn::validate_mask(r);
         } catch (const attn::error& e) {
-            const std::string msg = e.what();
+            const std::string msg = app::user_message(e);  // as the command line shows it (flags named)
             CHECK(msg.find(says) != std::string::npos);
             CHECK(msg.find('\n') == std::string::npos);
         }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/core/masks.hpp"
 #include "attn/core/shapes.hpp"
 
 namespace attn {
@@ -60,10 +61,7 @@ matrix<T> scale_scores(const matrix<T>& scores, std::size_t d_k) {
 }
 
 std::vector<std::vector<bool>> mask_causal(std::size_t n, std::size_t m) {
-    std::vector<std::vector<bool>> blocked(n, std::vector<bool>(m, false));
-    for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = i + 1; j < m; ++j) blocked[i][j] = true;  // key j is in query i's future
-    return blocked;
+    return causal_blocked(n, m, causal_align::top_left);  // key j > i is in query i's future
 }
 
 template <class T>

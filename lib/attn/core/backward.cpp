@@ -17,7 +17,7 @@ namespace attn {
 loss_kind parse_loss(const std::string& s) {
     if (s == "mse") return loss_kind::mse;
     if (s == "sum") return loss_kind::sum;
-    throw error(fmt::format("unknown --loss '{}': use mse or sum", s));
+    throw argument_error({"loss"}, fmt::format("unknown loss '{}': use mse or sum", s));
 }
 const char* name_of(loss_kind k) { return k == loss_kind::mse ? "mse" : "sum"; }
 
@@ -241,6 +241,7 @@ train_result train_attention(const matrix<double>& x, const matrix<double>& targ
         wv(params.w_v.begin(), params.w_v.end());
     std::vector<std::vector<double>*> flat = {&wq, &params.b_q, &wk, &params.b_k, &wv, &params.b_v};
     std::vector<std::vector<double>> accumulated;  // the .grad buffers
+    accumulated.reserve(flat.size());
     for (const auto* p : flat) accumulated.emplace_back(p->size(), 0.0);
     rng targets(seed ^ 0x5eedULL);
     auto as_matrix = [](const std::vector<double>& v, std::size_t rows, std::size_t cols) {

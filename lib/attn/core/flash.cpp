@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -165,7 +166,9 @@ std::vector<std::vector<bool>> tiles_to_run(const std::vector<std::vector<bool>>
 flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
                            std::size_t block_q, std::size_t block_k, const mask_pattern& mask, std::size_t follow_row,
                            bool float32) {
-    if (block_q == 0 || block_k == 0) throw error("--block-q and --block-k must be at least 1");
+    if (block_q == 0 || block_k == 0)
+        throw argument_error({"block_q", "block_k"},
+                             fmt::format("block_q {} and block_k {} must each be at least 1", block_q, block_k));
     flash_result r;
     r.row_index = std::min(follow_row, q.shape(0) - 1);
     const rounding op = float32 ? to_f32 : keep;
@@ -199,29 +202,40 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
 }
 
 precision_result low_precision_errors(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
-                                      std::size_t block_q, std::size_t block_k, const mask_pattern& causal,
+                                      std::size_t block_q, std::size_t block_k, const mask_pattern& mask,
                                       low_precision p) {
     // The reference: float32 throughout, as FlashAttention's tests compare against.
     rounding f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
-    const matrix<double> reference = full_pass(q, k, v, causal, f32);
+    const matrix<double> reference = full_pass(q, k, v, mask, f32);
     rounding low = p == low_precision::float16 ? round_to_half : round_to_bf16;
     precision_result r;
-    r.tiled_error = max_abs_diff(tiled_pass(q, k, v, block_q, block_k, causal, low, nullptr, 0, nullptr), reference);
-    r.naive_error = max_abs_diff(full_pass(q, k, v, causal, low), reference);
+    r.tiled_error = max_abs_diff(tiled_pass(q, k, v, block_q, block_k, mask, low, nullptr, 0, nullptr), reference);
+    r.naive_error = max_abs_diff(full_pass(q, k, v, mask, low), reference);
     return r;
 }
 
 cost_result attention_cost(const cost_input& c) {
-    const std::size_t limits[] = {c.batch, c.seq_len, c.d_model, c.heads, c.kv_heads, c.layers, c.block_q, c.block_k};
-    for (std::size_t v : limits)
-        if (v == 0 || v > (1u << 24)) throw error("every size must be between 1 and 16777216");
-    if (c.d_head > (1u << 24)) throw error("every size must be between 1 and 16777216");
+    const std::pair<const char*, std::size_t> sizes[] = {
+        {"batch", c.batch},       {"seq_len", c.seq_len}, {"d_model", c.d_model}, {"heads", c.heads},
+        {"kv_heads", c.kv_heads}, {"layers", c.layers},   {"block_q", c.block_q}, {"block_k", c.block_k}};
+    for (const auto& [name, v] : sizes)
+        if (v == 0 || v > (1u << 24))
+            throw argument_error(
+                {name}, fmt::format("{} {} is out of range: every size must be between 1 and 16777216", name, v));
+    if (c.d_head > (1u << 24))
+        throw argument_error({"d_head"},
+                             fmt::format("d_head {} is out of range: every size must be between 1 and "
+                                         "16777216",
+                                         c.d_head));
     if (c.d_head == 0 && c.d_model % c.heads != 0)
-        throw error(
-            fmt::format("--heads {} must divide d_model {} (or give the head width: --d-head)", c.heads, c.d_model));
+        throw argument_error(
+            {"heads", "d_model", "d_head"},
+            fmt::format("heads {} must divide d_model {} (or give the head width: d_head)", c.heads, c.d_model));
     if (c.heads % c.kv_heads != 0)
-        throw error(fmt::format("--kv-heads {} must divide --heads {}: each group of query heads shares one K/V head",
-                                c.kv_heads, c.heads));
+        throw argument_error({"kv_heads", "heads"},
+                             fmt::format("kv_heads {} must divide heads {}: each group of query heads shares one K/V "
+                                         "head",
+                                         c.kv_heads, c.heads));
     const double B = static_cast<double>(c.batch), n = static_cast<double>(c.seq_len),
                  d = static_cast<double>(c.d_model);
     const double h = static_cast<double>(c.heads), g = static_cast<double>(c.kv_heads),

@@ -104,24 +104,24 @@ void softmax_tile_portable(float* st, std::size_t rows, std::size_t cols, std::s
 
 // Register-blocked micro-kernel: MR rows × (8·NV) columns of C held in registers across the K loop.
 // Named variables, not arrays: g++ 12 keeps an array of __m256 in memory and stores it every step.
-#define ATTN_MK_ROW(r, X)   \
-    if constexpr (MR > r) { \
-        X(r)                \
+#define ATTN_MK_ROW(r, X)     \
+    if constexpr (MR > (r)) { \
+        X(r)                  \
     }
 #define ATTN_MK_ALL(X) \
     ATTN_MK_ROW(0, X) ATTN_MK_ROW(1, X) ATTN_MK_ROW(2, X) ATTN_MK_ROW(3, X) ATTN_MK_ROW(4, X) ATTN_MK_ROW(5, X)
 #define ATTN_MK_LOAD(r)                     \
-    c##r##0 = _mm256_loadu_ps(C + r * ldc); \
-    if constexpr (NV > 1) c##r##1 = _mm256_loadu_ps(C + r * ldc + 8);
+    c##r##0 = _mm256_loadu_ps(C + (r)*ldc); \
+    if constexpr (NV > 1) c##r##1 = _mm256_loadu_ps(C + (r)*ldc + 8);
 #define ATTN_MK_FMA(r)                                                   \
     {                                                                    \
-        const __m256 a = _mm256_broadcast_ss(A + r * ars + k * acs);     \
+        const __m256 a = _mm256_broadcast_ss(A + (r)*ars + k * acs);     \
         c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                       \
         if constexpr (NV > 1) c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); \
     }
 #define ATTN_MK_STORE(r)                    \
-    _mm256_storeu_ps(C + r * ldc, c##r##0); \
-    if constexpr (NV > 1) _mm256_storeu_ps(C + r * ldc + 8, c##r##1);
+    _mm256_storeu_ps(C + (r)*ldc, c##r##0); \
+    if constexpr (NV > 1) _mm256_storeu_ps(C + (r)*ldc + 8, c##r##1);
 
 template <int MR, int NV>
 ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ars, std::size_t acs, const float* B,

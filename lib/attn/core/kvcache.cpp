@@ -157,6 +157,8 @@ double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d
         static_cast<double>(element_bytes);
 }
 
+// T is a type (float, double): it cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ATTN_KV_INSTANTIATE(T)                                                                                      \
     template std::vector<T> project_row<T>(const matrix<T>&, std::size_t, const matrix<T>&);                        \
     template struct kv_cache<T>;                                                                                    \
@@ -165,6 +167,7 @@ double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d
     template matrix<double> gqa_full_causal<T>(const matrix<double>&, const matrix<double>&, const matrix<double>&, \
                                                const matrix<double>&, std::size_t, std::size_t, const rope_spec&,   \
                                                std::size_t);
+// NOLINTEND(bugprone-macro-parentheses)
 ATTN_KV_INSTANTIATE(float)
 ATTN_KV_INSTANTIATE(double)
 #undef ATTN_KV_INSTANTIATE

@@ -19,13 +19,13 @@ const char* name_of(causal_align a) { return a == causal_align::top_left ? "top-
 pad_side parse_pad_side(const std::string& s) {
     if (s == "right") return pad_side::right;
     if (s == "left") return pad_side::left;
-    throw error(fmt::format("unknown --pad-side '{}': use right or left", s));
+    throw argument_error({"pad_side"}, fmt::format("unknown pad_side '{}': use right or left", s));
 }
 
 causal_align parse_align(const std::string& s) {
     if (s == "top-left") return causal_align::top_left;
     if (s == "bottom-right") return causal_align::bottom_right;
-    throw error(fmt::format("unknown --align '{}': use top-left or bottom-right", s));
+    throw argument_error({"align"}, fmt::format("unknown align '{}': use top-left or bottom-right", s));
 }
 
 std::vector<std::size_t> parse_lengths(const std::string& s, std::size_t batch, std::size_t max_len) {
@@ -40,20 +40,21 @@ std::vector<std::size_t> parse_lengths(const std::string& s, std::size_t batch, 
             used = 0;
         }
         if (used == 0 || used != item.size())
-            throw error(
-                fmt::format("--lengths: '{}' is not a whole number: give one length per batch item, e.g. "
-                            "--lengths 5,3",
-                            item));
+            throw argument_error({"lengths"},
+                                 fmt::format("lengths: '{}' is not a whole number: give one length per "
+                                             "batch item, e.g. 5,3",
+                                             item));
         if (v < 1 || static_cast<unsigned long long>(v) > max_len)
-            throw error(
-                fmt::format("--lengths: {} is out of range: each length must be between 1 and the "
-                            "sequence length {}",
-                            v, max_len));
+            throw argument_error({"lengths"},
+                                 fmt::format("lengths: {} is out of range: each length must be between "
+                                             "1 and the sequence length {}",
+                                             v, max_len));
         out.push_back(static_cast<std::size_t>(v));
     }
     if (out.size() != batch)
-        throw error(fmt::format("--lengths gives {} length(s) but the batch has {} item(s): give one per item",
-                                out.size(), batch));
+        throw argument_error({"lengths"},
+                             fmt::format("lengths gives {} length(s) but the batch has {} item(s): give one per item",
+                                         out.size(), batch));
     return out;
 }
 
@@ -226,7 +227,8 @@ double pattern_pairs(const mask_pattern& p, std::size_t n_) {
         case pattern_kind::window: return W >= n ? n * (n + 1) / 2 : W * (W + 1) / 2 + (n - W) * W;
         case pattern_kind::local: return W >= n - 1 ? n * n : n * (2 * W + 1) - W * (W + 1);
         case pattern_kind::block: {
-            const double B = static_cast<double>(p.block), full = static_cast<double>(n_ / p.block);
+            const std::size_t full_blocks = n_ / p.block;  // whole blocks; the rest is one short block
+            const double B = static_cast<double>(p.block), full = static_cast<double>(full_blocks);
             const double rest = static_cast<double>(n_ % p.block);
             return full * B * B + rest * rest;
         }
@@ -248,7 +250,9 @@ double pattern_pairs(const mask_pattern& p, std::size_t n_) {
         }
         case pattern_kind::bigbird: break;
     }
-    throw error("bigbird's random blocks have no closed form here: use --mask window, local, global, dilated or block");
+    throw argument_error({"mask"},
+                         "bigbird's random blocks have no closed form here: use mask window, local, global, dilated "
+                         "or block");
 }
 
 std::size_t window_receptive_field(std::size_t n, std::size_t w, std::size_t layers) {
@@ -298,6 +302,7 @@ std::vector<std::vector<double>> additive(const mask3& m, std::size_t b) {
     std::vector<std::vector<double>> out;
     for (const auto& row : m[b]) {
         std::vector<double> r;
+        r.reserve(row.size());
         for (bool x : row) r.push_back(x ? -std::numeric_limits<double>::infinity() : 0.0);
         out.push_back(r);
     }

@@ -68,11 +68,7 @@ shape_t merge_heads_shape(const shape_t& s) {
 
 std::string shape_str(std::size_t rows, std::size_t cols) { return fmt::format("({}, {})", rows, cols); }
 
-std::string shape_str(const std::vector<std::size_t>& shape) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-    return out + (shape.size() == 1 ? ",)" : ")");
-}
+std::string shape_str(const std::vector<std::size_t>& shape) { return shape_text(shape); }
 
 std::string format_number(double v, int precision) {
     if (std::isnan(v)) return "nan";

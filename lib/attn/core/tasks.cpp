@@ -15,7 +15,8 @@ std::size_t task_min_vocab(task_kind k, std::size_t seq_len) {
 
 std::size_t task_min_seq_len(task_kind k) { return k == task_kind::induction ? 6 : 2; }
 
-task_example make_task_example(task_kind k, std::size_t T, std::size_t V, rng& g) {
+task_example make_task_example(task_kind k, std::size_t seq_len, std::size_t vocab, rng& g) {
+    const std::size_t T = seq_len, V = vocab;  // the letters of the formulas below
     task_example e;
     e.tokens.assign(T, 0);
     e.targets.assign(T, -1);

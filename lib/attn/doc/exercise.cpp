@@ -230,6 +230,34 @@ std::string check_no_exercise(const lessons& L, const std::string& dir) {
     return L.text("check.no_exercise", {{"dir", dir}});
 }
 
+std::vector<std::string> check_run_text(const exercise::run_record& run, const lessons& L, std::size_t tail) {
+    std::vector<std::string> out;
+    const std::string secs = fmt::format("{:.1f}", run.seconds);
+    if (run.timed_out)
+        out.push_back(
+            L.text("run.timed_out", {{"command", run.command}, {"seconds", fmt::format("{:g}", run.timeout)}}));
+    else
+        out.push_back(L.text(
+            "run.ran",
+            {{"command", run.command}, {"dir", run.dir}, {"code", std::to_string(run.exit_code)}, {"seconds", secs}}));
+    if (!run.failed()) return out;
+    const exercise::traceback_info& t = run.traceback;
+    if (t.found) {
+        if (!t.key.empty()) out.push_back(L.text("run." + t.key, t.args));
+        if (t.line > 0)
+            out.push_back(
+                L.text("run.error_at", {{"file", t.file}, {"line", std::to_string(t.line)}, {"code", t.code}}));
+        out.push_back(L.text("run.error", {{"error", t.error}}));
+    } else if (!run.timed_out) {
+        out.push_back(L.raw("run.no_traceback"));
+        std::vector<std::string> lines = split(run.output, '\n');
+        const std::size_t from = lines.size() > tail ? lines.size() - tail : 0;
+        for (std::size_t i = from; i < lines.size(); ++i) out.push_back("  " + lines[i]);
+    }
+    out.push_back(L.raw("run.failed"));
+    return out;
+}
+
 namespace {
 
 // The grading of one case: its answers, the first wrong step and the diagnosis.
@@ -309,6 +337,17 @@ void case_blocks(const exercise::report& r, const lessons& L, std::vector<block>
                 prose(L.text("check.no_match",
                              {{"first", r.first_wrong},
                               {"right", r.still_right.empty() ? L.raw("check.nothing_right") : join(r.still_right)}})));
+        }
+    }
+    if (!r.findings.empty()) {
+        b.push_back(gap());
+        b.push_back(prose(L.raw("finding.heading"), tone::bold));
+        for (const exercise::finding& f : r.findings) {
+            b.push_back(prose(L.text("finding." + f.key, f.args), f.diagnosis ? tone::warn : tone::dim));
+            const bool shown = std::any_of(r.diagnosis.begin(), r.diagnosis.end(),
+                                           [&](const exercise::match& m) { return m.mistake == f.mistake; });
+            if (!f.mistake.empty() && !shown)
+                b.push_back(prose(L.text("finding.named", {{"id", f.mistake}}), tone::dim));
         }
     }
 }

@@ -8,6 +8,7 @@
 #include "attn/io/folder.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/exercise.hpp"
+#include "attn/trace/traceback.hpp"
 
 namespace attn::doc {
 
@@ -22,6 +23,9 @@ std::string exercise_created(const lessons& L, const std::string& dir);
 document check_document(const std::vector<exercise::report>& cases, const lessons& L, double taken_minutes);
 // Both DIR/answer/ and DIR/answer.npz hold answers: which one to grade is the learner's choice.
 std::string check_both_answers(const lessons& L, const std::string& dir, const std::string& npz);
+// check --run: the paragraphs that tell the learner's run (and, when it failed, its error read),
+// each to be wrapped; `tail` is how many last output lines to quote when there is no traceback.
+std::vector<std::string> check_run_text(const exercise::run_record& run, const lessons& L, std::size_t tail = 12);
 // The usage errors of `exercise`: a non-empty folder without --force, a path that is not a regular file.
 std::string exercise_exists(const lessons& L, const std::string& dir);
 std::string exercise_not_regular(const lessons& L, const std::string& path);

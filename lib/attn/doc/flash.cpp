@@ -85,6 +85,78 @@ std::vector<std::string> tile_lines(const tile_record& t, const lessons& L) {
             line("acc", row_text(t.acc))};
 }
 
+// The tile map: one character per (query block, key tile), # runs, . skipped.
+doc::page skipped_page(const flash_report& r, const lessons& L, const vars& v) {
+    doc::page map;
+    map.id = "skipped";
+    map.title = L.raw("flash.skip_title");
+    std::vector<std::string> lines;
+    for (std::size_t tq = 0; tq < r.result.runs.size(); ++tq) {
+        std::string line = fmt::format("  q{:<4}", tq);
+        for (bool run : r.result.runs[tq]) line += run ? '#' : '.';
+        lines.push_back(line);
+    }
+    map.blocks = {doc::heading(L.raw("flash.skip_title")), doc::prose(L.text("flash.skip", v)), doc::listing(lines),
+                  doc::prose(L.text("flash.skip_saved", v))};
+    return map;
+}
+
+// The n×n scores in float32 against the tiled working set (m and l per row, one tile and one
+// accumulator per query block), for n = 512 … 65536.
+doc::page memory_page(const flash_report& r, const lessons& L, const vars& v) {
+    doc::page memory;
+    memory.id = "memory";
+    memory.title = L.raw("flash.memory_title");
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t n = 512; n <= 65536; n *= 2) {
+        const double scores = static_cast<double>(n) * static_cast<double>(n) * 4;
+        const double tiled_bytes =
+            (static_cast<double>(n) * 2 +
+             static_cast<double>(r.block_q) * (static_cast<double>(r.block_k) + static_cast<double>(r.d_v))) *
+            4;
+        rows.push_back({std::to_string(n), bytes_text(scores), bytes_text(tiled_bytes)});
+    }
+    memory.blocks = {doc::heading(L.raw("flash.memory_title")), doc::prose(L.text("flash.memory", v)),
+                     doc::table({"n", L.raw("flash.col_scores"), L.raw("flash.col_tiled")}, std::move(rows), "rrr")};
+    return memory;
+}
+
+// What a sparse mask changes: the pairs and FLOPs it skips, and what it does to the KV cache.
+std::string cost_mask_text(const cost_input& in, const cost_result& c, const lessons& L) {
+    const bool rolling = in.mask.kind == pattern_kind::window;
+    // What the mask does to the KV cache: it skips scores, not cache entries; only window:W's
+    // rolling cache evicts. dilated:W,D never reads further back than (W − 1)·D positions.
+    const std::size_t reach = (in.mask.window > 0 ? in.mask.window - 1 : 0) * in.mask.dilation;
+    const vars cache_vars = {{"mask", spec_text(in.mask)},
+                             {"tokens", fmt::format("{:.0f}", c.kv_cache_tokens)},
+                             {"kv", bytes_text(c.kv_cache_bytes)},
+                             {"reach", std::to_string(reach)},
+                             {"could", std::to_string(std::min(in.seq_len, reach + 1))}};
+    // Bidirectional: some query reads a key after it. It shows in the first rows when at all
+    // (local:W, global:G,W and block:B with B > 1 let query 0 see key 1).
+    const std::size_t k = std::min<std::size_t>(in.seq_len, 64);
+    const auto allowed = pattern_allowed(in.mask, k, k);
+    bool bidirectional = false;
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t j = i + 1; j < k; ++j) bidirectional = bidirectional || allowed[i][j];
+    const char* cache_key = rolling             ? "cost.cache_window"
+        : in.mask.kind == pattern_kind::causal  ? "cost.cache_causal"
+        : in.mask.kind == pattern_kind::dilated ? "cost.cache_dilated"
+        : bidirectional                         ? "cost.cache_bidirectional"
+                                                : "cost.cache_kept";
+    return L.text("cost.mask",
+                  {{"mask", spec_text(in.mask)},
+                   {"pairs", fmt::format("{:.0f}", c.pairs)},
+                   {"n2", fmt::format("{:.0f}", static_cast<double>(in.seq_len) * static_cast<double>(in.seq_len))},
+                   {"density", fmt::format("{:.4f}", c.density)},
+                   {"flops", flops_text(c.flops)},
+                   {"dense_flops", flops_text(c.dense_flops)},
+                   {"ratio", fmt::format("{:.2f}", c.dense_flops / c.flops)},
+                   {"sparse_scores", bytes_text(c.sparse_scores_bytes)},
+                   {"scores", bytes_text(c.scores_bytes)},
+                   {"cache", L.text(cache_key, cache_vars)}});
+}
+
 }  // namespace
 
 doc::document flash_document(const flash_report& r, const lessons& L, int precision) {
@@ -109,21 +181,7 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     }
     d.pages.push_back(std::move(tiles));
 
-    if (r.mask.kind != pattern_kind::none) {
-        // The tile map: one character per (query block, key tile), # runs, . skipped.
-        doc::page map;
-        map.id = "skipped";
-        map.title = L.raw("flash.skip_title");
-        std::vector<std::string> lines;
-        for (std::size_t tq = 0; tq < r.result.runs.size(); ++tq) {
-            std::string line = fmt::format("  q{:<4}", tq);
-            for (bool run : r.result.runs[tq]) line += run ? '#' : '.';
-            lines.push_back(line);
-        }
-        map.blocks = {doc::heading(L.raw("flash.skip_title")), doc::prose(L.text("flash.skip", v)), doc::listing(lines),
-                      doc::prose(L.text("flash.skip_saved", v))};
-        d.pages.push_back(std::move(map));
-    }
+    if (r.mask.kind != pattern_kind::none) d.pages.push_back(skipped_page(r, L, v));
 
     doc::page result;
     result.id = "result";
@@ -135,23 +193,7 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
                      doc::row({std::move(full), std::move(tiled)}), doc::prose(L.text("flash.max_diff", v))};
     d.pages.push_back(std::move(result));
 
-    doc::page memory;
-    memory.id = "memory";
-    memory.title = L.raw("flash.memory_title");
-    // The n×n scores in float32 against the tiled working set (m and l per row, one tile and one
-    // accumulator per query block), for n = 512 … 65536.
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t n = 512; n <= 65536; n *= 2) {
-        const double scores = static_cast<double>(n) * static_cast<double>(n) * 4;
-        const double tiled_bytes =
-            (static_cast<double>(n) * 2 +
-             static_cast<double>(r.block_q) * (static_cast<double>(r.block_k) + static_cast<double>(r.d_v))) *
-            4;
-        rows.push_back({std::to_string(n), bytes_text(scores), bytes_text(tiled_bytes)});
-    }
-    memory.blocks = {doc::heading(L.raw("flash.memory_title")), doc::prose(L.text("flash.memory", v)),
-                     doc::table({"n", L.raw("flash.col_scores"), L.raw("flash.col_tiled")}, std::move(rows), "rrr")};
-    d.pages.push_back(std::move(memory));
+    d.pages.push_back(memory_page(r, L, v));
 
     if (r.precision) {
         const precision_result& p = *r.precision;
@@ -221,40 +263,7 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                    "lrl"),
         doc::gap(),
         doc::prose(L.text(free_head ? "cost.dominates_free" : "cost.dominates", v))};
-    if (masked) {
-        // What the mask does to the KV cache: it skips scores, not cache entries; only window:W's
-        // rolling cache evicts. dilated:W,D never reads further back than (W − 1)·D positions.
-        const std::size_t reach = (in.mask.window > 0 ? in.mask.window - 1 : 0) * in.mask.dilation;
-        const vars cache_vars = {{"mask", spec_text(in.mask)},
-                                 {"tokens", fmt::format("{:.0f}", c.kv_cache_tokens)},
-                                 {"kv", bytes_text(c.kv_cache_bytes)},
-                                 {"reach", std::to_string(reach)},
-                                 {"could", std::to_string(std::min(in.seq_len, reach + 1))}};
-        // Bidirectional: some query reads a key after it. It shows in the first rows when at all
-        // (local:W, global:G,W and block:B with B > 1 let query 0 see key 1).
-        const std::size_t k = std::min<std::size_t>(in.seq_len, 64);
-        const auto allowed = pattern_allowed(in.mask, k, k);
-        bool bidirectional = false;
-        for (std::size_t i = 0; i < k; ++i)
-            for (std::size_t j = i + 1; j < k; ++j) bidirectional = bidirectional || allowed[i][j];
-        const char* cache_key = rolling             ? "cost.cache_window"
-            : in.mask.kind == pattern_kind::causal  ? "cost.cache_causal"
-            : in.mask.kind == pattern_kind::dilated ? "cost.cache_dilated"
-            : bidirectional                         ? "cost.cache_bidirectional"
-                                                    : "cost.cache_kept";
-        p.blocks.push_back(doc::prose(
-            L.text("cost.mask",
-                   {{"mask", spec_text(in.mask)},
-                    {"pairs", fmt::format("{:.0f}", c.pairs)},
-                    {"n2", fmt::format("{:.0f}", static_cast<double>(in.seq_len) * static_cast<double>(in.seq_len))},
-                    {"density", fmt::format("{:.4f}", c.density)},
-                    {"flops", flops_text(c.flops)},
-                    {"dense_flops", flops_text(c.dense_flops)},
-                    {"ratio", fmt::format("{:.2f}", c.dense_flops / c.flops)},
-                    {"sparse_scores", bytes_text(c.sparse_scores_bytes)},
-                    {"scores", bytes_text(c.scores_bytes)},
-                    {"cache", L.text(cache_key, cache_vars)}})));
-    }
+    if (masked) p.blocks.push_back(doc::prose(cost_mask_text(in, c, L)));
     if (mla)
         p.blocks.push_back(doc::prose(L.text("cost.mla",
                                              {{"d_c", std::to_string(in.kv_latent)},

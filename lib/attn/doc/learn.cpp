@@ -51,21 +51,10 @@ block curve_table(const learn_report& r, const lessons& L) {
     return doc::table({L.raw("learn.step"), L.raw("learn.loss"), L.raw("learn.accuracy")}, std::move(rows), "rrr");
 }
 
-}  // namespace
-
-doc::document learn_document(const learn_report& r, const lessons& L) {
-    vars v = r.values;
+// The task, the model, an example.
+doc::page task_page(const learn_report& r, const lessons& L, const vars& v) {
     const learn_config& c = r.config;
     const std::size_t T = c.model.seq_len;
-    v["no_scale"] = c.model.scale ? "" : L.raw("learn.no_scale");
-    v["positions_text"] = L.raw("learn.positions_" + c.positions_name);
-    v["layers_text"] = c.model.layers == 1 ? L.raw("learn.layer_one") : L.text("learn.layer_many", v);
-    v["heads_text"] = c.model.heads == 1 ? L.raw("learn.head_one") : L.text("learn.head_many", v);
-    doc::document d;
-    d.title = L.raw("learn.title");
-    d.ui = doc::chrome_from(L);
-
-    // The task, the model, an example.
     doc::page setup;
     setup.id = "task";
     setup.blocks.push_back(doc::banner(L.text("learn.banner", v)));
@@ -89,9 +78,11 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
         tb.title = L.raw("learn.example");
         setup.blocks.push_back(std::move(tb));
     }
-    d.pages.push_back(std::move(setup));
+    return setup;
+}
 
-    // The curves.
+// The curves of loss and accuracy, a table of them, and the result.
+doc::page curve_page(const learn_report& r, const lessons& L, const vars& v) {
     doc::page curve;
     curve.id = "curve";
     curve.title = L.raw("learn.curve");
@@ -109,9 +100,12 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     std::string result = L.text("learn.result", v);
     result += " " + (r.reach >= 0 ? L.text("learn.reached", v) : L.text("learn.never", v));
     curve.blocks.push_back(doc::prose(result));
-    d.pages.push_back(std::move(curve));
+    return curve;
+}
 
-    // The pattern head from initialisation to the end.
+// The pattern head from initialisation to the end.
+doc::page heatmaps_page(const learn_report& r, const lessons& L, const vars& v) {
+    const std::size_t T = r.config.model.seq_len;
     const std::vector<std::string> labels = token_labels(r.example);
     doc::page maps;
     maps.id = "heatmaps";
@@ -128,33 +122,39 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
         }
     if (!snaps.empty()) snaps.back().legend = true;
     maps.blocks.push_back(doc::row(std::move(snaps), 3));
-    d.pages.push_back(std::move(maps));
+    return maps;
+}
 
-    // Every head at the end, when there is more than one.
-    if (c.model.layers * c.model.heads > 1) {
-        doc::page heads;
-        heads.id = "heads";
-        heads.title = L.raw("learn.all_heads");
-        heads.blocks.push_back(doc::heading(heads.title));
-        std::vector<block> maps_end;
-        for (std::size_t l = 0; l < c.model.layers; ++l)
-            for (std::size_t h = 0; h < c.model.heads; ++h)
-                if (const learn_snapshot* s = find_snapshot(r, c.steps, l, h)) {
-                    const bool prev = c.task == task_kind::induction && l + 1 < c.model.layers;
-                    vars hv = {{"layer", std::to_string(l)},
-                               {"head", std::to_string(h)},
-                               {"score", fmt::format("{:.2f}", prev ? r.previous_scores[l][h] : r.head_scores[l][h])}};
-                    block b = doc::heatmap(L.text(prev ? "learn.head_previous" : "learn.head", hv),
-                                           square(s->weights, T), labels, labels);
-                    b.legend = false;
-                    maps_end.push_back(std::move(b));
-                }
-        maps_end.back().legend = true;
-        heads.blocks.push_back(doc::row(std::move(maps_end), 3));
-        d.pages.push_back(std::move(heads));
-    }
+// Every head at the end (when there is more than one).
+doc::page heads_page(const learn_report& r, const lessons& L) {
+    const learn_config& c = r.config;
+    const std::size_t T = c.model.seq_len;
+    const std::vector<std::string> labels = token_labels(r.example);
+    doc::page heads;
+    heads.id = "heads";
+    heads.title = L.raw("learn.all_heads");
+    heads.blocks.push_back(doc::heading(heads.title));
+    std::vector<block> maps_end;
+    for (std::size_t l = 0; l < c.model.layers; ++l)
+        for (std::size_t h = 0; h < c.model.heads; ++h)
+            if (const learn_snapshot* s = find_snapshot(r, c.steps, l, h)) {
+                const bool prev = c.task == task_kind::induction && l + 1 < c.model.layers;
+                vars hv = {{"layer", std::to_string(l)},
+                           {"head", std::to_string(h)},
+                           {"score", fmt::format("{:.2f}", prev ? r.previous_scores[l][h] : r.head_scores[l][h])}};
+                block b = doc::heatmap(L.text(prev ? "learn.head_previous" : "learn.head", hv), square(s->weights, T),
+                                       labels, labels);
+                b.legend = false;
+                maps_end.push_back(std::move(b));
+            }
+    maps_end.back().legend = true;
+    heads.blocks.push_back(doc::row(std::move(maps_end), 3));
+    return heads;
+}
 
-    // What the numbers say.
+// What the numbers say.
+doc::page learned_page(const learn_report& r, const lessons& L, const vars& v) {
+    const learn_config& c = r.config;
     doc::page what;
     what.id = "learned";
     what.title = L.raw("learn.what");
@@ -206,7 +206,26 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
         }
         what.blocks.push_back(doc::prose(text));
     }
-    d.pages.push_back(std::move(what));
+    return what;
+}
+
+}  // namespace
+
+doc::document learn_document(const learn_report& r, const lessons& L) {
+    vars v = r.values;
+    const learn_config& c = r.config;
+    v["no_scale"] = c.model.scale ? "" : L.raw("learn.no_scale");
+    v["positions_text"] = L.raw("learn.positions_" + c.positions_name);
+    v["layers_text"] = c.model.layers == 1 ? L.raw("learn.layer_one") : L.text("learn.layer_many", v);
+    v["heads_text"] = c.model.heads == 1 ? L.raw("learn.head_one") : L.text("learn.head_many", v);
+    doc::document d;
+    d.title = L.raw("learn.title");
+    d.ui = doc::chrome_from(L);
+    d.pages.push_back(task_page(r, L, v));
+    d.pages.push_back(curve_page(r, L, v));
+    d.pages.push_back(heatmaps_page(r, L, v));
+    if (c.model.layers * c.model.heads > 1) d.pages.push_back(heads_page(r, L));
+    d.pages.push_back(learned_page(r, L, v));
     return d;
 }
 

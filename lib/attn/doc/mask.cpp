@@ -252,6 +252,131 @@ block cell_grid(const std::string& title, const cell_rows& rows, const std::stri
     return b;
 }
 
+std::string label(const lessons& L, const std::string& id) { return L.raw("mask.label." + id); }
+
+// What each convention's cell means, once, under the first grids.
+void legend_blocks(const mask_report& r, const lessons& L, doc::page& p) {
+    p.blocks.push_back(doc::prose(L.raw("mask.legend_intro")));
+    std::vector<std::pair<std::string, std::string>> legend;
+    const mask_spec& spec = r.config.spec;
+    for (const std::string& id : mask_convention_ids()) {
+        // HF's vector leaves the rest of the mask to the model: its causal part, its pattern or nothing
+        const std::string key = id != "hf" || spec.causal ? id : spec.pattern.sparse() ? "hf_pattern" : "hf_none";
+        legend.emplace_back(label(L, id), L.text("mask.meaning." + key, {{"pattern", spec_text(spec.pattern)}}));
+    }
+    p.blocks.push_back(doc::keyvalue(std::move(legend)));
+}
+
+// One batch item: the five conventions side by side, the check, and the NaN rows when there are.
+doc::page item_page(const mask_report& r, const mask_item& it, const lessons& L, bool first, bool& elided) {
+    doc::page p;
+    p.id = "item-" + std::to_string(it.b);
+    p.title = item_heading(r, it, L);
+    if (first) {
+        p.blocks.push_back(doc::prose(L.raw("mask.title"), tone::bold));
+        p.blocks.push_back(doc::banner(config_line(r, L)));
+        p.blocks.push_back(doc::gap());
+    }
+    p.blocks.push_back(doc::heading(p.title));
+    p.blocks.push_back(doc::prose(combines(r, it, L)));
+    p.blocks.push_back(doc::gap());
+    const std::string b = fmt::format("b = {}", it.b);
+    p.blocks.push_back(doc::row({cell_grid(label(L, "sdpa"), bool_cells(it.sdpa, false), "", elided),
+                                 cell_grid(label(L, "mha"), bool_cells(it.mha, true), "", elided),
+                                 cell_grid(label(L, "additive"), additive_cells(it.additive), "", elided),
+                                 cell_grid(label(L, "hf"), hf_cells(it.hf), b, elided),
+                                 cell_grid(label(L, "kpm"), kpm_cells(it.kpm), b, elided)}));
+    p.blocks.push_back(doc::gap());
+    if (first) {  // the legend once, under the first grids
+        legend_blocks(r, L, p);
+        p.blocks.push_back(doc::gap());
+    }
+    p.blocks.push_back(check_block(r, it, L));
+
+    if (!it.fully_blocked.empty()) {
+        const vars v = nan_vars(it);
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::heading(L.raw("mask.nan_title"), 2, tone::warn));
+        p.blocks.push_back(doc::prose(L.text("mask.nan_rows", v)));
+        p.blocks.push_back(doc::prose(L.text("mask.nan_softmax", v), tone::error));
+        p.blocks.push_back(doc::prose(L.raw("mask.nan_why")));
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::prose(L.raw("mask.nan_fixes")));
+        for (const char* fix : {"mask.nan_fix_finfo", "mask.nan_fix_zero", "mask.nan_fix_never"})
+            p.blocks.push_back(doc::prose(L.text(fix, v), tone::plain, "  - ", "    "));
+    }
+    return p;
+}
+
+// The sparse pattern: density, receptive field, heatmap.
+doc::page pattern_page(const mask_report& r, const lessons& L) {
+    const mask_spec& s = r.config.spec;
+    const pattern_stats& st = r.stats;
+    const mask_pattern& shown = s.pattern;
+    vars v = pattern_vars(shown, L);
+    v["pairs"] = std::to_string(st.pairs);
+    v["total"] = std::to_string(s.queries * s.keys);
+    v["density"] = fmt::format("{:.4f}", st.density);
+    v["layers"] = std::to_string(r.config.layers);
+    v["n"] = std::to_string(s.queries);
+    doc::page p;
+    p.id = "pattern";
+    p.title = L.text("mask.pattern_title", v);
+    p.blocks.push_back(doc::heading(p.title));
+    p.blocks.push_back(doc::prose(L.text("mask.pattern_density", v)));
+    p.blocks.push_back(doc::gap());
+    p.blocks.push_back(doc::prose(L.text("mask.heatmap_intro", v)));
+    p.blocks.push_back(doc::listing(heatmap(st.allowed, 48)));
+    p.blocks.push_back(doc::gap());
+    if (!st.receptive.empty()) {
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t l = 0; l < st.receptive.size(); ++l)
+            rows.push_back(
+                {std::to_string(l + 1), std::to_string(st.receptive[l]),
+                 fmt::format("{:.0f}%",
+                             100.0 * static_cast<double>(st.receptive[l]) / static_cast<double>(s.queries))});
+        p.blocks.push_back(doc::prose(L.text("mask.receptive_intro", v)));
+        p.blocks.push_back(doc::table({L.raw("mask.col_layers"), L.raw("mask.col_reach"), L.raw("mask.col_share")},
+                                      std::move(rows), "rrr"));
+        if (shown.kind == pattern_kind::window) {
+            v["formula"] = std::to_string(window_receptive_field(s.queries, shown.window, r.config.layers));
+            p.blocks.push_back(doc::prose(L.text("mask.receptive_window", v)));
+        }
+    } else {
+        p.blocks.push_back(doc::prose(L.text("mask.receptive_skipped", v), tone::dim));
+    }
+    if (!st.random_blocks.empty()) {
+        std::vector<std::string> lines;
+        for (std::size_t row = 0; row < st.random_blocks.size(); ++row)
+            lines.push_back(
+                fmt::format("  block row {}: {}", row,
+                            st.random_blocks[row].empty() ? std::string("-") : joined(st.random_blocks[row])));
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::prose(L.text("mask.random_blocks", {{"seed", std::to_string(s.pattern.seed)}})));
+        p.blocks.push_back(doc::listing(lines));
+    }
+    return p;
+}
+
+// Top-left against bottom-right alignment of the causal mask when n != m.
+doc::page alignment_page(const mask_report& r, const lessons& L, bool& elided) {
+    const mask_spec& s = r.config.spec;
+    const vars v = {{"n", std::to_string(s.queries)}, {"m", std::to_string(s.keys)}, {"align", name_of(s.align)}};
+    doc::page p;
+    p.id = "alignment";
+    p.title = L.text("mask.align_title", v);
+    p.blocks.push_back(doc::heading(p.title));
+    p.blocks.push_back(doc::gap());
+    p.blocks.push_back(doc::row(
+        {cell_grid(L.raw("mask.align_top_left"),
+                   bool_cells(causal_allowed(s.queries, s.keys, causal_align::top_left), false), "", elided),
+         cell_grid(L.raw("mask.align_bottom_right"),
+                   bool_cells(causal_allowed(s.queries, s.keys, causal_align::bottom_right), false), "", elided)}));
+    p.blocks.push_back(doc::gap());
+    p.blocks.push_back(doc::prose(L.text("mask.align_explain", v)));
+    return p;
+}
+
 }  // namespace
 
 doc::document mask_document(const mask_report& r, const lessons& L) {
@@ -260,123 +385,9 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
     d.title = L.raw("mask.doc_title");
     d.ui = doc::chrome_from(L);
     bool elided = false;
-    auto label = [&](const std::string& id) { return L.raw("mask.label." + id); };
-
-    for (const mask_item& it : r.items) {
-        const bool first = &it == &r.items.front();
-        doc::page p;
-        p.id = "item-" + std::to_string(it.b);
-        p.title = item_heading(r, it, L);
-        if (first) {
-            p.blocks.push_back(doc::prose(L.raw("mask.title"), tone::bold));
-            p.blocks.push_back(doc::banner(config_line(r, L)));
-            p.blocks.push_back(doc::gap());
-        }
-        p.blocks.push_back(doc::heading(p.title));
-        p.blocks.push_back(doc::prose(combines(r, it, L)));
-        p.blocks.push_back(doc::gap());
-        const std::string b = fmt::format("b = {}", it.b);
-        p.blocks.push_back(doc::row({cell_grid(label("sdpa"), bool_cells(it.sdpa, false), "", elided),
-                                     cell_grid(label("mha"), bool_cells(it.mha, true), "", elided),
-                                     cell_grid(label("additive"), additive_cells(it.additive), "", elided),
-                                     cell_grid(label("hf"), hf_cells(it.hf), b, elided),
-                                     cell_grid(label("kpm"), kpm_cells(it.kpm), b, elided)}));
-        p.blocks.push_back(doc::gap());
-        if (first) {  // the legend once, under the first grids
-            p.blocks.push_back(doc::prose(L.raw("mask.legend_intro")));
-            std::vector<std::pair<std::string, std::string>> legend;
-            const mask_spec& spec = r.config.spec;
-            for (const std::string& id : mask_convention_ids()) {
-                // HF's vector leaves the rest of the mask to the model: its causal part, its pattern or nothing
-                const std::string key = id != "hf" || spec.causal ? id
-                    : spec.pattern.sparse()                       ? "hf_pattern"
-                                                                  : "hf_none";
-                legend.emplace_back(label(id), L.text("mask.meaning." + key, {{"pattern", spec_text(spec.pattern)}}));
-            }
-            p.blocks.push_back(doc::keyvalue(std::move(legend)));
-            p.blocks.push_back(doc::gap());
-        }
-        p.blocks.push_back(check_block(r, it, L));
-
-        if (!it.fully_blocked.empty()) {
-            const vars v = nan_vars(it);
-            p.blocks.push_back(doc::gap());
-            p.blocks.push_back(doc::heading(L.raw("mask.nan_title"), 2, tone::warn));
-            p.blocks.push_back(doc::prose(L.text("mask.nan_rows", v)));
-            p.blocks.push_back(doc::prose(L.text("mask.nan_softmax", v), tone::error));
-            p.blocks.push_back(doc::prose(L.raw("mask.nan_why")));
-            p.blocks.push_back(doc::gap());
-            p.blocks.push_back(doc::prose(L.raw("mask.nan_fixes")));
-            for (const char* fix : {"mask.nan_fix_finfo", "mask.nan_fix_zero", "mask.nan_fix_never"})
-                p.blocks.push_back(doc::prose(L.text(fix, v), tone::plain, "  - ", "    "));
-        }
-        d.pages.push_back(std::move(p));
-    }
-
-    if (s.pattern.sparse()) {  // the pattern: density, receptive field, heatmap
-        const pattern_stats& st = r.stats;
-        const mask_pattern& shown = s.pattern;
-        vars v = pattern_vars(shown, L);
-        v["pairs"] = std::to_string(st.pairs);
-        v["total"] = std::to_string(s.queries * s.keys);
-        v["density"] = fmt::format("{:.4f}", st.density);
-        v["layers"] = std::to_string(r.config.layers);
-        v["n"] = std::to_string(s.queries);
-        doc::page p;
-        p.id = "pattern";
-        p.title = L.text("mask.pattern_title", v);
-        p.blocks.push_back(doc::heading(p.title));
-        p.blocks.push_back(doc::prose(L.text("mask.pattern_density", v)));
-        p.blocks.push_back(doc::gap());
-        p.blocks.push_back(doc::prose(L.text("mask.heatmap_intro", v)));
-        p.blocks.push_back(doc::listing(heatmap(st.allowed, 48)));
-        p.blocks.push_back(doc::gap());
-        if (!st.receptive.empty()) {
-            std::vector<std::vector<std::string>> rows;
-            for (std::size_t l = 0; l < st.receptive.size(); ++l)
-                rows.push_back(
-                    {std::to_string(l + 1), std::to_string(st.receptive[l]),
-                     fmt::format("{:.0f}%",
-                                 100.0 * static_cast<double>(st.receptive[l]) / static_cast<double>(s.queries))});
-            p.blocks.push_back(doc::prose(L.text("mask.receptive_intro", v)));
-            p.blocks.push_back(doc::table({L.raw("mask.col_layers"), L.raw("mask.col_reach"), L.raw("mask.col_share")},
-                                          std::move(rows), "rrr"));
-            if (shown.kind == pattern_kind::window) {
-                v["formula"] = std::to_string(window_receptive_field(s.queries, shown.window, r.config.layers));
-                p.blocks.push_back(doc::prose(L.text("mask.receptive_window", v)));
-            }
-        } else {
-            p.blocks.push_back(doc::prose(L.text("mask.receptive_skipped", v), tone::dim));
-        }
-        if (!st.random_blocks.empty()) {
-            std::vector<std::string> lines;
-            for (std::size_t row = 0; row < st.random_blocks.size(); ++row)
-                lines.push_back(
-                    fmt::format("  block row {}: {}", row,
-                                st.random_blocks[row].empty() ? std::string("-") : joined(st.random_blocks[row])));
-            p.blocks.push_back(doc::gap());
-            p.blocks.push_back(doc::prose(L.text("mask.random_blocks", {{"seed", std::to_string(s.pattern.seed)}})));
-            p.blocks.push_back(doc::listing(lines));
-        }
-        d.pages.push_back(std::move(p));
-    }
-
-    if (r.show_alignment) {
-        const vars v = {{"n", std::to_string(s.queries)}, {"m", std::to_string(s.keys)}, {"align", name_of(s.align)}};
-        doc::page p;
-        p.id = "alignment";
-        p.title = L.text("mask.align_title", v);
-        p.blocks.push_back(doc::heading(p.title));
-        p.blocks.push_back(doc::gap());
-        p.blocks.push_back(doc::row(
-            {cell_grid(L.raw("mask.align_top_left"),
-                       bool_cells(causal_allowed(s.queries, s.keys, causal_align::top_left), false), "", elided),
-             cell_grid(L.raw("mask.align_bottom_right"),
-                       bool_cells(causal_allowed(s.queries, s.keys, causal_align::bottom_right), false), "", elided)}));
-        p.blocks.push_back(doc::gap());
-        p.blocks.push_back(doc::prose(L.text("mask.align_explain", v)));
-        d.pages.push_back(std::move(p));
-    }
+    for (const mask_item& it : r.items) d.pages.push_back(item_page(r, it, L, &it == &r.items.front(), elided));
+    if (s.pattern.sparse()) d.pages.push_back(pattern_page(r, L));
+    if (r.show_alignment) d.pages.push_back(alignment_page(r, L, elided));
     if (elided) {
         d.pages.back().blocks.push_back(doc::gap());
         d.pages.back().blocks.push_back(doc::prose(L.raw("mask.elided"), tone::dim));

@@ -103,15 +103,15 @@ struct builder {
         return doc::field(doc::kind::code, L.raw("label.pytorch"), lines, tone::code);
     }
     block weights_map(const encoding_run& e, std::size_t head, const std::string& title) const {
-        const tensor& w = e.t.at("weights").value;
+        const tensor& w = e.t.at(step_id::weights).value;
         return doc::heatmap(title, w.dimension() == 3 ? slice(w, head) : as_matrix(w), tokens(), tokens());
     }
     bool same(double diff, double scale = 1) const {
         return diff <= tolerance(r.config.run.type) * std::max(1.0, scale);
     }
     // The size of a run's scores, outputs and rows (for same()).
-    static double scores_scale(const encoding_run& e) { return max_abs(e.t.at("scores").value); }
-    static double output_scale(const encoding_run& e) { return max_abs(e.t.at("output").value); }
+    static double scores_scale(const encoding_run& e) { return max_abs(e.t.at(step_id::scores).value); }
+    static double output_scale(const encoding_run& e) { return max_abs(e.t.at(step_id::output).value); }
 
     doc::page order() const {
         doc::page p;
@@ -231,18 +231,18 @@ struct builder {
             p.blocks.insert(p.blocks.end(), {step_mat(e, id), doc::gap()});
         p.blocks.push_back(doc::prose(L.text("positions.rope.v_untouched", v)));
         // a bound on the rows' norms: the largest entry times √d_k
-        const double norms = std::max(max_abs(e.t.at("Q_rot").value), max_abs(e.t.at("K_rot").value)) *
+        const double norms = std::max(max_abs(e.t.at(step_id::Q_rot).value), max_abs(e.t.at(step_id::K_rot).value)) *
             std::sqrt(static_cast<double>(dk));
         p.blocks.push_back(
             doc::prose(L.text(same(e.norm_diff, norms) ? "positions.rope.norms" : "positions.rope.norms_off", v)));
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.styles_title"), 2, tone::bold));
-        block mine =
-            mat(L.text("positions.rope.scores_style", {{"style", style}}), as_matrix(e.t.at("scores").value), true);
+        block mine = mat(L.text("positions.rope.scores_style", {{"style", style}}),
+                         as_matrix(e.t.at(step_id::scores).value), true);
         block other =
             mat(L.text("positions.rope.scores_style", {{"style", e.values.at("other_style")}}), e.other_scores, true);
-        other.against = as_matrix(e.t.at("scores").value);
+        other.against = as_matrix(e.t.at(step_id::scores).value);
         p.blocks.insert(p.blocks.end(), {mine, doc::gap(), other});
         p.blocks.push_back(doc::prose(L.text(
             same(e.style_diff, scores_scale(e)) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
@@ -251,9 +251,9 @@ struct builder {
         p.blocks.push_back(doc::gap());
 
         p.blocks.push_back(doc::heading(L.raw("positions.rope.shift_title"), 2, tone::bold));
-        block at0 = mat(L.raw("positions.rope.at_0"), as_matrix(e.t.at("scores").value), true);
+        block at0 = mat(L.raw("positions.rope.at_0"), as_matrix(e.t.at(step_id::scores).value), true);
         block ats = mat(L.text("positions.rope.at_s", v), e.shifted_scores, true);
-        ats.against = as_matrix(e.t.at("scores").value);
+        ats.against = as_matrix(e.t.at(step_id::scores).value);
         p.blocks.insert(p.blocks.end(), {at0, doc::gap(), ats});
         p.blocks.push_back(doc::prose(
             L.text(same(e.shift_diff, scores_scale(e)) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
@@ -282,7 +282,7 @@ struct builder {
         std::string decay = L.text("positions.rope.decay", dv);
         // The run's own scores: a pair far apart that scores higher (in |score|) than a pair next
         // to each other, when there is one.
-        const matrix<double> sc = as_matrix(e.t.at("scores").value);
+        const matrix<double> sc = as_matrix(e.t.at(step_id::scores).value);
         std::size_t fi = 0, fj = 0, ni = 0, nj = 0;
         double far_s = -1, near_s = -1;
         for (std::size_t i = 0; i < n; ++i)
@@ -341,7 +341,7 @@ struct builder {
                                       std::move(rows), "rrrr"));
         p.blocks.push_back(doc::prose(L.text(pow2 ? "positions.alibi.rule_pow2" : "positions.alibi.rule_other", v)));
         p.blocks.push_back(doc::gap());
-        const tensor& bias = e.t.at("alibi_bias").value;
+        const tensor& bias = e.t.at(step_id::alibi_bias).value;
         std::vector<block> biases = {mat(L.text("positions.alibi.bias_head", {{"head", "0"}}), slice(bias, 0), true)};
         if (h > 1)
             biases.push_back(

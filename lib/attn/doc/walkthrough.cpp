@@ -59,7 +59,7 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     std::string note_key = lesson_key(t, s) + ".note";
     // The causal note of cross-attention, worded for the run's alignment.
     bool aligned = false;
-    if (s.id == "masked_scores" && t.config.cross() && t.config.mask == mask_kind::causal &&
+    if (s.is(step_id::masked_scores) && t.config.cross() && t.config.mask == mask_kind::causal &&
         L.has(note_key + "_cross_" +
               std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left"))) {
         note_key += "_cross_" + std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left");
@@ -67,7 +67,7 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     }
     std::string note = L.text(note_key, v);
     // Elsewhere (heads, sparse patterns) causal and the patterns need the alignment said.
-    if (s.id == "masked_scores" && t.config.cross() && t.config.keys() != t.config.seq_len && !aligned &&
+    if (s.is(step_id::masked_scores) && t.config.cross() && t.config.keys() != t.config.seq_len && !aligned &&
         t.config.pattern.kind != pattern_kind::none)
         note += "\n\n" + alignment_note(t, L);
     // A sparse pattern: what stacking its layers reaches, as computed for this run (trace.cpp's
@@ -98,7 +98,7 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
                                          : "step.weights.sums_zero";
         note += "\n" + L.text(key, w);
     }
-    if (s.id == "X") note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
+    if (s.is(step_id::X)) note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
     if (s.values.count("scale_check"))
         note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
     if (s.values.count("peak_scaled"))  // what the scale changes on this run, measured
@@ -106,7 +106,7 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
             "\n" + L.text(t.config.d_k == 1 ? "step.scaled_scores.saturation_one" : "step.scaled_scores.saturation", v);
     // heads --init xavier is nn.MultiheadAttention's own init (trace/inputs.cpp), W_O included.
     const bool mha_init = t.config.multihead && t.config.init == init_kind::xavier && t.config.load_dir.empty();
-    if (s.id == "W_Q" || s.id == "W_K" || s.id == "W_V" || (s.id == "W_O" && mha_init))
+    if (s.is(step_id::W_Q) || s.is(step_id::W_K) || s.is(step_id::W_V) || (s.is(step_id::W_O) && mha_init))
         note += "\n\n" +
             L.text(std::string("step.W_Q.init_") +
                        (!t.config.load_dir.empty() ? "loaded"
@@ -149,14 +149,18 @@ struct builder {
     // steps, columns) follow positions; in cross-attention the keys are the memory's positions,
     // which the tokens do not name.
     std::vector<std::string> labels_for(const std::string& id, bool rows) const {
-        auto is = [&](std::initializer_list<const char*> ids) {
-            for (const char* x : ids)
-                if (id == x) return true;
+        const std::optional<step_id> k = parse_step_id(id);
+        auto is = [&](std::initializer_list<step_id> ids) {
+            for (step_id x : ids)
+                if (k == x) return true;
             return false;
         };
-        const bool score_like = is({"scores", "scaled_scores", "masked_scores", "weights"});
-        const bool key_side = is({"K", "V", "K_heads", "V_heads", "memory"});
-        if (rows && (score_like || is({"X", "Q", "Q_heads", "heads_output", "merged", "output"}))) return tokens();
+        const bool score_like = is({step_id::scores, step_id::scaled_scores, step_id::masked_scores, step_id::weights});
+        const bool key_side = is({step_id::K, step_id::V, step_id::K_heads, step_id::V_heads, step_id::memory});
+        if (rows &&
+            (score_like ||
+             is({step_id::X, step_id::Q, step_id::Q_heads, step_id::heads_output, step_id::merged, step_id::output})))
+            return tokens();
         if (rows && key_side) return t.config.cross() ? std::vector<std::string>{} : tokens();
         if (!rows && (score_like || id == "k_transposed"))
             return t.config.cross() ? std::vector<std::string>{} : tokens();
@@ -176,7 +180,7 @@ struct builder {
     // heatmap draws them unlike a 0% weight. Empty when the run has no mask.
     std::vector<bool> blocked_cells(std::size_t k, std::size_t rows, std::size_t cols) const {
         for (const step& s : t.steps) {
-            if (s.id != "masked_scores" || s.brief || s.value.size() < (k + 1) * rows * cols) continue;
+            if (!s.is(step_id::masked_scores) || s.brief || s.value.size() < (k + 1) * rows * cols) continue;
             std::vector<bool> out(rows * cols, false);
             bool any = false;
             for (std::size_t c = 0; c < rows * cols; ++c) {
@@ -342,8 +346,8 @@ struct builder {
                 add(extra_block(e, s.id));
                 add(gap());
             }
-        if (s.id == "weights" && s.value.dimension() == 4) heads_heatmaps(s.value);
-        if (s.id == "weights" && s.value.dimension() == 2) {
+        if (s.is(step_id::weights) && s.value.dimension() == 4) heads_heatmaps(s.value);
+        if (s.is(step_id::weights) && s.value.dimension() == 2) {
             const grid w = slice_of(s.value, 0, s.value.shape(0), s.value.shape(1));
             readings(w);
             add(gap());

@@ -1,9 +1,10 @@
-// The drill's answer parsers (see drill.hpp): what a learner types, normalised. Kept apart from
-// the question generators so that the libFuzzer harness (tests/fuzz/fuzz_answer.cpp) links them
-// alone.
+// The drill's answer parsers and grading (see drill.hpp): what a learner types, normalised, and
+// an answer folded into the progress. Kept apart from the question generators so that the
+// libFuzzer harness (tests/fuzz/fuzz_answer.cpp) links them alone.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -202,6 +203,20 @@ verdict grade(const question& q, const std::string& reply) {
 
 bool is_right(const question& q, const std::string& reply) { return grade(q, reply) == verdict::right; }
 
-// ---- generators -----------------------------------------------------------------------------
+void record(progress& p, const question& q, bool right) {
+    for (const std::string& t : q.topics) {
+        auto& ar = p.topics[t];
+        // Saturating: a count at INT_MAX stays there rather than overflowing into a file we reject.
+        if (ar.first < std::numeric_limits<int>::max()) {
+            ++ar.first;
+            if (right) ++ar.second;
+        }
+    }
+    if (q.kind == "concept" || q.kind == "bug") {
+        if (right) p.missed.erase(q.id);
+        else if (p.missed[q.id] < std::numeric_limits<int>::max())
+            ++p.missed[q.id];
+    }
+}
 
 }  // namespace attn::drill

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -64,62 +65,103 @@ std::string letter(std::size_t i) { return std::string(1, static_cast<char>('a' 
 
 }  // namespace
 
+namespace {
+
+// The table row of generator `variant` of `count`; a number outside the table is an error.
+std::size_t generator_row(int variant, int count) {
+    if (variant < 0 || variant >= count) throw error(fmt::format("drill: no generator {} (0..{})", variant, count - 1));
+    return static_cast<std::size_t>(variant);
+}
+
+// The sizes every shape question draws, in this order, before its own.
+struct shape_dims {
+    std::size_t b, n, h, d_h, d, m;
+};
+
+// 0: (batch, seq, features)
+shape_t ask_input_shape(const shape_dims& s, vars&) { return {s.b, s.n, s.d}; }
+
+// 1: Q @ Kᵀ
+shape_t ask_scores_shape(const shape_dims& s, vars& v) {
+    const shape_t q = {s.b, s.n, s.d_h};
+    v["q"] = shape_text(q);
+    return matmul_shape(q, transpose_shape(q, -2, -1));
+}
+
+// 2: weights @ V
+shape_t ask_weighted_values_shape(const shape_dims& s, vars& v) {
+    const shape_t w = {s.b, s.n, s.m}, val = {s.b, s.m, s.d_h};
+    v["w"] = shape_text(w);
+    v["v"] = shape_text(val);
+    return matmul_shape(w, val);
+}
+
+// 3: cross-attention per-head scores
+shape_t ask_cross_head_scores_shape(const shape_dims& s, vars& v) {
+    const shape_t qh = transpose_shape(view_heads_shape({s.b, s.n, s.d}, s.h), 1, 2);
+    const shape_t kh = transpose_shape(view_heads_shape({s.b, s.m, s.d}, s.h), 1, 2);
+    v["x"] = shape_text({s.b, s.n, s.d});
+    v["mem"] = shape_text({s.b, s.m, s.d});
+    return matmul_shape(qh, transpose_shape(kh, -2, -1));
+}
+
+// 4: split heads
+shape_t ask_split_heads_shape(const shape_dims& s, vars& v) {
+    v["q"] = shape_text({s.b, s.n, s.d});
+    return transpose_shape(view_heads_shape({s.b, s.n, s.d}, s.h), 1, 2);
+}
+
+// 5: merge heads
+shape_t ask_merge_heads_shape(const shape_dims& s, vars& v) {
+    const shape_t o = {s.b, s.h, s.n, s.d_h};
+    v["o"] = shape_text(o);
+    return merge_heads_shape(o);
+}
+
+// 6: one layer's K cache after t tokens, (B, h, t, d_head)
+shape_t ask_k_cache_shape(const shape_dims& s, vars& v) {
+    v["t"] = std::to_string(s.m);
+    return transpose_shape(view_heads_shape({s.b, s.m, s.d}, s.h), 1, 2);
+}
+
+// The shape generators, one row a variant (its number is its row): the topic it adds to "shapes"
+// (none: nullptr) and the function that sets its variables and computes its key. Its lesson is
+// drill.gen.shape<row>.
+struct shape_generator {
+    const char* topic;
+    shape_t (*ask)(const shape_dims&, vars&);
+};
+// clang-format off
+constexpr shape_generator shape_generators[] = {
+    {nullptr, ask_input_shape},
+    {nullptr, ask_scores_shape},
+    {nullptr, ask_weighted_values_shape},
+    {"heads", ask_cross_head_scores_shape},
+    {"heads", ask_split_heads_shape},
+    {"heads", ask_merge_heads_shape},
+    {"heads", ask_k_cache_shape},
+};
+// clang-format on
+static_assert(std::size(shape_generators) == shape_variants, "one row per shape variant");
+
+}  // namespace
+
 question gen_shape(const lessons& L, std::uint64_t seed, int variant) {
+    const shape_generator& gen = shape_generators[generator_row(variant, shape_variants)];
     rng g(seed);
-    const std::size_t b = pick(g, {1, 2, 4, 8, 16, 32, 64}), n = pick(g, {5, 7, 10, 12, 16, 20, 128, 512});
-    const std::size_t h = pick(g, {2, 4, 8, 12, 16}), d_h = pick(g, {16, 32, 64, 128});
-    const std::size_t d = h * d_h, m = n + pick(g, {3, 6, 9, 50});
-    vars v = {{"b", std::to_string(b)}, {"n", std::to_string(n)},        {"d", std::to_string(d)},
-              {"h", std::to_string(h)}, {"d_head", std::to_string(d_h)}, {"m", std::to_string(m)}};
-    const std::string key = "drill.gen.shape" + std::to_string(variant);
-    shape_t answer;
+    shape_dims s{};
+    s.b = pick(g, {1, 2, 4, 8, 16, 32, 64});
+    s.n = pick(g, {5, 7, 10, 12, 16, 20, 128, 512});
+    s.h = pick(g, {2, 4, 8, 12, 16});
+    s.d_h = pick(g, {16, 32, 64, 128});
+    s.d = s.h * s.d_h;
+    s.m = s.n + pick(g, {3, 6, 9, 50});
+    vars v = {{"b", std::to_string(s.b)}, {"n", std::to_string(s.n)},        {"d", std::to_string(s.d)},
+              {"h", std::to_string(s.h)}, {"d_head", std::to_string(s.d_h)}, {"m", std::to_string(s.m)}};
+    const shape_t answer = gen.ask(s, v);
     std::vector<std::string> topics = {"shapes"};
-    switch (variant) {
-        case 0:  // (batch, seq, features)
-            answer = {b, n, d};
-            break;
-        case 1: {  // Q @ Kᵀ
-            const shape_t q = {b, n, d_h};
-            v["q"] = shape_text(q);
-            answer = matmul_shape(q, transpose_shape(q, -2, -1));
-            break;
-        }
-        case 2: {  // weights @ V
-            const shape_t w = {b, n, m}, val = {b, m, d_h};
-            v["w"] = shape_text(w);
-            v["v"] = shape_text(val);
-            answer = matmul_shape(w, val);
-            break;
-        }
-        case 3: {  // cross-attention per-head scores
-            topics.push_back("heads");
-            const shape_t qh = transpose_shape(view_heads_shape({b, n, d}, h), 1, 2);
-            const shape_t kh = transpose_shape(view_heads_shape({b, m, d}, h), 1, 2);
-            v["x"] = shape_text({b, n, d});
-            v["mem"] = shape_text({b, m, d});
-            answer = matmul_shape(qh, transpose_shape(kh, -2, -1));
-            break;
-        }
-        case 4:  // split heads
-            topics.push_back("heads");
-            v["q"] = shape_text({b, n, d});
-            answer = transpose_shape(view_heads_shape({b, n, d}, h), 1, 2);
-            break;
-        case 5: {  // merge heads
-            topics.push_back("heads");
-            const shape_t o = {b, h, n, d_h};
-            v["o"] = shape_text(o);
-            answer = merge_heads_shape(o);
-            break;
-        }
-        default: {  // variant 6: one layer's K cache after t tokens, (B, h, t, d_head)
-            topics.push_back("heads");
-            v["t"] = std::to_string(m);
-            answer = transpose_shape(view_heads_shape({b, m, d}, h), 1, 2);
-            break;
-        }
-    }
-    question q = from_lessons(L, key, "shape", topics, v);
+    if (gen.topic) topics.emplace_back(gen.topic);
+    question q = from_lessons(L, "drill.gen.shape" + std::to_string(variant), "shape", topics, v);
     q.shape = answer;
     q.answer = shape_text(answer);
     q.id = fmt::format("shape{}.{:x}", variant, seed & 0xffffff);
@@ -128,214 +170,234 @@ question gen_shape(const lessons& L, std::uint64_t seed, int variant) {
 
 namespace {
 
-// One draw of numeric question `variant` from g. A question that asks for a number of decimals
-// (decimals ≥ 0 in the result) keys the exact value rounded to them; the others key the value
-// itself (integers, or sizes graded within 1%).
-question numeric_draw(const lessons& L, rng& g, std::uint64_t seed, int variant) {
+// What one numeric generator draws: the lesson's variables and the key. A question that asks for
+// a number of decimals sets `exact` with round_to(); the others set `answer` itself (integers, or
+// sizes graded within 1%).
+struct numeric_draw {
     vars v;
-    const std::string key = "drill.gen.numeric" + std::to_string(variant);
-    double answer = 0, tolerance = 0, exact = 0;
+    double answer = 0, exact = 0, tolerance = 0;
     int decimals = 2;
     bool rounded = false;  // the prompt asks for `decimals` decimals
     std::string unit;  // sizes: the unit the prompt asks for
-    std::vector<std::string> topics = {"numeric"};
-    switch (variant) {
-        case 0: {  // one weight of a softmax, from the library's softmax
-            topics.push_back("softmax");
-            matrix<double> s = xt::empty<double>({std::size_t{1}, std::size_t{3}});
-            std::string list;
-            for (std::size_t j = 0; j < 3; ++j) {
-                s(0, j) = static_cast<double>(static_cast<long>(g.below(7)) - 2) * 0.5;  // -1.0 .. 2.0
-                list += (j ? ", " : "") + num_text(s(0, j), 1);
-            }
-            const std::size_t k = g.below(3);
-            v["values"] = list;
-            v["k"] = std::to_string(k);
-            exact = softmax_rows(s)(0, k);
-            rounded = true;
-            tolerance = 0.01;
-            break;
-        }
-        case 1: {  // √d_k
-            topics.push_back("scaling");
-            const std::size_t dk = pick(g, {8, 16, 32, 48, 64, 80, 96, 128});
-            v["d_k"] = std::to_string(dk);
-            exact = std::sqrt(static_cast<double>(dk));
-            rounded = true;
-            tolerance = 0.01;
-            break;
-        }
-        case 2: {  // Var(q·k) = Σ Var(q_i k_i) = d_k · 1 for independent unit-variance entries
-            topics.push_back("scaling");
-            const std::size_t dk = pick(g, {16, 32, 64, 128, 256, 512});
-            v["d_k"] = std::to_string(dk);
-            double var = 0;
-            for (std::size_t i = 0; i < dk; ++i) var += 1.0 * 1.0;  // Var(q_i k_i) = E[q_i²] E[k_i²]
-            answer = var;
-            break;
-        }
-        case 3: {  // one n×n score matrix, in MiB
-            topics.push_back("memory");
-            const std::size_t n = pick(g, {1024, 2048, 4096, 8192, 16384, 32768});
-            const bool half = g.below(2) == 0;
-            v["n"] = std::to_string(n);
-            v["dtype"] = half ? "fp16" : "fp32";
-            answer = static_cast<double>(n) * static_cast<double>(n) * (half ? 2 : 4) / (1024.0 * 1024.0);
-            tolerance = answer * 0.01;
-            unit = "MiB";
-            break;
-        }
-        case 4: {  // parameters of multi-head attention with biases: four (d, d) weights and four (d,) biases
-            topics.push_back("heads");
-            const std::size_t h = pick(g, {4, 8, 12, 16}), d = h * pick(g, {32, 64, 128});
-            v["d"] = std::to_string(d);
-            v["h"] = std::to_string(h);
-            const std::vector<shape_t> params = {{d, d}, {d, d}, {d, d}, {d, d}, {d}, {d}, {d}, {d}};
-            for (const shape_t& p : params) {
-                double count = 1;
-                for (std::size_t x : p) count *= static_cast<double>(x);
-                answer += count;
-            }
-            break;
-        }
-        case 6: {  // MLA cache per token: layers · (d_c + d_r) · 2 bytes
-            topics.push_back("kvcache");
-            const std::size_t d_c = pick(g, {256, 512, 1024}), d_r = pick(g, {32, 64, 128}),
-                              layers = pick(g, {24, 32, 60});
-            v["d_c"] = std::to_string(d_c);
-            v["d_r"] = std::to_string(d_r);
-            v["layers"] = std::to_string(layers);
-            answer = static_cast<double>(layers * (d_c + d_r) * 2);
-            decimals = 0;
-            unit = "B";
-            break;
-        }
-        case 7: {  // linear against softmax attention: 4·n²·d = 4·n·d² at n = d
-            topics.push_back("complexity");
-            const std::size_t d = pick(g, {32, 64, 96, 128, 256});
-            v["d"] = std::to_string(d);
-            answer = static_cast<double>(d);
-            decimals = 0;
-            break;
-        }
-        case 8: {  // RoPE: θ_i = base^(−2i/d) for a given base, d and i
-            topics.push_back("positions");
-            const double base = static_cast<double>(pick(g, {10000, 500000}));
-            const std::size_t d = pick(g, {8, 16, 64, 128}), i = g.below(std::min<std::size_t>(d / 2, 8));
-            v["base"] = fmt::format("{:g}", base);
-            v["d"] = std::to_string(d);
-            v["i"] = std::to_string(i);
-            exact = rope_theta(i, d, base);
-            rounded = true;
-            tolerance = 1e-4;
-            decimals = 4;
-            break;
-        }
-        case 9: {  // ALiBi: the slope of head k of h (the paper's rule, non-powers of 2 included)
-            topics.push_back("positions");
-            const std::size_t h = pick(g, {4, 8, 12, 16}), k = g.below(h);
-            v["h"] = std::to_string(h);
-            v["k"] = std::to_string(k);
-            std::size_t p2 = 1;
-            while (p2 * 2 <= h) p2 *= 2;
-            v["p"] = std::to_string(p2);
-            v["twice"] = std::to_string(2 * p2);
-            exact = alibi_slopes(h)[k];
-            rounded = true;
-            tolerance = 1e-4;
-            decimals = 4;
-            break;
-        }
-        case 10: {  // RoPE: the rotation angle of pair i at position p, in radians
-            topics.push_back("positions");
-            const std::size_t d = pick(g, {8, 16, 64}), i = g.below(3), p = 1 + g.below(50);
-            v["d"] = std::to_string(d);
-            v["i"] = std::to_string(i);
-            v["p"] = std::to_string(p);
-            exact = static_cast<double>(p) * rope_theta(i, d, 10000.0);
-            rounded = true;
-            tolerance = 1e-3;
-            decimals = 3;
-            break;
-        }
-        case 11: {  // padding waste of one batch padded to its longest: the score entries, 1 − Σℓ²/(B·T²)
-            topics.push_back("batching");
-            const std::size_t b = 3 + g.below(3);
-            std::vector<std::size_t> lengths;
-            for (std::size_t i = 0; i < b; ++i) lengths.push_back(2 * (1 + g.below(8)));  // 2 .. 16, even
-            const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
-            std::string list, csv, squares;
-            double real = 0;
-            for (std::size_t i = 0; i < b; ++i) {
-                list += (i ? ", " : "") + std::to_string(lengths[i]);
-                csv += (i ? "," : "") + std::to_string(lengths[i]);
-                squares += (i ? " + " : "") + std::to_string(lengths[i] * lengths[i]);
-                real += static_cast<double>(lengths[i] * lengths[i]);
-            }
-            v["b"] = std::to_string(b);
-            v["lengths"] = list;
-            v["csv"] = csv;
-            v["t"] = std::to_string(longest);
-            v["squares"] = squares;
-            v["real"] = num_text(real, 0);
-            v["total"] = std::to_string(b * longest * longest);
-            exact = score_padding_waste(lengths);
-            rounded = true;
-            tolerance = 0.001;
-            decimals = 3;
-            break;
-        }
-        case 12: {  // the density of a causal sliding window: Σ_i min(i + 1, W) / n²
-            topics.push_back("sparse");
-            const std::size_t n = pick(g, {16, 64, 256, 1024}), w = pick(g, {2, 4, 8, 16, 64, 256});
-            const std::size_t ww = std::min(w, n / 2);  // a window shorter than the sequence
-            v["w"] = std::to_string(ww);
-            v["n"] = std::to_string(n);
-            exact = window_density(n, ww);
-            rounded = true;
-            tolerance = 1e-4;
-            decimals = 4;
-            break;
-        }
-        case 13: {  // the receptive field of L stacked windows: L·(W − 1) + 1
-            topics.push_back("sparse");
-            const std::size_t w = pick(g, {3, 4, 8, 128, 512, 4096}), l = pick(g, {2, 4, 12, 32});
-            v["w"] = std::to_string(w);
-            v["l"] = std::to_string(l);
-            v["w1"] = std::to_string(w - 1);
-            answer = static_cast<double>(window_receptive_field(std::size_t{1} << 40, w, l));
-            decimals = 0;
-            break;
-        }
-        default: {  // variant 5: KV cache of a whole model, in MiB: K and V for every layer
-            topics.push_back("kvcache");
-            const std::size_t layers = pick(g, {12, 24, 32}), b = pick(g, {1, 4, 8}), t = pick(g, {1024, 2048, 4096});
-            const std::size_t d = pick(g, {768, 1024, 4096});
-            v["layers"] = std::to_string(layers);
-            v["b"] = std::to_string(b);
-            v["t"] = std::to_string(t);
-            v["d"] = std::to_string(d);
-            answer = 2.0 * static_cast<double>(layers * b * t * d) * 2 / (1024.0 * 1024.0);  // fp16: 2 bytes
-            tolerance = answer * 0.01;
-            unit = "MiB";
-            decimals = 1;
-            break;
-        }
+};
+
+// The key is `exact` rounded to `decimals` decimals, graded within `tolerance`.
+void round_to(numeric_draw& d, double exact, int decimals, double tolerance) {
+    d.exact = exact;
+    d.rounded = true;
+    d.decimals = decimals;
+    d.tolerance = tolerance;
+}
+
+// A size in MiB, graded within 1%, shown with `decimals` decimals.
+void size_in_mib(numeric_draw& d, double mib, int decimals) {
+    d.answer = mib;
+    d.tolerance = mib * 0.01;
+    d.unit = "MiB";
+    d.decimals = decimals;
+}
+
+// 0: one weight of a softmax, from the library's softmax
+void draw_softmax_weight(rng& g, numeric_draw& d) {
+    matrix<double> s = xt::empty<double>({std::size_t{1}, std::size_t{3}});
+    std::string list;
+    for (std::size_t j = 0; j < 3; ++j) {
+        s(0, j) = static_cast<double>(static_cast<long>(g.below(7)) - 2) * 0.5;  // -1.0 .. 2.0
+        list += (j ? ", " : "") + num_text(s(0, j), 1);
     }
-    if (rounded) {
-        const double scale = std::pow(10.0, decimals);
-        answer = std::round(exact * scale) / scale;
+    const std::size_t k = g.below(3);
+    d.v["values"] = list;
+    d.v["k"] = std::to_string(k);
+    round_to(d, softmax_rows(s)(0, k), 2, 0.01);
+}
+
+// 1: √d_k
+void draw_sqrt_dk(rng& g, numeric_draw& d) {
+    const std::size_t dk = pick(g, {8, 16, 32, 48, 64, 80, 96, 128});
+    d.v["d_k"] = std::to_string(dk);
+    round_to(d, std::sqrt(static_cast<double>(dk)), 2, 0.01);
+}
+
+// 2: Var(q·k) = Σ Var(q_i k_i) = d_k · 1 for independent unit-variance entries
+void draw_score_variance(rng& g, numeric_draw& d) {
+    const std::size_t dk = pick(g, {16, 32, 64, 128, 256, 512});
+    d.v["d_k"] = std::to_string(dk);
+    double var = 0;
+    for (std::size_t i = 0; i < dk; ++i) var += 1.0 * 1.0;  // Var(q_i k_i) = E[q_i²] E[k_i²]
+    d.answer = var;
+}
+
+// 3: one n×n score matrix, in MiB
+void draw_score_matrix_mib(rng& g, numeric_draw& d) {
+    const std::size_t n = pick(g, {1024, 2048, 4096, 8192, 16384, 32768});
+    const bool half = g.below(2) == 0;
+    d.v["n"] = std::to_string(n);
+    d.v["dtype"] = half ? "fp16" : "fp32";
+    size_in_mib(d, static_cast<double>(n) * static_cast<double>(n) * (half ? 2 : 4) / (1024.0 * 1024.0), 2);
+}
+
+// 4: parameters of multi-head attention with biases: four (d, d) weights and four (d,) biases
+void draw_mha_parameters(rng& g, numeric_draw& d) {
+    const std::size_t h = pick(g, {4, 8, 12, 16}), dm = h * pick(g, {32, 64, 128});
+    d.v["d"] = std::to_string(dm);
+    d.v["h"] = std::to_string(h);
+    const std::vector<shape_t> params = {{dm, dm}, {dm, dm}, {dm, dm}, {dm, dm}, {dm}, {dm}, {dm}, {dm}};
+    for (const shape_t& p : params) {
+        double count = 1;
+        for (std::size_t x : p) count *= static_cast<double>(x);
+        d.answer += count;
+    }
+}
+
+// 5: KV cache of a whole model, in MiB: K and V for every layer
+void draw_model_kv_cache_mib(rng& g, numeric_draw& d) {
+    const std::size_t layers = pick(g, {12, 24, 32}), b = pick(g, {1, 4, 8}), t = pick(g, {1024, 2048, 4096});
+    const std::size_t dm = pick(g, {768, 1024, 4096});
+    d.v["layers"] = std::to_string(layers);
+    d.v["b"] = std::to_string(b);
+    d.v["t"] = std::to_string(t);
+    d.v["d"] = std::to_string(dm);
+    size_in_mib(d, 2.0 * static_cast<double>(layers * b * t * dm) * 2 / (1024.0 * 1024.0), 1);  // fp16: 2 bytes
+}
+
+// 6: MLA cache per token: layers · (d_c + d_r) · 2 bytes
+void draw_mla_cache_bytes(rng& g, numeric_draw& d) {
+    const std::size_t d_c = pick(g, {256, 512, 1024}), d_r = pick(g, {32, 64, 128}), layers = pick(g, {24, 32, 60});
+    d.v["d_c"] = std::to_string(d_c);
+    d.v["d_r"] = std::to_string(d_r);
+    d.v["layers"] = std::to_string(layers);
+    d.answer = static_cast<double>(layers * (d_c + d_r) * 2);
+    d.decimals = 0;
+    d.unit = "B";
+}
+
+// 7: linear against softmax attention: 4·n²·d = 4·n·d² at n = d
+void draw_linear_break_even(rng& g, numeric_draw& d) {
+    const std::size_t dm = pick(g, {32, 64, 96, 128, 256});
+    d.v["d"] = std::to_string(dm);
+    d.answer = static_cast<double>(dm);
+    d.decimals = 0;
+}
+
+// 8: RoPE: θ_i = base^(−2i/d) for a given base, d and i
+void draw_rope_theta(rng& g, numeric_draw& d) {
+    const double base = static_cast<double>(pick(g, {10000, 500000}));
+    const std::size_t dm = pick(g, {8, 16, 64, 128}), i = g.below(std::min<std::size_t>(dm / 2, 8));
+    d.v["base"] = fmt::format("{:g}", base);
+    d.v["d"] = std::to_string(dm);
+    d.v["i"] = std::to_string(i);
+    round_to(d, rope_theta(i, dm, base), 4, 1e-4);
+}
+
+// 9: ALiBi: the slope of head k of h (the paper's rule, non-powers of 2 included)
+void draw_alibi_slope(rng& g, numeric_draw& d) {
+    const std::size_t h = pick(g, {4, 8, 12, 16}), k = g.below(h);
+    d.v["h"] = std::to_string(h);
+    d.v["k"] = std::to_string(k);
+    std::size_t p2 = 1;
+    while (p2 * 2 <= h) p2 *= 2;
+    d.v["p"] = std::to_string(p2);
+    d.v["twice"] = std::to_string(2 * p2);
+    round_to(d, alibi_slopes(h)[k], 4, 1e-4);
+}
+
+// 10: RoPE: the rotation angle of pair i at position p, in radians
+void draw_rope_angle(rng& g, numeric_draw& d) {
+    const std::size_t dm = pick(g, {8, 16, 64}), i = g.below(3), p = 1 + g.below(50);
+    d.v["d"] = std::to_string(dm);
+    d.v["i"] = std::to_string(i);
+    d.v["p"] = std::to_string(p);
+    round_to(d, static_cast<double>(p) * rope_theta(i, dm, 10000.0), 3, 1e-3);
+}
+
+// 11: padding waste of one batch padded to its longest: the score entries, 1 − Σℓ²/(B·T²)
+void draw_padding_waste(rng& g, numeric_draw& d) {
+    const std::size_t b = 3 + g.below(3);
+    std::vector<std::size_t> lengths;
+    for (std::size_t i = 0; i < b; ++i) lengths.push_back(2 * (1 + g.below(8)));  // 2 .. 16, even
+    const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+    std::string list, csv, squares;
+    double real = 0;
+    for (std::size_t i = 0; i < b; ++i) {
+        list += (i ? ", " : "") + std::to_string(lengths[i]);
+        csv += (i ? "," : "") + std::to_string(lengths[i]);
+        squares += (i ? " + " : "") + std::to_string(lengths[i] * lengths[i]);
+        real += static_cast<double>(lengths[i] * lengths[i]);
+    }
+    d.v["b"] = std::to_string(b);
+    d.v["lengths"] = list;
+    d.v["csv"] = csv;
+    d.v["t"] = std::to_string(longest);
+    d.v["squares"] = squares;
+    d.v["real"] = num_text(real, 0);
+    d.v["total"] = std::to_string(b * longest * longest);
+    round_to(d, score_padding_waste(lengths), 3, 0.001);
+}
+
+// 12: the density of a causal sliding window: Σ_i min(i + 1, W) / n²
+void draw_window_density(rng& g, numeric_draw& d) {
+    const std::size_t n = pick(g, {16, 64, 256, 1024}), w = pick(g, {2, 4, 8, 16, 64, 256});
+    const std::size_t ww = std::min(w, n / 2);  // a window shorter than the sequence
+    d.v["w"] = std::to_string(ww);
+    d.v["n"] = std::to_string(n);
+    round_to(d, window_density(n, ww), 4, 1e-4);
+}
+
+// 13: the receptive field of L stacked windows: L·(W − 1) + 1
+void draw_receptive_field(rng& g, numeric_draw& d) {
+    const std::size_t w = pick(g, {3, 4, 8, 128, 512, 4096}), l = pick(g, {2, 4, 12, 32});
+    d.v["w"] = std::to_string(w);
+    d.v["l"] = std::to_string(l);
+    d.v["w1"] = std::to_string(w - 1);
+    d.answer = static_cast<double>(window_receptive_field(std::size_t{1} << 40, w, l));
+    d.decimals = 0;
+}
+
+// The numeric generators, one row a variant (its number is its row): the topic it adds to
+// "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
+struct numeric_generator {
+    const char* topic;
+    void (*draw)(rng&, numeric_draw&);
+};
+// clang-format off
+constexpr numeric_generator numeric_generators[] = {
+    {"softmax",    draw_softmax_weight},
+    {"scaling",    draw_sqrt_dk},
+    {"scaling",    draw_score_variance},
+    {"memory",     draw_score_matrix_mib},
+    {"heads",      draw_mha_parameters},
+    {"kvcache",    draw_model_kv_cache_mib},
+    {"kvcache",    draw_mla_cache_bytes},
+    {"complexity", draw_linear_break_even},
+    {"positions",  draw_rope_theta},
+    {"positions",  draw_alibi_slope},
+    {"positions",  draw_rope_angle},
+    {"batching",   draw_padding_waste},
+    {"sparse",     draw_window_density},
+    {"sparse",     draw_receptive_field},
+};
+// clang-format on
+static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
+
+// One draw of numeric question `variant` from g.
+question numeric_question(const lessons& L, rng& g, std::uint64_t seed, int variant) {
+    const numeric_generator& gen = numeric_generators[generator_row(variant, numeric_variants)];
+    numeric_draw d;
+    gen.draw(g, d);
+    if (d.rounded) {
+        const double scale = std::pow(10.0, d.decimals);
+        d.answer = std::round(d.exact * scale) / scale;
     } else {
-        exact = answer;
+        d.exact = d.answer;
     }
-    v["answer"] = num_text(answer, decimals);
-    question q = from_lessons(L, key, "numeric", topics, v);
-    q.number = answer;
-    q.exact = exact;
-    q.decimals = rounded ? decimals : -1;
-    q.tolerance = tolerance;
-    q.unit = unit;
-    q.answer = num_text(answer, decimals);
+    d.v["answer"] = num_text(d.answer, d.decimals);
+    question q = from_lessons(L, "drill.gen.numeric" + std::to_string(variant), "numeric", {"numeric", gen.topic}, d.v);
+    q.number = d.answer;
+    q.exact = d.exact;
+    q.decimals = d.rounded ? d.decimals : -1;
+    q.tolerance = d.tolerance;
+    q.unit = d.unit;
+    q.answer = num_text(d.answer, d.decimals);
     q.id = fmt::format("numeric{}.{:x}", variant, seed & 0xffffff);
     return q;
 }
@@ -354,7 +416,7 @@ question gen_numeric(const lessons& L, std::uint64_t seed, int variant) {
     // has two answers, 0.0312 (half to even) and 0.0313 (half up): draw again from the same
     // stream. Ties are rare (a few in ten thousand), so this ends at once.
     for (;;) {
-        question q = numeric_draw(L, g, seed, variant);
+        question q = numeric_question(L, g, seed, variant);
         if (!rounding_tie(q.exact, q.decimals)) return q;
     }
 }

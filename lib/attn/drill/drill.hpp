@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/io/lessons.hpp"
+#include "attn/io/progress.hpp"
 
 namespace attn::drill {
 
@@ -53,13 +54,9 @@ enum class verdict { right, wrong, unreadable };
 verdict grade(const question& q, const std::string& reply);
 bool is_right(const question& q, const std::string& reply);
 
-// What the learner has done so far, to favour weak topics and missed questions.
-struct progress {
-    std::map<std::string, std::pair<int, int>> topics;  // topic -> (asked, right)
-    std::map<std::string, int> missed;  // question id -> times missed (not yet answered right)
-    std::vector<std::string> sessions;  // "2026-11-29T10:00Z 7/10"
-    std::vector<std::string> exercises;  // passed `check`s: "sdpa seed 5 2026-12-01T10:00:00Z 12.5/20 min"
-};
+// What the learner has done so far (io/progress.hpp keeps it in its file) favours weak topics and
+// missed questions. Folds one answered question into it.
+void record(progress& p, const question& q, bool right);
 
 // The questions of one session, in order. Depends only on (seed, count, topic) and `p`;
 // with p == nullptr (--no-save) only on the first three, on any machine.

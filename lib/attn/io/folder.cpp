@@ -28,16 +28,30 @@ std::string english(failure::kind k) {
     return "";
 }
 
+// The signal a handler noted while a folder was being written (0: none).
+volatile std::sig_atomic_t folder_noted_signal = 0;
+void folder_note_signal(int sig) { folder_noted_signal = sig; }
+
 // Holds SIGINT, SIGTERM, SIGHUP and SIGQUIT until the folder is whole (or restored), and turns a
-// file size limit into EFBIG instead of a kill.
+// file size limit into EFBIG instead of a kill. The mask covers this thread only: a signal sent to
+// the process may go to another thread (OpenBLAS starts its own when it is loaded), so a handler
+// notes it there, and it is raised again once the folder is whole.
 struct signals_held {
+    static constexpr int held[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     sigset_t old{};
     struct sigaction old_xfsz {};
+    struct sigaction old_held[4]{};
     signals_held() {
+        folder_noted_signal = 0;
         sigset_t s;
         sigemptyset(&s);
-        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&s, sig);
+        for (int sig : held) sigaddset(&s, sig);
         pthread_sigmask(SIG_BLOCK, &s, &old);
+        struct sigaction note {};
+        note.sa_handler = folder_note_signal;
+        note.sa_mask = s;
+        note.sa_flags = SA_RESTART;
+        for (int i = 0; i < 4; ++i) sigaction(held[i], &note, &old_held[i]);
         struct sigaction ign {};
         ign.sa_handler = SIG_IGN;
         sigemptyset(&ign.sa_mask);
@@ -45,7 +59,9 @@ struct signals_held {
     }
     ~signals_held() {
         sigaction(SIGXFSZ, &old_xfsz, nullptr);
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        for (int i = 0; i < 4; ++i) sigaction(held[i], &old_held[i], nullptr);
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);  // one held for this thread comes now
+        if (folder_noted_signal) ::raise(folder_noted_signal);
     }
     signals_held(const signals_held&) = delete;
     signals_held& operator=(const signals_held&) = delete;
@@ -252,7 +268,7 @@ private:
     // Writes `bytes` to a new hidden temporary in folder `d`; returns its name.
     std::string write_temp(int d, const std::string& leaf, const std::string& bytes, const std::string& shown) {
         for (int attempt = 0;; ++attempt) {
-            const std::string tmp = "." + leaf + ".tmp-" + random_suffix();
+            std::string tmp = "." + leaf + ".tmp-" + random_suffix();
             const int fd = ::openat(d, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
             if (fd < 0) {
                 if (errno == EEXIST && attempt < 100) continue;

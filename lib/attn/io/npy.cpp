@@ -17,6 +17,8 @@
 #include <system_error>
 #include <utility>
 
+#include "attn/core/shapes.hpp"
+
 namespace attn::npy {
 
 namespace {
@@ -65,17 +67,6 @@ std::string printable(const std::string& s) {
         }
     }
     if (s.size() > max_shown) out += "...";
-    return out;
-}
-
-std::string shape_repr(const std::vector<std::size_t>& shape) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (i > 0) out += ", ";
-        out += std::to_string(shape[i]);
-    }
-    if (shape.size() == 1) out += ",";
-    out += ")";
     return out;
 }
 
@@ -434,7 +425,7 @@ array parse_impl(const std::string& bytes, const std::string& name) {
     const std::size_t item = item_size(info);
     const std::size_t have = bytes.size() - data_start;
     const std::string what =
-        "header says shape " + shape_repr(info.shape) + " " + (info.half ? "float16" : dtype_name(info.type));
+        "header says shape " + shape_text(info.shape) + " " + (info.half ? "float16" : dtype_name(info.type));
     std::size_t count = 0;
     std::size_t need = 0;
     if (!element_count(info.shape, count) || mul_overflows(count, item, need)) {
@@ -509,22 +500,22 @@ std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vec
                            const std::string& name) {
     std::size_t count = 0;
     if (!element_count(shape, count)) {
-        throw error(name + ": shape " + shape_repr(shape) + " has too many elements to write");
+        throw error(name + ": shape " + shape_text(shape) + " has too many elements to write");
     }
     if (count != data.size()) {
-        throw error(name + ": shape " + shape_repr(shape) + " needs " + std::to_string(count) + " values but " +
+        throw error(name + ": shape " + shape_text(shape) + " needs " + std::to_string(count) + " values but " +
                     std::to_string(data.size()) + " were given");
     }
     const std::size_t item = dtype_size(type);
     std::size_t data_bytes = 0;
     if (mul_overflows(count, item, data_bytes)) {
-        throw error(name + ": shape " + shape_repr(shape) + " is too large to write");
+        throw error(name + ": shape " + shape_text(shape) + " is too large to write");
     }
 
     // Same text and padding as numpy.lib.format._write_array_header (numpy 1.24).
     std::string dict = "{'descr': '";
     dict += type == dtype::float32 ? "<f4" : "<f8";
-    dict += "', 'fortran_order': False, 'shape': " + shape_repr(shape) + ", }";
+    dict += "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
     if (!shape.empty()) {
         const std::size_t digits = std::to_string(shape[0]).size();
         const std::size_t growth = 21;  // numpy's GROWTH_AXIS_MAX_DIGITS
@@ -540,7 +531,7 @@ std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vec
         padlen = align - ((magic_len + 2 + len_width + hlen) % align);
         major = 2;
     }
-    if (hlen + padlen > 0xffffffffu) throw error(name + ": shape " + shape_repr(shape) + " has too many dimensions");
+    if (hlen + padlen > 0xffffffffu) throw error(name + ": shape " + shape_text(shape) + " has too many dimensions");
 
     std::string out;
     try {

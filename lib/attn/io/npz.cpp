@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <zip.h>
 
+#include "attn/core/shapes.hpp"
+
 namespace attn::npz {
 
 namespace {
@@ -64,17 +66,11 @@ std::string duplicate_name(int fd, std::size_t file_size) {
     for (std::size_t at = 0; at + 46 <= cd.size() && cd.compare(at, 4, "PK\x01\x02", 4) == 0;) {
         const std::size_t name_len = le(cd, at + 28, 2), extra = le(cd, at + 30, 2), comment = le(cd, at + 32, 2);
         if (at + 46 + name_len > cd.size()) break;
-        const std::string name = cd.substr(at + 46, name_len);
+        std::string name = cd.substr(at + 46, name_len);
         if (!seen.insert(name).second) return name;
         at += 46 + name_len + extra + comment;
     }
     return "";
-}
-
-std::string shape_text(const std::vector<std::size_t>& shape) {
-    std::string s = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + (shape.size() == 1 ? ",)" : ")");
 }
 
 std::string member_error(zip_file_t* zf) {
@@ -97,9 +93,9 @@ bool read_more(zip_file_t* zf, std::string& data, std::size_t size) {
     return true;
 }
 
-}  // namespace
-
-std::map<std::string, npy::array> read(const std::string& path, std::size_t max_bytes, std::size_t max_elements) {
+// Opens `path` as a zip archive: a regular, non-empty file of at most max_bytes. The archive owns
+// the descriptor.
+archive_ptr open_archive(const std::string& path, std::size_t max_bytes) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) throw npy::error("cannot open " + path + ": no such file");
@@ -131,7 +127,60 @@ std::map<std::string, npy::array> read(const std::string& path, std::size_t max_
         zip_error_fini(&err);
         throw npy::error(path + ": not a readable .npz (zip) archive: " + why);
     }
-    const archive_ptr archive(za);  // owns fd from here on
+    return archive_ptr(za);
+}
+
+// pass 1: the .npy header alone (into `data`, parsed into `h`), checked before any data is inflated.
+void read_member_header(zip_file_t* member, std::size_t size, const std::string& where, std::size_t max_elements,
+                        std::string& data, npy::header& h) {
+    for (std::size_t need = 16;;) {
+        const std::size_t want = std::min<std::size_t>(need, size);
+        if (want > data.size() && !read_more(member, data, want - data.size()))
+            throw npy::error(where + ": truncated or corrupt member: " + member_error(member));
+        need = npy::read_header(data, where, h);
+        if (need == 0) break;
+        if (need > (std::size_t{1} << 20)) throw npy::error(where + ": the .npy header is too long; " + resave);
+        if (data.size() >= std::min<std::size_t>(need, size)) {
+            (void)npy::parse(data, where);  // the member ends inside its header: says where
+            throw npy::error(where + ": truncated header; " + resave);
+        }
+    }
+    if (h.count > max_elements)
+        throw npy::error(
+            where + ": its header promises shape " + shape_text(h.shape) + ", " +
+            (h.count == std::numeric_limits<std::size_t>::max() ? std::string("too many") : std::to_string(h.count)) +
+            " elements, more than the answers here can hold (at most " + std::to_string(max_elements) +
+            "): save this exercise's answers");
+}
+
+// pass 2: the data, never beyond what the header promises; then to the end (the CRC-32 check).
+void read_member_data(zip_file_t* member, std::size_t size, const npy::header& h, const std::string& where,
+                      std::string& data) {
+    const std::size_t max = std::numeric_limits<std::size_t>::max();
+    const std::size_t promised = h.data_bytes > max - h.data_offset ? max : h.data_offset + h.data_bytes;
+    if (size > promised)
+        throw npy::error(where + ": trailing bytes: its header promises shape " + shape_text(h.shape) + " = " +
+                         std::to_string(promised) + " bytes but the member holds " + std::to_string(size) + "; " +
+                         resave);
+    if (size > data.size() && !read_more(member, data, size - data.size()))
+        throw npy::error(where + ": truncated or corrupt member: " + member_error(member));
+    if (data.size() < size) throw npy::error(where + ": truncated or corrupt member: it ends before its size");
+    char extra = 0;
+    const zip_int64_t tail = zip_fread(member, &extra, 1);
+    if (tail < 0) {
+        const zip_error_t* e = zip_file_get_error(member);
+        if (e && zip_error_code_zip(e) == ZIP_ER_CRC)
+            throw npy::error(where + ": its CRC-32 does not match its bytes: the archive is corrupt; " + resave);
+        throw npy::error(where + ": truncated or corrupt member: " + member_error(member));
+    }
+    if (tail > 0) throw npy::error(where + ": the member holds more bytes than its size says; " + resave);
+}
+
+}  // namespace
+
+std::map<std::string, npy::array> read(const std::string& path, std::size_t max_bytes, std::size_t max_elements) {
+    const archive_ptr archive = open_archive(path, max_bytes);
+    zip_t* za = archive.get();
     std::map<std::string, npy::array> out;
     const zip_int64_t count = zip_get_num_entries(za, 0);
     std::size_t total = 0;
@@ -150,47 +199,10 @@ std::map<std::string, npy::array> read(const std::string& path, std::size_t max_
             throw npy::error(where + ": too large once uncompressed");
         const member_ptr member(zip_fopen_index(za, static_cast<zip_uint64_t>(i), 0));
         if (!member) throw npy::error(where + ": cannot open the member: " + zip_strerror(za));
-        // pass 1: the .npy header alone, checked before any data is inflated
         std::string data;
         npy::header h;
-        for (std::size_t need = 16;;) {
-            const std::size_t want = std::min<std::size_t>(need, static_cast<std::size_t>(zs.size));
-            if (want > data.size() && !read_more(member.get(), data, want - data.size()))
-                throw npy::error(where + ": truncated or corrupt member: " + member_error(member.get()));
-            need = npy::read_header(data, where, h);
-            if (need == 0) break;
-            if (need > (std::size_t{1} << 20)) throw npy::error(where + ": the .npy header is too long; " + resave);
-            if (data.size() >= std::min<std::size_t>(need, static_cast<std::size_t>(zs.size))) {
-                (void)npy::parse(data, where);  // the member ends inside its header: says where
-                throw npy::error(where + ": truncated header; " + resave);
-            }
-        }
-        if (h.count > max_elements)
-            throw npy::error(where + ": its header promises shape " + shape_text(h.shape) + ", " +
-                             (h.count == std::numeric_limits<std::size_t>::max() ? std::string("too many")
-                                                                                 : std::to_string(h.count)) +
-                             " elements, more than the answers here can hold (at most " + std::to_string(max_elements) +
-                             "): save this exercise's answers");
-        // pass 2: the data, never beyond what the header promises; then to the end (the CRC-32 check)
-        const std::size_t size = static_cast<std::size_t>(zs.size);
-        const std::size_t max = std::numeric_limits<std::size_t>::max();
-        const std::size_t promised = h.data_bytes > max - h.data_offset ? max : h.data_offset + h.data_bytes;
-        if (size > promised)
-            throw npy::error(where + ": trailing bytes: its header promises shape " + shape_text(h.shape) + " = " +
-                             std::to_string(promised) + " bytes but the member holds " + std::to_string(size) + "; " +
-                             resave);
-        if (size > data.size() && !read_more(member.get(), data, size - data.size()))
-            throw npy::error(where + ": truncated or corrupt member: " + member_error(member.get()));
-        if (data.size() < size) throw npy::error(where + ": truncated or corrupt member: it ends before its size");
-        char extra = 0;
-        const zip_int64_t tail = zip_fread(member.get(), &extra, 1);
-        if (tail < 0) {
-            const zip_error_t* e = zip_file_get_error(member.get());
-            if (e && zip_error_code_zip(e) == ZIP_ER_CRC)
-                throw npy::error(where + ": its CRC-32 does not match its bytes: the archive is corrupt; " + resave);
-            throw npy::error(where + ": truncated or corrupt member: " + member_error(member.get()));
-        }
-        if (tail > 0) throw npy::error(where + ": the member holds more bytes than its size says; " + resave);
+        read_member_header(member.get(), static_cast<std::size_t>(zs.size), where, max_elements, data, h);
+        read_member_data(member.get(), static_cast<std::size_t>(zs.size), h, where, data);
         total += data.size();
         name.resize(name.size() - 4);
         out[name] = npy::parse(data, where);  // a size unlike the header's promise is reported here

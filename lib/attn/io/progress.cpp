@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <limits>
 #include <sstream>
 
 #include <fcntl.h>
@@ -193,7 +192,7 @@ load_result load_progress(const std::string& path) {
 }
 
 std::string save_progress(const std::string& path, const progress& p, bool create_parent) {
-    const std::string fail = fmt::format("cannot write the progress file {}: progress was not saved", path);
+    std::string fail = fmt::format("cannot write the progress file {}: progress was not saved", path);
     if (kind_of(path) < 0) return fail + " (it is not a regular file)";
     // Write through a link to where it points, so the link stays.
     std::error_code ec;
@@ -275,22 +274,6 @@ bool reset_progress(const std::string& path) {
     fs::remove(path, ec);
     if (ec) throw error("--reset: cannot remove " + path + ": " + ec.message());
     return true;
-}
-
-void record(progress& p, const question& q, bool right) {
-    for (const std::string& t : q.topics) {
-        auto& ar = p.topics[t];
-        // Saturating: a count at INT_MAX stays there rather than overflowing into a file we reject.
-        if (ar.first < std::numeric_limits<int>::max()) {
-            ++ar.first;
-            if (right) ++ar.second;
-        }
-    }
-    if (q.kind == "concept" || q.kind == "bug") {
-        if (right) p.missed.erase(q.id);
-        else if (p.missed[q.id] < std::numeric_limits<int>::max())
-            ++p.missed[q.id];
-    }
 }
 
 }  // namespace attn::drill

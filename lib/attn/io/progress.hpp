@@ -6,11 +6,21 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
-
-#include "attn/drill/drill.hpp"
+#include <utility>
+#include <vector>
 
 namespace attn::drill {
+
+// What the learner has done so far: the file's content (drill.hpp's plan_session reads it to
+// favour weak topics and missed questions; drill::record adds an answer to it).
+struct progress {
+    std::map<std::string, std::pair<int, int>> topics;  // topic -> (asked, right)
+    std::map<std::string, int> missed;  // question id -> times missed (not yet answered right)
+    std::vector<std::string> sessions;  // "2026-11-29T10:00Z 7/10"
+    std::vector<std::string> exercises;  // passed `check`s: "sdpa seed 5 2026-12-01T10:00:00Z 12.5/20 min"
+};
 
 // $XDG_STATE_HOME/attn-explain/drill-progress.txt (XDG_STATE_HOME only when absolute, as the XDG
 // spec says), else ~/.local/state/attn-explain/drill-progress.txt; "" when neither is set.
@@ -44,8 +54,6 @@ std::string save_progress(const std::string& path, const progress& p, bool creat
 std::string update_progress(const state_file& f, const std::function<void(progress&)>& update);
 // --reset: removes the progress file (a regular file only). False when there was none.
 bool reset_progress(const std::string& path);
-// Folds one answered question into the progress.
-void record(progress& p, const question& q, bool right);
 
 std::string serialize(const progress& p);
 // Throws attn::error with the line number on anything unexpected.

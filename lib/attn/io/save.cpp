@@ -1,10 +1,11 @@
-// --save DIR, all-or-nothing: write to a temporary folder, then rename into place.
+// --save DIR, all or nothing: write to a temporary folder, then rename into place.
 #include "attn/io/save.hpp"
 
 #include <cerrno>
 #include <ctime>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include <csignal>
 
@@ -13,7 +14,6 @@
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
-#include "attn/core/masks.hpp"
 #include "attn/io/npy.hpp"
 
 namespace attn {
@@ -32,12 +32,6 @@ fs::path clean(const std::string& dir) {
     return p;
 }
 
-void write_step(const fs::path& folder, const step& s, dtype type) {
-    const std::vector<std::size_t> shape(s.value.shape().begin(), s.value.shape().end());
-    const std::vector<double> data(s.value.begin(), s.value.end());
-    npy::write((folder / (s.id + ".npy")).string(), shape, data,
-               type == dtype::float32 ? npy::dtype::float32 : npy::dtype::float64);
-}
 // Blocks SIGINT and SIGTERM for its lifetime: a save in progress finishes (or cleans up) before
 // Ctrl-C takes effect, so no hidden .partial folder is left behind.
 struct signals_held {
@@ -92,11 +86,12 @@ void check_save_dir(const std::string& dir_arg) {
         throw error(fmt::format("--save {}: cannot write to {}: {}", dir_arg, target.string(), std::strerror(errno)));
 }
 
-void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) {
+void save_folder(const std::string& dir_arg, const std::function<void(const std::string& folder)>& fill,
+                 const std::string& load_dir) {
     check_save_dir(dir_arg);
     const fs::path dir = clean(dir_arg);
     const fs::path parent = parent_of(dir);
-    if (same_folder(dir, t.config.load_dir))
+    if (same_folder(dir, load_dir))
         throw error(fmt::format("--save {}: that is the --load folder: save into another folder", dir_arg));
     const signals_held hold;
     // The temporary goes beside DIR, or inside an existing DIR when its parent is not writable (a
@@ -111,25 +106,7 @@ void save_trace(const trace& t, const std::string& dir_arg, save_layout layout) 
             fmt::format("--save {}: cannot create a folder in {}: {}", dir_arg, home.string(), std::strerror(errno)));
     const fs::path tmp(pattern);
     try {
-        const fs::path correct = layout == save_layout::mistake ? tmp / "correct" : tmp;
-        fs::create_directories(correct);
-        for (const step& s : t.steps) write_step(correct, s, t.config.type);
-        if (t.config.pattern.kind == pattern_kind::bigbird) {
-            // BigBird's random blocks, as the [n/B, n/B] matrix rand (1 = drawn), so that a
-            // reference implementation can rebuild the same mask.
-            const std::size_t nb = t.config.seq_len / t.config.pattern.block;
-            const auto drawn =
-                bigbird_random_blocks(nb, t.config.pattern.random, t.config.pattern.globals, t.config.pattern.seed);
-            std::vector<double> rand(nb * nb, 0.0);
-            for (std::size_t r = 0; r < nb; ++r)
-                for (std::size_t kb : drawn[r]) rand[r * nb + kb] = 1.0;
-            npy::write((correct / "random_blocks.npy").string(), {nb, nb}, rand, npy::dtype::float64);
-        }
-        if (t.has_mistake)
-            for (const step_group& g : t.mistake.groups) {
-                fs::create_directory(tmp / g.name);
-                for (const step& s : g.steps) write_step(tmp / g.name, s, t.config.type);
-            }
+        fill(tmp.string());
         std::error_code ec;
         if (!fs::exists(dir, ec)) {
             fs::rename(tmp, dir);  // the whole folder appears at once

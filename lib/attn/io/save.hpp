@@ -1,8 +1,7 @@
-// --save DIR: every step as DIR/<id>.npy (C order, the run's dtype), written all-or-nothing.
+// --save DIR: a folder of files written all or nothing (trace/save.hpp fills it with a run's steps).
 #pragma once
+#include <functional>
 #include <string>
-
-#include "attn/trace/trace.hpp"
 
 namespace attn {
 
@@ -10,12 +9,11 @@ namespace attn {
 // writable, and DIR is a folder if it exists). Throws attn::error.
 void check_save_dir(const std::string& dir);
 
-// step: DIR/<id>.npy for the run, plus DIR/buggy/<id>.npy (and DIR/<variant>/<id>.npy) for a
-// mistake. mistake: the correct run goes to DIR/correct/<id>.npy instead.
-enum class save_layout { step, mistake };
-
-// Writes into a fresh hidden folder beside DIR, then moves the files into DIR, so a failed run
-// leaves no half-written folder.
-void save_trace(const trace& t, const std::string& dir, save_layout layout = save_layout::step);
+// `fill` writes the files into a fresh hidden folder (its path is the argument) beside DIR, or
+// inside DIR when DIR exists in a folder that is not writable; then they are moved into DIR, so
+// a failed run leaves no half-written folder. DIR may not be `load_dir` (the --load folder).
+// SIGINT, SIGTERM and SIGHUP wait until the folder is whole. Throws attn::error.
+void save_folder(const std::string& dir, const std::function<void(const std::string& folder)>& fill,
+                 const std::string& load_dir = "");
 
 }  // namespace attn

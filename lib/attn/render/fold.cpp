@@ -234,90 +234,93 @@ std::string fold_markdown(const std::string& md, std::size_t width) {
     return out;
 }
 
-std::string fold_html(const std::string& html, std::size_t width) {
+namespace {
+
+// The scan of fold_html: where it is (raw text, a CSS string, inside <pre>, <code>, <svg>, an
+// entity) and the folder it writes through. Each step reads from html[i] and returns where the
+// next one starts.
+struct html_scan {
     using how = html_folder::how;
-    html_folder f{width, {}, 0, {}};
-    f.out.reserve(html.size() + html.size() / 16);
+    const std::string& html;
+    html_folder f;
     std::string raw_end;  // inside <style>, <script>, <title> or <textarea>: its end tag
     char css_quote = 0;  // inside a CSS string
     int pre = 0, code = 0, svg = 0;
     char32_t prev = 0;  // the previous text character (0 after a tag)
     bool entity = false;
-    std::size_t i = 0;
-    while (i < html.size()) {
+
+    html_scan(const std::string& text, std::size_t width) : html(text), f{width, {}, 0, {}} {}
+
+    // Raw text: CSS may break at a space outside a string.
+    std::size_t raw_char(std::size_t i) {
         const char c = html[i];
-        if (c == '\n') {
-            f.newline();
-            ++i;
-            prev = 0;
-            continue;
+        if (lower(html.substr(i, raw_end.size())) == raw_end) {
+            raw_end.clear();
+            return i;  // the end tag is read as a tag next
         }
-        if (!raw_end.empty()) {  // raw text: CSS may break at a space outside a string
-            if (lower(html.substr(i, raw_end.size())) == raw_end) {
-                raw_end.clear();
-                continue;  // the end tag is read as a tag below
-            }
-            if (css_quote) {
-                if (c == css_quote) css_quote = 0;
-            } else if (raw_end == "</style" && (c == '"' || c == '\'')) {
-                css_quote = c;
-            } else if (raw_end == "</style" && c == ' ' && f.col > 0) {
-                f.mark(how::replace_space, true);
-            }
-            std::size_t j = i + 1;
-            while (j < html.size() && (static_cast<unsigned char>(html[j]) & 0xC0) == 0x80) ++j;
-            f.put(html.substr(i, j - i), display_width(html.substr(i, j - i)));
-            i = j;
-            continue;
+        if (css_quote) {
+            if (c == css_quote) css_quote = 0;
+        } else if (raw_end == "</style" && (c == '"' || c == '\'')) {
+            css_quote = c;
+        } else if (raw_end == "</style" && c == ' ' && f.col > 0) {
+            f.mark(how::replace_space, true);
         }
-        if (c == '<') {  // a whole tag: breaks between its attributes and before its '>'
-            const std::size_t end = html.find('>', i);
-            const std::size_t stop = end == std::string::npos ? html.size() : end + 1;
-            const bool closing = i + 1 < html.size() && html[i + 1] == '/';
-            std::size_t j = i + (closing ? 2 : 1);
-            while (j < stop && name_char(html[j])) ++j;
-            const std::string name = lower(html.substr(i + (closing ? 2 : 1), j - i - (closing ? 2 : 1)));
-            const bool special = i + 1 < html.size() && html[i + 1] == '!';  // doctype, comment: kept whole
-            f.put(html.substr(i, j - i), j - i);
-            char quote = 0;
-            std::string attr;
-            for (std::size_t k = j; k < stop; ++k) {
-                const char t = html[k];
-                if (quote) {
-                    if (t == quote) quote = 0;
-                    else if (t == ' ' && (attr == "d" || attr == "points"))
-                        f.mark(how::replace_space, true);
-                } else if (t == '"' || t == '\'') {
-                    quote = t;
-                } else if (name_char(t)) {
-                    if (k > 0 && !name_char(html[k - 1])) attr.clear();
-                    attr += t;
-                } else if (!special && t == ' ') {
+        std::size_t j = i + 1;
+        while (j < html.size() && (static_cast<unsigned char>(html[j]) & 0xC0) == 0x80) ++j;
+        f.put(html.substr(i, j - i), display_width(html.substr(i, j - i)));
+        return j;
+    }
+
+    // A whole tag: breaks between its attributes and before its '>'.
+    std::size_t tag(std::size_t i) {
+        const std::size_t end = html.find('>', i);
+        const std::size_t stop = end == std::string::npos ? html.size() : end + 1;
+        const bool closing = i + 1 < html.size() && html[i + 1] == '/';
+        std::size_t j = i + (closing ? 2 : 1);
+        while (j < stop && name_char(html[j])) ++j;
+        const std::string name = lower(html.substr(i + (closing ? 2 : 1), j - i - (closing ? 2 : 1)));
+        const bool special = i + 1 < html.size() && html[i + 1] == '!';  // doctype, comment: kept whole
+        f.put(html.substr(i, j - i), j - i);
+        char quote = 0;
+        std::string attr;
+        for (std::size_t k = j; k < stop; ++k) {
+            const char t = html[k];
+            if (quote) {
+                if (t == quote) quote = 0;
+                else if (t == ' ' && (attr == "d" || attr == "points"))
                     f.mark(how::replace_space, true);
-                } else if (!special && (t == '>' || (t == '/' && k + 1 < stop && html[k + 1] == '>'))) {
-                    if (k == 0 || html[k - 1] != '/') f.mark(how::newline_before, true);
-                }
-                std::size_t e = k + 1;
-                while (e < stop && (static_cast<unsigned char>(html[e]) & 0xC0) == 0x80) ++e;
-                f.put(html.substr(k, e - k), display_width(html.substr(k, e - k)));
-                k = e - 1;
+            } else if (t == '"' || t == '\'') {
+                quote = t;
+            } else if (name_char(t)) {
+                if (k > 0 && !name_char(html[k - 1])) attr.clear();
+                attr += t;
+            } else if (!special && t == ' ') {
+                f.mark(how::replace_space, true);
+            } else if (!special && (t == '>' || (t == '/' && k + 1 < stop && html[k + 1] == '>'))) {
+                if (k == 0 || html[k - 1] != '/') f.mark(how::newline_before, true);
             }
-            const bool self_closing = stop >= 2 && html[stop - 2] == '/';
-            if (!special && !self_closing) {
-                const int step = closing ? -1 : 1;
-                if (name == "pre") pre = std::max(0, pre + step);
-                if (name == "code") code = std::max(0, code + step);
-                if (name == "svg") svg = std::max(0, svg + step);
-                if (!closing &&
-                    (name == "style" || name == "script" || ((name == "title" || name == "textarea") && !svg)))
-                    raw_end = "</" + name;
-            }
-            i = stop;
-            prev = 0;
-            entity = false;
-            continue;
+            std::size_t e = k + 1;
+            while (e < stop && (static_cast<unsigned char>(html[e]) & 0xC0) == 0x80) ++e;
+            f.put(html.substr(k, e - k), display_width(html.substr(k, e - k)));
+            k = e - 1;
         }
-        // text
+        const bool self_closing = stop >= 2 && html[stop - 2] == '/';
+        if (!special && !self_closing) {
+            const int step = closing ? -1 : 1;
+            if (name == "pre") pre = std::max(0, pre + step);
+            if (name == "code") code = std::max(0, code + step);
+            if (name == "svg") svg = std::max(0, svg + step);
+            if (!closing && (name == "style" || name == "script" || ((name == "title" || name == "textarea") && !svg)))
+                raw_end = "</" + name;
+        }
+        prev = 0;
+        entity = false;
+        return stop;
+    }
+
+    // One character of text.
+    std::size_t text_char(std::size_t i) {
+        const char c = html[i];
         std::size_t j = i;
         const char32_t ch = char_at(html, i);
         do ++j;
@@ -341,9 +344,30 @@ std::string fold_html(const std::string& html, std::size_t width) {
         f.put(bytes, display_width(bytes));
         if (entity && c == ';') entity = false;
         prev = ch;
-        i = j;
+        return j;
     }
-    return f.out;
+};
+
+}  // namespace
+
+std::string fold_html(const std::string& html, std::size_t width) {
+    html_scan s(html, width);
+    s.f.out.reserve(html.size() + html.size() / 16);
+    std::size_t i = 0;
+    while (i < html.size()) {
+        if (html[i] == '\n') {
+            s.f.newline();
+            ++i;
+            s.prev = 0;
+        } else if (!s.raw_end.empty()) {
+            i = s.raw_char(i);
+        } else if (html[i] == '<') {
+            i = s.tag(i);
+        } else {
+            i = s.text_char(i);
+        }
+    }
+    return s.f.out;
 }
 
 }  // namespace attn

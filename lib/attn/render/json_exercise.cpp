@@ -13,8 +13,21 @@ std::string json_shape(const std::vector<std::size_t>& s) {
     for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
     return out + "]";
 }
+std::string json_run(const exercise::run_record& run, const lessons& L) {
+    const exercise::traceback_info& t = run.traceback;
+    std::string out = "{\"command\": " + json_string(run.command) +
+        ", \"exit_code\": " + std::to_string(run.exit_code) + ", \"timed_out\": " + (run.timed_out ? "true" : "false") +
+        ", \"seconds\": " + json_number(run.seconds, dtype::float64) + ", \"output\": " + json_string(run.output) +
+        ", \"traceback\": ";
+    if (!t.found) return out + "null}";
+    out += "{\"file\": " + json_string(t.file) + ", \"line\": " + std::to_string(t.line) +
+        ", \"code\": " + json_string(t.code) + ", \"error\": " + json_string(t.error) +
+        ", \"explanation\": " + (t.key.empty() ? std::string("null") : json_string(L.text("run." + t.key, t.args))) +
+        "}";
+    return out + "}";
+}
 
-// "steps", "first_wrong", "diagnosis" of one case (without the braces).
+// "steps", "first_wrong", "diagnosis", "findings" of one case (without the braces).
 std::string case_fields(const exercise::report& r, const lessons& L) {
     std::string out = "\"steps\": [";
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
@@ -35,15 +48,33 @@ std::string case_fields(const exercise::report& r, const lessons& L) {
         out += (i ? ", " : "") + std::string("{\"mistake\": ") + json_string(m) +
             ", \"explanation\": " + json_string(L.raw("mistake." + m + ".summary")) + "}";
     }
+    out += "], \"findings\": [";
+    for (std::size_t i = 0; i < r.findings.size(); ++i) {
+        const exercise::finding& f = r.findings[i];
+        out += (i ? ", " : "") + std::string("{\"step\": ") + json_string(f.step) +
+            ", \"kind\": " + json_string(f.key) +
+            ", \"mistake\": " + (f.mistake.empty() ? std::string("null") : json_string(f.mistake)) +
+            ", \"diagnosis\": " + (f.diagnosis ? "true" : "false") +
+            ", \"text\": " + json_string(L.text("finding." + f.key, f.args)) + ", \"evidence\": {";
+        std::size_t k = 0;
+        for (const auto& [name, value] : f.args)
+            out += (k++ ? ", " : "") + json_string(name) + ": " + json_string(value);
+        out += "}}";
+    }
     return out + "]";
 }
 }  // namespace
 
-std::string render_check_json(const exercise::report& r, const lessons& L) {
-    return render_check_json(std::vector<exercise::report>{r}, L);
+std::string render_check_run_failed_json(const std::string& id, const exercise::run_record& run, const lessons& L) {
+    return "{\"exercise\": " + json_string(id) + ", \"passed\": false, \"run\": " + json_run(run, L) + "}\n";
 }
 
-std::string render_check_json(const std::vector<exercise::report>& cases, const lessons& L) {
+std::string render_check_json(const exercise::report& r, const lessons& L, const exercise::run_record* run) {
+    return render_check_json(std::vector<exercise::report>{r}, L, run);
+}
+
+std::string render_check_json(const std::vector<exercise::report>& cases, const lessons& L,
+                              const exercise::run_record* run) {
     const exercise::report& main = cases.front();
     const bool passed = std::all_of(cases.begin(), cases.end(), [](const exercise::report& r) { return r.passed; });
     std::string out = "{\"exercise\": " + json_string(main.cfg.id) + ", \"passed\": " + (passed ? "true" : "false") +
@@ -61,7 +92,9 @@ std::string render_check_json(const std::vector<exercise::report>& cases, const 
         }
         out += "}, \"passed\": " + std::string(r.passed ? "true" : "false") + ", " + case_fields(r, L) + "}";
     }
-    return out + "]}\n";
+    out += "]";
+    if (run) out += ", \"run\": " + json_run(*run, L);
+    return out + "}\n";
 }
 
 }  // namespace attn

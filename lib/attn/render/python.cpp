@@ -167,7 +167,7 @@ std::string step_code(const trace& t, const lessons& L, const step& s, std::size
     if (is_input_step(s.id) && !buggy) {
         out += comment(line);
         out += var + " = tensor(" + python_list(s.value) + ")";
-        if (t.lessons == "grad" && s.id != "target" && s.id != "G") out += ".requires_grad_()";
+        if (t.lessons == "grad" && !s.is(step_id::target) && !s.is(step_id::G)) out += ".requires_grad_()";
         out += "\n";
     } else {
         out += line + "\n";
@@ -333,6 +333,74 @@ std::string render_python(const trace& t, const lessons& L, const std::string& c
 
 namespace {
 tensor as_tensor(const matrix<double>& m) { return tensor(m); }
+
+// RoPE applied to `name` at `positions`, as the run turns its pairs.
+std::string rope_line(const kv_config& c, const std::string& name, const std::string& positions) {
+    return rope_code(name, name, "d_head", positions, c.rope.style, c.rope.base) + "\n";
+}
+
+// Step i of the run (the prefill or one decode step): project, rotate, write the cache, attend,
+// each checked against the tool's numbers.
+std::string kv_step_python(const kv_report& r, std::size_t i, const vars& v, const lessons& L) {
+    const kv_config& c = r.config;
+    const bool rolling = c.window > 0;
+    std::string out;
+    const kv_step& s = r.steps[i];
+    const std::size_t L_after = s.cache_after;
+    // The keys the chunk's queries attend over: the cache, or (window:W prefill) the chunk's own
+    // keys, of which the ring then keeps the last W.
+    const std::size_t keys = s.weights.empty() ? L_after : s.weights[0].shape(1);
+    const bool own_keys = rolling && s.prefill;
+    vars sv = v;
+    sv["first"] = std::to_string(s.first);
+    sv["end"] = std::to_string(s.first + s.count);
+    sv["last"] = std::to_string(s.first + s.count - 1);
+    sv["count"] = std::to_string(s.count);
+    sv["L"] = std::to_string(L_after);
+    sv["keys"] = std::to_string(keys);
+    sv["i"] = std::to_string(i);
+    // bottom-right causal within the chunk: query first + a sees keys 0 … first + a
+    sv["diag"] = std::to_string(keys - s.count + 1);
+    const std::string id = s.prefill ? "prefill" : "step" + std::to_string(i);
+    out += comment(L.text(s.prefill ? "kvcache.pytorch.prefill" : "kvcache.pytorch.decode", sv));
+    out += L.text("kvcache.pytorch.project", sv) + "\n";
+    if (c.rope.on) {
+        const std::string pos = fmt::format("torch.arange({}, {})", s.first, s.first + s.count);
+        out += rope_line(c, "q", pos) + rope_line(c, "k", pos);
+    }
+    const std::string rows = std::to_string(s.count);
+    out += fmt::format("check(\"{} q\", q.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
+                       python_list(as_tensor(s.q)));
+    out += fmt::format("check(\"{} k\", k.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
+                       python_list(as_tensor(s.k)));
+    out += fmt::format("check(\"{} v\", v.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
+                       python_list(as_tensor(s.v)));
+    if (own_keys) {
+        out += L.text("kvcache.pytorch.attend_window_prefill", sv) + "\n";
+    } else {
+        // The cache as the tool holds it: appended while it has room; a full ring overwrites
+        // the slot of the position that left the window (one decode token at a time).
+        if (s.prefill) out += L.text("kvcache.pytorch.prefill_cache", sv) + "\n";
+        else if (rolling && s.cache_before == c.window) {
+            vars ov = sv;
+            ov["slot"] = std::to_string(s.slots.at(0));
+            ov["old"] = std::to_string(s.overwritten.at(0));
+            out += L.text("kvcache.pytorch.ring_write", ov) + "\n";
+        } else {
+            out += L.text("kvcache.pytorch.append", sv) + "\n";
+        }
+        out += L.text("kvcache.pytorch.attend", sv) + "\n";
+    }
+    tensor w = xt::empty<double>({std::size_t{1}, c.heads, s.count, keys});
+    for (std::size_t hh = 0; hh < c.heads; ++hh)
+        std::copy(s.weights[hh].begin(), s.weights[hh].end(), w.begin() + static_cast<long>(hh * s.count * keys));
+    out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(w));
+    out += L.text(own_keys ? "kvcache.pytorch.output_window_prefill" : "kvcache.pytorch.output", sv) + "\n";
+    out += fmt::format("check(\"{} output\", output, tensor({}))\n", id, python_list(as_tensor(s.output)));
+    if (own_keys)
+        out += L.text(s.count > c.window ? "kvcache.pytorch.ring_keep" : "kvcache.pytorch.prefill_cache", sv) + "\n";
+    return out;
+}
 }  // namespace
 
 std::string render_kvcache_python(const kv_report& r, const lessons& L) {
@@ -356,65 +424,8 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     input("W_K", r.in.w_k);
     input("W_V", r.in.w_v);
     out += "\ncached_rows = []\n\n";
-    auto rope = [&](const std::string& name, const std::string& positions) {
-        return rope_code(name, name, "d_head", positions, c.rope.style, c.rope.base) + "\n";
-    };
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
-        const kv_step& s = r.steps[i];
-        const std::size_t L_after = s.cache_after;
-        // The keys the chunk's queries attend over: the cache, or (window:W prefill) the chunk's own
-        // keys, of which the ring then keeps the last W.
-        const std::size_t keys = s.weights.empty() ? L_after : s.weights[0].shape(1);
-        const bool own_keys = rolling && s.prefill;
-        vars sv = v;
-        sv["first"] = std::to_string(s.first);
-        sv["end"] = std::to_string(s.first + s.count);
-        sv["last"] = std::to_string(s.first + s.count - 1);
-        sv["count"] = std::to_string(s.count);
-        sv["L"] = std::to_string(L_after);
-        sv["keys"] = std::to_string(keys);
-        sv["i"] = std::to_string(i);
-        // bottom-right causal within the chunk: query first + a sees keys 0 … first + a
-        sv["diag"] = std::to_string(keys - s.count + 1);
-        const std::string id = s.prefill ? "prefill" : "step" + std::to_string(i);
-        out += comment(L.text(s.prefill ? "kvcache.pytorch.prefill" : "kvcache.pytorch.decode", sv));
-        out += L.text("kvcache.pytorch.project", sv) + "\n";
-        if (c.rope.on) {
-            const std::string pos = fmt::format("torch.arange({}, {})", s.first, s.first + s.count);
-            out += rope("q", pos) + rope("k", pos);
-        }
-        const std::string rows = std::to_string(s.count);
-        out += fmt::format("check(\"{} q\", q.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
-                           python_list(as_tensor(s.q)));
-        out += fmt::format("check(\"{} k\", k.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
-                           python_list(as_tensor(s.k)));
-        out += fmt::format("check(\"{} v\", v.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, rows,
-                           python_list(as_tensor(s.v)));
-        if (own_keys) {
-            out += L.text("kvcache.pytorch.attend_window_prefill", sv) + "\n";
-        } else {
-            // The cache as the tool holds it: appended while it has room; a full ring overwrites
-            // the slot of the position that left the window (one decode token at a time).
-            if (s.prefill) out += L.text("kvcache.pytorch.prefill_cache", sv) + "\n";
-            else if (rolling && s.cache_before == c.window) {
-                vars ov = sv;
-                ov["slot"] = std::to_string(s.slots.at(0));
-                ov["old"] = std::to_string(s.overwritten.at(0));
-                out += L.text("kvcache.pytorch.ring_write", ov) + "\n";
-            } else {
-                out += L.text("kvcache.pytorch.append", sv) + "\n";
-            }
-            out += L.text("kvcache.pytorch.attend", sv) + "\n";
-        }
-        tensor w = xt::empty<double>({std::size_t{1}, c.heads, s.count, keys});
-        for (std::size_t hh = 0; hh < c.heads; ++hh)
-            std::copy(s.weights[hh].begin(), s.weights[hh].end(), w.begin() + static_cast<long>(hh * s.count * keys));
-        out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(w));
-        out += L.text(own_keys ? "kvcache.pytorch.output_window_prefill" : "kvcache.pytorch.output", sv) + "\n";
-        out += fmt::format("check(\"{} output\", output, tensor({}))\n", id, python_list(as_tensor(s.output)));
-        if (own_keys)
-            out +=
-                L.text(s.count > c.window ? "kvcache.pytorch.ring_keep" : "kvcache.pytorch.prefill_cache", sv) + "\n";
+        out += kv_step_python(r, i, v, L);
         out += "\ncached_rows.append(output)\n\n";
     }
     // The cache at the end, slot by slot, as the tool holds it (a ring buffer: slot p mod W).
@@ -423,7 +434,7 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     out += fmt::format("check(\"V_cache\", V_cache, tensor({}))\n\n", python_list(tensor(r.v_cache)));
     out += comment(L.text(rolling ? "kvcache.pytorch.full_title_window" : "kvcache.pytorch.full_title", v));
     out += L.text("kvcache.pytorch.full_project", v) + "\n";
-    if (c.rope.on) out += rope("Qf", "torch.arange(T)") + rope("Kf", "torch.arange(T)");
+    if (c.rope.on) out += rope_line(c, "Qf", "torch.arange(T)") + rope_line(c, "Kf", "torch.arange(T)");
     out += L.text(rolling ? "kvcache.pytorch.full_window" : "kvcache.pytorch.full", v) + "\n";
     out += fmt::format("check(\"full\", full, tensor({}))\n", python_list(as_tensor(r.full)));
     out += "check(\"cached = full\", torch.cat(cached_rows), full)\n";

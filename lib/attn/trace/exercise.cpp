@@ -13,6 +13,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/trace/diagnose.hpp"
 
 namespace attn::exercise {
 
@@ -1241,6 +1242,7 @@ report grade(const config& c, const tensors& in, const tensors& given) {
     }
     for (const step_result& s : r.steps)
         if (s.status == "ok") r.still_right.push_back(s.id);
+    r.findings = diagnose(c, in, r.expected, given, r.steps);
     return r;
 }
 

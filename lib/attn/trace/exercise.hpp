@@ -117,6 +117,16 @@ struct match {
     std::size_t matched = 0;  // wrong answers the mistake reproduces
     double distance = 0;  // largest |given - buggy| left: the closest reproduction ranks first
 };
+// One sentence of the structural diagnosis (diagnose.hpp), with its evidence.
+struct finding {
+    std::string step;  // the answer it is about
+    std::string key;  // lesson key: "finding.<key>"
+    std::map<std::string, std::string> args;  // the key's {placeholders}, evidence included
+    std::string mistake;  // a catalogue id, only when the evidence fits it exactly ("" otherwise)
+    // true: names the wrong quantity and how or where it is wrong (a diagnosis); false: context
+    // (an echo of an earlier step, "every cell differs")
+    bool diagnosis = true;
+};
 // The grading of one case.
 struct report {
     config cfg;
@@ -125,6 +135,7 @@ struct report {
     std::string first_wrong;  // "" when none
     std::vector<match> diagnosis;
     std::vector<std::string> still_right;  // answers that are right, when nothing matched
+    std::vector<finding> findings;  // what the learner's wrong tensors show (diagnose.hpp)
     tensors expected, given, inputs;
 };
 // The tolerance |a - b| <= atol + rtol |b| for an answer of this dtype.

@@ -1,5 +1,6 @@
 // `attn-explain flash`: one run of online-softmax tiling, as the command made it (the sizes and flags
-// it ran with, the tiled and full results, the low-precision comparison). doc/flash.hpp builds its
+// it ran with, the tiled and full results, the low-precision comparison), and the run itself:
+// validate_flash checks the flags, run_flash projects Q, K, V and tiles. doc/flash.hpp builds its
 // pages, render/json_flash.hpp writes its JSON.
 #pragma once
 #include <cstddef>
@@ -8,6 +9,9 @@
 #include <string>
 
 #include "attn/core/flash.hpp"
+#include "attn/core/lowp.hpp"
+#include "attn/trace/config.hpp"
+#include "attn/trace/trace.hpp"
 
 namespace attn {
 
@@ -21,5 +25,33 @@ struct flash_report {
     std::string low_name;  // "float16" | "bfloat16"
     std::string dtype = "float64";  // the run's own dtype: "float32" | "float64"
 };
+
+// The flags of one run: the shared run flags, --block-q, --block-k and --row as typed.
+struct flash_request {
+    step_request run;
+    long block_q = 4, block_k = 3, row = 0;
+};
+
+// A request checked: the run's config (float32 or float64: a float16 / bfloat16 run is exact and
+// compared with its emulated low precision), the low precision asked for, the tile sizes.
+struct flash_config {
+    step_config run;
+    std::optional<low_precision> low;
+    std::string low_name;  // "float16" | "bfloat16" | ""
+    std::size_t block_q = 0, block_k = 0, row = 0;  // as typed; run_flash clamps the blocks to n
+};
+// Throws attn::error (one line naming the flag) for sizes below 1, dimensions typed beside --load,
+// files in --load the command would not read, and anything validate() refuses.
+flash_config validate_flash(const flash_request& r);
+
+// One run: the inputs drawn from the seed or read from --load (`c.run` takes the files' sizes),
+// Q, K and V projected (in float32 for a float32 run, as PyTorch would), the tiles run against
+// full attention, and the low-precision errors when asked. Throws attn::error for a --row past the
+// last row and for cross-attention (--kv-len).
+struct flash_run {
+    flash_report report;
+    trace tensors;  // with `keep_tensors`: X, W_Q, W_K, W_V, Q, K, V, output, full_output (float64) for --save
+};
+flash_run run_flash(flash_config& c, bool keep_tensors);
 
 }  // namespace attn

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <limits>
 #include <filesystem>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/shapes.hpp"
 
 namespace attn {
 
@@ -28,12 +30,6 @@ matrix<double> draw_weight(rng& r, init_kind init, std::size_t d_in, std::size_t
     matrix<double> m = xt::empty<double>({d_in, d_out});
     for (auto& v : m) v = r.uniform(-a, a);
     return m;
-}
-
-std::string shape_str(const std::vector<std::size_t>& s) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-    return out + (s.size() == 1 ? ",)" : ")");
 }
 
 npy::array read_npy(const std::filesystem::path& path) {
@@ -60,13 +56,13 @@ matrix<double> load_matrix(const std::filesystem::path& dir, const std::string& 
         throw error(
             fmt::format("{}: expected a 2-D matrix but the file has shape {} ({}-D): save a 2-D "
                         "tensor, e.g. {}.squeeze(0)",
-                        path.string(), shape_str(a.shape), a.shape.size(), name));
+                        path.string(), shape_text(a.shape), a.shape.size(), name));
     if (a.shape[0] == 0 || a.shape[1] == 0)
         throw error(fmt::format("{}: shape {} is empty: every dimension must be at least 1", path.string(),
-                                shape_str(a.shape)));
+                                shape_text(a.shape)));
     if (a.shape[0] > static_cast<std::size_t>(max_dim) || a.shape[1] > static_cast<std::size_t>(max_dim))
-        throw error(fmt::format("{}: shape {} is too large (limit {} per dimension)", path.string(), shape_str(a.shape),
-                                max_dim));
+        throw error(fmt::format("{}: shape {} is too large (limit {} per dimension)", path.string(),
+                                shape_text(a.shape), max_dim));
     type = a.type;
     std::size_t bad = 0, first = 0;
     for (std::size_t i = 0; i < a.data.size(); ++i)
@@ -135,6 +131,72 @@ inputs make_inputs(const step_config& c) {
     return in;
 }
 
+namespace {
+
+// The optional cross-attention memory, DIR/memory.npy: (m, d) or (B, m, d); sets c.kv_len.
+void load_memory(const std::filesystem::path& dir, std::size_t batch, std::size_t d_model, inputs& in, step_config& c) {
+    const std::filesystem::path mem = dir / "memory.npy";
+    if (!std::filesystem::exists(mem)) return;
+    npy::array a = read_npy(mem);
+    if (a.shape.size() == 2) a.shape.insert(a.shape.begin(), 1);
+    if (a.shape.size() != 3 || a.shape[0] != batch || a.shape[2] != d_model || a.shape[1] == 0)
+        throw error(fmt::format("{}: shape {} does not fit: expected ({}, m, {}) to match X.npy's batch and d_model",
+                                mem.string(), shape_text(a.shape), batch, d_model));
+    in.memory = xt::empty<double>({a.shape[0], a.shape[1], a.shape[2]});
+    std::copy(a.data.begin(), a.data.end(), in.memory.begin());
+    c.kv_len = a.shape[1];
+}
+
+// The optional biases, DIR/b_Q.npy … b_O.npy, each (d,); one of them sets c.bias and the missing
+// ones are zero.
+void load_biases(const std::filesystem::path& dir, std::size_t d_model, std::size_t d_k, inputs& in, step_config& c) {
+    const std::tuple<const char*, std::vector<double>*, std::size_t> biases[] = {
+        {"b_Q", &in.b_q, d_k}, {"b_K", &in.b_k, d_k}, {"b_V", &in.b_v, in.w_v.shape(1)}, {"b_O", &in.b_o, d_model}};
+    for (const auto& [name, target, want] : biases) {
+        const std::filesystem::path p = dir / (std::string(name) + ".npy");
+        if (!std::filesystem::exists(p)) continue;
+        const npy::array a = read_npy(p);
+        if (a.shape.size() != 1 || a.shape[0] != want)
+            throw error(
+                fmt::format("{}: shape {} does not fit: expected ({},)", p.string(), shape_text(a.shape), want));
+        *target = a.data;
+        c.bias = true;
+    }
+    if (c.bias) {  // a missing bias file means a zero bias
+        if (in.b_q.empty()) in.b_q.assign(d_k, 0.0);
+        if (in.b_k.empty()) in.b_k.assign(d_k, 0.0);
+        if (in.b_v.empty()) in.b_v.assign(in.w_v.shape(1), 0.0);
+        if (in.b_o.empty() && c.multihead) in.b_o.assign(d_model, 0.0);
+    }
+}
+
+// float64 values beyond float32's range become inf under float32: say so, as for inf in a file.
+void warn_beyond_float32(inputs& in) {
+    auto check = [&](const matrix<double>& m, const char* name) {
+        std::size_t over = 0, first = 0;
+        for (std::size_t i = 0; i < m.size(); ++i)
+            if (std::isfinite(m.data()[i]) && std::fabs(m.data()[i]) > std::numeric_limits<float>::max() && over++ == 0)
+                first = i;
+        if (over)
+            in.warnings.push_back(fmt::format(
+                "{}.npy has {} value(s) beyond float32's range (±3.4e38), the first at [{}, {}] = {:g}: under "
+                "float32 they become inf; run with --dtype float64",
+                name, over, first / m.shape(1), first % m.shape(1), m.data()[first]));
+    };
+    check(in.x, "X");
+    check(in.w_q, "W_Q");
+    check(in.w_k, "W_K");
+    check(in.w_v, "W_V");
+    if (in.w_o.size()) check(in.w_o, "W_O");
+    if (in.memory.size()) {
+        const matrix<double> mem(
+            xt::reshape_view(in.memory, {in.memory.size() / in.memory.shape(2), in.memory.shape(2)}));
+        check(mem, "memory");
+    }
+}
+
+}  // namespace
+
 inputs load_inputs(step_config& c) {
     const std::filesystem::path dir(c.load_dir);
     std::error_code ec;
@@ -172,40 +234,8 @@ inputs load_inputs(step_config& c) {
         in.x = first;
         c.batch = batch;
     }
-    // Optional cross-attention memory, (m, d) or (B, m, d).
-    const std::filesystem::path mem = dir / "memory.npy";
-    if (std::filesystem::exists(mem)) {
-        npy::array a = read_npy(mem);
-        if (a.shape.size() == 2) a.shape.insert(a.shape.begin(), 1);
-        if (a.shape.size() != 3 || a.shape[0] != batch || a.shape[2] != d_model || a.shape[1] == 0)
-            throw error(
-                fmt::format("{}: shape {} does not fit: expected ({}, m, {}) to match X.npy's batch and d_model",
-                            mem.string(), shape_str(a.shape), batch, d_model));
-        in.memory = xt::empty<double>({a.shape[0], a.shape[1], a.shape[2]});
-        std::copy(a.data.begin(), a.data.end(), in.memory.begin());
-        c.kv_len = a.shape[1];
-    }
-    // Optional biases, each (d,).
-    const std::pair<const char*, std::vector<double>*> biases[] = {
-        {"b_Q", &in.b_q}, {"b_K", &in.b_k}, {"b_V", &in.b_v}, {"b_O", &in.b_o}};
-    for (const auto& [name, target] : biases) {
-        const std::filesystem::path p = dir / (std::string(name) + ".npy");
-        if (!std::filesystem::exists(p)) continue;
-        const npy::array a = read_npy(p);
-        const std::size_t want = std::string(name) == "b_V" ? in.w_v.shape(1)
-            : std::string(name) == "b_O"                    ? d_model
-                                                            : d_k;
-        if (a.shape.size() != 1 || a.shape[0] != want)
-            throw error(fmt::format("{}: shape {} does not fit: expected ({},)", p.string(), shape_str(a.shape), want));
-        *target = a.data;
-        c.bias = true;
-    }
-    if (c.bias) {  // a missing bias file means a zero bias
-        if (in.b_q.empty()) in.b_q.assign(d_k, 0.0);
-        if (in.b_k.empty()) in.b_k.assign(d_k, 0.0);
-        if (in.b_v.empty()) in.b_v.assign(in.w_v.shape(1), 0.0);
-        if (in.b_o.empty() && c.multihead) in.b_o.assign(d_model, 0.0);
-    }
+    load_memory(dir, batch, d_model, in, c);
+    load_biases(dir, d_model, d_k, in, c);
     // Optional for `grad`: target.npy (MSE) or G.npy (--loss sum).
     npy::dtype tt;
     if (std::filesystem::exists(dir / "target.npy")) in.target = load_matrix(dir, "target", tt, in.warnings);
@@ -216,30 +246,7 @@ inputs load_inputs(step_config& c) {
     c.d_k = d_k;
     c.d_v = in.w_v.shape(1);
     if (!c.dtype_given) c.type = tx == npy::dtype::float64 ? dtype::float64 : dtype::float32;
-    if (c.type == dtype::float32) {  // float64 values beyond float32's range become inf: say so, as for inf in a file
-        auto check = [&](const matrix<double>& m, const char* name) {
-            std::size_t over = 0, first = 0;
-            for (std::size_t i = 0; i < m.size(); ++i)
-                if (std::isfinite(m.data()[i]) && std::fabs(m.data()[i]) > std::numeric_limits<float>::max() &&
-                    over++ == 0)
-                    first = i;
-            if (over)
-                in.warnings.push_back(fmt::format(
-                    "{}.npy has {} value(s) beyond float32's range (±3.4e38), the first at [{}, {}] = {:g}: under "
-                    "float32 they become inf; run with --dtype float64",
-                    name, over, first / m.shape(1), first % m.shape(1), m.data()[first]));
-        };
-        check(in.x, "X");
-        check(in.w_q, "W_Q");
-        check(in.w_k, "W_K");
-        check(in.w_v, "W_V");
-        if (in.w_o.size()) check(in.w_o, "W_O");
-        if (in.memory.size()) {
-            const matrix<double> mem(
-                xt::reshape_view(in.memory, {in.memory.size() / in.memory.shape(2), in.memory.shape(2)}));
-            check(mem, "memory");
-        }
-    }
+    if (c.type == dtype::float32) warn_beyond_float32(in);
     check_dimensions(c);
     c.lengths = parse_lengths_for(c);
     return in;

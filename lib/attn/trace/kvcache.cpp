@@ -9,6 +9,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/shapes.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/trace/positions.hpp"
 
@@ -85,10 +86,42 @@ matrix<double> to_matrix(const npy::array& a, const std::filesystem::path& path,
     return m;
 }
 
-std::string shape_of_npy(const std::vector<std::size_t>& s) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-    return out + (s.size() == 1 ? ",)" : ")");
+// Projects the positions first … first + count − 1 of a chunk into q, k, v (rotated by RoPE at
+// their position, or where the rope-wrong-position bug puts a decode token), records them in s,
+// and appends k and v to the cache (and, for a window:W prefill, to the chunk's own cache).
+// Returns the chunk's queries, one row of h·d_head each.
+template <class T>
+std::vector<std::vector<T>> project_chunk(const kv_config& c, const matrix<T>& x, const matrix<T>& wq,
+                                          const matrix<T>& wk, const matrix<T>& wv, bool prefill, kv_step& s,
+                                          kv_cache<T>& chunk, kv_cache<T>& cache, std::vector<long long>& held) {
+    const std::size_t first = s.first, count = s.count, h = c.heads, g = c.kv_heads, dh = c.d_head;
+    std::vector<std::vector<T>> qs;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t pos = first + i;
+        qs.push_back(project_row(x, pos, wq));
+        std::vector<T> k = project_row(x, pos, wk);
+        const std::vector<T> v = project_row(x, pos, wv);
+        if (c.rope.on) {
+            // RoPE: the new q and k turn by their position p + t; the cache keeps the rotated k.
+            // The rope-wrong-position bug rotates a decode token at 0 or at t instead.
+            const std::size_t at = prefill || c.decode_position == rope_position::correct ? pos
+                : c.decode_position == rope_position::zero                                ? 0
+                                                                                          : pos - c.prompt_len;
+            qs.back() = rope_rotate_heads(qs.back(), h, at, c.rope.base, c.rope.style);
+            k = rope_rotate_heads(k, g, at, c.rope.base, c.rope.style);
+        }
+        for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
+        for (std::size_t j = 0; j < g * dh; ++j)
+            s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
+        if (c.window > 0 && prefill) chunk.append(k, v);
+        const std::size_t slot = cache.append(k, v);
+        if (c.window > 0) {
+            s.slots.push_back(slot);
+            s.overwritten.push_back(held[slot]);
+            held[slot] = static_cast<long long>(pos);
+        }
+    }
+    return qs;
 }
 
 template <class T>
@@ -113,35 +146,10 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
         s.q = xt::zeros<double>({count, h * dh});
         s.k = xt::zeros<double>({count, g * dh});
         s.v = xt::zeros<double>({count, g * dh});
-        std::vector<std::vector<T>> qs;
         // window:W prefill: the chunk attends over its own keys (sliding window) before the ring
         // keeps only the last W of them.
         kv_cache<T> chunk(g, dh);
-        for (std::size_t i = 0; i < count; ++i) {
-            const std::size_t pos = first + i;
-            qs.push_back(project_row(x, pos, wq));
-            std::vector<T> k = project_row(x, pos, wk);
-            const std::vector<T> v = project_row(x, pos, wv);
-            if (c.rope.on) {
-                // RoPE: the new q and k turn by their position p + t; the cache keeps the rotated k.
-                // The rope-wrong-position bug rotates a decode token at 0 or at t instead.
-                const std::size_t at = prefill || c.decode_position == rope_position::correct ? pos
-                    : c.decode_position == rope_position::zero                                ? 0
-                                                                                              : pos - c.prompt_len;
-                qs.back() = rope_rotate_heads(qs.back(), h, at, c.rope.base, c.rope.style);
-                k = rope_rotate_heads(k, g, at, c.rope.base, c.rope.style);
-            }
-            for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
-            for (std::size_t j = 0; j < g * dh; ++j)
-                s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
-            if (c.window > 0 && prefill) chunk.append(k, v);
-            const std::size_t slot = cache.append(k, v);
-            if (c.window > 0) {
-                s.slots.push_back(slot);
-                s.overwritten.push_back(held[slot]);
-                held[slot] = static_cast<long long>(pos);
-            }
-        }
+        const std::vector<std::vector<T>> qs = project_chunk(c, x, wq, wk, wv, prefill, s, chunk, cache, held);
         const std::size_t L = cache.length();
         s.cache_after = L;
         cached_attention a = c.window > 0 && prefill ? attend_cache(qs, chunk, c.sizes(), c.window)
@@ -260,7 +268,7 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
     if (x.shape.size() == 3 && x.shape[0] == 1) x.shape.erase(x.shape.begin());
     if (x.shape.size() != 2 || x.shape[0] == 0 || x.shape[1] == 0)
         throw error(fmt::format("{}: shape {} does not fit: expected (T, d_model) or (1, T, d_model)",
-                                (dir / "X.npy").string(), shape_of_npy(x.shape)));
+                                (dir / "X.npy").string(), shape_text(x.shape)));
     const std::size_t T_len = x.shape[0], d = x.shape[1];
     in.x = to_matrix(x, dir / "X.npy", in.warnings);
     if (d > static_cast<std::size_t>(kv_max_d_model))
@@ -275,7 +283,7 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
             throw error(
                 fmt::format("{}: shape {} does not fit: expected ({}, {}): {} (for an nn.Linear weight, which "
                             "is stored (out, in), save weight.T)",
-                            p.string(), shape_of_npy(a.shape), d, cols ? std::to_string(cols) : "g·d_head", why));
+                            p.string(), shape_text(a.shape), d, cols ? std::to_string(cols) : "g·d_head", why));
         return a;
     };
     const npy::array wq = weight("W_Q", d, "queries have h·d_head = d_model columns");

@@ -177,18 +177,12 @@ learn_bars bars_of(task_kind k) {
 bool score_meets(double score, double bar) { return std::stod(score_text(score)) >= std::stod(score_text(bar)); }
 bool accuracy_meets(double accuracy, double bar) { return std::stod(pct(accuracy)) >= std::stod(pct(bar)); }
 
-learn_report run_learn(const learn_config& c, bool baseline) {
-    learn_report r;
-    r.config = c;
-    {
-        rng ex(c.seed ^ 0xe8a3b1eULL);
-        r.example = make_task_example(c.task, c.model.seq_len, c.model.vocab, ex);
-    }
-    const held_out_set test = make_set(c, c.held_out, 0x4e1d0a7ULL);
-    tiny_model m = init_tiny_model(c.model, c.seed);
-    tiny_model grad = m.zeros_like();
-    const evaluation init = evaluate(c, m, test);
+namespace {
 
+// Trains m with Adam on fresh batches for c.steps steps: the loss and accuracy of every step into
+// r.curve, snapshots of the weights at 0, 1/10, 1/4, 1/2 of the way and at the end.
+void train(const learn_config& c, tiny_model& m, learn_report& r) {
+    tiny_model grad = m.zeros_like();
     std::vector<std::size_t> marks = {0, c.steps / 10, c.steps / 4, c.steps / 2, c.steps};
     marks.erase(std::unique(marks.begin(), marks.end()), marks.end());
     adam opt;
@@ -214,11 +208,11 @@ learn_report run_learn(const learn_config& c, bool baseline) {
         opt.step(params, grads);
     }
     snapshot(r, m, c.steps);
+}
 
-    const evaluation fin = evaluate(c, m, test);
-    r.final_loss = fin.loss;
-    r.final_accuracy = fin.accuracy;
-    r.init_accuracy = init.accuracy;
+// The pattern scores at the start and the end, the pattern head (the best), the previous-token
+// head of induction, and the verdicts against the task's bars.
+void judge(const learn_config& c, const evaluation& init, const evaluation& fin, learn_report& r) {
     r.head_scores = fin.task_scores;
     r.previous_scores = fin.previous_scores;
     r.init_head_scores = init.task_scores;
@@ -248,6 +242,64 @@ learn_report run_learn(const learn_config& c, bool baseline) {
             r.reach = static_cast<long>(p.step);
             break;
         }
+}
+
+// The numbers the lessons fill in.
+vars report_values(const learn_config& c, const learn_report& r) {
+    const tiny_config& mc = c.model;
+    return {{"task", c.task_name},
+            {"positions", c.positions_name},
+            {"seq_len", std::to_string(mc.seq_len)},
+            {"vocab", std::to_string(mc.vocab)},
+            {"d_model", std::to_string(mc.d_model)},
+            {"heads", std::to_string(mc.heads)},
+            {"layers", std::to_string(mc.layers)},
+            {"steps", std::to_string(c.steps)},
+            {"lr", fmt::format("{:g}", c.lr)},
+            {"batch", std::to_string(c.batch)},
+            {"seed", std::to_string(c.seed)},
+            {"held_out", std::to_string(c.held_out)},
+            {"initial_loss", num(r.curve.front().loss)},
+            {"final_loss", num(r.final_loss)},
+            {"accuracy", pct(r.final_accuracy)},
+            {"init_accuracy", pct(r.init_accuracy)},
+            {"score", score_text(r.pattern_score)},
+            {"init_score", score_text(r.init_pattern_score)},
+            {"pattern_bar", score_text(r.bars.pattern)},
+            {"previous_bar", score_text(r.bars.previous)},
+            {"solved_bar", fmt::format("{:g}", 100 * r.bars.solved)},
+            {"reach_bar", fmt::format("{:g}", 100 * r.bars.reach)},
+            {"layer", std::to_string(r.pattern_layer)},
+            {"head", std::to_string(r.pattern_head)},
+            {"prev_score", score_text(r.previous_score)},
+            {"prev_head", std::to_string(r.previous_head)},
+            {"chance", pct(1.0 / static_cast<double>(mc.vocab))},
+            {"final_loss_train", num(r.curve.back().loss)},
+            {"reach", std::to_string(r.reach)},
+            {"sqrt_dh", fmt::format("{:.3g}", std::sqrt(static_cast<double>(mc.d_head())))},
+            {"base_accuracy", pct(r.base_accuracy)},
+            {"base_score", score_text(r.base_score)},
+            {"base_reach", std::to_string(r.base_reach)}};
+}
+
+}  // namespace
+
+learn_report run_learn(const learn_config& c, bool baseline) {
+    learn_report r;
+    r.config = c;
+    {
+        rng ex(c.seed ^ 0xe8a3b1eULL);
+        r.example = make_task_example(c.task, c.model.seq_len, c.model.vocab, ex);
+    }
+    const held_out_set test = make_set(c, c.held_out, 0x4e1d0a7ULL);
+    tiny_model m = init_tiny_model(c.model, c.seed);
+    const evaluation init = evaluate(c, m, test);
+    train(c, m, r);
+    const evaluation fin = evaluate(c, m, test);
+    r.final_loss = fin.loss;
+    r.final_accuracy = fin.accuracy;
+    r.init_accuracy = init.accuracy;
+    judge(c, init, fin, r);
     const bool broken = c.model.positions == position_kind::none || !c.model.scale;
     if (baseline && broken) {
         learn_config b = c;
@@ -260,40 +312,7 @@ learn_report run_learn(const learn_config& c, bool baseline) {
         r.base_reach = base.reach;
     }
     r.model = std::move(m);
-    const tiny_config& mc = c.model;
-    r.values = {{"task", c.task_name},
-                {"positions", c.positions_name},
-                {"seq_len", std::to_string(mc.seq_len)},
-                {"vocab", std::to_string(mc.vocab)},
-                {"d_model", std::to_string(mc.d_model)},
-                {"heads", std::to_string(mc.heads)},
-                {"layers", std::to_string(mc.layers)},
-                {"steps", std::to_string(c.steps)},
-                {"lr", fmt::format("{:g}", c.lr)},
-                {"batch", std::to_string(c.batch)},
-                {"seed", std::to_string(c.seed)},
-                {"held_out", std::to_string(c.held_out)},
-                {"initial_loss", num(r.curve.front().loss)},
-                {"final_loss", num(r.final_loss)},
-                {"accuracy", pct(r.final_accuracy)},
-                {"init_accuracy", pct(r.init_accuracy)},
-                {"score", score_text(r.pattern_score)},
-                {"init_score", score_text(r.init_pattern_score)},
-                {"pattern_bar", score_text(r.bars.pattern)},
-                {"previous_bar", score_text(r.bars.previous)},
-                {"solved_bar", fmt::format("{:g}", 100 * r.bars.solved)},
-                {"reach_bar", fmt::format("{:g}", 100 * r.bars.reach)},
-                {"layer", std::to_string(r.pattern_layer)},
-                {"head", std::to_string(r.pattern_head)},
-                {"prev_score", score_text(r.previous_score)},
-                {"prev_head", std::to_string(r.previous_head)},
-                {"chance", pct(1.0 / static_cast<double>(mc.vocab))},
-                {"final_loss_train", num(r.curve.back().loss)},
-                {"reach", std::to_string(r.reach)},
-                {"sqrt_dh", fmt::format("{:.3g}", std::sqrt(static_cast<double>(mc.d_head())))},
-                {"base_accuracy", pct(r.base_accuracy)},
-                {"base_score", score_text(r.base_score)},
-                {"base_reach", std::to_string(r.base_reach)}};
+    r.values = report_values(c, r);
     return r;
 }
 

@@ -297,7 +297,7 @@ void no_scale(mistake_run& r, const run_ctx<T>& c) {
     auto& g = group(r, "buggy").steps;
     g.push_back(make("scaled_scores", c.sq() + " (not scaled)", c.scores));
     push_tail(g, c, c.masked(c.scores));
-    const tensor& good = c.t.at("weights").value;
+    const tensor& good = c.t.at(step_id::weights).value;
     const tensor& bad = g[2].value;  // weights
     symptom(r, "max_weight_scaled", mean_row_max(matrix<double>(good)));
     symptom(r, "max_weight_unscaled", mean_row_max(matrix<double>(bad)));
@@ -338,7 +338,7 @@ void mask_after_softmax(mistake_run& r, const run_ctx<T>& c) {
             if (c.causal[i][j]) zeroed(i, j) = 0;
     auto& z = group(r, "fill_zero").steps;
     push_weights_output(z, c, zeroed, "softmax({}).masked_fill(future, 0)");
-    const tensor& good = c.t.at("weights").value;
+    const tensor& good = c.t.at(step_id::weights).value;
     symptom(r, "blocked_weight", blocked_weight(g[1].value, c.causal).first);
     symptom(r, "entropy_correct", entropy_over(good, &c.causal));
     symptom(r, "entropy_buggy", entropy_over(g[1].value, &c.causal));
@@ -430,7 +430,7 @@ void no_max_subtraction(mistake_run& r, const run_ctx<T>& c) {
     symptom(r, "fp16_overflow_threshold", std::log(65504.0));
     symptom(r, "nan_count_fp16_naive", static_cast<double>(nan_count(h[0].value)));
     symptom(r, "nan_count_fp16_stable", static_cast<double>(nan_count(hs[0].value)));
-    symptom(r, "nan_count_stable", static_cast<double>(nan_count(c.t.at("weights").value)));
+    symptom(r, "nan_count_stable", static_cast<double>(nan_count(c.t.at(step_id::weights).value)));
 }
 
 template <class T>
@@ -504,7 +504,7 @@ void scale_by_d_k(mistake_run& r, const run_ctx<T>& c) {
     auto& g = group(r, "buggy").steps;
     g.push_back(make("scaled_scores", fmt::format("{} / {} -> {}", c.sq(), c.d_k, c.sq()), s));
     push_tail(g, c, c.masked(s));
-    symptom(r, "entropy_correct", entropy_over(c.t.at("weights").value, nullptr));
+    symptom(r, "entropy_correct", entropy_over(c.t.at(step_id::weights).value, nullptr));
     symptom(r, "entropy_buggy", entropy_over(g[2].value, nullptr));
 }
 
@@ -637,7 +637,7 @@ void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
               std::string(name_of(other)) + " pairs on permuted W");
     r.values["style"] = name_of(rc.style);
     r.values["other_style"] = name_of(other);
-    const tensor& good = c.t.at("scores").value;
+    const tensor& good = c.t.at(step_id::scores).value;
     symptom(r, "scores_max_diff", max_abs_diff(good, g[2].value));
     symptom(r, "fix_scores_max_diff", max_abs_diff(good, f[2].value));
 }

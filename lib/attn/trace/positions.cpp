@@ -41,9 +41,9 @@ rope_style parse_rope_style(const std::string& s) {
 }
 
 const std::vector<std::string>& positions_step_ids() {
-    static const std::vector<std::string> ids = {
-        "X",          "pe",     "X_pos",         "Q",       "K",     "V", "Q_rot", "K_rot",
-        "alibi_bias", "scores", "scaled_scores", "weights", "output"};
+    static const std::vector<std::string> ids = names_of(
+        {step_id::X, step_id::pe, step_id::X_pos, step_id::Q, step_id::K, step_id::V, step_id::Q_rot, step_id::K_rot,
+         step_id::alibi_bias, step_id::scores, step_id::scaled_scores, step_id::weights, step_id::output});
     return ids;
 }
 

@@ -8,13 +8,18 @@
 namespace attn {
 
 bool is_input_step(const std::string& id) {
-    return id == "X" || id == "memory" || id == "W_Q" || id == "W_K" || id == "W_V" || id == "W_O" || id == "target" ||
-        id == "G";
+    const std::optional<step_id> k = parse_step_id(id);
+    if (!k) return false;
+    for (step_id input : {step_id::X, step_id::memory, step_id::W_Q, step_id::W_K, step_id::W_V, step_id::W_O,
+                          step_id::target, step_id::G})
+        if (*k == input) return true;
+    return false;
 }
 
 std::string pytorch_variable(const std::string& id) {
-    if (id == "scaled_scores") return "scaled";
-    if (id == "masked_scores") return "masked";
+    const std::optional<step_id> k = parse_step_id(id);
+    if (k == step_id::scaled_scores) return "scaled";
+    if (k == step_id::masked_scores) return "masked";
     return id;
 }
 
@@ -155,7 +160,7 @@ vars pytorch_vars(const trace& t) {
     v["sparse_blocked"] = c.lengths.empty()
         ? "~(" + torch_allowed_expr(c.pattern) + ")"
         : "(~(" + torch_allowed_expr(c.pattern) + ") | (" + padding_expr(c, "B, 1") + ")[:, None, :])[:, None]";
-    v["loss_expr"] = t.has("G") ? "(output * G).sum()" : "F.mse_loss(output, target)";
+    v["loss_expr"] = t.has(step_id::G) ? "(output * G).sum()" : "F.mse_loss(output, target)";
     v["sdpa_mask"] = sdpa_mask_args(c);
     v["sdpa_q"] = c.rope ? "Q_rot" : "Q";
     v["sdpa_k"] = c.rope ? "K_rot" : "K";
@@ -184,7 +189,7 @@ vars pytorch_vars(const trace& t) {
     // scaled by 1 / (1 - p) and stays non-zero unless it was 0 already, when it does not matter).
     if (t.has_mistake && !t.mistake.buggy().empty()) {
         const step& w = t.mistake.buggy().front();
-        if (w.id == "weights" && t.mistake.id == "dropout-at-eval") {
+        if (w.is(step_id::weights) && t.mistake.id == "dropout-at-eval") {
             std::string keep = "[";
             for (std::size_t i = 0; i < w.value.shape(0); ++i) {
                 keep += i ? ", [" : "[";
@@ -206,7 +211,7 @@ std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool b
         if (L.has(own)) return L.text(own, v);
     }
     const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
-    if (s.id == "masked_scores" && v["blocked"].empty() && L.has(key + ".pytorch_none"))
+    if (s.is(step_id::masked_scores) && v["blocked"].empty() && L.has(key + ".pytorch_none"))
         return L.text(key + ".pytorch_none", v);
     return L.text(key + ".pytorch", v);
 }

@@ -18,9 +18,51 @@
 
 namespace attn {
 
+namespace {
+// The one table of step names (step_id's order).
+// clang-format off
+constexpr std::pair<step_id, const char*> step_names[] = {
+    {step_id::X, "X"}, {step_id::memory, "memory"}, {step_id::pe, "pe"}, {step_id::X_pos, "X_pos"},
+    {step_id::W_Q, "W_Q"}, {step_id::W_K, "W_K"}, {step_id::W_V, "W_V"}, {step_id::W_O, "W_O"},
+    {step_id::b_Q, "b_Q"}, {step_id::b_K, "b_K"}, {step_id::b_V, "b_V"},
+    {step_id::Q, "Q"}, {step_id::K, "K"}, {step_id::V, "V"},
+    {step_id::Q_heads, "Q_heads"}, {step_id::K_heads, "K_heads"}, {step_id::V_heads, "V_heads"},
+    {step_id::Q_rot, "Q_rot"}, {step_id::K_rot, "K_rot"}, {step_id::alibi_bias, "alibi_bias"},
+    {step_id::scores, "scores"}, {step_id::scaled_scores, "scaled_scores"}, {step_id::masked_scores, "masked_scores"},
+    {step_id::weights, "weights"}, {step_id::heads_output, "heads_output"}, {step_id::merged, "merged"},
+    {step_id::output, "output"}, {step_id::full_output, "full_output"}, {step_id::target, "target"}, {step_id::G, "G"},
+    {step_id::d_output, "d_output"}, {step_id::d_V, "d_V"}, {step_id::d_P, "d_P"}, {step_id::d_S, "d_S"},
+    {step_id::d_Q, "d_Q"}, {step_id::d_K, "d_K"}, {step_id::d_W_Q, "d_W_Q"}, {step_id::d_W_K, "d_W_K"},
+    {step_id::d_W_V, "d_W_V"}, {step_id::d_X, "d_X"}};
+// clang-format on
+constexpr bool in_enum_order() {
+    for (std::size_t i = 0; i < std::size(step_names); ++i)
+        if (static_cast<std::size_t>(step_names[i].first) != i) return false;
+    return std::size(step_names) == static_cast<std::size_t>(step_id::d_X) + 1;
+}
+static_assert(in_enum_order(), "step_names lists every step_id once, in the enum's order");
+}  // namespace
+
+const char* name_of(step_id id) { return step_names[static_cast<std::size_t>(id)].second; }
+
+std::optional<step_id> parse_step_id(const std::string& name) {
+    for (const auto& [id, n] : step_names)
+        if (name == n) return id;
+    return std::nullopt;
+}
+
+std::vector<std::string> names_of(std::initializer_list<step_id> ids) {
+    std::vector<std::string> out;
+    for (step_id k : ids) out.emplace_back(name_of(k));
+    return out;
+}
+
+bool step::is(step_id k) const { return id == name_of(k); }
+
 const std::vector<std::string>& step_ids() {
-    static const std::vector<std::string> ids = {"X", "W_Q",    "W_K",           "W_V",           "Q",       "K",
-                                                 "V", "scores", "scaled_scores", "masked_scores", "weights", "output"};
+    static const std::vector<std::string> ids =
+        names_of({step_id::X, step_id::W_Q, step_id::W_K, step_id::W_V, step_id::Q, step_id::K, step_id::V,
+                  step_id::scores, step_id::scaled_scores, step_id::masked_scores, step_id::weights, step_id::output});
     return ids;
 }
 
@@ -29,6 +71,8 @@ const step& trace::at(const std::string& id) const {
         if (s.id == id) return s;
     throw std::out_of_range("no step " + id);
 }
+const step& trace::at(step_id id) const { return at(std::string(name_of(id))); }
+bool trace::has(step_id id) const { return has(std::string(name_of(id))); }
 
 step make_step(const std::string& id, std::string shape_line, tensor value) {
     step s;
@@ -36,6 +80,9 @@ step make_step(const std::string& id, std::string shape_line, tensor value) {
     s.shape_line = std::move(shape_line);
     s.value = std::move(value);
     return s;
+}
+step make_step(step_id id, std::string shape_line, tensor value) {
+    return make_step(std::string(name_of(id)), std::move(shape_line), std::move(value));
 }
 
 namespace {
@@ -281,13 +328,13 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                 {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
                 {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
 
-    t.steps.push_back(make_step("X", shape_str(n, d), as_tensor(x)));
-    if (c.cross()) t.steps.push_back(make_step("memory", shape_str(m, d), as_tensor(src)));
-    t.steps.push_back(make_step("W_Q", shape_str(d, dk), as_tensor(w_q)));
-    t.steps.push_back(make_step("W_K", shape_str(d, dk), as_tensor(w_k)));
-    t.steps.push_back(make_step("W_V", shape_str(d, dv), as_tensor(w_v)));
+    t.steps.push_back(make_step(step_id::X, shape_str(n, d), as_tensor(x)));
+    if (c.cross()) t.steps.push_back(make_step(step_id::memory, shape_str(m, d), as_tensor(src)));
+    t.steps.push_back(make_step(step_id::W_Q, shape_str(d, dk), as_tensor(w_q)));
+    t.steps.push_back(make_step(step_id::W_K, shape_str(d, dk), as_tensor(w_k)));
+    t.steps.push_back(make_step(step_id::W_V, shape_str(d, dv), as_tensor(w_v)));
 
-    step q = make_step("Q", fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk)),
+    step q = make_step(step_id::Q, fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk)),
                        as_tensor(f.q));
     q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
     t.steps.push_back(std::move(q));
@@ -302,10 +349,10 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     }
     if (c.bias) {
         for (step& st : t.steps) {
-            const std::vector<double>* b = st.id == "Q" ? &in.b_q
-                : st.id == "K"                          ? &in.b_k
-                : st.id == "V"                          ? &in.b_v
-                                                        : nullptr;
+            const std::vector<double>* b = st.is(step_id::Q) ? &in.b_q
+                : st.is(step_id::K)                          ? &in.b_k
+                : st.is(step_id::V)                          ? &in.b_v
+                                                             : nullptr;
             if (!b) continue;
             matrix<double> row = xt::empty<double>({std::size_t{1}, b->size()});
             std::copy(b->begin(), b->end(), row.begin());
@@ -330,7 +377,8 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
     const std::size_t j = m > 1 ? 1 : 0;
     // The n × m steps get their tensors at the end, moved out of f once nothing reads f any more.
-    step s = make_step("scores", fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)), {});
+    step s = make_step(step_id::scores,
+                       fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)), {});
     s.extras.push_back({"k_transposed", convert<double>(attn::transpose(k_rot))});
     s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
@@ -338,7 +386,8 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     if (c.rope) s.lesson = "rope_step.scores";
     t.steps.push_back(std::move(s));
 
-    step sc = make_step("scaled_scores", fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)), {});
+    step sc =
+        make_step(step_id::scaled_scores, fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)), {});
     sc.values["var_before"] = format_number(attn::variance(f.scores), precision);
     sc.values["var_after"] = format_number(attn::variance(f.scaled_scores), precision);
     sc.values["std_before"] = format_number(attn::std_dev(f.scores), precision);
@@ -382,7 +431,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     }
     t.steps.push_back(std::move(sc));
 
-    step ms = make_step("masked_scores",
+    step ms = make_step(step_id::masked_scores,
                         fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m), shape_str(n, m)), {});
     ms.brief = !causal;
     std::size_t blocked = 0;
@@ -399,7 +448,8 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     }
     t.steps.push_back(std::move(ms));
 
-    step w = make_step("weights", fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)), {});
+    step w =
+        make_step(step_id::weights, fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)), {});
     w.extras.push_back({"row_max", convert<double>(row_max(f.masked_scores))});
     w.extras.push_back({"shifted", to_double(subtract_row_max(f.masked_scores))});
     const matrix<T> sums = row_sums(f.weights);
@@ -409,15 +459,15 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     w.values["row_sum_error"] = fmt::format("{:.1e}", worst);
     t.steps.push_back(std::move(w));
 
-    t.steps.push_back(make_step("output",
+    t.steps.push_back(make_step(step_id::output,
                                 fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
                                 take(std::move(f.output))));
     for (step& st : t.steps) {
-        matrix<T>* square = st.id == "scores" ? &f.scores
-            : st.id == "scaled_scores"        ? &f.scaled_scores
-            : st.id == "masked_scores"        ? &f.masked_scores
-            : st.id == "weights"              ? &f.weights
-                                              : nullptr;
+        matrix<T>* square = st.is(step_id::scores) ? &f.scores
+            : st.is(step_id::scaled_scores)        ? &f.scaled_scores
+            : st.is(step_id::masked_scores)        ? &f.masked_scores
+            : st.is(step_id::weights)              ? &f.weights
+                                                   : nullptr;
         if (square) st.value = take(std::move(*square));
     }
     return t;

@@ -3,7 +3,9 @@
 // know nothing of the math; a mistake is another pipeline whose steps are compared to these.
 #pragma once
 #include <deque>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,25 @@
 
 namespace attn {
 
-// The step ids, in order. They are a contract: JSON ids and --save file names.
+// The steps a run records under a fixed name, with the one table of their names (trace.cpp). The
+// names are a contract: JSON ids, --save file names, lesson tables. Code compares steps by this
+// enum, never by name; steps named at run time (a variant's own tensors, learn's
+// layer<l>_weights) keep a name only.
+// clang-format off
+enum class step_id {
+    X, memory, pe, X_pos, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V,
+    Q, K, V, Q_heads, K_heads, V_heads, Q_rot, K_rot, alibi_bias,
+    scores, scaled_scores, masked_scores, weights, heads_output, merged, output, full_output,
+    target, G, d_output, d_V, d_P, d_S, d_Q, d_K, d_W_Q, d_W_K, d_W_V, d_X
+};
+// clang-format on
+const char* name_of(step_id id);
+// nullopt for a name that is not in the table.
+std::optional<step_id> parse_step_id(const std::string& name);
+// The names of `ids`, in order (the step lists of each kind of run).
+std::vector<std::string> names_of(std::initializer_list<step_id> ids);
+
+// The step ids of a single-head run, in order (names: the JSON's and --save's contract).
 const std::vector<std::string>& step_ids();
 
 // A step's tensor, any rank, in double for display (rank 2 for single-head steps, 3 or 4 for
@@ -38,6 +58,8 @@ struct step {
     vars values;  // numbers for this step's lesson placeholders
     bool brief = false;  // shown without its matrix (masked_scores with no mask)
     std::string lesson;  // its lesson table when not "<trace.lessons>.<id>" (e.g. "grad.d_V")
+
+    bool is(step_id k) const;  // the step of that id
 };
 
 // A named list of buggy steps: "buggy" itself, or a variant of the bug or one of its fixes
@@ -88,7 +110,9 @@ struct trace {
     std::vector<grad_sweep_row> grad_sweep;
 
     const step& at(const std::string& id) const;  // throws std::out_of_range
+    const step& at(step_id id) const;
     bool has(const std::string& id) const;
+    bool has(step_id id) const;
 };
 
 // Runs the whole forward pass in the config's dtype and records every step.
@@ -97,6 +121,7 @@ trace build_trace(const step_config& c, const struct inputs& in, int precision);
 
 // A step with its id, shape line and tensor.
 step make_step(const std::string& id, std::string shape_line, tensor value);
+step make_step(step_id id, std::string shape_line, tensor value);
 // The √d_k lesson's promise (scaled variance about 1) checked against a run: `holds` when the
 // scaled scores' variance is within a factor 2 of 1; otherwise `breaks` when Var(q)·Var(k) is not
 // (the unit-variance assumption fails), or `sample` when it is and only the sample strays.

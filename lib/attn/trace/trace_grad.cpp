@@ -11,8 +11,9 @@
 namespace attn {
 
 const std::vector<std::string>& grad_step_ids() {
-    static const std::vector<std::string> ids = {"d_output", "d_V",   "d_P",   "d_S",   "d_Q",
-                                                 "d_K",      "d_W_Q", "d_W_K", "d_W_V", "d_X"};
+    static const std::vector<std::string> ids =
+        names_of({step_id::d_output, step_id::d_V, step_id::d_P, step_id::d_S, step_id::d_Q, step_id::d_K,
+                  step_id::d_W_Q, step_id::d_W_K, step_id::d_W_V, step_id::d_X});
     return ids;
 }
 

@@ -14,24 +14,10 @@
 namespace attn {
 
 const std::vector<std::string>& multihead_step_ids() {
-    static const std::vector<std::string> ids = {"X",
-                                                 "W_Q",
-                                                 "W_K",
-                                                 "W_V",
-                                                 "W_O",
-                                                 "Q",
-                                                 "K",
-                                                 "V",
-                                                 "Q_heads",
-                                                 "K_heads",
-                                                 "V_heads",
-                                                 "scores",
-                                                 "scaled_scores",
-                                                 "masked_scores",
-                                                 "weights",
-                                                 "heads_output",
-                                                 "merged",
-                                                 "output"};
+    static const std::vector<std::string> ids = names_of(
+        {step_id::X, step_id::W_Q, step_id::W_K, step_id::W_V, step_id::W_O, step_id::Q, step_id::K, step_id::V,
+         step_id::Q_heads, step_id::K_heads, step_id::V_heads, step_id::scores, step_id::scaled_scores,
+         step_id::masked_scores, step_id::weights, step_id::heads_output, step_id::merged, step_id::output});
     return ids;
 }
 
@@ -310,7 +296,7 @@ void run_typed(trace& t, const inputs& in) {
         r.symptoms.emplace_back("misplaced_fraction", static_cast<double>(moved) / static_cast<double>(merged.size()));
     } else if (r.id == "missing-output-projection") {
         g.push_back(make("output", fmt::format("{} (no @ W_O) -> {}", shp(f.merged), shp(f.merged)), f.merged));
-        r.symptoms.emplace_back("output_max_diff", max_abs_diff(t.at("output").value, g[0].value));
+        r.symptoms.emplace_back("output_max_diff", max_abs_diff(t.at(step_id::output).value, g[0].value));
     } else if (r.id == "scale-by-d-model") {
         const tensor4<T> scaled = scale4(f.scores, c.d_model);  // √d_model instead of √d_h
         g.push_back(
@@ -318,7 +304,7 @@ void run_typed(trace& t, const inputs& in) {
         const tensor4<T> masked = causal ? mask_causal4(scaled) : scaled;
         g.push_back(make("masked_scores", shp(masked), masked));
         tail(softmax_last(masked), f.v_heads, true);
-        const auto good = row_stats(t.at("weights").value), bad = row_stats(g[2].value);
+        const auto good = row_stats(t.at(step_id::weights).value), bad = row_stats(g[2].value);
         r.symptoms.emplace_back("entropy_correct", good.first);
         r.symptoms.emplace_back("entropy_buggy", bad.first);
         r.symptoms.emplace_back("max_weight_correct", good.second);

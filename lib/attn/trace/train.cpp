@@ -28,23 +28,10 @@ double fall(const std::vector<double>& losses) {
     return 1.0 - mean_of(losses, losses.size() - tail, losses.size()) / losses.front();
 }
 std::string num(double v) { return fmt::format("{:.4g}", v); }
-}  // namespace
 
-train_report run_training(const step_config& c, const inputs& in, const train_request& req) {
-    if (req.steps == 0 || req.steps > 100000) throw error("--steps must be between 1 and 100000");
-    if (!(req.lr > 0) || !std::isfinite(req.lr) || req.lr > 10)
-        throw error("--lr must be a positive number no larger than 10");
-    if (!req.mistake.empty() &&
-        std::find(train_mistake_ids().begin(), train_mistake_ids().end(), req.mistake) == train_mistake_ids().end())
-        throw error("unknown train mistake '" + req.mistake + "': use random-target, no-scale or no-zero-grad");
-    if (c.cross()) throw error("train runs self-attention: drop --kv-len");
-    train_report r;
-    r.config = c;
-    r.request = req;
-    if (r.request.every == 0) r.request.every = std::max<std::size_t>(1, req.steps / 10);
-
-    // nn.Linear's default initialisation, from the seed; --load supplies its own weights.
-    rng g(c.seed ^ 0x7e41aULL);
+// The starting weights: nn.Linear's default initialisation U(±1/√d_model) from g; --load supplies
+// its own (and its biases, when it has them).
+train_params starting_params(const step_config& c, const inputs& in, rng& g) {
     const double a = 1.0 / std::sqrt(static_cast<double>(c.d_model));
     train_params p;
     auto draw = [&](std::size_t rows, std::size_t cols) {
@@ -64,6 +51,11 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     p.b_k = loaded && !in.b_k.empty() ? in.b_k : draw_vec(c.d_k);
     p.w_v = loaded ? in.w_v : draw(c.d_model, c.d_v);
     p.b_v = loaded && !in.b_v.empty() ? in.b_v : draw_vec(c.d_v);
+    return p;
+}
+
+// The regression target: target.npy (of the output's shape), else N(0, 1) from g.
+matrix<double> training_target(const step_config& c, const inputs& in, rng& g) {
     matrix<double> target = in.target;
     if (target.size() != 0 && (target.shape(0) != c.seq_len || target.shape(1) != c.d_v))  // as grad checks it
         throw error(
@@ -74,24 +66,13 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
         target = xt::empty<double>({c.seq_len, c.d_v});
         for (auto& v : target) v = g.normal();
     }
-    train_options o;
-    o.steps = req.steps;
-    o.lr = req.lr;
-    o.causal = c.mask == mask_kind::causal;
-    r.run = train_attention(in.x, target, p, o, c.seed);
-    r.values = {{"steps", std::to_string(req.steps)},
-                {"lr", fmt::format("{:g}", req.lr)},
-                {"initial", num(r.run.losses.front())},
-                {"final", num(r.run.losses.back())},
-                {"fall", fmt::format("{:.1f}", 100 * fall(r.run.losses))},
-                {"d_k", std::to_string(c.d_k)},
-                {"n", std::to_string(c.seq_len)},
-                {"d_model", std::to_string(c.d_model)},
-                {"d_v", std::to_string(c.d_v)},
-                {"seed", std::to_string(c.seed)},
-                {"mask", name_of(c.mask)}};
-    r.symptoms.emplace_back("fall_fixed", fall(r.run.losses));
-    if (req.mistake.empty()) return r;
+    return target;
+}
+
+// The same training with --mistake's bug, and the symptoms that tell the two runs apart.
+void run_buggy(const step_config& c, const inputs& in, const matrix<double>& target, const train_params& p,
+               const train_options& o, train_report& r) {
+    const train_request& req = r.request;
     train_options b = o;
     if (req.mistake == "random-target") b.random_target = true;
     if (req.mistake == "no-scale") b.scale = false;
@@ -112,6 +93,45 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     // Whether the buggy loop ended worse (the usual case) or, over a short run, better than the fix.
     if (req.mistake == "no-zero-grad")
         r.values["verdict"] = fall(r.buggy.losses) < fall(r.run.losses) ? "hurt" : "helped";
+}
+}  // namespace
+
+train_report run_training(const step_config& c, const inputs& in, const train_request& req) {
+    if (req.steps == 0 || req.steps > 100000) throw error("--steps must be between 1 and 100000");
+    if (!(req.lr > 0) || !std::isfinite(req.lr) || req.lr > 10)
+        throw error("--lr must be a positive number no larger than 10");
+    if (!req.mistake.empty() &&
+        std::find(train_mistake_ids().begin(), train_mistake_ids().end(), req.mistake) == train_mistake_ids().end())
+        throw error("unknown train mistake '" + req.mistake + "': use random-target, no-scale or no-zero-grad");
+    if (c.cross()) throw error("train runs self-attention: drop --kv-len");
+    train_report r;
+    r.config = c;
+    r.request = req;
+    if (r.request.every == 0) r.request.every = std::max<std::size_t>(1, req.steps / 10);
+
+    // nn.Linear's default initialisation, from the seed; --load supplies its own weights.
+    rng g(c.seed ^ 0x7e41aULL);
+    const train_params p = starting_params(c, in, g);
+    const matrix<double> target = training_target(c, in, g);
+    train_options o;
+    o.steps = req.steps;
+    o.lr = req.lr;
+    o.causal = c.mask == mask_kind::causal;
+    r.run = train_attention(in.x, target, p, o, c.seed);
+    r.values = {{"steps", std::to_string(req.steps)},
+                {"lr", fmt::format("{:g}", req.lr)},
+                {"initial", num(r.run.losses.front())},
+                {"final", num(r.run.losses.back())},
+                {"fall", fmt::format("{:.1f}", 100 * fall(r.run.losses))},
+                {"d_k", std::to_string(c.d_k)},
+                {"n", std::to_string(c.seq_len)},
+                {"d_model", std::to_string(c.d_model)},
+                {"d_v", std::to_string(c.d_v)},
+                {"seed", std::to_string(c.seed)},
+                {"mask", name_of(c.mask)}};
+    r.symptoms.emplace_back("fall_fixed", fall(r.run.losses));
+    if (req.mistake.empty()) return r;
+    run_buggy(c, in, target, p, o, r);
     return r;
 }
 

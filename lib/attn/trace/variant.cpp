@@ -91,6 +91,231 @@ void check_variant_request(const variant_request& vr) {
         throw error("variant " + kind + " measures its error table at every size: choose --seq-len up to 512");
 }
 
+namespace {
+
+// What every kind computes from: Q, K, V of the run (float64), the mask, 1/√d_k.
+struct variant_inputs {
+    const variant_request& request;
+    const step_config& c;
+    const matrix<double>& q;
+    const matrix<double>& k;
+    const matrix<double>& v;
+    bool causal;
+    double scale;
+};
+
+// Each kind fills its part of the report and returns its output [n, d_v].
+matrix<double> run_linear(const variant_inputs& in, variant_report& r) {
+    const step_config& c = in.c;
+    const matrix<double>&q = in.q, &k = in.k, &v = in.v;
+    const bool causal = in.causal;
+    const std::size_t n = c.seq_len;
+    r.linear = linear_attention(q, k, v, causal);
+    r.flops = linear_attention_flops(n, c.d_k, c.d_v);
+    r.crossover_n = 2.0 * static_cast<double>(c.d_k * c.d_v) / static_cast<double>(c.d_k + c.d_v);
+    r.saved.push_back({"phi_Q", as_tensor(r.linear.phi_q)});
+    r.saved.push_back({"phi_K", as_tensor(r.linear.phi_k)});
+    r.saved.push_back({"KV", as_tensor(r.linear.kv)});
+    if (causal) {
+        r.saved.push_back({"Z", as_tensor(r.linear.z)});
+        tensor s = xt::zeros<double>({n, c.d_k, c.d_v});
+        for (std::size_t t = 0; t < n; ++t)
+            for (std::size_t a = 0; a < c.d_k; ++a)
+                for (std::size_t b = 0; b < c.d_v; ++b) s(t, a, b) = r.linear.s[t](a, b);
+        r.saved.push_back({"S", s});
+    } else {
+        tensor z = xt::zeros<double>({c.d_k});
+        for (std::size_t a = 0; a < c.d_k; ++a) z(a) = r.linear.z(0, a);
+        r.saved.push_back({"Z", z});
+    }
+    r.saved.push_back({"weights", as_tensor(r.linear.weights)});
+    r.mean_max_weight = mean_max(r.linear.weights);
+    return r.linear.output;
+}
+
+// The error table of Linformer at every k (doubling up to n), `trials` random E, F each, against
+// the best rank-k approximation (the SVD's).
+void linformer_errors(const variant_inputs& in, variant_report& r) {
+    const step_config& c = in.c;
+    const matrix<double>&q = in.q, &k = in.k, &v = in.v;
+    const std::size_t n = c.seq_len;
+    r.trials = 8;
+    for (std::size_t kk = 1; kk <= n; kk = kk < n && kk * 2 > n ? n : kk * 2) {
+        error_row row;
+        row.size = kk;
+        std::vector<double> errs;
+        rng t(c.seed ^ (0x747269616c73ULL + kk));  // "trials"
+        for (std::size_t i = 0; i < r.trials; ++i) {
+            const matrix<double> ee = extra_weight("", "E", kk, n, t), ff = extra_weight("", "F", kk, n, t);
+            errs.push_back(max_abs_diff(linformer_attention(q, k, v, ee, ff).output, r.softmax_output));
+        }
+        for (double x : errs) row.mean += x / static_cast<double>(errs.size());
+        for (double x : errs) row.sd += (x - row.mean) * (x - row.mean) / static_cast<double>(errs.size());
+        row.sd = std::sqrt(row.sd);
+        row.best = max_abs_diff(matmul(low_rank(r.softmax_weights, kk), v), r.softmax_output);
+        r.errors.push_back(row);
+        if (kk == n) break;
+    }
+}
+
+matrix<double> run_linformer(const variant_inputs& in, variant_report& r) {
+    const variant_request& vr = in.request;
+    const step_config& c = in.c;
+    const matrix<double>&q = in.q, &k = in.k, &v = in.v;
+    const std::size_t n = c.seq_len;
+    r.rank = static_cast<std::size_t>(vr.rank);
+    std::error_code ec;
+    if (!c.load_dir.empty() && std::filesystem::exists(std::filesystem::path(c.load_dir) / "E.npy", ec)) {
+        const npy::array a = npy::read((std::filesystem::path(c.load_dir) / "E.npy").string());
+        if (!a.shape.empty()) r.rank = a.shape[0];  // k comes from the file (its shape is checked below)
+    }
+    if (r.rank > n)
+        throw error(fmt::format("--rank {} is more than the {} tokens: choose k from 1 to {}", r.rank, n, n));
+    rng g(c.seed ^ 0x6c696e666f726d65ULL);  // "linforme"
+    const matrix<double> e = extra_weight(c.load_dir, "E", r.rank, n, g);
+    const matrix<double> f = extra_weight(c.load_dir, "F", r.rank, n, g);
+    r.linformer = linformer_attention(q, k, v, e, f);
+    r.singular = singular_values(r.softmax_weights);
+    linformer_errors(in, r);
+    r.best_rank = max_abs_diff(matmul(low_rank(r.softmax_weights, r.rank), v), r.softmax_output);
+    tensor sv = xt::zeros<double>({r.singular.size()});
+    for (std::size_t i = 0; i < r.singular.size(); ++i) sv(i) = r.singular[i];
+    r.saved.push_back({"E", as_tensor(e)});
+    r.saved.push_back({"F", as_tensor(f)});
+    r.saved.push_back({"K_proj", as_tensor(r.linformer.k_proj)});
+    r.saved.push_back({"V_proj", as_tensor(r.linformer.v_proj)});
+    r.saved.push_back({"weights", as_tensor(r.linformer.weights)});
+    r.saved.push_back({"softmax_weights", as_tensor(r.softmax_weights)});
+    r.saved.push_back({"singular_values", sv});
+    r.mean_max_weight = mean_max(r.linformer.weights);
+    r.flops = 2.0 * 2 * static_cast<double>(n * r.rank) * static_cast<double>(c.d_k + c.d_v);
+    return r.linformer.output;
+}
+
+// The error table of Performer at m = 16, 64, 256, 1024 features, `trials` draws of ω each.
+void performer_errors(const variant_inputs& in, variant_report& r) {
+    const step_config& c = in.c;
+    const matrix<double>&q = in.q, &k = in.k, &v = in.v;
+    r.trials = 16;
+    for (std::size_t m = 16; m <= 1024; m *= 4) {
+        error_row row;
+        row.size = m;
+        std::vector<double> errs;
+        rng t(c.seed ^ (0x747269616c73ULL + m));
+        for (std::size_t i = 0; i < r.trials; ++i) {
+            const matrix<double> w = orthogonal_features(m, c.d_k, t);
+            errs.push_back(max_abs_diff(performer_attention(q, k, v, w).output, r.softmax_output));
+        }
+        for (double x : errs) row.mean += x / static_cast<double>(errs.size());
+        for (double x : errs) row.sd += (x - row.mean) * (x - row.mean) / static_cast<double>(errs.size());
+        row.sd = std::sqrt(row.sd);
+        r.errors.push_back(row);
+    }
+}
+
+// Lemma 2's relative variance at this run's pairs: ‖q' + k'‖² with q' = q/d_k^¼, k' = k/d_k^¼,
+// at its largest and smallest over every (query, key) pair.
+void performer_sum_squares(const variant_inputs& in, variant_report& r) {
+    const step_config& c = in.c;
+    const matrix<double>&q = in.q, &k = in.k;
+    const std::size_t n = c.seq_len;
+    r.sum_sq_max = -1, r.sum_sq_min = -1;
+    const double quarter = std::pow(static_cast<double>(c.d_k), -0.25);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+            double s2 = 0;
+            for (std::size_t a = 0; a < c.d_k; ++a) {
+                const double x = (q(i, a) + k(j, a)) * quarter;
+                s2 += x * x;
+            }
+            if (s2 > r.sum_sq_max) r.sum_sq_max = s2, r.sum_sq_query = i, r.sum_sq_key = j;
+            if (r.sum_sq_min < 0 || s2 < r.sum_sq_min) r.sum_sq_min = s2;
+        }
+}
+
+matrix<double> run_performer(const variant_inputs& in, variant_report& r) {
+    const variant_request& vr = in.request;
+    const step_config& c = in.c;
+    const matrix<double>&q = in.q, &k = in.k, &v = in.v;
+    const std::size_t n = c.seq_len;
+    r.features = static_cast<std::size_t>(vr.features);
+    rng g(c.seed ^ 0x706572666ULL);  // "perf"
+    matrix<double> omega = orthogonal_features(r.features, c.d_k, g);
+    if (!c.load_dir.empty() && std::filesystem::exists(std::filesystem::path(c.load_dir) / "omega.npy")) {
+        const npy::array a = npy::read((std::filesystem::path(c.load_dir) / "omega.npy").string());
+        if (a.shape.size() != 2 || a.shape[1] != c.d_k)
+            throw error(fmt::format("omega.npy must have shape (m, {}): one random feature per row", c.d_k));
+        r.features = a.shape[0];
+        omega = xt::empty<double>({a.shape[0], a.shape[1]});
+        std::copy(a.data.begin(), a.data.end(), omega.begin());
+    }
+    r.performer = performer_attention(q, k, v, omega);
+    matrix<double> implied = matmul(r.performer.phi_q, attn::transpose(r.performer.phi_k));  // [n, n]
+    for (std::size_t i = 0; i < n; ++i) {
+        double sum = 0;
+        for (std::size_t j = 0; j < n; ++j) sum += implied(i, j);
+        for (std::size_t j = 0; j < n; ++j) implied(i, j) /= sum;
+    }
+    r.mean_max_weight = mean_max(implied);
+    performer_errors(in, r);
+    r.omega_cosine = block_max_cosine(omega, c.d_k);
+    performer_sum_squares(in, r);
+    r.saved.push_back({"omega", as_tensor(omega)});
+    r.saved.push_back({"phi_Q", as_tensor(r.performer.phi_q)});
+    r.saved.push_back({"phi_K", as_tensor(r.performer.phi_k)});
+    r.saved.push_back({"KV", as_tensor(r.performer.kv)});
+    r.flops = 4.0 * static_cast<double>(n * r.features) * static_cast<double>(c.d_v) +
+        4.0 * static_cast<double>(n * r.features * c.d_k);
+    return r.performer.output;
+}
+
+// additive: W₁, W₂ [d_k, d_a] and v [d_a] from a stream of their own, d_a = d_k
+matrix<double> run_additive(const variant_inputs& in, variant_report& r) {
+    const step_config& c = in.c;
+    const matrix<double>&q = in.q, &k = in.k, &v = in.v;
+    const bool causal = in.causal;
+    const double scale = in.scale;
+    const std::size_t n = c.seq_len;
+    r.d_a = c.d_k;
+    rng g(c.seed ^ 0x6164646974697665ULL);  // "additive"
+    const matrix<double> w1 = extra_weight(c.load_dir, "W_1", c.d_k, r.d_a, g);
+    const matrix<double> w2 = extra_weight(c.load_dir, "W_2", c.d_k, r.d_a, g);
+    const matrix<double> va = extra_weight(c.load_dir, "v_a", r.d_a, 1, g);
+    r.additive = additive_attention(q, k, v, w1, w2, va, causal);
+    tensor vt = xt::zeros<double>({r.d_a});
+    for (std::size_t a = 0; a < r.d_a; ++a) vt(a) = va(a, 0), r.additive_bound += std::fabs(va(a, 0));
+    r.saved.push_back({"W_1", as_tensor(w1)});
+    r.saved.push_back({"W_2", as_tensor(w2)});
+    r.saved.push_back({"v_a", vt});
+    r.saved.push_back({"scores", as_tensor(r.additive.scores)});
+    r.saved.push_back({"weights", as_tensor(r.additive.weights)});
+    const matrix<double> dot = matmul(q, attn::transpose(k));
+    r.dot_std = spread(dot, causal);
+    r.dot_scaled_std = r.dot_std * scale;
+    r.additive_std = spread(r.additive.scores, causal);
+    // Per score: d_a additions, d_a tanh and d_a multiply-adds (≈ 4·d_a, tanh counted as 1) after the
+    // two projections (2·2·n·d_k·d_a), then weights·V; against QKᵀ's 2·d_k per score.
+    const double nn = static_cast<double>(n) * static_cast<double>(n), da = static_cast<double>(r.d_a);
+    r.flops = 4 * static_cast<double>(n) * static_cast<double>(c.d_k) * da + 4 * nn * da +
+        2 * nn * static_cast<double>(c.d_v);
+    r.mean_max_weight = mean_max(r.additive.weights);
+    return r.additive.output;
+}
+
+// The kinds run_variant computes itself (mla has its own run), one row each.
+struct variant_kind {
+    const char* name;
+    matrix<double> (*run)(const variant_inputs&, variant_report&);
+};
+constexpr variant_kind variant_runs[] = {
+    {"linear", run_linear},
+    {"linformer", run_linformer},
+    {"performer", run_performer},
+    {"additive", run_additive},
+};
+
+}  // namespace
+
 variant_report run_variant(const variant_request& vr) {
     const std::string& kind = vr.kind;
     const step_request& request = vr.run;
@@ -128,156 +353,10 @@ variant_report run_variant(const variant_request& vr) {
     r.softmax_mean_max_weight = mean_max(r.softmax_weights);
     const std::size_t n = c.seq_len;
     r.softmax_flops = softmax_attention_flops(n, c.d_k, c.d_v);
-    matrix<double> out;
-    if (kind == "linear") {
-        r.linear = linear_attention(q, k, v, causal);
-        r.flops = linear_attention_flops(n, c.d_k, c.d_v);
-        r.crossover_n = 2.0 * static_cast<double>(c.d_k * c.d_v) / static_cast<double>(c.d_k + c.d_v);
-        r.saved.push_back({"phi_Q", as_tensor(r.linear.phi_q)});
-        r.saved.push_back({"phi_K", as_tensor(r.linear.phi_k)});
-        r.saved.push_back({"KV", as_tensor(r.linear.kv)});
-        if (causal) {
-            r.saved.push_back({"Z", as_tensor(r.linear.z)});
-            tensor s = xt::zeros<double>({n, c.d_k, c.d_v});
-            for (std::size_t t = 0; t < n; ++t)
-                for (std::size_t a = 0; a < c.d_k; ++a)
-                    for (std::size_t b = 0; b < c.d_v; ++b) s(t, a, b) = r.linear.s[t](a, b);
-            r.saved.push_back({"S", s});
-        } else {
-            tensor z = xt::zeros<double>({c.d_k});
-            for (std::size_t a = 0; a < c.d_k; ++a) z(a) = r.linear.z(0, a);
-            r.saved.push_back({"Z", z});
-        }
-        r.saved.push_back({"weights", as_tensor(r.linear.weights)});
-        out = r.linear.output;
-        r.mean_max_weight = mean_max(r.linear.weights);
-    } else if (kind == "linformer") {
-        r.rank = static_cast<std::size_t>(vr.rank);
-        std::error_code ec;
-        if (!c.load_dir.empty() && std::filesystem::exists(std::filesystem::path(c.load_dir) / "E.npy", ec)) {
-            const npy::array a = npy::read((std::filesystem::path(c.load_dir) / "E.npy").string());
-            if (!a.shape.empty()) r.rank = a.shape[0];  // k comes from the file (its shape is checked below)
-        }
-        if (r.rank > n)
-            throw error(fmt::format("--rank {} is more than the {} tokens: choose k from 1 to {}", r.rank, n, n));
-        rng g(c.seed ^ 0x6c696e666f726d65ULL);  // "linforme"
-        const matrix<double> e = extra_weight(c.load_dir, "E", r.rank, n, g);
-        const matrix<double> f = extra_weight(c.load_dir, "F", r.rank, n, g);
-        r.linformer = linformer_attention(q, k, v, e, f);
-        r.singular = singular_values(r.softmax_weights);
-        r.trials = 8;
-        for (std::size_t kk = 1; kk <= n; kk = kk < n && kk * 2 > n ? n : kk * 2) {
-            error_row row;
-            row.size = kk;
-            std::vector<double> errs;
-            rng t(c.seed ^ (0x747269616c73ULL + kk));  // "trials"
-            for (std::size_t i = 0; i < r.trials; ++i) {
-                const matrix<double> ee = extra_weight("", "E", kk, n, t), ff = extra_weight("", "F", kk, n, t);
-                errs.push_back(max_abs_diff(linformer_attention(q, k, v, ee, ff).output, r.softmax_output));
-            }
-            for (double x : errs) row.mean += x / static_cast<double>(errs.size());
-            for (double x : errs) row.sd += (x - row.mean) * (x - row.mean) / static_cast<double>(errs.size());
-            row.sd = std::sqrt(row.sd);
-            row.best = max_abs_diff(matmul(low_rank(r.softmax_weights, kk), v), r.softmax_output);
-            r.errors.push_back(row);
-            if (kk == n) break;
-        }
-        r.best_rank = max_abs_diff(matmul(low_rank(r.softmax_weights, r.rank), v), r.softmax_output);
-        tensor sv = xt::zeros<double>({r.singular.size()});
-        for (std::size_t i = 0; i < r.singular.size(); ++i) sv(i) = r.singular[i];
-        r.saved.push_back({"E", as_tensor(e)});
-        r.saved.push_back({"F", as_tensor(f)});
-        r.saved.push_back({"K_proj", as_tensor(r.linformer.k_proj)});
-        r.saved.push_back({"V_proj", as_tensor(r.linformer.v_proj)});
-        r.saved.push_back({"weights", as_tensor(r.linformer.weights)});
-        r.saved.push_back({"softmax_weights", as_tensor(r.softmax_weights)});
-        r.saved.push_back({"singular_values", sv});
-        out = r.linformer.output;
-        r.mean_max_weight = mean_max(r.linformer.weights);
-        r.flops = 2.0 * 2 * static_cast<double>(n * r.rank) * static_cast<double>(c.d_k + c.d_v);
-    } else if (kind == "performer") {
-        r.features = static_cast<std::size_t>(vr.features);
-        rng g(c.seed ^ 0x706572666ULL);  // "perf"
-        matrix<double> omega = orthogonal_features(r.features, c.d_k, g);
-        if (!c.load_dir.empty() && std::filesystem::exists(std::filesystem::path(c.load_dir) / "omega.npy")) {
-            const npy::array a = npy::read((std::filesystem::path(c.load_dir) / "omega.npy").string());
-            if (a.shape.size() != 2 || a.shape[1] != c.d_k)
-                throw error(fmt::format("omega.npy must have shape (m, {}): one random feature per row", c.d_k));
-            r.features = a.shape[0];
-            omega = xt::empty<double>({a.shape[0], a.shape[1]});
-            std::copy(a.data.begin(), a.data.end(), omega.begin());
-        }
-        r.performer = performer_attention(q, k, v, omega);
-        matrix<double> implied = matmul(r.performer.phi_q, attn::transpose(r.performer.phi_k));  // [n, n]
-        for (std::size_t i = 0; i < n; ++i) {
-            double sum = 0;
-            for (std::size_t j = 0; j < n; ++j) sum += implied(i, j);
-            for (std::size_t j = 0; j < n; ++j) implied(i, j) /= sum;
-        }
-        r.mean_max_weight = mean_max(implied);
-        r.trials = 16;
-        for (std::size_t m = 16; m <= 1024; m *= 4) {
-            error_row row;
-            row.size = m;
-            std::vector<double> errs;
-            rng t(c.seed ^ (0x747269616c73ULL + m));
-            for (std::size_t i = 0; i < r.trials; ++i) {
-                const matrix<double> w = orthogonal_features(m, c.d_k, t);
-                errs.push_back(max_abs_diff(performer_attention(q, k, v, w).output, r.softmax_output));
-            }
-            for (double x : errs) row.mean += x / static_cast<double>(errs.size());
-            for (double x : errs) row.sd += (x - row.mean) * (x - row.mean) / static_cast<double>(errs.size());
-            row.sd = std::sqrt(row.sd);
-            r.errors.push_back(row);
-        }
-        r.omega_cosine = block_max_cosine(omega, c.d_k);
-        // Lemma 2's relative variance at this run's pairs: ‖q' + k'‖² with q' = q/d_k^¼, k' = k/d_k^¼,
-        // at its largest and smallest over every (query, key) pair.
-        r.sum_sq_max = -1, r.sum_sq_min = -1;
-        const double quarter = std::pow(static_cast<double>(c.d_k), -0.25);
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = 0; j < n; ++j) {
-                double s2 = 0;
-                for (std::size_t a = 0; a < c.d_k; ++a) {
-                    const double x = (q(i, a) + k(j, a)) * quarter;
-                    s2 += x * x;
-                }
-                if (s2 > r.sum_sq_max) r.sum_sq_max = s2, r.sum_sq_query = i, r.sum_sq_key = j;
-                if (r.sum_sq_min < 0 || s2 < r.sum_sq_min) r.sum_sq_min = s2;
-            }
-        r.saved.push_back({"omega", as_tensor(omega)});
-        r.saved.push_back({"phi_Q", as_tensor(r.performer.phi_q)});
-        r.saved.push_back({"phi_K", as_tensor(r.performer.phi_k)});
-        r.saved.push_back({"KV", as_tensor(r.performer.kv)});
-        out = r.performer.output;
-        r.flops = 4.0 * static_cast<double>(n * r.features) * static_cast<double>(c.d_v) +
-            4.0 * static_cast<double>(n * r.features * c.d_k);
-    } else {  // additive: W₁, W₂ [d_k, d_a] and v [d_a] from a stream of their own, d_a = d_k
-        r.d_a = c.d_k;
-        rng g(c.seed ^ 0x6164646974697665ULL);  // "additive"
-        const matrix<double> w1 = extra_weight(c.load_dir, "W_1", c.d_k, r.d_a, g);
-        const matrix<double> w2 = extra_weight(c.load_dir, "W_2", c.d_k, r.d_a, g);
-        const matrix<double> va = extra_weight(c.load_dir, "v_a", r.d_a, 1, g);
-        r.additive = additive_attention(q, k, v, w1, w2, va, causal);
-        tensor vt = xt::zeros<double>({r.d_a});
-        for (std::size_t a = 0; a < r.d_a; ++a) vt(a) = va(a, 0), r.additive_bound += std::fabs(va(a, 0));
-        r.saved.push_back({"W_1", as_tensor(w1)});
-        r.saved.push_back({"W_2", as_tensor(w2)});
-        r.saved.push_back({"v_a", vt});
-        r.saved.push_back({"scores", as_tensor(r.additive.scores)});
-        r.saved.push_back({"weights", as_tensor(r.additive.weights)});
-        const matrix<double> dot = matmul(q, attn::transpose(k));
-        r.dot_std = spread(dot, causal);
-        r.dot_scaled_std = r.dot_std * scale;
-        r.additive_std = spread(r.additive.scores, causal);
-        // Per score: d_a additions, d_a tanh and d_a multiply-adds (≈ 4·d_a, tanh counted as 1) after the
-        // two projections (2·2·n·d_k·d_a), then weights·V; against QKᵀ's 2·d_k per score.
-        const double nn = static_cast<double>(n) * static_cast<double>(n), da = static_cast<double>(r.d_a);
-        r.flops = 4 * static_cast<double>(n) * static_cast<double>(c.d_k) * da + 4 * nn * da +
-            2 * nn * static_cast<double>(c.d_v);
-        out = r.additive.output;
-        r.mean_max_weight = mean_max(r.additive.weights);
-    }
+    const variant_inputs vin{vr, c, q, k, v, causal, scale};
+    const auto row = std::find_if(std::begin(variant_runs), std::end(variant_runs),
+                                  [&](const variant_kind& x) { return kind == x.name; });
+    const matrix<double> out = row->run(vin, r);
     r.saved.push_back({"output", as_tensor(out)});
     r.vs_softmax = max_abs_diff(out, r.softmax_output);
     return r;

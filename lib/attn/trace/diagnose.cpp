@@ -1,0 +1,1321 @@
+// The structural diagnosis of `check` (see diagnose.hpp). Every test below compares the learner's
+// tensor with a candidate computed here; a finding is emitted only when the candidate matches
+// within the grading tolerance, so each sentence is true of the learner's numbers. The formulas
+// used for "what your own upstream tensors give" are first checked against the reference: a rule
+// that does not reproduce the reference from the reference's own upstream is not used, so a
+// change of an exercise's convention can silence a finding but never make one false.
+#include "attn/trace/diagnose.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "attn/core/lowp.hpp"
+#include "attn/trace/mistakes.hpp"
+
+namespace attn::exercise {
+
+namespace {
+
+using shape_t = std::vector<std::size_t>;
+const double inf = std::numeric_limits<double>::infinity();
+
+std::size_t count_of(const shape_t& s) {
+    std::size_t n = 1;
+    for (std::size_t x : s) n *= x;
+    return n;
+}
+
+nd make(shape_t s, double fill = 0) {
+    nd t;
+    t.data.assign(count_of(s), fill);
+    t.shape = std::move(s);
+    return t;
+}
+
+bool valid(const nd& t) { return !t.shape.empty() && t.data.size() == count_of(t.shape); }
+
+// Every cell close (the grading tolerance of `given`'s dtype); NaN matches NaN.
+bool same(const nd& given, const nd& cand) {
+    if (!valid(given) || !valid(cand) || given.shape != cand.shape) return false;
+    for (std::size_t i = 0; i < given.data.size(); ++i)
+        if (!close(given.data[i], cand.data[i], given.float64)) return false;
+    return true;
+}
+
+// The reference recomputed in float64 from float64 sources: a tight check of a rule.
+bool same_tight(const nd& a, const nd& b) {
+    if (!valid(a) || !valid(b) || a.shape != b.shape) return false;
+    for (std::size_t i = 0; i < a.data.size(); ++i) {
+        const double x = a.data[i], y = b.data[i];
+        if (std::isnan(x) || std::isnan(y)) {
+            if (std::isnan(x) != std::isnan(y)) return false;
+            continue;
+        }
+        if (std::isinf(x) || std::isinf(y)) {
+            if (x != y) return false;
+            continue;
+        }
+        if (std::fabs(x - y) > 1e-6 + 1e-5 * std::fabs(y)) return false;
+    }
+    return true;
+}
+
+nd permute(const nd& t, const std::vector<std::size_t>& p) {
+    const std::size_t r = t.shape.size();
+    shape_t os(r);
+    for (std::size_t k = 0; k < r; ++k) os[k] = t.shape[p[k]];
+    std::vector<std::size_t> stride(r, 1);
+    for (std::size_t k = r; k-- > 1;) stride[k - 1] = stride[k] * t.shape[k];
+    nd o = make(os);
+    o.float64 = t.float64;
+    std::vector<std::size_t> idx(r, 0);
+    for (std::size_t flat = 0; flat < o.data.size(); ++flat) {
+        std::size_t src = 0;
+        for (std::size_t k = 0; k < r; ++k) src += idx[k] * stride[p[k]];
+        o.data[flat] = t.data[src];
+        for (std::size_t k = r; k-- > 0;) {
+            if (++idx[k] < os[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return o;
+}
+
+nd reshape(nd t, shape_t s) {
+    if (count_of(s) != t.data.size()) return nd{};
+    t.shape = std::move(s);
+    return t;
+}
+
+// a @ b (or a @ bᵀ) over the last two axes; b may be 2-D and broadcast. Invalid on mismatch.
+nd matmul(const nd& a, const nd& b, bool bt = false) {
+    if (!valid(a) || !valid(b) || a.shape.size() < 2 || b.shape.size() < 2) return nd{};
+    const std::size_t n = a.shape[a.shape.size() - 2], k = a.shape.back();
+    const std::size_t br = b.shape[b.shape.size() - 2], bc = b.shape.back();
+    const std::size_t kk = bt ? bc : br, m = bt ? br : bc;
+    if (kk != k) return nd{};
+    const std::size_t batches = a.data.size() / (n * k), bb = b.data.size() / (br * bc);
+    if (bb != 1 && bb != batches) return nd{};
+    if (bb != 1 && b.shape.size() != a.shape.size()) return nd{};
+    shape_t os(a.shape.begin(), a.shape.end() - 2);
+    os.push_back(n), os.push_back(m);
+    nd o = make(os);
+    for (std::size_t z = 0; z < batches; ++z) {
+        const double* A = a.data.data() + z * n * k;
+        const double* B = b.data.data() + (bb == 1 ? 0 : z * br * bc);
+        double* O = o.data.data() + z * n * m;
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < m; ++j) {
+                double s = 0;
+                for (std::size_t x = 0; x < k; ++x) s += A[i * k + x] * (bt ? B[j * bc + x] : B[x * bc + j]);
+                O[i * m + j] = s;
+            }
+    }
+    return o;
+}
+
+nd t2(const nd& a) {  // swap the last two axes
+    std::vector<std::size_t> p(a.shape.size());
+    std::iota(p.begin(), p.end(), 0);
+    std::swap(p[p.size() - 1], p[p.size() - 2]);
+    return permute(a, p);
+}
+
+nd scale(nd t, double s) {
+    for (double& x : t.data) x *= s;
+    return t;
+}
+
+// Softmax over the last axis; a row with no finite entry gives zeros (the exercises' convention).
+nd softmax_last(const nd& s, bool normalise = true) {
+    if (!valid(s)) return nd{};
+    nd o = make(s.shape);
+    const std::size_t c = s.shape.back();
+    for (std::size_t r = 0; r < s.data.size() / c; ++r) {
+        const double* in = s.data.data() + r * c;
+        double* out = o.data.data() + r * c;
+        double m = -inf;
+        for (std::size_t j = 0; j < c; ++j) m = std::max(m, in[j]);
+        if (m == -inf || std::isnan(m)) continue;
+        double sum = 0;
+        for (std::size_t j = 0; j < c; ++j) sum += out[j] = std::exp(in[j] - m);
+        if (normalise)
+            for (std::size_t j = 0; j < c; ++j) out[j] /= sum;
+    }
+    return o;
+}
+nd softmax_second_last(const nd& s) { return t2(softmax_last(t2(s))); }
+
+// Blocked cells (j beyond the causal diagonal) set to -inf on the last two axes.
+nd causal(nd t) {
+    const std::size_t n = t.shape[t.shape.size() - 2], m = t.shape.back();
+    for (std::size_t z = 0; z < t.data.size() / (n * m); ++z)
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < m; ++j)
+                if (j + n > i + m) t.data[z * n * m + i * m + j] = -inf;
+    return t;
+}
+
+// (B, n, h·d) -> (B, h, n, d) and back.
+nd split_heads(const nd& x, std::size_t h) {
+    if (!valid(x) || x.shape.size() != 3 || x.shape[2] % h) return nd{};
+    return permute(reshape(x, {x.shape[0], x.shape[1], h, x.shape[2] / h}), {0, 2, 1, 3});
+}
+nd merge_heads(const nd& x) {
+    if (!valid(x) || x.shape.size() != 4) return nd{};
+    const nd p = permute(x, {0, 2, 1, 3});
+    return reshape(p, {x.shape[0], x.shape[2], x.shape[1] * x.shape[3]});
+}
+// K/V heads (B, g, n, d) -> (B, h, n, d): query head i reads K/V head map(i).
+nd expand_heads(const nd& kv, std::size_t h, const std::function<std::size_t(std::size_t)>& map) {
+    if (!valid(kv) || kv.shape.size() != 4) return nd{};
+    const std::size_t B = kv.shape[0], g = kv.shape[1], blk = kv.shape[2] * kv.shape[3];
+    nd o = make({B, h, kv.shape[2], kv.shape[3]});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < h; ++i) {
+            const std::size_t j = map(i);
+            if (j >= g) return nd{};
+            std::copy_n(kv.data.begin() + static_cast<long>((b * g + j) * blk), blk,
+                        o.data.begin() + static_cast<long>((b * h + i) * blk));
+        }
+    return o;
+}
+
+std::string num(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return fmt::format("{:.4g}", v);
+}
+
+// "0, 2–4, 7"
+std::string ranges(const std::vector<std::size_t>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        out += (out.empty() ? "" : ", ") + std::to_string(v[i]);
+        if (j == i + 1) out += ", " + std::to_string(v[j]);
+        else if (j > i + 1)
+            out += "–" + std::to_string(v[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+// The dimensions by the names the exercise uses, d_head added where there are heads.
+std::vector<std::pair<std::string, double>> quantities(const config& c) {
+    std::vector<std::pair<std::string, double>> q;
+    for (const auto& [k, v] : c.dims)
+        if (k != "batch" && k != "steps" && k != "block_k" && k != "prompt_len")
+            q.push_back({k == "heads"          ? "h"
+                             : k == "kv_heads" ? "g"
+                             : k == "seq_len"  ? "n"
+                             : k == "kv_len"   ? "m"
+                                               : k,
+                         static_cast<double>(v)});
+    if (c.dims.count("heads") && c.dims.count("d_model") && c.dim("heads") > 0)
+        q.push_back({"d_head", static_cast<double>(c.dim("d_model") / c.dim("heads"))});
+    return q;
+}
+
+double d_k_of(const config& c) {
+    if (c.dims.count("d_k")) return static_cast<double>(c.dim("d_k"));
+    if (c.dims.count("heads")) return static_cast<double>(c.dim("d_model") / c.dim("heads"));
+    return static_cast<double>(c.dims.count("d_model") ? c.dim("d_model") : 1);
+}
+std::string d_k_name(const config& c) { return c.dims.count("d_k") ? "d_k" : "d_head"; }
+
+// The sizes of a shape in the exercise's names when one name fits a size ("n=5").
+std::string named_shape(const config& c, const shape_t& s) {
+    const auto q = quantities(c);
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        std::vector<std::string> names;
+        for (const auto& [k, v] : q)
+            if (v == static_cast<double>(s[i])) names.push_back(k);
+        if (c.dims.count("batch") && c.dim("batch") == static_cast<long>(s[i])) names.push_back("B");
+        out += (i ? ", " : "") + (names.size() == 1 ? names[0] + "=" : "") + std::to_string(s[i]);
+    }
+    return out + ")";
+}
+
+struct ctx {
+    const config& c;
+    const tensors& in;
+    const tensors& expected;
+    const tensors& given;
+    std::map<std::string, std::string> status;  // answer id -> ok | wrong | shape | missing
+    std::vector<finding> out;
+    void add(const std::string& step, const std::string& key, std::map<std::string, std::string> args,
+             const std::string& mistake = "", bool diagnosis = true) {
+        args["step"] = step;
+        // never a name the catalogue lacks: the sentence stays, the name goes
+        out.push_back({step, key, std::move(args), find_mistake(mistake) ? mistake : "", diagnosis});
+    }
+    bool has(const std::string& k) const { return in.count(k) || expected.count(k); }
+};
+
+// ---- the pipeline's rules: a step recomputed from the steps before it -----------------------
+struct rule {
+    std::string target;
+    std::vector<std::string> from;  // answers it reads (inputs are always right)
+    std::function<nd(const tensors&)> f;  // env: inputs + answers -> target (invalid when it cannot)
+};
+
+nd get(const tensors& env, const std::string& k) {
+    const auto it = env.find(k);
+    return it == env.end() ? nd{} : it->second;
+}
+
+std::vector<rule> rules_of(const config& c) {
+    const std::string id = c.id;
+    const double s = 1 / std::sqrt(d_k_of(c));
+    std::vector<rule> r;
+    auto R = [&](std::string t, std::vector<std::string> from, std::function<nd(const tensors&)> f) {
+        r.push_back({std::move(t), std::move(from), std::move(f)});
+    };
+    const bool single = id == "sdpa" || id == "causal" || id == "cross";
+    if (single) {
+        R("scores", {"Q", "K"}, [](const tensors& e) { return matmul(get(e, "Q"), get(e, "K"), true); });
+        R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
+        if (id == "causal") {
+            R("masked_scores", {"scaled_scores"}, [](const tensors& e) {
+                const nd x = get(e, "scaled_scores");
+                return valid(x) ? causal(x) : nd{};
+            });
+            R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
+        }
+        R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
+        R("weights", {"scores"}, [s, id](const tensors& e) {
+            const nd x = get(e, "scores");
+            if (!valid(x)) return nd{};
+            return softmax_last(id == "causal" ? causal(scale(x, s)) : scale(x, s));
+        });
+        R("output", {"weights", "V"}, [](const tensors& e) { return matmul(get(e, "weights"), get(e, "V")); });
+    }
+    if (id == "padding") {
+        auto pad = [s](const tensors& e) {
+            nd x = get(e, "scores");
+            const nd len = get(e, "lengths");
+            if (!valid(x) || x.shape.size() != 3 || !valid(len) || len.data.size() != x.shape[0]) return nd{};
+            x = scale(x, s);
+            const std::size_t n = x.shape[1], m = x.shape[2];
+            for (std::size_t b = 0; b < x.shape[0]; ++b)
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t j = 0; j < m; ++j)
+                        if (static_cast<double>(j) >= len.data[b]) x.data[(b * n + i) * m + j] = -inf;
+            return x;
+        };
+        R("masked_scores", {"scores"}, pad);
+        R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
+        R("weights", {"scores"}, [pad](const tensors& e) { return softmax_last(pad(e)); });
+        R("output", {"weights"},
+          [](const tensors& e) { return matmul(get(e, "weights"), matmul(get(e, "X"), get(e, "W_V"))); });
+    }
+    if (id == "mha" || id == "gqa") {
+        const std::size_t h = static_cast<std::size_t>(c.dim("heads"));
+        const std::size_t g = id == "gqa" ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
+        const std::size_t rep = g ? h / g : 1;
+        auto kv = [h, rep](const nd& x) { return expand_heads(x, h, [rep](std::size_t i) { return i / rep; }); };
+        R("Q_heads", {"Q"}, [h](const tensors& e) { return split_heads(get(e, "Q"), h); });
+        R("K_heads", {"K"}, [g](const tensors& e) { return split_heads(get(e, "K"), g); });
+        R("V_heads", {"V"}, [g](const tensors& e) { return split_heads(get(e, "V"), g); });
+        R("scores", {"Q_heads", "K_heads"},
+          [kv](const tensors& e) { return matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true); });
+        R("scores", {"Q_heads", "K_heads"},
+          [kv, s](const tensors& e) { return scale(matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true), s); });
+        R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
+        R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
+        R("weights", {"scores"}, [s](const tensors& e) { return softmax_last(scale(get(e, "scores"), s)); });
+        R("weights", {"scores"}, [](const tensors& e) { return softmax_last(get(e, "scores")); });
+        R("heads_output", {"weights", "V_heads"},
+          [kv](const tensors& e) { return matmul(get(e, "weights"), kv(get(e, "V_heads"))); });
+        R("merged", {"heads_output"}, [](const tensors& e) { return merge_heads(get(e, "heads_output")); });
+        R("output", {"merged"}, [](const tensors& e) { return matmul(get(e, "merged"), get(e, "W_O")); });
+        R("output", {"weights", "V_heads"},
+          [kv](const tensors& e) { return merge_heads(matmul(get(e, "weights"), kv(get(e, "V_heads")))); });
+    }
+    if (id == "kv-decode") {
+        R("output", {"K_cache", "V_cache"}, [s](const tensors& e) {
+            const nd q = matmul(get(e, "X"), get(e, "W_Q"));
+            const nd kc = get(e, "K_cache"), vc = get(e, "V_cache");
+            if (!valid(q) || !valid(kc) || !valid(vc) || kc.shape.size() != 2 || vc.shape.size() != 2 ||
+                kc.shape[0] != q.shape[0] || vc.shape[0] != q.shape[0] || kc.shape[1] != q.shape[1])
+                return nd{};
+            return matmul(softmax_last(causal(scale(matmul(q, kc, true), s))), vc);
+        });
+    }
+    if (id == "softmax") R("weights", {}, [](const tensors& e) { return softmax_last(get(e, "scores")); });
+    if (id == "backward") {
+        auto fwd = [](const tensors& e, const char* w) { return matmul(get(e, "X"), get(e, w)); };
+        auto P = [fwd, s](const tensors& e) {
+            return softmax_last(scale(matmul(fwd(e, "W_Q"), fwd(e, "W_K"), true), s));
+        };
+        R("d_V", {}, [P](const tensors& e) { return matmul(t2(P(e)), get(e, "d_output")); });
+        R("d_P", {}, [fwd](const tensors& e) { return matmul(get(e, "d_output"), fwd(e, "W_V"), true); });
+        R("d_S", {"d_P"}, [P](const tensors& e) {
+            const nd p = P(e), dp = get(e, "d_P");
+            if (!valid(dp) || dp.shape != p.shape) return nd{};
+            nd o = make(p.shape);
+            const std::size_t m = p.shape.back();
+            for (std::size_t i = 0; i < p.data.size() / m; ++i) {
+                double dot = 0;
+                for (std::size_t j = 0; j < m; ++j) dot += p.data[i * m + j] * dp.data[i * m + j];
+                for (std::size_t j = 0; j < m; ++j) o.data[i * m + j] = p.data[i * m + j] * (dp.data[i * m + j] - dot);
+            }
+            return o;
+        });
+        R("d_Q", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(get(e, "d_S"), fwd(e, "W_K")), s); });
+        R("d_K", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(t2(get(e, "d_S")), fwd(e, "W_Q")), s); });
+        R("d_W_Q", {"d_Q"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_Q")); });
+        R("d_W_K", {"d_K"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_K")); });
+        R("d_W_V", {"d_V"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_V")); });
+        R("d_X", {"d_Q", "d_K", "d_V"}, [](const tensors& e) {
+            nd a = matmul(get(e, "d_Q"), get(e, "W_Q"), true), b = matmul(get(e, "d_K"), get(e, "W_K"), true),
+               v = matmul(get(e, "d_V"), get(e, "W_V"), true);
+            if (!valid(a) || !valid(b) || !valid(v) || a.shape != b.shape || a.shape != v.shape) return nd{};
+            for (std::size_t i = 0; i < a.data.size(); ++i) a.data[i] += b.data[i] + v.data[i];
+            return a;
+        });
+    }
+    return r;
+}
+
+// ---- the analyses of one wrong tensor `g` against `want` (what it should be) ----------------
+
+bool is_perm_identity(const std::vector<std::size_t>& p) {
+    for (std::size_t i = 0; i < p.size(); ++i)
+        if (p[i] != i) return false;
+    return true;
+}
+
+std::string axes_text(const std::vector<std::size_t>& p) {
+    std::string out;
+    for (std::size_t i = 0; i < p.size(); ++i) out += (i ? ", " : "") + std::to_string(p[i]);
+    return out;
+}
+
+// The axes of `want` permuted (and reshaped) into `g`.
+bool find_permutation(ctx& x, const std::string& step, const nd& g, const nd& want, const std::string& ours) {
+    const std::size_t r = want.shape.size();
+    if (r < 2 || r > 5 || count_of(g.shape) != want.data.size()) return false;
+    std::vector<std::size_t> p(r);
+    std::iota(p.begin(), p.end(), 0);
+    // a plain permutation first, then a permutation followed by a reshape
+    for (int pass = 0; pass < 2; ++pass) {
+        std::iota(p.begin(), p.end(), 0);
+        do {
+            if (is_perm_identity(p) && pass == 0) continue;
+            const nd t = permute(want, p);
+            if (pass == 0 && t.shape == g.shape && same(g, t)) {
+                const bool last_two = r >= 2 && p[r - 1] == r - 2 && p[r - 2] == r - 1 &&
+                    std::is_sorted(p.begin(), p.end() - 2) && (r == 2 || p[r - 3] == r - 3);
+                if (last_two) x.add(step, "transposed", {{"ours", ours}, {"shape", named_shape(x.c, g.shape)}});
+                else
+                    x.add(step, "permuted",
+                          {{"ours", ours}, {"perm", axes_text(p)}, {"shape", named_shape(x.c, g.shape)}});
+                return true;
+            }
+            if (pass == 1 && !is_perm_identity(p) && t.shape != g.shape && same(g, reshape(t, g.shape))) {
+                x.add(step, "reshaped",
+                      {{"ours", ours},
+                       {"perm", axes_text(p)},
+                       {"from", named_shape(x.c, want.shape)},
+                       {"to", named_shape(x.c, t.shape)},
+                       {"shape", named_shape(x.c, g.shape)}});
+                return true;
+            }
+        } while (std::next_permutation(p.begin(), p.end()));
+    }
+    // the same numbers with the rank-3/4 head axis folded differently: try splitting the last axis
+    if (x.c.dims.count("heads") && r == 3 && g.shape.size() == 3) {
+        const std::size_t h = static_cast<std::size_t>(x.c.dim("heads"));
+        if (want.shape[2] % h == 0) {
+            const nd w4 = reshape(want, {want.shape[0], want.shape[1], h, want.shape[2] / h});
+            std::vector<std::size_t> q = {0, 2, 1, 3};
+            if (same(g, reshape(permute(w4, q), g.shape))) {
+                x.add(step, "reshaped",
+                      {{"ours", ours},
+                       {"perm", axes_text(q)},
+                       {"from", named_shape(x.c, w4.shape)},
+                       {"to", named_shape(x.c, permute(w4, q).shape)},
+                       {"shape", named_shape(x.c, g.shape)}});
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// Rank 2: every row of `g` is a row of `want`, in another order.
+bool rows_permuted(ctx& x, const std::string& step, const nd& g, const nd& want) {
+    if (g.shape != want.shape || g.shape.size() != 2 || g.shape[0] < 2) return false;
+    const std::size_t n = g.shape[0], m = g.shape[1];
+    std::vector<std::size_t> from(n);
+    std::vector<bool> used(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        bool found = false;
+        for (std::size_t k = 0; k < n && !found; ++k) {
+            if (used[k]) continue;
+            bool eq = true;
+            for (std::size_t j = 0; j < m && eq; ++j) eq = close(g.data[i * m + j], want.data[k * m + j], g.float64);
+            if (eq) from[i] = k, used[k] = found = true;
+        }
+        if (!found) return false;
+    }
+    std::string map;
+    std::size_t moved = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (from[i] != i) {
+            map += (map.empty() ? "" : ", ") + fmt::format("{}←{}", i, from[i]);
+            ++moved;
+        }
+    if (!moved) return false;
+    x.add(step, "rows_permuted", {{"map", map}, {"moved", std::to_string(moved)}, {"rows", std::to_string(n)}});
+    return true;
+}
+
+// One constant factor everywhere.
+bool constant_ratio(ctx& x, const std::string& step, const nd& g, const nd& want, const std::string& ours) {
+    if (g.shape != want.shape) return false;
+    double big = 0;
+    for (double v : want.data)
+        if (std::isfinite(v)) big = std::max(big, std::fabs(v));
+    if (big == 0) return false;
+    std::vector<double> r;
+    for (std::size_t i = 0; i < want.data.size(); ++i)
+        if (std::isfinite(want.data[i]) && std::fabs(want.data[i]) > 1e-3 * big) r.push_back(g.data[i] / want.data[i]);
+    if (r.empty()) return false;
+    std::nth_element(r.begin(), r.begin() + static_cast<long>(r.size() / 2), r.end());
+    const double k = r[r.size() / 2];
+    if (!std::isfinite(k) || std::fabs(k - 1) < 1e-3 || k == 0) return false;
+    if (!same(g, scale(want, k))) return false;
+    const std::vector<std::string> names = name_ratio(x.c, k);
+    std::string mistake;
+    const std::string dk = d_k_name(x.c);
+    const double d = d_k_of(x.c);
+    auto near = [k](double v) { return std::fabs(k - v) <= 2e-3 * std::fabs(v); };
+    if (step == "scaled_scores" || step == "masked_scores") {
+        if (near(std::sqrt(d))) mistake = "no-scale";
+        else if (near(1 / std::sqrt(d)))
+            mistake = "scale-by-d-k";
+        else if (x.c.dims.count("d_model") && d != static_cast<double>(x.c.dim("d_model")) &&
+                 near(std::sqrt(d / static_cast<double>(x.c.dim("d_model")))))
+            mistake = "scale-by-d-model";
+    }
+    if ((step == "d_Q" || step == "d_K" || step == "d_W_Q" || step == "d_W_K") && near(std::sqrt(d)))
+        mistake = "backward-no-scale";
+    std::string joined;
+    for (const std::string& n : names) joined += (joined.empty() ? "" : ", ") + n;
+    if (joined.empty()) x.add(step, "ratio", {{"ratio", num(k)}, {"ours", ours}}, "");
+    else
+        x.add(step, "ratio_named", {{"ratio", num(k)}, {"names", joined}, {"ours", ours}}, mistake);
+    return true;
+}
+
+// float16: every value a binary16 number, the differences at its rounding; or overflow past 65504.
+bool precision(ctx& x, const std::string& step, const nd& g, const nd& want) {
+    if (g.shape != want.shape) return false;
+    bool all_half = true, any_non_half = false, overflow = false;
+    double worst = 0;
+    for (std::size_t i = 0; i < g.data.size(); ++i) {
+        const double a = g.data[i], b = want.data[i];
+        if (std::isinf(a) && std::isfinite(b) && std::fabs(b) > 65504) overflow = true;
+        if (!std::isfinite(a) || !std::isfinite(b)) continue;
+        all_half = all_half && static_cast<double>(round_to_half(a)) == a;
+        any_non_half = any_non_half || static_cast<double>(round_to_half(b)) != b;
+        const double scale_ = std::max(std::fabs(b), 1e-2);
+        worst = std::max(worst, std::fabs(a - b) / scale_);
+    }
+    if (overflow) {
+        x.add(step, "float16_overflow", {});
+        return true;
+    }
+    if (all_half && any_non_half && worst < 2e-2) {
+        x.add(step, "float16", {{"error", num(worst)}});
+        return true;
+    }
+    return false;
+}
+
+// NaN rows where the reference has numbers.
+bool nan_rows(ctx& x, const std::string& step, const nd& g, const nd& want) {
+    if (g.shape != want.shape) return false;
+    const std::size_t m = g.shape.back(), rows = g.data.size() / m;
+    std::vector<std::size_t> bad;
+    bool zero_rows = true;
+    for (std::size_t r = 0; r < rows; ++r) {
+        bool nan = false, ref_nan = false, ref_zero = true;
+        for (std::size_t j = 0; j < m; ++j) {
+            nan = nan || std::isnan(g.data[r * m + j]);
+            ref_nan = ref_nan || std::isnan(want.data[r * m + j]);
+            ref_zero = ref_zero && want.data[r * m + j] == 0;
+        }
+        if (nan && !ref_nan) bad.push_back(r), zero_rows = zero_rows && ref_zero;
+    }
+    if (bad.empty()) return false;
+    x.add(step, zero_rows ? "nan_rows_empty" : "nan_rows",
+          {{"rows", ranges(bad)}, {"count", std::to_string(bad.size())}, {"total", std::to_string(rows)}});
+    return true;
+}
+
+// The blocked pattern of a score or weight tensor: cells at -inf / ≤ -1e4 (scores) or exactly 0 (weights).
+std::vector<bool> blocked_cells(const nd& t, bool weights) {
+    std::vector<bool> b(t.data.size());
+    for (std::size_t i = 0; i < t.data.size(); ++i) b[i] = weights ? t.data[i] == 0 : t.data[i] <= -1e4;
+    return b;
+}
+
+// The learner's mask against ours, described as a diagonal offset or a key/query boundary.
+bool mask_pattern(ctx& x, const std::string& step, const nd& g, const nd& want, bool weights) {
+    if (g.shape != want.shape || g.shape.size() < 2) return false;
+    const std::vector<bool> gb = blocked_cells(g, weights), wb = blocked_cells(want, weights);
+    if (gb == wb) {
+        if (weights) return false;
+        // same cells blocked in both? then the fill differs or nothing is wrong there
+        return false;
+    }
+    const std::size_t n = g.shape[g.shape.size() - 2], m = g.shape.back(), Z = g.data.size() / (n * m);
+    bool any_g = false;
+    for (bool v : gb) any_g = any_g || v;
+    const bool causal_ex = x.c.id == "causal" || x.c.id == "kv-decode";
+    if (causal_ex && Z == 1) {
+        // blocked where j - i >= k, or where j - i <= k
+        for (long k = -static_cast<long>(n); k <= static_cast<long>(m); ++k) {
+            bool above = true, below = true;
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < m; ++j) {
+                    const long d = static_cast<long>(j) - static_cast<long>(i);
+                    above = above && gb[i * m + j] == (d >= k);
+                    below = below && gb[i * m + j] == (d <= k);
+                }
+            if (above && any_g && k != 1) {
+                x.add(step,
+                      k == 2       ? "mask_leaks_one"
+                          : k == 0 ? "mask_blocks_diagonal"
+                                   : "mask_offset",
+                      {{"k", std::to_string(k)}}, k == 0 ? "causal-wrong-diagonal" : "");
+                return true;
+            }
+            if (below && any_g) {
+                x.add(step, k == 0 ? "mask_inverted" : "mask_inverted_offset", {{"k", std::to_string(k)}},
+                      k == 0 ? "mask-inverted" : "");
+                return true;
+            }
+        }
+    }
+    if (!any_g && !weights) {
+        // nothing blocked: what sits where the mask should be?
+        std::set<double> fills;
+        bool unchanged = true;
+        for (std::size_t i = 0; i < g.data.size(); ++i)
+            if (wb[i]) fills.insert(g.data[i]);
+        const nd* src = x.given.count("scaled_scores") ? &x.given.at("scaled_scores") : nullptr;
+        if (!src && x.expected.count("scaled_scores")) src = &x.expected.at("scaled_scores");
+        if (src && src->shape == g.shape)
+            for (std::size_t i = 0; i < g.data.size(); ++i)
+                if (wb[i]) unchanged = unchanged && close(g.data[i], src->data[i], g.float64);
+        if (fills.size() == 1 && (*fills.begin() == 0 || std::fabs(*fills.begin()) < 1e-3)) {
+            x.add(step, "mask_fill_small", {{"fill", num(*fills.begin())}},
+                  *fills.begin() == 0 ? "mask-fill-zero" : "mask-tiny-value");
+            return true;
+        }
+        if (unchanged && src) {
+            x.add(step, "mask_not_applied", {});
+            return true;
+        }
+    }
+    if (x.c.id == "padding" && Z == x.in.at("lengths").data.size()) {
+        // per batch item: which key columns and which query rows are blocked
+        const nd& len = x.in.at("lengths");
+        bool keys_backwards = true, on_queries = true, keys_off_by_one = true;
+        for (std::size_t b = 0; b < Z; ++b) {
+            const double L = len.data[b];
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < m; ++j) {
+                    const bool v = gb[(b * n + i) * m + j];
+                    keys_backwards = keys_backwards && v == (static_cast<double>(j) < L);
+                    on_queries = on_queries && v == (static_cast<double>(i) >= L);
+                    keys_off_by_one = keys_off_by_one && v == (static_cast<double>(j) + 1 >= L);
+                }
+        }
+        if (keys_backwards) return x.add(step, "padding_backwards", {}), true;
+        if (on_queries) return x.add(step, "padding_on_queries", {}, "padding-on-queries"), true;
+        if (keys_off_by_one) return x.add(step, "padding_off_by_one", {}), true;
+    }
+    return false;
+}
+
+// The exercise's mask on scaled scores (identity when it has none).
+std::function<nd(const nd&)> mask_of(const ctx& x) {
+    if (x.c.id == "causal") return [](const nd& t) { return valid(t) ? causal(t) : nd{}; };
+    if (x.c.id == "padding" && x.in.count("lengths")) {
+        const nd len = x.in.at("lengths");
+        return [len](const nd& t) {
+            if (!valid(t) || t.shape.size() != 3 || len.data.size() != t.shape[0]) return nd{};
+            nd o = t;
+            const std::size_t n = t.shape[1], m = t.shape[2];
+            for (std::size_t b = 0; b < t.shape[0]; ++b)
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t j = 0; j < m; ++j)
+                        if (static_cast<double>(j) >= len.data[b]) o.data[(b * n + i) * m + j] = -inf;
+            return o;
+        };
+    }
+    return [](const nd& t) { return t; };
+}
+
+// A weights tensor against the learner's own input `src` (raw scores when `raw`, scaled
+// otherwise, already masked when `masked`): the softmax over the wrong axis, unnormalised, no
+// mask, another scale; then the row and column sums.
+bool weights_checks(ctx& x, const std::string& step, const nd& g, const nd& src, const std::string& src_name, bool raw,
+                    bool masked) {
+    if (g.shape.size() < 2) return false;
+    const std::size_t n = g.shape[g.shape.size() - 2], m = g.shape.back(), Z = g.data.size() / (n * m);
+    const auto mask = mask_of(x);
+    const bool has_mask = x.c.id == "causal" || x.c.id == "padding";
+    const double d = d_k_of(x.c);
+    if (valid(src) && src.shape == g.shape) {
+        auto prep = [&](double s) {
+            const nd t = raw ? scale(src, s) : src;
+            return masked ? t : mask(t);
+        };
+        const nd right = prep(1 / std::sqrt(d));
+        if (same(g, softmax_second_last(right))) {
+            x.add(step, "softmax_wrong_axis", {{"source", src_name}}, "softmax-wrong-dim");
+            return true;
+        }
+        if (same(g, softmax_last(right, false))) {
+            x.add(step, "unnormalised", {{"source", src_name}});
+            return true;
+        }
+        if (has_mask && !masked && same(g, softmax_last(raw ? scale(src, 1 / std::sqrt(d)) : src))) {
+            x.add(step, "mask_not_applied_weights", {{"source", src_name}});
+            return true;
+        }
+        if (raw) {
+            struct alt {
+                double s;
+                std::string key, mistake;
+            };
+            std::vector<alt> alts = {{1.0, "weights_unscaled", "no-scale"}, {1 / d, "weights_by_d_k", "scale-by-d-k"}};
+            if (x.c.dims.count("d_model") && static_cast<double>(x.c.dim("d_model")) != d)
+                alts.push_back(
+                    {1 / std::sqrt(static_cast<double>(x.c.dim("d_model"))), "weights_by_d_model", "scale-by-d-model"});
+            for (const alt& a : alts)
+                if (same(g, softmax_last(prep(a.s)))) {
+                    x.add(step, a.key, {{"source", src_name}, {"dk", d_k_name(x.c)}}, a.mistake);
+                    return true;
+                }
+        }
+    }
+    // exp without the row max: overflow (inf / inf) or underflow (0 / 0) in whole rows
+    if (valid(src) && src.shape == g.shape && masked) {
+        nd plain = make(src.shape), zeroed = make(src.shape);
+        for (std::size_t r = 0; r < src.data.size() / m; ++r) {
+            double sum = 0;
+            for (std::size_t j = 0; j < m; ++j) sum += std::exp(src.data[r * m + j]);
+            for (std::size_t j = 0; j < m; ++j) {
+                const double v = std::exp(src.data[r * m + j]) / sum;
+                plain.data[r * m + j] = v;
+                zeroed.data[r * m + j] = std::isnan(v) ? 0.0 : v;
+            }
+        }
+        // only when exp over- or underflows in a row that has a finite score (a row of -inf
+        // gives 0/0 with or without the max: that is all-masked-row's)
+        bool changed = false;
+        for (std::size_t r = 0; r < src.data.size() / m; ++r) {
+            bool finite = false, broken = false;
+            for (std::size_t j = 0; j < m; ++j) {
+                finite = finite || std::isfinite(src.data[r * m + j]);
+                broken = broken || !std::isfinite(plain.data[r * m + j]);
+            }
+            changed = changed || (finite && broken);
+        }
+        if (changed && (same(g, plain) || same(g, zeroed))) {
+            x.add(step, "no_max_subtraction", {{"source", src_name}}, "no-max-subtraction");
+            return true;
+        }
+    }
+    // the sums
+    double rmin = inf, rmax = -inf;
+    bool cols_one = true, rows_one_or_zero = true;
+    for (std::size_t z = 0; z < Z; ++z) {
+        for (std::size_t i = 0; i < n; ++i) {
+            double s = 0;
+            for (std::size_t j = 0; j < m; ++j) s += g.data[(z * n + i) * m + j];
+            if (std::isnan(s)) continue;
+            rmin = std::min(rmin, s), rmax = std::max(rmax, s);
+            rows_one_or_zero = rows_one_or_zero && (std::fabs(s - 1) < 1e-3 || std::fabs(s) < 1e-6);
+        }
+        for (std::size_t j = 0; j < m; ++j) {
+            double s = 0;
+            for (std::size_t i = 0; i < n; ++i) s += g.data[(z * n + i) * m + j];
+            cols_one = cols_one && std::fabs(s - 1) < 1e-3;
+        }
+    }
+    if (!rows_one_or_zero && cols_one && n > 1) {
+        x.add(step, "columns_sum_to_one", {{"min", num(rmin)}, {"max", num(rmax)}}, "");
+        return true;
+    }
+    if (!rows_one_or_zero && rmin <= rmax) {
+        x.add(step, "rows_not_one", {{"min", num(rmin)}, {"max", num(rmax)}});
+        return true;
+    }
+    return false;
+}
+
+// Which indices of each axis hold a differing cell, and the exercise's regions (blocked cells,
+// padded query rows, prefill rows and decode steps).
+void where(ctx& x, const std::string& step, const nd& g, const nd& want) {
+    if (g.shape != want.shape) return;
+    const shape_t& s = g.shape;
+    const std::size_t r = s.size();
+    std::vector<std::set<std::size_t>> bad(r);
+    std::vector<std::size_t> idx(r, 0);
+    std::size_t differ = 0;
+    std::vector<bool> diff(g.data.size());
+    for (std::size_t flat = 0; flat < g.data.size(); ++flat) {
+        if (!close(g.data[flat], want.data[flat], g.float64)) {
+            diff[flat] = true;
+            ++differ;
+            for (std::size_t k = 0; k < r; ++k) bad[k].insert(idx[k]);
+        }
+        for (std::size_t k = r; k-- > 0;) {
+            if (++idx[k] < s[k]) break;
+            idx[k] = 0;
+        }
+    }
+    if (!differ) return;
+    // regions first: they say the most
+    if (r >= 2) {
+        const std::size_t n = s[r - 2], m = s[r - 1], Z = g.data.size() / (n * m);
+        auto only = [&](const std::function<bool(std::size_t z, std::size_t i, std::size_t j)>& region) {
+            bool any_out = false, any_in = false;
+            for (std::size_t z = 0; z < Z; ++z)
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t j = 0; j < m; ++j) {
+                        const bool d = diff[(z * n + i) * m + j];
+                        if (d && !region(z, i, j)) any_out = true;
+                        if (region(z, i, j)) any_in = true;
+                    }
+            return any_in && !any_out;
+        };
+        const bool scores_like =
+            step == "masked_scores" || step == "weights" || step == "scores" || step == "scaled_scores";
+        if (x.c.id == "causal" && scores_like &&
+            only([&](std::size_t, std::size_t i, std::size_t j) { return j > i; })) {
+            x.add(step, "only_blocked", {{"count", std::to_string(differ)}});
+            return;
+        }
+        if (x.c.id == "padding" && x.in.count("lengths")) {
+            const nd& len = x.in.at("lengths");
+            if (Z == len.data.size()) {
+                if (scores_like && only([&](std::size_t z, std::size_t, std::size_t j) {
+                        return static_cast<double>(j) >= len.data[z];
+                    })) {
+                    x.add(step, "only_padded_keys", {{"count", std::to_string(differ)}});
+                    return;
+                }
+                if (only([&](std::size_t z, std::size_t i, std::size_t) {
+                        return static_cast<double>(i) >= len.data[z];
+                    })) {
+                    x.add(step, "only_padded_rows", {{"count", std::to_string(differ)}});
+                    return;
+                }
+            }
+        }
+        if (x.c.id == "kv-decode" && step == "output" && Z == 1 && x.c.dims.count("prompt_len")) {
+            const std::size_t p = static_cast<std::size_t>(x.c.dim("prompt_len"));
+            std::vector<std::size_t> rows(bad[0].begin(), bad[0].end());
+            if (!rows.empty() && rows.front() >= p) {
+                if (rows.size() == 1 && rows.front() == n - 1 && n - 1 > p)
+                    x.add(step, "last_step_wrong", {{"prefill", ranges({0, p - 1})}, {"row", std::to_string(n - 1)}});
+                else
+                    x.add(step, "decode_wrong",
+                          {{"prefill", p > 1 ? "0–" + std::to_string(p - 1) : "0"}, {"steps", ranges(rows)}});
+                return;
+            }
+            if (!rows.empty() && rows.back() < p) {
+                x.add(step, "prefill_wrong", {{"rows", ranges(rows)}});
+                return;
+            }
+        }
+    }
+    // axes: name the ones where only some indices differ
+    const bool heads = (x.c.id == "mha" || x.c.id == "gqa") && r == 4;
+    const bool batched = r >= 3 && x.c.dims.count("batch");
+    bool informative = false;
+    for (std::size_t k = 0; k < r; ++k) {
+        if (s[k] < 2) continue;
+        const std::string axis = k + 1 == r ? "columns"
+            : k + 2 == r                    ? "rows"
+            : (heads && k == 1)             ? "heads"
+            : (batched && k == 0)           ? "batch"
+                                            : "axis";
+        std::vector<std::size_t> b(bad[k].begin(), bad[k].end());
+        if (b.size() < s[k]) {
+            informative = true;
+            std::vector<std::size_t> good;
+            for (std::size_t i = 0; i < s[k]; ++i)
+                if (!bad[k].count(i)) good.push_back(i);
+            x.add(step, "where_" + axis,
+                  {{"k", std::to_string(k)},
+                   {"bad", ranges(b)},
+                   {"good", ranges(good)},
+                   {"total", std::to_string(s[k])}});
+        }
+    }
+    if (!informative)
+        x.add(step, "where_everywhere", {{"count", std::to_string(differ)}, {"total", std::to_string(g.data.size())}},
+              "", false);
+}
+
+// The learner's tensor equals another answer of ours (saved under the wrong name, or a step
+// skipped) or a simple function of one.
+bool other_step(ctx& x, const std::string& step, const nd& g) {
+    for (const auto& [name, t] : x.expected) {
+        if (name == step || t.shape != g.shape) continue;
+        if (same(g, t)) {
+            x.add(step, "equals_other", {{"other", name}});
+            return true;
+        }
+    }
+    return false;
+}
+
+// Q, K, V: which input and which weight (or its transpose) the learner multiplied.
+bool projection_source(ctx& x, const std::string& step, const nd& g) {
+    if (step != "Q" && step != "K" && step != "V") return false;
+    const std::string want_w = "W_" + step;
+    const std::string want_in = x.c.id == "cross" && step != "Q" ? "memory" : "X";
+    std::vector<std::string> inputs = {"X"};
+    if (x.in.count("memory")) inputs.push_back("memory");
+    for (const std::string& src : inputs)
+        for (const std::string w : {"W_Q", "W_K", "W_V"})
+            for (int t = 0; t < 2; ++t) {
+                if (src == want_in && w == want_w && t == 0) continue;
+                const nd& a = x.in.at(src);
+                const nd& b = x.in.at(w);
+                const nd cand = t ? matmul(a, b, true) : matmul(a, b);
+                if (!valid(cand) || !same(g, cand)) continue;
+                std::string mistake;
+                if (t == 1 && src == want_in && w == want_w) mistake = "linear-weight-layout";
+                if (t == 0 && x.c.id == "cross" && w == want_w && src != want_in) mistake = "cross-sources-swapped";
+                x.add(step, "projection",
+                      {{"formula", src + " @ " + w + (t ? ".T" : "")}, {"expected", want_in + " @ " + want_w}},
+                      mistake);
+                return true;
+            }
+    return false;
+}
+
+// gqa: which K/V head each query head used.
+bool head_mapping(ctx& x, const std::string& step, const nd& g, const tensors& env) {
+    if (x.c.id != "gqa" || (step != "scores" && step != "weights" && step != "output")) return false;
+    const std::size_t h = static_cast<std::size_t>(x.c.dim("heads")),
+                      gk = static_cast<std::size_t>(x.c.dim("kv_heads"));
+    if (gk < 2 || h / gk < 2) return false;
+    const std::size_t rep = h / gk;
+    const nd q = get(env, "Q_heads"), k = get(env, "K_heads"), v = get(env, "V_heads");
+    const double s = 1 / std::sqrt(d_k_of(x.c));
+    struct variant {
+        std::string key;
+        std::function<std::size_t(std::size_t)> map;
+    };
+    const std::vector<variant> vs = {{"tile", [gk](std::size_t i) { return i % gk; }},
+                                     {"first", [](std::size_t) { return std::size_t{0}; }}};
+    for (const variant& var : vs) {
+        const nd ke = expand_heads(k, h, var.map), ve = expand_heads(v, h, var.map);
+        const nd raw = matmul(q, ke, true);
+        if (!valid(raw)) continue;
+        std::vector<nd> cands;
+        if (step == "scores") cands = {raw, scale(raw, s)};
+        if (step == "weights") cands = {softmax_last(scale(raw, s)), softmax_last(raw)};
+        if (step == "output") cands = {merge_heads(matmul(softmax_last(scale(raw, s)), ve))};
+        for (const nd& cand : cands)
+            if (same(g, cand)) {
+                std::string map, right;
+                for (std::size_t i = 0; i < h; ++i) {
+                    map += (i ? ", " : "") + fmt::format("{}→{}", i, var.map(i));
+                    right += (i ? ", " : "") + fmt::format("{}→{}", i, i / rep);
+                }
+                x.add(step, "gqa_" + var.key, {{"map", map}, {"right", right}},
+                      var.key == "tile" ? "gqa-tile-not-interleave" : "");
+                return true;
+            }
+    }
+    return false;
+}
+
+// kv-decode: a cache that holds only the prompt (its last state, or every state after a step), and
+// outputs that never saw the decoded tokens.
+bool kv_cache(ctx& x, const std::string& step, const nd& g, const nd& want) {
+    if (x.c.id != "kv-decode" || !x.c.dims.count("prompt_len")) return false;
+    const std::size_t p = static_cast<std::size_t>(x.c.dim("prompt_len"));
+    if ((step == "K_cache" || step == "V_cache") && g.shape.size() == 2 && want.shape.size() == 2 &&
+        g.shape[1] == want.shape[1] && g.shape[0] < want.shape[0]) {
+        nd head = make({g.shape[0], g.shape[1]});
+        std::copy_n(want.data.begin(), head.data.size(), head.data.begin());
+        if (same(g, head)) {
+            x.add(step, "cache_prefix",
+                  {{"rows", std::to_string(g.shape[0])}, {"total", std::to_string(want.shape[0])}},
+                  g.shape[0] == p ? "kv-cache-not-appended" : "");
+            return true;
+        }
+    }
+    // rubric 2: the cache after every step (padded to the sequence length) is the prompt's, every time
+    if ((step == "K_cache_steps" || step == "V_cache_steps") && g.shape.size() == 3 && g.shape == want.shape &&
+        g.shape[0] > 1) {
+        const std::size_t per = g.shape[1] * g.shape[2];
+        bool stuck = true;
+        for (std::size_t t = 0; t < g.shape[0] && stuck; ++t)
+            for (std::size_t i = 0; i < per && stuck; ++i) stuck = close(g.data[t * per + i], want.data[i], g.float64);
+        if (stuck) {
+            x.add(step, "cache_prefix", {{"rows", std::to_string(p)}, {"total", std::to_string(g.shape[1])}},
+                  "kv-cache-not-appended");
+            return true;
+        }
+    }
+    if (step == "output" && g.shape == want.shape) {
+        const nd X = x.in.at("X");
+        const nd q = matmul(X, x.in.at("W_Q")), k = matmul(X, x.in.at("W_K")), v = matmul(X, x.in.at("W_V"));
+        const double s = 1 / std::sqrt(d_k_of(x.c));
+        const std::size_t n = q.shape[0];
+        // each decode step attends over the prompt and itself only (the cache never grew)
+        nd sc = causal(scale(matmul(q, k, true), s));
+        for (std::size_t i = p; i < n; ++i)
+            for (std::size_t j = p; j < i; ++j) sc.data[i * n + j] = -inf;
+        if (same(g, matmul(softmax_last(sc), v))) {
+            x.add(step, "decode_no_append", {{"p", std::to_string(p)}}, "kv-cache-not-appended");
+            return true;
+        }
+        // no causal mask at all: every row saw the whole sequence
+        if (same(g, matmul(softmax_last(scale(matmul(q, k, true), s)), v))) {
+            x.add(step, "decode_sees_future", {});
+            return true;
+        }
+    }
+    return false;
+}
+
+// online-softmax: the tiled loop with each classic rescale slip, compared with the learner's m, l,
+// output (rubric 1) or the state after every tile, m_steps, l_steps, acc_steps, and output (rubric 2).
+bool online(ctx& x, const tensors& given) {
+    if (x.c.id != "online-softmax" || !x.c.dims.count("block_k")) return false;
+    const nd X = x.in.at("X");
+    const nd q = matmul(X, x.in.at("W_Q")), k = matmul(X, x.in.at("W_K")), v = matmul(X, x.in.at("W_V"));
+    if (!valid(q) || !valid(k) || !valid(v)) return false;
+    const double s = 1 / std::sqrt(d_k_of(x.c));
+    const nd S = scale(matmul(q, k, true), s);
+    const std::size_t n = S.shape[0], m = S.shape[1], dv = v.shape[1];
+    const std::size_t bk = static_cast<std::size_t>(std::max<long>(1, x.c.dim("block_k")));
+    enum class slip { none, sum_not_rescaled, acc_not_rescaled, acc_inverted, both_not_rescaled, acc_by_sum };
+    const std::size_t tiles = (m + bk - 1) / bk;
+    nd Ms, Ls, As;  // per tile: the running max, sum and (unnormalised) acc of the last run
+    auto run = [&](slip sl, nd& M, nd& L, nd& O) {
+        M = make({n}), L = make({n}), O = make({n, dv});
+        Ms = make({tiles, n}), Ls = make({tiles, n}), As = make({tiles, n, dv});
+        for (std::size_t i = 0; i < n; ++i) {
+            double mi = -inf, li = 0;
+            std::vector<double> acc(dv, 0);
+            for (std::size_t j0 = 0; j0 < m; j0 += bk) {
+                double mt = mi;
+                for (std::size_t j = j0; j < std::min(m, j0 + bk); ++j) mt = std::max(mt, S.data[i * m + j]);
+                const double alpha = mi == -inf ? 0 : std::exp(mi - mt);
+                double tile_sum = 0;
+                std::vector<double> tile(dv, 0);
+                for (std::size_t j = j0; j < std::min(m, j0 + bk); ++j) {
+                    const double p = std::exp(S.data[i * m + j] - mt);
+                    tile_sum += p;
+                    for (std::size_t d = 0; d < dv; ++d) tile[d] += p * v.data[j * dv + d];
+                }
+                const double l_old = li;
+                li = (sl == slip::sum_not_rescaled || sl == slip::both_not_rescaled ? (mi == -inf ? 0 : l_old)
+                                                                                    : alpha * l_old) +
+                    tile_sum;
+                for (std::size_t d = 0; d < dv; ++d) {
+                    double a = alpha;
+                    if (sl == slip::acc_not_rescaled || sl == slip::both_not_rescaled) a = mi == -inf ? 0 : 1;
+                    if (sl == slip::acc_inverted) a = mi == -inf ? 0 : std::exp(mt - mi);
+                    if (sl == slip::acc_by_sum) a = mi == -inf ? 0 : alpha * l_old;
+                    acc[d] = a * acc[d] + tile[d];
+                    As.data[((j0 / bk) * n + i) * dv + d] = acc[d];
+                }
+                mi = mt;
+                Ms.data[(j0 / bk) * n + i] = mi, Ls.data[(j0 / bk) * n + i] = li;
+            }
+            M.data[i] = mi, L.data[i] = li;
+            for (std::size_t d = 0; d < dv; ++d) O.data[i * dv + d] = li > 0 ? acc[d] / li : 0;
+        }
+    };
+    nd M, L, O;
+    run(slip::none, M, L, O);
+    // the rule must give the reference, else the exercise's convention changed: say nothing
+    const nd eo = get(x.expected, "output");
+    if (!same_tight(O, eo)) return false;
+    if (x.expected.count("l") && !same_tight(L, x.expected.at("l"))) return false;
+    if (x.expected.count("l_steps") && !same_tight(Ls, x.expected.at("l_steps"))) return false;
+    // rows whose running max moves after the first tile: only they can show a rescale slip
+    std::vector<std::size_t> moved;
+    for (std::size_t i = 0; i < n; ++i) {
+        double first = -inf;
+        for (std::size_t j = 0; j < std::min(m, bk); ++j) first = std::max(first, S.data[i * m + j]);
+        if (M.data[i] > first) moved.push_back(i);
+    }
+    struct named {
+        slip sl;
+        std::string key, mistake;
+    };
+    const std::vector<named> slips = {
+        {slip::sum_not_rescaled, "online_sum_not_rescaled", "online-softmax-sum-not-rescaled"},
+        {slip::acc_not_rescaled, "online_acc_not_rescaled", "online-softmax-acc-wrong-rescale"},
+        {slip::acc_inverted, "online_acc_inverted", "online-softmax-acc-wrong-rescale"},
+        {slip::both_not_rescaled, "online_both_not_rescaled", ""},
+        {slip::acc_by_sum, "online_acc_by_sum", "online-softmax-acc-wrong-rescale"},
+    };
+    std::size_t wrong = 0;
+    for (const auto& [name, st] : x.status) wrong += st == "wrong";
+    if (!wrong) return false;
+    for (const named& sl : slips) {
+        nd m2, l2, o2;
+        run(sl.sl, m2, l2, o2);
+        bool all = true, any = false;
+        const std::map<std::string, const nd*> cands{{"m", &m2},       {"l", &l2},       {"output", &o2},
+                                                     {"m_steps", &Ms}, {"l_steps", &Ls}, {"acc_steps", &As}};
+        for (const auto& [name, cand] : cands) {
+            const auto it = given.find(name);
+            if (it == given.end()) continue;
+            any = true;
+            all = all && same(it->second, *cand);
+        }
+        if (any && all) {
+            auto wrong_at = [&](const char* k) { return x.status.count(k) && x.status.at(k) == "wrong"; };
+            const std::string at = wrong_at("l") ? "l"
+                : wrong_at("l_steps")            ? "l_steps"
+                : wrong_at("acc_steps")          ? "acc_steps"
+                                                 : "output";
+            x.add(at, sl.key, {{"rows", ranges(moved)}, {"block_k", std::to_string(bk)}}, sl.mistake);
+            return true;
+        }
+    }
+    return false;
+}
+
+// backward: a gradient formula with an operand transposed (dSᵀ for dS, P for Pᵀ).
+bool backward_formula(ctx& x, const std::string& step, const nd& g, const tensors& env) {
+    if (x.c.id != "backward") return false;
+    const double s = 1 / std::sqrt(d_k_of(x.c));
+    const nd X = get(env, "X"), Q = matmul(X, get(env, "W_Q")), K = matmul(X, get(env, "W_K")),
+             V = matmul(X, get(env, "W_V"));
+    const nd dS = get(env, "d_S"), dO = get(env, "d_output");
+    const nd P = softmax_last(scale(matmul(Q, K, true), s));
+    std::vector<std::pair<nd, std::string>> cands;
+    if (step == "d_Q")
+        cands = {{scale(matmul(t2(dS), K), s), "d_S.T @ K / √d_k"}, {scale(matmul(dS, Q), s), "d_S @ Q / √d_k"}};
+    if (step == "d_K")
+        cands = {{scale(matmul(dS, Q), s), "d_S @ Q / √d_k"}, {scale(matmul(t2(dS), K), s), "d_S.T @ K / √d_k"}};
+    if (step == "d_V") cands = {{matmul(P, dO), "P @ d_output"}};
+    if (step == "d_P") cands = {{matmul(dO, t2(V), true), "d_output @ V"}};
+    if (step == "d_S") {
+        const nd dP = get(env, "d_P");
+        if (valid(dP) && dP.shape == P.shape) {
+            nd o = make(P.shape);
+            for (std::size_t i = 0; i < o.data.size(); ++i) o.data[i] = P.data[i] * dP.data[i];
+            nd nk = make(P.shape);  // (d_P * P).sum(-1) without keepdims broadcasts along the rows
+            const std::size_t m = P.shape.back();
+            if (P.shape.size() == 2 && P.shape[0] == m) {
+                std::vector<double> dot(m, 0);
+                for (std::size_t i = 0; i < m; ++i)
+                    for (std::size_t j = 0; j < m; ++j) dot[i] += P.data[i * m + j] * dP.data[i * m + j];
+                for (std::size_t i = 0; i < m; ++i)
+                    for (std::size_t j = 0; j < m; ++j)
+                        nk.data[i * m + j] = P.data[i * m + j] * (dP.data[i * m + j] - dot[j]);
+            }
+            cands = {{o, "P * d_P"}, {nk, "P * (d_P - (d_P * P).sum(-1))"}};
+        }
+    }
+    const std::map<std::string, std::string> right = {{"d_Q", "d_S @ K / √d_k"},
+                                                      {"d_K", "d_S.T @ Q / √d_k"},
+                                                      {"d_V", "P.T @ d_output"},
+                                                      {"d_P", "d_output @ V.T"},
+                                                      {"d_S", "P * (d_P - (d_P * P).sum(-1, keepdims=True))"}};
+    for (std::size_t i = 0; i < cands.size(); ++i)
+        if (valid(cands[i].first) && same(g, cands[i].first)) {
+            std::string mistake;
+            if ((step == "d_Q" || step == "d_K") && i == 0) mistake = "backward-transposed-grad";
+            if (step == "d_S" && i == 0) mistake = "softmax-backward-no-rowsum";
+            x.add(step, "formula", {{"formula", cands[i].second}, {"right", right.at(step)}}, mistake);
+            return true;
+        }
+    return false;
+}
+
+// output: the weights or W_O used transposed.
+bool output_formula(ctx& x, const std::string& step, const nd& g, const tensors& env) {
+    if (step != "output") return false;
+    std::vector<std::pair<nd, std::pair<std::string, std::string>>> cands;
+    const nd w = get(env, "weights"), v = get(env, "V"), merged = get(env, "merged");
+    if (valid(w) && valid(v) && w.shape.size() == 2)
+        cands.push_back({matmul(t2(w), v), {"weights.T @ V", "weights @ V"}});
+    if (valid(merged) && x.in.count("W_O"))
+        cands.push_back({matmul(merged, x.in.at("W_O"), true), {"merged @ W_O.T", "merged @ W_O"}});
+    for (const auto& [cand, text] : cands)
+        if (valid(cand) && same(g, cand)) {
+            x.add(step, "formula_forward", {{"formula", text.first}, {"right", text.second}});
+            return true;
+        }
+    return false;
+}
+
+// Everything about one root-cause tensor.
+void analyse(ctx& x, const std::string& step, const nd& g, const nd& want, const tensors& env, bool own) {
+    const std::string ours = own ? "own" : "reference";
+    const std::size_t before = x.out.size();
+    if (projection_source(x, step, g)) return;
+    if (kv_cache(x, step, g, want)) return;
+    if (backward_formula(x, step, g, env)) return;
+    if (head_mapping(x, step, g, env)) return;
+    if (output_formula(x, step, g, env)) return;
+    if (g.shape != want.shape) {
+        if (find_permutation(x, step, g, want, ours)) return;
+        if (other_step(x, step, g)) return;
+        x.add(step, "shape_named", {{"shape", named_shape(x.c, g.shape)}, {"expected", named_shape(x.c, want.shape)}});
+        return;
+    }
+    if (precision(x, step, g, want)) return;
+    const bool weights = step == "weights";
+    if (weights) {
+        nd src;
+        std::string src_name;
+        for (const std::string cand : {"masked_scores", "scaled_scores", "scores"}) {
+            const nd t = get(env, cand);
+            if (valid(t) && t.shape == g.shape && (x.expected.count(cand) || x.given.count(cand))) {
+                src = t, src_name = cand;
+                break;
+            }
+        }
+        if (x.c.id == "softmax") src = get(x.in, "scores"), src_name = "scores";
+        const bool raw = src_name == "scores" && x.c.id != "softmax";
+        const bool masked = src_name == "masked_scores" || x.c.id == "softmax";
+        if (weights_checks(x, step, g, src, src_name, raw, masked)) return;
+    }
+    if (nan_rows(x, step, g, want)) {
+        mask_pattern(x, step, g, want, weights);
+        return;
+    }
+    if (step == "masked_scores" || (weights && (x.c.id == "causal" || x.c.id == "padding")))
+        if (mask_pattern(x, step, g, want, weights)) return;
+    if (constant_ratio(x, step, g, want, ours)) return;
+    if (find_permutation(x, step, g, want, ours)) return;
+    if (rows_permuted(x, step, g, want)) {
+        if (x.c.id == "kv-decode" && (step == "K_cache" || step == "V_cache")) {
+            // the decoded rows first and the prompt after: the new row went in front
+            x.out.back().key = "cache_order";
+            x.out.back().mistake = find_mistake("kv-cache-wrong-order") ? "kv-cache-wrong-order" : "";
+        }
+        return;
+    }
+    if (other_step(x, step, g)) return;
+    if (x.out.size() == before) where(x, step, g, want);
+}
+
+}  // namespace
+
+std::vector<std::string> name_ratio(const config& c, double k) {
+    std::vector<std::string> out;
+    if (!std::isfinite(k) || k <= 0) return out;
+    const auto q = quantities(c);
+    auto near = [k](double v) { return v > 0 && std::fabs(k - v) <= 2e-3 * v; };
+    auto put = [&](const std::string& name, double v) {
+        if (!near(v)) return;
+        const std::string s = fmt::format("{} = {}", name, num(v));
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    };
+    for (const auto& [n, v] : q) {
+        put("√" + n, std::sqrt(v));
+        put(n, v);
+        put("1/√" + n, 1 / std::sqrt(v));
+        put("1/" + n, 1 / v);
+    }
+    for (const auto& [a, va] : q)
+        for (const auto& [b, vb] : q) {
+            if (a == b || va == vb) continue;
+            put("√(" + a + "/" + b + ")", std::sqrt(va / vb));
+        }
+    return out;
+}
+
+std::vector<finding> diagnose(const config& c, const tensors& in, const tensors& expected, const tensors& given,
+                              const std::vector<step_result>& steps) {
+    ctx x{c, in, expected, given, {}, {}};
+    for (const step_result& s : steps) x.status[s.id] = s.status;
+    // the environments: inputs + reference answers, and inputs + the learner's where usable
+    tensors ref_env = in, own_env = in;
+    for (const auto& [k, v] : expected) ref_env[k] = v, own_env[k] = v;
+    for (const auto& [k, v] : given)
+        if (x.status.count(k) && (x.status[k] == "ok" || x.status[k] == "wrong")) own_env[k] = v;
+    const std::vector<rule> rules = rules_of(c);
+    // a rule is used only when it reproduces the reference from the reference
+    std::vector<const rule*> usable;
+    for (const rule& r : rules)
+        if (expected.count(r.target) && same_tight(r.f(ref_env), expected.at(r.target))) usable.push_back(&r);
+    if (online(x, given)) return x.out;
+    std::size_t roots = 0;
+    for (const step_result& s : steps) {
+        if (s.status != "wrong" && s.status != "shape") continue;
+        const nd& g = given.at(s.id);
+        // an echo: a rule from the learner's own wrong upstream tensors gives exactly this one
+        std::vector<std::string> wrong_from;
+        bool echo = false, own_basis = false;
+        nd own_want;
+        for (const rule* r : usable) {
+            if (r->target != s.id) continue;
+            std::vector<std::string> wrong_src;
+            bool all_given = true;
+            for (const std::string& f : r->from) {
+                const auto st = x.status.find(f);
+                if (st == x.status.end() || st->second == "missing") all_given = false;
+                else if (st->second == "wrong")
+                    wrong_src.push_back(f);
+                else if (st->second == "shape")
+                    all_given = false;
+            }
+            if (wrong_src.empty() || !all_given) continue;
+            const nd own = r->f(own_env);
+            if (!valid(own)) continue;
+            if (same(g, own)) {
+                echo = true, wrong_from = wrong_src;
+                break;
+            }
+            if (!own_basis) own_want = own, own_basis = true, wrong_from = wrong_src;
+        }
+        if (echo) {
+            std::string from;
+            for (const std::string& f : wrong_from) from += (from.empty() ? "" : ", ") + f;
+            x.add(s.id, "consistent", {{"sources", from}}, "", false);
+            continue;
+        }
+        if (++roots > 3) break;
+        // a second bug after a first: measured against what the learner's own inputs give
+        const nd& want = own_basis && own_want.shape == expected.at(s.id).shape ? own_want : expected.at(s.id);
+        const std::size_t before = x.out.size();
+        if (own_basis) {
+            std::string from;
+            for (const std::string& f : wrong_from) from += (from.empty() ? "" : ", ") + f;
+            x.add(s.id, "from_own", {{"sources", from}}, "", false);
+        }
+        analyse(x, s.id, g, want, own_env, own_basis);
+        // measured against its own inputs nothing was found: try the reference itself
+        if (own_basis && x.out.size() == before + 1) analyse(x, s.id, g, expected.at(s.id), own_env, false);
+    }
+    return x.out;
+}
+
+}  // namespace attn::exercise

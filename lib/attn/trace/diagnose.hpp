@@ -1,0 +1,27 @@
+// `check`'s structural diagnosis: after the exact match against the mistakes catalogue, the
+// learner's wrong tensors are compared with the reference (and with what the learner's own
+// upstream tensors give) and every finding is one true sentence with its evidence: a constant
+// ratio and the dimension it equals, axes permuted or reshaped, rows or columns that do not sum
+// to 1, which rows / columns / heads / batch items / decode steps differ, values that equal
+// another step or another formula, float16 rounding. Pure analysis over tensors, no I/O; the
+// sentences live in lessons/<lang>/exercise.toml under [finding].
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attn/trace/exercise.hpp"
+
+namespace attn::exercise {
+
+// `steps` is the graded list (pipeline order); `in` the exercise's inputs. The findings come
+// root causes first, each followed by its evidence; later steps that follow from the learner's
+// own wrong upstream tensors get one "consistent with your …" finding instead of echoes.
+std::vector<finding> diagnose(const config& c, const tensors& in, const tensors& expected, const tensors& given,
+                              const std::vector<step_result>& steps);
+
+// The names a constant factor equals among the exercise's dimensions ("√d_k", "d_model/heads",
+// "1/√d_k", …), each as "name = value"; empty when none does.
+std::vector<std::string> name_ratio(const config& c, double ratio);
+
+}  // namespace attn::exercise
