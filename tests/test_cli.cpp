@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "attn/render/width.hpp"
 #include "app/flags.hpp"
 #include "cli_helpers.hpp"
@@ -75,19 +76,7 @@ void expect_errors(const char* (&cases)[N][2]) {
     }
 }
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        path =
-            fs::temp_directory_path() / ("attn-cli-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using test::temp_dir;
 }  // namespace
 
 TEST_CASE("cli: --help and --version", "[cli]") {

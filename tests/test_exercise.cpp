@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/doc/exercise.hpp"
@@ -24,20 +25,7 @@ namespace {
 
 const std::string exe = ATTN_EXE;
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        path = fs::temp_directory_path() /
-            ("attn-exercise-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~temp_dir() { fs::remove_all(path); }
-    static int& counter() {
-        static int c = 0;
-        return c;
-    }
-};
+using test::temp_dir;
 
 // Rounds every answer to float32, as a learner's NumPy run on float32 inputs would give.
 ex::tensors as_float32(ex::tensors t) {
