@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -31,6 +33,15 @@ struct temp_dir {
     std::string file(const std::string& name) const { return (path / name).string(); }
     std::string operator/(const std::string& name) const { return file(name); }
 };
+
+// The whole of a file, byte for byte ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The attn-explain binary under test.
+inline const std::string exe = ATTN_EXE;
 
 // Where the committed fixtures live (tests/fixtures).
 inline const std::string fixtures = ATTN_FIXTURES;

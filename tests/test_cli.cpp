@@ -36,12 +36,7 @@ namespace fs = std::filesystem;
 namespace {
 using result = test::command_result;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using test::slurp;
 
 using test::capture;
 

@@ -23,12 +23,12 @@ namespace ex = attn::exercise;
 
 namespace {
 
-const std::string exe = ATTN_EXE;
+using test::exe;
 
 using test::temp_dir;
 
 // Rounds every answer to float32, as a learner's NumPy run on float32 inputs would give.
-ex::tensors as_float32(ex::tensors t) {
+ex::tensors to_float32(ex::tensors t) {
     for (auto& [k, v] : t)
         for (double& x : v.data) x = static_cast<float>(x);
     return t;
@@ -36,7 +36,7 @@ ex::tensors as_float32(ex::tensors t) {
 
 ex::tensors only(const ex::tensors& t, const std::string& id) { return {{id, t.at(id)}}; }
 
-test::command_result sh(const std::string& cmd) { return test::capture(cmd + " 2>&1"); }
+using test::sh;
 
 }  // namespace
 
@@ -49,7 +49,7 @@ TEST_CASE("exercise: every reference passes, in float32 and float64", "[exercise
         ex::tensors f64 = ref;
         for (auto& [k, v] : f64) v.float64 = true;
         CHECK(ex::grade(c, f64).passed);
-        const ex::report r = ex::grade(c, as_float32(ref));
+        const ex::report r = ex::grade(c, to_float32(ref));
         CHECK(r.passed);
         CHECK(r.first_wrong.empty());
         for (const std::string& req : e.required)
@@ -67,14 +67,14 @@ TEST_CASE("exercise: each listed bug is diagnosed first, from every answer and f
             INFO(e.id << " " << m);
             const auto runs = ex::buggy_runs(c, in, m);
             REQUIRE(!runs.empty());
-            const ex::report r = ex::grade(c, as_float32(runs[0]));
+            const ex::report r = ex::grade(c, to_float32(runs[0]));
             CHECK_FALSE(r.passed);
             REQUIRE(!r.diagnosis.empty());
             CHECK(r.diagnosis.front().mistake == m);
             // from the required answers alone, when the bug changes them
             ex::tensors req;
             for (const std::string& a : e.required) req[a] = runs[0].at(a);
-            const ex::report o = ex::grade(c, as_float32(req));
+            const ex::report o = ex::grade(c, to_float32(req));
             if (!o.passed) {
                 REQUIRE(!o.diagnosis.empty());
                 bool named = false;
@@ -88,7 +88,7 @@ TEST_CASE("exercise: each listed bug is diagnosed first, from every answer and f
 TEST_CASE("check: statuses, shape hints and JSON", "[exercise]") {
     const ex::config c = ex::make_config("mha", 3);
     const ex::tensors in = ex::make_inputs(c);
-    ex::tensors given = as_float32(ex::buggy_runs(c, in, "heads-no-transpose")[0]);
+    ex::tensors given = to_float32(ex::buggy_runs(c, in, "heads-no-transpose")[0]);
     given.erase("merged");
     const ex::report r = ex::grade(c, given);
     CHECK_FALSE(r.passed);
@@ -109,7 +109,7 @@ TEST_CASE("check: statuses, shape hints and JSON", "[exercise]") {
     CHECK(j["steps"][3]["status"] == "shape");
     CHECK(j["steps"][3]["expected_shape"] == nlohmann::json::array({2, 2, 4, 4}));
     // a wrong tensor that no bug explains: no diagnosis, the first step that differs is named
-    ex::tensors odd = as_float32(ex::reference(c, in));
+    ex::tensors odd = to_float32(ex::reference(c, in));
     odd["output"].data[5] += 1;
     const ex::report o = ex::grade(c, odd);
     CHECK(o.first_wrong == "output");

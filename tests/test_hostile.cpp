@@ -24,16 +24,13 @@ namespace ex = attn::exercise;
 
 namespace {
 
-const std::string exe = ATTN_EXE;
+using test::exe;
 
 using test::temp_dir;
 
-test::command_result sh(const std::string& cmd) { return test::capture(cmd + " 2>&1"); }
+using test::sh;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+using test::slurp;
 void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 // Every entry under `root` (relative path -> bytes, or "<link>"/"<dir>"/"<other>"), to compare

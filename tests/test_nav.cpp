@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "files.hpp"
 #include "attn/drill/drill.hpp"
 #include "attn/io/lessons.hpp"
 #include "cli_helpers.hpp"
@@ -20,10 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 using result = test::command_result;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::slurp;
 
 fs::path temp_path(const std::string& what) {
     static int counter = 0;
