@@ -27,4 +27,7 @@ inline command_result capture(const std::string& cmd) {
     return r;
 }
 
+// The same with stderr joined to stdout.
+inline command_result sh(const std::string& cmd) { return capture(cmd + " 2>&1"); }
+
 }  // namespace test

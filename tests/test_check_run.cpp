@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/exercise.hpp"
 #include "attn/trace/traceback.hpp"
@@ -18,7 +19,7 @@ namespace ex = attn::exercise;
 
 namespace {
 
-const std::string exe = ATTN_EXE;
+using test::exe;
 
 ex::config causal_5_4() {
     ex::config c = ex::make_config("causal", 1);
@@ -26,14 +27,9 @@ ex::config causal_5_4() {
     return c;
 }
 
-test::command_result sh(const std::string& cmd) { return test::capture(cmd + " 2>&1"); }
+using test::sh;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
+using test::slurp;
 
 }  // namespace
 

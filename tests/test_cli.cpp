@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "attn/render/width.hpp"
 #include "app/flags.hpp"
 #include "cli_helpers.hpp"
@@ -35,12 +36,7 @@ namespace fs = std::filesystem;
 namespace {
 using result = test::command_result;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using test::slurp;
 
 using test::capture;
 
@@ -75,19 +71,7 @@ void expect_errors(const char* (&cases)[N][2]) {
     }
 }
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        path =
-            fs::temp_directory_path() / ("attn-cli-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using test::temp_dir;
 }  // namespace
 
 TEST_CASE("cli: --help and --version", "[cli]") {

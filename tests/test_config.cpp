@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include "files.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/core/error.hpp"
 #include "attn/trace/inputs.hpp"
@@ -15,19 +16,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        path =
-            fs::temp_directory_path() / ("attn-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using test::temp_dir;
 
 void write_npy(const fs::path& p, std::vector<std::size_t> shape, double fill = 0.5) {
     std::size_t n = 1;

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/doc/exercise.hpp"
@@ -23,25 +24,12 @@ namespace ex = attn::exercise;
 
 namespace {
 
-const std::string exe = ATTN_EXE;
+using test::exe;
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        path = fs::temp_directory_path() /
-            ("attn-exercise-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~temp_dir() { fs::remove_all(path); }
-    static int& counter() {
-        static int c = 0;
-        return c;
-    }
-};
+using test::temp_dir;
 
 // Rounds every answer to float32, as a learner's NumPy run on float32 inputs would give.
-ex::tensors as_float32(ex::tensors t) {
+ex::tensors to_float32(ex::tensors t) {
     for (auto& [k, v] : t)
         for (double& x : v.data) x = static_cast<float>(x);
     return t;
@@ -49,7 +37,7 @@ ex::tensors as_float32(ex::tensors t) {
 
 ex::tensors only(const ex::tensors& t, const std::string& id) { return {{id, t.at(id)}}; }
 
-test::command_result sh(const std::string& cmd) { return test::capture(cmd + " 2>&1"); }
+using test::sh;
 
 }  // namespace
 
@@ -62,7 +50,7 @@ TEST_CASE("exercise: every reference passes, in float32 and float64", "[exercise
             ex::tensors f64 = ref;
             for (auto& [k, v] : f64) v.float64 = true;
             CHECK(ex::grade(c, f64).passed);
-            const ex::report r = ex::grade(c, as_float32(ref));
+            const ex::report r = ex::grade(c, to_float32(ref));
             CHECK(r.passed);
             CHECK(r.first_wrong.empty());
             for (const std::string& req : e.required)
@@ -86,7 +74,7 @@ TEST_CASE("exercise: each listed bug is diagnosed first, from every answer and f
                     break;
                 }
                 REQUIRE(!runs.empty());
-                const ex::report r = ex::grade(c, in, as_float32(runs[0]));
+                const ex::report r = ex::grade(c, in, to_float32(runs[0]));
                 if (r.passed) continue;
                 shown = true;
                 REQUIRE(!r.diagnosis.empty());
@@ -94,7 +82,7 @@ TEST_CASE("exercise: each listed bug is diagnosed first, from every answer and f
                 // from the required answers alone, when the bug changes them
                 ex::tensors req;
                 for (const std::string& a : e.required) req[a] = runs[0].at(a);
-                const ex::report o = ex::grade(c, in, as_float32(req));
+                const ex::report o = ex::grade(c, in, to_float32(req));
                 if (!o.passed) {
                     REQUIRE(!o.diagnosis.empty());
                     bool named = false;
@@ -110,7 +98,7 @@ TEST_CASE("exercise: each listed bug is diagnosed first, from every answer and f
 TEST_CASE("check: statuses, shape hints and JSON", "[exercise]") {
     const ex::config c = ex::make_config("mha", 3);
     const ex::tensors in = ex::make_inputs(c);
-    ex::tensors given = as_float32(ex::buggy_runs(c, in, "heads-no-transpose")[0]);
+    ex::tensors given = to_float32(ex::buggy_runs(c, in, "heads-no-transpose")[0]);
     given.erase("merged");
     const ex::report r = ex::grade(c, given);
     CHECK_FALSE(r.passed);
@@ -131,7 +119,7 @@ TEST_CASE("check: statuses, shape hints and JSON", "[exercise]") {
     CHECK(j["steps"][3]["status"] == "shape");
     CHECK(j["steps"][3]["expected_shape"] == nlohmann::json::array({3, 2, 5, 4}));
     // a wrong tensor that no bug explains: no diagnosis, the first step that differs is named
-    ex::tensors odd = as_float32(ex::reference(c, in));
+    ex::tensors odd = to_float32(ex::reference(c, in));
     odd["output"].data[5] += 1;
     const ex::report o = ex::grade(c, odd);
     CHECK(o.first_wrong == "output");
@@ -361,13 +349,13 @@ TEST_CASE("check: the method of online-softmax and kv-decode is graded tile by t
             if (s.id == id) return s;
         return ex::step_result{};
     };
-    const ex::report l_bug = ex::grade(o, in, as_float32(ex::buggy_runs(o, in, "online-softmax-sum-not-rescaled")[0]));
+    const ex::report l_bug = ex::grade(o, in, to_float32(ex::buggy_runs(o, in, "online-softmax-sum-not-rescaled")[0]));
     CHECK_FALSE(l_bug.passed);
     CHECK(l_bug.first_wrong == "l_steps");
     CHECK(step_of(l_bug, "m_steps").status == "ok");
     CHECK(step_of(l_bug, "l_steps").first_index == grows);
     for (const ex::tensors& run : ex::buggy_runs(o, in, "online-softmax-acc-wrong-rescale")) {
-        const ex::report a = ex::grade(o, in, as_float32(run));
+        const ex::report a = ex::grade(o, in, to_float32(run));
         CHECK(a.first_wrong == "acc_steps");
         CHECK(step_of(a, "l_steps").status == "ok");
         // acc never rescaled: wrong where the max first grows; by exp(m_new - m): NaN from tile 0 on
@@ -375,12 +363,12 @@ TEST_CASE("check: the method of online-softmax and kv-decode is graded tile by t
         CHECK(step_of(a, "acc_steps").first_index <= grows);
     }
     CHECK(
-        step_of(ex::grade(o, in, as_float32(ex::buggy_runs(o, in, "online-softmax-acc-wrong-rescale")[0])), "acc_steps")
+        step_of(ex::grade(o, in, to_float32(ex::buggy_runs(o, in, "online-softmax-acc-wrong-rescale")[0])), "acc_steps")
             .first_index == grows);
     // acc normalised by the running sum (FlashAttention-1) is right too
     ex::tensors fa1 = ref;
     fa1["acc_steps"] = ex::accepted_variants(o, in).front().second.at("acc_steps");
-    const ex::report f = ex::grade(o, in, as_float32(fa1));
+    const ex::report f = ex::grade(o, in, to_float32(fa1));
     CHECK(f.passed);
     CHECK(step_of(f, "acc_steps").variant == "fa1");
     // an untiled answer (only the output) cannot pass: the per-tile state is required
@@ -390,7 +378,7 @@ TEST_CASE("check: the method of online-softmax and kv-decode is graded tile by t
     const ex::tensors kin = ex::make_inputs(k);
     const ex::tensors kref = ex::reference(k, kin);
     CHECK(kref.at("cache_len").data == std::vector<double>{3, 4, 5});  // prompt_len 3, then one more per step
-    const ex::report nc = ex::grade(k, kin, as_float32(ex::buggy_runs(k, kin, "kv-cache-not-appended")[0]));
+    const ex::report nc = ex::grade(k, kin, to_float32(ex::buggy_runs(k, kin, "kv-cache-not-appended")[0]));
     CHECK(nc.first_wrong == "K_cache_steps");
     CHECK(step_of(nc, "K_cache_steps").first_index == 1);
     CHECK_FALSE(ex::grade(k, kin, {{"output", kref.at("output")}}).passed);  // a cache-free answer
@@ -406,7 +394,7 @@ TEST_CASE("check: the method of online-softmax and kv-decode is graded tile by t
             CHECK(pos.data[s * total + i] == (i < W ? static_cast<double>(last + 1 - W + i) : -1.0));
     }
     const ex::report off =
-        ex::grade(w, ex::make_inputs(w), as_float32(ex::buggy_runs(w, ex::make_inputs(w), "kv-window-off-by-one")[0]));
+        ex::grade(w, ex::make_inputs(w), to_float32(ex::buggy_runs(w, ex::make_inputs(w), "kv-window-off-by-one")[0]));
     CHECK_FALSE(off.passed);
 }
 

@@ -3,13 +3,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/trace/trace.hpp"
 #include "helpers.hpp"
 
 namespace {
-const std::string fixtures = ATTN_FIXTURES;
+using test::fixtures;
 
 attn::matrix<double> load(const std::string& path) {
     const attn::npy::array a = attn::npy::read(path);

@@ -10,13 +10,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/core/attention.hpp"
 #include "attn/core/backward.hpp"
 #include "attn/io/npy.hpp"
 #include "helpers.hpp"
 
 namespace {
-const std::string fixtures = ATTN_FIXTURES;
+using test::fixtures;
 
 template <class T>
 attn::matrix<T> load_matrix(const std::string& path, attn::npy::dtype type) {

@@ -12,13 +12,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace {
-const std::string fixtures = ATTN_FIXTURES;
+using test::fixtures;
 
 // "(2, 2, 5, 5)"
 std::string heads_shape_text(const attn::tensor& a) {

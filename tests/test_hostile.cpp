@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "files.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/io/npz.hpp"
 #include "attn/trace/exercise.hpp"
@@ -23,30 +24,13 @@ namespace ex = attn::exercise;
 
 namespace {
 
-const std::string exe = ATTN_EXE;
+using test::exe;
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        path = fs::temp_directory_path() /
-            ("attn-hostile-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using test::temp_dir;
 
-test::command_result sh(const std::string& cmd) { return test::capture(cmd + " 2>&1"); }
+using test::sh;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+using test::slurp;
 void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 // Every entry under `root` (relative path -> bytes, or "<link>"/"<dir>"/"<other>"), to compare
@@ -77,11 +61,7 @@ int leftovers(const fs::path& root) {
     return n;
 }
 
-std::size_t count(const std::string& hay, const std::string& needle) {
-    std::size_t n = 0;
-    for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-    return n;
-}
+using test::count;
 
 // A character device node of our own, or "" when mknod is not permitted (not root).
 std::string make_device_of(const std::string& path, unsigned major, unsigned minor) {

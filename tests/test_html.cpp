@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/core/flash.hpp"
 #include "attn/doc/flash.hpp"
 #include "attn/doc/kvcache.hpp"
@@ -115,11 +116,7 @@ std::string xml_problem(const std::string& s) {
     return "";
 }
 
-std::size_t count(const std::string& s, const std::string& what) {
-    std::size_t n = 0;
-    for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-    return n;
-}
+using test::count;
 
 // The folded source with every fold undone: each empty comment removed, a newline put before '>' or "/>"
 // removed; then every newline read as the space it is in HTML.

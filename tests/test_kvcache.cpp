@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "files.hpp"
 #include "attn/core/error.hpp"
 #include "attn/doc/kvcache.hpp"
 #include "attn/render/html.hpp"
@@ -23,8 +24,8 @@
 namespace fs = std::filesystem;
 
 namespace {
-attn::kv_report run(std::int64_t p, std::int64_t t, std::int64_t d, std::int64_t h, std::int64_t g,
-                    const char* dtype = "float64", std::uint64_t seed = 7) {
+attn::kv_report kv_run(std::int64_t p, std::int64_t t, std::int64_t d, std::int64_t h, std::int64_t g,
+                       const char* dtype = "float64", std::uint64_t seed = 7) {
     attn::kv_request r;
     r.prompt_len = p, r.steps = t, r.d_model = d, r.heads = h, r.kv_heads = g, r.dtype = dtype, r.seed = seed;
     const attn::kv_config c = attn::validate_kv(r);
@@ -38,19 +39,19 @@ double max_diff(const attn::matrix<double>& a, const attn::matrix<double>& b) {
     return m;
 }
 
-struct result {
+struct kv_result {
     int code = -1;
     std::string out, err;
 };
 
-result cli(const std::string& args) {
+kv_result kv_cli(const std::string& args) {
     static int counter = 0;
     const fs::path err =
         fs::temp_directory_path() / ("attn-kv-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
     const test::command_result c =
         test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) + " kv-cache " + args +
                       " </dev/null 2>" + err.string());
-    result r{c.code, c.out, ""};
+    kv_result r{c.code, c.out, ""};
     FILE* f = std::fopen(err.c_str(), "r");
     if (f) {
         char buf[4096];
@@ -62,25 +63,13 @@ result cli(const std::string& args) {
     return r;
 }
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        path =
-            fs::temp_directory_path() / ("attn-kv-dir-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using test::temp_dir;
 }  // namespace
 
 TEST_CASE("kv-cache: cached decoding equals full causal attention", "[kvcache]") {
     for (const auto& [h, g] : {std::pair<int, int>{2, 2}, {4, 2}, {4, 1}, {1, 1}}) {
         INFO("h = " << h << ", g = " << g);
-        const attn::kv_report r = run(3, 5, 8, h, g);
+        const attn::kv_report r = kv_run(3, 5, 8, h, g);
         REQUIRE(r.steps.size() == 6);  // the prefill and 5 decode steps
         CHECK(max_diff(r.output, r.full) < 1e-12);
         CHECK(r.max_diff < 1e-12);
@@ -100,7 +89,7 @@ TEST_CASE("kv-cache: cached decoding equals full causal attention", "[kvcache]")
         CHECK(r.k_cache.shape(2) == 8);
     }
     // float32 agrees to rounding.
-    const attn::kv_report f = run(4, 4, 8, 4, 2, "float32");
+    const attn::kv_report f = kv_run(4, 4, 8, 4, 2, "float32");
     CHECK(f.max_diff < 1e-5);
 }
 
@@ -121,7 +110,7 @@ TEST_CASE("kv-cache: full causal attention is independent of the cache and causa
 TEST_CASE("kv-cache: GQA with g = h is multi-head attention (per-head outputs before W_O)", "[kvcache]") {
     // multihead_forward includes W_O; we compare its `merged` (the per-head outputs before W_O) with
     // the cached decode output. W_O is the identity, so its `output` must match as well.
-    const attn::kv_report r = run(3, 4, 8, 4, 4);
+    const attn::kv_report r = kv_run(3, 4, 8, 4, 4);
     const std::size_t T = 7, d = 8;
     attn::tensor3<double> x = xt::empty<double>({std::size_t{1}, T, d});
     std::copy(r.in.x.begin(), r.in.x.end(), x.begin());
@@ -185,7 +174,7 @@ TEST_CASE("kv-cache: FLOPs and cache bytes", "[kvcache]") {
 
 TEST_CASE("kv-cache: pages - one per decode step between the prefill and the summary", "[kvcache][doc]") {
     const attn::lessons& L = attn::lessons::embedded("en");
-    const attn::kv_report r = run(20, 3, 64, 8, 2, "float32");
+    const attn::kv_report r = kv_run(20, 3, 64, 8, 2, "float32");
     const attn::doc::document d = attn::kvcache_document(r, L, 4);
     std::vector<std::string> ids;
     for (const auto& p : d.pages) ids.push_back(p.id);
@@ -250,7 +239,7 @@ TEST_CASE("kv-cache: bad sizes are refused with one line", "[kvcache]") {
 }
 
 TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") {
-    const result text = cli("--heads 4 --kv-heads 2");
+    const kv_result text = kv_cli("--heads 4 --kv-heads 2");
     CHECK(text.code == 0);
     CHECK(text.err.empty());
     CHECK_THAT(text.out,
@@ -267,7 +256,7 @@ TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") 
         INFO(line);
         CHECK(attn::display_width(line) <= 80);
     }
-    const result json = cli("--heads 4 --kv-heads 1 --format json");
+    const kv_result json = kv_cli("--heads 4 --kv-heads 1 --format json");
     REQUIRE(json.code == 0);
     const nlohmann::json j = nlohmann::json::parse(json.out);
     CHECK(j["config"]["kv_heads"] == 1);
@@ -275,10 +264,10 @@ TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") 
     CHECK(j["steps"][1]["cache_shape_after"] == nlohmann::json::array({1, 5, 2}));
     CHECK(j["summary"]["matches_full"] == true);
     CHECK(j["attention"]["kv_head_of_query_head"] == nlohmann::json::array({0, 0, 0, 0}));
-    const result md = cli("--format markdown");
+    const kv_result md = kv_cli("--format markdown");
     CHECK(md.code == 0);
     CHECK_THAT(md.out, Catch::StartsWith("# attn-explain kv-cache"));
-    const result html = cli("--heads 4 --kv-heads 2 --format html");
+    const kv_result html = kv_cli("--heads 4 --kv-heads 2 --format html");
     CHECK(html.code == 0);
     CHECK_THAT(html.out,
                Catch::StartsWith("<!DOCTYPE html>") && Catch::Contains("query heads 0,1 → kv head 0") &&
@@ -297,7 +286,7 @@ TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") 
     };
     for (const auto& c : bad) {
         INFO(c[0]);
-        const result r = cli(c[0]);
+        const kv_result r = kv_cli(c[0]);
         CHECK(r.code == 2);
         CHECK(r.out.empty());
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -308,7 +297,7 @@ TEST_CASE("kv-cache: the command - text json markdown and errors", "[kvcache]") 
 TEST_CASE("kv-cache: --save then --load gives the same output", "[kvcache]") {
     temp_dir dir;
     const fs::path out = dir.path / "run";
-    const result a = cli("--heads 4 --kv-heads 2 --dtype float64 --save " + out.string() + " --format json");
+    const kv_result a = kv_cli("--heads 4 --kv-heads 2 --dtype float64 --save " + out.string() + " --format json");
     REQUIRE(a.code == 0);
     for (const char* id : {"X", "W_Q", "W_K", "W_V", "K_cache", "V_cache", "full", "output"})
         CHECK(fs::exists(out / (std::string(id) + ".npy")));
@@ -317,7 +306,7 @@ TEST_CASE("kv-cache: --save then --load gives the same output", "[kvcache]") {
     const attn::npy::array kc = attn::npy::read((out / "K_cache.npy").string());
     CHECK(kc.shape == std::vector<std::size_t>{1, 2, 8, 2});
     const fs::path back = dir.path / "back";
-    const result b = cli("--heads 4 --load " + out.string() + " --save " + back.string() + " --format json");
+    const kv_result b = kv_cli("--heads 4 --load " + out.string() + " --save " + back.string() + " --format json");
     REQUIRE(b.code == 0);
     const attn::npy::array o1 = attn::npy::read((out / "output.npy").string());
     const attn::npy::array o2 = attn::npy::read((back / "output.npy").string());
@@ -327,9 +316,9 @@ TEST_CASE("kv-cache: --save then --load gives the same output", "[kvcache]") {
     CHECK(j["config"]["kv_heads"] == 2);
     CHECK(j["config"]["prompt_len"] == 4);
     // --kv-heads that disagree with the files, and --d-model with --load, are refused.
-    CHECK(cli("--heads 4 --kv-heads 1 --load " + out.string()).code == 2);
-    CHECK(cli("--d-model 8 --load " + out.string()).code == 2);
-    CHECK(cli("--heads 3 --load " + out.string()).code == 2);
+    CHECK(kv_cli("--heads 4 --kv-heads 1 --load " + out.string()).code == 2);
+    CHECK(kv_cli("--d-model 8 --load " + out.string()).code == 2);
+    CHECK(kv_cli("--heads 3 --load " + out.string()).code == 2);
 }
 
 // #24 point 2: the rolling cache's closing note printed the W-entry cache's bytes with the formula of

@@ -57,7 +57,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-attn::trace run(attn::step_request r) {
+attn::trace lesson_trace(attn::step_request r) {
     const attn::step_config c = attn::validate(r);
     return attn::build_trace(c, attn::make_inputs(c), 4);
 }
@@ -111,34 +111,34 @@ TEST_CASE("every step id and mistake has its text", "[lessons]") {
 TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]") {
     attn::step_request base;
     base.tokens = "the cat sat";
-    render_all(run(base));
+    render_all(lesson_trace(base));
     attn::step_request causal = base;
     causal.mask = "causal";
     causal.init = "xavier";
-    render_all(run(causal));
+    render_all(lesson_trace(causal));
     attn::step_request wide;
     wide.seq_len = 4;
     wide.d_model = 6;
     wide.mistake = "no-transpose";  // n == d_k: silent
-    render_all(run(wide));
+    render_all(lesson_trace(wide));
     attn::step_request clash;
     clash.mistake = "no-transpose";  // 3 != 4: shape error
-    render_all(run(clash));
+    render_all(lesson_trace(clash));
     attn::step_request sparse = base;  // a sparse pattern's own masked step
     sparse.mask = "dilated:2,1";  // stacking reaches every position
-    render_all(run(sparse));
+    render_all(lesson_trace(sparse));
     sparse.seq_len = 8;
     sparse.tokens = "";
     sparse.mask = "block:2";  // stacking never leaves a block
-    render_all(run(sparse));
+    render_all(lesson_trace(sparse));
     sparse.mask = "bigbird:2,1,1";  // BigBird's rand
-    render_all(run(sparse));
+    render_all(lesson_trace(sparse));
     sparse.kv_len = 6;  // cross-attention: stacking does not compose the pattern
     sparse.mask = "window:2";
-    render_all(run(sparse));
+    render_all(lesson_trace(sparse));
     attn::step_request noscale;
     noscale.mistake = "no-scale";
-    render_all(run(noscale));
+    render_all(lesson_trace(noscale));
     attn::step_request loaded;
     loaded.load_dir = ATTN_FIXTURES "/causal";
     loaded.mask = "causal";
@@ -151,11 +151,11 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     {
         attn::step_request one = base;
         one.d_k = 1;
-        render_all(run(one));
+        render_all(lesson_trace(one));
     }
     // Weights rows filled with zeros (as SDPA >= 2.5 returns a fully masked row), and every row NaN.
     {
-        attn::trace t = run(base);
+        attn::trace t = lesson_trace(base);
         for (attn::step& s : t.steps)
             if (s.id == "weights") s.value(0, 0) = s.value(0, 1) = s.value(0, 2) = 0;
         render_all(t);
@@ -165,7 +165,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     }
     // A row with every key blocked (a NaN row) has its own reading.
     {
-        attn::trace t = run(base);
+        attn::trace t = lesson_trace(base);
         for (attn::step& s : t.steps)
             if (s.id == "weights") s.value(0, 0) = s.value(0, 1) = s.value(0, 2) = std::nan("");
         render_all(t);
@@ -176,7 +176,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         attn::step_request r;
         r.mistake = m.id;
         r.walkthrough = false;
-        const attn::trace t = run(r);
+        const attn::trace t = lesson_trace(r);
         const attn::lessons& L = attn::lessons::embedded("en");
         const attn::doc::document d = attn::doc::mistake_document(t, L, {});
         CHECK_NOTHROW(attn::render_text(d, {}));
@@ -186,7 +186,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         CHECK_NOTHROW(attn::render_html(d));
         if (m.in_step) {
             r.walkthrough = true;
-            render_all(run(r));
+            render_all(lesson_trace(r));
         }
     }
     {  // single-head cross-attention
@@ -195,9 +195,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         cross.d_v = 3;
         cross.mask = "causal";
         cross.align = "bottom-right";
-        render_all(run(cross));
+        render_all(lesson_trace(cross));
         cross.align = "top-left";
-        render_all(run(cross));
+        render_all(lesson_trace(cross));
     }
     {  // `heads`: padded, causal, biased; then cross-attention without a mask
         attn::step_request h;
@@ -210,26 +210,26 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         h.mask = "causal";
         h.bias = true;
         h.lengths = "4,2";
-        render_all(run(h));
+        render_all(lesson_trace(h));
         h.mask = "block:2";  // a sparse pattern's own masked step
-        render_all(run(h));
+        render_all(lesson_trace(h));
         h.init = "xavier";  // nn.MultiheadAttention's own init, the command's default
-        render_all(run(h));
+        render_all(lesson_trace(h));
         h.init = "randn";
         h.mask = "none";
         h.lengths.clear();
         h.bias = false;
         h.kv_len = 3;
-        render_all(run(h));
+        render_all(lesson_trace(h));
         h.mask = "causal";  // cross-attention under a causal mask: the alignment note, a key, keys,
         h.lengths.clear();  // and no key at all
         h.batch = 1;
         h.tokens.clear();
         h.seq_len = 5;
         h.align = "bottom-right";
-        render_all(run(h));
+        render_all(lesson_trace(h));
         h.align = "top-left";
-        render_all(run(h));
+        render_all(lesson_trace(h));
     }
     {  // the drill: every question of the bank and every generator, through every piece of text
         using namespace attn::drill;
@@ -343,7 +343,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     layout.mistake = "linear-weight-layout";
     layout.d_k = 3;
     layout.dims_given = true;
-    render_all(run(layout));
+    render_all(lesson_trace(layout));
     CHECK_NOTHROW(attn::render_text(attn::doc::mistakes_catalogue(attn::lessons::embedded("en")), {}));
     for (bool avx2 : {false, true}) {  // bench: every note, both instruction sets (no timing needed)
         attn::bench_report br;
@@ -675,12 +675,12 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         }
         attn::step_request rs;
         rs.rope = true;
-        render_all(run(rs));
+        render_all(lesson_trace(rs));
         attn::step_request rh;
         rh.multihead = true;
         rh.rope = true;
         rh.seq_len = 4, rh.d_model = 8;
-        render_all(run(rh));
+        render_all(lesson_trace(rh));
         attn::kv_request kq;
         kq.rope = true;
         const attn::kv_config kc = attn::validate_kv(kq);

@@ -19,11 +19,11 @@ attn::step_request request(const std::string& mistake) {
     return r;
 }
 
-attn::trace run(const attn::step_request& r) {
+attn::trace mistake_trace(const attn::step_request& r) {
     const attn::step_config c = attn::validate(r);
     return attn::build_trace(c, attn::make_inputs(c), 4);
 }
-attn::trace run(const std::string& mistake) { return run(request(mistake)); }
+attn::trace mistake_trace(const std::string& mistake) { return mistake_trace(request(mistake)); }
 
 attn::trace run_dims(const std::string& mistake, std::int64_t n, std::int64_t d_model, std::int64_t d_k,
                      const std::string& dtype = "float32") {
@@ -33,7 +33,7 @@ attn::trace run_dims(const std::string& mistake, std::int64_t n, std::int64_t d_
     r.d_k = r.d_v = d_k;
     r.dims_given = true;
     r.dtype = dtype;
-    return run(r);
+    return mistake_trace(r);
 }
 
 double s(const attn::trace& t, const std::string& key) { return t.mistake.symptom(key); }
@@ -45,7 +45,7 @@ TEST_CASE("every mistake runs in both dtypes and its correct run is the plain co
             INFO(m.id << " " << dtype);
             attn::step_request r = request(m.id);
             r.dtype = dtype;
-            const attn::trace t = run(r);
+            const attn::trace t = mistake_trace(r);
             REQUIRE(t.has_mistake);
             CHECK(t.mistake.id == m.id);
             CHECK_FALSE(t.mistake.kind.empty());
@@ -63,7 +63,7 @@ TEST_CASE("every mistake runs in both dtypes and its correct run is the plain co
 }
 
 TEST_CASE("no-transpose raises PyTorch's error when n != d_k", "[mistakes]") {
-    const attn::trace t = run("no-transpose");
+    const attn::trace t = mistake_trace("no-transpose");
     CHECK(t.mistake.kind == "shape-error");
     CHECK(t.mistake.error == "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)");
     CHECK(t.mistake.buggy().empty());
@@ -89,7 +89,7 @@ TEST_CASE("no-transpose runs on silently when n == d_k and the numbers differ", 
 }
 
 TEST_CASE("linear-weight-layout: silent when square and a shape error when not", "[mistakes]") {
-    const attn::trace square = run("linear-weight-layout");
+    const attn::trace square = mistake_trace("linear-weight-layout");
     CHECK(square.mistake.kind == "silent");
     CHECK(square.mistake.diffs.at("buggy/Q") > 0.01);
     const attn::trace clash = run_dims("linear-weight-layout", 3, 4, 3);
@@ -100,7 +100,7 @@ TEST_CASE("linear-weight-layout: silent when square and a shape error when not",
 }
 
 TEST_CASE("no-scale: unscaled rows are peakier and the sweep shows saturation", "[mistakes]") {
-    const attn::trace t = run("no-scale");
+    const attn::trace t = mistake_trace("no-scale");
     CHECK(s(t, "max_weight_unscaled") >= s(t, "max_weight_scaled"));
     CHECK(s(t, "entropy_unscaled") <= s(t, "entropy_scaled"));
     const auto& sweep = t.mistake.sweep;
@@ -127,7 +127,7 @@ TEST_CASE("no-scale: unscaled rows are peakier and the sweep shows saturation", 
 }
 
 TEST_CASE("softmax-wrong-dim: columns sum to 1 and rows do not", "[mistakes]") {
-    const attn::trace t = run("softmax-wrong-dim");
+    const attn::trace t = mistake_trace("softmax-wrong-dim");
     CHECK(s(t, "col_sum_max_error") < 1e-5);
     CHECK(std::max(std::fabs(s(t, "row_sum_min") - 1), std::fabs(s(t, "row_sum_max") - 1)) > 0.05);
 }
@@ -135,19 +135,19 @@ TEST_CASE("softmax-wrong-dim: columns sum to 1 and rows do not", "[mistakes]") {
 TEST_CASE("mask mistakes: weight leaks onto blocked positions", "[mistakes][mask]") {
     for (const char* id : {"mask-fill-zero", "mask-tiny-value"}) {
         INFO(id);
-        const attn::trace t = run(id);
+        const attn::trace t = mistake_trace(id);
         CHECK(t.config.mask == attn::mask_kind::causal);  // these mistakes are about the causal mask
         CHECK(s(t, "blocked_weight") > 0.05);
         CHECK(s(t, "max_blocked_weight") > 0.01);
     }
-    const attn::trace inv = run("mask-inverted");
+    const attn::trace inv = mistake_trace("mask-inverted");
     CHECK(s(inv, "future_weight") > 0.5);  // positive weight lands on future positions
     CHECK(s(inv, "nan_rows") == 1);  // and the last row, fully blocked, is NaN
 }
 
 TEST_CASE("mask-after-softmax: zero on the future but flatter rows - and the fill-0 variant loses mass",
           "[mistakes][mask]") {
-    const attn::trace t = run("mask-after-softmax");
+    const attn::trace t = mistake_trace("mask-after-softmax");
     CHECK(s(t, "blocked_weight") == 0.0);
     CHECK(s(t, "entropy_buggy") > s(t, "entropy_correct"));
     CHECK(s(t, "fill_zero_row_sum_min") < 0.99);
@@ -157,13 +157,13 @@ TEST_CASE("mask-after-softmax: zero on the future but flatter rows - and the fil
 }
 
 TEST_CASE("NaN appears: causal-wrong-diagonal and all-masked-row", "[mistakes][nan]") {
-    const attn::trace diag = run("causal-wrong-diagonal");
+    const attn::trace diag = mistake_trace("causal-wrong-diagonal");
     CHECK(diag.mistake.kind == "numerical");
     CHECK(s(diag, "nan_rows") >= 1);
     CHECK(s(diag, "nan_count") > 0);
     CHECK(s(diag, "self_weight") == 0.0);  // nobody may attend to itself
 
-    const attn::trace pad = run("all-masked-row");
+    const attn::trace pad = mistake_trace("all-masked-row");
     CHECK(s(pad, "nan_rows") >= 1);
     CHECK(s(pad, "nan_count_output") > 0);
     CHECK(s(pad, "nan_rows_fix_finite_min") == 0);
@@ -184,7 +184,7 @@ TEST_CASE("NaN appears: causal-wrong-diagonal and all-masked-row", "[mistakes][n
 }
 
 TEST_CASE("no-max-subtraction overflows in float32 and far earlier in float16", "[mistakes][nan]") {
-    const attn::trace t = run("no-max-subtraction");
+    const attn::trace t = mistake_trace("no-max-subtraction");
     CHECK(t.config.d_model == 128);  // the mistake's own default, to make the scores large
     CHECK(s(t, "max_score") > s(t, "overflow_threshold"));
     CHECK(s(t, "exp_overflows") > 0);
@@ -216,7 +216,7 @@ TEST_CASE("float16 emulation rounds as IEEE binary16", "[mistakes][fp16]") {
 }
 
 TEST_CASE("dropout-at-eval: the same input gives different outputs", "[mistakes]") {
-    const attn::trace t = run("dropout-at-eval");
+    const attn::trace t = mistake_trace("dropout-at-eval");
     CHECK(t.config.seq_len == 8);
     CHECK(s(t, "run_to_run_max_diff") > 0.0);
     CHECK(s(t, "dropped") > 0);
@@ -224,7 +224,7 @@ TEST_CASE("dropout-at-eval: the same input gives different outputs", "[mistakes]
 }
 
 TEST_CASE("multi-head mistakes", "[mistakes][multihead]") {
-    const attn::trace t = run("heads-no-transpose");
+    const attn::trace t = mistake_trace("heads-no-transpose");
     CHECK(t.config.multihead);
     const attn::step* scores = nullptr;
     for (const auto& b : t.mistake.buggy())
@@ -236,11 +236,11 @@ TEST_CASE("multi-head mistakes", "[mistakes][multihead]") {
     CHECK(attn::shape_of(t.at("scores").value) == "(1, 2, 3, 3)");
     CHECK(t.mistake.diffs.at("buggy/output") > 1e-3);
 
-    const attn::trace merge = run("merge-no-transpose");
+    const attn::trace merge = mistake_trace("merge-no-transpose");
     CHECK(s(merge, "misplaced_fraction") > 0.1);
     CHECK(merge.mistake.diffs.at("buggy/output") > 1e-3);
 
-    const attn::trace scale = run("scale-by-d-model");
+    const attn::trace scale = mistake_trace("scale-by-d-model");
     CHECK(s(scale, "entropy_buggy") > s(scale, "entropy_correct"));
     CHECK(s(scale, "scale_ratio") == Approx(std::sqrt(2.0)));
 

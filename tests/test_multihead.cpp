@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/core/attention.hpp"
 #include "attn/core/multihead.hpp"
 #include "attn/io/npy.hpp"
@@ -22,7 +23,7 @@ using attn::tensor3;
 using attn::tensor4;
 
 namespace {
-const std::string fixtures = ATTN_FIXTURES;
+using test::fixtures;
 
 // "(1, 2, 4)"
 template <class A>

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "files.hpp"
 #include "attn/drill/drill.hpp"
 #include "attn/io/lessons.hpp"
 #include "cli_helpers.hpp"
@@ -20,10 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 using result = test::command_result;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::slurp;
 
 fs::path temp_path(const std::string& what) {
     static int counter = 0;
@@ -32,7 +30,7 @@ fs::path temp_path(const std::string& what) {
 }
 
 // `attn-explain ARGS` with stdin from `input` (or /dev/null), stderr captured.
-result run(const std::string& args, const std::string& input = "") {
+result nav_run(const std::string& args, const std::string& input = "") {
     const fs::path in = temp_path("in"), err = temp_path("err");
     std::ofstream(in) << input;
     result r = test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) + " " + args +
@@ -60,7 +58,7 @@ std::string last_line(const std::string& s) {
 
 TEST_CASE("output budget: JSON over the budget is refused in one line naming the size and --max-output",
           "[cli][budget]") {
-    const result r = run("step --seq-len 2000 --format json");
+    const result r = nav_run("step --seq-len 2000 --format json");
     CHECK(r.code == 2);
     // stdout holds only the error as a JSON object (issue 26: JSON on every exit code)
     CHECK_THAT(r.out, Catch::StartsWith("{\"error\": \"the JSON output would be about "));
@@ -74,21 +72,21 @@ TEST_CASE("output budget: JSON over the budget is refused in one line naming the
 
 TEST_CASE("output budget: --max-output lifts and lowers the limit", "[cli][budget]") {
     // A small run under the default budget is unaffected.
-    const result small = run("step --seq-len 40 --format json");
+    const result small = nav_run("step --seq-len 40 --format json");
     REQUIRE(small.code == 0);
     const auto doc = nlohmann::json::parse(small.out);
     CHECK(doc["steps"].size() > 5);
     // A budget below it refuses it...
-    const result low = run("step --seq-len 40 --format json --max-output 10K");
+    const result low = nav_run("step --seq-len 40 --format json --max-output 10K");
     CHECK(low.code == 2);
     CHECK_THAT(low.err, Catch::Contains("over the output budget of 10 KiB: pass --max-output "));
     // ...and the figure the message suggests is enough, as is none.
     const std::string suggested = low.err.substr(low.err.find("--max-output ") + 13,
                                                  low.err.find(" to write") - low.err.find("--max-output ") - 13);
-    const result lifted = run("step --seq-len 40 --format json --max-output " + suggested);
+    const result lifted = nav_run("step --seq-len 40 --format json --max-output " + suggested);
     CHECK(lifted.code == 0);
     CHECK(lifted.out == small.out);
-    CHECK(run("step --seq-len 40 --format json --max-output none").out == small.out);
+    CHECK(nav_run("step --seq-len 40 --format json --max-output none").out == small.out);
     // The estimate is close to what is written (within a factor of 2).
     const double est = std::stod(low.err.substr(low.err.find("about ") + 6));  // KiB
     CHECK(est * 1024 > small.out.size() / 2.0);
@@ -96,20 +94,20 @@ TEST_CASE("output budget: --max-output lifts and lowers the limit", "[cli][budge
 }
 
 TEST_CASE("output budget: --full text and SVG are budgeted - elided text is not", "[cli][budget]") {
-    const result full = run("step --seq-len 1500 --full --no-pause");
+    const result full = nav_run("step --seq-len 1500 --full --no-pause");
     CHECK(full.code == 2);
     CHECK_THAT(full.err, Catch::Contains("the --full text output would be about"));
     const fs::path svg = temp_path("svg") += ".svg";
-    const result heads = run("heads --seq-len 2000 --svg " + svg.string() + " --no-pause");
+    const result heads = nav_run("heads --seq-len 2000 --svg " + svg.string() + " --no-pause");
     CHECK(heads.code == 2);
     CHECK_THAT(heads.err, Catch::Contains("the SVG would be about") && Catch::Contains("MiB, over the output budget"));
     CHECK_FALSE(fs::exists(svg));
-    const result ok = run("heads --svg " + svg.string() + " --no-pause");
+    const result ok = nav_run("heads --svg " + svg.string() + " --no-pause");
     CHECK(ok.code == 0);
     CHECK(fs::exists(svg));
     fs::remove(svg);
     // Elided text stays small whatever n: no budget needed.
-    const result elided = run("step --seq-len 300 --no-pause");
+    const result elided = nav_run("step --seq-len 300 --no-pause");
     CHECK(elided.code == 0);
     CHECK(elided.out.size() < 200000);
 }
@@ -117,20 +115,20 @@ TEST_CASE("output budget: --full text and SVG are budgeted - elided text is not"
 TEST_CASE("output budget: --max-output values are checked as typed", "[cli][budget]") {
     for (const char* bad : {"abc", "-5", "12Q", "0"}) {
         INFO(bad);
-        const result r = run(std::string("step --format json --max-output ") + bad);
+        const result r = nav_run(std::string("step --format json --max-output ") + bad);
         CHECK(r.code != 0);
         CHECK_THAT(r.err, Catch::Contains("--max-output expects a size such as 64M"));
     }
-    CHECK(run("step --format json --max-output 1.5G").code == 0);
-    CHECK(run("step --format json --max-output 2MB").code == 0);
+    CHECK(nav_run("step --format json --max-output 1.5G").code == 0);
+    CHECK(nav_run("step --format json --max-output 2MB").code == 0);
 }
 
 // ---- item 17: --from ---------------------------------------------------------------------------
 
 TEST_CASE("from: step --from ID or N starts at that step", "[cli][from]") {
-    const result all = run("step --no-pause");
+    const result all = nav_run("step --no-pause");
     REQUIRE(all.code == 0);
-    const result by_id = run("step --from weights --no-pause");
+    const result by_id = nav_run("step --from weights --no-pause");
     REQUIRE(by_id.code == 0);
     CHECK(by_id.out.find("Step 1 of 1") == std::string::npos);
     // weights is step 11, and the output starts with its heading, as the full run goes on from there.
@@ -139,26 +137,26 @@ TEST_CASE("from: step --from ID or N starts at that step", "[cli][from]") {
     CHECK(by_id.out.find("Step 11 of") < 10);
     const std::size_t line = all.out.rfind('\n', at) + 1;
     CHECK(all.out.substr(line) == by_id.out);
-    CHECK(run("step --from 11 --no-pause").out == by_id.out);
-    CHECK(run("step --from WEIGHTS --no-pause").out == by_id.out);
+    CHECK(nav_run("step --from 11 --no-pause").out == by_id.out);
+    CHECK(nav_run("step --from WEIGHTS --no-pause").out == by_id.out);
 }
 
 TEST_CASE("from: an unknown step is a one-line error listing the valid ones", "[cli][from]") {
-    const result r = run("step --from nope --no-pause");
+    const result r = nav_run("step --from nope --no-pause");
     CHECK(r.code == 2);
     CHECK(lines_of(r.err) == 1);
     CHECK_THAT(r.err,
                Catch::Contains("--from 'nope' is not a step here: use a step number 1 to ") &&
                    Catch::Contains("or an id: X, W_Q, W_K, W_V, Q, K,") && Catch::Contains("weights"));
-    CHECK(run("step --from 0 --no-pause").code == 2);
-    CHECK(run("step --from 999 --no-pause").code == 2);
-    const result json = run("step --from weights --format json");
+    CHECK(nav_run("step --from 0 --no-pause").code == 2);
+    CHECK(nav_run("step --from 999 --no-pause").code == 2);
+    const result json = nav_run("step --from weights --format json");
     CHECK(json.code == 2);
     CHECK_THAT(json.err, Catch::Contains("drop --from"));
 }
 
 TEST_CASE("from: every step-like command takes --from", "[cli][from]") {
-    const result grad = run("grad --from d_S --no-pause");
+    const result grad = nav_run("grad --from d_S --no-pause");
     REQUIRE(grad.code == 0);
     CHECK(grad.out.find("d_S") != std::string::npos);
     CHECK(grad.out.find("Step 1 of ") == std::string::npos);  // the forward pass is skipped
@@ -168,17 +166,17 @@ TEST_CASE("from: every step-like command takes --from", "[cli][from]") {
           "variant linear --from 2", "flash --from 2", "kv-cache --from summary", "mask --lengths 4,2 --from 2",
           "learn --task previous --steps 20 --from 2", "train --steps 20 --from 2"}) {
         INFO(c);
-        const result r = run(std::string(c) + " --no-pause");
+        const result r = nav_run(std::string(c) + " --no-pause");
         CHECK(r.code == 0);
         CHECK(!r.out.empty());
         std::string wrong = c;
         wrong.replace(wrong.find("--from ") + 7, std::string::npos, "no-such-step");
-        const result bad = run(wrong + " --no-pause");
+        const result bad = nav_run(wrong + " --no-pause");
         CHECK(bad.code == 2);
         CHECK_THAT(bad.err, Catch::Contains("is not a step here"));
     }
     // Markdown starts there too.
-    const result md = run("step --from weights --format markdown");
+    const result md = nav_run("step --from weights --format markdown");
     REQUIRE(md.code == 0);
     CHECK(md.out.find("Step 1 of 1") == std::string::npos);
     CHECK(md.out.find("Step 11 of") != std::string::npos);
@@ -270,13 +268,13 @@ TEST_CASE("drill answers: the generated size questions carry their unit", "[dril
 
 TEST_CASE("drill session: an unreadable answer is asked again with the accepted forms", "[cli][drill][answers]") {
     const std::string flags = "--seed 11 --count 1 --topic shapes --no-save";
-    const result sheet = run("drill --sheet --format json " + flags);
+    const result sheet = nav_run("drill --sheet --format json " + flags);
     REQUIRE(sheet.code == 0);
     const auto q = nlohmann::json::parse(sheet.out)["questions"][0];
     const std::string answer = q["answer"];
     // torch.Size of the answer: the digits inside the parentheses.
     const std::string torch = "torch.Size([" + answer.substr(1, answer.size() - 2) + "])";
-    const result r = run("drill " + flags, "4 GiB\nzero,5\n" + torch + "\n");
+    const result r = nav_run("drill " + flags, "4 GiB\nzero,5\n" + torch + "\n");
     REQUIRE(r.code == 0);
     CHECK(last_line(r.out) == "score: 1/1");
     std::size_t asks = 0;
@@ -284,7 +282,7 @@ TEST_CASE("drill session: an unreadable answer is asked again with the accepted 
     CHECK(asks == 2);
     CHECK(r.out.find("torch.Size([2, 512, 256])") != std::string::npos);  // the forms, shown
     // EOF while asked again ends cleanly, nothing scored.
-    const result eof = run("drill " + flags, "4 GiB\n");
+    const result eof = nav_run("drill " + flags, "4 GiB\n");
     CHECK(eof.code == 0);
     CHECK(last_line(eof.out) == "score: 0/0");
 }
@@ -292,19 +290,19 @@ TEST_CASE("drill session: an unreadable answer is asked again with the accepted 
 TEST_CASE("drill stats: topics are the --topic names - skips are not counted", "[cli][drill]") {
     const fs::path state = temp_path("state");
     const std::string flags = "--seed 3 --count 12 --state " + state.string();
-    const result sheet = run("drill --sheet --format json " + flags);  // the plan of this (empty) state
+    const result sheet = nav_run("drill --sheet --format json " + flags);  // the plan of this (empty) state
     REQUIRE(sheet.code == 0);
     std::string input;
     int n = 0;
     const auto doc = nlohmann::json::parse(sheet.out);  // kept alive: the loop walks into it
     for (const auto& q : doc["questions"])
         input += (n++ % 2 ? std::string("s") : q["answer"].get<std::string>()) + "\n";
-    const result session = run("drill " + flags, input);
+    const result session = nav_run("drill " + flags, input);
     INFO(session.out);
     REQUIRE(session.code == 0);
     CHECK(last_line(session.out) == "score: 6/6");
     CHECK(session.out.find("Skipped: 6 (not scored).") != std::string::npos);
-    const result stats = run("drill --stats --state " + state.string());
+    const result stats = nav_run("drill --stats --state " + state.string());
     REQUIRE(stats.code == 0);
     const auto& names = attn::drill::topic_names();
     std::size_t topic_lines = 0;
@@ -327,13 +325,13 @@ TEST_CASE("drill stats: topics are the --topic names - skips are not counted", "
 
 TEST_CASE("output budget: with --load the sizes come from the files and are budgeted too", "[cli][budget]") {
     const fs::path dir = temp_path("load");
-    REQUIRE(run("step --seq-len 200 --no-pause --save " + dir.string()).code == 0);
+    REQUIRE(nav_run("step --seq-len 200 --no-pause --save " + dir.string()).code == 0);
     for (const char* c : {"step", "grad"}) {
         INFO(c);
-        const result low = run(std::string(c) + " --load " + dir.string() + " --format json --max-output 100K");
+        const result low = nav_run(std::string(c) + " --load " + dir.string() + " --format json --max-output 100K");
         CHECK(low.code == 2);
         CHECK_THAT(low.err, Catch::Contains("the JSON output would be about") && Catch::Contains("MiB"));
-        CHECK(run(std::string(c) + " --load " + dir.string() + " --format json").code == 0);
+        CHECK(nav_run(std::string(c) + " --load " + dir.string() + " --format json").code == 0);
     }
     fs::remove_all(dir);
 }

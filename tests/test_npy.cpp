@@ -2,6 +2,7 @@
 // Fortran order, big-endian, every rejected input, and fuzzing that must never crash.
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/io/npy.hpp"
 
 #include <chrono>
@@ -20,20 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // A fresh directory under the system temp dir, removed when the test ends.
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-        path = fs::temp_directory_path() / ("attn_npy_test_" + std::to_string(stamp) + "_" + std::to_string(++counter));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using test::temp_dir;
 
 void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary);

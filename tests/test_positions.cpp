@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "helpers.hpp"
 #include <nlohmann/json.hpp>
 
@@ -33,10 +34,10 @@
 #include <unistd.h>
 
 namespace {
-const std::string fixtures = ATTN_FIXTURES;
+using test::fixtures;
 
 // `attn-explain ARGS` with stdin from /dev/null and `env` prefixed; stderr captured too.
-test::command_result run_cli(const std::string& args, const std::string& env = "") {
+test::command_result positions_cli(const std::string& args, const std::string& env = "") {
     static int counter = 0;
     const std::string err = std::filesystem::temp_directory_path() /
         ("attn-pos-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
@@ -228,7 +229,7 @@ TEST_CASE("permutation: equal without a mask, different with the causal mask", "
 
 TEST_CASE("positions: flags are checked with one-line errors", "[positions][cli]") {
     auto fails = [](const std::string& args, const std::string& words) {
-        const auto r = run_cli("positions " + args + " --no-pause");
+        const auto r = positions_cli("positions " + args + " --no-pause");
         INFO(args << ": " << r.err);
         CHECK(r.code == 2);
         CHECK(r.err.find(words) != std::string::npos);
@@ -248,7 +249,7 @@ TEST_CASE("positions: flags are checked with one-line errors", "[positions][cli]
 }
 
 TEST_CASE("positions: JSON has step's format plus equivariance; --save writes the ids", "[positions][cli]") {
-    const auto r = run_cli("positions --encoding rope --format json");
+    const auto r = positions_cli("positions --encoding rope --format json");
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["encoding"] == "rope");
@@ -262,7 +263,7 @@ TEST_CASE("positions: JSON has step's format plus equivariance; --save writes th
         std::vector<std::string>{"X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled_scores", "weights", "output"});
     CHECK(j["steps"][4]["formula"].get<std::string>().size() > 0);
 
-    const auto tour = run_cli("positions --format json");
+    const auto tour = positions_cli("positions --format json");
     REQUIRE(tour.code == 0);
     const auto t = nlohmann::json::parse(tour.out);
     CHECK(t["encodings"].size() == 5);
@@ -270,13 +271,13 @@ TEST_CASE("positions: JSON has step's format plus equivariance; --save writes th
 
     const std::string dir = std::filesystem::temp_directory_path() / "attn-positions-save";
     std::filesystem::remove_all(dir);
-    const auto s = run_cli("positions --encoding alibi --heads 12 --save " + dir + " --format json");
+    const auto s = positions_cli("positions --encoding alibi --heads 12 --save " + dir + " --format json");
     REQUIRE(s.code == 0);
     for (const char* id : {"X", "Q", "K", "V", "alibi_bias", "scores", "scaled_scores", "weights", "output"})
         CHECK(std::filesystem::exists(dir + "/" + id + ".npy"));
     CHECK(attn::npy::read(dir + "/alibi_bias.npy").shape == std::vector<std::size_t>{12, 6, 6});
     CHECK(nlohmann::json::parse(s.out)["config"]["mask"] == "causal");  // alibi: causal by default
-    const auto s2 = run_cli("positions --encoding sinusoidal --save " + dir + "/sin --format json");
+    const auto s2 = positions_cli("positions --encoding sinusoidal --save " + dir + "/sin --format json");
     REQUIRE(s2.code == 0);
     CHECK(std::filesystem::exists(dir + "/sin/pe.npy"));
     CHECK(std::filesystem::exists(dir + "/sin/X_pos.npy"));
@@ -287,7 +288,7 @@ TEST_CASE("positions: every line of every page fits 60 and 80 columns", "[positi
     for (const char* cols : {"60", "80"})
         for (const char* enc :
              {"", "--encoding alibi --heads 12", "--encoding rope --rope-style interleaved --d-k 16"}) {
-            const auto r = run_cli(std::string("positions --no-pause ") + enc, std::string("COLUMNS=") + cols);
+            const auto r = positions_cli(std::string("positions --no-pause ") + enc, std::string("COLUMNS=") + cols);
             INFO(cols << " " << enc);
             REQUIRE(r.code == 0);
             CHECK(widest(r.out, std::string(cols) == "60") <= static_cast<std::size_t>(std::stoi(cols)));
@@ -398,14 +399,14 @@ TEST_CASE("the RoPE mistakes: wrong position and pairing mismatch", "[positions]
                 CHECK(t.mistake.diffs.at("at_zero/output") > 1e-3);
                 CHECK(t.mistake.diffs.at("buggy/Q_rot") > 1e-3);
             }
-            const auto cli = run_cli(std::string("mistake ") + id + " --no-pause", "COLUMNS=80");
+            const auto cli = positions_cli(std::string("mistake ") + id + " --no-pause", "COLUMNS=80");
             INFO(cli.err);
             CHECK(cli.code == 0);
             CHECK(widest(cli.out, true) <= 80);  // step's own masked_scores code line is longer
         }
     }
-    const auto step = run_cli("step --mistake rope-style-mismatch --no-pause");
+    const auto step = positions_cli("step --mistake rope-style-mismatch --no-pause");
     CHECK(step.code == 0);
-    const auto wrong = run_cli("step --mistake no-scale --rope --no-pause");
+    const auto wrong = positions_cli("step --mistake no-scale --rope --no-pause");
     CHECK(wrong.code == 2);
 }

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/render/python.hpp"
 #include "attn/trace/inputs.hpp"
@@ -14,16 +15,12 @@
 #include "attn/trace/trace.hpp"
 
 namespace {
-attn::trace run(attn::step_request r) {
+attn::trace python_trace(attn::step_request r) {
     const attn::step_config c = attn::validate(r);
     return attn::build_trace(c, attn::make_inputs(c), 4);
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
+using test::count;
 
 const attn::lessons& en() { return attn::lessons::embedded("en"); }
 }  // namespace
@@ -31,7 +28,7 @@ const attn::lessons& en() { return attn::lessons::embedded("en"); }
 TEST_CASE("python script: one checked step per trace step in order", "[python]") {
     attn::step_request r;
     r.mask = "causal";
-    const attn::trace t = run(r);
+    const attn::trace t = python_trace(r);
     const std::string py = attn::render_python(t, en(), "step");
     CHECK(py.rfind("#!/usr/bin/env python3\n", 0) == 0);
     CHECK(py.find("import torch\n") != std::string::npos);
@@ -56,7 +53,7 @@ TEST_CASE("python script: one checked step per trace step in order", "[python]")
 TEST_CASE("python script: float64 runs check to 1e-10 and numbers round-trip", "[python]") {
     attn::step_request r;
     r.dtype = "float64";
-    const std::string py = attn::render_python(run(r), en(), "step");
+    const std::string py = attn::render_python(python_trace(r), en(), "step");
     CHECK(py.find("DTYPE = torch.float64\nTOL = 1e-10\n") != std::string::npos);
     CHECK(py.find("f_code") == std::string::npos);  // no float64 pass: float64 is the reference
     attn::tensor x = xt::empty<double>({std::size_t{2}, std::size_t{2}});
@@ -78,7 +75,7 @@ TEST_CASE("pytorch lines follow the run: biases cross-attention masks", "[python
     h.mask = "causal";
     h.batch = 2;
     h.lengths = "6,3";
-    const attn::trace t = run(h);
+    const attn::trace t = python_trace(h);
     CHECK(attn::pytorch_line(t, en(), t.at("Q")) == "Q = X @ W_Q + b_Q    # nn.Linear: X @ weight.T + bias");
     CHECK(attn::pytorch_line(t, en(), t.at("K")) == "K = memory @ W_K + b_K");
     CHECK(attn::pytorch_line(t, en(), t.at("masked_scores")) ==
@@ -90,7 +87,7 @@ TEST_CASE("pytorch lines follow the run: biases cross-attention masks", "[python
                        "key_padding_mask=torch.arange(m) >= torch.tensor([6, 3]).view(B, 1)") != std::string::npos);
 
     attn::step_request s;  // no mask: masked is scaled, and no masked_fill is printed
-    const attn::trace plain = run(s);
+    const attn::trace plain = python_trace(s);
     CHECK(attn::pytorch_line(plain, en(), plain.at("masked_scores")).rfind("masked = scaled    #", 0) == 0);
     CHECK(attn::pytorch_line(plain, en(), plain.at("K")) == "K = X @ W_K");
 }
@@ -100,7 +97,7 @@ TEST_CASE("bottom-right causal cross-attention prints the matching SDPA mask", "
     r.kv_len = 5;
     r.mask = "causal";
     r.align = "bottom-right";
-    const attn::trace t = run(r);
+    const attn::trace t = python_trace(r);
     CHECK(attn::pytorch_line(t, en(), t.at("masked_scores")) ==
           "masked = scaled.masked_fill(torch.ones(n, m, dtype=torch.bool).triu(diagonal=m - n + 1), float('-inf'))");
     const std::string summary = attn::summary_pytorch(t, en(), "summary");
@@ -111,7 +108,7 @@ TEST_CASE("bottom-right causal cross-attention prints the matching SDPA mask", "
     CHECK(py.find("ok summary-is_causal-differs") != std::string::npos);
     CHECK(py.find("if TORCH >= (2, 2):") != std::string::npos);
     r.align = "top-left";
-    const attn::trace tl = run(r);
+    const attn::trace tl = python_trace(r);
     CHECK(attn::summary_pytorch(tl, en(), "summary").find(", is_causal=True)") != std::string::npos);
 }
 
@@ -119,7 +116,7 @@ TEST_CASE("python script of a shape-error mistake expects PyTorch's message", "[
     attn::step_request r;
     r.mistake = "no-transpose";
     r.walkthrough = false;
-    const attn::trace t = run(r);
+    const attn::trace t = python_trace(r);
     REQUIRE_FALSE(t.mistake.error.empty());
     const std::string py = attn::render_python(t, en(), "mistake no-transpose");
     CHECK(py.find("try:\n    scores = Q @ K\nexcept RuntimeError as e:\n    if \"" + t.mistake.error +

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "walk.hpp"
 
 namespace fs = std::filesystem;
@@ -21,12 +22,7 @@ test::command_result run(const std::string& args) {
     return test::capture("env -u ATTN_EXPLAIN_LANG -u LC_ALL -u LANG " + std::string(ATTN_EXE) + " " + args +
                          " </dev/null 2>/dev/null");
 }
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using test::slurp;
 // The commands whose output the budget (--max-output) does not cover yet. A command not listed
 // here must declare its output-size check (report_spec::size); issue 27 gives these theirs.
 const std::set<std::string> without_size_check = {"mistakes", "exercise", "check", "mask", "drill",

@@ -66,7 +66,7 @@ std::string folded(const std::string& file) {
     return "";
 }
 
-test::command_result run_cli(const std::string& args) {
+test::command_result review_cli(const std::string& args) {
     return test::capture(std::string(ATTN_EXE) + " " + args + " </dev/null 2>/dev/null");
 }
 }  // namespace
@@ -187,8 +187,8 @@ TEST_CASE("review 6: no-zero-grad hurts at its default lr and looks like help at
     CHECK_THAT(train, Catch::Contains("fell further in 9 of the 10 seeds"));
     CHECK_THAT(train, Catch::Contains("momentum"));
     // The CLI runs the mistake at 0.01 unless --lr is given.
-    const auto dflt = nlohmann::json::parse(run_cli("train --mistake no-zero-grad --format json").out);
-    const auto given = nlohmann::json::parse(run_cli("train --mistake no-zero-grad --lr 0.001 --format json").out);
+    const auto dflt = nlohmann::json::parse(review_cli("train --mistake no-zero-grad --format json").out);
+    const auto given = nlohmann::json::parse(review_cli("train --mistake no-zero-grad --lr 0.001 --format json").out);
     CHECK(dflt["config"]["lr"].get<double>() == 0.01);
     CHECK(given["config"]["lr"].get<double>() == 0.001);
     CHECK(dflt["symptoms"]["fall_buggy"].get<double>() < dflt["symptoms"]["fall_fixed"].get<double>());
@@ -248,7 +248,7 @@ TEST_CASE("review 9: every see-it-live command runs and shows the question's top
         CHECK(belongs(q));
         if (!ran.insert(q.command).second) continue;
         const test::command_result r =
-            run_cli(q.command.substr(std::string("attn-explain ").size()) + " --format json");
+            review_cli(q.command.substr(std::string("attn-explain ").size()) + " --format json");
         CHECK(r.code == 0);
     }
     // The review's three: KV-cache, GQA and FlashAttention questions point at their own commands.
@@ -313,8 +313,8 @@ TEST_CASE("review 12: flash --dtype float32 computes in float32", "[review][flas
     CHECK(f64.full_bytes == 9 * 9 * 8);
     CHECK(attn::max_abs_diff(f32.tiled, f64.tiled) < 1e-5);
     // The command: float32 by default, float64 on request, and the config says which.
-    const auto a = nlohmann::json::parse(run_cli("flash --seq-len 10 --format json").out);
-    const auto b = nlohmann::json::parse(run_cli("flash --seq-len 10 --dtype float64 --format json").out);
+    const auto a = nlohmann::json::parse(review_cli("flash --seq-len 10 --format json").out);
+    const auto b = nlohmann::json::parse(review_cli("flash --seq-len 10 --dtype float64 --format json").out);
     CHECK(a["config"]["dtype"] == "float32");
     CHECK(b["config"]["dtype"] == "float64");
     CHECK(a["full_bytes"] == 400);
@@ -325,7 +325,7 @@ TEST_CASE("review 12: flash --dtype float32 computes in float32", "[review][flas
 
 TEST_CASE("review 13: train refuses --init", "[review][train]") {
     for (const char* init : {"randn", "xavier"}) {
-        const test::command_result r = run_cli(std::string("train --init ") + init);
+        const test::command_result r = review_cli(std::string("train --init ") + init);
         CHECK(r.code == 2);
     }
 }
@@ -338,7 +338,7 @@ TEST_CASE("review 14: mistakes lists each mistake under the kind it shows", "[re
         CHECK(m.group == group_of_kind.at(m.kind));
     }
     CHECK(attn::find_mistake("heads-no-transpose")->kind == "silent");
-    const std::string list = run_cli("mistakes").out;
+    const std::string list = review_cli("mistakes").out;
     const std::size_t shape = list.find("Shape errors"), silent = list.find("Silent wrong numbers"),
                       at = list.find("heads-no-transpose");
     REQUIRE(shape != std::string::npos);
@@ -458,8 +458,8 @@ TEST_CASE("review 16: kv-cache suggests --kv-heads 1 as multi-query and h/2 as g
         std::replace(s.begin(), s.end(), '\n', ' ');
         return s;
     };
-    const std::string two = one_line(run_cli("kv-cache --heads 2 --format markdown").out);
+    const std::string two = one_line(review_cli("kv-cache --heads 2 --format markdown").out);
     CHECK_THAT(two, Catch::Contains("--kv-heads 1 to see multi-query attention"));
-    const std::string four = one_line(run_cli("kv-cache --heads 4 --format markdown").out);
+    const std::string four = one_line(review_cli("kv-cache --heads 4 --format markdown").out);
     CHECK_THAT(four, Catch::Contains("--kv-heads 2 to see grouped-query attention"));
 }

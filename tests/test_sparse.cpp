@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "files.hpp"
 #include "attn/core/error.hpp"
 #include "attn/core/flash.hpp"
 #include "attn/core/kernels.hpp"
@@ -23,7 +24,7 @@
 #include "helpers.hpp"
 
 namespace {
-const std::string fixtures = ATTN_FIXTURES;
+using test::fixtures;
 
 struct sparse_case {
     const char* slug;

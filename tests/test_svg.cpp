@@ -11,16 +11,13 @@
 #include <catch2/catch.hpp>
 #include <xtensor/xbuilder.hpp>
 
+#include "files.hpp"
 #include "attn/render/svg.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace {
 
-std::size_t count(const std::string& s, const std::string& needle) {
-    std::size_t c = 0;
-    for (std::size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + needle.size())) ++c;
-    return c;
-}
+using test::count;
 
 bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "files.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/variants.hpp"
 #include "attn/doc/variant.hpp"
@@ -25,7 +26,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-const std::string fixtures = ATTN_FIXTURES;
+using test::fixtures;
 
 // |a − b| <= 1e-10 + 1e-10·|b| over every element, any rank.
 void check_tensor(const std::string& id, const attn::tensor& got, const std::string& file) {

@@ -19,13 +19,13 @@ using doc::tone;
 constexpr std::size_t grid_rows = 17, grid_cols = 9;
 
 // Which indices to show: all of them, or the first and last few with a gap after shown[gap_after - 1].
-struct index_plan {
+struct grid_plan {
     std::vector<std::size_t> shown;
     std::size_t gap_after = 0;
 };
 
-index_plan plan_indices(std::size_t count, std::size_t fits) {
-    index_plan p;
+grid_plan plan_grid(std::size_t count, std::size_t fits) {
+    grid_plan p;
     if (count <= fits || count <= 2) {
         for (std::size_t i = 0; i < count; ++i) p.shown.push_back(i);
         return p;
@@ -37,7 +37,7 @@ index_plan plan_indices(std::size_t count, std::size_t fits) {
     return p;
 }
 
-std::string num(double v) {
+std::string cell_num(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
     return fmt::format("{:.4g}", v);
@@ -45,12 +45,12 @@ std::string num(double v) {
 
 // "[a, b, c]", eliding the middle of long rows.
 std::string bracket(const std::vector<double>& v) {
-    const index_plan p = plan_indices(v.size(), 7);
+    const grid_plan p = plan_grid(v.size(), 7);
     std::string out = "[";
     for (std::size_t k = 0; k < p.shown.size(); ++k) {
         if (k) out += ", ";
         if (p.gap_after && k == p.gap_after) out += "…, ";
-        out += num(v[p.shown[k]]);
+        out += cell_num(v[p.shown[k]]);
     }
     return out + "]";
 }
@@ -194,7 +194,7 @@ cell_rows additive_cells(const std::vector<std::vector<double>>& m) {
     cell_rows out;
     for (const auto& row : m) {
         std::vector<cell> r;
-        for (double x : row) r.push_back({num(x), std::isinf(x) && x < 0});
+        for (double x : row) r.push_back({cell_num(x), std::isinf(x) && x < 0});
         out.push_back(r);
     }
     return out;
@@ -217,8 +217,8 @@ cell_rows kpm_cells(const std::vector<bool>& v) {
 block cell_grid(const std::string& title, const cell_rows& rows, const std::string& vector_label, bool& elided) {
     const bool matrix = vector_label.empty();
     const std::size_t cols = rows.empty() ? 0 : rows[0].size();
-    const index_plan rp = plan_indices(rows.size(), grid_rows);
-    const index_plan cp = plan_indices(cols, grid_cols);
+    const grid_plan rp = plan_grid(rows.size(), grid_rows);
+    const grid_plan cp = plan_grid(cols, grid_cols);
     if (rp.gap_after || cp.gap_after) elided = true;
     std::vector<std::string> header = {matrix ? "i \\ j" : "j"};
     for (std::size_t k = 0; k < cp.shown.size(); ++k) {

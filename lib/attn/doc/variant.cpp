@@ -18,7 +18,7 @@ namespace {
 using doc::block;
 using doc::tone;
 
-std::string g3(double x) { return fmt::format("{:.3g}", x); }
+std::string sig3(double x) { return fmt::format("{:.3g}", x); }
 
 std::string flops_text(double f) {
     const char* units[] = {"", "K", "M", "G", "T", "P"};
@@ -43,27 +43,27 @@ vars variant_vars(const variant_report& r) {
             {"d_a", std::to_string(r.d_a)},
             {"seed", std::to_string(c.seed)},
             {"mask", name_of(c.mask)},
-            {"vs_softmax", g3(r.vs_softmax)},
+            {"vs_softmax", sig3(r.vs_softmax)},
             {"mean_max", fmt::format("{:.2f}", r.mean_max_weight)},
             {"softmax_mean_max", fmt::format("{:.2f}", r.softmax_mean_max_weight)},
-            {"forms", g3(r.linear.max_diff_forms)},
+            {"forms", sig3(r.linear.max_diff_forms)},
             {"crossover", fmt::format("{:.4g}", r.crossover_n)},
             {"flops", flops_text(r.flops)},
             {"softmax_flops", flops_text(r.softmax_flops)},
             {"ratio", fmt::format("{:.2f}", r.softmax_flops > 0 ? r.flops / r.softmax_flops : 0.0)},
-            {"dot_std", g3(r.dot_std)},
-            {"dot_scaled_std", g3(r.dot_scaled_std)},
-            {"additive_std", g3(r.additive_std)},
-            {"bound", g3(r.additive_bound)},
+            {"dot_std", sig3(r.dot_std)},
+            {"dot_scaled_std", sig3(r.dot_scaled_std)},
+            {"additive_std", sig3(r.additive_std)},
+            {"bound", sig3(r.additive_bound)},
             {"h", std::to_string(r.heads)},
             {"d_c", std::to_string(r.d_c)},
             {"d_r", std::to_string(r.d_r)},
-            {"absorbed", g3(r.mla.max_diff_absorbed)},
+            {"absorbed", sig3(r.mla.max_diff_absorbed)},
             {"rank", std::to_string(r.rank)},
             {"m", std::to_string(r.features)},
             {"trials", std::to_string(r.trials)},
-            {"best", g3(r.best_rank)},
-            {"last", r.errors.empty() ? "" : g3(r.errors.back().mean)}};
+            {"best", sig3(r.best_rank)},
+            {"last", r.errors.empty() ? "" : sig3(r.errors.back().mean)}};
 }
 
 doc::page make_page(std::string id, std::string title) {
@@ -139,8 +139,8 @@ void linear_pages(doc::document& d, const variant_report& r, const lessons& L, v
 std::vector<std::vector<std::string>> error_rows(const variant_report& r, bool best) {
     std::vector<std::vector<std::string>> rows;
     for (const error_row& e : r.errors) {
-        rows.push_back({std::to_string(e.size), g3(e.mean), g3(e.sd)});
-        if (best) rows.back().push_back(g3(e.best));
+        rows.push_back({std::to_string(e.size), sig3(e.mean), sig3(e.sd)});
+        if (best) rows.back().push_back(sig3(e.best));
     }
     return rows;
 }
@@ -154,7 +154,7 @@ void linformer_pages(doc::document& d, const variant_report& r, const lessons& L
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < r.singular.size(); ++i) {
         kept += r.singular[i] * r.singular[i];
-        rows.push_back({std::to_string(i + 1), g3(r.singular[i]), fmt::format("{:.1f}%", 100 * kept / total)});
+        rows.push_back({std::to_string(i + 1), sig3(r.singular[i]), fmt::format("{:.1f}%", 100 * kept / total)});
     }
     svd.blocks.push_back(doc::table(
         {L.raw("variant.linformer.col_i"), L.raw("variant.linformer.col_sigma"), L.raw("variant.linformer.col_energy")},
@@ -183,16 +183,16 @@ void performer_pages(doc::document& d, const variant_report& r, const lessons& L
     vars v = given;
     // Are ω's rows orthogonal within each block of d_k (as drawn; a loaded ω may not be)?
     const std::size_t d_k = r.config.d_k;
-    v["cosine"] = g3(r.omega_cosine);
+    v["cosine"] = sig3(r.omega_cosine);
     v["orthogonal"] = d_k == 1 || r.features == 1 ? L.raw("variant.performer.single")
         : r.omega_cosine < 1e-9                   ? L.text("variant.performer.orthogonal", v)
                                                   : L.text("variant.performer.not_orthogonal", v);
     // Lemma 2 at this run's pairs: (e^{‖q'+k'‖²} − 1)/m at the smallest and largest ‖q'+k'‖².
-    v["sum_sq_min"] = g3(r.sum_sq_min), v["sum_sq_max"] = g3(r.sum_sq_max);
+    v["sum_sq_min"] = sig3(r.sum_sq_min), v["sum_sq_max"] = sig3(r.sum_sq_max);
     v["sq_query"] = std::to_string(r.sum_sq_query), v["sq_key"] = std::to_string(r.sum_sq_key);
-    v["rv_min"] = g3(favor_relative_variance(r.sum_sq_min, r.features));
-    v["rv_max"] = g3(favor_relative_variance(r.sum_sq_max, r.features));
-    v["rv_max_1024"] = g3(favor_relative_variance(r.sum_sq_max, 1024));
+    v["rv_min"] = sig3(favor_relative_variance(r.sum_sq_min, r.features));
+    v["rv_max"] = sig3(favor_relative_variance(r.sum_sq_max, r.features));
+    v["rv_max_1024"] = sig3(favor_relative_variance(r.sum_sq_max, 1024));
     doc::page f = make_page("features", L.text("variant.performer.features_title", v));
     f.blocks.push_back(doc::prose(L.text("variant.performer.intro", v)));
     f.blocks.push_back(doc::field(doc::kind::formula, "FAVOR+", L.raw("variant.performer.formula")));
@@ -303,7 +303,7 @@ doc::document mla_decode_document(const variant_report& r, const lessons& L, int
                  mha = T * kv_elements_per_token(r.heads, r.config.d_k) * 2;
     v["p"] = std::to_string(r.prompt_len);
     v["steps"] = std::to_string(m.steps.empty() ? 0 : m.steps.size() - 1);
-    v["max_diff"] = g3(m.max_diff);
+    v["max_diff"] = sig3(m.max_diff);
     v["latent"] = bytes_text(latent);
     v["mha"] = bytes_text(mha);
     v["ratio"] = fmt::format("{:.3g}", latent / mha);
@@ -321,7 +321,7 @@ doc::document mla_decode_document(const variant_report& r, const lessons& L, int
         rows.push_back({i == 0 ? L.raw("variant.decode.prefill") : std::to_string(i),
                         s.count == 1 ? std::to_string(s.first) : fmt::format("{}..{}", s.first, s.first + s.count - 1),
                         std::to_string(s.cache_after), bytes_text(len * mla_elements_per_token(r.d_c, r.d_r) * 2),
-                        bytes_text(len * kv_elements_per_token(r.heads, r.config.d_k) * 2), g3(s.max_diff)});
+                        bytes_text(len * kv_elements_per_token(r.heads, r.config.d_k) * 2), sig3(s.max_diff)});
     }
     p.blocks.push_back(doc::table(
         {L.raw("variant.decode.col_step"), L.raw("variant.decode.col_tokens"), L.raw("variant.decode.col_cache"),

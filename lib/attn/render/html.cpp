@@ -146,7 +146,7 @@ std::string paragraphs(const std::string& text, const std::string& cls) {
     return out;
 }
 
-struct writer {
+struct html_writer {
     const doc::document& d;
     mutable int gradients = 0;  // each colour scale's gradient gets its own id
 
@@ -479,7 +479,7 @@ std::string html_escape(const std::string& s) {
 }
 
 std::string render_html(const doc::document& d) {
-    const writer w{d, 0};
+    const html_writer w{d, 0};
     std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"" + esc(d.language) +
         "\">\n<head>\n<meta charset=\"utf-8\"/>\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +

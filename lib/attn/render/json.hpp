@@ -16,8 +16,8 @@ std::string render_mistake_json(const trace& t, const lessons& L);
 
 // Helpers for every JSON writer.
 std::string json_string(const std::string& s);
-// A number in the run's dtype: float32 values print as the shortest float that round-trips.
-std::string json_number(double v, dtype type);
+// A number in the run's dtype (float64 unless said): float32 values print as the shortest float that round-trips.
+std::string json_number(double v, dtype type = dtype::float64);
 std::string json_tensor(const tensor& m, dtype type);
 
 }  // namespace attn

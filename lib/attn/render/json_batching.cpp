@@ -15,8 +15,6 @@ std::string ints(const std::vector<std::size_t>& v) {
     return out + "]";
 }
 
-std::string num(double v) { return json_number(v, dtype::float64); }
-
 std::string strategy_json(const strategy_cost& c, const std::vector<std::size_t>& lengths) {
     std::string batches = "[";
     for (std::size_t k = 0; k < c.steps.size(); ++k) {
@@ -35,9 +33,10 @@ std::string strategy_json(const strategy_cost& c, const std::vector<std::size_t>
         "    {{\"name\": {}, \"flops\": {}, \"padding_flops\": {}, \"wasted_share\": {}, \"peak_bytes\": {}, "
         "\"useful_flops\": {}, \"bytes\": {}, \"padding_bytes\": {}, \"steps\": {}, \"tokens\": {}, \"padded_tokens\": "
         "{}",
-        json_string(name_of(c.kind)), num(c.flops), num(c.padding_flops), num(c.wasted_share), num(c.peak_bytes),
-        num(c.useful_flops), num(c.bytes), num(c.padding_bytes), c.steps.size(), c.tokens, c.padded_tokens);
-    if (c.kind == strategy::packing) out += ", \"dense_mask_flops\": " + num(c.dense_mask_flops);
+        json_string(name_of(c.kind)), json_number(c.flops), json_number(c.padding_flops), json_number(c.wasted_share),
+        json_number(c.peak_bytes), json_number(c.useful_flops), json_number(c.bytes), json_number(c.padding_bytes),
+        c.steps.size(), c.tokens, c.padded_tokens);
+    if (c.kind == strategy::packing) out += ", \"dense_mask_flops\": " + json_number(c.dense_mask_flops);
     return out + ",\n     \"batches\": " + batches + "}";
 }
 
@@ -60,18 +59,18 @@ std::string render_batching_json(const batching_report& r) {
             "{}{{\"lo\": {}, \"hi\": {}, \"sequences\": {}, \"steps\": {}, \"padded_to\": {}, \"flops\": {}, "
             "\"padding_flops\": {}}}",
             k ? ", " : "", b.lo, b.hi ? std::to_string(b.hi) : "null", b.sequences, b.steps,
-            b.padded_to ? std::to_string(b.padded_to) : "null", num(b.flops), num(b.padding_flops));
+            b.padded_to ? std::to_string(b.padded_to) : "null", json_number(b.flops), json_number(b.padding_flops));
     }
     out += "],\n";
     const packed_check& k = r.check;
     std::string per = "[";
-    for (std::size_t s = 0; s < k.per_sequence.size(); ++s) per += (s ? ", " : "") + num(k.per_sequence[s]);
+    for (std::size_t s = 0; s < k.per_sequence.size(); ++s) per += (s ? ", " : "") + json_number(k.per_sequence[s]);
     per += "]";
     out += fmt::format(
         "  \"packed_check\": {{\"lengths\": {}, \"trimmed\": {}, \"cu_seqlens\": {}, \"d_model\": {}, \"heads\": {}, "
         "\"dtype\": \"float32\", \"max_diff\": {}, \"unmasked_max_diff\": {}, \"per_sequence_max_diff\": {}}}\n",
-        ints(k.lengths), k.trimmed ? "true" : "false", ints(k.cu_seqlens), k.d_model, k.heads, num(k.max_diff),
-        num(k.unmasked_diff), per);
+        ints(k.lengths), k.trimmed ? "true" : "false", ints(k.cu_seqlens), k.d_model, k.heads, json_number(k.max_diff),
+        json_number(k.unmasked_diff), per);
     return out + "}\n";
 }
 

@@ -8,7 +8,6 @@
 namespace attn {
 
 namespace {
-std::string num(double v) { return json_number(v, dtype::float64); }
 template <class T, class F>
 std::string list(const std::vector<T>& v, F f) {
     std::string s = "[";
@@ -22,7 +21,7 @@ std::string rows(const std::vector<double>& w, std::size_t T) {
     std::string s = "[";
     for (std::size_t i = 0; i < T; ++i) {
         s += i ? ", [" : "[";
-        for (std::size_t j = 0; j < T; ++j) s += (j ? ", " : "") + num(w[i * T + j]);
+        for (std::size_t j = 0; j < T; ++j) s += (j ? ", " : "") + json_number(w[i * T + j]);
         s += "]";
     }
     return s + "]";
@@ -37,37 +36,40 @@ std::string render_learn_json(const learn_report& r) {
         "{}, "
         "\"steps\": {}, \"lr\": {}, \"batch\": {}, \"seed\": {}, \"positions\": {}, \"scale\": {}, \"causal\": {}, "
         "\"held_out\": {}}},\n",
-        json_string(c.task_name), m.seq_len, m.vocab, m.d_model, m.heads, m.layers, c.steps, num(c.lr), c.batch, c.seed,
-        json_string(c.positions_name), m.scale ? "true" : "false", m.causal ? "true" : "false", c.held_out);
+        json_string(c.task_name), m.seq_len, m.vocab, m.d_model, m.heads, m.layers, c.steps, json_number(c.lr), c.batch,
+        c.seed, json_string(c.positions_name), m.scale ? "true" : "false", m.causal ? "true" : "false", c.held_out);
     out += fmt::format(" \"example\": {{\"tokens\": {}, \"targets\": {}}},\n", ints(r.example.tokens),
                        ints(r.example.targets));
     out += " \"curve\": " +
         list(r.curve,
              [](const learn_point& p) {
-                 return fmt::format("{{\"step\": {}, \"loss\": {}, \"accuracy\": {}}}", p.step, num(p.loss),
-                                    num(p.accuracy));
+                 return fmt::format("{{\"step\": {}, \"loss\": {}, \"accuracy\": {}}}", p.step, json_number(p.loss),
+                                    json_number(p.accuracy));
              }) +
         ",\n";
     out += fmt::format(
         " \"final\": {{\"loss\": {}, \"accuracy\": {}, \"pattern_score\": {}, \"pattern_layer\": {}, \"pattern_head\": "
         "{}, "
         "\"initial_accuracy\": {}, \"initial_pattern_score\": {}, \"reached_99_at\": {}",
-        num(r.final_loss), num(r.final_accuracy), num(r.pattern_score), r.pattern_layer, r.pattern_head,
-        num(r.init_accuracy), num(r.init_pattern_score), r.reach < 0 ? "null" : std::to_string(r.reach));
+        json_number(r.final_loss), json_number(r.final_accuracy), json_number(r.pattern_score), r.pattern_layer,
+        r.pattern_head, json_number(r.init_accuracy), json_number(r.init_pattern_score),
+        r.reach < 0 ? "null" : std::to_string(r.reach));
     out += fmt::format(
         ", \"pattern_learned\": {}, \"solved\": {}, \"bars\": {{\"pattern\": {}, \"solved\": {}, \"previous\": {}, "
         "\"reach\": {}}}",
-        r.pattern_learned, r.solved, num(r.bars.pattern), num(r.bars.solved), num(r.bars.previous), num(r.bars.reach));
+        r.pattern_learned, r.solved, json_number(r.bars.pattern), json_number(r.bars.solved),
+        json_number(r.bars.previous), json_number(r.bars.reach));
     if (c.task == task_kind::induction && m.layers > 1)
         out +=
             fmt::format(", \"previous_token_score\": {}, \"previous_token_head\": {}, \"previous_token_learned\": {}",
-                        num(r.previous_score), r.previous_head, r.previous_learned);
+                        json_number(r.previous_score), r.previous_head, r.previous_learned);
     if (r.has_baseline)
         out += fmt::format(", \"baseline\": {{\"accuracy\": {}, \"pattern_score\": {}, \"reached_99_at\": {}}}",
-                           num(r.base_accuracy), num(r.base_score),
+                           json_number(r.base_accuracy), json_number(r.base_score),
                            r.base_reach < 0 ? "null" : std::to_string(r.base_reach));
-    out +=
-        "},\n \"head_scores\": " + list(r.head_scores, [](const std::vector<double>& row) { return list(row, num); }) +
+    out += "},\n \"head_scores\": " +
+        list(r.head_scores,
+             [](const std::vector<double>& row) { return list(row, [](double v) { return json_number(v); }); }) +
         ",\n";
     out += " \"snapshots\": " + list(r.snapshots, [&](const learn_snapshot& s) {
                return fmt::format("\n  {{\"step\": {}, \"layer\": {}, \"head\": {}, \"weights\": {}}}", s.step, s.layer,

@@ -9,11 +9,9 @@ namespace attn {
 
 namespace {
 
-std::string num(double v) { return json_number(v, dtype::float64); }
-
 std::string list(const std::vector<double>& v) {
     std::string out = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + num(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_number(v[i]);
     return out + "]";
 }
 
@@ -22,18 +20,18 @@ std::string equivariance_json(const positions_report& r) {
     for (std::size_t i = 0; i < r.eq.perm.size(); ++i) perm += (i ? ", " : "") + std::to_string(r.eq.perm[i]);
     perm += "]";
     return fmt::format("{{\"no_mask_max_diff\": {}, \"causal_max_diff\": {}, \"permutation\": {}}}",
-                       num(r.eq.no_mask_max_diff), num(r.eq.causal_max_diff), perm);
+                       json_number(r.eq.no_mask_max_diff), json_number(r.eq.causal_max_diff), perm);
 }
 
 std::string measures_json(const positions_report& rep, const encoding_run& r) {
-    std::string out = fmt::format("{{\"permuted_max_diff\": {}", num(r.perm_diff));
+    std::string out = fmt::format("{{\"permuted_max_diff\": {}", json_number(r.perm_diff));
     switch (r.enc) {
         case encoding::sinusoidal:
             out += fmt::format(", \"gram_diagonal_spread\": {}, \"shift\": {}, \"rotation_max_error\": {}",
-                               num(r.diag_spread), rep.config.shift, num(r.rotation_error));
+                               json_number(r.diag_spread), rep.config.shift, json_number(r.rotation_error));
             break;
         case encoding::learned:
-            out += fmt::format(", \"gram_diagonal_spread\": {}, \"max_positions\": {}", num(r.diag_spread),
+            out += fmt::format(", \"gram_diagonal_spread\": {}, \"max_positions\": {}", json_number(r.diag_spread),
                                rep.config.run.seq_len);
             break;
         case encoding::rope:
@@ -42,10 +40,10 @@ std::string measures_json(const positions_report& rep, const encoding_run& r) {
                 "\"style_max_diff\": {}, \"converted_max_diff\": {}, \"shift\": {}, "
                 "\"shifted_scores\": {}, \"shift_max_diff\": {}, \"norm_max_diff\": {}, "
                 "\"decay_bound\": {{\"distance_step\": {}, \"d_k\": {}, \"d_128\": {}}}",
-                json_string(name_of(rep.config.rope.style)), num(rep.config.rope.base), list(r.thetas),
-                json_tensor(r.other_scores, dtype::float64), num(r.style_diff), num(r.converted_diff), rep.config.shift,
-                json_tensor(r.shifted_scores, dtype::float64), num(r.shift_diff), num(r.norm_diff), decay_step,
-                list(r.decay_run), list(r.decay_128));
+                json_string(name_of(rep.config.rope.style)), json_number(rep.config.rope.base), list(r.thetas),
+                json_tensor(r.other_scores, dtype::float64), json_number(r.style_diff), json_number(r.converted_diff),
+                rep.config.shift, json_tensor(r.shifted_scores, dtype::float64), json_number(r.shift_diff),
+                json_number(r.norm_diff), decay_step, list(r.decay_run), list(r.decay_128));
             break;
         case encoding::alibi:
             out += fmt::format(", \"heads\": {}, \"slopes\": {}", rep.config.heads, list(r.slopes));

@@ -177,7 +177,7 @@ std::string matrix_table(const block& b, int precision, bool full, bool percent)
     return cell_table(header, rows, align);
 }
 
-struct writer {
+struct markdown_writer {
     const doc::document& d;
     bool full;
 
@@ -274,7 +274,7 @@ bool is_list_field(const block& b) {
 }  // namespace
 
 std::string render_markdown(const doc::document& d, bool full) {
-    const writer w{d, full};
+    const markdown_writer w{d, full};
     std::string out = "# " + md_text(d.title) + "\n";
     for (const doc::page& p : d.pages) {
         const block* prev = nullptr;

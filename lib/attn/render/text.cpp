@@ -48,7 +48,7 @@ lines_t wrap_cell(const std::string& s, std::size_t width) {
     return out;
 }
 
-struct writer {
+struct text_writer {
     const doc::document& d;
     const text_options& o;
 
@@ -342,7 +342,7 @@ struct writer {
     lines_t row(const block& b) const {
         text_options inner = o;  // children are drawn two columns in
         inner.width = o.width > 2 ? o.width - 2 : o.width;
-        const writer in{d, inner};
+        const text_writer in{d, inner};
         lines_t out, band;
         const std::size_t n = b.children.size();
         const std::size_t share =
@@ -408,7 +408,7 @@ struct writer {
 }  // namespace
 
 std::vector<std::string> render_text(const doc::document& d, const text_options& o) {
-    const writer w{d, o};
+    const text_writer w{d, o};
     std::vector<std::string> pages;
     for (const doc::page& p : d.pages) {
         std::string out;

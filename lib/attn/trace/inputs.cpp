@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
+#include "attn/core/shapes.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/shapes.hpp"

@@ -64,7 +64,7 @@ void check_sizes(const kv_config& c) {
                         kv_work(c), kv_max_work));
 }
 
-npy::array read_npy(const std::filesystem::path& path) {
+npy::array read_load_npy(const std::filesystem::path& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw error(fmt::format("{}: not found: --load needs X.npy, W_Q.npy, W_K.npy and W_V.npy", path.string()));
@@ -264,7 +264,7 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
         throw error(fmt::format(
             "--load {}: not a folder: give the folder that holds X.npy, W_Q.npy, W_K.npy and W_V.npy", c.load_dir));
     kv_inputs in;
-    npy::array x = read_npy(dir / "X.npy");
+    npy::array x = read_load_npy(dir / "X.npy");
     if (x.shape.size() == 3 && x.shape[0] == 1) x.shape.erase(x.shape.begin());
     if (x.shape.size() != 2 || x.shape[0] == 0 || x.shape[1] == 0)
         throw error(fmt::format("{}: shape {} does not fit: expected (T, d_model) or (1, T, d_model)",
@@ -278,7 +278,7 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
     const std::size_t dh = d / c.heads;
     auto weight = [&](const char* name, std::size_t cols, const std::string& why) {
         const std::filesystem::path p = dir / (std::string(name) + ".npy");
-        const npy::array a = read_npy(p);
+        const npy::array a = read_load_npy(p);
         if (a.shape.size() != 2 || a.shape[0] != d || (cols && a.shape[1] != cols) || a.shape[1] == 0)
             throw error(
                 fmt::format("{}: shape {} does not fit: expected ({}, {}): {} (for an nn.Linear weight, which "

@@ -36,7 +36,7 @@ void check_range(const char* flag, long v, long lo, long hi) {
         throw error(fmt::format("{} must be between {} and {} (got {})", flag, lo, hi, v == learn_given_zero ? 0 : v));
 }
 
-std::string num(double v) { return fmt::format("{:.3g}", v); }
+std::string num3(double v) { return fmt::format("{:.3g}", v); }
 // The score's and the accuracy's text on the page; the verdicts compare these, not the raw values.
 std::string score_text(double v) { return fmt::format("{:.2f}", v); }
 std::string pct(double v) { return fmt::format("{:.1f}", 100 * v); }
@@ -259,8 +259,8 @@ vars report_values(const learn_config& c, const learn_report& r) {
             {"batch", std::to_string(c.batch)},
             {"seed", std::to_string(c.seed)},
             {"held_out", std::to_string(c.held_out)},
-            {"initial_loss", num(r.curve.front().loss)},
-            {"final_loss", num(r.final_loss)},
+            {"initial_loss", num3(r.curve.front().loss)},
+            {"final_loss", num3(r.final_loss)},
             {"accuracy", pct(r.final_accuracy)},
             {"init_accuracy", pct(r.init_accuracy)},
             {"score", score_text(r.pattern_score)},
@@ -274,7 +274,7 @@ vars report_values(const learn_config& c, const learn_report& r) {
             {"prev_score", score_text(r.previous_score)},
             {"prev_head", std::to_string(r.previous_head)},
             {"chance", pct(1.0 / static_cast<double>(mc.vocab))},
-            {"final_loss_train", num(r.curve.back().loss)},
+            {"final_loss_train", num3(r.curve.back().loss)},
             {"reach", std::to_string(r.reach)},
             {"sqrt_dh", fmt::format("{:.3g}", std::sqrt(static_cast<double>(mc.d_head())))},
             {"base_accuracy", pct(r.base_accuracy)},

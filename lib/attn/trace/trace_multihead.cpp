@@ -69,7 +69,7 @@ named_matrix bias_row(const std::vector<T>& b) {
 }
 
 template <class T>
-trace build_typed(const step_config& c, const inputs& in, int precision) {
+trace build_multihead_typed(const step_config& c, const inputs& in, int precision) {
     const mh_inputs<T> m(in);
     const dims d{c.batch, c.seq_len, c.d_model, c.heads, c.d_model / c.heads};
     const std::size_t keys = c.keys();
@@ -319,7 +319,8 @@ void run_typed(trace& t, const inputs& in) {
 }  // namespace
 
 trace build_multihead_trace(const step_config& c, const inputs& in, int precision) {
-    return c.type == dtype::float32 ? build_typed<float>(c, in, precision) : build_typed<double>(c, in, precision);
+    return c.type == dtype::float32 ? build_multihead_typed<float>(c, in, precision)
+                                    : build_multihead_typed<double>(c, in, precision);
 }
 
 void run_multihead_mistake(trace& t, const inputs& in) {

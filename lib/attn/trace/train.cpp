@@ -27,7 +27,7 @@ double fall(const std::vector<double>& losses) {
     const std::size_t tail = std::max<std::size_t>(1, losses.size() / 10);
     return 1.0 - mean_of(losses, losses.size() - tail, losses.size()) / losses.front();
 }
-std::string num(double v) { return fmt::format("{:.4g}", v); }
+std::string num4(double v) { return fmt::format("{:.4g}", v); }
 
 // The starting weights: nn.Linear's default initialisation U(±1/√d_model) from g; --load supplies
 // its own (and its biases, when it has them).
@@ -86,10 +86,10 @@ void run_buggy(const step_config& c, const inputs& in, const matrix<double>& tar
     r.symptoms.emplace_back("grad_norm_first_fixed", r.run.grad_norms.front());
     r.symptoms.emplace_back("grad_norm_first_buggy", r.buggy.grad_norms.front());
     r.values["fall_buggy"] = fmt::format("{:.1f}", 100 * fall(r.buggy.losses));
-    r.values["final_buggy"] = num(r.buggy.losses.back());
+    r.values["final_buggy"] = num4(r.buggy.losses.back());
     r.values["growth"] = fmt::format("{:.1f}", r.symptoms[4].second);
-    r.values["grad_fixed"] = num(r.run.grad_norms.front());
-    r.values["grad_buggy"] = num(r.buggy.grad_norms.front());
+    r.values["grad_fixed"] = num4(r.run.grad_norms.front());
+    r.values["grad_buggy"] = num4(r.buggy.grad_norms.front());
     // Whether the buggy loop ended worse (the usual case) or, over a short run, better than the fix.
     if (req.mistake == "no-zero-grad")
         r.values["verdict"] = fall(r.buggy.losses) < fall(r.run.losses) ? "hurt" : "helped";
@@ -120,8 +120,8 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     r.run = train_attention(in.x, target, p, o, c.seed);
     r.values = {{"steps", std::to_string(req.steps)},
                 {"lr", fmt::format("{:g}", req.lr)},
-                {"initial", num(r.run.losses.front())},
-                {"final", num(r.run.losses.back())},
+                {"initial", num4(r.run.losses.front())},
+                {"final", num4(r.run.losses.back())},
                 {"fall", fmt::format("{:.1f}", 100 * fall(r.run.losses))},
                 {"d_k", std::to_string(c.d_k)},
                 {"n", std::to_string(c.seq_len)},
