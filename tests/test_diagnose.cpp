@@ -189,3 +189,27 @@ TEST_CASE("diagnose: noise is never given a catalogue name", "[exercise][diagnos
             speaks(r);
         }
 }
+
+TEST_CASE("diagnose: the per-step answers of online-softmax and kv-decode (rubric 2)", "[exercise][diagnose]") {
+    for (std::uint64_t seed : {3, 8}) {
+        INFO("seed " << seed);
+        // the running sum never rescaled: l_steps is wrong from the tile where a row's max grows
+        const ex::config o = ex::make_config("online-softmax", seed);
+        const ex::tensors oin = ex::make_inputs(o);
+        const ex::report r =
+            ex::grade(o, oin, as_float32(ex::buggy_runs(o, oin, "online-softmax-sum-not-rescaled")[0]));
+        const ex::finding* f = find_key(r, "online_sum_not_rescaled");
+        REQUIRE(f);
+        CHECK(f->step == "l_steps");
+        speaks(r);
+        // a cache that never grows: every snapshot is the prompt's
+        const ex::config k = ex::make_config("kv-decode", seed);
+        const ex::tensors kin = ex::make_inputs(k);
+        const ex::report c = ex::grade(k, kin, as_float32(ex::buggy_runs(k, kin, "kv-cache-not-appended")[0]));
+        const ex::finding* g = find_key(c, "cache_prefix");
+        REQUIRE(g);
+        CHECK(g->step == "K_cache_steps");
+        CHECK(g->args.at("rows") == std::to_string(k.dim("prompt_len")));
+        speaks(c);
+    }
+}

@@ -7,7 +7,8 @@ For every exercise file here (one Python interpreter each, so torch is imported 
 every seed and every dimension set the `exercise` command accepts, it creates the folder, runs
 each learner's solution on the folder's inputs, saves the answers and grades them with
 `check --format json`. Every case of the folder (the main one and cases/<k>/, each with its own
-inputs and sizes) is solved by the same learner code, as a learner's script would. It reports the share of buggy runs diagnosed (a catalogue name that fits,
+inputs and sizes) is solved by the same learner code, as a learner's script would; the diagnosis
+judged is the main case's (another's when only it fails). It reports the share of buggy runs diagnosed (a catalogue name that fits,
 or a finding that names the wrong quantity and how or where), wrong names (a name outside the
 bug's own), buggy runs that pass and correct runs that fail; it exits 1 when one of the last
 three is not 0 or fewer than 80% are diagnosed.
@@ -113,9 +114,14 @@ def judge(rec):
     if "error" in j and "passed" not in j:
         return "check-error", [], j["error"][:200]
     passed = j.get("passed", False)
-    cases = j.get("cases", [j])  # every case's diagnosis and findings (the main case's are also top-level)
-    named = [d["mistake"] for c in cases for d in c.get("diagnosis", [])]
-    named += [f["mistake"] for c in cases for f in c.get("findings", []) if f.get("mistake")]
+    # the main case's diagnosis (top-level): an edge case (n = 1, one prompt token) can make two
+    # bugs give the same numbers, and its names are right there but say nothing of this bug; the
+    # first failing case's when the main one passes (a bug only an edge case shows)
+    failing = [c for c in j.get("cases", []) if not c.get("passed")]
+    if failing and failing[0].get("case") != "main" and not j.get("first_wrong"):
+        j = failing[0]
+    named = [d["mistake"] for d in j.get("diagnosis", [])]
+    named += [f["mistake"] for f in j.get("findings", []) if f.get("mistake")]
     if rec["kind"] == "correct":
         return ("ok" if passed else "correct-fails"), named, ""
     if passed:
@@ -124,7 +130,7 @@ def judge(rec):
     if wrong:
         return "wrong-name", named, ", ".join(sorted(set(wrong)))
     right = [n for n in named if n in rec["names"]]
-    described = [f for c in cases for f in c.get("findings", []) if f.get("diagnosis")]
+    described = [f for f in j.get("findings", []) if f.get("diagnosis")]
     if right or described:
         return "diagnosed", named, (right[0] if right else described[0]["text"])
     return "undiagnosed", named, ""
