@@ -91,7 +91,10 @@ public:
         raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
         raw.c_cc[VMIN] = 1;
         raw.c_cc[VTIME] = 0;
-        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0) raw_on = 1;
+        // raw_on before the switch: a signal that lands just after it must find the mode to restore
+        // (restoring the saved mode when the switch failed changes nothing).
+        raw_on = 1;
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) != 0) raw_on = 0;
         active_ = true;
     }
     ~raw_read() {
