@@ -271,7 +271,14 @@ def judge(cmd, python, args, code, out, err):
     line = " ".join([cmd] + args)
     if code in (1, 2):
         lines = [x for x in err.splitlines() if x.strip()]
-        if len(lines) != 1 or out.strip():
+        # With --format json a refusal is also {"error": …} on stdout (#26: JSON on every exit code).
+        json_error = False
+        if out.strip():
+            try:
+                json_error = list(json.loads(out)) == ["error"]
+            except ValueError:
+                pass
+        if len(lines) != 1 or (out.strip() and not json_error):
             return False, f"{line}: refused (exit {code}) with {len(lines)} stderr lines: {err[-400:]!r}"
         return False, None
     if code != 0:
