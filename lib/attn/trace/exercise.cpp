@@ -1152,63 +1152,48 @@ long first_wrong_slice(const nd& given, const nd& expected,
     return -1;
 }
 
-}  // namespace
+using variant_runs = std::vector<std::pair<std::string, tensors>>;
 
-report grade(const config& c, const tensors& given) { return grade(c, make_inputs(c), given); }
-
-report grade(const config& c, const tensors& in, const tensors& given) {
-    const info& e = *find(c.id);
-    const std::vector<std::string> answers = answers_of(c), required = required_of(c);
-    report r;
-    r.cfg = c;
-    r.inputs = in;
-    r.expected = reference(c, in);
-    r.given = given;
-    const auto variants = accepted_variants(c, in);
-    bool all_ok = true;
-    for (const std::string& id : answers) {
-        step_result s;
-        s.id = id;
-        s.required = std::find(required.begin(), required.end(), id) != required.end();
-        s.expected_shape = r.expected.at(id).shape;
-        const auto it = given.find(id);
-        if (it == given.end()) {
-            s.status = "missing";
-            if (s.required) all_ok = false;
-        } else if (it->second.shape != s.expected_shape) {
-            s.status = "shape";
-            s.shape = it->second.shape;
-            s.hint = shape_hint(s.shape, s.expected_shape);
-            all_ok = false;
-        } else {
-            s.shape = it->second.shape;
-            s.status = compare(it->second, r.expected.at(id), s.max_diff, s.worst) ? "ok" : "wrong";
-            for (const auto& [name, alt] : variants) {
-                const auto a = alt.find(id);
-                double d;
-                std::size_t w;
-                if (s.status == "wrong" && a != alt.end() && compare(it->second, a->second, d, w))
-                    s.status = "ok", s.variant = name;
-            }
-            if (s.status == "wrong" && per_step(id))
-                s.first_index = first_wrong_slice(it->second, r.expected.at(id), variants, id);
-            if (s.status == "wrong") all_ok = false;
+// One answer against the reference and the accepted variants: missing, shape, ok or wrong.
+step_result grade_answer(const std::string& id, bool required, const nd& expected, const tensors& given,
+                         const variant_runs& variants) {
+    step_result s;
+    s.id = id;
+    s.required = required;
+    s.expected_shape = expected.shape;
+    const auto it = given.find(id);
+    if (it == given.end()) {
+        s.status = "missing";
+    } else if (it->second.shape != s.expected_shape) {
+        s.status = "shape";
+        s.shape = it->second.shape;
+        s.hint = shape_hint(s.shape, s.expected_shape);
+    } else {
+        s.shape = it->second.shape;
+        s.status = compare(it->second, expected, s.max_diff, s.worst) ? "ok" : "wrong";
+        for (const auto& [name, alt] : variants) {
+            const auto a = alt.find(id);
+            double d;
+            std::size_t w;
+            if (s.status == "wrong" && a != alt.end() && compare(it->second, a->second, d, w))
+                s.status = "ok", s.variant = name;
         }
-        if (r.first_wrong.empty() && (s.status == "wrong" || s.status == "shape")) r.first_wrong = id;
-        r.steps.push_back(s);
+        if (s.status == "wrong" && per_step(id)) s.first_index = first_wrong_slice(it->second, expected, variants, id);
     }
-    r.passed = all_ok;
-    if (r.passed) return r;
-    // The diagnosis: a mistake is named when one of its runs reproduces every given answer.
-    std::size_t wrong = 0;
-    for (const step_result& s : r.steps) wrong += s.status == "wrong" || s.status == "shape";
-    if (wrong == 0) return r;  // only a required answer is missing
-    for (const std::string& m : e.mistakes) {
+    return s;
+}
+
+// The mistakes whose runs reproduce every given answer, closest first; the matches far behind the
+// best one dropped.
+std::vector<match> reproducing_mistakes(const config& c, const tensors& in, const tensors& given,
+                                        const std::vector<step_result>& steps) {
+    std::vector<match> found;
+    for (const std::string& m : find(c.id)->mistakes) {
         for (const tensors& run : buggy_runs(c, in, m)) {
             bool all = true;
             std::size_t matched = 0;
             double distance = 0;
-            for (const step_result& s : r.steps) {
+            for (const step_result& s : steps) {
                 if (s.status == "missing") continue;
                 const auto b = run.find(s.id);
                 const nd& given_t = given.at(s.id);
@@ -1223,23 +1208,53 @@ report grade(const config& c, const tensors& in, const tensors& given) {
                 if (s.status != "ok") ++matched;
             }
             if (all && matched > 0) {
-                r.diagnosis.push_back({m, matched, distance});
+                found.push_back({m, matched, distance});
                 break;
             }
         }
     }
-    std::stable_sort(r.diagnosis.begin(), r.diagnosis.end(), [](const match& a, const match& b) {
+    std::stable_sort(found.begin(), found.end(), [](const match& a, const match& b) {
         return a.matched != b.matched ? a.matched > b.matched : a.distance < b.distance;
     });
     // Within tolerance is not the same as reproduced: drop the matches far behind the best one
     // (-1e-9 against 0 passes the tolerance, but one of the two is the learner's line).
-    if (!r.diagnosis.empty()) {
-        const double limit = std::max(1e-3, 10 * r.diagnosis.front().distance);
-        const std::size_t best = r.diagnosis.front().matched;
-        r.diagnosis.erase(std::remove_if(r.diagnosis.begin(), r.diagnosis.end(),
-                                         [&](const match& m) { return m.matched < best || m.distance > limit; }),
-                          r.diagnosis.end());
+    if (!found.empty()) {
+        const double limit = std::max(1e-3, 10 * found.front().distance);
+        const std::size_t best = found.front().matched;
+        found.erase(std::remove_if(found.begin(), found.end(),
+                                   [&](const match& m) { return m.matched < best || m.distance > limit; }),
+                    found.end());
     }
+    return found;
+}
+
+}  // namespace
+
+report grade(const config& c, const tensors& given) { return grade(c, make_inputs(c), given); }
+
+report grade(const config& c, const tensors& in, const tensors& given) {
+    const std::vector<std::string> answers = answers_of(c), required = required_of(c);
+    report r;
+    r.cfg = c;
+    r.inputs = in;
+    r.expected = reference(c, in);
+    r.given = given;
+    const variant_runs variants = accepted_variants(c, in);
+    bool all_ok = true;
+    for (const std::string& id : answers) {
+        const bool req = std::find(required.begin(), required.end(), id) != required.end();
+        step_result s = grade_answer(id, req, r.expected.at(id), given, variants);
+        if (s.status == "shape" || s.status == "wrong" || (s.status == "missing" && s.required)) all_ok = false;
+        if (r.first_wrong.empty() && (s.status == "wrong" || s.status == "shape")) r.first_wrong = id;
+        r.steps.push_back(s);
+    }
+    r.passed = all_ok;
+    if (r.passed) return r;
+    // The diagnosis: a mistake is named when one of its runs reproduces every given answer.
+    std::size_t wrong = 0;
+    for (const step_result& s : r.steps) wrong += s.status == "wrong" || s.status == "shape";
+    if (wrong == 0) return r;  // only a required answer is missing
+    r.diagnosis = reproducing_mistakes(c, in, given, r.steps);
     for (const step_result& s : r.steps)
         if (s.status == "ok") r.still_right.push_back(s.id);
     r.findings = diagnose(c, in, r.expected, given, r.steps);
