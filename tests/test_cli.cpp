@@ -87,7 +87,7 @@ TEST_CASE("cli: --help and --version", "[cli]") {
     CHECK(version.out == "attn-explain " ATTN_VERSION "\n");
 }
 
-TEST_CASE("cli: every --help fits the width: 80 when piped, else COLUMNS", "[cli][help][width]") {
+TEST_CASE("cli: every --help fits the width: 80 when piped, else COLUMNS", "[cli][help][width][walk]") {
     std::vector<std::string> commands = {"", "completion", "help"};  // the top level and the built-ins
     for (const app::command* c : app::commands()) commands.push_back(c->name);  // every registered command
     for (const std::string& env : {std::string(), std::string("COLUMNS=60")})
@@ -474,7 +474,7 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     CHECK_THAT(bad.err, Catch::Contains("--topic: unknown value 'poetry': use shapes"));
 }
 
-TEST_CASE("cli: every command the drill points to runs", "[cli][drill][lint]") {
+TEST_CASE("cli: every command the drill points to runs", "[cli][drill][lint][walk]") {
     const attn::lessons& L = attn::lessons::embedded("en");
     std::set<std::string> commands;
     for (const auto& q : attn::drill::concept_bank(L)) commands.insert(q.command);
@@ -663,7 +663,7 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
     CHECK_THAT(html.out, Catch::Contains("<table class=\"data\">") && Catch::EndsWith("</html>\n"));
 }
 
-TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 columns)", "[cli][width]") {
+TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 columns)", "[cli][width][walk]") {
     // Every registered command's examples (tests/walk.hpp), and these runs besides.
     std::vector<test::walk_run> runs = test::walk_runs();
     for (const auto& [name, args] : std::vector<std::pair<std::string, std::string>>{

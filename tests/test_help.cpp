@@ -288,7 +288,7 @@ TEST_CASE("help: the JSON keys on a page are the keys the command writes", "[hel
     }
 }
 
-TEST_CASE("help: help COMMAND fits the terminal in every language and format", "[help][width]") {
+TEST_CASE("help: help COMMAND fits the terminal in every language and format", "[help][width][walk]") {
     for (const std::string& lang : attn::embedded_languages())
         for (const app::command* c : app::commands())
             for (const char* columns : {"80", "60"}) {

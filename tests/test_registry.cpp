@@ -103,7 +103,7 @@ TEST_CASE("registry: every command completes in bash, zsh and fish, and is in th
     }
 }
 
-TEST_CASE("registry: every example of every command runs, and writes JSON where it offers it", "[registry][walk]") {
+TEST_CASE("registry: every example of every command runs, and writes JSON where it offers it", "[registry]") {
     for (const test::walk_run& r : test::walk_runs()) {
         INFO(r.line());
         const test::command_result text = test::walk(r, r.pages() ? "--no-pause" : "", "");

@@ -237,7 +237,7 @@ bool belongs(const attn::drill::question& q) {
 }
 }  // namespace
 
-TEST_CASE("review 9: every see-it-live command runs and shows the question's topic", "[review][drill]") {
+TEST_CASE("review 9: every see-it-live command runs and shows the question's topic", "[review][drill][walk]") {
     std::vector<attn::drill::question> all = attn::drill::concept_bank(L());
     for (const auto& q : attn::drill::bug_bank(L(), 1)) all.push_back(q);
     for (int v = 0; v < attn::drill::shape_variants; ++v) all.push_back(attn::drill::gen_shape(L(), 7, v));

@@ -126,7 +126,7 @@ output run_walk(const test::walk_run& r, const std::string& extra = "",
 
 }  // namespace
 
-TEST_CASE("zh: every command fits 80 display columns in a pipe", "[zh][width]") {
+TEST_CASE("zh: every command fits 80 display columns in a pipe", "[zh][width][walk]") {
     for (const test::walk_run& c : commands()) {
         INFO(c.line());
         const output r = run_walk(c);
@@ -139,7 +139,7 @@ TEST_CASE("zh: every command fits 80 display columns in a pipe", "[zh][width]") 
     }
 }
 
-TEST_CASE("zh and en: Markdown and HTML sources fit 80 display columns", "[zh][width][fold]") {
+TEST_CASE("zh and en: Markdown and HTML sources fit 80 display columns", "[zh][width][fold][walk]") {
     for (const char* lang : {"zh", "en"})
         for (const char* format : {"markdown", "html"})
             for (const test::walk_run& c : document_commands()) {
@@ -157,7 +157,7 @@ TEST_CASE("zh and en: Markdown and HTML sources fit 80 display columns", "[zh][w
             }
 }
 
-TEST_CASE("zh: no English sentence of a translated text reaches a Chinese page", "[zh][lessons]") {
+TEST_CASE("zh: no English sentence of a translated text reaches a Chinese page", "[zh][lessons][walk]") {
     const std::vector<std::string> english = translated_english_sentences();
     REQUIRE(english.size() > 50);
     for (const test::walk_run& c : commands()) {
