@@ -349,16 +349,24 @@ std::vector<flag_info> declared_flags(const command& c) {
     return f.describe();
 }
 
-int run_command_line(int argc, char** argv) {
-    for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
-    if (!registry_problems().empty()) return 70;
-    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step",
-                 "attn-explain"};
-    cli.formatter(std::make_shared<wrapping_formatter>(probe_terminal().width));  // before the subcommands copy it
-    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
-    cli.require_subcommand(0, 1);
+namespace {
+
+// `completion` and `help`: the two commands that are not in the registry, because they read it.
+struct builtin_commands {
+    CLI::App* completion = nullptr;
+    std::unique_ptr<flags> completion_flags;
+    std::string completion_shell;
+    CLI::App* help = nullptr;
+    std::unique_ptr<flags> help_flags;
+    std::string help_topic;
+    bool help_list = false;
+    help_request help_req;
+};
+
+// Every registered command as a subcommand of cli, with its own and its shared flags, in --help order.
+std::vector<bound_command> bind_commands(CLI::App& cli) {
     std::vector<bound_command> bound;
-    for (const command* c : commands()) {  // in --help order
+    for (const command* c : commands()) {
         bound_command b;
         b.entry = c;
         b.sub = cli.add_subcommand(c->name, c->summary);
@@ -368,61 +376,94 @@ int run_command_line(int argc, char** argv) {
         add_shared_flags(*b.declared, *c, *b.shared);
         bound.push_back(std::move(b));
     }
-    std::string completion_shell, help_topic;
-    bool help_list = false;
-    CLI::App* completion = cli.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
-    flags completion_flags(completion);
-    completion_flags.add("shell", completion_shell, "bash | zsh | fish").required().values({"bash", "zsh", "fish"});
+    return bound;
+}
+
+// Declares `completion SHELL` and `help [COMMAND] [--list] [--format] [--color] [--lang]` on cli.
+void add_builtin_commands(CLI::App& cli, builtin_commands& in) {
+    in.completion = cli.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
+    in.completion_flags = std::make_unique<flags>(in.completion);
+    in.completion_flags->add("shell", in.completion_shell, "bash | zsh | fish")
+        .required()
+        .values({"bash", "zsh", "fish"});
     // `attn-explain help [CMD]`, as git and cargo have it: CMD's page (help.hpp).
-    CLI::App* help_cmd = cli.add_subcommand("help", "Show the help of attn-explain, or one command's page");
-    flags help_flags(help_cmd);
+    in.help = cli.add_subcommand("help", "Show the help of attn-explain, or one command's page");
+    in.help_flags = std::make_unique<flags>(in.help);
+    flags& help_flags = *in.help_flags;
     std::vector<std::string> names;
     for (const command* c : commands()) names.push_back(c->name);
-    help_flags.add("command", help_topic, "The command to explain: what it teaches, every flag, the JSON keys")
+    help_flags.add("command", in.help_topic, "The command to explain: what it teaches, every flag, the JSON keys")
         .values(names, false, "attn-explain help --list");
-    help_flags.flag("--list", help_list, "Print the names of the commands, one a line");
-    help_request help_req;
+    help_flags.flag("--list", in.help_list, "Print the names of the commands, one a line");
     std::string help_format_list;
     for (const std::string& f : help_formats()) help_format_list += (help_format_list.empty() ? "" : " | ") + f;
-    help_flags.add("--format", help_req.format, help_format_list).show_default().values(help_formats());
-    help_flags.add("--color", help_req.color, "auto | always | never (NO_COLOR is honoured)")
+    help_flags.add("--format", in.help_req.format, help_format_list).show_default().values(help_formats());
+    help_flags.add("--color", in.help_req.color, "auto | always | never (NO_COLOR is honoured)")
         .show_default()
         .values({"auto", "always", "never"});
-    help_req.lang = attn::default_language(environment_language());
-    help_flags.add("--lang", help_req.lang, "Language of the page").show_default().values(attn::embedded_languages());
-    check_numbers(&cli);
-    // --format json (or --format=json) after a command that offers JSON: every error, usage errors
-    // included, is a JSON object on stdout too ({"error": …})
+    in.help_req.lang = attn::default_language(environment_language());
+    help_flags.add("--lang", in.help_req.lang, "Language of the page")
+        .show_default()
+        .values(attn::embedded_languages());
+}
+
+// --format json (or --format=json) after a command that offers JSON: every error, usage errors
+// included, is then a JSON object on stdout too ({"error": …}).
+bool asks_json(int argc, char** argv) {
+    auto is_json = [](const std::string& name) { return parse_format(name) == output_format::json; };
+    const std::string prefix = "--format=";
     for (int i = 1; i < argc; ++i) {
         const command* chosen = nullptr;
         for (const command* c : commands())
             if (c->name == argv[i]) chosen = c;
         if (!chosen) continue;
-        if (chosen->formats.has(output_format::json))
-            for (int j = i + 1; j < argc; ++j)
-                if ((std::string(argv[j]) == "--format" && j + 1 < argc && std::string(argv[j + 1]) == "json") ||
-                    std::string(argv[j]) == "--format=json")
-                    json_errors(true);
-        break;
+        if (!chosen->formats.has(output_format::json)) return false;
+        for (int j = i + 1; j < argc; ++j) {
+            const std::string arg = argv[j];
+            if ((arg == "--format" && j + 1 < argc && is_json(argv[j + 1])) ||
+                (arg.rfind(prefix, 0) == 0 && is_json(arg.substr(prefix.size()))))
+                return true;
+        }
+        return false;
     }
+    return false;
+}
+
+int print_completion(const std::vector<bound_command>& bound, const builtin_commands& in) {
+    std::vector<completion_command> all;
+    for (const bound_command& b : bound) all.push_back({b.entry->name, b.declared->describe()});
+    all.push_back({"help", in.help_flags->describe()});
+    all.push_back({"completion", in.completion_flags->describe()});
+    const std::string script = completion_script(all, in.completion_shell);
+    if (script.empty()) {
+        print_error("unknown shell '" + in.completion_shell + "': use bash, zsh or fish");
+        return 2;
+    }
+    std::fputs(script.c_str(), stdout);
+    return 0;
+}
+
+}  // namespace
+
+int run_command_line(int argc, char** argv) {
+    for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
+    if (!registry_problems().empty()) return 70;
+    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step",
+                 "attn-explain"};
+    cli.formatter(std::make_shared<wrapping_formatter>(probe_terminal().width));  // before the subcommands copy it
+    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
+    cli.require_subcommand(0, 1);
+    const std::vector<bound_command> bound = bind_commands(cli);
+    builtin_commands builtin;
+    add_builtin_commands(cli, builtin);
+    check_numbers(&cli);
+    if (asks_json(argc, argv)) json_errors(true);
     if (const std::optional<int> code = parse(cli, argc, argv)) return *code;
 
-    if (cli.got_subcommand(completion)) {
-        std::vector<completion_command> all;
-        for (const bound_command& b : bound) all.push_back({b.entry->name, b.declared->describe()});
-        all.push_back({"help", help_flags.describe()});
-        all.push_back({"completion", completion_flags.describe()});
-        const std::string script = completion_script(all, completion_shell);
-        if (script.empty()) {
-            print_error("unknown shell '" + completion_shell + "': use bash, zsh or fish");
-            return 2;
-        }
-        std::fputs(script.c_str(), stdout);
-        return 0;
-    }
-    if (cli.got_subcommand(help_cmd)) {
-        note_language_encoding(help_req.lang);
-        return help(cli, bound, help_topic, help_list, help_req);
+    if (cli.got_subcommand(builtin.completion)) return print_completion(bound, builtin);
+    if (cli.got_subcommand(builtin.help)) {
+        note_language_encoding(builtin.help_req.lang);
+        return help(cli, bound, builtin.help_topic, builtin.help_list, builtin.help_req);
     }
     for (const bound_command& b : bound)
         if (cli.got_subcommand(b.sub)) {

@@ -189,13 +189,13 @@ tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& toke
     return f;
 }
 
-double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std::vector<int>& targets, double weight,
-                          tiny_model* grad, std::size_t& scored, std::size_t& correct) {
-    const tiny_config& c = m.c;
-    const std::size_t T = c.seq_len, D = c.d_model, V = c.vocab, H = c.heads, dh = c.d_head();
-    const double sc = score_scale(c);
+namespace {
+
+// Softmax cross-entropy of the logits at the scored positions (target ≥ 0), summed; its gradient,
+// scaled by weight, into dlogits [T, V].
+double cross_entropy_grad(const tiny_forward& f, const std::vector<int>& targets, double weight, std::size_t T,
+                          std::size_t V, vec& dlogits, std::size_t& scored, std::size_t& correct) {
     double loss = 0;
-    vec dlogits(T * V, 0.0);  // [T, V]
     for (std::size_t t = 0; t < T; ++t) {
         if (targets[t] < 0) continue;
         const double* z = f.logits.data() + t * V;
@@ -209,6 +209,48 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
         for (std::size_t i = 0; i < V; ++i)
             dlogits[t * V + i] = weight * (std::exp(z[i] - mx) / sum - (i == y ? 1.0 : 0.0));
     }
+    return loss;
+}
+
+// One head of layer l backwards: from dZ (its columns o … o + d_head) into dQ, dK and dV.
+void head_backward(const tiny_config& c, const tiny_forward& f, std::size_t l, std::size_t hh, const vec& dz, vec& dq,
+                   vec& dk, vec& dv, vec& da) {
+    const std::size_t T = c.seq_len, D = c.d_model, dh = c.d_head();
+    const double sc = score_scale(c);
+    const vec &q = f.q[l], &k = f.k[l], &v = f.v[l];
+    const vec& a = f.a[l][hh];
+    const std::size_t o = hh * dh;
+    for (std::size_t t = 0; t < T; ++t) {
+        const std::size_t last = c.causal ? t : T - 1;
+        double rowdot = 0;
+        for (std::size_t s = 0; s <= last; ++s) {
+            double d = 0;  // dA = dZ·Vᵀ
+            for (std::size_t e = 0; e < dh; ++e) {
+                d += dz[t * D + o + e] * v[s * D + o + e];
+                dv[s * D + o + e] += a[t * T + s] * dz[t * D + o + e];  // dV = Aᵀ·dZ
+            }
+            da[s] = d;
+            rowdot += d * a[t * T + s];
+        }
+        for (std::size_t s = 0; s <= last; ++s) {
+            const double ds = a[t * T + s] * (da[s] - rowdot) * sc;  // dS = A ⊙ (dA − rowsum(dA ⊙ A)), then the scale
+            if (ds == 0) continue;
+            for (std::size_t e = 0; e < dh; ++e) {
+                dq[t * D + o + e] += ds * k[s * D + o + e];
+                dk[s * D + o + e] += ds * q[t * D + o + e];
+            }
+        }
+    }
+}
+
+}  // namespace
+
+double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std::vector<int>& targets, double weight,
+                          tiny_model* grad, std::size_t& scored, std::size_t& correct) {
+    const tiny_config& c = m.c;
+    const std::size_t T = c.seq_len, D = c.d_model, V = c.vocab, H = c.heads;
+    vec dlogits(T * V, 0.0);  // [T, V]
+    const double loss = cross_entropy_grad(f, targets, weight, T, V, dlogits, scored, correct);
     if (!grad) return loss;
     tiny_model& g = *grad;
     matmul_tn_add(f.h.back().data(), dlogits.data(), g.unembed.data(), T, D, V);  // dU = h_Lᵀ·dlogits
@@ -217,39 +259,13 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
     vec dz(T * D), dq(T * D), dk(T * D), dv(T * D), da(T);
     for (std::size_t l = c.layers; l-- > 0;) {
         const vec& x = f.h[l];
-        const vec &q = f.q[l], &k = f.k[l], &v = f.v[l];
         matmul_tn_add(f.z[l].data(), dh_.data(), g.wo[l].data(), T, D, D);  // dW_O = Zᵀ·dh
         std::fill(dz.begin(), dz.end(), 0.0);
         matmul_nt_add(dh_.data(), m.wo[l].data(), dz.data(), T, D, D);  // dZ = dh·W_Oᵀ
         std::fill(dq.begin(), dq.end(), 0.0);
         std::fill(dk.begin(), dk.end(), 0.0);
         std::fill(dv.begin(), dv.end(), 0.0);
-        for (std::size_t hh = 0; hh < H; ++hh) {
-            const vec& a = f.a[l][hh];
-            const std::size_t o = hh * dh;
-            for (std::size_t t = 0; t < T; ++t) {
-                const std::size_t last = c.causal ? t : T - 1;
-                double rowdot = 0;
-                for (std::size_t s = 0; s <= last; ++s) {
-                    double d = 0;  // dA = dZ·Vᵀ
-                    for (std::size_t e = 0; e < dh; ++e) {
-                        d += dz[t * D + o + e] * v[s * D + o + e];
-                        dv[s * D + o + e] += a[t * T + s] * dz[t * D + o + e];  // dV = Aᵀ·dZ
-                    }
-                    da[s] = d;
-                    rowdot += d * a[t * T + s];
-                }
-                for (std::size_t s = 0; s <= last; ++s) {
-                    const double ds =
-                        a[t * T + s] * (da[s] - rowdot) * sc;  // dS = A ⊙ (dA − rowsum(dA ⊙ A)), then the scale
-                    if (ds == 0) continue;
-                    for (std::size_t e = 0; e < dh; ++e) {
-                        dq[t * D + o + e] += ds * k[s * D + o + e];
-                        dk[s * D + o + e] += ds * q[t * D + o + e];
-                    }
-                }
-            }
-        }
+        for (std::size_t hh = 0; hh < H; ++hh) head_backward(c, f, l, hh, dz, dq, dk, dv, da);
         if (c.positions == position_kind::rope) {
             rope_rows(dq, c, true);
             rope_rows(dk, c, true);

@@ -260,8 +260,8 @@ std::vector<std::string> check_run_text(const exercise::run_record& run, const l
 
 namespace {
 
-// The grading of one case: its answers, the first wrong step and the diagnosis.
-void case_blocks(const exercise::report& r, const lessons& L, std::vector<block>& b) {
+// The grading table of one case's answers, the accepted variants, and passed or what is missing.
+void answers_blocks(const exercise::report& r, const lessons& L, std::vector<block>& b) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::vector<tone>> tones;
     std::size_t given = 0;
@@ -293,52 +293,61 @@ void case_blocks(const exercise::report& r, const lessons& L, std::vector<block>
     } else if (!missing_required.empty() && r.first_wrong.empty()) {
         b.push_back(prose(L.text("check.missing_only", {{"required", join(missing_required)}}), tone::error));
     }
-    if (!r.first_wrong.empty()) {
-        const auto& s = *std::find_if(r.steps.begin(), r.steps.end(),
-                                      [&](const exercise::step_result& x) { return x.id == r.first_wrong; });
-        b.push_back(prose(L.text("check.first_wrong", {{"id", s.id}}), tone::bold));
-        for (const exercise::step_result& x : r.steps)
-            if (x.first_index >= 0)
-                b.push_back(
-                    prose(L.text(r.cfg.id == "online-softmax" ? "check.first_tile" : "check.first_step",
-                                 {{"id", x.id},
-                                  {"index", std::to_string(x.first_index)},
-                                  {"count", std::to_string(x.expected_shape.empty() ? 0 : x.expected_shape[0])}}),
-                          tone::bold));
-        const exercise::nd& got = r.given.at(s.id);
-        const exercise::nd& want = r.expected.at(s.id);
-        if (s.status == "wrong") {
-            b.push_back(prose(L.text("check.worst",
-                                     {{"max_diff", num(s.max_diff)},
-                                      {"cell", cell(s.worst, want.shape)},
-                                      {"given", num(got.data[s.worst])},
-                                      {"expected", num(want.data[s.worst])}})));
-            const grid expected = slice_of(want, s.worst);
-            block yours = matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, s.worst));
-            yours.against = expected;
-            b.push_back(row({yours, matrix_of(L.text("check.expected", {{"id", s.id}}), expected)}));
-        } else {
-            b.push_back(row({matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, 0)),
-                             matrix_of(L.text("check.expected", {{"id", s.id}}), slice_of(want, 0))}));
-        }
-        b.push_back(gap());
-        if (!r.diagnosis.empty()) {
-            b.push_back(prose(L.raw("check.diagnosis"), tone::bold));
-            for (const exercise::match& d : r.diagnosis) {
-                const std::string k = "mistake." + d.mistake;
-                b.push_back(prose(L.text("check.mistake", {{"id", d.mistake}, {"summary", L.raw(k + ".summary")}}),
-                                  tone::warn));
-                b.push_back(field(kind::code, L.raw("check.wrong_line"), L.raw(k + ".buggy_code"), tone::code));
-                b.push_back(field(kind::code, L.raw("check.fix"), L.raw(k + ".fixed_code"), tone::code));
-                b.push_back(prose(L.text("check.live", {{"id", d.mistake}}), tone::dim));
-            }
-        } else {
-            b.push_back(
-                prose(L.text("check.no_match",
-                             {{"first", r.first_wrong},
-                              {"right", r.still_right.empty() ? L.raw("check.nothing_right") : join(r.still_right)}})));
-        }
+}
+
+// The first wrong answer: the tile or step it first differs at, its worst cell, yours beside the expected.
+void first_wrong_blocks(const exercise::report& r, const lessons& L, std::vector<block>& b) {
+    const auto& s = *std::find_if(r.steps.begin(), r.steps.end(),
+                                  [&](const exercise::step_result& x) { return x.id == r.first_wrong; });
+    b.push_back(prose(L.text("check.first_wrong", {{"id", s.id}}), tone::bold));
+    for (const exercise::step_result& x : r.steps)
+        if (x.first_index >= 0)
+            b.push_back(prose(L.text(r.cfg.id == "online-softmax" ? "check.first_tile" : "check.first_step",
+                                     {{"id", x.id},
+                                      {"index", std::to_string(x.first_index)},
+                                      {"count", std::to_string(x.expected_shape.empty() ? 0 : x.expected_shape[0])}}),
+                              tone::bold));
+    const exercise::nd& got = r.given.at(s.id);
+    const exercise::nd& want = r.expected.at(s.id);
+    if (s.status == "wrong") {
+        b.push_back(prose(L.text("check.worst",
+                                 {{"max_diff", num(s.max_diff)},
+                                  {"cell", cell(s.worst, want.shape)},
+                                  {"given", num(got.data[s.worst])},
+                                  {"expected", num(want.data[s.worst])}})));
+        const grid expected = slice_of(want, s.worst);
+        block yours = matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, s.worst));
+        yours.against = expected;
+        b.push_back(row({yours, matrix_of(L.text("check.expected", {{"id", s.id}}), expected)}));
+    } else {
+        b.push_back(row({matrix_of(L.text("check.yours", {{"id", s.id}}), slice_of(got, 0)),
+                         matrix_of(L.text("check.expected", {{"id", s.id}}), slice_of(want, 0))}));
     }
+    b.push_back(gap());
+}
+
+// The mistakes that reproduce the answers, with the wrong and the fixed line, or what is still right.
+void diagnosis_blocks(const exercise::report& r, const lessons& L, std::vector<block>& b) {
+    if (!r.diagnosis.empty()) {
+        b.push_back(prose(L.raw("check.diagnosis"), tone::bold));
+        for (const exercise::match& d : r.diagnosis) {
+            const std::string k = "mistake." + d.mistake;
+            b.push_back(
+                prose(L.text("check.mistake", {{"id", d.mistake}, {"summary", L.raw(k + ".summary")}}), tone::warn));
+            b.push_back(field(kind::code, L.raw("check.wrong_line"), L.raw(k + ".buggy_code"), tone::code));
+            b.push_back(field(kind::code, L.raw("check.fix"), L.raw(k + ".fixed_code"), tone::code));
+            b.push_back(prose(L.text("check.live", {{"id", d.mistake}}), tone::dim));
+        }
+    } else {
+        b.push_back(
+            prose(L.text("check.no_match",
+                         {{"first", r.first_wrong},
+                          {"right", r.still_right.empty() ? L.raw("check.nothing_right") : join(r.still_right)}})));
+    }
+}
+
+// The structural findings (trace/diagnose.hpp), naming a mistake the diagnosis did not show.
+void finding_blocks(const exercise::report& r, const lessons& L, std::vector<block>& b) {
     if (!r.findings.empty()) {
         b.push_back(gap());
         b.push_back(prose(L.raw("finding.heading"), tone::bold));
@@ -350,6 +359,16 @@ void case_blocks(const exercise::report& r, const lessons& L, std::vector<block>
                 b.push_back(prose(L.text("finding.named", {{"id", f.mistake}}), tone::dim));
         }
     }
+}
+
+// The grading of one case: its answers, the first wrong step and the diagnosis.
+void case_blocks(const exercise::report& r, const lessons& L, std::vector<block>& b) {
+    answers_blocks(r, L, b);
+    if (!r.first_wrong.empty()) {
+        first_wrong_blocks(r, L, b);
+        diagnosis_blocks(r, L, b);
+    }
+    finding_blocks(r, L, b);
 }
 
 std::string case_name(const exercise::report& r, const lessons& L) {

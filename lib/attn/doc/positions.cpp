@@ -203,17 +203,9 @@ struct builder {
         return p;
     }
 
-    doc::page rope(const encoding_run& e) const {
-        const std::string style = name_of(r.config.rope.style);
+    // The pairs RoPE rotates, their angles and wavelengths, Q and K before and after.
+    void rope_table_blocks(const encoding_run& e, const vars& v, std::vector<block>& out) const {
         const std::size_t dk = r.config.run.d_k, n = r.config.run.seq_len;
-        vars v = with(e.values);
-        v["max_angle"] = format_number(static_cast<double>(n - 1) * e.thetas.at(0), precision);
-        v["scores_max"] = fmt::format("{:.3g}", scores_scale(e));
-        doc::page p;
-        p.id = "rope";
-        p.title = L.raw("positions.rope.title");
-        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.rope.intro", v)),
-                    formula("positions.rope.formula", v), code(e, {"Q_rot"}), doc::gap()};
         std::vector<std::vector<std::string>> rows;
         for (std::size_t i = 0; i < e.thetas.size(); ++i) {
             const auto [a, b] = rope_pair(i, dk, r.config.rope.style);
@@ -222,51 +214,87 @@ struct builder {
                             format_number(static_cast<double>(n - 1) * theta, precision),
                             fmt::format("{:.1f}", 2 * M_PI / theta)});
         }
-        p.blocks.push_back(doc::table({"i", L.raw("positions.rope.col_pair"), "θ_i",
-                                       L.text("positions.rope.col_angle", v), L.raw("positions.rope.col_wavelength")},
-                                      std::move(rows), "rlrrr"));
-        p.blocks.push_back(doc::prose(L.text("positions.rope.table_reading", v)));
-        p.blocks.push_back(doc::gap());
-        for (const char* id : {"Q", "Q_rot", "K", "K_rot"})
-            p.blocks.insert(p.blocks.end(), {step_mat(e, id), doc::gap()});
-        p.blocks.push_back(doc::prose(L.text("positions.rope.v_untouched", v)));
+        out.push_back(doc::table({"i", L.raw("positions.rope.col_pair"), "θ_i", L.text("positions.rope.col_angle", v),
+                                  L.raw("positions.rope.col_wavelength")},
+                                 std::move(rows), "rlrrr"));
+        out.push_back(doc::prose(L.text("positions.rope.table_reading", v)));
+        out.push_back(doc::gap());
+        for (const char* id : {"Q", "Q_rot", "K", "K_rot"}) out.insert(out.end(), {step_mat(e, id), doc::gap()});
+        out.push_back(doc::prose(L.text("positions.rope.v_untouched", v)));
         // a bound on the rows' norms: the largest entry times √d_k
         const double norms = std::max(max_abs(e.t.at(step_id::Q_rot).value), max_abs(e.t.at(step_id::K_rot).value)) *
             std::sqrt(static_cast<double>(dk));
-        p.blocks.push_back(
+        out.push_back(
             doc::prose(L.text(same(e.norm_diff, norms) ? "positions.rope.norms" : "positions.rope.norms_off", v)));
-        p.blocks.push_back(doc::gap());
+        out.push_back(doc::gap());
+    }
 
-        p.blocks.push_back(doc::heading(L.raw("positions.rope.styles_title"), 2, tone::bold));
+    // The scores under this pairing style beside the other's, and the conversion between them.
+    void rope_styles_blocks(const encoding_run& e, const vars& v, std::vector<block>& out) const {
+        const std::string style = name_of(r.config.rope.style);
+        out.push_back(doc::heading(L.raw("positions.rope.styles_title"), 2, tone::bold));
         block mine = mat(L.text("positions.rope.scores_style", {{"style", style}}),
                          as_matrix(e.t.at(step_id::scores).value), true);
         block other =
             mat(L.text("positions.rope.scores_style", {{"style", e.values.at("other_style")}}), e.other_scores, true);
         other.against = as_matrix(e.t.at(step_id::scores).value);
-        p.blocks.insert(p.blocks.end(), {mine, doc::gap(), other});
-        p.blocks.push_back(doc::prose(L.text(
+        out.insert(out.end(), {mine, doc::gap(), other});
+        out.push_back(doc::prose(L.text(
             same(e.style_diff, scores_scale(e)) ? "positions.rope.styles_same" : "positions.rope.styles_differ", v)));
-        p.blocks.push_back(doc::prose(L.text(
+        out.push_back(doc::prose(L.text(
             same(e.converted_diff, scores_scale(e)) ? "positions.rope.convert" : "positions.rope.convert_off", v)));
-        p.blocks.push_back(doc::gap());
+        out.push_back(doc::gap());
+    }
 
-        p.blocks.push_back(doc::heading(L.raw("positions.rope.shift_title"), 2, tone::bold));
+    // The scores at positions 0 and shifted by s: the same, RoPE is relative.
+    void rope_shift_blocks(const encoding_run& e, const vars& v, std::vector<block>& out) const {
+        out.push_back(doc::heading(L.raw("positions.rope.shift_title"), 2, tone::bold));
         block at0 = mat(L.raw("positions.rope.at_0"), as_matrix(e.t.at(step_id::scores).value), true);
         block ats = mat(L.text("positions.rope.at_s", v), e.shifted_scores, true);
         ats.against = as_matrix(e.t.at(step_id::scores).value);
-        p.blocks.insert(p.blocks.end(), {at0, doc::gap(), ats});
-        p.blocks.push_back(doc::prose(
+        out.insert(out.end(), {at0, doc::gap(), ats});
+        out.push_back(doc::prose(
             L.text(same(e.shift_diff, scores_scale(e)) ? "positions.rope.shift" : "positions.rope.shift_off", v)));
-        p.blocks.push_back(doc::gap());
+        out.push_back(doc::gap());
+    }
 
-        p.blocks.push_back(doc::heading(L.raw("positions.rope.decay_title"), 2, tone::bold));
+    // The run's own scores: a pair far apart that scores higher (in |score|) than a pair next to
+    // each other, when there is one (" " and its sentence), else "".
+    std::string rope_decay_pair(const encoding_run& e) const {
+        const std::size_t n = r.config.run.seq_len;
+        const matrix<double> sc = as_matrix(e.t.at(step_id::scores).value);
+        std::size_t fi = 0, fj = 0, ni = 0, nj = 0;
+        double far_s = -1, near_s = -1;
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < sc.shape(1); ++j) {
+                const std::size_t dist = i > j ? i - j : j - i;
+                const double a = std::fabs(sc(i, j));
+                if (dist <= 1 && (near_s < 0 || a < near_s)) near_s = a, ni = i, nj = j;
+                if (dist >= std::max<std::size_t>(2, n / 2) && a > far_s) far_s = a, fi = i, fj = j;
+            }
+        if (!(far_s >= 0 && near_s >= 0 && far_s > near_s)) return "";
+        return " " +
+            L.text("positions.rope.decay_pair",
+                   {{"far_i", std::to_string(fi)},
+                    {"far_j", std::to_string(fj)},
+                    {"far_d", std::to_string(fi > fj ? fi - fj : fj - fi)},
+                    {"far_s", format_number(sc(fi, fj), 4)},
+                    {"near_i", std::to_string(ni)},
+                    {"near_j", std::to_string(nj)},
+                    {"near_d", std::to_string(ni > nj ? ni - nj : nj - ni)},
+                    {"near_s", format_number(sc(ni, nj), 4)}});
+    }
+
+    // The long-term decay of the bound, charted at this d_k and at 128, and what this run shows.
+    void rope_decay_blocks(const encoding_run& e, const vars& v, std::vector<block>& out) const {
+        out.push_back(doc::heading(L.raw("positions.rope.decay_title"), 2, tone::bold));
         vars dv = v;
         dv["last"] = std::to_string((decay_points - 1) * decay_step);
         dv["run_far"] = format_number(e.decay_run.back(), 2);
         dv["run_near"] = format_number(e.decay_run.front(), 2);
         dv["far_128"] = format_number(e.decay_128.back(), 2);
         dv["near_128"] = format_number(e.decay_128.front(), 2);
-        p.blocks.push_back(
+        out.push_back(
             doc::row({doc::chart(L.text("positions.rope.decay_chart", dv), e.decay_run),
                       doc::chart(L.text("positions.rope.decay_chart", with({{"d_k", "128"}, {"last", dv.at("last")}})),
                                  e.decay_128)}));
@@ -280,31 +308,25 @@ struct builder {
         dv["mid"] = std::to_string((half - 1) * decay_step);
         dv["trend"] = L.text(far_mean < near_mean ? "positions.rope.decay_falls" : "positions.rope.decay_flat", dv);
         std::string decay = L.text("positions.rope.decay", dv);
-        // The run's own scores: a pair far apart that scores higher (in |score|) than a pair next
-        // to each other, when there is one.
-        const matrix<double> sc = as_matrix(e.t.at(step_id::scores).value);
-        std::size_t fi = 0, fj = 0, ni = 0, nj = 0;
-        double far_s = -1, near_s = -1;
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = 0; j < sc.shape(1); ++j) {
-                const std::size_t dist = i > j ? i - j : j - i;
-                const double a = std::fabs(sc(i, j));
-                if (dist <= 1 && (near_s < 0 || a < near_s)) near_s = a, ni = i, nj = j;
-                if (dist >= std::max<std::size_t>(2, n / 2) && a > far_s) far_s = a, fi = i, fj = j;
-            }
-        if (far_s >= 0 && near_s >= 0 && far_s > near_s)
-            decay += " " +
-                L.text("positions.rope.decay_pair",
-                       {{"far_i", std::to_string(fi)},
-                        {"far_j", std::to_string(fj)},
-                        {"far_d", std::to_string(fi > fj ? fi - fj : fj - fi)},
-                        {"far_s", format_number(sc(fi, fj), 4)},
-                        {"near_i", std::to_string(ni)},
-                        {"near_j", std::to_string(nj)},
-                        {"near_d", std::to_string(ni > nj ? ni - nj : nj - ni)},
-                        {"near_s", format_number(sc(ni, nj), 4)}});
-        p.blocks.push_back(doc::prose(decay));
-        p.blocks.push_back(doc::gap());
+        decay += rope_decay_pair(e);
+        out.push_back(doc::prose(decay));
+        out.push_back(doc::gap());
+    }
+
+    doc::page rope(const encoding_run& e) const {
+        const std::size_t n = r.config.run.seq_len;
+        vars v = with(e.values);
+        v["max_angle"] = format_number(static_cast<double>(n - 1) * e.thetas.at(0), precision);
+        v["scores_max"] = fmt::format("{:.3g}", scores_scale(e));
+        doc::page p;
+        p.id = "rope";
+        p.title = L.raw("positions.rope.title");
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.rope.intro", v)),
+                    formula("positions.rope.formula", v), code(e, {"Q_rot"}), doc::gap()};
+        rope_table_blocks(e, v, p.blocks);
+        rope_styles_blocks(e, v, p.blocks);
+        rope_shift_blocks(e, v, p.blocks);
+        rope_decay_blocks(e, v, p.blocks);
         p.blocks.push_back(weights_map(e, 0, L.raw("positions.weights.title")));
         perm_line(p.blocks, e, v);
         p.blocks.push_back(doc::gap());

@@ -146,6 +146,13 @@ std::string paragraphs(const std::string& text, const std::string& cls) {
     return out;
 }
 
+// Where a heatmap's parts sit, in px: the cells' top-left corner and size, the scale's width, the
+// lines under the cells (scale, caption, masked entry).
+struct heatmap_geometry {
+    int left = 0, top = 24, cell_w = 46, cell_h = 28, cols = 0, rows = 0;
+    int scale_w = 0, legend_y = 0, caption_y = 0, masked_y = 0;
+};
+
 struct html_writer {
     const doc::document& d;
     mutable int gradients = 0;  // each colour scale's gradient gets its own id
@@ -215,6 +222,71 @@ struct html_writer {
         return out + "…";
     }
 
+    // The column labels, then each row: its label and its cells (a masked one hatched, without a number).
+    std::string heatmap_cells_svg(const block& b, const heatmap_geometry& g, const index_plan& rp, const index_plan& cp,
+                                  int id) const {
+        const grid& w = b.values;
+        const bool masks = b.blocked.size() == w.rows() * w.cols();
+        std::string out;
+        for (int c = 0; c < g.cols; ++c)
+            out += fmt::format(
+                "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5b6475\">{}</text>",
+                g.left + c * g.cell_w + g.cell_w / 2, g.top - 8,
+                esc(fit_label(label_of(b.col_labels, cp.shown[static_cast<std::size_t>(c)]), 6)));
+        for (int r = 0; r < g.rows; ++r) {
+            const std::size_t i = rp.shown[static_cast<std::size_t>(r)];
+            out += fmt::format(
+                "\n<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>", g.left - 6,
+                g.top + r * g.cell_h + g.cell_h / 2 + 4, esc(fit_label(label_of(b.row_labels, i), 16)));
+            for (int c = 0; c < g.cols; ++c) {
+                const std::size_t j = cp.shown[static_cast<std::size_t>(c)];
+                if (masks && b.blocked[i * w.cols() + j]) {
+                    out += fmt::format(
+                        "<rect class=\"masked\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#hatch{})\" "
+                        "stroke=\"#ffffff\"/>",
+                        g.left + c * g.cell_w, g.top + r * g.cell_h, g.cell_w, g.cell_h, id);
+                    continue;
+                }
+                const double v = w(i, j);
+                const std::string pct = std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100));
+                const bool light = !std::isnan(v) && v >= 0.5;
+                out += fmt::format(
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\"/>"
+                    "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
+                    g.left + c * g.cell_w, g.top + r * g.cell_h, g.cell_w, g.cell_h, ramp_colour(v),
+                    g.left + c * g.cell_w + g.cell_w / 2, g.top + r * g.cell_h + g.cell_h / 2 + 4,
+                    light ? "#10131a" : "#ffffff", pct);
+            }
+        }
+        return out;
+    }
+
+    // The colour scale: 0% … 100%, then the caption, then the masked entry.
+    std::string heatmap_legend_svg(const heatmap_geometry& g, int id, bool any_masked) const {
+        std::string out;
+        out += "\n<defs><linearGradient id=\"" + fmt::format("ramp{}", id) + "\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
+        for (int k = 0; k <= 4; ++k)
+            out += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", k * 25, ramp_colour(k / 4.0));
+        out += "</linearGradient></defs>";
+        out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#ramp{})\"/>", g.left,
+                           g.legend_y, g.scale_w, id);
+        out +=
+            fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">0%</text>", g.left, g.legend_y + 24);
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100%</text>",
+                           g.left + g.scale_w, g.legend_y + 24);
+        out += fmt::format("<text class=\"caption\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">{}</text>",
+                           g.left, g.caption_y, esc(d.ui.legend));
+        if (any_masked) {
+            out += fmt::format(
+                "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"10\" fill=\"url(#hatch{})\" stroke=\"#9aa3b5\"/>",
+                g.left, g.masked_y - 9, id);
+            out += fmt::format(
+                "<text class=\"masked-legend\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">{}</text>",
+                g.left + 22, g.masked_y, esc(d.ui.masked));
+        }
+        return out;
+    }
+
     // The heatmap: cells shaded by weight with the percentage; masked cells (b.blocked) hatched
     // and without a number, unlike a 0% weight. Under it, on lines of their own so that nothing
     // overlaps at any size: the colour scale with 0% and 100% under its two ends, the legend's
@@ -231,20 +303,21 @@ struct html_writer {
         std::size_t label_chars = 1;
         for (std::size_t i : rp.shown)
             label_chars = std::max(label_chars, display_width(fit_label(label_of(b.row_labels, i), 16)));
-        const int cell_w = 46, cell_h = 28, left = 12 + static_cast<int>(label_chars) * char_w, top = 24;
-        const int cols = static_cast<int>(cp.shown.size()), rows = static_cast<int>(rp.shown.size());
-        const int scale_w = std::max(120, std::min(cols * cell_w, 300));
-        const int legend_y = top + rows * cell_h + 14;  // the scale's top
-        const int caption_y = legend_y + 40, masked_y = caption_y + 18;
-        int width = left + cols * cell_w + 10;
-        int height = top + rows * cell_h + 10;
+        heatmap_geometry g;
+        g.left = 12 + static_cast<int>(label_chars) * char_w;
+        g.cols = static_cast<int>(cp.shown.size()), g.rows = static_cast<int>(rp.shown.size());
+        g.scale_w = std::max(120, std::min(g.cols * g.cell_w, 300));
+        g.legend_y = g.top + g.rows * g.cell_h + 14;  // the scale's top
+        g.caption_y = g.legend_y + 40, g.masked_y = g.caption_y + 18;
+        int width = g.left + g.cols * g.cell_w + 10;
+        int height = g.top + g.rows * g.cell_h + 10;
         if (b.legend) {
-            width = std::max(width, left + scale_w + 10);
-            width = std::max(width, left + static_cast<int>(display_width(d.ui.legend)) * 6 + 10);
-            height = caption_y + 8;
+            width = std::max(width, g.left + g.scale_w + 10);
+            width = std::max(width, g.left + static_cast<int>(display_width(d.ui.legend)) * 6 + 10);
+            height = g.caption_y + 8;
             if (any_masked) {
-                width = std::max(width, left + 22 + static_cast<int>(display_width(d.ui.masked)) * 6 + 10);
-                height = masked_y + 8;
+                width = std::max(width, g.left + 22 + static_cast<int>(display_width(d.ui.masked)) * 6 + 10);
+                height = g.masked_y + 8;
             }
         }
         const int id = ++gradients;
@@ -258,59 +331,8 @@ struct html_writer {
                 "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f1f2f5\"/>"
                 "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#9aa3b5\" stroke-width=\"2\"/></pattern></defs>\n",
                 id);
-        for (int c = 0; c < cols; ++c)
-            out += fmt::format(
-                "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#5b6475\">{}</text>",
-                left + c * cell_w + cell_w / 2, top - 8,
-                esc(fit_label(label_of(b.col_labels, cp.shown[static_cast<std::size_t>(c)]), 6)));
-        for (int r = 0; r < rows; ++r) {
-            const std::size_t i = rp.shown[static_cast<std::size_t>(r)];
-            out +=
-                fmt::format("\n<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6475\">{}</text>",
-                            left - 6, top + r * cell_h + cell_h / 2 + 4, esc(fit_label(label_of(b.row_labels, i), 16)));
-            for (int c = 0; c < cols; ++c) {
-                const std::size_t j = cp.shown[static_cast<std::size_t>(c)];
-                if (masks && b.blocked[i * w.cols() + j]) {
-                    out += fmt::format(
-                        "<rect class=\"masked\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#hatch{})\" "
-                        "stroke=\"#ffffff\"/>",
-                        left + c * cell_w, top + r * cell_h, cell_w, cell_h, id);
-                    continue;
-                }
-                const double v = w(i, j);
-                const std::string pct = std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100));
-                const bool light = !std::isnan(v) && v >= 0.5;
-                out += fmt::format(
-                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\"/>"
-                    "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
-                    left + c * cell_w, top + r * cell_h, cell_w, cell_h, ramp_colour(v), left + c * cell_w + cell_w / 2,
-                    top + r * cell_h + cell_h / 2 + 4, light ? "#10131a" : "#ffffff", pct);
-            }
-        }
-        if (b.legend) {  // the colour scale: 0% … 100%, then the caption, then the masked entry
-            out +=
-                "\n<defs><linearGradient id=\"" + fmt::format("ramp{}", id) + "\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">";
-            for (int k = 0; k <= 4; ++k)
-                out += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", k * 25, ramp_colour(k / 4.0));
-            out += "</linearGradient></defs>";
-            out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#ramp{})\"/>", left,
-                               legend_y, scale_w, id);
-            out +=
-                fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">0%</text>", left, legend_y + 24);
-            out +=
-                fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#5b6475\">100%</text>",
-                            left + scale_w, legend_y + 24);
-            out += fmt::format("<text class=\"caption\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">{}</text>",
-                               left, caption_y, esc(d.ui.legend));
-            if (any_masked) {
-                out += fmt::format(
-                    "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"10\" fill=\"url(#hatch{})\" stroke=\"#9aa3b5\"/>",
-                    left, masked_y - 9, id);
-                out += fmt::format(
-                    "<text class=\"masked-legend\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">{}</text>",
-                    left + 22, masked_y, esc(d.ui.masked));
-            }
-        }
+        out += heatmap_cells_svg(b, g, rp, cp, id);
+        if (b.legend) out += heatmap_legend_svg(g, id, any_masked);
         return out + "</svg>";
     }
 

@@ -207,32 +207,20 @@ struct runner {
         return out;
     }
 
-    encoding_run run(encoding e, const std::vector<std::size_t>& perm) const {
-        encoding_run r;
-        r.enc = e;
-        r.causal = c.causal_for(e);
-        const matrix<T> x = convert<T>(in.x);
-        const pass p = forward(e, x, r.causal);
-        trace& t = r.t;
-        t.config = c.run;
-        t.config.mask = r.causal ? mask_kind::causal : mask_kind::none;
-        t.config.pattern.kind = t.config.mask;  // the JSON's "mask" says which mask this run applies
-        t.lessons = "positions";
-        t.classic_x = in.classic_x;
-        t.values = {{"n", std::to_string(n)}, {"d_model", std::to_string(dm)}, {"d_k", std::to_string(dk)}};
-        const std::string nd = shape_str(n, dm), nk = shape_str(n, dk), nn = shape_str(n, n);
+    // X (and pe, X_pos), Q, K, V (and Q_rot, K_rot, alibi_bias), the scores, the weights and the output.
+    void add_steps(encoding e, const matrix<T>& x, const pass& p, bool causal, trace& t) const {
         auto add = [&](const std::string& id, std::string line, tensor v, const std::string& lesson = "") {
             step s = make_step(id, std::move(line), std::move(v));
             s.lesson = lesson;
             t.steps.push_back(std::move(s));
         };
+        const std::string nd = shape_str(n, dm), nk = shape_str(n, dk), nn = shape_str(n, n);
         add("X", nd, d(x));
         const bool absolute = e == encoding::sinusoidal || e == encoding::learned;
         if (absolute) {
             add("pe", nd, d(p.pe), e == encoding::learned ? "positions.pe_learned" : "");
             add("X_pos", fmt::format("{} + {} -> {}", nd, nd, nd), d(p.x_pos));
         }
-        const std::string src = absolute ? "X_pos" : "X";
         add("Q", fmt::format("{} @ {} -> {}", nd, shape_str(dm, dk), nk), d(p.q));
         add("K", fmt::format("{} @ {} -> {}", nd, shape_str(dm, dk), nk), d(p.k));
         add("V", fmt::format("{} @ {} -> {}", nd, shape_str(dm, dk), nk), d(p.v));
@@ -247,20 +235,24 @@ struct runner {
         if (e == encoding::alibi) {
             add("scaled_scores", fmt::format("{} / √{} + {} -> {}", nn, dk, hnn, hnn), stack(p.scaled),
                 "positions.scaled_scores_alibi");
-            add("weights", fmt::format("softmax({}{}, dim=-1) -> {}", hnn, r.causal ? " + causal mask" : "", hnn),
+            add("weights", fmt::format("softmax({}{}, dim=-1) -> {}", hnn, causal ? " + causal mask" : "", hnn),
                 stack(p.weights));
             add("output", fmt::format("{} @ {} -> {}", hnn, nk, shape_str(std::vector<std::size_t>{c.heads, n, dk})),
                 stack(p.out));
         } else {
             add("scaled_scores", fmt::format("{} / √{} -> {}", nn, dk, nn), d(p.scaled[0]));
-            add("weights", fmt::format("softmax({}{}, dim=-1) -> {}", nn, r.causal ? " + causal mask" : "", nn),
+            add("weights", fmt::format("softmax({}{}, dim=-1) -> {}", nn, causal ? " + causal mask" : "", nn),
                 d(p.weights[0]));
             add("output", fmt::format("{} @ {} -> {}", nn, nk, nk), d(p.out[0]));
         }
-        // The placeholders of the steps' pytorch lines (lessons/en/positions.toml), from this run.
+    }
+
+    // The placeholders of the steps' pytorch lines (lessons/en/positions.toml), from this run.
+    void pytorch_values(encoding e, bool causal, trace& t) const {
+        const bool absolute = e == encoding::sinusoidal || e == encoding::learned;
         vars& pv = t.values;
-        pv["qkv_input"] = src;
-        pv["softmax_input"] = r.causal ? "scaled.masked_fill(" + blocked_expr(t.config) + ", float('-inf'))" : "scaled";
+        pv["qkv_input"] = absolute ? "X_pos" : "X";
+        pv["softmax_input"] = causal ? "scaled.masked_fill(" + blocked_expr(t.config) + ", float('-inf'))" : "scaled";
         if (e == encoding::rope) {
             pv["rope_Q_code"] = rope_code("Q_rot", "Q", "d_k", "torch.arange(n)", c.rope.style, c.rope.base);
             pv["rope_K_code"] = rope_code("K_rot", "K", "d_k", "torch.arange(n)", c.rope.style, c.rope.base);
@@ -270,9 +262,82 @@ struct runner {
             for (double m : alibi_slopes(c.heads)) slopes += fmt::format("{}{}", slopes.size() > 1 ? ", " : "", m);
             pv["alibi_slopes"] = slopes + "]";
             // bias[h, i, j] = −m_h·(i − j); without a causal mask the distance is |i − j| (core alibi_bias)
-            pv["alibi_distance"] = r.causal ? "(torch.arange(n)[:, None] - torch.arange(n))"
-                                            : "(torch.arange(n)[:, None] - torch.arange(n)).abs()";
+            pv["alibi_distance"] = causal ? "(torch.arange(n)[:, None] - torch.arange(n))"
+                                          : "(torch.arange(n)[:, None] - torch.arange(n)).abs()";
         }
+    }
+
+    // PE(i + s) = R(s·ω_j)·PE(i) on each (sin, cos) pair: a rotation that does not depend on i; the
+    // largest error of that rotation over the table.
+    double sinusoidal_rotation_error() const {
+        const std::size_t s = c.shift;
+        const matrix<double> far = sinusoidal_table<double>(n + s, dm);
+        double worst = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j + 1 < dm; j += 2) {
+                const double w =
+                    static_cast<double>(s) * std::pow(10000.0, -static_cast<double>(j) / static_cast<double>(dm));
+                const double a = far(i, j), b = far(i, j + 1);  // sin, cos at i
+                const double rs = a * std::cos(w) + b * std::sin(w), rc = b * std::cos(w) - a * std::sin(w);
+                worst = std::max({worst, std::fabs(rs - far(i + s, j)), std::fabs(rc - far(i + s, j + 1))});
+            }
+        return worst;
+    }
+
+    // RoPE's claims checked on this run: the other pairing style and the conversion between them, a
+    // shift of every position, norms kept; the angles and the decay bound.
+    void rope_checks(encoding e, const matrix<T>& x, const pass& p, encoding_run& r) const {
+        vars& v = r.values;
+        const rope_style other = c.rope.style == rope_style::half ? rope_style::interleaved : rope_style::half;
+        const pass o = forward(e, x, r.causal, other, 0, wq, wk);
+        r.other_scores = d(o.scores);
+        r.style_diff = max_abs_diff(d(p.scores), r.other_scores);
+        const std::vector<std::size_t> perm_cols = interleaved_to_half(dk);
+        const pass inter = forward(e, x, r.causal, rope_style::interleaved, 0, wq, wk);
+        const pass conv =
+            forward(e, x, r.causal, rope_style::half, 0, permute_cols(wq, perm_cols), permute_cols(wk, perm_cols));
+        r.converted_diff = max_abs_diff(d(inter.scores), d(conv.scores));
+        const pass sh = forward(e, x, r.causal, c.rope.style, c.shift, wq, wk);
+        r.shifted_scores = d(sh.scores);
+        r.shift_diff = max_abs_diff(d(p.scores), r.shifted_scores);
+        double norm = 0;
+        for (const auto* pr : {&p.q, &p.k}) {
+            const matrix<T>& a = *pr;
+            const matrix<T>& b = pr == &p.q ? p.q_rot : p.k_rot;
+            for (std::size_t i = 0; i < n; ++i) {
+                double na = 0, nb = 0;
+                for (std::size_t j = 0; j < dk; ++j)
+                    na += static_cast<double>(a(i, j)) * a(i, j), nb += static_cast<double>(b(i, j)) * b(i, j);
+                norm = std::max(norm, std::fabs(std::sqrt(na) - std::sqrt(nb)));
+            }
+        }
+        r.norm_diff = norm;
+        for (std::size_t i = 0; i < dk / 2; ++i) r.thetas.push_back(rope_theta(i, dk, c.rope.base));
+        r.decay_run = rope_decay_bound(dk, c.rope.base, decay_points, decay_step);
+        r.decay_128 = rope_decay_bound(128, c.rope.base, decay_points, decay_step);
+        v["style_diff"] = g3(r.style_diff);
+        v["converted_diff"] = g3(r.converted_diff);
+        v["shift_diff"] = g3(r.shift_diff);
+        v["norm_diff"] = g3(r.norm_diff);
+        v["other_style"] = name_of(other);
+    }
+
+    encoding_run run(encoding e, const std::vector<std::size_t>& perm) const {
+        encoding_run r;
+        r.enc = e;
+        r.causal = c.causal_for(e);
+        const matrix<T> x = convert<T>(in.x);
+        const pass p = forward(e, x, r.causal);
+        trace& t = r.t;
+        t.config = c.run;
+        t.config.mask = r.causal ? mask_kind::causal : mask_kind::none;
+        t.config.pattern.kind = t.config.mask;  // the JSON's "mask" says which mask this run applies
+        t.lessons = "positions";
+        t.classic_x = in.classic_x;
+        t.values = {{"n", std::to_string(n)}, {"d_model", std::to_string(dm)}, {"d_k", std::to_string(dk)}};
+        add_steps(e, x, p, r.causal, t);
+        pytorch_values(e, r.causal, t);
+        const bool absolute = e == encoding::sinusoidal || e == encoding::learned;
         r.perm_diff = perm_diff(e, perm, false);
         vars& v = r.values;
         v["perm_diff"] = g3(r.perm_diff);
@@ -286,55 +351,10 @@ struct runner {
             v["table_params"] = std::to_string(n * dm);
         }
         if (e == encoding::sinusoidal) {
-            // PE(i + s) = R(s·ω_j)·PE(i) on each (sin, cos) pair: a rotation that does not depend on i.
-            const std::size_t s = c.shift;
-            const matrix<double> far = sinusoidal_table<double>(n + s, dm);
-            double worst = 0;
-            for (std::size_t i = 0; i < n; ++i)
-                for (std::size_t j = 0; j + 1 < dm; j += 2) {
-                    const double w =
-                        static_cast<double>(s) * std::pow(10000.0, -static_cast<double>(j) / static_cast<double>(dm));
-                    const double a = far(i, j), b = far(i, j + 1);  // sin, cos at i
-                    const double rs = a * std::cos(w) + b * std::sin(w), rc = b * std::cos(w) - a * std::sin(w);
-                    worst = std::max({worst, std::fabs(rs - far(i + s, j)), std::fabs(rc - far(i + s, j + 1))});
-                }
-            r.rotation_error = worst;
-            v["rotation_error"] = g3(worst);
+            r.rotation_error = sinusoidal_rotation_error();
+            v["rotation_error"] = g3(r.rotation_error);
         }
-        if (e == encoding::rope) {
-            const rope_style other = c.rope.style == rope_style::half ? rope_style::interleaved : rope_style::half;
-            const pass o = forward(e, x, r.causal, other, 0, wq, wk);
-            r.other_scores = d(o.scores);
-            r.style_diff = max_abs_diff(d(p.scores), r.other_scores);
-            const std::vector<std::size_t> perm_cols = interleaved_to_half(dk);
-            const pass inter = forward(e, x, r.causal, rope_style::interleaved, 0, wq, wk);
-            const pass conv =
-                forward(e, x, r.causal, rope_style::half, 0, permute_cols(wq, perm_cols), permute_cols(wk, perm_cols));
-            r.converted_diff = max_abs_diff(d(inter.scores), d(conv.scores));
-            const pass sh = forward(e, x, r.causal, c.rope.style, c.shift, wq, wk);
-            r.shifted_scores = d(sh.scores);
-            r.shift_diff = max_abs_diff(d(p.scores), r.shifted_scores);
-            double norm = 0;
-            for (const auto* pr : {&p.q, &p.k}) {
-                const matrix<T>& a = *pr;
-                const matrix<T>& b = pr == &p.q ? p.q_rot : p.k_rot;
-                for (std::size_t i = 0; i < n; ++i) {
-                    double na = 0, nb = 0;
-                    for (std::size_t j = 0; j < dk; ++j)
-                        na += static_cast<double>(a(i, j)) * a(i, j), nb += static_cast<double>(b(i, j)) * b(i, j);
-                    norm = std::max(norm, std::fabs(std::sqrt(na) - std::sqrt(nb)));
-                }
-            }
-            r.norm_diff = norm;
-            for (std::size_t i = 0; i < dk / 2; ++i) r.thetas.push_back(rope_theta(i, dk, c.rope.base));
-            r.decay_run = rope_decay_bound(dk, c.rope.base, decay_points, decay_step);
-            r.decay_128 = rope_decay_bound(128, c.rope.base, decay_points, decay_step);
-            v["style_diff"] = g3(r.style_diff);
-            v["converted_diff"] = g3(r.converted_diff);
-            v["shift_diff"] = g3(r.shift_diff);
-            v["norm_diff"] = g3(r.norm_diff);
-            v["other_style"] = name_of(other);
-        }
+        if (e == encoding::rope) rope_checks(e, x, p, r);
         if (e == encoding::alibi) r.slopes = alibi_slopes(c.heads);
         return r;
     }

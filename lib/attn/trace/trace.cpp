@@ -281,17 +281,31 @@ std::vector<T> col_of(const matrix<T>& m, std::size_t c) {
     return v;
 }
 
+using blocked_grid = std::vector<std::vector<bool>>;  // [n][m], true = blocked
+
+// The single-head forward pass of one run in its dtype, with what its steps show beside it.
 template <class T>
-trace build_typed(const step_config& c, const inputs& in, int precision) {
-    const matrix<T> x = convert<T>(in.x), w_q = convert<T>(in.w_q), w_k = convert<T>(in.w_k), w_v = convert<T>(in.w_v);
-    const bool causal = c.mask != mask_kind::none;  // causal or a sparse pattern
-    const std::size_t n = c.seq_len, m = c.keys(), d = c.d_model, dk = c.d_k, dv = c.d_v;
-    const auto blocked_by = pattern_blocked(c.pattern, n, m, c.align);  // [n][m], true = blocked
+struct single_pass {
+    matrix<T> x, w_q, w_k, w_v;
+    matrix<T> src;  // [m, d_model]: X, or the memory under cross-attention
+    matrix<T> q_rot, k_rot;  // [n, d_k], [m, d_k]: Q and K, rotated under --rope
+    attention_trace<T> f;
+    blocked_grid blocked_by;
+    bool causal = false;  // causal or a sparse pattern
+};
+
+template <class T>
+single_pass<T> single_forward(const step_config& c, const inputs& in) {
+    single_pass<T> p;
+    p.x = convert<T>(in.x), p.w_q = convert<T>(in.w_q), p.w_k = convert<T>(in.w_k), p.w_v = convert<T>(in.w_v);
+    p.causal = c.mask != mask_kind::none;
+    const std::size_t n = c.seq_len, m = c.keys(), d = c.d_model, dk = c.d_k;
+    p.blocked_by = pattern_blocked(c.pattern, n, m, c.align);
     // Cross-attention: keys and values come from the memory (its first batch item), queries from X.
-    matrix<T> src = x;  // [m, d_model]
+    p.src = p.x;
     if (c.cross()) {
-        src = xt::empty<T>({m, d});
-        for (std::size_t i = 0; i < m * d; ++i) src.data()[i] = static_cast<T>(in.memory.data()[i]);
+        p.src = xt::empty<T>({m, d});
+        for (std::size_t i = 0; i < m * d; ++i) p.src.data()[i] = static_cast<T>(in.memory.data()[i]);
     }
     auto with_bias = [](matrix<T> a, const std::vector<double>& b) {  // nn.Linear: x·W + b
         if (!b.empty())
@@ -299,56 +313,63 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
                 for (std::size_t j = 0; j < a.shape(1); ++j) a(i, j) += static_cast<T>(b[j]);
         return a;
     };
-    attention_trace<T> f;
-    f.q = with_bias(project(x, w_q), in.b_q);  // [n, d_k]
-    f.k = with_bias(project(src, w_k), in.b_k);  // [m, d_k]
-    f.v = with_bias(project(src, w_v), in.b_v);  // [m, d_v]
+    attention_trace<T>& f = p.f;
+    f.q = with_bias(project(p.x, p.w_q), in.b_q);  // [n, d_k]
+    f.k = with_bias(project(p.src, p.w_k), in.b_k);  // [m, d_k]
+    f.v = with_bias(project(p.src, p.w_v), in.b_v);  // [m, d_v]
     // --rope: q and k rotated pairwise at positions 0 … n−1 (core/positions.hpp); V untouched.
-    const matrix<T> q_rot = c.rope ? rope_rotate(f.q, 0, c.rope_base, c.rope_style) : f.q;  // [n, d_k]
-    const matrix<T> k_rot = c.rope ? rope_rotate(f.k, 0, c.rope_base, c.rope_style) : f.k;  // [m, d_k]
-    f.scores = attention_scores(q_rot, k_rot);  // [n, m]
+    p.q_rot = c.rope ? rope_rotate(f.q, 0, c.rope_base, c.rope_style) : f.q;  // [n, d_k]
+    p.k_rot = c.rope ? rope_rotate(f.k, 0, c.rope_base, c.rope_style) : f.k;  // [m, d_k]
+    f.scores = attention_scores(p.q_rot, p.k_rot);  // [n, m]
     f.scaled_scores = scale_scores(f.scores, dk);  // [n, m]
-    f.masked_scores = causal ? apply_mask(f.scaled_scores, blocked_by) : f.scaled_scores;
+    f.masked_scores = p.causal ? apply_mask(f.scaled_scores, p.blocked_by) : f.scaled_scores;
     f.weights = softmax_rows(f.masked_scores);  // [n, m]
     f.output = weighted_sum(f.weights, f.v);  // [n, d_v]
+    return p;
+}
 
-    trace t;
-    t.config = c;
-    t.classic_x = in.classic_x;
-    t.values = {{"n", std::to_string(n)},
-                {"m", std::to_string(m)},
-                {"d_model", std::to_string(d)},
-                {"d_k", std::to_string(dk)},
-                {"d_v", std::to_string(dv)},
-                {"seed", std::to_string(c.seed)},
-                {"init", name_of(c.init)},
-                {"dtype", name_of(c.type)},
-                {"mask", spec_text(c.pattern)},
-                {"align", name_of(c.align)},
-                {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(dk)), precision)},
-                {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
+// The run's numbers every lesson may name: sizes, seed, init, dtype, mask, √d_k, where X came from.
+vars single_values(const step_config& c, const inputs& in, int precision) {
+    return {{"n", std::to_string(c.seq_len)},
+            {"m", std::to_string(c.keys())},
+            {"d_model", std::to_string(c.d_model)},
+            {"d_k", std::to_string(c.d_k)},
+            {"d_v", std::to_string(c.d_v)},
+            {"seed", std::to_string(c.seed)},
+            {"init", name_of(c.init)},
+            {"dtype", name_of(c.type)},
+            {"mask", spec_text(c.pattern)},
+            {"align", name_of(c.align)},
+            {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(c.d_k)), precision)},
+            {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
+}
 
-    t.steps.push_back(make_step(step_id::X, shape_str(n, d), as_tensor(x)));
-    if (c.cross()) t.steps.push_back(make_step(step_id::memory, shape_str(m, d), as_tensor(src)));
-    t.steps.push_back(make_step(step_id::W_Q, shape_str(d, dk), as_tensor(w_q)));
-    t.steps.push_back(make_step(step_id::W_K, shape_str(d, dk), as_tensor(w_k)));
-    t.steps.push_back(make_step(step_id::W_V, shape_str(d, dv), as_tensor(w_v)));
+// X (and the memory), the weights, Q, K, V with their biases, and Q_rot, K_rot under --rope.
+template <class T>
+void single_projection_steps(const step_config& c, const inputs& in, const single_pass<T>& p, int precision,
+                             std::vector<step>& steps) {
+    const std::size_t n = c.seq_len, m = c.keys(), d = c.d_model, dk = c.d_k, dv = c.d_v;
+    steps.push_back(make_step(step_id::X, shape_str(n, d), as_tensor(p.x)));
+    if (c.cross()) steps.push_back(make_step(step_id::memory, shape_str(m, d), as_tensor(p.src)));
+    steps.push_back(make_step(step_id::W_Q, shape_str(d, dk), as_tensor(p.w_q)));
+    steps.push_back(make_step(step_id::W_K, shape_str(d, dk), as_tensor(p.w_k)));
+    steps.push_back(make_step(step_id::W_V, shape_str(d, dv), as_tensor(p.w_v)));
 
     step q = make_step(step_id::Q, fmt::format("{} @ {} -> {}", shape_str(n, d), shape_str(d, dk), shape_str(n, dk)),
-                       as_tensor(f.q));
-    q.values["expansion"] = expansion(row_of(x, 0), col_of(w_q, 0), f.q(0, 0), precision);
-    t.steps.push_back(std::move(q));
+                       as_tensor(p.f.q));
+    q.values["expansion"] = expansion(row_of(p.x, 0), col_of(p.w_q, 0), p.f.q(0, 0), precision);
+    steps.push_back(std::move(q));
     // Cross-attention: K = memory·W_K and V = memory·W_V (their own lessons say so).
     for (const auto& [id, w_cols, value] :
-         {std::tuple<const char*, std::size_t, const matrix<T>*>{"K", dk, &f.k}, {"V", dv, &f.v}}) {
+         {std::tuple<const char*, std::size_t, const matrix<T>*>{"K", dk, &p.f.k}, {"V", dv, &p.f.v}}) {
         step kv =
             make_step(id, fmt::format("{} @ {} -> {}", shape_str(m, d), shape_str(d, w_cols), shape_str(m, w_cols)),
                       as_tensor(*value));
         if (c.cross()) kv.lesson = std::string("step.") + id + "_cross";
-        t.steps.push_back(std::move(kv));
+        steps.push_back(std::move(kv));
     }
     if (c.bias) {
-        for (step& st : t.steps) {
+        for (step& st : steps) {
             const std::vector<double>* b = st.is(step_id::Q) ? &in.b_q
                 : st.is(step_id::K)                          ? &in.b_k
                 : st.is(step_id::V)                          ? &in.b_v
@@ -359,33 +380,76 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
             st.extras.push_back({"bias", row});
         }
     }
-
-    if (c.rope) {
-        for (const auto& [id, rot] : {std::pair<const char*, const matrix<T>*>{"Q_rot", &q_rot}, {"K_rot", &k_rot}}) {
-            step r = make_step(id,
-                               fmt::format("rope({}, positions 0..{}) -> {}", shape_str(rot->shape(0), dk),
-                                           rot->shape(0) - 1, shape_str(rot->shape(0), dk)),
-                               as_tensor(*rot));
-            r.lesson = std::string("rope_step.") + id;
-            r.values["rope_style"] = name_of(c.rope_style);
-            r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
-            r.values["rope_pairs"] = c.rope_style == rope_style::half ? "(i, i + d/2)" : "(2i, 2i + 1)";
-            t.steps.push_back(std::move(r));
-        }
+    if (!c.rope) return;
+    for (const auto& [id, rot] : {std::pair<const char*, const matrix<T>*>{"Q_rot", &p.q_rot}, {"K_rot", &p.k_rot}}) {
+        step r = make_step(id,
+                           fmt::format("rope({}, positions 0..{}) -> {}", shape_str(rot->shape(0), dk),
+                                       rot->shape(0) - 1, shape_str(rot->shape(0), dk)),
+                           as_tensor(*rot));
+        r.lesson = std::string("rope_step.") + id;
+        r.values["rope_style"] = name_of(c.rope_style);
+        r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
+        r.values["rope_pairs"] = c.rope_style == rope_style::half ? "(i, i + d/2)" : "(2i, 2i + 1)";
+        steps.push_back(std::move(r));
     }
+}
 
+// The n × m steps get their tensors at the end (single_trace), moved out of the pass once nothing
+// reads it any more.
+template <class T>
+step single_scores_step(const step_config& c, const single_pass<T>& p, int precision) {
+    const std::size_t n = c.seq_len, m = c.keys(), dk = c.d_k;
     // scores[0, j]: query 0 against key j, the first off-diagonal pair when there is one.
     const std::size_t j = m > 1 ? 1 : 0;
-    // The n × m steps get their tensors at the end, moved out of f once nothing reads f any more.
     step s = make_step(step_id::scores,
                        fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)), {});
-    s.extras.push_back({"k_transposed", convert<double>(attn::transpose(k_rot))});
+    s.extras.push_back({"k_transposed", convert<double>(attn::transpose(p.k_rot))});
     s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
-    s.values["expansion"] = expansion(row_of(q_rot, 0), row_of(k_rot, j), f.scores(0, j), precision);
+    s.values["expansion"] = expansion(row_of(p.q_rot, 0), row_of(p.k_rot, j), p.f.scores(0, j), precision);
     if (c.rope) s.lesson = "rope_step.scores";
-    t.steps.push_back(std::move(s));
+    return s;
+}
 
+// The saturation the scale prevents, measured (#24): over the rows with a key to attend to, the
+// average largest weight of softmax(scaled) and of softmax(unscaled), and 1/keys (an even split).
+template <class T>
+void saturation_values(const single_pass<T>& p, vars& values) {
+    const attention_trace<T>& f = p.f;
+    const std::size_t n = f.scores.shape(0), m = f.scores.shape(1);
+    double peak_scaled = 0, peak_raw = 0, even = 0;
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        double mx_s = -std::numeric_limits<double>::infinity(), mx_r = mx_s;
+        std::size_t keys = 0;
+        for (std::size_t j = 0; j < m; ++j)
+            if (!(p.causal && p.blocked_by[i][j])) {
+                ++keys;
+                mx_s = std::max(mx_s, static_cast<double>(f.scaled_scores(i, j)));
+                mx_r = std::max(mx_r, static_cast<double>(f.scores(i, j)));
+            }
+        if (keys == 0 || !std::isfinite(mx_s) || !std::isfinite(mx_r)) continue;
+        double sum_s = 0, sum_r = 0;  // the largest weight of a row is exp(0) / Σ exp(s − max)
+        for (std::size_t j = 0; j < m; ++j)
+            if (!(p.causal && p.blocked_by[i][j])) {
+                sum_s += std::exp(static_cast<double>(f.scaled_scores(i, j)) - mx_s);
+                sum_r += std::exp(static_cast<double>(f.scores(i, j)) - mx_r);
+            }
+        peak_scaled += 1.0 / sum_s, peak_raw += 1.0 / sum_r, even += 1.0 / static_cast<double>(keys);
+        ++rows;
+    }
+    if (rows > 0) {
+        const double r = static_cast<double>(rows);
+        values["peak_scaled"] = fmt::format("{:.3f}", peak_scaled / r);
+        values["peak_unscaled"] = fmt::format("{:.3f}", peak_raw / r);
+        values["peak_even"] = fmt::format("{:.3f}", even / r);
+    }
+}
+
+template <class T>
+step single_scaled_step(const step_config& c, const single_pass<T>& p, int precision) {
+    const std::size_t n = c.seq_len, m = c.keys(), dk = c.d_k;
+    const attention_trace<T>& f = p.f;
     step sc =
         make_step(step_id::scaled_scores, fmt::format("{} / √{} -> {}", shape_str(n, m), dk, shape_str(n, m)), {});
     sc.values["var_before"] = format_number(attn::variance(f.scores), precision);
@@ -393,44 +457,17 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     sc.values["std_before"] = format_number(attn::std_dev(f.scores), precision);
     sc.values["std_after"] = format_number(attn::std_dev(f.scaled_scores), precision);
     // Whether this run meets the lesson's assumption (unit-variance q and k entries), measured.
-    const double var_q = attn::variance(q_rot), var_k = attn::variance(k_rot);
+    const double var_q = attn::variance(p.q_rot), var_k = attn::variance(p.k_rot);
     sc.values["var_q"] = format_number(var_q, precision);
     sc.values["var_k"] = format_number(var_k, precision);
     sc.values["score_count"] = std::to_string(n * m);
     sc.values["scale_check"] = name_of(scale_check_of(var_q, var_k, attn::variance(f.scaled_scores)));
-    // The saturation the scale prevents, measured (#24): over the rows with a key to attend to, the
-    // average largest weight of softmax(scaled) and of softmax(unscaled), and 1/keys (an even split).
-    {
-        double peak_scaled = 0, peak_raw = 0, even = 0;
-        std::size_t rows = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            double mx_s = -std::numeric_limits<double>::infinity(), mx_r = mx_s;
-            std::size_t keys = 0;
-            for (std::size_t j = 0; j < m; ++j)
-                if (!(causal && blocked_by[i][j])) {
-                    ++keys;
-                    mx_s = std::max(mx_s, static_cast<double>(f.scaled_scores(i, j)));
-                    mx_r = std::max(mx_r, static_cast<double>(f.scores(i, j)));
-                }
-            if (keys == 0 || !std::isfinite(mx_s) || !std::isfinite(mx_r)) continue;
-            double sum_s = 0, sum_r = 0;  // the largest weight of a row is exp(0) / Σ exp(s − max)
-            for (std::size_t j = 0; j < m; ++j)
-                if (!(causal && blocked_by[i][j])) {
-                    sum_s += std::exp(static_cast<double>(f.scaled_scores(i, j)) - mx_s);
-                    sum_r += std::exp(static_cast<double>(f.scores(i, j)) - mx_r);
-                }
-            peak_scaled += 1.0 / sum_s, peak_raw += 1.0 / sum_r, even += 1.0 / static_cast<double>(keys);
-            ++rows;
-        }
-        if (rows > 0) {
-            const double r = static_cast<double>(rows);
-            sc.values["peak_scaled"] = fmt::format("{:.3f}", peak_scaled / r);
-            sc.values["peak_unscaled"] = fmt::format("{:.3f}", peak_raw / r);
-            sc.values["peak_even"] = fmt::format("{:.3f}", even / r);
-        }
-    }
-    t.steps.push_back(std::move(sc));
+    saturation_values(p, sc.values);
+    return sc;
+}
 
+step single_masked_step(const step_config& c, bool causal, const blocked_grid& blocked_by) {
+    const std::size_t n = c.seq_len, m = c.keys();
     step ms = make_step(step_id::masked_scores,
                         fmt::format("{} + mask {} -> {}", shape_str(n, m), shape_str(n, m), shape_str(n, m)), {});
     ms.brief = !causal;
@@ -446,8 +483,12 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
         ms.values["density"] = fmt::format("{:.4f}", 1.0 - static_cast<double>(blocked) / static_cast<double>(n * m));
         stacking_values(ms.values, c.pattern, n, m);
     }
-    t.steps.push_back(std::move(ms));
+    return ms;
+}
 
+template <class T>
+step single_weights_step(const step_config& c, const attention_trace<T>& f) {
+    const std::size_t n = c.seq_len, m = c.keys();
     step w =
         make_step(step_id::weights, fmt::format("softmax({}, dim=-1) -> {}", shape_str(n, m), shape_str(n, m)), {});
     w.extras.push_back({"row_max", convert<double>(row_max(f.masked_scores))});
@@ -457,16 +498,30 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     double worst = 0;
     for (T v : sums) worst = std::max(worst, std::fabs(static_cast<double>(v) - 1.0));
     w.values["row_sum_error"] = fmt::format("{:.1e}", worst);
-    t.steps.push_back(std::move(w));
+    return w;
+}
 
+template <class T>
+trace build_typed(const step_config& c, const inputs& in, int precision) {
+    single_pass<T> p = single_forward<T>(c, in);
+    const std::size_t n = c.seq_len, m = c.keys(), dv = c.d_v;
+    trace t;
+    t.config = c;
+    t.classic_x = in.classic_x;
+    t.values = single_values(c, in, precision);
+    single_projection_steps(c, in, p, precision, t.steps);
+    t.steps.push_back(single_scores_step(c, p, precision));
+    t.steps.push_back(single_scaled_step(c, p, precision));
+    t.steps.push_back(single_masked_step(c, p.causal, p.blocked_by));
+    t.steps.push_back(single_weights_step(c, p.f));
     t.steps.push_back(make_step(step_id::output,
                                 fmt::format("{} @ {} -> {}", shape_str(n, m), shape_str(m, dv), shape_str(n, dv)),
-                                take(std::move(f.output))));
+                                take(std::move(p.f.output))));
     for (step& st : t.steps) {
-        matrix<T>* square = st.is(step_id::scores) ? &f.scores
-            : st.is(step_id::scaled_scores)        ? &f.scaled_scores
-            : st.is(step_id::masked_scores)        ? &f.masked_scores
-            : st.is(step_id::weights)              ? &f.weights
+        matrix<T>* square = st.is(step_id::scores) ? &p.f.scores
+            : st.is(step_id::scaled_scores)        ? &p.f.scaled_scores
+            : st.is(step_id::masked_scores)        ? &p.f.masked_scores
+            : st.is(step_id::weights)              ? &p.f.weights
                                                    : nullptr;
         if (square) st.value = take(std::move(*square));
     }

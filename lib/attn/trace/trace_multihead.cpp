@@ -68,94 +68,133 @@ named_matrix bias_row(const std::vector<T>& b) {
     return {"bias", m};
 }
 
+// --rope: each head's q or k rotated at positions 0 … n−1, after the split.
 template <class T>
-trace build_multihead_typed(const step_config& c, const inputs& in, int precision) {
-    const mh_inputs<T> m(in);
-    const dims d{c.batch, c.seq_len, c.d_model, c.heads, c.d_model / c.heads};
-    const std::size_t keys = c.keys();
-    const tensor3<T>& src = c.cross() ? m.memory : m.x;  // K and V come from memory in cross-attention
+tensor4<T> rotate_heads(const tensor4<T>& x, const step_config& c, const dims& d) {
+    tensor4<T> out = x;  // [B, h, n, d_h]
+    const std::size_t len = x.shape(2);
+    for (std::size_t b = 0; b < d.b; ++b)
+        for (std::size_t hh = 0; hh < d.h; ++hh) {
+            matrix<T> slice = xt::empty<T>({len, d.d_h});
+            for (std::size_t i = 0; i < len; ++i)
+                for (std::size_t e = 0; e < d.d_h; ++e) slice(i, e) = x(b, hh, i, e);
+            const matrix<T> rot = rope_rotate(slice, 0, c.rope_base, c.rope_style);
+            for (std::size_t i = 0; i < len; ++i)
+                for (std::size_t e = 0; e < d.d_h; ++e) out(b, hh, i, e) = rot(i, e);
+        }
+    return out;
+}
 
-    const tensor3<T> q = project3(m.x, m.w_q, m.b_q);  // [B, n, d]
-    const tensor3<T> k = project3(src, m.w_k, m.b_k);  // [B, m, d]
-    const tensor3<T> v = project3(src, m.w_v, m.b_v);  // [B, m, d]
-    const tensor4<T> qh = split_heads(q, d.h);  // [B, h, n, d_h]
-    const tensor4<T> kh = split_heads(k, d.h);  // [B, h, m, d_h]
-    const tensor4<T> vh = split_heads(v, d.h);  // [B, h, m, d_h]
-    // --rope: each head's q and k rotated at positions 0 … n−1, after the split (V untouched).
-    auto rotate = [&](const tensor4<T>& x) {
-        tensor4<T> out = x;  // [B, h, n, d_h]
-        const std::size_t len = x.shape(2);
-        for (std::size_t b = 0; b < d.b; ++b)
-            for (std::size_t hh = 0; hh < d.h; ++hh) {
-                matrix<T> slice = xt::empty<T>({len, d.d_h});
-                for (std::size_t i = 0; i < len; ++i)
-                    for (std::size_t e = 0; e < d.d_h; ++e) slice(i, e) = x(b, hh, i, e);
-                const matrix<T> rot = rope_rotate(slice, 0, c.rope_base, c.rope_style);
-                for (std::size_t i = 0; i < len; ++i)
-                    for (std::size_t e = 0; e < d.d_h; ++e) out(b, hh, i, e) = rot(i, e);
-            }
-        return out;
-    };
-    const tensor4<T> q_rot = c.rope ? rotate(qh) : qh;  // [B, h, n, d_h]
-    const tensor4<T> k_rot = c.rope ? rotate(kh) : kh;  // [B, h, m, d_h]
-    const tensor4<T> scores = batched_scores(q_rot, k_rot);  // [B, h, n, m]
-    const tensor4<T> scaled = scale4(scores, d.d_h);  // [B, h, n, m]
+mask_spec multi_mask_spec(const step_config& c) {
     mask_spec spec;
-    spec.batch = d.b;
-    spec.queries = d.n;
-    spec.keys = keys;
+    spec.batch = c.batch;
+    spec.queries = c.seq_len;
+    spec.keys = c.keys();
     spec.causal = c.mask == mask_kind::causal;
     if (c.pattern.sparse()) spec.pattern = c.pattern;
     spec.align = c.align;
     spec.lengths = c.lengths;
     spec.side = c.side;
-    tensor4<T> masked = scaled;  // [B, h, n, m], -inf where blocked
-    if (spec.any()) {
-        const mask3 blocked = build_mask(spec);
+    return spec;
+}
+
+// The batched multi-head forward pass of one run in its dtype, every intermediate kept.
+template <class T>
+struct multi_pass {
+    tensor3<T> q, k, v;  // [B, n, d], [B, m, d], [B, m, d]
+    tensor4<T> qh, kh, vh;  // [B, h, n, d_h], [B, h, m, d_h], [B, h, m, d_h]
+    tensor4<T> q_rot, k_rot;  // the heads of Q and K, rotated under --rope
+    tensor4<T> scores, scaled, masked, weights;  // [B, h, n, m]; masked: -inf where blocked
+    tensor4<T> heads_out;  // [B, h, n, d_h]
+    tensor3<T> merged, output;  // [B, n, d]
+    mask_spec spec;
+};
+
+template <class T>
+multi_pass<T> multi_forward(const step_config& c, const mh_inputs<T>& m, const dims& d) {
+    multi_pass<T> p;
+    const tensor3<T>& src = c.cross() ? m.memory : m.x;  // K and V come from memory in cross-attention
+    p.q = project3(m.x, m.w_q, m.b_q);
+    p.k = project3(src, m.w_k, m.b_k);
+    p.v = project3(src, m.w_v, m.b_v);
+    p.qh = split_heads(p.q, d.h);
+    p.kh = split_heads(p.k, d.h);
+    p.vh = split_heads(p.v, d.h);
+    p.q_rot = c.rope ? rotate_heads(p.qh, c, d) : p.qh;
+    p.k_rot = c.rope ? rotate_heads(p.kh, c, d) : p.kh;
+    p.scores = batched_scores(p.q_rot, p.k_rot);
+    p.scaled = scale4(p.scores, d.d_h);
+    p.spec = multi_mask_spec(c);
+    p.masked = p.scaled;
+    if (p.spec.any()) {
+        const mask3 blocked = build_mask(p.spec);
         for (std::size_t b = 0; b < d.b; ++b)
             for (std::size_t hh = 0; hh < d.h; ++hh)
                 for (std::size_t i = 0; i < d.n; ++i)
-                    for (std::size_t j = 0; j < keys; ++j)
-                        if (blocked[b][i][j]) masked(b, hh, i, j) = -std::numeric_limits<T>::infinity();
+                    for (std::size_t j = 0; j < c.keys(); ++j)
+                        if (blocked[b][i][j]) p.masked(b, hh, i, j) = -std::numeric_limits<T>::infinity();
     }
-    const tensor4<T> weights = softmax_last(masked);  // [B, h, n, m]
-    const tensor4<T> heads_out = batched_matmul(weights, vh);  // [B, h, n, d_h]
-    const tensor3<T> merged = merge_heads(heads_out);  // [B, n, d]
-    const tensor3<T> output = project3(merged, m.w_o, m.b_o);  // [B, n, d]
+    p.weights = softmax_last(p.masked);
+    p.heads_out = batched_matmul(p.weights, p.vh);
+    p.merged = merge_heads(p.heads_out);
+    p.output = project3(p.merged, m.w_o, m.b_o);
+    return p;
+}
 
-    trace t;
-    t.config = c;
-    t.lessons = "heads";
-    t.classic_x = in.classic_x;
-    t.values = {{"n", std::to_string(d.n)},
-                {"m", std::to_string(keys)},
-                {"d_model", std::to_string(d.d)},
-                {"d_k", std::to_string(d.d)},
-                {"d_v", std::to_string(d.d)},
-                {"heads", std::to_string(d.h)},
-                {"d_head", std::to_string(d.d_h)},
-                {"batch", std::to_string(d.b)},
-                {"seed", std::to_string(c.seed)},
-                {"init", name_of(c.init)},
-                {"dtype", name_of(c.type)},
-                {"mask", spec_text(c.pattern)},
-                {"params", std::to_string(4 * d.d * d.d)},
-                {"bias_params", std::to_string(4 * d.d)},
-                {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
-                {"sqrt_d_head", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
-                {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
-                {"x_origin", c.load_dir.empty() ? (in.classic_x && d.b == 1 ? "classic" : "random") : "loaded"}};
-    const std::string w = shape_str(d.d, d.d), x3 = shp(m.x), kv3 = shp(src), sc = shp(scores);
-    auto& s = t.steps;
+// The run's numbers every lesson of `heads` may name.
+vars multi_values(const step_config& c, const inputs& in, const dims& d, int precision) {
+    return {{"n", std::to_string(d.n)},
+            {"m", std::to_string(c.keys())},
+            {"d_model", std::to_string(d.d)},
+            {"d_k", std::to_string(d.d)},
+            {"d_v", std::to_string(d.d)},
+            {"heads", std::to_string(d.h)},
+            {"d_head", std::to_string(d.d_h)},
+            {"batch", std::to_string(d.b)},
+            {"seed", std::to_string(c.seed)},
+            {"init", name_of(c.init)},
+            {"dtype", name_of(c.type)},
+            {"mask", spec_text(c.pattern)},
+            {"params", std::to_string(4 * d.d * d.d)},
+            {"bias_params", std::to_string(4 * d.d)},
+            {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
+            {"sqrt_d_head", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
+            {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
+            {"x_origin", c.load_dir.empty() ? (in.classic_x && d.b == 1 ? "classic" : "random") : "loaded"}};
+}
+
+// One of Q_heads, K_heads, V_heads: the view, the transpose and a copy, with their strides.
+template <class T>
+step split_step(const std::string& id, const tensor3<T>& from, const tensor4<T>& heads, const dims& d) {
+    const std::size_t len = from.shape(1);
+    step st = make(
+        id, fmt::format("{} view({}, {}, {}, {}).transpose(1, 2) -> {}", shp(from), d.b, len, d.h, d.d_h, shp(heads)),
+        heads);
+    // Strides in elements: the view reuses the buffer; the transpose only swaps strides; a
+    // copy (.contiguous()) lays the heads out one after another.
+    st.values["view_shape"] = shape_str(std::vector<std::size_t>{d.b, len, d.h, d.d_h});
+    st.values["view_strides"] = strides_str({len * d.d, d.d, d.d_h, 1});
+    st.values["t_shape"] = shp(heads);
+    st.values["t_strides"] = strides_str({len * d.d, d.d_h, d.d, 1});
+    st.values["c_strides"] = strides_str({d.h * len * d.d_h, len * d.d_h, d.d_h, 1});
+    return st;
+}
+
+// X (and the memory), the four weights, Q, K, V with their biases, their heads, and Q_rot, K_rot.
+template <class T>
+void multi_projection_steps(const step_config& c, const mh_inputs<T>& m, const multi_pass<T>& p, const dims& d,
+                            std::vector<step>& s) {
+    const tensor3<T>& src = c.cross() ? m.memory : m.x;
+    const std::string w = shape_str(d.d, d.d), x3 = shp(m.x), kv3 = shp(src);
     s.push_back(make("X", x3, m.x));
     if (c.cross()) s.push_back(make("memory", kv3, m.memory));
     s.push_back(make("W_Q", w, m.w_q));
     s.push_back(make("W_K", w, m.w_k));
     s.push_back(make("W_V", w, m.w_v));
     s.push_back(make("W_O", w, m.w_o));
-    step sq = make("Q", fmt::format("{} @ {} -> {}", x3, w, shp(q)), q);
-    step sk = make("K", fmt::format("{} @ {} -> {}", kv3, w, shp(k)), k);
-    step sv = make("V", fmt::format("{} @ {} -> {}", kv3, w, shp(v)), v);
+    step sq = make("Q", fmt::format("{} @ {} -> {}", x3, w, shp(p.q)), p.q);
+    step sk = make("K", fmt::format("{} @ {} -> {}", kv3, w, shp(p.k)), p.k);
+    step sv = make("V", fmt::format("{} @ {} -> {}", kv3, w, shp(p.v)), p.v);
     if (c.bias) {
         sq.extras.push_back(bias_row(m.b_q));
         sk.extras.push_back(bias_row(m.b_k));
@@ -164,61 +203,74 @@ trace build_multihead_typed(const step_config& c, const inputs& in, int precisio
     s.push_back(sq);
     s.push_back(sk);
     s.push_back(sv);
-    auto split_step = [&](const std::string& id, const tensor3<T>& from, const tensor4<T>& heads) {
-        const std::size_t len = from.shape(1);
-        step st = make(
-            id,
-            fmt::format("{} view({}, {}, {}, {}).transpose(1, 2) -> {}", shp(from), d.b, len, d.h, d.d_h, shp(heads)),
-            heads);
-        // Strides in elements: the view reuses the buffer; the transpose only swaps strides; a
-        // copy (.contiguous()) lays the heads out one after another.
-        st.values["view_shape"] = shape_str(std::vector<std::size_t>{d.b, len, d.h, d.d_h});
-        st.values["view_strides"] = strides_str({len * d.d, d.d, d.d_h, 1});
-        st.values["t_shape"] = shp(heads);
-        st.values["t_strides"] = strides_str({len * d.d, d.d_h, d.d, 1});
-        st.values["c_strides"] = strides_str({d.h * len * d.d_h, len * d.d_h, d.d_h, 1});
-        return st;
-    };
-    s.push_back(split_step("Q_heads", q, qh));
-    s.push_back(split_step("K_heads", k, kh));
-    s.push_back(split_step("V_heads", v, vh));
-    if (c.rope)
-        for (const auto& [id, rot] : {std::pair<const char*, const tensor4<T>*>{"Q_rot", &q_rot}, {"K_rot", &k_rot}}) {
-            step r =
-                make(id, fmt::format("rope({}, positions 0..{}) -> {}", shp(*rot), rot->shape(2) - 1, shp(*rot)), *rot);
-            r.lesson = std::string("rope_heads.") + id;
-            r.values["rope_style"] = name_of(c.rope_style);
-            r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
-            s.push_back(std::move(r));
-        }
-    s.push_back(make(
-        "scores", fmt::format("{} @ {} -> {}", shp(qh), shp(tensor4<T>(xt::transpose(kh, {0, 1, 3, 2}))), sc), scores));
-    if (c.rope) s.back().lesson = "rope_heads.scores";
-    s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), scaled));
-    step ms = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), masked);
-    ms.brief = !spec.any();
+    s.push_back(split_step("Q_heads", p.q, p.qh, d));
+    s.push_back(split_step("K_heads", p.k, p.kh, d));
+    s.push_back(split_step("V_heads", p.v, p.vh, d));
+    if (!c.rope) return;
+    for (const auto& [id, rot] : {std::pair<const char*, const tensor4<T>*>{"Q_rot", &p.q_rot}, {"K_rot", &p.k_rot}}) {
+        step r =
+            make(id, fmt::format("rope({}, positions 0..{}) -> {}", shp(*rot), rot->shape(2) - 1, shp(*rot)), *rot);
+        r.lesson = std::string("rope_heads.") + id;
+        r.values["rope_style"] = name_of(c.rope_style);
+        r.values["rope_base"] = fmt::format("{:g}", c.rope_base);
+        s.push_back(std::move(r));
+    }
+}
+
+template <class T>
+step multi_masked_step(const step_config& c, const multi_pass<T>& p) {
+    const std::string sc = shp(p.scores);
+    step ms = make("masked_scores", fmt::format("{} + mask -> {}", sc, sc), p.masked);
+    ms.brief = !p.spec.any();
     std::size_t blocked_count = 0;
-    for (const auto& item : build_mask(spec))
+    for (const auto& item : build_mask(p.spec))
         for (const auto& row : item)
             for (bool x : row) blocked_count += x;
-    ms.values["blocked"] = std::to_string(spec.any() ? blocked_count : 0);
-    ms.values["fully_blocked"] = std::to_string(spec.any() ? fully_blocked_rows(build_mask(spec)).size() : 0);
+    ms.values["blocked"] = std::to_string(p.spec.any() ? blocked_count : 0);
+    ms.values["fully_blocked"] = std::to_string(p.spec.any() ? fully_blocked_rows(build_mask(p.spec)).size() : 0);
     if (c.pattern.sparse()) {  // the pattern's own lesson and PyTorch line
         ms.lesson = "sparse_heads.masked_scores";
         ms.values["pattern"] = spec_text(c.pattern);
         ms.values["allowed_expr"] = torch_allowed_expr(c.pattern);
         ms.values["i_shift"] = c.align == causal_align::bottom_right && c.keys() != c.seq_len ? " + (m - n)" : "";
     }
-    s.push_back(ms);
-    s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), weights));
-    s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, shp(vh), shp(heads_out)), heads_out));
-    s.push_back(
-        make("merged",
-             fmt::format("{} transpose(1, 2).reshape({}, {}, {}) -> {}", shp(heads_out), d.b, d.n, d.d, shp(merged)),
-             merged));
-    step so = make("output", fmt::format("{} @ {} -> {}", shp(merged), w, shp(output)), output);
+    return ms;
+}
+
+// scores … output: the attention of every head, merged and projected.
+template <class T>
+void multi_attention_steps(const step_config& c, const mh_inputs<T>& m, const multi_pass<T>& p, const dims& d,
+                           std::vector<step>& s) {
+    const std::string w = shape_str(d.d, d.d), sc = shp(p.scores);
+    s.push_back(make("scores",
+                     fmt::format("{} @ {} -> {}", shp(p.qh), shp(tensor4<T>(xt::transpose(p.kh, {0, 1, 3, 2}))), sc),
+                     p.scores));
+    if (c.rope) s.back().lesson = "rope_heads.scores";
+    s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), p.scaled));
+    s.push_back(multi_masked_step(c, p));
+    s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), p.weights));
+    s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, shp(p.vh), shp(p.heads_out)), p.heads_out));
+    s.push_back(make(
+        "merged",
+        fmt::format("{} transpose(1, 2).reshape({}, {}, {}) -> {}", shp(p.heads_out), d.b, d.n, d.d, shp(p.merged)),
+        p.merged));
+    step so = make("output", fmt::format("{} @ {} -> {}", shp(p.merged), w, shp(p.output)), p.output);
     if (c.bias) so.extras.push_back(bias_row(m.b_o));
     s.push_back(so);
+}
+
+template <class T>
+trace build_multihead_typed(const step_config& c, const inputs& in, int precision) {
+    const mh_inputs<T> m(in);
+    const dims d{c.batch, c.seq_len, c.d_model, c.heads, c.d_model / c.heads};
+    const multi_pass<T> p = multi_forward(c, m, d);
+    trace t;
+    t.config = c;
+    t.lessons = "heads";
+    t.classic_x = in.classic_x;
+    t.values = multi_values(c, in, d, precision);
+    multi_projection_steps(c, m, p, d, t.steps);
+    multi_attention_steps(c, m, p, d, t.steps);
     return t;
 }
 

@@ -60,18 +60,13 @@ std::vector<long> parse_sizes(const std::string& s, char sep) {
 
 }  // namespace
 
-traceback_info read_traceback(const std::string& output, const config& c,
-                              const std::vector<std::string>& learner_files) {
-    traceback_info t;
-    std::vector<std::string> lines;
-    {
-        std::stringstream in(output);
-        std::string l;
-        while (std::getline(in, l)) lines.push_back(l);
-    }
+namespace {
+
+// The learner's frame (the last one in a learner file, else the last one), its code line, and the
+// error: the last line of the output that is not blank or a caret marker.
+void read_frames(const std::vector<std::string>& lines, const std::vector<std::string>& learner_files,
+                 traceback_info& t) {
     const std::regex frame(R"re(^\s*File "([^"]+)", line (\d+), in .*$)re");
-    std::string last_file, last_code;
-    long last_line = 0;
     bool mine = false;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         std::smatch m;
@@ -84,26 +79,32 @@ traceback_info read_traceback(const std::string& output, const config& c,
         const bool learner = std::find(learner_files.begin(), learner_files.end(), file) != learner_files.end();
         if (learner || !mine) t.file = file, t.line = line, t.code = code;
         mine = mine || learner;
-        last_file = file, last_line = line, last_code = code;
     }
-    if (!t.found) return t;
+    if (!t.found) return;
     for (std::size_t i = lines.size(); i-- > 0;) {
         const std::string l = trim(lines[i]);
         if (l.empty() || l.find_first_not_of("^~ ") == std::string::npos) continue;
         t.error = l;
         break;
     }
-    // The product in the learner's line: "A @ B", matmul(A, B), A.mm(B) / A.matmul(B) / bmm.
+}
+
+// The product in the learner's line: "A @ B", matmul(A, B), A.mm(B) / A.matmul(B) / bmm; {"", ""} if none.
+std::pair<std::string, std::string> product_operands(const std::string& code) {
     std::string left, right;
-    {
-        std::smatch m;
-        const std::regex at(
-            R"(([A-Za-z_][\w\.]*(?:\[[^\]]*\])?(?:\.T|\.mT)?)\s*@\s*([A-Za-z_][\w\.]*(?:\[[^\]]*\])?(?:\.T|\.mT|\.transpose\([^)]*\))?))");
-        const std::regex call(R"((?:matmul|mm|bmm|dot)\(\s*([^,()]+)\s*,\s*([^,()]+)\))");
-        if (std::regex_search(t.code, m, at)) left = m[1].str(), right = m[2].str();
-        else if (std::regex_search(t.code, m, call))
-            left = trim(m[1].str()), right = trim(m[2].str());
-    }
+    std::smatch m;
+    const std::regex at(
+        R"(([A-Za-z_][\w\.]*(?:\[[^\]]*\])?(?:\.T|\.mT)?)\s*@\s*([A-Za-z_][\w\.]*(?:\[[^\]]*\])?(?:\.T|\.mT|\.transpose\([^)]*\))?))");
+    const std::regex call(R"((?:matmul|mm|bmm|dot)\(\s*([^,()]+)\s*,\s*([^,()]+)\))");
+    if (std::regex_search(code, m, at)) left = m[1].str(), right = m[2].str();
+    else if (std::regex_search(code, m, call))
+        left = trim(m[1].str()), right = trim(m[2].str());
+    return {left, right};
+}
+
+// The error's shapes named by the exercise's dimensions: t.key and t.args, when NumPy's or
+// PyTorch's message is one it knows.
+void explain_error(const config& c, const std::string& left, const std::string& right, traceback_info& t) {
     const std::string expr = left.empty() ? t.code : left + " @ " + right;
     std::smatch m;
     // NumPy: matmul: Input operand 1 has a mismatch in its core dimension 0, … (size 5 is different from 3)
@@ -157,7 +158,23 @@ traceback_info read_traceback(const std::string& output, const config& c,
                   {"dim", m[3].str()}};
         t.key = "broadcast_dim";
     }
-    (void)last_file, (void)last_line, (void)last_code;
+}
+
+}  // namespace
+
+traceback_info read_traceback(const std::string& output, const config& c,
+                              const std::vector<std::string>& learner_files) {
+    traceback_info t;
+    std::vector<std::string> lines;
+    {
+        std::stringstream in(output);
+        std::string l;
+        while (std::getline(in, l)) lines.push_back(l);
+    }
+    read_frames(lines, learner_files, t);
+    if (!t.found) return t;
+    const auto [left, right] = product_operands(t.code);
+    explain_error(c, left, right, t);
     return t;
 }
 
