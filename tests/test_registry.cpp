@@ -18,7 +18,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-test::command_result run(const std::string& args) {
+test::command_result run_plain(const std::string& args) {
     return test::capture("env -u ATTN_EXPLAIN_LANG -u LC_ALL -u LANG " + std::string(ATTN_EXE) + " " + args +
                          " </dev/null 2>/dev/null");
 }
@@ -57,7 +57,7 @@ TEST_CASE("registry: every app/cmd_*.cpp registers a command, and every entry is
 }
 
 TEST_CASE("registry: every command is in --help, help --list and help CMD", "[registry][help]") {
-    const test::command_result help = run("--help"), list = run("help --list");
+    const test::command_result help = run_plain("--help"), list = run_plain("help --list");
     REQUIRE(help.code == 0);
     REQUIRE(list.code == 0);
     std::string expected;
@@ -70,8 +70,8 @@ TEST_CASE("registry: every command is in --help, help --list and help CMD", "[re
         CHECK(at != std::string::npos);
         CHECK(at >= last);
         last = at;
-        CHECK(run("help " + c->name).code == 0);  // its page: tests/test_help.cpp
-        const test::command_result one = run(c->name + " --help");
+        CHECK(run_plain("help " + c->name).code == 0);  // its page: tests/test_help.cpp
+        const test::command_result one = run_plain(c->name + " --help");
         CHECK(one.code == 0);
         CHECK_THAT(one.out, Catch::Contains("attn-explain " + c->name));
         // The shared flags the entry asks for, and only those.
@@ -85,7 +85,7 @@ TEST_CASE("registry: every command is in --help, help --list and help CMD", "[re
 
 TEST_CASE("registry: every command completes in bash, zsh and fish, and is in the man page", "[registry][share]") {
     for (const char* shell : {"bash", "zsh", "fish"}) {
-        const test::command_result script = run(std::string("completion ") + shell);
+        const test::command_result script = run_plain(std::string("completion ") + shell);
         REQUIRE(script.code == 0);
         for (const app::command* c : app::commands()) {
             INFO(shell << ": " << c->name);
