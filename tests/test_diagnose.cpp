@@ -1,7 +1,9 @@
 // check's structural diagnosis (trace/diagnose.cpp): each kind of finding on tensors made wrong
 // on purpose, at distinct dimensions; a right answer has no finding; noise is never given a name.
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -211,5 +213,167 @@ TEST_CASE("diagnose: the per-step answers of online-softmax and kv-decode (rubri
         CHECK(g->step == "K_cache_steps");
         CHECK(g->args.at("rows") == std::to_string(k.dim("prompt_len")));
         speaks(c);
+    }
+}
+
+namespace {
+
+// a @ b (2-D), or a @ bᵀ, as a learner's NumPy line computes it.
+ex::nd named_mm(const ex::nd& a, const ex::nd& b, bool bt = false) {
+    const std::size_t n = a.shape[0], k = a.shape[1], m = bt ? b.shape[0] : b.shape[1];
+    ex::nd o;
+    o.shape = {n, m};
+    o.data.assign(n * m, 0);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j)
+            for (std::size_t x = 0; x < k; ++x)
+                o.data[i * m + j] += a.data[i * k + x] * (bt ? b.data[j * k + x] : b.data[x * m + j]);
+    return o;
+}
+
+// The catalogue ids the findings of a report name.
+std::vector<std::string> names_of(const ex::report& r) {
+    std::vector<std::string> out;
+    for (const ex::finding& f : r.findings)
+        if (!f.mistake.empty()) out.push_back(f.mistake);
+    return out;
+}
+
+bool names(const ex::report& r, const std::string& id) {
+    const auto n = names_of(r);
+    return std::find(n.begin(), n.end(), id) != n.end();
+}
+
+}  // namespace
+
+TEST_CASE("diagnose: a right answer, written any accepted way, is never given a name", "[exercise][diagnose]") {
+    for (const ex::info& e : ex::catalogue())
+        for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+            INFO(e.id << " seed " << seed);
+            for (const ex::config& c : ex::all_cases(ex::make_config(e.id, seed))) {
+                const ex::tensors in = ex::make_inputs(c);
+                std::vector<ex::tensors> ways = {ex::reference(c, in)};
+                for (const auto& [name, changed] : ex::accepted_variants(c, in)) {
+                    ex::tensors t = ways[0];
+                    for (const auto& [k, v] : changed) t[k] = v;
+                    ways.push_back(t);
+                }
+                for (const ex::tensors& t : ways) {
+                    const ex::report r = ex::grade(c, in, as_float32(t));
+                    CHECK(r.passed);
+                    CHECK(names_of(r).empty());
+                }
+            }
+        }
+}
+
+TEST_CASE("diagnose: the ids of issue 26 are named when the evidence fits", "[exercise][diagnose]") {
+    for (const std::string& id : ex::diagnosis_mistakes()) CHECK_FALSE(id.empty());
+    for (std::uint64_t seed : {2, 7, 13}) {
+        INFO("seed " << seed);
+        {
+            INFO("gqa-tile-not-interleave: np.tile(K_heads, (1, h // g, 1, 1))");
+            const ex::config c = ex::make_config("gqa", seed);
+            const ex::tensors in = ex::make_inputs(c);
+            ex::tensors t = ex::reference(c, in);
+            const ex::nd &q = t.at("Q_heads"), &k = t.at("K_heads");
+            const std::size_t B = q.shape[0], h = q.shape[1], n = q.shape[2], dh = q.shape[3], g = k.shape[1];
+            ex::nd s;
+            s.shape = {B, h, n, n};
+            s.data.assign(B * h * n * n, 0);
+            for (std::size_t b = 0; b < B; ++b)
+                for (std::size_t i = 0; i < h; ++i)  // tile: query head i reads K/V head i % g
+                    for (std::size_t r = 0; r < n; ++r)
+                        for (std::size_t col = 0; col < n; ++col)
+                            for (std::size_t x = 0; x < dh; ++x)
+                                s.data[((b * h + i) * n + r) * n + col] += q.data[((b * h + i) * n + r) * dh + x] *
+                                    k.data[((b * g + i % g) * n + col) * dh + x];
+            t = {{"Q_heads", q}, {"K_heads", k}, {"scores", s}};
+            const ex::report r = ex::grade(c, in, as_float32(t));
+            CHECK(names(r, "gqa-tile-not-interleave"));
+            speaks(r);
+        }
+        {
+            INFO("kv-cache-not-appended, kv-window-off-by-one, the online-softmax rescale slips");
+            const std::vector<std::pair<std::string, std::string>> runs = {
+                {"kv-decode", "kv-cache-not-appended"},
+                {"kv-decode-window", "kv-window-off-by-one"},
+                {"online-softmax", "online-softmax-sum-not-rescaled"},
+                {"online-softmax", "online-softmax-acc-wrong-rescale"}};
+            for (const auto& [exercise, id] : runs) {
+                INFO(id);
+                const ex::config c = ex::make_config(exercise, seed);
+                const ex::tensors in = ex::make_inputs(c);
+                for (const ex::tensors& run : ex::buggy_runs(c, in, id)) {
+                    const ex::report r = ex::grade(c, in, as_float32(run));
+                    CHECK_FALSE(r.passed);
+                    CHECK(names(r, id));
+                    speaks(r);
+                }
+            }
+        }
+        {
+            INFO("kv-window-off-by-one: a window one key too narrow in the cache");
+            const ex::config c = ex::make_config("kv-decode-window", seed);
+            const ex::tensors in = ex::make_inputs(c);
+            ex::config narrow = c;
+            narrow.dims["window"] = c.dim("window") - 1;
+            ex::tensors t = ex::reference(c, in);
+            for (const char* k : {"K_cache_steps", "V_cache_steps", "cache_len", "cache_positions"})
+                t[k] = ex::reference(narrow, in).at(k);
+            const ex::report r = ex::grade(c, in, as_float32(t));
+            CHECK(names(r, "kv-window-off-by-one"));
+            REQUIRE(find_key(r, "window_too_narrow"));
+            CHECK(find_key(r, "window_too_narrow")->args.at("w") == std::to_string(c.dim("window") - 1));
+            speaks(r);
+        }
+        {
+            INFO("backward-transposed-grad: d_K = d_S @ Q / √d_k, d_Q = d_S.T @ K / √d_k");
+            const ex::config c = ex::make_config("backward", seed);
+            const ex::tensors in = ex::make_inputs(c);
+            const ex::tensors ref = ex::reference(c, in);
+            const ex::nd Q = named_mm(in.at("X"), in.at("W_Q")), K = named_mm(in.at("X"), in.at("W_K"));
+            const double s = 1 / std::sqrt(static_cast<double>(c.dim("d_k")));
+            ex::nd dst = ref.at("d_S");
+            const std::size_t n = dst.shape[0];
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < n; ++j) dst.data[i * n + j] = ref.at("d_S").data[j * n + i];
+            for (const char* which : {"d_K", "d_Q"}) {
+                INFO(which);
+                ex::tensors t = {{"d_V", ref.at("d_V")}, {"d_Q", ref.at("d_Q")}, {"d_K", ref.at("d_K")}};
+                ex::nd g = std::string(which) == "d_K" ? named_mm(ref.at("d_S"), Q) : named_mm(dst, K);
+                for (double& v : g.data) v *= s;
+                t[which] = g;
+                const ex::report r = ex::grade(c, in, as_float32(t));
+                CHECK(names(r, "backward-transposed-grad"));
+                speaks(r);
+            }
+        }
+        {
+            INFO("cross-sources-swapped: Q from the memory, K and V from X");
+            const ex::config c = ex::make_config("cross", seed);
+            const ex::tensors in = ex::make_inputs(c);
+            const ex::nd Q = named_mm(in.at("memory"), in.at("W_Q")), K = named_mm(in.at("X"), in.at("W_K")),
+                         V = named_mm(in.at("X"), in.at("W_V"));
+            const ex::report r = ex::grade(c, in, as_float32({{"Q", Q}, {"K", K}, {"V", V}}));
+            CHECK(names(r, "cross-sources-swapped"));
+            speaks(r);
+        }
+        {
+            INFO("scale-by-d-model in causal and sdpa: scores / np.sqrt(d_model)");
+            for (const char* exercise : {"causal", "sdpa"}) {
+                INFO(exercise);
+                const ex::config c = ex::make_config(exercise, seed);
+                const ex::tensors in = ex::make_inputs(c);
+                ex::tensors t = ex::reference(c, in);
+                const double k =
+                    std::sqrt(static_cast<double>(c.dim("d_k"))) / std::sqrt(static_cast<double>(c.dim("d_model")));
+                for (double& v : t["scaled_scores"].data) v *= k;
+                t = {{"scores", t.at("scores")}, {"scaled_scores", t.at("scaled_scores")}};
+                const ex::report r = ex::grade(c, in, as_float32(t));
+                CHECK(names(r, "scale-by-d-model"));
+                speaks(r);
+            }
+        }
     }
 }

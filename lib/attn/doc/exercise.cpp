@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "attn/doc/chrome.hpp"
+#include "attn/trace/mistakes.hpp"
 
 namespace attn::doc {
 
@@ -355,8 +356,11 @@ void finding_blocks(const exercise::report& r, const lessons& L, std::vector<blo
             b.push_back(prose(L.text("finding." + f.key, f.args), f.diagnosis ? tone::warn : tone::dim));
             const bool shown = std::any_of(r.diagnosis.begin(), r.diagnosis.end(),
                                            [&](const exercise::match& m) { return m.mistake == f.mistake; });
+            // the lab's page when the catalogue has one, else the name alone
             if (!f.mistake.empty() && !shown)
-                b.push_back(prose(L.text("finding.named", {{"id", f.mistake}}), tone::dim));
+                b.push_back(
+                    prose(L.text(find_mistake(f.mistake) ? "finding.named" : "finding.named_only", {{"id", f.mistake}}),
+                          tone::dim));
         }
     }
 }

@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 
 #include "attn/core/lowp.hpp"
-#include "attn/trace/mistakes.hpp"
 
 namespace attn::exercise {
 
@@ -255,8 +254,10 @@ struct ctx {
     void add(const std::string& step, const std::string& key, std::map<std::string, std::string> args,
              const std::string& mistake = "", bool diagnosis = true) {
         args["step"] = step;
-        // never a name the catalogue lacks: the sentence stays, the name goes
-        out.push_back({step, key, std::move(args), find_mistake(mistake) ? mistake : "", diagnosis});
+        // never a name outside the table of names the diagnosis gives: the sentence stays, the name goes
+        const auto& named = diagnosis_mistakes();
+        const bool known = std::find(named.begin(), named.end(), mistake) != named.end();
+        out.push_back({step, key, std::move(args), known ? mistake : "", diagnosis});
     }
     bool has(const std::string& k) const { return in.count(k) || expected.count(k); }
 };
@@ -1016,7 +1017,15 @@ bool online(ctx& x, const tensors& given) {
     const nd S = scale(matmul(q, k, true), s);
     const std::size_t n = S.shape[0], m = S.shape[1], dv = v.shape[1];
     const std::size_t bk = static_cast<std::size_t>(std::max<long>(1, x.c.dim("block_k")));
-    enum class slip { none, sum_not_rescaled, acc_not_rescaled, acc_inverted, both_not_rescaled, acc_by_sum };
+    enum class slip {
+        none,
+        sum_not_rescaled,
+        acc_not_rescaled,
+        acc_inverted,
+        acc_inverted_nan,
+        both_not_rescaled,
+        acc_by_sum
+    };
     const std::size_t tiles = (m + bk - 1) / bk;
     nd Ms, Ls, As;  // per tile: the running max, sum and (unnormalised) acc of the last run
     auto run = [&](slip sl, nd& M, nd& L, nd& O) {
@@ -1044,6 +1053,7 @@ bool online(ctx& x, const tensors& given) {
                     double a = alpha;
                     if (sl == slip::acc_not_rescaled || sl == slip::both_not_rescaled) a = mi == -inf ? 0 : 1;
                     if (sl == slip::acc_inverted) a = mi == -inf ? 0 : std::exp(mt - mi);
+                    if (sl == slip::acc_inverted_nan) a = std::exp(mt - mi);  // inf at the first tile: inf × 0
                     if (sl == slip::acc_by_sum) a = mi == -inf ? 0 : alpha * l_old;
                     acc[d] = a * acc[d] + tile[d];
                     As.data[((j0 / bk) * n + i) * dv + d] = acc[d];
@@ -1077,6 +1087,7 @@ bool online(ctx& x, const tensors& given) {
         {slip::sum_not_rescaled, "online_sum_not_rescaled", "online-softmax-sum-not-rescaled"},
         {slip::acc_not_rescaled, "online_acc_not_rescaled", "online-softmax-acc-wrong-rescale"},
         {slip::acc_inverted, "online_acc_inverted", "online-softmax-acc-wrong-rescale"},
+        {slip::acc_inverted_nan, "online_acc_nan", "online-softmax-acc-wrong-rescale"},
         {slip::both_not_rescaled, "online_both_not_rescaled", ""},
         {slip::acc_by_sum, "online_acc_by_sum", "online-softmax-acc-wrong-rescale"},
     };
@@ -1106,6 +1117,67 @@ bool online(ctx& x, const tensors& given) {
         }
     }
     return false;
+}
+
+// kv-decode-window: a window one key too wide or too narrow (the cache keeps W + 1 entries, or
+// evicts when it holds W; or the prefill's mask lets key i − W through, or blocks key i − W + 1).
+// Every wrong answer must equal, slice by slice along its first axis (the steps; output's rows),
+// the reference or the run with a window of W ± 1, and at least one slice the latter only.
+bool kv_window(ctx& x, const tensors& given) {
+    if (x.c.id != "kv-decode-window" || !x.c.dims.count("window")) return false;
+    const long W = x.c.dim("window");
+    for (const long w : {W + 1, W - 1}) {
+        if (w < 1) continue;
+        config c = x.c;
+        c.dims["window"] = w;
+        const tensors run = reference(c, x.in);
+        std::vector<std::string> answers;
+        bool fits = true;
+        for (const auto& [name, st] : x.status) {
+            if (st == "shape") fits = false;
+            if (st != "wrong") continue;
+            const nd& g = given.at(name);
+            const nd& ref = x.expected.at(name);
+            const auto it = run.find(name);
+            if (it == run.end() || it->second.shape != g.shape || g.shape.empty()) {
+                fits = false;
+                break;
+            }
+            const std::size_t per = g.data.size() / g.shape[0];
+            bool theirs = false;
+            for (std::size_t t = 0; t < g.shape[0] && fits; ++t) {
+                bool as_ref = true, as_run = true;
+                for (std::size_t i = t * per; i < (t + 1) * per; ++i) {
+                    as_ref = as_ref && close(g.data[i], ref.data[i], g.float64);
+                    as_run = as_run && close(g.data[i], it->second.data[i], g.float64);
+                }
+                fits = as_ref || as_run;
+                theirs = theirs || (as_run && !as_ref);
+            }
+            if (!fits || !theirs) {
+                fits = false;
+                break;
+            }
+            answers.push_back(name);
+        }
+        if (!fits || answers.empty()) continue;
+        std::string joined;
+        for (const std::string& a : answers) joined += (joined.empty() ? "" : ", ") + a;
+        x.add(answers.front(), w > W ? "window_too_wide" : "window_too_narrow",
+              {{"answers", joined}, {"w", std::to_string(w)}, {"window", std::to_string(W)}}, "kv-window-off-by-one");
+        return true;
+    }
+    // a cache that outgrows the window: the steps whose cache_len exceeds W
+    const auto len = given.find("cache_len");
+    if (len == given.end() || !x.status.count("cache_len") || x.status.at("cache_len") != "wrong") return false;
+    std::vector<std::size_t> over;
+    double most = 0;
+    for (std::size_t t = 0; t < len->second.data.size(); ++t)
+        if (len->second.data[t] > static_cast<double>(W)) over.push_back(t), most = std::max(most, len->second.data[t]);
+    if (over.empty()) return false;
+    x.add("cache_len", "window_not_evicted",
+          {{"steps", ranges(over)}, {"most", num(most)}, {"window", std::to_string(W)}});
+    return true;
 }
 
 // backward: a gradient formula with an operand transposed (dSᵀ for dS, P for Pᵀ).
@@ -1218,7 +1290,7 @@ void analyse(ctx& x, const std::string& step, const nd& g, const nd& want, const
         if (x.c.id == "kv-decode" && (step == "K_cache" || step == "V_cache")) {
             // the decoded rows first and the prompt after: the new row went in front
             x.out.back().key = "cache_order";
-            x.out.back().mistake = find_mistake("kv-cache-wrong-order") ? "kv-cache-wrong-order" : "";
+            x.out.back().mistake = "kv-cache-wrong-order";
         }
         return;
     }
@@ -1227,6 +1299,31 @@ void analyse(ctx& x, const std::string& step, const nd& g, const nd& want, const
 }
 
 }  // namespace
+
+const std::vector<std::string>& diagnosis_mistakes() {
+    static const std::vector<std::string> all = {"no-scale",
+                                                 "scale-by-d-k",
+                                                 "scale-by-d-model",
+                                                 "softmax-wrong-dim",
+                                                 "no-max-subtraction",
+                                                 "mask-inverted",
+                                                 "mask-fill-zero",
+                                                 "mask-tiny-value",
+                                                 "causal-wrong-diagonal",
+                                                 "padding-on-queries",
+                                                 "linear-weight-layout",
+                                                 "cross-sources-swapped",
+                                                 "gqa-tile-not-interleave",
+                                                 "backward-no-scale",
+                                                 "backward-transposed-grad",
+                                                 "softmax-backward-no-rowsum",
+                                                 "kv-cache-wrong-order",
+                                                 "kv-cache-not-appended",
+                                                 "kv-window-off-by-one",
+                                                 "online-softmax-sum-not-rescaled",
+                                                 "online-softmax-acc-wrong-rescale"};
+    return all;
+}
 
 std::vector<std::string> name_ratio(const config& c, double k) {
     std::vector<std::string> out;
@@ -1266,7 +1363,7 @@ std::vector<finding> diagnose(const config& c, const tensors& in, const tensors&
     std::vector<const rule*> usable;
     for (const rule& r : rules)
         if (expected.count(r.target) && same_tight(r.f(ref_env), expected.at(r.target))) usable.push_back(&r);
-    if (online(x, given)) return x.out;
+    if (online(x, given) || kv_window(x, given)) return x.out;
     std::size_t roots = 0;
     for (const step_result& s : steps) {
         if (s.status != "wrong" && s.status != "shape") continue;
@@ -1282,8 +1379,7 @@ std::vector<finding> diagnose(const config& c, const tensors& in, const tensors&
             for (const std::string& f : r->from) {
                 const auto st = x.status.find(f);
                 if (st == x.status.end() || st->second == "missing") continue;  // the reference's, right
-                if (st->second == "wrong")
-                    wrong_src.push_back(f);
+                if (st->second == "wrong") wrong_src.push_back(f);
                 else if (st->second == "shape")
                     all_given = false;
             }

@@ -20,6 +20,10 @@ namespace attn::exercise {
 std::vector<finding> diagnose(const config& c, const tensors& in, const tensors& expected, const tensors& given,
                               const std::vector<step_result>& steps);
 
+// Every catalogue id the diagnosis may name (a finding's `mistake`), each only when its evidence
+// fits: the mistakes catalogue holds an entry for each (its lab page: attn-explain mistake ID).
+const std::vector<std::string>& diagnosis_mistakes();
+
 // The names a constant factor equals among the exercise's dimensions ("√d_k", "d_model/heads",
 // "1/√d_k", …), each as "name = value"; empty when none does.
 std::vector<std::string> name_ratio(const config& c, double ratio);

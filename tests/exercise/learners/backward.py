@@ -52,12 +52,12 @@ def no_scale(i, d):
     return _run(i, d, scale=False)
 
 
-@learner("buggy", names=["backward-transposed-grad"])
+@learner("buggy", names=["backward-transposed-grad"], strict=True)
 def dk_without_transpose(i, d):
     return _run(i, d, dk_form="wrong")
 
 
-@learner("buggy", names=["backward-transposed-grad"])
+@learner("buggy", names=["backward-transposed-grad"], strict=True)
 def dq_with_transpose(i, d):
     return _run(i, d, dq_form="wrong")
 

@@ -96,7 +96,7 @@ def no_scale(i, d):
     return _run(i, d, scale=1.0)
 
 
-@learner("buggy", names=["scale-by-d-model"])
+@learner("buggy", names=["scale-by-d-model"], strict=True)
 def scale_d_model(i, d):
     if d["d_model"] == d["d_k"]:
         return None  # √d_model is √d_k at these dims: the right answer

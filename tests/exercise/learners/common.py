@@ -11,9 +11,11 @@ import numpy as np
 SOLUTIONS = []
 
 
-def learner(kind, names=(), note=""):
+def learner(kind, names=(), note="", strict=False):
+    """strict: check must name one of `names` (a description alone does not count)."""
     def wrap(f):
-        SOLUTIONS.append({"name": f.__name__, "kind": kind, "names": list(names), "note": note, "f": f})
+        SOLUTIONS.append({"name": f.__name__, "kind": kind, "names": list(names), "note": note, "strict": strict,
+                          "f": f})
         return f
     return wrap
 

@@ -32,7 +32,7 @@ def float64_torch(i, d):
     return {"Q": Q, "weights": w, "output": w @ V}
 
 
-@learner("buggy", names=["cross-sources-swapped"])
+@learner("buggy", names=["cross-sources-swapped"], strict=True)
 def sources_swapped(i, d):
     return _run(i, d, swap=True)
 
@@ -47,7 +47,7 @@ def softmax_dim0(i, d):
     return _run(i, d, axis=0)
 
 
-@learner("buggy", names=["scale-by-d-model"])
+@learner("buggy", names=["scale-by-d-model"], strict=True)
 def scale_d_model(i, d):
     if d["d_model"] == d["d_k"]:
         return None  # √d_model is √d_k at these dims: the right answer

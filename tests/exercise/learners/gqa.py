@@ -67,12 +67,12 @@ def index_by_group(i, d):
     return {"output": out}
 
 
-@learner("buggy", names=["gqa-tile-not-interleave"])
+@learner("buggy", names=["gqa-tile-not-interleave"], strict=True)
 def tile(i, d):
     return _run(i, d, expand="tile")
 
 
-@learner("buggy", names=["gqa-tile-not-interleave"], note="torch .repeat, output only")
+@learner("buggy", names=["gqa-tile-not-interleave"], note="torch .repeat, output only", strict=True)
 def torch_repeat_output_only(i, d):
     import torch
     X, WQ, WK, WV = (torch.from_numpy(i[k]) for k in ("X", "W_Q", "W_K", "W_V"))

@@ -80,7 +80,7 @@ def prepend(i, d):
     return _run(i, d, order="prepend")
 
 
-@learner("buggy", names=["kv-cache-not-appended"])
+@learner("buggy", names=["kv-cache-not-appended"], strict=True)
 def not_appended(i, d):
     return _run(i, d, order="none")
 
@@ -100,6 +100,6 @@ def attend_before_append(i, d):
     return _run(i, d, attend_before_append=True)
 
 
-@learner("buggy", names=["kv-cache-not-appended"], note="output only")
+@learner("buggy", names=["kv-cache-not-appended"], note="output only", strict=True)
 def not_appended_output_only(i, d):
     return {"output": _run(i, d, order="none")["output"]}

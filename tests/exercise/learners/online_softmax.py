@@ -32,6 +32,9 @@ def _tiled(i, d, slip="none", normalised=False, f64=False):
             continue
         if slip in ("acc", "both"):
             acc = acc + p @ V[j0:j0 + B]
+        elif slip == "inverted_unguarded":  # exp(m_new - m) is inf at the first tile: inf * 0 = nan
+            with np.errstate(all="ignore"):
+                acc = acc * np.exp(m_new - m)[:, None] + p @ V[j0:j0 + B]
         elif slip == "inverted":
             acc = acc * np.where(np.isfinite(m), np.exp(m_new - m), 0.0)[:, None] + p @ V[j0:j0 + B]
         else:
@@ -68,19 +71,24 @@ def untiled_prefix_states(i, d):
             "output": softmax(S) @ V}
 
 
-@learner("buggy", names=["online-softmax-sum-not-rescaled"])
+@learner("buggy", names=["online-softmax-sum-not-rescaled"], strict=True)
 def sum_not_rescaled(i, d):
     return _tiled(i, d, slip="sum")
 
 
-@learner("buggy", names=["online-softmax-acc-wrong-rescale"])
+@learner("buggy", names=["online-softmax-acc-wrong-rescale"], strict=True)
 def acc_not_rescaled(i, d):
     return _tiled(i, d, slip="acc")
 
 
-@learner("buggy", names=["online-softmax-acc-wrong-rescale"])
+@learner("buggy", names=["online-softmax-acc-wrong-rescale"], strict=True)
 def acc_inverted_factor(i, d):
     return _tiled(i, d, slip="inverted")
+
+
+@learner("buggy", names=["online-softmax-acc-wrong-rescale"], note="exp(m_new - m) unguarded: nan", strict=True)
+def acc_inverted_unguarded(i, d):
+    return _tiled(i, d, slip="inverted_unguarded")
 
 
 @learner("buggy", names=["online-softmax-sum-not-rescaled", "online-softmax-acc-wrong-rescale"])
@@ -88,6 +96,6 @@ def neither_rescaled(i, d):
     return _tiled(i, d, slip="both")
 
 
-@learner("buggy", names=["online-softmax-sum-not-rescaled"], note="output only")
+@learner("buggy", names=["online-softmax-sum-not-rescaled"], note="output only", strict=True)
 def sum_not_rescaled_output_only(i, d):
     return {"output": _tiled(i, d, slip="sum")["output"]}

@@ -11,7 +11,8 @@ inputs and sizes) is solved by the same learner code, as a learner's script woul
 judged is the main case's (another's when only it fails). It reports the share of buggy runs diagnosed (a catalogue name that fits,
 or a finding that names the wrong quantity and how or where), wrong names (a name outside the
 bug's own), buggy runs that pass and correct runs that fail; it exits 1 when one of the last
-three is not 0 or fewer than 80% are diagnosed.
+three is not 0 or fewer than 80% are diagnosed. A learner marked strict must get one of its own
+names ("unnamed" otherwise, a failure too): the catalogue ids issue 26 names are tested so.
 """
 import json
 import os
@@ -21,7 +22,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXERCISES = ["sdpa", "causal", "padding", "mha", "cross", "gqa", "kv-decode", "softmax", "online-softmax", "backward"]
+EXERCISES = ["sdpa", "causal", "padding", "mha", "cross", "gqa", "kv-decode", "kv-decode-window", "softmax",
+             "online-softmax", "backward"]
 # Dimension sets tried on top of the defaults, when `exercise` accepts the flags (issue 26 §2).
 DIMS = {
     "sdpa": [["--seq-len", "5", "--d-model", "7", "--d-k", "3", "--d-v", "2"]],
@@ -101,7 +103,7 @@ def child(exe, ex, seeds, verbose):
                     except ValueError:
                         j = {"error": r.stdout + r.stderr}
                     print(json.dumps({"ex": ex, "seed": seed, "dims": extra, "name": sol["name"], "kind": sol["kind"],
-                                      "names": sol["names"], "note": sol["note"], "code": r.returncode, "check": j}),
+                                      "names": sol["names"], "note": sol["note"], "strict": sol["strict"], "code": r.returncode, "check": j}),
                           flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -109,7 +111,7 @@ def child(exe, ex, seeds, verbose):
 
 def judge(rec):
     """-> (outcome, named ids, why) with outcome one of pass/fail for correct, and for buggy:
-    passed | wrong-name | diagnosed | undiagnosed."""
+    passed | wrong-name | unnamed | diagnosed | undiagnosed."""
     j = rec["check"]
     if "error" in j and "passed" not in j:
         return "check-error", [], j["error"][:200]
@@ -130,6 +132,8 @@ def judge(rec):
     if wrong:
         return "wrong-name", named, ", ".join(sorted(set(wrong)))
     right = [n for n in named if n in rec["names"]]
+    if rec.get("strict") and not right:
+        return "unnamed", named, "a catalogue name was required: " + ", ".join(rec["names"])
     described = [f for f in j.get("findings", []) if f.get("diagnosis")]
     if right or described:
         return "diagnosed", named, (right[0] if right else described[0]["text"])
@@ -190,7 +194,7 @@ def main():
             tag = f"{ex} seed {rec['seed']}{' ' + ' '.join(rec['dims']) if rec['dims'] else ''} {rec['name']}"
             if outcome not in ("ok", "diagnosed") or verbose:
                 lines.append(f"  {outcome:12} {tag}: {why} {named if named else ''}")
-    buggy = sum(totals.get(k, 0) for k in ("diagnosed", "undiagnosed", "wrong-name", "buggy-passes"))
+    buggy = sum(totals.get(k, 0) for k in ("diagnosed", "undiagnosed", "unnamed", "wrong-name", "buggy-passes"))
     correct = totals.get("ok", 0) + totals.get("correct-fails", 0)
     diagnosed = totals.get("diagnosed", 0)
     share = 100.0 * diagnosed / buggy if buggy else 0.0
@@ -198,10 +202,10 @@ def main():
     for ex, t in per_ex.items():
         print(f"{ex:15} " + ", ".join(f"{k} {v}" for k, v in sorted(t.items())))
     print(f"buggy runs {buggy}: diagnosed {diagnosed} ({share:.1f}%), undiagnosed {totals.get('undiagnosed', 0)}, "
-          f"wrong names {totals.get('wrong-name', 0)}, buggy passing {totals.get('buggy-passes', 0)}")
+          f"unnamed {totals.get('unnamed', 0)}, wrong names {totals.get('wrong-name', 0)}, buggy passing {totals.get('buggy-passes', 0)}")
     print(f"correct runs {correct}: failing {totals.get('correct-fails', 0)}")
     print(f"not run: {totals.get('skipped', 0)} (a bug that cannot be written, or equals the right answer, at those dims)")
-    bad = totals.get("wrong-name", 0) + totals.get("buggy-passes", 0) + totals.get("correct-fails", 0) + \
+    bad = totals.get("wrong-name", 0) + totals.get("unnamed", 0) + totals.get("buggy-passes", 0) + totals.get("correct-fails", 0) + \
         totals.get("check-error", 0) + totals.get("solution-raises", 0) + totals.get("crash", 0)
     ok_share = share >= 80.0
     print(f"{diagnosed + totals.get('ok', 0)} passed, {bad + totals.get('undiagnosed', 0)} failed")

@@ -80,7 +80,7 @@ def scale_by_dk(i, d):
     return dict(scores=scores, scaled_scores=scaled, weights=w, output=w @ V)
 
 
-@learner("buggy", names=["scale-by-d-model"])
+@learner("buggy", names=["scale-by-d-model"], strict=True)
 def scale_by_d_model(i, d):
     if d["d_model"] == d["d_k"]:
         return None  # √d_model is √d_k at these dims: the right answer, nothing to tell apart
