@@ -28,10 +28,6 @@ LIMIT = 80
 # (path, function name) -> why it may be longer: a table is rows of data, not steps of logic.
 ALLOWED: dict[tuple[str, str], str] = {
     ("lib/attn/trace/exercise.cpp", "catalogue"): "a table: one row per exercise (id, level, inputs, answers, bugs, sizes, cases)",
-    ("lib/attn/trace/diagnose.cpp", "rules_of"): "owned by #26 split in progress",
-    ("lib/attn/trace/diagnose.cpp", "weights_checks"): "owned by #26 split in progress",
-    ("lib/attn/trace/diagnose.cpp", "where"): "owned by #26 split in progress",
-    ("lib/attn/trace/diagnose.cpp", "online"): "owned by #26 split in progress",
 }
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

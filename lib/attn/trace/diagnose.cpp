@@ -249,6 +249,7 @@ struct ctx {
     const tensors& in;
     const tensors& expected;
     const tensors& given;
+    const rerun_fn& rerun;
     std::map<std::string, std::string> status;  // answer id -> ok | wrong | shape | missing
     std::vector<finding> out;
     void add(const std::string& step, const std::string& key, std::map<std::string, std::string> args,
@@ -274,118 +275,133 @@ nd get(const tensors& env, const std::string& k) {
     return it == env.end() ? nd{} : it->second;
 }
 
+// The rules of an exercise, added in pipeline order.
+struct rules {
+    std::vector<rule> list;
+    void operator()(std::string t, std::vector<std::string> from, std::function<nd(const tensors&)> f) {
+        list.push_back({std::move(t), std::move(from), std::move(f)});
+    }
+};
+
+// sdpa, causal, cross: scores, scaled, masked (causal), weights, output.
+void rules_single(rules& R, const std::string& id, double s) {
+    R("scores", {"Q", "K"}, [](const tensors& e) { return matmul(get(e, "Q"), get(e, "K"), true); });
+    R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
+    if (id == "causal") {
+        R("masked_scores", {"scaled_scores"}, [](const tensors& e) {
+            const nd x = get(e, "scaled_scores");
+            return valid(x) ? causal(x) : nd{};
+        });
+        R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
+    }
+    R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
+    R("weights", {"scores"}, [s, id](const tensors& e) {
+        const nd x = get(e, "scores");
+        if (!valid(x)) return nd{};
+        return softmax_last(id == "causal" ? causal(scale(x, s)) : scale(x, s));
+    });
+    R("output", {"weights", "V"}, [](const tensors& e) { return matmul(get(e, "weights"), get(e, "V")); });
+}
+
+void rules_padding(rules& R, double s) {
+    auto pad = [s](const tensors& e) {
+        nd x = get(e, "scores");
+        const nd len = get(e, "lengths");
+        if (!valid(x) || x.shape.size() != 3 || !valid(len) || len.data.size() != x.shape[0]) return nd{};
+        x = scale(x, s);
+        const std::size_t n = x.shape[1], m = x.shape[2];
+        for (std::size_t b = 0; b < x.shape[0]; ++b)
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < m; ++j)
+                    if (static_cast<double>(j) >= len.data[b]) x.data[(b * n + i) * m + j] = -inf;
+        return x;
+    };
+    R("masked_scores", {"scores"}, pad);
+    R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
+    R("weights", {"scores"}, [pad](const tensors& e) { return softmax_last(pad(e)); });
+    R("output", {"weights"},
+      [](const tensors& e) { return matmul(get(e, "weights"), matmul(get(e, "X"), get(e, "W_V"))); });
+}
+
+// mha, gqa: heads split, K/V heads repeated (gqa), merged, projected.
+void rules_heads(rules& R, const config& c, double s) {
+    const std::string id = c.id;
+    const std::size_t h = static_cast<std::size_t>(c.dim("heads"));
+    const std::size_t g = id == "gqa" ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
+    const std::size_t rep = g ? h / g : 1;
+    auto kv = [h, rep](const nd& x) { return expand_heads(x, h, [rep](std::size_t i) { return i / rep; }); };
+    R("Q_heads", {"Q"}, [h](const tensors& e) { return split_heads(get(e, "Q"), h); });
+    R("K_heads", {"K"}, [g](const tensors& e) { return split_heads(get(e, "K"), g); });
+    R("V_heads", {"V"}, [g](const tensors& e) { return split_heads(get(e, "V"), g); });
+    R("scores", {"Q_heads", "K_heads"},
+      [kv](const tensors& e) { return matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true); });
+    R("scores", {"Q_heads", "K_heads"},
+      [kv, s](const tensors& e) { return scale(matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true), s); });
+    R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
+    R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
+    R("weights", {"scores"}, [s](const tensors& e) { return softmax_last(scale(get(e, "scores"), s)); });
+    R("weights", {"scores"}, [](const tensors& e) { return softmax_last(get(e, "scores")); });
+    R("heads_output", {"weights", "V_heads"},
+      [kv](const tensors& e) { return matmul(get(e, "weights"), kv(get(e, "V_heads"))); });
+    R("merged", {"heads_output"}, [](const tensors& e) { return merge_heads(get(e, "heads_output")); });
+    R("output", {"merged"}, [](const tensors& e) { return matmul(get(e, "merged"), get(e, "W_O")); });
+    R("output", {"weights", "V_heads"},
+      [kv](const tensors& e) { return merge_heads(matmul(get(e, "weights"), kv(get(e, "V_heads")))); });
+}
+
+void rules_kv_decode(rules& R, double s) {
+    R("output", {"K_cache", "V_cache"}, [s](const tensors& e) {
+        const nd q = matmul(get(e, "X"), get(e, "W_Q"));
+        const nd kc = get(e, "K_cache"), vc = get(e, "V_cache");
+        if (!valid(q) || !valid(kc) || !valid(vc) || kc.shape.size() != 2 || vc.shape.size() != 2 ||
+            kc.shape[0] != q.shape[0] || vc.shape[0] != q.shape[0] || kc.shape[1] != q.shape[1])
+            return nd{};
+        return matmul(softmax_last(causal(scale(matmul(q, kc, true), s))), vc);
+    });
+}
+
+void rules_backward(rules& R, double s) {
+    auto fwd = [](const tensors& e, const char* w) { return matmul(get(e, "X"), get(e, w)); };
+    auto P = [fwd, s](const tensors& e) { return softmax_last(scale(matmul(fwd(e, "W_Q"), fwd(e, "W_K"), true), s)); };
+    R("d_V", {}, [P](const tensors& e) { return matmul(t2(P(e)), get(e, "d_output")); });
+    R("d_P", {}, [fwd](const tensors& e) { return matmul(get(e, "d_output"), fwd(e, "W_V"), true); });
+    R("d_S", {"d_P"}, [P](const tensors& e) {
+        const nd p = P(e), dp = get(e, "d_P");
+        if (!valid(dp) || dp.shape != p.shape) return nd{};
+        nd o = make(p.shape);
+        const std::size_t m = p.shape.back();
+        for (std::size_t i = 0; i < p.data.size() / m; ++i) {
+            double dot = 0;
+            for (std::size_t j = 0; j < m; ++j) dot += p.data[i * m + j] * dp.data[i * m + j];
+            for (std::size_t j = 0; j < m; ++j) o.data[i * m + j] = p.data[i * m + j] * (dp.data[i * m + j] - dot);
+        }
+        return o;
+    });
+    R("d_Q", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(get(e, "d_S"), fwd(e, "W_K")), s); });
+    R("d_K", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(t2(get(e, "d_S")), fwd(e, "W_Q")), s); });
+    R("d_W_Q", {"d_Q"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_Q")); });
+    R("d_W_K", {"d_K"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_K")); });
+    R("d_W_V", {"d_V"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_V")); });
+    R("d_X", {"d_Q", "d_K", "d_V"}, [](const tensors& e) {
+        nd a = matmul(get(e, "d_Q"), get(e, "W_Q"), true), b = matmul(get(e, "d_K"), get(e, "W_K"), true),
+           v = matmul(get(e, "d_V"), get(e, "W_V"), true);
+        if (!valid(a) || !valid(b) || !valid(v) || a.shape != b.shape || a.shape != v.shape) return nd{};
+        for (std::size_t i = 0; i < a.data.size(); ++i) a.data[i] += b.data[i] + v.data[i];
+        return a;
+    });
+}
+
 std::vector<rule> rules_of(const config& c) {
     const std::string id = c.id;
     const double s = 1 / std::sqrt(d_k_of(c));
-    std::vector<rule> r;
-    auto R = [&](std::string t, std::vector<std::string> from, std::function<nd(const tensors&)> f) {
-        r.push_back({std::move(t), std::move(from), std::move(f)});
-    };
-    const bool single = id == "sdpa" || id == "causal" || id == "cross";
-    if (single) {
-        R("scores", {"Q", "K"}, [](const tensors& e) { return matmul(get(e, "Q"), get(e, "K"), true); });
-        R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
-        if (id == "causal") {
-            R("masked_scores", {"scaled_scores"}, [](const tensors& e) {
-                const nd x = get(e, "scaled_scores");
-                return valid(x) ? causal(x) : nd{};
-            });
-            R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
-        }
-        R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
-        R("weights", {"scores"}, [s, id](const tensors& e) {
-            const nd x = get(e, "scores");
-            if (!valid(x)) return nd{};
-            return softmax_last(id == "causal" ? causal(scale(x, s)) : scale(x, s));
-        });
-        R("output", {"weights", "V"}, [](const tensors& e) { return matmul(get(e, "weights"), get(e, "V")); });
-    }
-    if (id == "padding") {
-        auto pad = [s](const tensors& e) {
-            nd x = get(e, "scores");
-            const nd len = get(e, "lengths");
-            if (!valid(x) || x.shape.size() != 3 || !valid(len) || len.data.size() != x.shape[0]) return nd{};
-            x = scale(x, s);
-            const std::size_t n = x.shape[1], m = x.shape[2];
-            for (std::size_t b = 0; b < x.shape[0]; ++b)
-                for (std::size_t i = 0; i < n; ++i)
-                    for (std::size_t j = 0; j < m; ++j)
-                        if (static_cast<double>(j) >= len.data[b]) x.data[(b * n + i) * m + j] = -inf;
-            return x;
-        };
-        R("masked_scores", {"scores"}, pad);
-        R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
-        R("weights", {"scores"}, [pad](const tensors& e) { return softmax_last(pad(e)); });
-        R("output", {"weights"},
-          [](const tensors& e) { return matmul(get(e, "weights"), matmul(get(e, "X"), get(e, "W_V"))); });
-    }
-    if (id == "mha" || id == "gqa") {
-        const std::size_t h = static_cast<std::size_t>(c.dim("heads"));
-        const std::size_t g = id == "gqa" ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
-        const std::size_t rep = g ? h / g : 1;
-        auto kv = [h, rep](const nd& x) { return expand_heads(x, h, [rep](std::size_t i) { return i / rep; }); };
-        R("Q_heads", {"Q"}, [h](const tensors& e) { return split_heads(get(e, "Q"), h); });
-        R("K_heads", {"K"}, [g](const tensors& e) { return split_heads(get(e, "K"), g); });
-        R("V_heads", {"V"}, [g](const tensors& e) { return split_heads(get(e, "V"), g); });
-        R("scores", {"Q_heads", "K_heads"},
-          [kv](const tensors& e) { return matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true); });
-        R("scores", {"Q_heads", "K_heads"},
-          [kv, s](const tensors& e) { return scale(matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true), s); });
-        R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
-        R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
-        R("weights", {"scores"}, [s](const tensors& e) { return softmax_last(scale(get(e, "scores"), s)); });
-        R("weights", {"scores"}, [](const tensors& e) { return softmax_last(get(e, "scores")); });
-        R("heads_output", {"weights", "V_heads"},
-          [kv](const tensors& e) { return matmul(get(e, "weights"), kv(get(e, "V_heads"))); });
-        R("merged", {"heads_output"}, [](const tensors& e) { return merge_heads(get(e, "heads_output")); });
-        R("output", {"merged"}, [](const tensors& e) { return matmul(get(e, "merged"), get(e, "W_O")); });
-        R("output", {"weights", "V_heads"},
-          [kv](const tensors& e) { return merge_heads(matmul(get(e, "weights"), kv(get(e, "V_heads")))); });
-    }
-    if (id == "kv-decode") {
-        R("output", {"K_cache", "V_cache"}, [s](const tensors& e) {
-            const nd q = matmul(get(e, "X"), get(e, "W_Q"));
-            const nd kc = get(e, "K_cache"), vc = get(e, "V_cache");
-            if (!valid(q) || !valid(kc) || !valid(vc) || kc.shape.size() != 2 || vc.shape.size() != 2 ||
-                kc.shape[0] != q.shape[0] || vc.shape[0] != q.shape[0] || kc.shape[1] != q.shape[1])
-                return nd{};
-            return matmul(softmax_last(causal(scale(matmul(q, kc, true), s))), vc);
-        });
-    }
+    rules R;
+    if (id == "sdpa" || id == "causal" || id == "cross") rules_single(R, id, s);
+    if (id == "padding") rules_padding(R, s);
+    if (id == "mha" || id == "gqa") rules_heads(R, c, s);
+    if (id == "kv-decode") rules_kv_decode(R, s);
     if (id == "softmax") R("weights", {}, [](const tensors& e) { return softmax_last(get(e, "scores")); });
-    if (id == "backward") {
-        auto fwd = [](const tensors& e, const char* w) { return matmul(get(e, "X"), get(e, w)); };
-        auto P = [fwd, s](const tensors& e) {
-            return softmax_last(scale(matmul(fwd(e, "W_Q"), fwd(e, "W_K"), true), s));
-        };
-        R("d_V", {}, [P](const tensors& e) { return matmul(t2(P(e)), get(e, "d_output")); });
-        R("d_P", {}, [fwd](const tensors& e) { return matmul(get(e, "d_output"), fwd(e, "W_V"), true); });
-        R("d_S", {"d_P"}, [P](const tensors& e) {
-            const nd p = P(e), dp = get(e, "d_P");
-            if (!valid(dp) || dp.shape != p.shape) return nd{};
-            nd o = make(p.shape);
-            const std::size_t m = p.shape.back();
-            for (std::size_t i = 0; i < p.data.size() / m; ++i) {
-                double dot = 0;
-                for (std::size_t j = 0; j < m; ++j) dot += p.data[i * m + j] * dp.data[i * m + j];
-                for (std::size_t j = 0; j < m; ++j) o.data[i * m + j] = p.data[i * m + j] * (dp.data[i * m + j] - dot);
-            }
-            return o;
-        });
-        R("d_Q", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(get(e, "d_S"), fwd(e, "W_K")), s); });
-        R("d_K", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(t2(get(e, "d_S")), fwd(e, "W_Q")), s); });
-        R("d_W_Q", {"d_Q"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_Q")); });
-        R("d_W_K", {"d_K"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_K")); });
-        R("d_W_V", {"d_V"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_V")); });
-        R("d_X", {"d_Q", "d_K", "d_V"}, [](const tensors& e) {
-            nd a = matmul(get(e, "d_Q"), get(e, "W_Q"), true), b = matmul(get(e, "d_K"), get(e, "W_K"), true),
-               v = matmul(get(e, "d_V"), get(e, "W_V"), true);
-            if (!valid(a) || !valid(b) || !valid(v) || a.shape != b.shape || a.shape != v.shape) return nd{};
-            for (std::size_t i = 0; i < a.data.size(); ++i) a.data[i] += b.data[i] + v.data[i];
-            return a;
-        });
-    }
-    return r;
+    if (id == "backward") rules_backward(R, s);
+    return R.list;
 }
 
 // ---- the analyses of one wrong tensor `g` against `want` (what it should be) ----------------
@@ -672,6 +688,70 @@ std::function<nd(const nd&)> mask_of(const ctx& x) {
     return [](const nd& t) { return t; };
 }
 
+// exp without the row max: overflow (inf / inf) or underflow (0 / 0) in whole rows.
+bool no_max_subtraction(ctx& x, const std::string& step, const nd& g, const nd& src, const std::string& src_name,
+                        bool masked) {
+    const std::size_t m = g.shape.back();
+    if (valid(src) && src.shape == g.shape && masked) {
+        nd plain = make(src.shape), zeroed = make(src.shape);
+        for (std::size_t r = 0; r < src.data.size() / m; ++r) {
+            double sum = 0;
+            for (std::size_t j = 0; j < m; ++j) sum += std::exp(src.data[r * m + j]);
+            for (std::size_t j = 0; j < m; ++j) {
+                const double v = std::exp(src.data[r * m + j]) / sum;
+                plain.data[r * m + j] = v;
+                zeroed.data[r * m + j] = std::isnan(v) ? 0.0 : v;
+            }
+        }
+        // only when exp over- or underflows in a row that has a finite score (a row of -inf
+        // gives 0/0 with or without the max: that is all-masked-row's)
+        bool changed = false;
+        for (std::size_t r = 0; r < src.data.size() / m; ++r) {
+            bool finite = false, broken = false;
+            for (std::size_t j = 0; j < m; ++j) {
+                finite = finite || std::isfinite(src.data[r * m + j]);
+                broken = broken || !std::isfinite(plain.data[r * m + j]);
+            }
+            changed = changed || (finite && broken);
+        }
+        if (changed && (same(g, plain) || same(g, zeroed))) {
+            x.add(step, "no_max_subtraction", {{"source", src_name}}, "no-max-subtraction");
+            return true;
+        }
+    }
+    return false;
+}
+
+// Rows that do not sum to 1, or columns that do (the softmax over the wrong axis).
+bool weight_sums(ctx& x, const std::string& step, const nd& g) {
+    const std::size_t n = g.shape[g.shape.size() - 2], m = g.shape.back(), Z = g.data.size() / (n * m);
+    double rmin = inf, rmax = -inf;
+    bool cols_one = true, rows_one_or_zero = true;
+    for (std::size_t z = 0; z < Z; ++z) {
+        for (std::size_t i = 0; i < n; ++i) {
+            double s = 0;
+            for (std::size_t j = 0; j < m; ++j) s += g.data[(z * n + i) * m + j];
+            if (std::isnan(s)) continue;
+            rmin = std::min(rmin, s), rmax = std::max(rmax, s);
+            rows_one_or_zero = rows_one_or_zero && (std::fabs(s - 1) < 1e-3 || std::fabs(s) < 1e-6);
+        }
+        for (std::size_t j = 0; j < m; ++j) {
+            double s = 0;
+            for (std::size_t i = 0; i < n; ++i) s += g.data[(z * n + i) * m + j];
+            cols_one = cols_one && std::fabs(s - 1) < 1e-3;
+        }
+    }
+    if (!rows_one_or_zero && cols_one && n > 1) {
+        x.add(step, "columns_sum_to_one", {{"min", num(rmin)}, {"max", num(rmax)}}, "");
+        return true;
+    }
+    if (!rows_one_or_zero && rmin <= rmax) {
+        x.add(step, "rows_not_one", {{"min", num(rmin)}, {"max", num(rmax)}});
+        return true;
+    }
+    return false;
+}
+
 // A weights tensor against the learner's own input `src` (raw scores when `raw`, scaled
 // otherwise, already masked when `masked`): the softmax over the wrong axis, unnormalised, no
 // mask, another scale; then the row and column sums.
@@ -716,58 +796,66 @@ bool weights_checks(ctx& x, const std::string& step, const nd& g, const nd& src,
                 }
         }
     }
-    // exp without the row max: overflow (inf / inf) or underflow (0 / 0) in whole rows
-    if (valid(src) && src.shape == g.shape && masked) {
-        nd plain = make(src.shape), zeroed = make(src.shape);
-        for (std::size_t r = 0; r < src.data.size() / m; ++r) {
-            double sum = 0;
-            for (std::size_t j = 0; j < m; ++j) sum += std::exp(src.data[r * m + j]);
-            for (std::size_t j = 0; j < m; ++j) {
-                const double v = std::exp(src.data[r * m + j]) / sum;
-                plain.data[r * m + j] = v;
-                zeroed.data[r * m + j] = std::isnan(v) ? 0.0 : v;
+    if (no_max_subtraction(x, step, g, src, src_name, masked)) return true;
+    return weight_sums(x, step, g);
+}
+
+// The exercise's regions of a score-like tensor: only blocked cells, only padded keys or query
+// rows, only decode steps (or the prefill) differ.
+bool where_region(ctx& x, const std::string& step, const nd& g, const std::vector<bool>& diff,
+                  const std::vector<std::set<std::size_t>>& bad, std::size_t differ) {
+    const shape_t& s = g.shape;
+    const std::size_t r = s.size();
+    if (r < 2) return false;
+    const std::size_t n = s[r - 2], m = s[r - 1], Z = g.data.size() / (n * m);
+    auto only = [&](const std::function<bool(std::size_t z, std::size_t i, std::size_t j)>& region) {
+        bool any_out = false, any_in = false;
+        for (std::size_t z = 0; z < Z; ++z)
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < m; ++j) {
+                    const bool d = diff[(z * n + i) * m + j];
+                    if (d && !region(z, i, j)) any_out = true;
+                    if (region(z, i, j)) any_in = true;
+                }
+        return any_in && !any_out;
+    };
+    const bool scores_like =
+        step == "masked_scores" || step == "weights" || step == "scores" || step == "scaled_scores";
+    if (x.c.id == "causal" && scores_like && only([&](std::size_t, std::size_t i, std::size_t j) { return j > i; })) {
+        x.add(step, "only_blocked", {{"count", std::to_string(differ)}});
+        return true;
+    }
+    if (x.c.id == "padding" && x.in.count("lengths")) {
+        const nd& len = x.in.at("lengths");
+        if (Z == len.data.size()) {
+            if (scores_like && only([&](std::size_t z, std::size_t, std::size_t j) {
+                    return static_cast<double>(j) >= len.data[z];
+                })) {
+                x.add(step, "only_padded_keys", {{"count", std::to_string(differ)}});
+                return true;
+            }
+            if (only(
+                    [&](std::size_t z, std::size_t i, std::size_t) { return static_cast<double>(i) >= len.data[z]; })) {
+                x.add(step, "only_padded_rows", {{"count", std::to_string(differ)}});
+                return true;
             }
         }
-        // only when exp over- or underflows in a row that has a finite score (a row of -inf
-        // gives 0/0 with or without the max: that is all-masked-row's)
-        bool changed = false;
-        for (std::size_t r = 0; r < src.data.size() / m; ++r) {
-            bool finite = false, broken = false;
-            for (std::size_t j = 0; j < m; ++j) {
-                finite = finite || std::isfinite(src.data[r * m + j]);
-                broken = broken || !std::isfinite(plain.data[r * m + j]);
-            }
-            changed = changed || (finite && broken);
-        }
-        if (changed && (same(g, plain) || same(g, zeroed))) {
-            x.add(step, "no_max_subtraction", {{"source", src_name}}, "no-max-subtraction");
+    }
+    if (x.c.id == "kv-decode" && step == "output" && Z == 1 && x.c.dims.count("prompt_len")) {
+        const std::size_t p = static_cast<std::size_t>(x.c.dim("prompt_len"));
+        std::vector<std::size_t> rows(bad[0].begin(), bad[0].end());
+        if (!rows.empty() && rows.front() >= p) {
+            if (rows.size() == 1 && rows.front() == n - 1 && n - 1 > p)
+                x.add(step, "last_step_wrong", {{"prefill", ranges({0, p - 1})}, {"row", std::to_string(n - 1)}});
+            else
+                x.add(step, "decode_wrong",
+                      {{"prefill", p > 1 ? "0–" + std::to_string(p - 1) : "0"}, {"steps", ranges(rows)}});
             return true;
         }
-    }
-    // the sums
-    double rmin = inf, rmax = -inf;
-    bool cols_one = true, rows_one_or_zero = true;
-    for (std::size_t z = 0; z < Z; ++z) {
-        for (std::size_t i = 0; i < n; ++i) {
-            double s = 0;
-            for (std::size_t j = 0; j < m; ++j) s += g.data[(z * n + i) * m + j];
-            if (std::isnan(s)) continue;
-            rmin = std::min(rmin, s), rmax = std::max(rmax, s);
-            rows_one_or_zero = rows_one_or_zero && (std::fabs(s - 1) < 1e-3 || std::fabs(s) < 1e-6);
+        if (!rows.empty() && rows.back() < p) {
+            x.add(step, "prefill_wrong", {{"rows", ranges(rows)}});
+            return true;
         }
-        for (std::size_t j = 0; j < m; ++j) {
-            double s = 0;
-            for (std::size_t i = 0; i < n; ++i) s += g.data[(z * n + i) * m + j];
-            cols_one = cols_one && std::fabs(s - 1) < 1e-3;
-        }
-    }
-    if (!rows_one_or_zero && cols_one && n > 1) {
-        x.add(step, "columns_sum_to_one", {{"min", num(rmin)}, {"max", num(rmax)}}, "");
-        return true;
-    }
-    if (!rows_one_or_zero && rmin <= rmax) {
-        x.add(step, "rows_not_one", {{"min", num(rmin)}, {"max", num(rmax)}});
-        return true;
     }
     return false;
 }
@@ -795,60 +883,7 @@ void where(ctx& x, const std::string& step, const nd& g, const nd& want) {
     }
     if (!differ) return;
     // regions first: they say the most
-    if (r >= 2) {
-        const std::size_t n = s[r - 2], m = s[r - 1], Z = g.data.size() / (n * m);
-        auto only = [&](const std::function<bool(std::size_t z, std::size_t i, std::size_t j)>& region) {
-            bool any_out = false, any_in = false;
-            for (std::size_t z = 0; z < Z; ++z)
-                for (std::size_t i = 0; i < n; ++i)
-                    for (std::size_t j = 0; j < m; ++j) {
-                        const bool d = diff[(z * n + i) * m + j];
-                        if (d && !region(z, i, j)) any_out = true;
-                        if (region(z, i, j)) any_in = true;
-                    }
-            return any_in && !any_out;
-        };
-        const bool scores_like =
-            step == "masked_scores" || step == "weights" || step == "scores" || step == "scaled_scores";
-        if (x.c.id == "causal" && scores_like &&
-            only([&](std::size_t, std::size_t i, std::size_t j) { return j > i; })) {
-            x.add(step, "only_blocked", {{"count", std::to_string(differ)}});
-            return;
-        }
-        if (x.c.id == "padding" && x.in.count("lengths")) {
-            const nd& len = x.in.at("lengths");
-            if (Z == len.data.size()) {
-                if (scores_like && only([&](std::size_t z, std::size_t, std::size_t j) {
-                        return static_cast<double>(j) >= len.data[z];
-                    })) {
-                    x.add(step, "only_padded_keys", {{"count", std::to_string(differ)}});
-                    return;
-                }
-                if (only([&](std::size_t z, std::size_t i, std::size_t) {
-                        return static_cast<double>(i) >= len.data[z];
-                    })) {
-                    x.add(step, "only_padded_rows", {{"count", std::to_string(differ)}});
-                    return;
-                }
-            }
-        }
-        if (x.c.id == "kv-decode" && step == "output" && Z == 1 && x.c.dims.count("prompt_len")) {
-            const std::size_t p = static_cast<std::size_t>(x.c.dim("prompt_len"));
-            std::vector<std::size_t> rows(bad[0].begin(), bad[0].end());
-            if (!rows.empty() && rows.front() >= p) {
-                if (rows.size() == 1 && rows.front() == n - 1 && n - 1 > p)
-                    x.add(step, "last_step_wrong", {{"prefill", ranges({0, p - 1})}, {"row", std::to_string(n - 1)}});
-                else
-                    x.add(step, "decode_wrong",
-                          {{"prefill", p > 1 ? "0–" + std::to_string(p - 1) : "0"}, {"steps", ranges(rows)}});
-                return;
-            }
-            if (!rows.empty() && rows.back() < p) {
-                x.add(step, "prefill_wrong", {{"rows", ranges(rows)}});
-                return;
-            }
-        }
-    }
+    if (where_region(x, step, g, diff, bad, differ)) return;
     // axes: name the ones where only some indices differ
     const bool heads = (x.c.id == "mha" || x.c.id == "gqa") && r == 4;
     const bool batched = r >= 3 && x.c.dims.count("batch");
@@ -1006,6 +1041,77 @@ bool kv_cache(ctx& x, const std::string& step, const nd& g, const nd& want) {
     return false;
 }
 
+// online-softmax's slips: how a learner's tiled loop may rescale l and acc wrongly.
+enum class slip {
+    none,
+    sum_not_rescaled,
+    acc_not_rescaled,
+    acc_inverted,
+    acc_inverted_nan,
+    both_not_rescaled,
+    acc_by_sum
+};
+
+// The tiled loop (Milakov & Gimelshein 2018; FlashAttention-2) over the scaled scores S (n, m) and
+// V (m, d_v), block_k keys a tile, written with one slip: the final m, l, output, and the state
+// after every tile (m_steps, l_steps, acc_steps, acc unnormalised).
+struct online_state {
+    nd M, L, O, Ms, Ls, As;
+};
+online_state online_run(const nd& S, const nd& v, std::size_t bk, slip sl) {
+    const std::size_t n = S.shape[0], m = S.shape[1], dv = v.shape[1];
+    const std::size_t tiles = (m + bk - 1) / bk;
+    online_state o;
+    o.M = make({n}), o.L = make({n}), o.O = make({n, dv});
+    o.Ms = make({tiles, n}), o.Ls = make({tiles, n}), o.As = make({tiles, n, dv});
+    for (std::size_t i = 0; i < n; ++i) {
+        double mi = -inf, li = 0;
+        std::vector<double> acc(dv, 0);
+        for (std::size_t j0 = 0; j0 < m; j0 += bk) {
+            double mt = mi;
+            for (std::size_t j = j0; j < std::min(m, j0 + bk); ++j) mt = std::max(mt, S.data[i * m + j]);
+            const double alpha = mi == -inf ? 0 : std::exp(mi - mt);
+            double tile_sum = 0;
+            std::vector<double> tile(dv, 0);
+            for (std::size_t j = j0; j < std::min(m, j0 + bk); ++j) {
+                const double p = std::exp(S.data[i * m + j] - mt);
+                tile_sum += p;
+                for (std::size_t d = 0; d < dv; ++d) tile[d] += p * v.data[j * dv + d];
+            }
+            const double l_old = li;
+            li = (sl == slip::sum_not_rescaled || sl == slip::both_not_rescaled ? (mi == -inf ? 0 : l_old)
+                                                                                : alpha * l_old) +
+                tile_sum;
+            for (std::size_t d = 0; d < dv; ++d) {
+                double a = alpha;
+                if (sl == slip::acc_not_rescaled || sl == slip::both_not_rescaled) a = mi == -inf ? 0 : 1;
+                if (sl == slip::acc_inverted) a = mi == -inf ? 0 : std::exp(mt - mi);
+                if (sl == slip::acc_inverted_nan) a = std::exp(mt - mi);  // inf at the first tile: inf × 0
+                if (sl == slip::acc_by_sum) a = mi == -inf ? 0 : alpha * l_old;
+                acc[d] = a * acc[d] + tile[d];
+                o.As.data[((j0 / bk) * n + i) * dv + d] = acc[d];
+            }
+            mi = mt;
+            o.Ms.data[(j0 / bk) * n + i] = mi, o.Ls.data[(j0 / bk) * n + i] = li;
+        }
+        o.M.data[i] = mi, o.L.data[i] = li;
+        for (std::size_t d = 0; d < dv; ++d) o.O.data[i * dv + d] = li > 0 ? acc[d] / li : 0;
+    }
+    return o;
+}
+
+// The rows whose running max grows after the first tile: only they can show a rescale slip.
+std::vector<std::size_t> moved_rows(const nd& S, const nd& M, std::size_t bk) {
+    const std::size_t n = S.shape[0], m = S.shape[1];
+    std::vector<std::size_t> moved;
+    for (std::size_t i = 0; i < n; ++i) {
+        double first = -inf;
+        for (std::size_t j = 0; j < std::min(m, bk); ++j) first = std::max(first, S.data[i * m + j]);
+        if (M.data[i] > first) moved.push_back(i);
+    }
+    return moved;
+}
+
 // online-softmax: the tiled loop with each classic rescale slip, compared with the learner's m, l,
 // output (rubric 1) or the state after every tile, m_steps, l_steps, acc_steps, and output (rubric 2).
 bool online(ctx& x, const tensors& given) {
@@ -1015,70 +1121,14 @@ bool online(ctx& x, const tensors& given) {
     if (!valid(q) || !valid(k) || !valid(v)) return false;
     const double s = 1 / std::sqrt(d_k_of(x.c));
     const nd S = scale(matmul(q, k, true), s);
-    const std::size_t n = S.shape[0], m = S.shape[1], dv = v.shape[1];
     const std::size_t bk = static_cast<std::size_t>(std::max<long>(1, x.c.dim("block_k")));
-    enum class slip {
-        none,
-        sum_not_rescaled,
-        acc_not_rescaled,
-        acc_inverted,
-        acc_inverted_nan,
-        both_not_rescaled,
-        acc_by_sum
-    };
-    const std::size_t tiles = (m + bk - 1) / bk;
-    nd Ms, Ls, As;  // per tile: the running max, sum and (unnormalised) acc of the last run
-    auto run = [&](slip sl, nd& M, nd& L, nd& O) {
-        M = make({n}), L = make({n}), O = make({n, dv});
-        Ms = make({tiles, n}), Ls = make({tiles, n}), As = make({tiles, n, dv});
-        for (std::size_t i = 0; i < n; ++i) {
-            double mi = -inf, li = 0;
-            std::vector<double> acc(dv, 0);
-            for (std::size_t j0 = 0; j0 < m; j0 += bk) {
-                double mt = mi;
-                for (std::size_t j = j0; j < std::min(m, j0 + bk); ++j) mt = std::max(mt, S.data[i * m + j]);
-                const double alpha = mi == -inf ? 0 : std::exp(mi - mt);
-                double tile_sum = 0;
-                std::vector<double> tile(dv, 0);
-                for (std::size_t j = j0; j < std::min(m, j0 + bk); ++j) {
-                    const double p = std::exp(S.data[i * m + j] - mt);
-                    tile_sum += p;
-                    for (std::size_t d = 0; d < dv; ++d) tile[d] += p * v.data[j * dv + d];
-                }
-                const double l_old = li;
-                li = (sl == slip::sum_not_rescaled || sl == slip::both_not_rescaled ? (mi == -inf ? 0 : l_old)
-                                                                                    : alpha * l_old) +
-                    tile_sum;
-                for (std::size_t d = 0; d < dv; ++d) {
-                    double a = alpha;
-                    if (sl == slip::acc_not_rescaled || sl == slip::both_not_rescaled) a = mi == -inf ? 0 : 1;
-                    if (sl == slip::acc_inverted) a = mi == -inf ? 0 : std::exp(mt - mi);
-                    if (sl == slip::acc_inverted_nan) a = std::exp(mt - mi);  // inf at the first tile: inf × 0
-                    if (sl == slip::acc_by_sum) a = mi == -inf ? 0 : alpha * l_old;
-                    acc[d] = a * acc[d] + tile[d];
-                    As.data[((j0 / bk) * n + i) * dv + d] = acc[d];
-                }
-                mi = mt;
-                Ms.data[(j0 / bk) * n + i] = mi, Ls.data[(j0 / bk) * n + i] = li;
-            }
-            M.data[i] = mi, L.data[i] = li;
-            for (std::size_t d = 0; d < dv; ++d) O.data[i * dv + d] = li > 0 ? acc[d] / li : 0;
-        }
-    };
-    nd M, L, O;
-    run(slip::none, M, L, O);
+    const online_state right = online_run(S, v, bk, slip::none);
     // the rule must give the reference, else the exercise's convention changed: say nothing
     const nd eo = get(x.expected, "output");
-    if (!same_tight(O, eo)) return false;
-    if (x.expected.count("l") && !same_tight(L, x.expected.at("l"))) return false;
-    if (x.expected.count("l_steps") && !same_tight(Ls, x.expected.at("l_steps"))) return false;
-    // rows whose running max moves after the first tile: only they can show a rescale slip
-    std::vector<std::size_t> moved;
-    for (std::size_t i = 0; i < n; ++i) {
-        double first = -inf;
-        for (std::size_t j = 0; j < std::min(m, bk); ++j) first = std::max(first, S.data[i * m + j]);
-        if (M.data[i] > first) moved.push_back(i);
-    }
+    if (!same_tight(right.O, eo)) return false;
+    if (x.expected.count("l") && !same_tight(right.L, x.expected.at("l"))) return false;
+    if (x.expected.count("l_steps") && !same_tight(right.Ls, x.expected.at("l_steps"))) return false;
+    const std::vector<std::size_t> moved = moved_rows(S, right.M, bk);
     struct named {
         slip sl;
         std::string key, mistake;
@@ -1095,11 +1145,11 @@ bool online(ctx& x, const tensors& given) {
     for (const auto& [name, st] : x.status) wrong += st == "wrong";
     if (!wrong) return false;
     for (const named& sl : slips) {
-        nd m2, l2, o2;
-        run(sl.sl, m2, l2, o2);
+        const online_state run = online_run(S, v, bk, sl.sl);
         bool all = true, any = false;
-        const std::map<std::string, const nd*> cands{{"m", &m2},       {"l", &l2},       {"output", &o2},
-                                                     {"m_steps", &Ms}, {"l_steps", &Ls}, {"acc_steps", &As}};
+        const std::map<std::string, const nd*> cands{{"m", &run.M},        {"l", &run.L},
+                                                     {"output", &run.O},   {"m_steps", &run.Ms},
+                                                     {"l_steps", &run.Ls}, {"acc_steps", &run.As}};
         for (const auto& [name, cand] : cands) {
             const auto it = given.find(name);
             if (it == given.end()) continue;
@@ -1130,7 +1180,7 @@ bool kv_window(ctx& x, const tensors& given) {
         if (w < 1) continue;
         config c = x.c;
         c.dims["window"] = w;
-        const tensors run = reference(c, x.in);
+        const tensors run = x.rerun(c);
         std::vector<std::string> answers;
         bool fits = true;
         for (const auto& [name, st] : x.status) {
@@ -1350,8 +1400,8 @@ std::vector<std::string> name_ratio(const config& c, double k) {
 }
 
 std::vector<finding> diagnose(const config& c, const tensors& in, const tensors& expected, const tensors& given,
-                              const std::vector<step_result>& steps) {
-    ctx x{c, in, expected, given, {}, {}};
+                              const std::vector<step_result>& steps, const rerun_fn& rerun) {
+    ctx x{c, in, expected, given, rerun, {}, {}};
     for (const step_result& s : steps) x.status[s.id] = s.status;
     // the environments: inputs + reference answers, and inputs + the learner's where usable
     tensors ref_env = in, own_env = in;

@@ -6,19 +6,23 @@
 // another step or another formula, float16 rounding. Pure analysis over tensors, no I/O; the
 // sentences live in lessons/<lang>/exercise.toml under [finding].
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "attn/trace/exercise.hpp"
+#include "attn/trace/exercise_types.hpp"
 
 namespace attn::exercise {
 
 // `steps` is the graded list (pipeline order); `in` the exercise's inputs. The findings come
 // root causes first, each followed by its evidence; later steps that follow from the learner's
 // own wrong upstream tensors get one "consistent with your …" finding instead of echoes.
+// `rerun` gives the reference at other sizes of the same case (another window W, …) on the same
+// inputs: the grader's, so that this file needs nothing of it but its types.
+using rerun_fn = std::function<tensors(const config&)>;
 std::vector<finding> diagnose(const config& c, const tensors& in, const tensors& expected, const tensors& given,
-                              const std::vector<step_result>& steps);
+                              const std::vector<step_result>& steps, const rerun_fn& rerun);
 
 // Every catalogue id the diagnosis may name (a finding's `mistake`), each only when its evidence
 // fits: the mistakes catalogue holds an entry for each (its lab page: attn-explain mistake ID).

@@ -18,16 +18,9 @@
 #include <string>
 #include <vector>
 
-namespace attn::exercise {
+#include "attn/trace/exercise_types.hpp"
 
-// A tensor of any rank, C order, as read from or written to .npy.
-struct nd {
-    std::vector<std::size_t> shape;
-    std::vector<double> data;
-    bool float64 = false;  // an answer saved in float64 (tighter tolerance)
-    bool integer = false;  // lengths.npy, cache_len.npy (int64)
-};
-using tensors = std::map<std::string, nd>;
+namespace attn::exercise {
 
 using dim_list = std::vector<std::pair<std::string, long>>;  // named as the command-line flags (seq_len: --seq-len)
 
@@ -63,22 +56,6 @@ std::vector<std::pair<std::string, long>> quantities(const std::string& id, cons
 // that must differ, a size of 1, heads that do not divide d_model, …), naming the flags.
 std::string dims_problem(const std::string& id, const std::map<std::string, long>& dims);
 
-constexpr int current_rubric = 2;
-
-struct config {
-    std::string id;
-    std::uint64_t seed = 0;
-    std::map<std::string, long> dims;
-    std::string dtype = "float32", version, started;
-    long budget_minutes = 0;  // --timed (0: untimed)
-    int rubric = current_rubric;
-    std::string edge;  // of this case ("" for the main case)
-    std::string folder;  // this case's folder relative to the exercise: "" (main) or "cases/1"
-    std::size_t index = 0;  // 0: main, k: cases/k
-    std::map<std::string, std::string> fingerprint;  // input name -> "fnv1a64:…" (empty in rubric 1)
-    std::vector<config> cases;  // the other cases (only on the main case's config)
-    long dim(const std::string& k) const;
-};
 // The main case with the exercise's defaults, `sizes` replacing some of them (throws attn::error
 // naming the flag when dims_problem() refuses them), and the cases of the catalogue.
 config make_config(const std::string& id, std::uint64_t seed, const std::map<std::string, long>& sizes = {});
@@ -102,30 +79,10 @@ std::vector<std::pair<std::string, tensors>> accepted_variants(const config& c, 
 // The runs of one mistake on these inputs (a mistake may have several ways of being written).
 std::vector<tensors> buggy_runs(const config& c, const tensors& in, const std::string& mistake);
 
-struct step_result {
-    std::string id, status;  // ok | wrong | shape | missing
-    bool required = false;
-    std::vector<std::size_t> shape, expected_shape;
-    double max_diff = 0;
-    std::size_t worst = 0;  // flat index of the worst cell
-    std::string hint;  // shape: lesson key suffix of what the given shape suggests ("" none)
-    std::string variant;  // ok by an accepted variant ("fa1"), "" otherwise
-    long first_index = -1;  // a per-tile or per-step answer: the first tile/step (axis 0) that differs
-};
 struct match {
     std::string mistake;
     std::size_t matched = 0;  // wrong answers the mistake reproduces
     double distance = 0;  // largest |given - buggy| left: the closest reproduction ranks first
-};
-// One sentence of the structural diagnosis (diagnose.hpp), with its evidence.
-struct finding {
-    std::string step;  // the answer it is about
-    std::string key;  // lesson key: "finding.<key>"
-    std::map<std::string, std::string> args;  // the key's {placeholders}, evidence included
-    std::string mistake;  // a catalogue id, only when the evidence fits it exactly ("" otherwise)
-    // true: names the wrong quantity and how or where it is wrong (a diagnosis); false: context
-    // (an echo of an earlier step, "every cell differs")
-    bool diagnosis = true;
 };
 // The grading of one case.
 struct report {
@@ -138,8 +95,6 @@ struct report {
     std::vector<finding> findings;  // what the learner's wrong tensors show (diagnose.hpp)
     tensors expected, given, inputs;
 };
-// The tolerance |a - b| <= atol + rtol |b| for an answer of this dtype.
-bool close(double given, double expected, bool float64);
 // Grades one case against its inputs (the folder's own); without `in`, inputs drawn from the seed.
 report grade(const config& c, const tensors& in, const tensors& given);
 report grade(const config& c, const tensors& given);
