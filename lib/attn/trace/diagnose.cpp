@@ -21,6 +21,9 @@ namespace attn::exercise {
 
 namespace {
 
+using tid = tensor_id;
+using xid = exercise_id;
+using ast = answer_status;
 using shape_t = std::vector<std::size_t>;
 const double inf = std::numeric_limits<double>::infinity();
 
@@ -207,17 +210,18 @@ std::string ranges(const std::vector<std::size_t>& v) {
     return out;
 }
 
-// The dimensions by the names the exercise uses, d_head added where there are heads.
+// The dimensions by the names the exercise uses, d_head added where there are heads. A size a bug
+// cannot confuse with another (batch, steps, block_k, prompt_len) has no symbol: it is left out.
 std::vector<std::pair<std::string, double>> quantities(const config& c) {
+    static const std::map<std::string, std::string> symbol = {{"heads", "h"},  {"kv_heads", "g"}, {"seq_len", "n"},
+                                                              {"kv_len", "m"}, {"batch", ""},     {"steps", ""},
+                                                              {"block_k", ""}, {"prompt_len", ""}};
     std::vector<std::pair<std::string, double>> q;
-    for (const auto& [k, v] : c.dims)
-        if (k != "batch" && k != "steps" && k != "block_k" && k != "prompt_len")
-            q.push_back({k == "heads"          ? "h"
-                             : k == "kv_heads" ? "g"
-                             : k == "seq_len"  ? "n"
-                             : k == "kv_len"   ? "m"
-                                               : k,
-                         static_cast<double>(v)});
+    for (const auto& [k, v] : c.dims) {
+        const auto it = symbol.find(k);
+        const std::string sym = it == symbol.end() ? k : it->second;
+        if (!sym.empty()) q.push_back({sym, static_cast<double>(v)});
+    }
     if (c.dims.count("heads") && c.dims.count("d_model") && c.dim("heads") > 0)
         q.push_back({"d_head", static_cast<double>(c.dim("d_model") / c.dim("heads"))});
     return q;
@@ -250,63 +254,72 @@ struct ctx {
     const tensors& expected;
     const tensors& given;
     const rerun_fn& rerun;
-    std::map<std::string, std::string> status;  // answer id -> ok | wrong | shape | missing
+    exercise_id ex;
+    std::map<tensor_id, answer_status> status;  // of each graded answer
     std::vector<finding> out;
-    void add(const std::string& step, const std::string& key, std::map<std::string, std::string> args,
+    void add(tensor_id step, const std::string& key, std::map<std::string, std::string> args,
              const std::string& mistake = "", bool diagnosis = true) {
-        args["step"] = step;
+        args["step"] = name(step);
         // never a name outside the table of names the diagnosis gives: the sentence stays, the name goes
         const auto& named = diagnosis_mistakes();
         const bool known = std::find(named.begin(), named.end(), mistake) != named.end();
-        out.push_back({step, key, std::move(args), known ? mistake : "", diagnosis});
+        out.push_back({name(step), key, std::move(args), known ? mistake : "", diagnosis});
     }
-    bool has(const std::string& k) const { return in.count(k) || expected.count(k); }
+    bool is(tensor_id k, answer_status st) const {
+        const auto it = status.find(k);
+        return it != status.end() && it->second == st;
+    }
 };
 
 // ---- the pipeline's rules: a step recomputed from the steps before it -----------------------
 struct rule {
-    std::string target;
-    std::vector<std::string> from;  // answers it reads (inputs are always right)
+    tensor_id target;
+    std::vector<tensor_id> from;  // answers it reads (inputs are always right)
     std::function<nd(const tensors&)> f;  // env: inputs + answers -> target (invalid when it cannot)
 };
 
-nd get(const tensors& env, const std::string& k) {
-    const auto it = env.find(k);
+nd get(const tensors& env, tensor_id k) {
+    const auto it = env.find(name(k));
     return it == env.end() ? nd{} : it->second;
 }
+bool holds(const tensors& t, tensor_id k) { return t.count(name(k)) > 0; }
+const nd& tensor_at(const tensors& t, tensor_id k) { return t.at(name(k)); }
+tensors::const_iterator lookup(const tensors& t, tensor_id k) { return t.find(name(k)); }
 
 // The rules of an exercise, added in pipeline order.
 struct rules {
     std::vector<rule> list;
-    void operator()(std::string t, std::vector<std::string> from, std::function<nd(const tensors&)> f) {
-        list.push_back({std::move(t), std::move(from), std::move(f)});
+    void operator()(tensor_id t, std::vector<tensor_id> from, std::function<nd(const tensors&)> f) {
+        list.push_back({t, std::move(from), std::move(f)});
     }
 };
 
 // sdpa, causal, cross: scores, scaled, masked (causal), weights, output.
-void rules_single(rules& R, const std::string& id, double s) {
-    R("scores", {"Q", "K"}, [](const tensors& e) { return matmul(get(e, "Q"), get(e, "K"), true); });
-    R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
-    if (id == "causal") {
-        R("masked_scores", {"scaled_scores"}, [](const tensors& e) {
-            const nd x = get(e, "scaled_scores");
+void rules_single(rules& R, exercise_id id, double s) {
+    R(tid::scores, {tid::Q, tid::K}, [](const tensors& e) { return matmul(get(e, tid::Q), get(e, tid::K), true); });
+    R(tid::scaled_scores, {tid::scores}, [s](const tensors& e) { return scale(get(e, tid::scores), s); });
+    if (id == xid::causal) {
+        R(tid::masked_scores, {tid::scaled_scores}, [](const tensors& e) {
+            const nd x = get(e, tid::scaled_scores);
             return valid(x) ? causal(x) : nd{};
         });
-        R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
+        R(tid::weights, {tid::masked_scores},
+          [](const tensors& e) { return softmax_last(get(e, tid::masked_scores)); });
     }
-    R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
-    R("weights", {"scores"}, [s, id](const tensors& e) {
-        const nd x = get(e, "scores");
+    R(tid::weights, {tid::scaled_scores}, [](const tensors& e) { return softmax_last(get(e, tid::scaled_scores)); });
+    R(tid::weights, {tid::scores}, [s, id](const tensors& e) {
+        const nd x = get(e, tid::scores);
         if (!valid(x)) return nd{};
-        return softmax_last(id == "causal" ? causal(scale(x, s)) : scale(x, s));
+        return softmax_last(id == xid::causal ? causal(scale(x, s)) : scale(x, s));
     });
-    R("output", {"weights", "V"}, [](const tensors& e) { return matmul(get(e, "weights"), get(e, "V")); });
+    R(tid::output, {tid::weights, tid::V},
+      [](const tensors& e) { return matmul(get(e, tid::weights), get(e, tid::V)); });
 }
 
 void rules_padding(rules& R, double s) {
     auto pad = [s](const tensors& e) {
-        nd x = get(e, "scores");
-        const nd len = get(e, "lengths");
+        nd x = get(e, tid::scores);
+        const nd len = get(e, tid::lengths);
         if (!valid(x) || x.shape.size() != 3 || !valid(len) || len.data.size() != x.shape[0]) return nd{};
         x = scale(x, s);
         const std::size_t n = x.shape[1], m = x.shape[2];
@@ -316,43 +329,43 @@ void rules_padding(rules& R, double s) {
                     if (static_cast<double>(j) >= len.data[b]) x.data[(b * n + i) * m + j] = -inf;
         return x;
     };
-    R("masked_scores", {"scores"}, pad);
-    R("weights", {"masked_scores"}, [](const tensors& e) { return softmax_last(get(e, "masked_scores")); });
-    R("weights", {"scores"}, [pad](const tensors& e) { return softmax_last(pad(e)); });
-    R("output", {"weights"},
-      [](const tensors& e) { return matmul(get(e, "weights"), matmul(get(e, "X"), get(e, "W_V"))); });
+    R(tid::masked_scores, {tid::scores}, pad);
+    R(tid::weights, {tid::masked_scores}, [](const tensors& e) { return softmax_last(get(e, tid::masked_scores)); });
+    R(tid::weights, {tid::scores}, [pad](const tensors& e) { return softmax_last(pad(e)); });
+    R(tid::output, {tid::weights},
+      [](const tensors& e) { return matmul(get(e, tid::weights), matmul(get(e, tid::X), get(e, tid::W_V))); });
 }
 
 // mha, gqa: heads split, K/V heads repeated (gqa), merged, projected.
 void rules_heads(rules& R, const config& c, double s) {
-    const std::string id = c.id;
+    const exercise_id id = parse<exercise_id>(c.id);
     const std::size_t h = static_cast<std::size_t>(c.dim("heads"));
-    const std::size_t g = id == "gqa" ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
+    const std::size_t g = id == xid::gqa ? static_cast<std::size_t>(c.dim("kv_heads")) : h;
     const std::size_t rep = g ? h / g : 1;
     auto kv = [h, rep](const nd& x) { return expand_heads(x, h, [rep](std::size_t i) { return i / rep; }); };
-    R("Q_heads", {"Q"}, [h](const tensors& e) { return split_heads(get(e, "Q"), h); });
-    R("K_heads", {"K"}, [g](const tensors& e) { return split_heads(get(e, "K"), g); });
-    R("V_heads", {"V"}, [g](const tensors& e) { return split_heads(get(e, "V"), g); });
-    R("scores", {"Q_heads", "K_heads"},
-      [kv](const tensors& e) { return matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true); });
-    R("scores", {"Q_heads", "K_heads"},
-      [kv, s](const tensors& e) { return scale(matmul(get(e, "Q_heads"), kv(get(e, "K_heads")), true), s); });
-    R("scaled_scores", {"scores"}, [s](const tensors& e) { return scale(get(e, "scores"), s); });
-    R("weights", {"scaled_scores"}, [](const tensors& e) { return softmax_last(get(e, "scaled_scores")); });
-    R("weights", {"scores"}, [s](const tensors& e) { return softmax_last(scale(get(e, "scores"), s)); });
-    R("weights", {"scores"}, [](const tensors& e) { return softmax_last(get(e, "scores")); });
-    R("heads_output", {"weights", "V_heads"},
-      [kv](const tensors& e) { return matmul(get(e, "weights"), kv(get(e, "V_heads"))); });
-    R("merged", {"heads_output"}, [](const tensors& e) { return merge_heads(get(e, "heads_output")); });
-    R("output", {"merged"}, [](const tensors& e) { return matmul(get(e, "merged"), get(e, "W_O")); });
-    R("output", {"weights", "V_heads"},
-      [kv](const tensors& e) { return merge_heads(matmul(get(e, "weights"), kv(get(e, "V_heads")))); });
+    R(tid::Q_heads, {tid::Q}, [h](const tensors& e) { return split_heads(get(e, tid::Q), h); });
+    R(tid::K_heads, {tid::K}, [g](const tensors& e) { return split_heads(get(e, tid::K), g); });
+    R(tid::V_heads, {tid::V}, [g](const tensors& e) { return split_heads(get(e, tid::V), g); });
+    R(tid::scores, {tid::Q_heads, tid::K_heads},
+      [kv](const tensors& e) { return matmul(get(e, tid::Q_heads), kv(get(e, tid::K_heads)), true); });
+    R(tid::scores, {tid::Q_heads, tid::K_heads},
+      [kv, s](const tensors& e) { return scale(matmul(get(e, tid::Q_heads), kv(get(e, tid::K_heads)), true), s); });
+    R(tid::scaled_scores, {tid::scores}, [s](const tensors& e) { return scale(get(e, tid::scores), s); });
+    R(tid::weights, {tid::scaled_scores}, [](const tensors& e) { return softmax_last(get(e, tid::scaled_scores)); });
+    R(tid::weights, {tid::scores}, [s](const tensors& e) { return softmax_last(scale(get(e, tid::scores), s)); });
+    R(tid::weights, {tid::scores}, [](const tensors& e) { return softmax_last(get(e, tid::scores)); });
+    R(tid::heads_output, {tid::weights, tid::V_heads},
+      [kv](const tensors& e) { return matmul(get(e, tid::weights), kv(get(e, tid::V_heads))); });
+    R(tid::merged, {tid::heads_output}, [](const tensors& e) { return merge_heads(get(e, tid::heads_output)); });
+    R(tid::output, {tid::merged}, [](const tensors& e) { return matmul(get(e, tid::merged), get(e, tid::W_O)); });
+    R(tid::output, {tid::weights, tid::V_heads},
+      [kv](const tensors& e) { return merge_heads(matmul(get(e, tid::weights), kv(get(e, tid::V_heads)))); });
 }
 
 void rules_kv_decode(rules& R, double s) {
-    R("output", {"K_cache", "V_cache"}, [s](const tensors& e) {
-        const nd q = matmul(get(e, "X"), get(e, "W_Q"));
-        const nd kc = get(e, "K_cache"), vc = get(e, "V_cache");
+    R(tid::output, {tid::K_cache, tid::V_cache}, [s](const tensors& e) {
+        const nd q = matmul(get(e, tid::X), get(e, tid::W_Q));
+        const nd kc = get(e, tid::K_cache), vc = get(e, tid::V_cache);
         if (!valid(q) || !valid(kc) || !valid(vc) || kc.shape.size() != 2 || vc.shape.size() != 2 ||
             kc.shape[0] != q.shape[0] || vc.shape[0] != q.shape[0] || kc.shape[1] != q.shape[1])
             return nd{};
@@ -361,12 +374,14 @@ void rules_kv_decode(rules& R, double s) {
 }
 
 void rules_backward(rules& R, double s) {
-    auto fwd = [](const tensors& e, const char* w) { return matmul(get(e, "X"), get(e, w)); };
-    auto P = [fwd, s](const tensors& e) { return softmax_last(scale(matmul(fwd(e, "W_Q"), fwd(e, "W_K"), true), s)); };
-    R("d_V", {}, [P](const tensors& e) { return matmul(t2(P(e)), get(e, "d_output")); });
-    R("d_P", {}, [fwd](const tensors& e) { return matmul(get(e, "d_output"), fwd(e, "W_V"), true); });
-    R("d_S", {"d_P"}, [P](const tensors& e) {
-        const nd p = P(e), dp = get(e, "d_P");
+    auto fwd = [](const tensors& e, tensor_id w) { return matmul(get(e, tid::X), get(e, w)); };
+    auto P = [fwd, s](const tensors& e) {
+        return softmax_last(scale(matmul(fwd(e, tid::W_Q), fwd(e, tid::W_K), true), s));
+    };
+    R(tid::d_V, {}, [P](const tensors& e) { return matmul(t2(P(e)), get(e, tid::d_output)); });
+    R(tid::d_P, {}, [fwd](const tensors& e) { return matmul(get(e, tid::d_output), fwd(e, tid::W_V), true); });
+    R(tid::d_S, {tid::d_P}, [P](const tensors& e) {
+        const nd p = P(e), dp = get(e, tid::d_P);
         if (!valid(dp) || dp.shape != p.shape) return nd{};
         nd o = make(p.shape);
         const std::size_t m = p.shape.back();
@@ -377,14 +392,16 @@ void rules_backward(rules& R, double s) {
         }
         return o;
     });
-    R("d_Q", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(get(e, "d_S"), fwd(e, "W_K")), s); });
-    R("d_K", {"d_S"}, [fwd, s](const tensors& e) { return scale(matmul(t2(get(e, "d_S")), fwd(e, "W_Q")), s); });
-    R("d_W_Q", {"d_Q"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_Q")); });
-    R("d_W_K", {"d_K"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_K")); });
-    R("d_W_V", {"d_V"}, [](const tensors& e) { return matmul(t2(get(e, "X")), get(e, "d_V")); });
-    R("d_X", {"d_Q", "d_K", "d_V"}, [](const tensors& e) {
-        nd a = matmul(get(e, "d_Q"), get(e, "W_Q"), true), b = matmul(get(e, "d_K"), get(e, "W_K"), true),
-           v = matmul(get(e, "d_V"), get(e, "W_V"), true);
+    R(tid::d_Q, {tid::d_S},
+      [fwd, s](const tensors& e) { return scale(matmul(get(e, tid::d_S), fwd(e, tid::W_K)), s); });
+    R(tid::d_K, {tid::d_S},
+      [fwd, s](const tensors& e) { return scale(matmul(t2(get(e, tid::d_S)), fwd(e, tid::W_Q)), s); });
+    R(tid::d_W_Q, {tid::d_Q}, [](const tensors& e) { return matmul(t2(get(e, tid::X)), get(e, tid::d_Q)); });
+    R(tid::d_W_K, {tid::d_K}, [](const tensors& e) { return matmul(t2(get(e, tid::X)), get(e, tid::d_K)); });
+    R(tid::d_W_V, {tid::d_V}, [](const tensors& e) { return matmul(t2(get(e, tid::X)), get(e, tid::d_V)); });
+    R(tid::d_X, {tid::d_Q, tid::d_K, tid::d_V}, [](const tensors& e) {
+        nd a = matmul(get(e, tid::d_Q), get(e, tid::W_Q), true), b = matmul(get(e, tid::d_K), get(e, tid::W_K), true),
+           v = matmul(get(e, tid::d_V), get(e, tid::W_V), true);
         if (!valid(a) || !valid(b) || !valid(v) || a.shape != b.shape || a.shape != v.shape) return nd{};
         for (std::size_t i = 0; i < a.data.size(); ++i) a.data[i] += b.data[i] + v.data[i];
         return a;
@@ -392,15 +409,15 @@ void rules_backward(rules& R, double s) {
 }
 
 std::vector<rule> rules_of(const config& c) {
-    const std::string id = c.id;
+    const exercise_id id = parse<exercise_id>(c.id);
     const double s = 1 / std::sqrt(d_k_of(c));
     rules R;
-    if (id == "sdpa" || id == "causal" || id == "cross") rules_single(R, id, s);
-    if (id == "padding") rules_padding(R, s);
-    if (id == "mha" || id == "gqa") rules_heads(R, c, s);
-    if (id == "kv-decode") rules_kv_decode(R, s);
-    if (id == "softmax") R("weights", {}, [](const tensors& e) { return softmax_last(get(e, "scores")); });
-    if (id == "backward") rules_backward(R, s);
+    if (id == xid::sdpa || id == xid::causal || id == xid::cross) rules_single(R, id, s);
+    if (id == xid::padding) rules_padding(R, s);
+    if (id == xid::mha || id == xid::gqa) rules_heads(R, c, s);
+    if (id == xid::kv_decode) rules_kv_decode(R, s);
+    if (id == xid::softmax) R(tid::weights, {}, [](const tensors& e) { return softmax_last(get(e, tid::scores)); });
+    if (id == xid::backward) rules_backward(R, s);
     return R.list;
 }
 
@@ -419,7 +436,7 @@ std::string axes_text(const std::vector<std::size_t>& p) {
 }
 
 // The axes of `want` permuted (and reshaped) into `g`.
-bool find_permutation(ctx& x, const std::string& step, const nd& g, const nd& want, const std::string& ours) {
+bool find_permutation(ctx& x, tensor_id step, const nd& g, const nd& want, const std::string& ours) {
     const std::size_t r = want.shape.size();
     if (r < 2 || r > 5 || count_of(g.shape) != want.data.size()) return false;
     std::vector<std::size_t> p(r);
@@ -471,7 +488,7 @@ bool find_permutation(ctx& x, const std::string& step, const nd& g, const nd& wa
 }
 
 // Rank 2: every row of `g` is a row of `want`, in another order.
-bool rows_permuted(ctx& x, const std::string& step, const nd& g, const nd& want) {
+bool rows_permuted(ctx& x, tensor_id step, const nd& g, const nd& want) {
     if (g.shape != want.shape || g.shape.size() != 2 || g.shape[0] < 2) return false;
     const std::size_t n = g.shape[0], m = g.shape[1];
     std::vector<std::size_t> from(n);
@@ -499,7 +516,7 @@ bool rows_permuted(ctx& x, const std::string& step, const nd& g, const nd& want)
 }
 
 // One constant factor everywhere.
-bool constant_ratio(ctx& x, const std::string& step, const nd& g, const nd& want, const std::string& ours) {
+bool constant_ratio(ctx& x, tensor_id step, const nd& g, const nd& want, const std::string& ours) {
     if (g.shape != want.shape) return false;
     double big = 0;
     for (double v : want.data)
@@ -518,7 +535,7 @@ bool constant_ratio(ctx& x, const std::string& step, const nd& g, const nd& want
     const std::string dk = d_k_name(x.c);
     const double d = d_k_of(x.c);
     auto near = [k](double v) { return std::fabs(k - v) <= 2e-3 * std::fabs(v); };
-    if (step == "scaled_scores" || step == "masked_scores") {
+    if (step == tid::scaled_scores || step == tid::masked_scores) {
         if (near(std::sqrt(d))) mistake = "no-scale";
         else if (near(1 / std::sqrt(d)))
             mistake = "scale-by-d-k";
@@ -526,7 +543,7 @@ bool constant_ratio(ctx& x, const std::string& step, const nd& g, const nd& want
                  near(std::sqrt(d / static_cast<double>(x.c.dim("d_model")))))
             mistake = "scale-by-d-model";
     }
-    if ((step == "d_Q" || step == "d_K" || step == "d_W_Q" || step == "d_W_K") && near(std::sqrt(d)))
+    if ((step == tid::d_Q || step == tid::d_K || step == tid::d_W_Q || step == tid::d_W_K) && near(std::sqrt(d)))
         mistake = "backward-no-scale";
     std::string joined;
     for (const std::string& n : names) joined += (joined.empty() ? "" : ", ") + n;
@@ -537,7 +554,7 @@ bool constant_ratio(ctx& x, const std::string& step, const nd& g, const nd& want
 }
 
 // float16: every value a binary16 number, the differences at its rounding; or overflow past 65504.
-bool precision(ctx& x, const std::string& step, const nd& g, const nd& want) {
+bool precision(ctx& x, tensor_id step, const nd& g, const nd& want) {
     if (g.shape != want.shape) return false;
     bool all_half = true, any_non_half = false, overflow = false;
     double worst = 0;
@@ -562,7 +579,7 @@ bool precision(ctx& x, const std::string& step, const nd& g, const nd& want) {
 }
 
 // NaN rows where the reference has numbers.
-bool nan_rows(ctx& x, const std::string& step, const nd& g, const nd& want) {
+bool nan_rows(ctx& x, tensor_id step, const nd& g, const nd& want) {
     if (g.shape != want.shape) return false;
     const std::size_t m = g.shape.back(), rows = g.data.size() / m;
     std::vector<std::size_t> bad;
@@ -590,7 +607,7 @@ std::vector<bool> blocked_cells(const nd& t, bool weights) {
 }
 
 // The learner's mask against ours, described as a diagonal offset or a key/query boundary.
-bool mask_pattern(ctx& x, const std::string& step, const nd& g, const nd& want, bool weights) {
+bool mask_pattern(ctx& x, tensor_id step, const nd& g, const nd& want, bool weights) {
     if (g.shape != want.shape || g.shape.size() < 2) return false;
     const std::vector<bool> gb = blocked_cells(g, weights), wb = blocked_cells(want, weights);
     if (gb == wb) {
@@ -601,7 +618,7 @@ bool mask_pattern(ctx& x, const std::string& step, const nd& g, const nd& want, 
     const std::size_t n = g.shape[g.shape.size() - 2], m = g.shape.back(), Z = g.data.size() / (n * m);
     bool any_g = false;
     for (bool v : gb) any_g = any_g || v;
-    const bool causal_ex = x.c.id == "causal" || x.c.id == "kv-decode";
+    const bool causal_ex = x.ex == xid::causal || x.ex == xid::kv_decode;
     if (causal_ex && Z == 1) {
         // blocked where j - i >= k, or where j - i <= k
         for (long k = -static_cast<long>(n); k <= static_cast<long>(m); ++k) {
@@ -633,8 +650,8 @@ bool mask_pattern(ctx& x, const std::string& step, const nd& g, const nd& want, 
         bool unchanged = true;
         for (std::size_t i = 0; i < g.data.size(); ++i)
             if (wb[i]) fills.insert(g.data[i]);
-        const nd* src = x.given.count("scaled_scores") ? &x.given.at("scaled_scores") : nullptr;
-        if (!src && x.expected.count("scaled_scores")) src = &x.expected.at("scaled_scores");
+        const nd* src = holds(x.given, tid::scaled_scores) ? &tensor_at(x.given, tid::scaled_scores) : nullptr;
+        if (!src && holds(x.expected, tid::scaled_scores)) src = &tensor_at(x.expected, tid::scaled_scores);
         if (src && src->shape == g.shape)
             for (std::size_t i = 0; i < g.data.size(); ++i)
                 if (wb[i]) unchanged = unchanged && close(g.data[i], src->data[i], g.float64);
@@ -648,9 +665,9 @@ bool mask_pattern(ctx& x, const std::string& step, const nd& g, const nd& want, 
             return true;
         }
     }
-    if (x.c.id == "padding" && Z == x.in.at("lengths").data.size()) {
+    if (x.ex == xid::padding && Z == tensor_at(x.in, tid::lengths).data.size()) {
         // per batch item: which key columns and which query rows are blocked
-        const nd& len = x.in.at("lengths");
+        const nd& len = tensor_at(x.in, tid::lengths);
         bool keys_backwards = true, on_queries = true, keys_off_by_one = true;
         for (std::size_t b = 0; b < Z; ++b) {
             const double L = len.data[b];
@@ -671,9 +688,9 @@ bool mask_pattern(ctx& x, const std::string& step, const nd& g, const nd& want, 
 
 // The exercise's mask on scaled scores (identity when it has none).
 std::function<nd(const nd&)> mask_of(const ctx& x) {
-    if (x.c.id == "causal") return [](const nd& t) { return valid(t) ? causal(t) : nd{}; };
-    if (x.c.id == "padding" && x.in.count("lengths")) {
-        const nd len = x.in.at("lengths");
+    if (x.ex == xid::causal) return [](const nd& t) { return valid(t) ? causal(t) : nd{}; };
+    if (x.ex == xid::padding && holds(x.in, tid::lengths)) {
+        const nd len = tensor_at(x.in, tid::lengths);
         return [len](const nd& t) {
             if (!valid(t) || t.shape.size() != 3 || len.data.size() != t.shape[0]) return nd{};
             nd o = t;
@@ -689,8 +706,7 @@ std::function<nd(const nd&)> mask_of(const ctx& x) {
 }
 
 // exp without the row max: overflow (inf / inf) or underflow (0 / 0) in whole rows.
-bool no_max_subtraction(ctx& x, const std::string& step, const nd& g, const nd& src, const std::string& src_name,
-                        bool masked) {
+bool weights_no_max(ctx& x, tensor_id step, const nd& g, const nd& src, tensor_id src_name, bool masked) {
     const std::size_t m = g.shape.back();
     if (valid(src) && src.shape == g.shape && masked) {
         nd plain = make(src.shape), zeroed = make(src.shape);
@@ -715,7 +731,7 @@ bool no_max_subtraction(ctx& x, const std::string& step, const nd& g, const nd& 
             changed = changed || (finite && broken);
         }
         if (changed && (same(g, plain) || same(g, zeroed))) {
-            x.add(step, "no_max_subtraction", {{"source", src_name}}, "no-max-subtraction");
+            x.add(step, "no_max_subtraction", {{"source", name(src_name)}}, "no-max-subtraction");
             return true;
         }
     }
@@ -723,7 +739,7 @@ bool no_max_subtraction(ctx& x, const std::string& step, const nd& g, const nd& 
 }
 
 // Rows that do not sum to 1, or columns that do (the softmax over the wrong axis).
-bool weight_sums(ctx& x, const std::string& step, const nd& g) {
+bool weight_sums(ctx& x, tensor_id step, const nd& g) {
     const std::size_t n = g.shape[g.shape.size() - 2], m = g.shape.back(), Z = g.data.size() / (n * m);
     double rmin = inf, rmax = -inf;
     bool cols_one = true, rows_one_or_zero = true;
@@ -755,12 +771,10 @@ bool weight_sums(ctx& x, const std::string& step, const nd& g) {
 // A weights tensor against the learner's own input `src` (raw scores when `raw`, scaled
 // otherwise, already masked when `masked`): the softmax over the wrong axis, unnormalised, no
 // mask, another scale; then the row and column sums.
-bool weights_checks(ctx& x, const std::string& step, const nd& g, const nd& src, const std::string& src_name, bool raw,
-                    bool masked) {
+bool weights_checks(ctx& x, tensor_id step, const nd& g, const nd& src, tensor_id src_name, bool raw, bool masked) {
     if (g.shape.size() < 2) return false;
-    const std::size_t n = g.shape[g.shape.size() - 2], m = g.shape.back(), Z = g.data.size() / (n * m);
     const auto mask = mask_of(x);
-    const bool has_mask = x.c.id == "causal" || x.c.id == "padding";
+    const bool has_mask = x.ex == xid::causal || x.ex == xid::padding;
     const double d = d_k_of(x.c);
     if (valid(src) && src.shape == g.shape) {
         auto prep = [&](double s) {
@@ -769,15 +783,15 @@ bool weights_checks(ctx& x, const std::string& step, const nd& g, const nd& src,
         };
         const nd right = prep(1 / std::sqrt(d));
         if (same(g, softmax_second_last(right))) {
-            x.add(step, "softmax_wrong_axis", {{"source", src_name}}, "softmax-wrong-dim");
+            x.add(step, "softmax_wrong_axis", {{"source", name(src_name)}}, "softmax-wrong-dim");
             return true;
         }
         if (same(g, softmax_last(right, false))) {
-            x.add(step, "unnormalised", {{"source", src_name}});
+            x.add(step, "unnormalised", {{"source", name(src_name)}});
             return true;
         }
         if (has_mask && !masked && same(g, softmax_last(raw ? scale(src, 1 / std::sqrt(d)) : src))) {
-            x.add(step, "mask_not_applied_weights", {{"source", src_name}});
+            x.add(step, "mask_not_applied_weights", {{"source", name(src_name)}});
             return true;
         }
         if (raw) {
@@ -791,18 +805,18 @@ bool weights_checks(ctx& x, const std::string& step, const nd& g, const nd& src,
                     {1 / std::sqrt(static_cast<double>(x.c.dim("d_model"))), "weights_by_d_model", "scale-by-d-model"});
             for (const alt& a : alts)
                 if (same(g, softmax_last(prep(a.s)))) {
-                    x.add(step, a.key, {{"source", src_name}, {"dk", d_k_name(x.c)}}, a.mistake);
+                    x.add(step, a.key, {{"source", name(src_name)}, {"dk", d_k_name(x.c)}}, a.mistake);
                     return true;
                 }
         }
     }
-    if (no_max_subtraction(x, step, g, src, src_name, masked)) return true;
+    if (weights_no_max(x, step, g, src, src_name, masked)) return true;
     return weight_sums(x, step, g);
 }
 
 // The exercise's regions of a score-like tensor: only blocked cells, only padded keys or query
 // rows, only decode steps (or the prefill) differ.
-bool where_region(ctx& x, const std::string& step, const nd& g, const std::vector<bool>& diff,
+bool where_region(ctx& x, tensor_id step, const nd& g, const std::vector<bool>& diff,
                   const std::vector<std::set<std::size_t>>& bad, std::size_t differ) {
     const shape_t& s = g.shape;
     const std::size_t r = s.size();
@@ -820,13 +834,13 @@ bool where_region(ctx& x, const std::string& step, const nd& g, const std::vecto
         return any_in && !any_out;
     };
     const bool scores_like =
-        step == "masked_scores" || step == "weights" || step == "scores" || step == "scaled_scores";
-    if (x.c.id == "causal" && scores_like && only([&](std::size_t, std::size_t i, std::size_t j) { return j > i; })) {
+        step == tid::masked_scores || step == tid::weights || step == tid::scores || step == tid::scaled_scores;
+    if (x.ex == xid::causal && scores_like && only([&](std::size_t, std::size_t i, std::size_t j) { return j > i; })) {
         x.add(step, "only_blocked", {{"count", std::to_string(differ)}});
         return true;
     }
-    if (x.c.id == "padding" && x.in.count("lengths")) {
-        const nd& len = x.in.at("lengths");
+    if (x.ex == xid::padding && holds(x.in, tid::lengths)) {
+        const nd& len = tensor_at(x.in, tid::lengths);
         if (Z == len.data.size()) {
             if (scores_like && only([&](std::size_t z, std::size_t, std::size_t j) {
                     return static_cast<double>(j) >= len.data[z];
@@ -841,7 +855,7 @@ bool where_region(ctx& x, const std::string& step, const nd& g, const std::vecto
             }
         }
     }
-    if (x.c.id == "kv-decode" && step == "output" && Z == 1 && x.c.dims.count("prompt_len")) {
+    if (x.ex == xid::kv_decode && step == tid::output && Z == 1 && x.c.dims.count("prompt_len")) {
         const std::size_t p = static_cast<std::size_t>(x.c.dim("prompt_len"));
         std::vector<std::size_t> rows(bad[0].begin(), bad[0].end());
         if (!rows.empty() && rows.front() >= p) {
@@ -862,7 +876,7 @@ bool where_region(ctx& x, const std::string& step, const nd& g, const std::vecto
 
 // Which indices of each axis hold a differing cell, and the exercise's regions (blocked cells,
 // padded query rows, prefill rows and decode steps).
-void where(ctx& x, const std::string& step, const nd& g, const nd& want) {
+void where(ctx& x, tensor_id step, const nd& g, const nd& want) {
     if (g.shape != want.shape) return;
     const shape_t& s = g.shape;
     const std::size_t r = s.size();
@@ -885,7 +899,7 @@ void where(ctx& x, const std::string& step, const nd& g, const nd& want) {
     // regions first: they say the most
     if (where_region(x, step, g, diff, bad, differ)) return;
     // axes: name the ones where only some indices differ
-    const bool heads = (x.c.id == "mha" || x.c.id == "gqa") && r == 4;
+    const bool heads = (x.ex == xid::mha || x.ex == xid::gqa) && r == 4;
     const bool batched = r >= 3 && x.c.dims.count("batch");
     bool informative = false;
     for (std::size_t k = 0; k < r; ++k) {
@@ -915,11 +929,11 @@ void where(ctx& x, const std::string& step, const nd& g, const nd& want) {
 
 // The learner's tensor equals another answer of ours (saved under the wrong name, or a step
 // skipped) or a simple function of one.
-bool other_step(ctx& x, const std::string& step, const nd& g) {
-    for (const auto& [name, t] : x.expected) {
-        if (name == step || t.shape != g.shape) continue;
+bool other_step(ctx& x, tensor_id step, const nd& g) {
+    for (const auto& [other, t] : x.expected) {
+        if (parse<tensor_id>(other) == step || t.shape != g.shape) continue;
         if (same(g, t)) {
-            x.add(step, "equals_other", {{"other", name}});
+            x.add(step, "equals_other", {{"other", other}});
             return true;
         }
     }
@@ -927,25 +941,26 @@ bool other_step(ctx& x, const std::string& step, const nd& g) {
 }
 
 // Q, K, V: which input and which weight (or its transpose) the learner multiplied.
-bool projection_source(ctx& x, const std::string& step, const nd& g) {
-    if (step != "Q" && step != "K" && step != "V") return false;
-    const std::string want_w = "W_" + step;
-    const std::string want_in = x.c.id == "cross" && step != "Q" ? "memory" : "X";
-    std::vector<std::string> inputs = {"X"};
-    if (x.in.count("memory")) inputs.push_back("memory");
-    for (const std::string& src : inputs)
-        for (const std::string w : {"W_Q", "W_K", "W_V"})
+bool projection_source(ctx& x, tensor_id step, const nd& g) {
+    if (step != tid::Q && step != tid::K && step != tid::V) return false;
+    const tensor_id want_w = step == tid::Q ? tid::W_Q : step == tid::K ? tid::W_K : tid::W_V;
+    const tensor_id want_in = x.ex == xid::cross && step != tid::Q ? tid::memory : tid::X;
+    std::vector<tensor_id> inputs = {tid::X};
+    if (holds(x.in, tid::memory)) inputs.push_back(tid::memory);
+    for (const tensor_id src : inputs)
+        for (const tensor_id w : {tid::W_Q, tid::W_K, tid::W_V})
             for (int t = 0; t < 2; ++t) {
                 if (src == want_in && w == want_w && t == 0) continue;
-                const nd& a = x.in.at(src);
-                const nd& b = x.in.at(w);
+                const nd& a = tensor_at(x.in, src);
+                const nd& b = tensor_at(x.in, w);
                 const nd cand = t ? matmul(a, b, true) : matmul(a, b);
                 if (!valid(cand) || !same(g, cand)) continue;
                 std::string mistake;
                 if (t == 1 && src == want_in && w == want_w) mistake = "linear-weight-layout";
-                if (t == 0 && x.c.id == "cross" && w == want_w && src != want_in) mistake = "cross-sources-swapped";
+                if (t == 0 && x.ex == xid::cross && w == want_w && src != want_in) mistake = "cross-sources-swapped";
                 x.add(step, "projection",
-                      {{"formula", src + " @ " + w + (t ? ".T" : "")}, {"expected", want_in + " @ " + want_w}},
+                      {{"formula", name(src) + " @ " + name(w) + (t ? ".T" : "")},
+                       {"expected", name(want_in) + " @ " + name(want_w)}},
                       mistake);
                 return true;
             }
@@ -953,13 +968,13 @@ bool projection_source(ctx& x, const std::string& step, const nd& g) {
 }
 
 // gqa: which K/V head each query head used.
-bool head_mapping(ctx& x, const std::string& step, const nd& g, const tensors& env) {
-    if (x.c.id != "gqa" || (step != "scores" && step != "weights" && step != "output")) return false;
+bool head_mapping(ctx& x, tensor_id step, const nd& g, const tensors& env) {
+    if (x.ex != xid::gqa || (step != tid::scores && step != tid::weights && step != tid::output)) return false;
     const std::size_t h = static_cast<std::size_t>(x.c.dim("heads")),
                       gk = static_cast<std::size_t>(x.c.dim("kv_heads"));
     if (gk < 2 || h / gk < 2) return false;
     const std::size_t rep = h / gk;
-    const nd q = get(env, "Q_heads"), k = get(env, "K_heads"), v = get(env, "V_heads");
+    const nd q = get(env, tid::Q_heads), k = get(env, tid::K_heads), v = get(env, tid::V_heads);
     const double s = 1 / std::sqrt(d_k_of(x.c));
     struct variant {
         std::string key;
@@ -972,9 +987,9 @@ bool head_mapping(ctx& x, const std::string& step, const nd& g, const tensors& e
         const nd raw = matmul(q, ke, true);
         if (!valid(raw)) continue;
         std::vector<nd> cands;
-        if (step == "scores") cands = {raw, scale(raw, s)};
-        if (step == "weights") cands = {softmax_last(scale(raw, s)), softmax_last(raw)};
-        if (step == "output") cands = {merge_heads(matmul(softmax_last(scale(raw, s)), ve))};
+        if (step == tid::scores) cands = {raw, scale(raw, s)};
+        if (step == tid::weights) cands = {softmax_last(scale(raw, s)), softmax_last(raw)};
+        if (step == tid::output) cands = {merge_heads(matmul(softmax_last(scale(raw, s)), ve))};
         for (const nd& cand : cands)
             if (same(g, cand)) {
                 std::string map, right;
@@ -992,10 +1007,10 @@ bool head_mapping(ctx& x, const std::string& step, const nd& g, const tensors& e
 
 // kv-decode: a cache that holds only the prompt (its last state, or every state after a step), and
 // outputs that never saw the decoded tokens.
-bool kv_cache(ctx& x, const std::string& step, const nd& g, const nd& want) {
-    if (x.c.id != "kv-decode" || !x.c.dims.count("prompt_len")) return false;
+bool kv_cache(ctx& x, tensor_id step, const nd& g, const nd& want) {
+    if (x.ex != xid::kv_decode || !x.c.dims.count("prompt_len")) return false;
     const std::size_t p = static_cast<std::size_t>(x.c.dim("prompt_len"));
-    if ((step == "K_cache" || step == "V_cache") && g.shape.size() == 2 && want.shape.size() == 2 &&
+    if ((step == tid::K_cache || step == tid::V_cache) && g.shape.size() == 2 && want.shape.size() == 2 &&
         g.shape[1] == want.shape[1] && g.shape[0] < want.shape[0]) {
         nd head = make({g.shape[0], g.shape[1]});
         std::copy_n(want.data.begin(), head.data.size(), head.data.begin());
@@ -1007,7 +1022,7 @@ bool kv_cache(ctx& x, const std::string& step, const nd& g, const nd& want) {
         }
     }
     // rubric 2: the cache after every step (padded to the sequence length) is the prompt's, every time
-    if ((step == "K_cache_steps" || step == "V_cache_steps") && g.shape.size() == 3 && g.shape == want.shape &&
+    if ((step == tid::K_cache_steps || step == tid::V_cache_steps) && g.shape.size() == 3 && g.shape == want.shape &&
         g.shape[0] > 1) {
         const std::size_t per = g.shape[1] * g.shape[2];
         bool stuck = true;
@@ -1019,9 +1034,10 @@ bool kv_cache(ctx& x, const std::string& step, const nd& g, const nd& want) {
             return true;
         }
     }
-    if (step == "output" && g.shape == want.shape) {
-        const nd X = x.in.at("X");
-        const nd q = matmul(X, x.in.at("W_Q")), k = matmul(X, x.in.at("W_K")), v = matmul(X, x.in.at("W_V"));
+    if (step == tid::output && g.shape == want.shape) {
+        const nd X = tensor_at(x.in, tid::X);
+        const nd q = matmul(X, tensor_at(x.in, tid::W_Q)), k = matmul(X, tensor_at(x.in, tid::W_K)),
+                 v = matmul(X, tensor_at(x.in, tid::W_V));
         const double s = 1 / std::sqrt(d_k_of(x.c));
         const std::size_t n = q.shape[0];
         // each decode step attends over the prompt and itself only (the cache never grew)
@@ -1115,19 +1131,20 @@ std::vector<std::size_t> moved_rows(const nd& S, const nd& M, std::size_t bk) {
 // online-softmax: the tiled loop with each classic rescale slip, compared with the learner's m, l,
 // output (rubric 1) or the state after every tile, m_steps, l_steps, acc_steps, and output (rubric 2).
 bool online(ctx& x, const tensors& given) {
-    if (x.c.id != "online-softmax" || !x.c.dims.count("block_k")) return false;
-    const nd X = x.in.at("X");
-    const nd q = matmul(X, x.in.at("W_Q")), k = matmul(X, x.in.at("W_K")), v = matmul(X, x.in.at("W_V"));
+    if (x.ex != xid::online_softmax || !x.c.dims.count("block_k")) return false;
+    const nd X = tensor_at(x.in, tid::X);
+    const nd q = matmul(X, tensor_at(x.in, tid::W_Q)), k = matmul(X, tensor_at(x.in, tid::W_K)),
+             v = matmul(X, tensor_at(x.in, tid::W_V));
     if (!valid(q) || !valid(k) || !valid(v)) return false;
     const double s = 1 / std::sqrt(d_k_of(x.c));
     const nd S = scale(matmul(q, k, true), s);
     const std::size_t bk = static_cast<std::size_t>(std::max<long>(1, x.c.dim("block_k")));
     const online_state right = online_run(S, v, bk, slip::none);
     // the rule must give the reference, else the exercise's convention changed: say nothing
-    const nd eo = get(x.expected, "output");
+    const nd eo = get(x.expected, tid::output);
     if (!same_tight(right.O, eo)) return false;
-    if (x.expected.count("l") && !same_tight(right.L, x.expected.at("l"))) return false;
-    if (x.expected.count("l_steps") && !same_tight(right.Ls, x.expected.at("l_steps"))) return false;
+    if (holds(x.expected, tid::l) && !same_tight(right.L, tensor_at(x.expected, tid::l))) return false;
+    if (holds(x.expected, tid::l_steps) && !same_tight(right.Ls, tensor_at(x.expected, tid::l_steps))) return false;
     const std::vector<std::size_t> moved = moved_rows(S, right.M, bk);
     struct named {
         slip sl;
@@ -1142,27 +1159,26 @@ bool online(ctx& x, const tensors& given) {
         {slip::acc_by_sum, "online_acc_by_sum", "online-softmax-acc-wrong-rescale"},
     };
     std::size_t wrong = 0;
-    for (const auto& [name, st] : x.status) wrong += st == "wrong";
+    for (const auto& [answer, st] : x.status) wrong += st == ast::wrong;
     if (!wrong) return false;
     for (const named& sl : slips) {
         const online_state run = online_run(S, v, bk, sl.sl);
         bool all = true, any = false;
-        const std::map<std::string, const nd*> cands{{"m", &run.M},        {"l", &run.L},
-                                                     {"output", &run.O},   {"m_steps", &run.Ms},
-                                                     {"l_steps", &run.Ls}, {"acc_steps", &run.As}};
-        for (const auto& [name, cand] : cands) {
-            const auto it = given.find(name);
+        const std::map<tensor_id, const nd*> cands{{tid::m, &run.M},        {tid::l, &run.L},
+                                                   {tid::output, &run.O},   {tid::m_steps, &run.Ms},
+                                                   {tid::l_steps, &run.Ls}, {tid::acc_steps, &run.As}};
+        for (const auto& [answer, cand] : cands) {
+            const auto it = lookup(given, answer);
             if (it == given.end()) continue;
             any = true;
             all = all && same(it->second, *cand);
         }
         if (any && all) {
-            auto wrong_at = [&](const char* k) { return x.status.count(k) && x.status.at(k) == "wrong"; };
-            const std::string at = wrong_at("l") ? "l"
-                : wrong_at("l_steps")            ? "l_steps"
-                : wrong_at("acc_steps")          ? "acc_steps"
-                                                 : "output";
-            x.add(at, sl.key, {{"rows", ranges(moved)}, {"block_k", std::to_string(bk)}}, sl.mistake);
+            const tensor_id first = x.is(tid::l, ast::wrong) ? tid::l
+                : x.is(tid::l_steps, ast::wrong)             ? tid::l_steps
+                : x.is(tid::acc_steps, ast::wrong)           ? tid::acc_steps
+                                                             : tid::output;
+            x.add(first, sl.key, {{"rows", ranges(moved)}, {"block_k", std::to_string(bk)}}, sl.mistake);
             return true;
         }
     }
@@ -1174,21 +1190,21 @@ bool online(ctx& x, const tensors& given) {
 // Every wrong answer must equal, slice by slice along its first axis (the steps; output's rows),
 // the reference or the run with a window of W ± 1, and at least one slice the latter only.
 bool kv_window(ctx& x, const tensors& given) {
-    if (x.c.id != "kv-decode-window" || !x.c.dims.count("window")) return false;
+    if (x.ex != xid::kv_decode_window || !x.c.dims.count("window")) return false;
     const long W = x.c.dim("window");
     for (const long w : {W + 1, W - 1}) {
         if (w < 1) continue;
         config c = x.c;
         c.dims["window"] = w;
         const tensors run = x.rerun(c);
-        std::vector<std::string> answers;
+        std::vector<tensor_id> answers;
         bool fits = true;
-        for (const auto& [name, st] : x.status) {
-            if (st == "shape") fits = false;
-            if (st != "wrong") continue;
-            const nd& g = given.at(name);
-            const nd& ref = x.expected.at(name);
-            const auto it = run.find(name);
+        for (const auto& [answer, st] : x.status) {
+            if (st == ast::shape) fits = false;
+            if (st != ast::wrong) continue;
+            const nd& g = tensor_at(given, answer);
+            const nd& ref = tensor_at(x.expected, answer);
+            const auto it = lookup(run, answer);
             if (it == run.end() || it->second.shape != g.shape || g.shape.empty()) {
                 fits = false;
                 break;
@@ -1208,45 +1224,45 @@ bool kv_window(ctx& x, const tensors& given) {
                 fits = false;
                 break;
             }
-            answers.push_back(name);
+            answers.push_back(answer);
         }
         if (!fits || answers.empty()) continue;
         std::string joined;
-        for (const std::string& a : answers) joined += (joined.empty() ? "" : ", ") + a;
+        for (const tensor_id a : answers) joined += (joined.empty() ? "" : ", ") + name(a);
         x.add(answers.front(), w > W ? "window_too_wide" : "window_too_narrow",
               {{"answers", joined}, {"w", std::to_string(w)}, {"window", std::to_string(W)}}, "kv-window-off-by-one");
         return true;
     }
     // a cache that outgrows the window: the steps whose cache_len exceeds W
-    const auto len = given.find("cache_len");
-    if (len == given.end() || !x.status.count("cache_len") || x.status.at("cache_len") != "wrong") return false;
+    const auto len = lookup(given, tid::cache_len);
+    if (len == given.end() || !x.is(tid::cache_len, ast::wrong)) return false;
     std::vector<std::size_t> over;
     double most = 0;
     for (std::size_t t = 0; t < len->second.data.size(); ++t)
         if (len->second.data[t] > static_cast<double>(W)) over.push_back(t), most = std::max(most, len->second.data[t]);
     if (over.empty()) return false;
-    x.add("cache_len", "window_not_evicted",
+    x.add(tid::cache_len, "window_not_evicted",
           {{"steps", ranges(over)}, {"most", num(most)}, {"window", std::to_string(W)}});
     return true;
 }
 
 // backward: a gradient formula with an operand transposed (dSᵀ for dS, P for Pᵀ).
-bool backward_formula(ctx& x, const std::string& step, const nd& g, const tensors& env) {
-    if (x.c.id != "backward") return false;
+bool backward_formula(ctx& x, tensor_id step, const nd& g, const tensors& env) {
+    if (x.ex != xid::backward) return false;
     const double s = 1 / std::sqrt(d_k_of(x.c));
-    const nd X = get(env, "X"), Q = matmul(X, get(env, "W_Q")), K = matmul(X, get(env, "W_K")),
-             V = matmul(X, get(env, "W_V"));
-    const nd dS = get(env, "d_S"), dO = get(env, "d_output");
+    const nd X = get(env, tid::X), Q = matmul(X, get(env, tid::W_Q)), K = matmul(X, get(env, tid::W_K)),
+             V = matmul(X, get(env, tid::W_V));
+    const nd dS = get(env, tid::d_S), dO = get(env, tid::d_output);
     const nd P = softmax_last(scale(matmul(Q, K, true), s));
     std::vector<std::pair<nd, std::string>> cands;
-    if (step == "d_Q")
+    if (step == tid::d_Q)
         cands = {{scale(matmul(t2(dS), K), s), "d_S.T @ K / √d_k"}, {scale(matmul(dS, Q), s), "d_S @ Q / √d_k"}};
-    if (step == "d_K")
+    if (step == tid::d_K)
         cands = {{scale(matmul(dS, Q), s), "d_S @ Q / √d_k"}, {scale(matmul(t2(dS), K), s), "d_S.T @ K / √d_k"}};
-    if (step == "d_V") cands = {{matmul(P, dO), "P @ d_output"}};
-    if (step == "d_P") cands = {{matmul(dO, t2(V), true), "d_output @ V"}};
-    if (step == "d_S") {
-        const nd dP = get(env, "d_P");
+    if (step == tid::d_V) cands = {{matmul(P, dO), "P @ d_output"}};
+    if (step == tid::d_P) cands = {{matmul(dO, t2(V), true), "d_output @ V"}};
+    if (step == tid::d_S) {
+        const nd dP = get(env, tid::d_P);
         if (valid(dP) && dP.shape == P.shape) {
             nd o = make(P.shape);
             for (std::size_t i = 0; i < o.data.size(); ++i) o.data[i] = P.data[i] * dP.data[i];
@@ -1263,16 +1279,16 @@ bool backward_formula(ctx& x, const std::string& step, const nd& g, const tensor
             cands = {{o, "P * d_P"}, {nk, "P * (d_P - (d_P * P).sum(-1))"}};
         }
     }
-    const std::map<std::string, std::string> right = {{"d_Q", "d_S @ K / √d_k"},
-                                                      {"d_K", "d_S.T @ Q / √d_k"},
-                                                      {"d_V", "P.T @ d_output"},
-                                                      {"d_P", "d_output @ V.T"},
-                                                      {"d_S", "P * (d_P - (d_P * P).sum(-1, keepdims=True))"}};
+    const std::map<tensor_id, std::string> right = {{tid::d_Q, "d_S @ K / √d_k"},
+                                                    {tid::d_K, "d_S.T @ Q / √d_k"},
+                                                    {tid::d_V, "P.T @ d_output"},
+                                                    {tid::d_P, "d_output @ V.T"},
+                                                    {tid::d_S, "P * (d_P - (d_P * P).sum(-1, keepdims=True))"}};
     for (std::size_t i = 0; i < cands.size(); ++i)
         if (valid(cands[i].first) && same(g, cands[i].first)) {
             std::string mistake;
-            if ((step == "d_Q" || step == "d_K") && i == 0) mistake = "backward-transposed-grad";
-            if (step == "d_S" && i == 0) mistake = "softmax-backward-no-rowsum";
+            if ((step == tid::d_Q || step == tid::d_K) && i == 0) mistake = "backward-transposed-grad";
+            if (step == tid::d_S && i == 0) mistake = "softmax-backward-no-rowsum";
             x.add(step, "formula", {{"formula", cands[i].second}, {"right", right.at(step)}}, mistake);
             return true;
         }
@@ -1280,14 +1296,14 @@ bool backward_formula(ctx& x, const std::string& step, const nd& g, const tensor
 }
 
 // output: the weights or W_O used transposed.
-bool output_formula(ctx& x, const std::string& step, const nd& g, const tensors& env) {
-    if (step != "output") return false;
+bool output_formula(ctx& x, tensor_id step, const nd& g, const tensors& env) {
+    if (step != tid::output) return false;
     std::vector<std::pair<nd, std::pair<std::string, std::string>>> cands;
-    const nd w = get(env, "weights"), v = get(env, "V"), merged = get(env, "merged");
+    const nd w = get(env, tid::weights), v = get(env, tid::V), merged = get(env, tid::merged);
     if (valid(w) && valid(v) && w.shape.size() == 2)
         cands.push_back({matmul(t2(w), v), {"weights.T @ V", "weights @ V"}});
-    if (valid(merged) && x.in.count("W_O"))
-        cands.push_back({matmul(merged, x.in.at("W_O"), true), {"merged @ W_O.T", "merged @ W_O"}});
+    if (valid(merged) && holds(x.in, tid::W_O))
+        cands.push_back({matmul(merged, tensor_at(x.in, tid::W_O), true), {"merged @ W_O.T", "merged @ W_O"}});
     for (const auto& [cand, text] : cands)
         if (valid(cand) && same(g, cand)) {
             x.add(step, "formula_forward", {{"formula", text.first}, {"right", text.second}});
@@ -1297,7 +1313,7 @@ bool output_formula(ctx& x, const std::string& step, const nd& g, const tensors&
 }
 
 // Everything about one root-cause tensor.
-void analyse(ctx& x, const std::string& step, const nd& g, const nd& want, const tensors& env, bool own) {
+void analyse(ctx& x, tensor_id step, const nd& g, const nd& want, const tensors& env, bool own) {
     const std::string ours = own ? "own" : "reference";
     const std::size_t before = x.out.size();
     if (projection_source(x, step, g)) return;
@@ -1312,32 +1328,32 @@ void analyse(ctx& x, const std::string& step, const nd& g, const nd& want, const
         return;
     }
     if (precision(x, step, g, want)) return;
-    const bool weights = step == "weights";
+    const bool weights = step == tid::weights;
     if (weights) {
         nd src;
-        std::string src_name;
-        for (const std::string cand : {"masked_scores", "scaled_scores", "scores"}) {
+        tensor_id src_name = tid::unknown;
+        for (const tensor_id cand : {tid::masked_scores, tid::scaled_scores, tid::scores}) {
             const nd t = get(env, cand);
-            if (valid(t) && t.shape == g.shape && (x.expected.count(cand) || x.given.count(cand))) {
+            if (valid(t) && t.shape == g.shape && (holds(x.expected, cand) || holds(x.given, cand))) {
                 src = t, src_name = cand;
                 break;
             }
         }
-        if (x.c.id == "softmax") src = get(x.in, "scores"), src_name = "scores";
-        const bool raw = src_name == "scores" && x.c.id != "softmax";
-        const bool masked = src_name == "masked_scores" || x.c.id == "softmax";
+        if (x.ex == xid::softmax) src = get(x.in, tid::scores), src_name = tid::scores;
+        const bool raw = src_name == tid::scores && x.ex != xid::softmax;
+        const bool masked = src_name == tid::masked_scores || x.ex == xid::softmax;
         if (weights_checks(x, step, g, src, src_name, raw, masked)) return;
     }
     if (nan_rows(x, step, g, want)) {
         mask_pattern(x, step, g, want, weights);
         return;
     }
-    if (step == "masked_scores" || (weights && (x.c.id == "causal" || x.c.id == "padding")))
+    if (step == tid::masked_scores || (weights && (x.ex == xid::causal || x.ex == xid::padding)))
         if (mask_pattern(x, step, g, want, weights)) return;
     if (constant_ratio(x, step, g, want, ours)) return;
     if (find_permutation(x, step, g, want, ours)) return;
     if (rows_permuted(x, step, g, want)) {
-        if (x.c.id == "kv-decode" && (step == "K_cache" || step == "V_cache")) {
+        if (x.ex == xid::kv_decode && (step == tid::K_cache || step == tid::V_cache)) {
             // the decoded rows first and the prompt after: the new row went in front
             x.out.back().key = "cache_order";
             x.out.back().mistake = "kv-cache-wrong-order";
@@ -1346,6 +1362,39 @@ void analyse(ctx& x, const std::string& step, const nd& g, const nd& want, const
     }
     if (other_step(x, step, g)) return;
     if (x.out.size() == before) where(x, step, g, want);
+}
+
+// What the learner's own upstream tensors say of answer `id`: an echo (a rule from their wrong
+// upstream answers gives exactly `g`), or the basis to measure a second bug against.
+struct upstream {
+    bool echo = false, basis = false;
+    std::vector<tensor_id> wrong_from;
+    nd want;
+};
+upstream own_upstream(const ctx& x, const std::vector<const rule*>& usable, tensor_id id, const nd& g,
+                      const tensors& own_env) {
+    upstream up;
+    for (const rule* r : usable) {
+        if (r->target != id) continue;
+        std::vector<tensor_id> wrong_src;
+        bool all_given = true;
+        for (const tensor_id f : r->from) {
+            const auto st = x.status.find(f);
+            if (st == x.status.end() || st->second == ast::missing) continue;  // the reference's, right
+            if (st->second == ast::wrong) wrong_src.push_back(f);
+            else if (st->second == ast::shape)
+                all_given = false;
+        }
+        if (wrong_src.empty() || !all_given) continue;
+        const nd own = r->f(own_env);
+        if (!valid(own)) continue;
+        if (same(g, own)) {
+            up.echo = true, up.wrong_from = wrong_src;
+            return up;
+        }
+        if (!up.basis) up.want = own, up.basis = true, up.wrong_from = wrong_src;
+    }
+    return up;
 }
 
 }  // namespace
@@ -1401,65 +1450,46 @@ std::vector<std::string> name_ratio(const config& c, double k) {
 
 std::vector<finding> diagnose(const config& c, const tensors& in, const tensors& expected, const tensors& given,
                               const std::vector<step_result>& steps, const rerun_fn& rerun) {
-    ctx x{c, in, expected, given, rerun, {}, {}};
-    for (const step_result& s : steps) x.status[s.id] = s.status;
+    ctx x{c, in, expected, given, rerun, parse<exercise_id>(c.id), {}, {}};
+    // the boundary: answer names and statuses parsed once (an answer outside the table is not analysed)
+    std::vector<tensor_id> order;
+    for (const step_result& s : steps) {
+        const tensor_id id = parse<tensor_id>(s.id);
+        if (id == tid::unknown) continue;
+        x.status[id] = parse<answer_status>(s.status);
+        order.push_back(id);
+    }
     // the environments: inputs + reference answers, and inputs + the learner's where usable
     tensors ref_env = in, own_env = in;
     for (const auto& [k, v] : expected) ref_env[k] = v, own_env[k] = v;
     for (const auto& [k, v] : given)
-        if (x.status.count(k) && (x.status[k] == "ok" || x.status[k] == "wrong")) own_env[k] = v;
+        if (x.is(parse<tensor_id>(k), ast::ok) || x.is(parse<tensor_id>(k), ast::wrong)) own_env[k] = v;
     const std::vector<rule> rules = rules_of(c);
     // a rule is used only when it reproduces the reference from the reference
     std::vector<const rule*> usable;
     for (const rule& r : rules)
-        if (expected.count(r.target) && same_tight(r.f(ref_env), expected.at(r.target))) usable.push_back(&r);
+        if (holds(expected, r.target) && same_tight(r.f(ref_env), tensor_at(expected, r.target))) usable.push_back(&r);
     if (online(x, given) || kv_window(x, given)) return x.out;
     std::size_t roots = 0;
-    for (const step_result& s : steps) {
-        if (s.status != "wrong" && s.status != "shape") continue;
-        const nd& g = given.at(s.id);
-        // an echo: a rule from the learner's own wrong upstream tensors gives exactly this one
-        std::vector<std::string> wrong_from;
-        bool echo = false, own_basis = false;
-        nd own_want;
-        for (const rule* r : usable) {
-            if (r->target != s.id) continue;
-            std::vector<std::string> wrong_src;
-            bool all_given = true;
-            for (const std::string& f : r->from) {
-                const auto st = x.status.find(f);
-                if (st == x.status.end() || st->second == "missing") continue;  // the reference's, right
-                if (st->second == "wrong") wrong_src.push_back(f);
-                else if (st->second == "shape")
-                    all_given = false;
-            }
-            if (wrong_src.empty() || !all_given) continue;
-            const nd own = r->f(own_env);
-            if (!valid(own)) continue;
-            if (same(g, own)) {
-                echo = true, wrong_from = wrong_src;
-                break;
-            }
-            if (!own_basis) own_want = own, own_basis = true, wrong_from = wrong_src;
-        }
-        if (echo) {
-            std::string from;
-            for (const std::string& f : wrong_from) from += (from.empty() ? "" : ", ") + f;
-            x.add(s.id, "consistent", {{"sources", from}}, "", false);
+    for (const tensor_id id : order) {
+        if (!x.is(id, ast::wrong) && !x.is(id, ast::shape)) continue;
+        const nd& g = tensor_at(given, id);
+        const upstream up = own_upstream(x, usable, id, g, own_env);
+        std::string from;
+        for (const tensor_id f : up.wrong_from) from += (from.empty() ? "" : ", ") + name(f);
+        if (up.echo) {
+            x.add(id, "consistent", {{"sources", from}}, "", false);
             continue;
         }
         if (++roots > 3) break;
         // a second bug after a first: measured against what the learner's own inputs give
-        const nd& want = own_basis && own_want.shape == expected.at(s.id).shape ? own_want : expected.at(s.id);
+        const nd& ref = tensor_at(expected, id);
+        const nd& want = up.basis && up.want.shape == ref.shape ? up.want : ref;
         const std::size_t before = x.out.size();
-        if (own_basis) {
-            std::string from;
-            for (const std::string& f : wrong_from) from += (from.empty() ? "" : ", ") + f;
-            x.add(s.id, "from_own", {{"sources", from}}, "", false);
-        }
-        analyse(x, s.id, g, want, own_env, own_basis);
+        if (up.basis) x.add(id, "from_own", {{"sources", from}}, "", false);
+        analyse(x, id, g, want, own_env, up.basis);
         // measured against its own inputs nothing was found: try the reference itself
-        if (own_basis && x.out.size() == before + 1) analyse(x, s.id, g, expected.at(s.id), own_env, false);
+        if (up.basis && x.out.size() == before + 1) analyse(x, id, g, ref, own_env, false);
     }
     return x.out;
 }

@@ -13,6 +13,156 @@
 
 namespace attn::exercise {
 
+// The exercises and the tensors they name (inputs and answers), as enums with one table of names
+// each: a name is parsed once where it enters (exercise.toml, an answer file, a step of the
+// grading), and the code compares enums, never names. `unknown` for a name outside the table.
+enum class exercise_id {
+    sdpa,
+    causal,
+    padding,
+    mha,
+    cross,
+    gqa,
+    kv_decode,
+    kv_decode_window,
+    softmax,
+    online_softmax,
+    backward,
+    unknown
+};
+inline const std::vector<std::string>& exercise_names() {  // in the enum's order
+    static const std::vector<std::string> names = {
+        "sdpa",    "causal",         "padding", "mha", "cross", "gqa", "kv-decode", "kv-decode-window",
+        "softmax", "online-softmax", "backward"};
+    return names;
+}
+
+enum class tensor_id {
+    X,
+    memory,
+    W_Q,
+    W_K,
+    W_V,
+    W_O,
+    lengths,
+    d_output,  // inputs (softmax's input is `scores`)
+    Q,
+    K,
+    V,
+    Q_heads,
+    K_heads,
+    V_heads,
+    scores,
+    scaled_scores,
+    masked_scores,
+    weights,
+    heads_output,
+    merged,
+    output,
+    K_cache,
+    V_cache,
+    K_cache_steps,
+    V_cache_steps,
+    cache_len,
+    cache_positions,  // kv-decode
+    m,
+    l,
+    m_steps,
+    l_steps,
+    acc_steps,  // online-softmax
+    d_V,
+    d_P,
+    d_S,
+    d_Q,
+    d_K,
+    d_W_Q,
+    d_W_K,
+    d_W_V,
+    d_X,  // backward
+    unknown
+};
+inline const std::vector<std::string>& tensor_names() {  // in the enum's order
+    static const std::vector<std::string> names = {"X",
+                                                   "memory",
+                                                   "W_Q",
+                                                   "W_K",
+                                                   "W_V",
+                                                   "W_O",
+                                                   "lengths",
+                                                   "d_output",
+                                                   "Q",
+                                                   "K",
+                                                   "V",
+                                                   "Q_heads",
+                                                   "K_heads",
+                                                   "V_heads",
+                                                   "scores",
+                                                   "scaled_scores",
+                                                   "masked_scores",
+                                                   "weights",
+                                                   "heads_output",
+                                                   "merged",
+                                                   "output",
+                                                   "K_cache",
+                                                   "V_cache",
+                                                   "K_cache_steps",
+                                                   "V_cache_steps",
+                                                   "cache_len",
+                                                   "cache_positions",
+                                                   "m",
+                                                   "l",
+                                                   "m_steps",
+                                                   "l_steps",
+                                                   "acc_steps",
+                                                   "d_V",
+                                                   "d_P",
+                                                   "d_S",
+                                                   "d_Q",
+                                                   "d_K",
+                                                   "d_W_Q",
+                                                   "d_W_K",
+                                                   "d_W_V",
+                                                   "d_X"};
+    return names;
+}
+
+// An answer's grading (step_result::status).
+enum class answer_status { ok, wrong, shape, missing, unknown };
+inline const std::vector<std::string>& status_names() {  // in the enum's order
+    static const std::vector<std::string> names = {"ok", "wrong", "shape", "missing"};
+    return names;
+}
+
+// The name of an enum value from its table; the value of a name (E::unknown when none).
+template <class E>
+const std::vector<std::string>& names_of(E);
+template <>
+inline const std::vector<std::string>& names_of(exercise_id) {
+    return exercise_names();
+}
+template <>
+inline const std::vector<std::string>& names_of(tensor_id) {
+    return tensor_names();
+}
+template <>
+inline const std::vector<std::string>& names_of(answer_status) {
+    return status_names();
+}
+template <class E>
+const std::string& name(E e) {
+    static const std::string none = "?";
+    const auto& n = names_of(e);
+    const auto i = static_cast<std::size_t>(e);
+    return i < n.size() ? n[i] : none;
+}
+template <class E>
+E parse(const std::string& s) {
+    const auto& n = names_of(E::unknown);
+    for (std::size_t i = 0; i < n.size(); ++i)
+        if (n[i] == s) return static_cast<E>(i);
+    return E::unknown;
+}
+
 // A tensor of any rank, C order, as read from or written to .npy.
 struct nd {
     std::vector<std::size_t> shape;
