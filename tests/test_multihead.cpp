@@ -178,12 +178,13 @@ TEST_CASE("batched_scores and batched_matmul agree with attn::matmul on every sl
     }
 }
 
-TEST_CASE("softmax_last and mask_causal4 work on the last two dims", "[multihead]") {
+TEST_CASE("softmax_last and apply_mask4 work on the last two dims", "[multihead]") {
     const tensor4<double> s = filled<double, 4>({2, 2, 3, 4}, 0.2);  // [B, H, n, m], n < m
     const double inf = std::numeric_limits<double>::infinity();
+    const attn::mask3 causal = {attn::causal_blocked(3, 4, attn::causal_align::top_left)};  // one item for all
 
-    SECTION("mask_causal4 puts -inf exactly above the diagonal") {
-        const tensor4<double> masked = attn::mask_causal4(s);  // [2, 2, 3, 4]
+    SECTION("a causal mask puts -inf exactly above the diagonal, in every item and head") {
+        const tensor4<double> masked = attn::apply_mask4(s, causal);  // [2, 2, 3, 4]
         for (std::size_t b = 0; b < 2; ++b)
             for (std::size_t hh = 0; hh < 2; ++hh)
                 for (std::size_t i = 0; i < 3; ++i)
@@ -195,7 +196,7 @@ TEST_CASE("softmax_last and mask_causal4 work on the last two dims", "[multihead
                     }
     }
     SECTION("rows sum to 1 and masked keys get weight 0") {
-        const tensor4<double> p = attn::softmax_last(attn::mask_causal4(s));  // [2, 2, 3, 4]
+        const tensor4<double> p = attn::softmax_last(attn::apply_mask4(s, causal));  // [2, 2, 3, 4]
         for (std::size_t r = 0; r < 2 * 2 * 3; ++r) {
             double sum = 0;
             for (std::size_t j = 0; j < 4; ++j) sum += p.data()[r * 4 + j];
@@ -204,6 +205,24 @@ TEST_CASE("softmax_last and mask_causal4 work on the last two dims", "[multihead
         CHECK(p(1, 1, 0, 0) == 1.0);  // query 0 sees only key 0
         CHECK(p(1, 1, 0, 1) == 0.0);
         CHECK(p(0, 1, 1, 2) == 0.0);
+    }
+    SECTION("a mask of one item per batch item masks each item by its own") {
+        attn::mask3 per_item(2, std::vector<std::vector<bool>>(3, std::vector<bool>(4, false)));
+        per_item[0][2][1] = true;  // item 0: query 2 may not see key 1
+        per_item[1][0][3] = true;  // item 1: query 0 may not see key 3
+        const tensor4<double> masked = attn::apply_mask4(s, per_item);
+        for (std::size_t hh = 0; hh < 2; ++hh) {
+            CHECK(masked(0, hh, 2, 1) == -inf);
+            CHECK(masked(1, hh, 2, 1) == s(1, hh, 2, 1));
+            CHECK(masked(1, hh, 0, 3) == -inf);
+            CHECK(masked(0, hh, 0, 3) == s(0, hh, 0, 3));
+        }
+        CHECK(std::count(masked.begin(), masked.end(), -inf) == 4);
+    }
+    SECTION("a mask whose sizes differ from the scores' is a shape_error") {
+        CHECK_THROWS_AS(attn::apply_mask4(s, {attn::causal_blocked(4, 3, attn::causal_align::top_left)}),
+                        attn::shape_error);
+        CHECK_THROWS_AS(attn::apply_mask4(s, attn::mask3(3, causal[0])), attn::shape_error);  // 3 items, B = 2
     }
     SECTION("the max shift keeps large scores finite") {
         tensor4<double> big = s;

@@ -126,11 +126,12 @@ matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_
                 kr(0, hh, i, e) = kg(0, hh / group, i, e);
                 vr(0, hh, i, e) = vg(0, hh / group, i, e);
             }
-    tensor4<T> masked = mask_causal4(scale4(batched_scores(qh, kr), dh));  // [1, h, T, T]
-    if (window > 0)  // window:W: also block keys W or more positions back
-        for (std::size_t hh = 0; hh < heads; ++hh)
-            for (std::size_t i = 0; i < n; ++i)
-                for (std::size_t j = 0; j + window <= i; ++j) masked(0, hh, i, j) = -std::numeric_limits<T>::infinity();
+    // causal, or window:W (also blocks the keys W or more positions back)
+    mask_pattern pattern;
+    pattern.kind = window > 0 ? pattern_kind::window : pattern_kind::causal;
+    pattern.window = window;
+    const tensor4<T> masked =
+        apply_mask4(scale4(batched_scores(qh, kr), dh), {pattern_blocked(pattern, n, n, causal_align::top_left)});
     const tensor4<T> w = softmax_last(masked);
     const tensor3<T> merged = merge_heads(batched_matmul(w, vr));  // [1, T, d]
     matrix<double> out = xt::empty<double>({n, merged.shape(2)});

@@ -202,14 +202,25 @@ tensor4<T> scale4(const tensor4<T>& s, std::size_t divisor) {
 }
 
 template <class T>
-tensor4<T> mask_causal4(const tensor4<T>& s) {
-    const std::size_t n = s.shape(2), m = s.shape(3);
+tensor4<T> apply_mask4(const tensor4<T>& s, const mask3& blocked) {
+    const std::size_t B = s.shape(0), H = s.shape(1), n = s.shape(2), m = s.shape(3);
+    bool fits = blocked.size() == 1 || blocked.size() == B;
+    for (const auto& item : blocked) {
+        fits = fits && item.size() == n;
+        for (const auto& row : item) fits = fits && row.size() == m;
+    }
+    if (!fits)
+        throw shape_error(
+            fmt::format("the mask has {} item(s) but the scores are [{}, {}, {}, {}]", blocked.size(), B, H, n, m));
     tensor4<T> out = s;  // [B, H, n, m]
     T* po = out.data();
-    for (std::size_t bh = 0; bh < s.shape(0) * s.shape(1); ++bh)
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = i + 1; j < m; ++j)  // key j is in query i's future
-                po[(bh * n + i) * m + j] = -std::numeric_limits<T>::infinity();
+    for (std::size_t b = 0; b < B; ++b) {
+        const auto& item = blocked[blocked.size() == 1 ? 0 : b];  // [n][m]
+        for (std::size_t hh = 0; hh < H; ++hh)
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < m; ++j)
+                    if (item[i][j]) po[((b * H + hh) * n + i) * m + j] = -std::numeric_limits<T>::infinity();
+    }
     return out;
 }
 
@@ -258,7 +269,9 @@ multihead_trace<T> multihead_forward(const tensor3<T>& x, const matrix<T>& w_q, 
     t.v_heads = split_heads(t.v, h);  // [B, h, n, d_h]
     t.scores = batched_scores(t.q_heads, t.k_heads);  // [B, h, n, n]
     t.scaled_scores = scale4(t.scores, d_h);  // [B, h, n, n]  / √d_h, not √d_model
-    t.masked_scores = causal ? mask_causal4(t.scaled_scores) : t.scaled_scores;  // [B, h, n, n]
+    const std::size_t n = x.shape(1);
+    t.masked_scores = causal ? apply_mask4(t.scaled_scores, {causal_blocked(n, n, causal_align::top_left)})
+                             : t.scaled_scores;  // [B, h, n, n]
     t.weights = softmax_last(t.masked_scores);  // [B, h, n, n]
     t.heads_output = batched_matmul(t.weights, t.v_heads);  // [B, h, n, d_h]
     t.merged = merge_heads(t.heads_output);  // [B, n, d]
@@ -275,7 +288,7 @@ multihead_trace<T> multihead_forward(const tensor3<T>& x, const matrix<T>& w_q, 
     template tensor4<T> batched_scores(const tensor4<T>&, const tensor4<T>&);                            \
     template tensor4<T> batched_matmul(const tensor4<T>&, const tensor4<T>&);                            \
     template tensor4<T> scale4(const tensor4<T>&, std::size_t);                                          \
-    template tensor4<T> mask_causal4(const tensor4<T>&);                                                 \
+    template tensor4<T> apply_mask4(const tensor4<T>&, const mask3&);                                    \
     template tensor4<T> softmax_last(const tensor4<T>&);                                                 \
     template multihead_trace<T> multihead_forward(const tensor3<T>&, const matrix<T>&, const matrix<T>&, \
                                                   const matrix<T>&, const matrix<T>&, std::size_t, bool);

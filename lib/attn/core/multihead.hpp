@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/masks.hpp"
 
 namespace attn {
 
@@ -52,9 +53,11 @@ tensor4<T> batched_matmul(const tensor4<T>& a, const tensor4<T>& b);
 // s / √divisor elementwise (divisor = d_h normally; the scale-by-d-model bug passes d_model).
 template <class T>
 tensor4<T> scale4(const tensor4<T>& s, std::size_t divisor);
-// -inf where key j > query i in the last two dims (causal, top-left aligned, as mask_causal).
+// -inf where blocked[b][i][j] (masks.hpp's canonical form: true = blocked), in every head of the
+// last two dims; a mask of one item serves every batch item. A causal mask is
+// apply_mask4(s, {causal_blocked(n, m, align)}). Throws shape_error when the mask's sizes differ.
 template <class T>
-tensor4<T> mask_causal4(const tensor4<T>& s);
+tensor4<T> apply_mask4(const tensor4<T>& s, const mask3& blocked);
 // Stable softmax over the last dim: exp(s - max) / Σ exp(s - max).
 // A row that is entirely -inf has no finite maximum and becomes NaN, as in PyTorch.
 template <class T>

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "attn/core/masks.hpp"
+
 namespace attn {
 
 matrix<double> elu_plus_one(const matrix<double>& x) {
@@ -122,10 +124,7 @@ additive_result additive_attention(const matrix<double>& q, const matrix<double>
             for (std::size_t a = 0; a < d_a; ++a) s += va(a, 0) * std::tanh(r.q_proj(i, a) + r.k_proj(j, a));
             r.scores(i, j) = s;
         }
-    r.masked = r.scores;
-    if (causal)
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = i + 1; j < m; ++j) r.masked(i, j) = -std::numeric_limits<double>::infinity();
+    r.masked = causal ? apply_mask(r.scores, causal_blocked(n, m, causal_align::top_left)) : r.scores;
     r.weights = masked_softmax(r.scores, causal);
     r.output = matmul(r.weights, v);
     return r;
@@ -279,10 +278,11 @@ mla_result mla_attention(const matrix<double>& x, const mla_weights& w, std::siz
         matrix<double> s_abs = matmul(q_abs, attn::transpose(r.c_kv)) + rope_part;
         for (double& a : s) a *= scale;
         for (double& a : s_abs) a *= scale;
-        if (causal)
-            for (std::size_t i = 0; i < n; ++i)
-                for (std::size_t j = i + 1; j < n; ++j)
-                    s(i, j) = s_abs(i, j) = -std::numeric_limits<double>::infinity();
+        if (causal) {
+            const auto blocked = causal_blocked(n, n, causal_align::top_left);  // [n][n]
+            s = apply_mask(s, blocked);
+            s_abs = apply_mask(s_abs, blocked);
+        }
         r.max_diff_absorbed = std::max(r.max_diff_absorbed, max_abs_diff(s, s_abs));
         matrix<double> p = masked_softmax(s, causal);
         const matrix<double> o = matmul(p, columns(r.v, h * d_v, d_v));  // [n, d_v]

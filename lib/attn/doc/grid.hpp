@@ -2,7 +2,8 @@
 // numbers (made from a matrix, shared when the block is copied) or views numbers owned elsewhere,
 // so that a page shows a trace's n × n scores without copying them (at n = 5000 a copy is 200 MB).
 // A viewing grid must not outlive what it views: walkthrough() documents that its pages view the
-// trace they were made from.
+// trace they were made from. It is not attn::matrix<double> on purpose: a matrix always owns its
+// numbers, and the view is what keeps the pages of a large run from copying it.
 #pragma once
 #include <cstddef>
 #include <memory>

@@ -125,15 +125,7 @@ multi_pass<T> multi_forward(const step_config& c, const mh_inputs<T>& m, const d
     p.scores = batched_scores(p.q_rot, p.k_rot);
     p.scaled = scale4(p.scores, d.d_h);
     p.spec = multi_mask_spec(c);
-    p.masked = p.scaled;
-    if (p.spec.any()) {
-        const mask3 blocked = build_mask(p.spec);
-        for (std::size_t b = 0; b < d.b; ++b)
-            for (std::size_t hh = 0; hh < d.h; ++hh)
-                for (std::size_t i = 0; i < d.n; ++i)
-                    for (std::size_t j = 0; j < c.keys(); ++j)
-                        if (blocked[b][i][j]) p.masked(b, hh, i, j) = -std::numeric_limits<T>::infinity();
-    }
+    p.masked = p.spec.any() ? apply_mask4(p.scaled, build_mask(p.spec)) : p.scaled;
     p.weights = softmax_last(p.masked);
     p.heads_out = batched_matmul(p.weights, p.vh);
     p.merged = merge_heads(p.heads_out);
@@ -353,7 +345,8 @@ void run_typed(trace& t, const inputs& in) {
         const tensor4<T> scaled = scale4(f.scores, c.d_model);  // √d_model instead of √d_h
         g.push_back(
             make("scaled_scores", fmt::format("{} / √{} -> {}", shp(f.scores), c.d_model, shp(f.scores)), scaled));
-        const tensor4<T> masked = causal ? mask_causal4(scaled) : scaled;
+        const tensor4<T> masked =
+            causal ? apply_mask4(scaled, {causal_blocked(c.seq_len, c.keys(), causal_align::top_left)}) : scaled;
         g.push_back(make("masked_scores", shp(masked), masked));
         tail(softmax_last(masked), f.v_heads, true);
         const auto good = row_stats(t.at(step_id::weights).value), bad = row_stats(g[2].value);
