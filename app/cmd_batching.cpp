@@ -50,15 +50,12 @@ attn::doc::document page(const attn::batching_report& r, const run_context& ctx)
 std::string json(const attn::batching_report& r, const run_context&) { return attn::render_batching_json(r); }
 
 report_spec<attn::batching_request, attn::batching_report> spec() {
-    report_spec<attn::batching_request, attn::batching_report> s;
-    s.name = "batching";
-    s.summary = "Padding vs bucketing vs packing (cu_seqlens) for sequences of mixed lengths";
-    s.order = 160;
-    s.formats = pages_and_json;
-    s.shared = pages;
-    s.examples = {{""},
-                  {"--lengths 3,5,2,7,4,1,6 --batch 2"},
-                  {"--count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4"}};
+    auto s = spec_about<report_spec<attn::batching_request, attn::batching_report>>(
+        "batching", "Padding vs bucketing vs packing (cu_seqlens) for sequences of mixed lengths", 160, pages_and_json,
+        pages,
+        {{""},
+         {"--lengths 3,5,2,7,4,1,6 --batch 2"},
+         {"--count 40 --dist uniform:16,4000 --buckets 64,128,256 --batch 4"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

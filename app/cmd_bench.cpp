@@ -28,12 +28,9 @@ attn::doc::document page(const attn::bench_report& r, const run_context& ctx) {
 std::string json(const attn::bench_report& r, const run_context&) { return attn::render_bench_json(r); }
 
 report_spec<bench_options, attn::bench_report> spec() {
-    report_spec<bench_options, attn::bench_report> s;
-    s.name = "bench";
-    s.summary = "Time the reference, full and tiled (FlashAttention-style) kernels";
-    s.order = 180;
-    s.formats = pages_and_json;
-    s.examples = {{"--sizes 64,100 --d 8 --repeat 1"}};
+    auto s = spec_about<report_spec<bench_options, attn::bench_report>>(
+        "bench", "Time the reference, full and tiled (FlashAttention-style) kernels", 180, pages_and_json, 0,
+        {{"--sizes 64,100 --d 8 --repeat 1"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

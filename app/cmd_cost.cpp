@@ -89,12 +89,9 @@ attn::doc::document page(const costed& c, const run_context& ctx) { return attn:
 std::string json(const costed& c, const run_context&) { return attn::render_cost_json(c.in, c.cost); }
 
 report_spec<cost_options, costed> spec() {
-    report_spec<cost_options, costed> s;
-    s.name = "cost";
-    s.summary = "FLOPs and memory of attention, with formulas";
-    s.order = 150;
-    s.formats = pages_and_json;
-    s.examples = {{""}, {"--mask window:256"}, {"--kv-heads 2 --layers 2"}};
+    auto s = spec_about<report_spec<cost_options, costed>>("cost", "FLOPs and memory of attention, with formulas", 150,
+                                                           pages_and_json, 0,
+                                                           {{""}, {"--mask window:256"}, {"--kv-heads 2 --layers 2"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

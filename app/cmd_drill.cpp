@@ -246,13 +246,10 @@ attn::doc::document page(const sheet& s, const run_context& ctx) {
 std::string json(const sheet& s, const run_context&) { return attn::drill::sheet_json(s.questions, s.topic, s.seed); }
 
 report_spec<drill_options, sheet> spec() {
-    report_spec<drill_options, sheet> s;
-    s.name = "drill";
-    s.summary = "Interview drill: shapes, numbers, concepts and bugs, graded";
-    s.order = 90;
-    s.formats = pages_and_json;
+    auto s = spec_about<report_spec<drill_options, sheet>>(
+        "drill", "Interview drill: shapes, numbers, concepts and bugs, graded", 90, pages_and_json, 0,
+        {{"--sheet --seed 7"}, {"--sheet --topic masks --count 3 --seed 2"}});
     s.format_note = "(with --sheet)";
-    s.examples = {{"--sheet --seed 7"}, {"--sheet --topic masks --count 3 --seed 2"}};
     s.flags = flags_of;
     s.run = run;
     s.page = page;

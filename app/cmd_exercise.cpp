@@ -452,12 +452,9 @@ int run_check(const check_options& opt, run_context& ctx) {
 }
 
 custom_spec<exercise_options> exercise_spec() {
-    custom_spec<exercise_options> s;
-    s.name = "exercise";
-    s.summary = "Write attention yourself: list the exercises, or create one to solve";
-    s.order = 40;
-    s.formats = text_only;
-    s.examples = {{""}, {"sdpa --seed 3 --dir ex"}};
+    auto s = spec_about<custom_spec<exercise_options>>(
+        "exercise", "Write attention yourself: list the exercises, or create one to solve", 40, text_only, 0,
+        {{""}, {"sdpa --seed 3 --dir ex"}});
     s.flags = exercise_flags;
     s.run = run_exercise;
     return s;
@@ -465,12 +462,9 @@ custom_spec<exercise_options> exercise_spec() {
 const registrar exercise_registered(exercise_spec());
 
 custom_spec<check_options> check_spec() {
-    custom_spec<check_options> s;
-    s.name = "check";
-    s.summary = "Grade your exercise: each saved tensor, the first wrong step, and the mistake";
-    s.order = 50;
-    s.formats = pages_and_json;
-    s.examples = {{"ex", "exercise sdpa --seed 3 --dir ex", 1}};
+    auto s = spec_about<custom_spec<check_options>>(
+        "check", "Grade your exercise: each saved tensor, the first wrong step, and the mistake", 50, pages_and_json, 0,
+        {{"ex", "exercise sdpa --seed 3 --dir ex", 1}});
     s.flags = check_flags;
     s.run = run_check;
     return s;

@@ -41,13 +41,9 @@ attn::doc::document page(const attn::flash_report& r, const run_context& ctx) {
 std::string json(const attn::flash_report& r, const run_context&) { return attn::render_flash_json(r); }
 
 report_spec<flash_options, attn::flash_report> spec() {
-    report_spec<flash_options, attn::flash_report> s;
-    s.name = "flash";
-    s.summary = "Online-softmax tiling (FlashAttention) on your numbers, tile by tile";
-    s.order = 140;
-    s.formats = pages_and_json;
-    s.shared = pages | numbers;
-    s.examples = {{""}, {"--dtype float16"}, {"--mask window:3 --block-q 2 --block-k 2"}};
+    auto s = spec_about<report_spec<flash_options, attn::flash_report>>(
+        "flash", "Online-softmax tiling (FlashAttention) on your numbers, tile by tile", 140, pages_and_json,
+        pages | numbers, {{""}, {"--dtype float16"}, {"--mask window:3 --block-q 2 --block-k 2"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

@@ -53,13 +53,8 @@ std::optional<walk> run(const grad_options& opt, run_context& ctx) {
 std::string python(const walk& w, const run_context& ctx) { return attn::render_python(w.trace, ctx.L(), "grad"); }
 
 report_spec<grad_options, walk> spec() {
-    report_spec<grad_options, walk> s;
-    s.name = "grad";
-    s.summary = "Backpropagate through attention, step by step";
-    s.order = 100;
-    s.formats = pages_json_python;
-    s.shared = pages | numbers;
-    s.examples = {{"--check --sweep"}};
+    auto s = spec_about<report_spec<grad_options, walk>>("grad", "Backpropagate through attention, step by step", 100,
+                                                         pages_json_python, pages | numbers, {{"--check --sweep"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

@@ -83,13 +83,9 @@ std::optional<walk> run(const heads_options& opt, run_context& ctx) {
 std::string python(const walk& w, const run_context& ctx) { return attn::render_python(w.trace, ctx.L(), "heads"); }
 
 report_spec<heads_options, walk> spec() {
-    report_spec<heads_options, walk> s;
-    s.name = "heads";
-    s.summary = "Walk through batched multi-head attention, head by head";
-    s.order = 60;
-    s.formats = pages_json_python;
-    s.shared = pages | numbers;
-    s.examples = {{"--batch 2 --lengths 4,2 --mask causal --bias"}, {"--rope"}};
+    auto s = spec_about<report_spec<heads_options, walk>>(
+        "heads", "Walk through batched multi-head attention, head by head", 60, pages_json_python, pages | numbers,
+        {{"--batch 2 --lengths 4,2 --mask causal --bias"}, {"--rope"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

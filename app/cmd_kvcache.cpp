@@ -102,14 +102,10 @@ std::string json(const decode& d, const run_context& ctx) {
 std::string python(const decode& d, const run_context& ctx) { return attn::render_kvcache_python(*d.kv, ctx.L()); }
 
 report_spec<kvcache_options, decode> spec() {
-    report_spec<kvcache_options, decode> s;
-    s.name = "kv-cache";
-    s.summary = "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)";
-    s.order = 130;
-    s.formats = pages_json_python;
+    auto s = spec_about<report_spec<kvcache_options, decode>>(
+        "kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)", 130,
+        pages_json_python, pages | numbers, {{"--heads 8 --kv-heads 2 --d-model 32"}, {"--rope"}, {"--mla 6"}});
     s.format_note = "(python: without --mla)";
-    s.shared = pages | numbers;
-    s.examples = {{"--heads 8 --kv-heads 2 --d-model 32"}, {"--rope"}, {"--mla 6"}};
     s.flags = flags_of;
     s.run = run;
     s.page = page;

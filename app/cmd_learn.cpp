@@ -112,13 +112,9 @@ attn::doc::document page(const attn::learn_report& r, const run_context& ctx) {
 std::string json(const attn::learn_report& r, const run_context&) { return attn::render_learn_json(r); }
 
 report_spec<learn_options, attn::learn_report> spec() {
-    report_spec<learn_options, attn::learn_report> s;
-    s.name = "learn";
-    s.summary = "Train a tiny transformer on a task and watch its attention pattern emerge";
-    s.order = 120;
-    s.formats = pages_and_json;
-    s.shared = pages;
-    s.examples = {{"--task previous --steps 40"}};
+    auto s = spec_about<report_spec<learn_options, attn::learn_report>>(
+        "learn", "Train a tiny transformer on a task and watch its attention pattern emerge", 120, pages_and_json,
+        pages, {{"--task previous --steps 40"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

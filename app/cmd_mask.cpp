@@ -37,13 +37,9 @@ attn::doc::document page(const attn::mask_report& r, const run_context& ctx) { r
 std::string json(const attn::mask_report& r, const run_context& ctx) { return attn::render_mask_json(r, ctx.L()); }
 
 report_spec<attn::mask_request, attn::mask_report> spec() {
-    report_spec<attn::mask_request, attn::mask_report> s;
-    s.name = "mask";
-    s.summary = "Translate one attention mask between every convention (SDPA, MHA, additive, HF)";
-    s.order = 80;
-    s.formats = pages_and_json;
-    s.shared = pages;
-    s.examples = {{"--lengths 4,2"}, {"--mask window:3 -n 8"}};
+    auto s = spec_about<report_spec<attn::mask_request, attn::mask_report>>(
+        "mask", "Translate one attention mask between every convention (SDPA, MHA, additive, HF)", 80, pages_and_json,
+        pages, {{"--lengths 4,2"}, {"--mask window:3 -n 8"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

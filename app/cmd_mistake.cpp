@@ -47,13 +47,9 @@ std::string python(const walk& w, const run_context& ctx) {
 }
 
 report_spec<step_options, walk> spec() {
-    report_spec<step_options, walk> s;
-    s.name = "mistake";
-    s.summary = "Run one classic attention bug beside the correct code";
-    s.order = 30;
-    s.formats = pages_json_python;
-    s.shared = pages | numbers;
-    s.examples = {{"no-scale"}, {"mask-after-softmax"}, {"no-transpose"}};
+    auto s = spec_about<report_spec<step_options, walk>>(
+        "mistake", "Run one classic attention bug beside the correct code", 30, pages_json_python, pages | numbers,
+        {{"no-scale"}, {"mask-after-softmax"}, {"no-transpose"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

@@ -13,12 +13,8 @@ std::optional<catalogue> run(const options&, run_context&) { return catalogue{};
 attn::doc::document page(const catalogue&, const run_context& ctx) { return attn::doc::mistakes_catalogue(ctx.L()); }
 
 report_spec<options, catalogue> spec() {
-    report_spec<options, catalogue> s;
-    s.name = "mistakes";
-    s.summary = "List the classic attention mistakes the lab can run";
-    s.order = 20;
-    s.formats = text_only;
-    s.examples = {{""}};
+    auto s = spec_about<report_spec<options, catalogue>>(
+        "mistakes", "List the classic attention mistakes the lab can run", 20, text_only, 0, {{""}});
     s.run = run;
     s.page = page;
     return s;

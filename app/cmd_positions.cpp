@@ -100,13 +100,9 @@ std::string json(const attn::positions_report& r, const run_context& ctx) {
 }
 
 report_spec<positions_options, attn::positions_report> spec() {
-    report_spec<positions_options, attn::positions_report> s;
-    s.name = "positions";
-    s.summary = "Where order comes from: sinusoidal, learned, RoPE, ALiBi and NoPE, live";
-    s.order = 70;
-    s.formats = pages_and_json;
-    s.shared = pages | numbers;
-    s.examples = {{""}, {"--encoding alibi"}};
+    auto s = spec_about<report_spec<positions_options, attn::positions_report>>(
+        "positions", "Where order comes from: sinusoidal, learned, RoPE, ALiBi and NoPE, live", 70, pages_and_json,
+        pages | numbers, {{""}, {"--encoding alibi"}});
     s.flags = flags_of;
     s.run = run;
     s.size = size_of;

@@ -30,16 +30,12 @@ std::string python(const walk& w, const run_context& ctx) {
 }
 
 report_spec<step_options, walk> spec() {
-    report_spec<step_options, walk> s;
-    s.name = "step";
-    s.summary = "Walk through self-attention one step at a time";
-    s.order = 10;
-    s.formats = pages_json_python;
-    s.shared = pages | numbers;
-    s.examples = {{""},
-                  {"--mask causal --tokens 'the cat sat'"},
-                  {"--mistake no-scale"},
-                  {"--kv-len 5 --mask causal --align bottom-right"}};
+    auto s = spec_about<report_spec<step_options, walk>>("step", "Walk through self-attention one step at a time", 10,
+                                                         pages_json_python, pages | numbers,
+                                                         {{""},
+                                                          {"--mask causal --tokens 'the cat sat'"},
+                                                          {"--mistake no-scale"},
+                                                          {"--kv-len 5 --mask causal --align bottom-right"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

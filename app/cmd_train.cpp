@@ -96,13 +96,9 @@ attn::doc::document page(const attn::train_report& r, const run_context& ctx) {
 std::string json(const attn::train_report& r, const run_context&) { return attn::render_train_json(r); }
 
 report_spec<train_options, attn::train_report> spec() {
-    report_spec<train_options, attn::train_report> s;
-    s.name = "train";
-    s.summary = "Train one attention layer with Adam and watch the loss";
-    s.order = 110;
-    s.formats = pages_and_json;
-    s.shared = pages;
-    s.examples = {{"--steps 40"}, {"--steps 40 --mistake no-zero-grad"}};
+    auto s = spec_about<report_spec<train_options, attn::train_report>>(
+        "train", "Train one attention layer with Adam and watch the loss", 110, pages_and_json, pages,
+        {{"--steps 40"}, {"--steps 40 --mistake no-zero-grad"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

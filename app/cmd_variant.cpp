@@ -77,13 +77,9 @@ attn::doc::document page(const attn::variant_report& r, const run_context& ctx) 
 std::string json(const attn::variant_report& r, const run_context&) { return attn::render_variant_json(r); }
 
 report_spec<variant_options, attn::variant_report> spec() {
-    report_spec<variant_options, attn::variant_report> s;
-    s.name = "variant";
-    s.summary = "Other ways to attend: linear, performer, linformer, additive, MLA";
-    s.order = 170;
-    s.formats = pages_and_json;
-    s.shared = pages | numbers;
-    s.examples = {{"linear"}, {"mla"}, {"additive"}, {"performer"}, {"linformer"}};
+    auto s = spec_about<report_spec<variant_options, attn::variant_report>>(
+        "variant", "Other ways to attend: linear, performer, linformer, additive, MLA", 170, pages_and_json,
+        pages | numbers, {{"linear"}, {"mla"}, {"additive"}, {"performer"}, {"linformer"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

@@ -12,9 +12,8 @@
 //   std::string json(const result& r, const app::run_context& ctx);
 //   attn::doc::document page(const result& r, const app::run_context& ctx);
 //   app::report_spec<options, result> spec() {
-//       app::report_spec<options, result> s;
-//       s.name = "name"; s.summary = "…"; s.order = 175; s.formats = app::formats_with_json;
-//       s.examples = {{"--size 3"}};
+//       auto s = app::spec_about<app::report_spec<options, result>>("name", "…", 175, app::formats_with_json,
+//                                                                    app::pages, {{"--size 3"}});
 //       s.flags = flags; s.run = run; s.json = json; s.page = page;
 //       s.size = nullptr;  // or the output-size check (see output_size)
 //       return s;
@@ -139,6 +138,17 @@ struct custom_spec {
     output_size (*size)(const Options&, const run_context&) = nullptr;
     int (*run)(const Options&, run_context&) = nullptr;
 };
+
+// A spec (report_spec or custom_spec) with what every entry says about itself: its name, its
+// one-line summary, its place in --help, its formats, the shared flags it takes and its examples.
+template <class Spec>
+Spec spec_about(std::string name, std::string summary, int order, format_set formats, unsigned shared,
+                std::vector<example> examples) {
+    Spec s;
+    s.name = std::move(name), s.summary = std::move(summary), s.order = order, s.formats = formats;
+    s.shared = shared, s.examples = std::move(examples);
+    return s;
+}
 
 // Writes `text` to stdout (terminal.hpp's emit), for the templates below.
 void emit_output(const std::string& text);
