@@ -6,6 +6,8 @@
 #include <xtensor/xview.hpp>
 
 #include "attn/core/error.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/trace/exercise.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/trace/trace.hpp"
@@ -258,4 +260,55 @@ TEST_CASE("mistake ids are validated", "[mistakes][config]") {
     REQUIRE_THROWS_WITH(attn::validate(r), Catch::Contains("attn-explain mistake heads-no-transpose"));
     for (const attn::mistake_info& m : attn::mistake_catalogue()) CHECK(attn::find_mistake(m.id) == &m);
     CHECK(attn::mistake_catalogue().size() == 23);  // + the exercise six, + rope-wrong-position, rope-style-mismatch
+}
+
+namespace {
+// Does some run of mistake `id` on some case of exercise `ex` differ from the reference (or raise)?
+bool changes_some_case(const std::string& ex, const std::string& id) {
+    namespace x = attn::exercise;
+    const x::config main = x::make_config(ex, 7);
+    for (const x::config& c : x::all_cases(main)) {
+        const x::tensors in = x::make_inputs(c), ref = x::reference(c, in);
+        const std::vector<x::tensors> runs = x::buggy_runs(c, in, id);
+        if (runs.size() < attn::find_mistake(id)->variants.size()) return true;  // a shape error in the learner's code
+        for (const x::tensors& run : runs)
+            for (const auto& [name, t] : run)
+                if (ref.count(name) && (ref.at(name).shape != t.shape || ref.at(name).data != t.data)) return true;
+    }
+    return false;
+}
+}  // namespace
+
+TEST_CASE("every catalogue entry has every part: text, lines, where it applies, its transform", "[mistakes]") {
+    const attn::lessons& en = attn::lessons::embedded("en");
+    const attn::lessons& zh = attn::lessons::embedded("zh");
+    for (const attn::mistake_info& m : attn::mistake_catalogue()) {
+        INFO(m.id);
+        CHECK_FALSE(m.kind.empty());
+        CHECK_FALSE(m.at_step.empty());
+        CHECK(m.lab != nullptr);  // the transform the lab runs
+        const std::string k = "mistake." + m.id + ".";
+        for (const char* part : {"title", "summary", "explain"}) {  // the symptom, in words of both languages
+            INFO(part);
+            REQUIRE(en.has(k + part));
+            REQUIRE(zh.has(k + part));
+            CHECK(zh.raw(k + part) != en.raw(k + part));
+        }
+        for (const auto& [wrong, fix] : {std::pair<const char*, const char*>{"buggy_code", "fixed_code"},
+                                         std::pair<const char*, const char*>{"buggy_numpy", "fixed_numpy"}}) {
+            INFO(wrong);
+            REQUIRE(en.has(k + wrong));
+            REQUIRE(en.has(k + fix));
+            CHECK(en.raw(k + wrong) != en.raw(k + fix));
+        }
+        const std::vector<std::string> commands = attn::mistake_commands(m);
+        CHECK(std::find(commands.begin(), commands.end(), "mistake") != commands.end());
+        // The exercises it applies to exist, and there its variants make other tensors.
+        CHECK(m.exercises.empty() == m.variants.empty());
+        for (const std::string& ex : m.exercises) {
+            INFO(ex);
+            REQUIRE(attn::exercise::find(ex) != nullptr);
+            CHECK(changes_some_case(ex, m.id));
+        }
+    }
 }

@@ -376,6 +376,8 @@ struct builder {
         add(heading(L.text(mkey() + ".title", mv) + " (" + L.raw("kind." + r().kind) + ")", 1, tone::error));
         labelled(kind::code, "buggy", L.raw(mkey() + ".buggy_code"), tone::error);
         labelled(kind::code, "fixed", L.raw(mkey() + ".fixed_code"), tone::code);
+        labelled(kind::code, "numpy_buggy", L.raw(mkey() + ".buggy_numpy"), tone::error);
+        labelled(kind::code, "numpy_fixed", L.raw(mkey() + ".fixed_numpy"), tone::code);
         add(gap());
         if (L.has(mkey() + ".intro")) {
             add(prose(L.text(mkey() + ".intro", mv)));

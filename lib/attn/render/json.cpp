@@ -9,6 +9,7 @@
 #include "attn/render/json.hpp"
 
 #include "attn/io/utf8.hpp"
+#include "attn/trace/mistakes.hpp"
 #include "attn/trace/pytorch.hpp"
 
 namespace attn {
@@ -242,6 +243,24 @@ std::string render_json(const trace& t, const lessons& L) {
     return out;
 }
 
+// The catalogue's entry of a mistake: what every page that names it can point to.
+static std::string entry_json(const std::string& id, const lessons& L) {
+    const mistake_info* m = find_mistake(id);
+    auto list = [](const std::vector<std::string>& v) {
+        std::string out = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_string(v[i]);
+        return out + "]";
+    };
+    const std::string k = "mistake." + id + ".";
+    return "{\"title\": " + json_string(L.raw(k + "title")) + ", \"summary\": " + json_string(L.raw(k + "summary")) +
+        ", \"exercises\": " + list(m ? m->exercises : std::vector<std::string>{}) +
+        ", \"commands\": " + list(m ? mistake_commands(*m) : std::vector<std::string>{}) +
+        ",\n    \"pytorch\": {\"buggy\": " + json_string(L.raw(k + "buggy_code")) +
+        ", \"fixed\": " + json_string(L.raw(k + "fixed_code")) +
+        "}, \"numpy\": {\"buggy\": " + json_string(L.raw(k + "buggy_numpy")) +
+        ", \"fixed\": " + json_string(L.raw(k + "fixed_numpy")) + "}}";
+}
+
 std::string render_mistake_json(const trace& t, const lessons& L) {
     std::string out;
     out.reserve(json_capacity(t));
@@ -250,6 +269,7 @@ std::string render_mistake_json(const trace& t, const lessons& L) {
     append_steps(out, t.steps, L, t, false, "  ");
     out += "}";
     append_mistake_fields(out, t, L, "  ");
+    out += ",\n  \"entry\": " + entry_json(t.mistake.id, L);
     out += "\n}\n";
     return out;
 }

@@ -14,6 +14,7 @@
 #include "attn/core/error.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/trace/diagnose.hpp"
+#include "attn/trace/mistakes.hpp"
 
 namespace attn::exercise {
 
@@ -26,7 +27,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V"},
          {"Q", "K", "V", "scores", "scaled_scores", "weights", "output"},
          {"output"},
-         {"no-scale", "scale-by-d-k", "softmax-wrong-dim", "no-transpose", "linear-weight-layout"},
          {{"seq_len", 5}, {"d_model", 6}, {"d_k", 4}, {"d_v", 3}},
          {{{{"seq_len", 1}, {"d_model", 3}, {"d_k", 2}, {"d_v", 4}}, "single"},
           {{{"seq_len", 7}, {"d_model", 5}, {"d_k", 2}, {"d_v", 3}}, "huge"}}},
@@ -35,8 +35,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V"},
          {"Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"},
          {"output"},
-         {"mask-after-softmax", "mask-fill-zero", "mask-inverted", "causal-wrong-diagonal", "mask-tiny-value",
-          "no-scale", "scale-by-d-k", "softmax-wrong-dim"},
          {{"seq_len", 6}, {"d_model", 8}, {"d_k", 3}, {"d_v", 5}},
          {{{{"seq_len", 1}, {"d_model", 4}, {"d_k", 2}, {"d_v", 3}}, "single"},
           {{{"seq_len", 7}, {"d_model", 5}, {"d_k", 2}, {"d_v", 3}}, "huge"}}},
@@ -45,7 +43,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V", "lengths"},
          {"scores", "masked_scores", "weights", "output"},
          {"output"},
-         {"padding-on-queries", "all-masked-row", "no-scale", "scale-by-d-k"},
          {{"batch", 3}, {"seq_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
          {{{{"batch", 3}, {"seq_len", 4}, {"d_model", 5}, {"d_k", 2}, {"d_v", 6}}, "blocked"},
           {{{"batch", 4}, {"seq_len", 6}, {"d_model", 7}, {"d_k", 3}, {"d_v", 2}}, ""}}},
@@ -55,7 +52,6 @@ const std::vector<info>& catalogue() {
          {"Q", "K", "V", "Q_heads", "K_heads", "V_heads", "scores", "scaled_scores", "weights", "heads_output",
           "merged", "output"},
          {"output"},
-         {"heads-no-transpose", "merge-no-transpose", "scale-by-d-model", "missing-output-projection", "no-scale"},
          {{"batch", 3}, {"seq_len", 5}, {"d_model", 8}, {"heads", 2}},
          {{{{"batch", 2}, {"seq_len", 1}, {"d_model", 6}, {"heads", 3}}, "single"},
           {{{"batch", 4}, {"seq_len", 3}, {"d_model", 10}, {"heads", 5}}, ""}}},
@@ -64,7 +60,6 @@ const std::vector<info>& catalogue() {
          {"X", "memory", "W_Q", "W_K", "W_V"},
          {"Q", "K", "V", "scores", "weights", "output"},
          {"output"},
-         {"no-scale", "scale-by-d-k", "softmax-wrong-dim"},
          {{"seq_len", 3}, {"kv_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
          {{{{"seq_len", 4}, {"kv_len", 1}, {"d_model", 5}, {"d_k", 3}, {"d_v", 2}}, "one_key"},
           {{{"seq_len", 6}, {"kv_len", 2}, {"d_model", 7}, {"d_k", 3}, {"d_v", 4}}, "huge"}}},
@@ -73,7 +68,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V"},
          {"Q_heads", "K_heads", "V_heads", "scores", "weights", "output"},
          {"output"},
-         {"no-scale", "scale-by-d-model", "softmax-wrong-dim"},
          {{"batch", 5}, {"seq_len", 7}, {"d_model", 12}, {"heads", 4}, {"kv_heads", 2}},
          {{{{"batch", 3}, {"seq_len", 5}, {"d_model", 8}, {"heads", 4}, {"kv_heads", 1}}, "mqa"},
           {{{"batch", 2}, {"seq_len", 5}, {"d_model", 24}, {"heads", 6}, {"kv_heads", 3}}, ""}}},
@@ -82,7 +76,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V"},
          {"K_cache_steps", "V_cache_steps", "cache_len", "output"},
          {"K_cache_steps", "V_cache_steps", "cache_len", "output"},
-         {"kv-cache-wrong-order", "no-scale"},
          {{"prompt_len", 3}, {"steps", 2}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
          {{{{"prompt_len", 1}, {"steps", 4}, {"d_model", 6}, {"d_k", 3}, {"d_v", 2}}, "one_prompt"},
           {{{"prompt_len", 6}, {"steps", 2}, {"d_model", 7}, {"d_k", 3}, {"d_v", 4}}, ""}},
@@ -92,7 +85,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V"},
          {"K_cache_steps", "V_cache_steps", "cache_len", "cache_positions", "output"},
          {"K_cache_steps", "V_cache_steps", "cache_len", "cache_positions", "output"},
-         {"no-scale"},
          {{"prompt_len", 5}, {"steps", 2}, {"window", 3}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
          {{{{"prompt_len", 2}, {"steps", 5}, {"window", 3}, {"d_model", 6}, {"d_k", 4}, {"d_v", 8}}, ""},
           {{{"prompt_len", 3}, {"steps", 2}, {"window", 6}, {"d_model", 7}, {"d_k", 4}, {"d_v", 2}}, "no_evict"}},
@@ -102,7 +94,6 @@ const std::vector<info>& catalogue() {
          {"scores"},
          {"weights"},
          {"weights"},
-         {"no-max-subtraction", "all-masked-row", "softmax-wrong-dim"},
          {{"seq_len", 4}},
          {{{{"seq_len", 6}}, ""}, {{{"seq_len", 1}}, "single"}}},
         {"online-softmax",
@@ -110,7 +101,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V"},
          {"m_steps", "l_steps", "acc_steps", "output"},
          {"m_steps", "l_steps", "acc_steps", "output"},
-         {"no-scale", "scale-by-d-k"},
          {{"seq_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}, {"block_k", 2}},
          {{{{"seq_len", 7}, {"d_model", 6}, {"d_k", 3}, {"d_v", 5}, {"block_k", 2}}, ""},
           {{{"seq_len", 6}, {"d_model", 7}, {"d_k", 4}, {"d_v", 3}, {"block_k", 5}}, "huge"}},
@@ -120,7 +110,6 @@ const std::vector<info>& catalogue() {
          {"X", "W_Q", "W_K", "W_V", "d_output"},
          {"d_V", "d_P", "d_S", "d_Q", "d_K", "d_W_Q", "d_W_K", "d_W_V", "d_X"},
          {"d_Q", "d_K", "d_V"},
-         {"softmax-backward-no-rowsum", "backward-no-scale"},
          {{"seq_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
          {{{{"seq_len", 1}, {"d_model", 3}, {"d_k", 2}, {"d_v", 4}}, "single"},
           {{{"seq_len", 7}, {"d_model", 5}, {"d_k", 3}, {"d_v", 2}}, ""}}},
@@ -482,25 +471,6 @@ mat unpack(const nd& t, std::size_t index = 0) {  // the index-th trailing 2-D s
               t.data.begin() + static_cast<long>((index + 1) * r * c), m.v.begin());
     return m;
 }
-
-// Which line of the pipeline a run gets wrong.
-struct bug {
-    enum class scale_t { sqrt_d_k, none, d_k, sqrt_d_model };
-    enum class mask_t { right, after_softmax, after_softmax_zero, fill_zero, inverted, wrong_diagonal, tiny };
-    scale_t scale = scale_t::sqrt_d_k;
-    mask_t mask = mask_t::right;
-    bool softmax_cols = false, no_transpose = false, weight_layout = false;
-    int pad_queries = 0;  // 1: -inf on query rows, 2: the same then NaN -> 0, 3: -1e9 on query rows
-    bool empty_rows_nan = false;  // all-masked-row: a row with no key is left NaN
-    bool no_max_sub = false;
-    bool heads_no_transpose = false, merge_no_transpose = false, no_out_proj = false;
-    bool bwd_no_rowsum = false, bwd_no_scale = false;
-    bool cache_prepend = false;
-    bool cache_not_appended = false;  // decode attends over the new token but never stores it
-    std::size_t window_shift = 0;  // kv-decode-window: a cache of W + 1 entries (evicts one late)
-    bool online_l_not_rescaled = false;  // l += rowsum without alpha
-    int online_acc_rescale = 0;  // 1: acc never rescaled, 2: rescaled by exp(m_new - m_old)
-};
 
 // The single-head core: scores -> scale -> mask -> softmax -> output, recording the steps.
 struct sdpa_out {
@@ -899,42 +869,15 @@ tensors run(const config& c, const tensors& in, const bug& b) {
     return run_backward(in, b);
 }
 
+// The ways a mistake is commonly written, from the catalogue (mistakes.cpp). The method's bugs
+// that have no lab page yet keep their switches here until they join the catalogue (issue 26).
 std::vector<bug> bugs_of(const std::string& id) {
-    using S = bug::scale_t;
-    using M = bug::mask_t;
+    if (const mistake_info* m = find_mistake(id)) return m->variants;
     auto with = [](auto f) {
         bug x;
         f(x);
         return x;
     };
-    if (id == "no-scale") return {with([](bug& x) { x.scale = S::none; })};
-    if (id == "scale-by-d-k") return {with([](bug& x) { x.scale = S::d_k; })};
-    if (id == "scale-by-d-model") return {with([](bug& x) { x.scale = S::sqrt_d_model; })};
-    if (id == "softmax-wrong-dim") return {with([](bug& x) { x.softmax_cols = true; })};
-    if (id == "no-transpose") return {with([](bug& x) { x.no_transpose = true; })};
-    if (id == "linear-weight-layout") return {with([](bug& x) { x.weight_layout = true; })};
-    if (id == "mask-after-softmax")
-        return {with([](bug& x) { x.mask = M::after_softmax; }), with([](bug& x) { x.mask = M::after_softmax_zero; })};
-    if (id == "mask-fill-zero") return {with([](bug& x) { x.mask = M::fill_zero; })};
-    if (id == "mask-inverted")
-        return {with([](bug& x) { x.mask = M::inverted; }),
-                with([](bug& x) { x.mask = M::inverted, x.empty_rows_nan = true; })};
-    if (id == "causal-wrong-diagonal")
-        return {with([](bug& x) { x.mask = M::wrong_diagonal, x.empty_rows_nan = true; }),
-                with([](bug& x) { x.mask = M::wrong_diagonal; })};
-    if (id == "mask-tiny-value") return {with([](bug& x) { x.mask = M::tiny; })};
-    if (id == "padding-on-queries")
-        return {with([](bug& x) { x.pad_queries = 1; }), with([](bug& x) { x.pad_queries = 2; }),
-                with([](bug& x) { x.pad_queries = 3; })};
-    if (id == "all-masked-row") return {with([](bug& x) { x.empty_rows_nan = true; })};
-    if (id == "no-max-subtraction") return {with([](bug& x) { x.no_max_sub = true; })};
-    if (id == "heads-no-transpose") return {with([](bug& x) { x.heads_no_transpose = true; })};
-    if (id == "merge-no-transpose") return {with([](bug& x) { x.merge_no_transpose = true; })};
-    if (id == "missing-output-projection") return {with([](bug& x) { x.no_out_proj = true; })};
-    if (id == "softmax-backward-no-rowsum") return {with([](bug& x) { x.bwd_no_rowsum = true; })};
-    if (id == "backward-no-scale") return {with([](bug& x) { x.bwd_no_scale = true; })};
-    if (id == "kv-cache-wrong-order") return {with([](bug& x) { x.cache_prepend = true; })};
-    // the transforms of the method's bugs (the catalogue names them: issue 26)
     if (id == "kv-cache-not-appended") return {with([](bug& x) { x.cache_not_appended = true; })};
     if (id == "kv-window-off-by-one") return {with([](bug& x) { x.window_shift = 1; })};
     if (id == "online-softmax-sum-not-rescaled") return {with([](bug& x) { x.online_l_not_rescaled = true; })};
@@ -1176,7 +1119,7 @@ step_result grade_answer(const std::string& id, bool required, const nd& expecte
 std::vector<match> reproducing_mistakes(const config& c, const tensors& in, const tensors& given,
                                         const std::vector<step_result>& steps) {
     std::vector<match> found;
-    for (const std::string& m : find(c.id)->mistakes) {
+    for (const std::string& m : exercise_mistakes(c.id)) {
         for (const tensors& run : buggy_runs(c, in, m)) {
             bool all = true;
             std::size_t matched = 0;

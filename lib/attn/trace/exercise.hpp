@@ -40,7 +40,6 @@ struct info {
     std::vector<std::string> inputs;  // names of inputs/<name>.npy
     std::vector<std::string> answers;  // answer ids, in pipeline order
     std::vector<std::string> required;  // answers that must be given
-    std::vector<std::string> mistakes;  // buggy variants tried by the diagnosis, most likely first
     dim_list dims;  // the main case's defaults
     std::vector<case_info> cases;  // cases/1, cases/2, …
     protocol drive = protocol::solve;

@@ -19,50 +19,6 @@
 
 namespace attn {
 
-const std::vector<mistake_info>& mistake_catalogue() {
-    //                  id                       kind           group        at_step     step   mh     causal n  d
-    static const std::vector<mistake_info> all = {
-        {"no-transpose", "shape-error", "shape", "scores", true, false, false, 0, 0},
-        {"linear-weight-layout", "shape-error", "shape", "Q", true, false, false, 0, 0},
-        {"heads-no-transpose", "silent", "silent", "scores", false, true, false, 0,
-         0},  // raises nothing: listed by what it shows
-        {"no-scale", "silent", "silent", "scaled_scores", true, false, false, 0, 0},
-        {"softmax-wrong-dim", "silent", "silent", "weights", true, false, false, 0, 0},
-        {"mask-after-softmax", "silent", "silent", "masked_scores", true, false, true, 0, 0},
-        {"mask-fill-zero", "silent", "silent", "masked_scores", true, false, true, 0, 0},
-        {"mask-inverted", "silent", "silent", "masked_scores", true, false, true, 0, 0},
-        {"mask-tiny-value", "silent", "silent", "masked_scores", true, false, true, 0, 0},
-        {"merge-no-transpose", "silent", "silent", "merged", false, true, false, 0, 0},
-        {"scale-by-d-model", "silent", "silent", "scaled_scores", false, true, false, 0, 0},
-        {"dropout-at-eval", "silent", "silent", "weights", true, false, false, 8, 0},
-        {"causal-wrong-diagonal", "numerical", "numerical", "masked_scores", true, false, true, 0, 0},
-        {"all-masked-row", "numerical", "numerical", "masked_scores", false, false, true, 0, 0},
-        {"no-max-subtraction", "numerical", "numerical", "weights", true, false, false, 0, 128},
-        // met in `attn-explain exercise` / `check` (lessons/en/mistakes.toml)
-        {"scale-by-d-k", "silent", "silent", "scaled_scores", true, false, false, 0, 0},
-        {"padding-on-queries", "numerical", "numerical", "masked_scores", false, false, false, 0, 0},
-        {"missing-output-projection", "silent", "silent", "output", false, true, false, 0, 0},
-        {"softmax-backward-no-rowsum", "silent", "silent", "output", false, false, false, 0, 0},
-        {"backward-no-scale", "silent", "silent", "output", false, false, false, 0, 0},
-        {"kv-cache-wrong-order", "silent", "silent", "K", false, false, true, 0, 0},
-        {"rope-wrong-position", "silent", "silent", "Q_rot", true, false, true, 6, 8, true},
-        {"rope-style-mismatch", "silent", "silent", "Q_rot", true, false, false, 6, 8, true},
-    };
-    return all;
-}
-
-const mistake_info* find_mistake(const std::string& id) {
-    for (const mistake_info& m : mistake_catalogue())
-        if (m.id == id) return &m;
-    return nullptr;
-}
-
-std::string mistake_ids() {
-    std::string out;
-    for (const mistake_info& m : mistake_catalogue()) out += (out.empty() ? "" : ", ") + m.id;
-    return out;
-}
-
 const std::vector<std::size_t>& no_scale_sweep_dims() {
     static const std::vector<std::size_t> dims = {4, 16, 64, 256, 1024};
     return dims;
@@ -647,52 +603,203 @@ void finish(mistake_run& r, const trace& t) {
     expose(r);
 }
 
+// ---- the transforms, one per entry ---------------------------------------------------------
+
+// A single-head mistake run in the trace's dtype (one function of the pair per dtype).
 template <class T>
-void run_single_head(trace& t, const inputs& in) {
-    const run_ctx<T> c(t, in);
-    mistake_run& r = t.mistake;
-    const std::string& id = r.id;
-    if (id == "no-transpose") no_transpose(r, c);
-    else if (id == "linear-weight-layout")
-        linear_weight_layout(r, c);
-    else if (id == "no-scale")
-        no_scale(r, c);
-    else if (id == "softmax-wrong-dim")
-        softmax_wrong_dim(r, c);
-    else if (id == "mask-after-softmax")
-        mask_after_softmax(r, c);
-    else if (id == "mask-fill-zero")
-        mask_fill(r, c, T(0), "masked_fill(future, 0)");
-    else if (id == "mask-tiny-value")
-        mask_fill(r, c, T(-1e-9), "masked_fill(future, -1e-9)");
-    else if (id == "mask-inverted")
-        mask_inverted(r, c);
-    else if (id == "causal-wrong-diagonal")
-        causal_wrong_diagonal(r, c);
-    else if (id == "no-max-subtraction")
-        no_max_subtraction(r, c);
-    else if (id == "dropout-at-eval")
-        dropout_at_eval(r, c);
-    else if (id == "all-masked-row")
-        all_masked_row(r, c);
-    else if (id == "scale-by-d-k")
-        scale_by_d_k(r, c);
-    else if (id == "padding-on-queries")
-        padding_on_queries(r, c);
-    else if (id == "softmax-backward-no-rowsum")
-        backward_bug(r, c, true);
-    else if (id == "backward-no-scale")
-        backward_bug(r, c, false);
-    else if (id == "kv-cache-wrong-order")
-        kv_cache_wrong_order(r, c);
-    else if (id == "rope-wrong-position")
-        rope_wrong_position(r, c);
-    else if (id == "rope-style-mismatch")
-        rope_style_mismatch(r, c);
-    finish(r, t);
+using single_fn = void (*)(mistake_run&, const run_ctx<T>&);
+template <single_fn<float> F32, single_fn<double> F64>
+void lab_single(trace& t, const inputs& in) {
+    if (t.config.type == dtype::float32) F32(t.mistake, run_ctx<float>(t, in));
+    else
+        F64(t.mistake, run_ctx<double>(t, in));
+    finish(t.mistake, t);
+}
+
+template <class T>
+void mask_fill_zero(mistake_run& r, const run_ctx<T>& c) {
+    mask_fill(r, c, T(0), "masked_fill(future, 0)");
+}
+template <class T>
+void mask_tiny_value(mistake_run& r, const run_ctx<T>& c) {
+    mask_fill(r, c, T(-1e-9), "masked_fill(future, -1e-9)");
+}
+template <class T>
+void backward_no_rowsum(mistake_run& r, const run_ctx<T>& c) {
+    backward_bug(r, c, true);
+}
+template <class T>
+void backward_no_scale(mistake_run& r, const run_ctx<T>& c) {
+    backward_bug(r, c, false);
+}
+
+// The multi-head mistakes run in trace_multihead.cpp, on the batched multi-head trace.
+void lab_multihead(trace& t, const inputs& in) {
+    run_multihead_mistake(t, in);
+    expose(t.mistake);
+}
+
+// ---- the catalogue -------------------------------------------------------------------------
+
+using ex_bug = exercise::bug;
+using scale_t = ex_bug::scale_t;
+using mask_t = ex_bug::mask_t;
+
+template <class F>
+ex_bug bug_variant(F set) {
+    ex_bug b;
+    set(b);
+    return b;
+}
+
+// How an entry runs in the lab: `step` (fits step --mistake), multi-head, causal, RoPE, and the
+// defaults that show its symptom (0: the command's own).
+struct lab_flags {
+    bool step = true, mh = false, causal = false, rope = false;
+    std::int64_t n = 0, d = 0;
+};
+const lab_flags lab_plain{}, lab_no_step{false}, lab_mh{false, true}, lab_causal{true, false, true},
+    lab_causal_no_step{false, false, true};
+
+mistake_info catalogue_row(const char* id, const char* kind, const char* at_step, lab_flags f, mistake_lab lab,
+                           std::vector<std::string> exercises, std::vector<ex_bug> variants) {
+    mistake_info m;
+    m.id = id;
+    m.kind = m.group = kind;
+    if (m.kind == "shape") m.kind = "shape-error";
+    m.at_step = at_step;
+    m.in_step = f.step;
+    m.multihead = f.mh;
+    m.needs_causal = f.causal;
+    m.needs_rope = f.rope;
+    m.default_seq_len = f.n;
+    m.default_d_model = f.d;
+    m.lab = lab;
+    m.exercises = std::move(exercises);
+    m.variants = std::move(variants);
+    return m;
+}
+
+// Shape errors and silent wrong numbers of the forward pass.
+void forward_rows(std::vector<mistake_info>& all) {
+    all.push_back(catalogue_row("no-transpose", "shape", "scores", lab_plain,
+                                lab_single<no_transpose<float>, no_transpose<double>>, {"sdpa"},
+                                {bug_variant([](ex_bug& x) { x.no_transpose = true; })}));
+    all.push_back(catalogue_row("linear-weight-layout", "shape", "Q", lab_plain,
+                                lab_single<linear_weight_layout<float>, linear_weight_layout<double>>, {"sdpa"},
+                                {bug_variant([](ex_bug& x) { x.weight_layout = true; })}));
+    all.push_back(catalogue_row("heads-no-transpose", "silent", "scores", lab_mh, lab_multihead, {"mha"},
+                                {bug_variant([](ex_bug& x) { x.heads_no_transpose = true; })}));
+    all.push_back(catalogue_row(
+        "no-scale", "silent", "scaled_scores", lab_plain, lab_single<no_scale<float>, no_scale<double>>,
+        {"sdpa", "causal", "padding", "mha", "cross", "gqa", "kv-decode", "kv-decode-window", "online-softmax"},
+        {bug_variant([](ex_bug& x) { x.scale = scale_t::none; })}));
+    all.push_back(catalogue_row("softmax-wrong-dim", "silent", "weights", lab_plain,
+                                lab_single<softmax_wrong_dim<float>, softmax_wrong_dim<double>>,
+                                {"sdpa", "causal", "cross", "gqa", "softmax"},
+                                {bug_variant([](ex_bug& x) { x.softmax_cols = true; })}));
+    all.push_back(catalogue_row("mask-after-softmax", "silent", "masked_scores", lab_causal,
+                                lab_single<mask_after_softmax<float>, mask_after_softmax<double>>, {"causal"},
+                                {bug_variant([](ex_bug& x) { x.mask = mask_t::after_softmax; }),
+                                 bug_variant([](ex_bug& x) { x.mask = mask_t::after_softmax_zero; })}));
+    all.push_back(catalogue_row("mask-fill-zero", "silent", "masked_scores", lab_causal,
+                                lab_single<mask_fill_zero<float>, mask_fill_zero<double>>, {"causal"},
+                                {bug_variant([](ex_bug& x) { x.mask = mask_t::fill_zero; })}));
+    all.push_back(catalogue_row("mask-inverted", "silent", "masked_scores", lab_causal,
+                                lab_single<mask_inverted<float>, mask_inverted<double>>, {"causal"},
+                                {bug_variant([](ex_bug& x) { x.mask = mask_t::inverted; }),
+                                 bug_variant([](ex_bug& x) { x.mask = mask_t::inverted, x.empty_rows_nan = true; })}));
+    all.push_back(catalogue_row("mask-tiny-value", "silent", "masked_scores", lab_causal,
+                                lab_single<mask_tiny_value<float>, mask_tiny_value<double>>, {"causal"},
+                                {bug_variant([](ex_bug& x) { x.mask = mask_t::tiny; })}));
+    all.push_back(catalogue_row("merge-no-transpose", "silent", "merged", lab_mh, lab_multihead, {"mha"},
+                                {bug_variant([](ex_bug& x) { x.merge_no_transpose = true; })}));
+    all.push_back(catalogue_row("scale-by-d-model", "silent", "scaled_scores", lab_mh, lab_multihead, {"mha", "gqa"},
+                                {bug_variant([](ex_bug& x) { x.scale = scale_t::sqrt_d_model; })}));
+    all.push_back(catalogue_row("dropout-at-eval", "silent", "weights", {true, false, false, false, 8, 0},
+                                lab_single<dropout_at_eval<float>, dropout_at_eval<double>>, {}, {}));
+}
+
+// Numerical failures, then the mistakes met in `exercise` / `check`.
+void numerical_rows(std::vector<mistake_info>& all) {
+    all.push_back(
+        catalogue_row("causal-wrong-diagonal", "numerical", "masked_scores", lab_causal,
+                      lab_single<causal_wrong_diagonal<float>, causal_wrong_diagonal<double>>, {"causal"},
+                      {bug_variant([](ex_bug& x) { x.mask = mask_t::wrong_diagonal, x.empty_rows_nan = true; }),
+                       bug_variant([](ex_bug& x) { x.mask = mask_t::wrong_diagonal; })}));
+    all.push_back(catalogue_row("all-masked-row", "numerical", "masked_scores", lab_causal_no_step,
+                                lab_single<all_masked_row<float>, all_masked_row<double>>, {"padding", "softmax"},
+                                {bug_variant([](ex_bug& x) { x.empty_rows_nan = true; })}));
+    all.push_back(catalogue_row("no-max-subtraction", "numerical", "weights", {true, false, false, false, 0, 128},
+                                lab_single<no_max_subtraction<float>, no_max_subtraction<double>>, {"softmax"},
+                                {bug_variant([](ex_bug& x) { x.no_max_sub = true; })}));
+    all.push_back(catalogue_row("scale-by-d-k", "silent", "scaled_scores", lab_plain,
+                                lab_single<scale_by_d_k<float>, scale_by_d_k<double>>,
+                                {"sdpa", "causal", "padding", "cross", "online-softmax"},
+                                {bug_variant([](ex_bug& x) { x.scale = scale_t::d_k; })}));
+    all.push_back(catalogue_row(
+        "padding-on-queries", "numerical", "masked_scores", lab_no_step,
+        lab_single<padding_on_queries<float>, padding_on_queries<double>>, {"padding"},
+        {bug_variant([](ex_bug& x) { x.pad_queries = 1; }), bug_variant([](ex_bug& x) { x.pad_queries = 2; }),
+         bug_variant([](ex_bug& x) { x.pad_queries = 3; })}));
+    all.push_back(catalogue_row("missing-output-projection", "silent", "output", lab_mh, lab_multihead, {"mha"},
+                                {bug_variant([](ex_bug& x) { x.no_out_proj = true; })}));
+    all.push_back(catalogue_row("softmax-backward-no-rowsum", "silent", "output", lab_no_step,
+                                lab_single<backward_no_rowsum<float>, backward_no_rowsum<double>>, {"backward"},
+                                {bug_variant([](ex_bug& x) { x.bwd_no_rowsum = true; })}));
+    all.push_back(catalogue_row("backward-no-scale", "silent", "output", lab_no_step,
+                                lab_single<backward_no_scale<float>, backward_no_scale<double>>, {"backward"},
+                                {bug_variant([](ex_bug& x) { x.bwd_no_scale = true; })}));
+    all.push_back(catalogue_row("kv-cache-wrong-order", "silent", "K", lab_causal_no_step,
+                                lab_single<kv_cache_wrong_order<float>, kv_cache_wrong_order<double>>, {"kv-decode"},
+                                {bug_variant([](ex_bug& x) { x.cache_prepend = true; })}));
+    const lab_flags lab_rope{true, false, true, true, 6, 8};
+    all.push_back(catalogue_row("rope-wrong-position", "silent", "Q_rot", lab_rope,
+                                lab_single<rope_wrong_position<float>, rope_wrong_position<double>>, {}, {}));
+    all.push_back(catalogue_row("rope-style-mismatch", "silent", "Q_rot", {true, false, false, true, 6, 8},
+                                lab_single<rope_style_mismatch<float>, rope_style_mismatch<double>>, {}, {}));
+}
+
+std::vector<mistake_info> build_catalogue() {
+    std::vector<mistake_info> all;
+    forward_rows(all);
+    numerical_rows(all);
+    return all;
 }
 
 }  // namespace
+
+const std::vector<mistake_info>& mistake_catalogue() {
+    static const std::vector<mistake_info> all = build_catalogue();
+    return all;
+}
+
+const mistake_info* find_mistake(const std::string& id) {
+    for (const mistake_info& m : mistake_catalogue())
+        if (m.id == id) return &m;
+    return nullptr;
+}
+
+std::string mistake_ids() {
+    std::string out;
+    for (const mistake_info& m : mistake_catalogue()) out += (out.empty() ? "" : ", ") + m.id;
+    return out;
+}
+
+std::vector<std::string> mistake_commands(const mistake_info& m) {
+    std::vector<std::string> out = {"mistake"};
+    if (m.in_step) out.push_back("step");
+    out.push_back("drill");
+    if (!m.exercises.empty()) out.push_back("check");
+    return out;
+}
+
+std::vector<std::string> exercise_mistakes(const std::string& exercise_id) {
+    std::vector<std::string> out;
+    for (const mistake_info& m : mistake_catalogue())
+        if (std::find(m.exercises.begin(), m.exercises.end(), exercise_id) != m.exercises.end()) out.push_back(m.id);
+    return out;
+}
 
 void run_mistake(trace& t, const inputs& in, int precision) {
     const mistake_info* info = find_mistake(t.config.mistake);
@@ -703,14 +810,7 @@ void run_mistake(trace& t, const inputs& in, int precision) {
     t.mistake.kind = info->kind;
     t.mistake.at_step = info->at_step;
     (void)precision;
-    if (info->multihead) {
-        run_multihead_mistake(t, in);
-        expose(t.mistake);
-        return;
-    }
-    if (t.config.type == dtype::float32) run_single_head<float>(t, in);
-    else
-        run_single_head<double>(t, in);
+    info->lab(t, in);
 }
 
 }  // namespace attn

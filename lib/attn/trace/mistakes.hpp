@@ -1,11 +1,21 @@
-// The mistakes catalogue: classic attention bugs, each another pipeline run on the same inputs
-// so that right and wrong can be compared step by step. Their prose lives in lessons/.
+// The mistakes catalogue: one entry per classic attention bug, read by the lab (`mistake ID`,
+// `step --mistake ID`), the drill's spot-the-bug questions and `check`'s diagnosis. An entry is
+// data plus one function:
+//   - data here: id, kind, group, the step where it bites, the exercises whose `check` tries it,
+//     and the bugs (bug.hpp) it is commonly written as, run by `check` on the folder's inputs;
+//   - data in lessons/<lang>/mistakes.toml, table [mistake.<id>]: title, summary, the wrong line
+//     and its fix in PyTorch (buggy_code, fixed_code) and NumPy (buggy_numpy, fixed_numpy), the
+//     symptom (explain, with the run's measured numbers);
+//   - the function `lab`: the transform that runs the buggy pipeline on the lab's inputs, beside
+//     the correct run, and measures the symptoms.
+// tests/test_mistakes.cpp fails when an entry lacks any of these parts.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/trace/bug.hpp"
 
 namespace attn {
 
@@ -13,6 +23,8 @@ struct inputs;
 struct trace;
 struct mistake_run;
 struct step_config;
+
+using mistake_lab = void (*)(trace& t, const inputs& in);
 
 struct mistake_info {
     std::string id;  // e.g. "no-transpose"
@@ -24,11 +36,19 @@ struct mistake_info {
     bool needs_causal = false;  // about the causal mask: the run uses --mask causal
     std::int64_t default_seq_len = 0, default_d_model = 0;  // defaults that show the symptom (0 = step's)
     bool needs_rope = false;  // about RoPE: the correct run uses --rope
+    std::vector<std::string> exercises;  // the exercises whose `check` tries it (attn-explain exercise ID)
+    std::vector<exercise::bug> variants;  // how `check` writes it: each a buggy run of the exercise
+    mistake_lab lab = nullptr;  // the transform: fills t.mistake from the lab's inputs
+    std::int64_t default_heads = 0;  // multi-head defaults that show the symptom (0 = the command's)
 };
 
 const std::vector<mistake_info>& mistake_catalogue();
 const mistake_info* find_mistake(const std::string& id);  // nullptr when unknown
 std::string mistake_ids();  // "no-transpose, no-scale"
+// Where an entry runs: "mistake", "step" (step --mistake), "drill", "check" (when it has exercises).
+std::vector<std::string> mistake_commands(const mistake_info& m);
+// The catalogue's mistakes that `check` tries on an exercise, in catalogue order.
+std::vector<std::string> exercise_mistakes(const std::string& exercise_id);
 
 // The d_k values of the no-scale sweep.
 const std::vector<std::size_t>& no_scale_sweep_dims();

@@ -1,0 +1,29 @@
+// The exercises' switchboard of buggy lines: the reference pipeline of every exercise (sdpa,
+// causal, padding, mha, gqa, cross, kv-decode, kv-decode-window, softmax, online-softmax,
+// backward) is one function, and a `bug` says which of its lines a learner got wrong. The
+// mistakes catalogue (mistakes.hpp) holds, for each mistake, the bugs it is commonly written as;
+// `check` runs them on the folder's own inputs (exercise.cpp).
+#pragma once
+#include <cstddef>
+
+namespace attn::exercise {
+
+struct bug {
+    enum class scale_t { sqrt_d_k, none, d_k, sqrt_d_model };
+    enum class mask_t { right, after_softmax, after_softmax_zero, fill_zero, inverted, wrong_diagonal, tiny };
+    scale_t scale = scale_t::sqrt_d_k;
+    mask_t mask = mask_t::right;
+    bool softmax_cols = false, no_transpose = false, weight_layout = false;
+    int pad_queries = 0;  // 1: -inf on query rows, 2: the same then NaN -> 0, 3: -1e9 on query rows
+    bool empty_rows_nan = false;  // all-masked-row: a row with no key is left NaN
+    bool no_max_sub = false;
+    bool heads_no_transpose = false, merge_no_transpose = false, no_out_proj = false;
+    bool bwd_no_rowsum = false, bwd_no_scale = false;
+    bool cache_prepend = false;
+    bool cache_not_appended = false;  // decode attends over the new token but never stores it
+    std::size_t window_shift = 0;  // kv-decode-window: a cache of W + 1 entries (evicts one late)
+    bool online_l_not_rescaled = false;  // l += rowsum without alpha
+    int online_acc_rescale = 0;  // 1: acc never rescaled, 2: rescaled by exp(m_new - m_old)
+};
+
+}  // namespace attn::exercise
