@@ -377,3 +377,37 @@ TEST_CASE("diagnose: the ids of issue 26 are named when the evidence fits", "[ex
         }
     }
 }
+
+TEST_CASE("diagnose: the per-tile and per-step answers say where they first go wrong", "[exercise][diagnose]") {
+    for (std::uint64_t seed : {4, 9}) {
+        INFO("seed " << seed);
+        {  // kv-decode: only the last decode step's cache is wrong (its new row)
+            const ex::config c = ex::make_config("kv-decode", seed);
+            const ex::tensors in = ex::make_inputs(c);
+            ex::tensors t = ex::reference(c, in);
+            ex::nd& k = t["K_cache_steps"];
+            const std::size_t T = k.shape[0], per = k.shape[1] * k.shape[2], last = T - 1;
+            const std::size_t row = static_cast<std::size_t>(t["cache_len"].data[last]) - 1;
+            for (std::size_t d = 0; d < k.shape[2]; ++d) k.data[last * per + row * k.shape[2] + d] += 0.5;
+            const ex::report r = ex::grade(c, in, as_float32(t));
+            const ex::finding* f = find_key(r, "where_steps");
+            REQUIRE(f);
+            CHECK(f->args.at("first") == std::to_string(last));
+            CHECK(f->args.at("bad") == std::to_string(last));
+            speaks(r);
+        }
+        {  // online-softmax: the state right at tile 0, wrong from tile 1 on
+            const ex::config c = ex::make_config("online-softmax", seed);
+            const ex::tensors in = ex::make_inputs(c);
+            ex::tensors t = ex::reference(c, in);
+            ex::nd& a = t["acc_steps"];
+            const std::size_t per = a.data.size() / a.shape[0];
+            for (std::size_t i = per; i < a.data.size(); ++i) a.data[i] = a.data[i] * 1.5 + 0.25;
+            const ex::report r = ex::grade(c, in, as_float32(t));
+            const ex::finding* f = find_key(r, "where_tiles");
+            REQUIRE(f);
+            CHECK(f->args.at("first") == "1");
+            speaks(r);
+        }
+    }
+}

@@ -855,7 +855,8 @@ bool where_region(ctx& x, tensor_id step, const nd& g, const std::vector<bool>& 
             }
         }
     }
-    if (x.ex == xid::kv_decode && step == tid::output && Z == 1 && x.c.dims.count("prompt_len")) {
+    if ((x.ex == xid::kv_decode || x.ex == xid::kv_decode_window) && step == tid::output && Z == 1 &&
+        x.c.dims.count("prompt_len")) {
         const std::size_t p = static_cast<std::size_t>(x.c.dim("prompt_len"));
         std::vector<std::size_t> rows(bad[0].begin(), bad[0].end());
         if (!rows.empty() && rows.front() >= p) {
@@ -901,14 +902,20 @@ void where(ctx& x, tensor_id step, const nd& g, const nd& want) {
     // axes: name the ones where only some indices differ
     const bool heads = (x.ex == xid::mha || x.ex == xid::gqa) && r == 4;
     const bool batched = r >= 3 && x.c.dims.count("batch");
+    // the answers saved after every tile (online-softmax) or every decode step (kv-decode): axis 0
+    const bool tiles = step == tid::m_steps || step == tid::l_steps || step == tid::acc_steps;
+    const bool steps = step == tid::K_cache_steps || step == tid::V_cache_steps || step == tid::cache_len ||
+        step == tid::cache_positions;
     bool informative = false;
     for (std::size_t k = 0; k < r; ++k) {
         if (s[k] < 2) continue;
-        const std::string axis = k + 1 == r ? "columns"
-            : k + 2 == r                    ? "rows"
-            : (heads && k == 1)             ? "heads"
-            : (batched && k == 0)           ? "batch"
-                                            : "axis";
+        const std::string axis = k == 0 && tiles ? "tiles"
+            : k == 0 && steps                    ? "steps"
+            : k + 1 == r                         ? "columns"
+            : k + 2 == r                         ? "rows"
+            : (heads && k == 1)                  ? "heads"
+            : (batched && k == 0)                ? "batch"
+                                                 : "axis";
         std::vector<std::size_t> b(bad[k].begin(), bad[k].end());
         if (b.size() < s[k]) {
             informative = true;
@@ -917,6 +924,7 @@ void where(ctx& x, tensor_id step, const nd& g, const nd& want) {
                 if (!bad[k].count(i)) good.push_back(i);
             x.add(step, "where_" + axis,
                   {{"k", std::to_string(k)},
+                   {"first", std::to_string(b.front())},
                    {"bad", ranges(b)},
                    {"good", ranges(good)},
                    {"total", std::to_string(s[k])}});
