@@ -104,10 +104,11 @@ TEST_CASE("check: statuses, shape hints and JSON", "[exercise]") {
     CHECK_FALSE(r.passed);
     CHECK(r.first_wrong == "Q_heads");
     for (const auto& s : r.steps) {
-        if (s.id == "Q") CHECK(s.status == "ok");
-        if (s.id == "Q_heads") CHECK((s.status == "shape" && s.hint == "heads_not_transposed"));
-        if (s.id == "merged") CHECK((s.status == "missing" && !s.required));
-        if (s.id == "output") CHECK(s.status == "wrong");
+        if (s.id == "Q") CHECK(s.status == attn::exercise::answer_status::ok);
+        if (s.id == "Q_heads")
+            CHECK((s.status == attn::exercise::answer_status::shape && s.hint == "heads_not_transposed"));
+        if (s.id == "merged") CHECK((s.status == attn::exercise::answer_status::missing && !s.required));
+        if (s.id == "output") CHECK(s.status == attn::exercise::answer_status::wrong);
     }
     const attn::lessons& L = attn::lessons::embedded("en");
     const auto j = nlohmann::json::parse(attn::render_check_json(r, L));
@@ -352,12 +353,12 @@ TEST_CASE("check: the method of online-softmax and kv-decode is graded tile by t
     const ex::report l_bug = ex::grade(o, in, to_float32(ex::buggy_runs(o, in, "online-softmax-sum-not-rescaled")[0]));
     CHECK_FALSE(l_bug.passed);
     CHECK(l_bug.first_wrong == "l_steps");
-    CHECK(step_of(l_bug, "m_steps").status == "ok");
+    CHECK(step_of(l_bug, "m_steps").status == attn::exercise::answer_status::ok);
     CHECK(step_of(l_bug, "l_steps").first_index == grows);
     for (const ex::tensors& run : ex::buggy_runs(o, in, "online-softmax-acc-wrong-rescale")) {
         const ex::report a = ex::grade(o, in, to_float32(run));
         CHECK(a.first_wrong == "acc_steps");
-        CHECK(step_of(a, "l_steps").status == "ok");
+        CHECK(step_of(a, "l_steps").status == attn::exercise::answer_status::ok);
         // acc never rescaled: wrong where the max first grows; by exp(m_new - m): NaN from tile 0 on
         CHECK(step_of(a, "acc_steps").first_index >= 0);
         CHECK(step_of(a, "acc_steps").first_index <= grows);

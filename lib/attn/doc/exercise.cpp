@@ -268,17 +268,19 @@ void answers_blocks(const exercise::report& r, const lessons& L, std::vector<blo
     std::size_t given = 0;
     std::vector<std::string> missing_required;
     for (const exercise::step_result& s : r.steps) {
-        std::string status =
-            s.status == "missing" && s.required ? L.raw("check.missing_required") : L.raw("check." + s.status);
-        if (s.status == "missing" && s.required) missing_required.push_back(s.id);
-        if (s.status != "missing") ++given;
+        std::string status = s.status == exercise::answer_status::missing && s.required
+            ? L.raw("check.missing_required")
+            : L.raw("check." + exercise::name(s.status));
+        if (s.status == exercise::answer_status::missing && s.required) missing_required.push_back(s.id);
+        if (s.status != exercise::answer_status::missing) ++given;
         std::string shape = s.shape.empty() ? "" : exercise::shape_str(s.shape);
-        if (s.status == "shape" && !s.hint.empty()) shape += ": " + L.raw("shape_hint." + s.hint);
+        if (s.status == exercise::answer_status::shape && !s.hint.empty())
+            shape += ": " + L.raw("shape_hint." + s.hint);
         rows.push_back({s.id + (s.required ? "*" : ""), status, shape, exercise::shape_str(s.expected_shape),
-                        s.status == "wrong" ? num(s.max_diff) : ""});
-        const tone t = s.status == "ok" ? tone::good
-            : s.status == "missing"     ? (s.required ? tone::error : tone::dim)
-                                        : tone::error;
+                        s.status == exercise::answer_status::wrong ? num(s.max_diff) : ""});
+        const tone t = s.status == exercise::answer_status::ok ? tone::good
+            : s.status == exercise::answer_status::missing     ? (s.required ? tone::error : tone::dim)
+                                                               : tone::error;
         tones.push_back({tone::plain, t, tone::plain, tone::plain, tone::plain});
     }
     block tb = table(split(L.raw("check.header"), '|'), rows, "llllr");
@@ -303,14 +305,15 @@ void first_wrong_blocks(const exercise::report& r, const lessons& L, std::vector
     b.push_back(prose(L.text("check.first_wrong", {{"id", s.id}}), tone::bold));
     for (const exercise::step_result& x : r.steps)
         if (x.first_index >= 0)
-            b.push_back(prose(L.text(r.cfg.id == "online-softmax" ? "check.first_tile" : "check.first_step",
-                                     {{"id", x.id},
-                                      {"index", std::to_string(x.first_index)},
-                                      {"count", std::to_string(x.expected_shape.empty() ? 0 : x.expected_shape[0])}}),
-                              tone::bold));
+            b.push_back(prose(
+                L.text(r.cfg.kind() == exercise::exercise_id::online_softmax ? "check.first_tile" : "check.first_step",
+                       {{"id", x.id},
+                        {"index", std::to_string(x.first_index)},
+                        {"count", std::to_string(x.expected_shape.empty() ? 0 : x.expected_shape[0])}}),
+                tone::bold));
     const exercise::nd& got = r.given.at(s.id);
     const exercise::nd& want = r.expected.at(s.id);
-    if (s.status == "wrong") {
+    if (s.status == exercise::answer_status::wrong) {
         b.push_back(prose(L.text("check.worst",
                                  {{"max_diff", num(s.max_diff)},
                                   {"cell", cell(s.worst, want.shape)},

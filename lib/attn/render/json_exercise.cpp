@@ -33,11 +33,11 @@ std::string case_fields(const exercise::report& r, const lessons& L) {
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
         const exercise::step_result& s = r.steps[i];
         out += i ? ", " : "";
-        out += "{\"id\": " + json_string(s.id) + ", \"status\": " + json_string(s.status) +
+        out += "{\"id\": " + json_string(s.id) + ", \"status\": " + json_string(exercise::name(s.status)) +
             ", \"required\": " + (s.required ? "true" : "false") +
-            ", \"shape\": " + (s.status == "missing" ? "null" : json_shape(s.shape)) +
-            ", \"expected_shape\": " + json_shape(s.expected_shape) +
-            ", \"max_diff\": " + (s.status == "wrong" ? json_number(s.max_diff, dtype::float64) : "null") +
+            ", \"shape\": " + (s.status == exercise::answer_status::missing ? "null" : json_shape(s.shape)) +
+            ", \"expected_shape\": " + json_shape(s.expected_shape) + ", \"max_diff\": " +
+            (s.status == exercise::answer_status::wrong ? json_number(s.max_diff, dtype::float64) : "null") +
             ", \"variant\": " + (s.variant.empty() ? "null" : json_string(s.variant)) +
             ", \"first_wrong_index\": " + (s.first_index < 0 ? "null" : std::to_string(s.first_index)) + "}";
     }

@@ -14,7 +14,14 @@ struct bug {
     scale_t scale = scale_t::sqrt_d_k;
     mask_t mask = mask_t::right;
     bool softmax_cols = false, no_transpose = false, weight_layout = false;
-    int pad_queries = 0;  // 1: -inf on query rows, 2: the same then NaN -> 0, 3: -1e9 on query rows
+    // padding-on-queries: the padding mask applied to query rows as well as key columns
+    enum class pad_queries_t {
+        right,  // only the padded keys are blocked
+        neg_inf,  // padded query rows blocked with -inf (their softmax is NaN)
+        neg_inf_zero,  // the same, then NaN replaced by 0
+        big_negative,  // padded query rows filled with -1e9 (uniform weights there)
+    };
+    pad_queries_t pad_queries = pad_queries_t::right;
     bool empty_rows_nan = false;  // all-masked-row: a row with no key is left NaN
     bool no_max_sub = false;
     bool heads_no_transpose = false, merge_no_transpose = false, no_out_proj = false;
@@ -23,7 +30,12 @@ struct bug {
     bool cache_not_appended = false;  // decode attends over the new token but never stores it
     std::size_t window_shift = 0;  // kv-decode-window: a cache of W + 1 entries (evicts one late)
     bool online_l_not_rescaled = false;  // l += rowsum without alpha
-    int online_acc_rescale = 0;  // 1: acc never rescaled, 2: rescaled by exp(m_new - m_old)
+    enum class acc_rescale_t {
+        right,  // acc *= exp(m_old - m_new)
+        never,  // acc never rescaled
+        inverted,  // acc *= exp(m_new - m_old), the inverse factor
+    };
+    acc_rescale_t online_acc_rescale = acc_rescale_t::right;
 };
 
 }  // namespace attn::exercise

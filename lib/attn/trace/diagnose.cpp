@@ -1464,7 +1464,7 @@ std::vector<finding> diagnose(const config& c, const tensors& in, const tensors&
     for (const step_result& s : steps) {
         const tensor_id id = parse<tensor_id>(s.id);
         if (id == tid::unknown) continue;
-        x.status[id] = parse<answer_status>(s.status);
+        x.status[id] = s.status;
         order.push_back(id);
     }
     // the environments: inputs + reference answers, and inputs + the learner's where usable

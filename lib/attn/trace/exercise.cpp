@@ -152,25 +152,27 @@ long get(const std::map<std::string, long>& d, const std::string& k) {
 
 std::vector<std::pair<std::string, long>> quantities(const std::string& id, const std::map<std::string, long>& d) {
     std::vector<std::pair<std::string, long>> q;
+    const exercise_id ex = parse<exercise_id>(id);
     for (const auto& [k, v] : find(id)->dims) q.push_back({flag_of(k), get(d, k)});
     const long h = get(d, "heads"), g = get(d, "kv_heads");
-    if (id == "mha" && h > 0) q.push_back({"d_head = d_model / heads", get(d, "d_model") / h});
-    if (id == "gqa" && h > 0) {
+    if (ex == exercise_id::mha && h > 0) q.push_back({"d_head = d_model / heads", get(d, "d_model") / h});
+    if (ex == exercise_id::gqa && h > 0) {
         const long dh = get(d, "d_model") / h;
         q.push_back({"d_head = d_model / heads", dh});
         q.push_back({"the K/V width kv_heads · d_head", g * dh});
     }
-    if (id == "kv-decode" || id == "kv-decode-window")
+    if (ex == exercise_id::kv_decode || ex == exercise_id::kv_decode_window)
         q.push_back({"the sequence length prompt_len + steps", get(d, "prompt_len") + get(d, "steps")});
-    if (id == "online-softmax" && get(d, "block_k") > 0)
+    if (ex == exercise_id::online_softmax && get(d, "block_k") > 0)
         q.push_back({"the number of tiles T", (get(d, "seq_len") + get(d, "block_k") - 1) / get(d, "block_k")});
-    if (id == "softmax") q.push_back({"the number of keys seq_len + 1", get(d, "seq_len") + 1});
+    if (ex == exercise_id::softmax) q.push_back({"the number of keys seq_len + 1", get(d, "seq_len") + 1});
     return q;
 }
 
 std::string dims_problem(const std::string& id, const std::map<std::string, long>& d) {
     const info* e = find(id);
     if (!e) return "unknown exercise '" + id + "': choose one of " + ids();
+    const exercise_id ex = parse<exercise_id>(id);
     for (const auto& [k, def] : e->dims) {
         const long v = get(d, k);
         if (v < 2 || v > 64)
@@ -193,7 +195,7 @@ std::string dims_problem(const std::string& id, const std::map<std::string, long
     if (get(d, "window") && get(d, "window") >= get(d, "prompt_len") + get(d, "steps"))
         return fmt::format("--window {} must be smaller than prompt_len + steps = {}: the cache must evict",
                            get(d, "window"), get(d, "prompt_len") + get(d, "steps"));
-    if (id == "padding" && get(d, "batch") >= get(d, "seq_len"))
+    if (ex == exercise_id::padding && get(d, "batch") >= get(d, "seq_len"))
         return fmt::format("--batch {} must be smaller than --seq-len {}: every batch item gets a different length",
                            get(d, "batch"), get(d, "seq_len"));
     const auto q = quantities(id, d);
@@ -259,13 +261,14 @@ std::vector<config> all_cases(const config& c) {
 }
 
 std::vector<std::string> answers_of(const config& c) {
-    if (c.rubric < 2 && c.id == "kv-decode") return {"K_cache", "V_cache", "output"};
-    if (c.rubric < 2 && c.id == "online-softmax") return {"m", "l", "output"};
+    if (c.rubric < 2 && c.kind() == exercise_id::kv_decode) return {"K_cache", "V_cache", "output"};
+    if (c.rubric < 2 && c.kind() == exercise_id::online_softmax) return {"m", "l", "output"};
     return find(c.id)->answers;
 }
 
 std::vector<std::string> required_of(const config& c) {
-    if (c.rubric < 2 && (c.id == "kv-decode" || c.id == "online-softmax")) return {"output"};
+    if (c.rubric < 2 && (c.kind() == exercise_id::kv_decode || c.kind() == exercise_id::online_softmax))
+        return {"output"};
     return find(c.id)->required;
 }
 
@@ -351,7 +354,7 @@ config parse_config(const std::string& text, const std::string& name) {
     if (c.rubric < 1 || c.rubric > current_rubric)
         throw error(fmt::format("{}: rubric {} is newer than this attn-explain (it grades rubrics 1 to {}): update it",
                                 name, c.rubric, current_rubric));
-    if (c.rubric == 1 && c.id == "kv-decode-window")
+    if (c.rubric == 1 && c.kind() == exercise_id::kv_decode_window)
         throw error(name + ": not an exercise file (rubric 1 had no " + c.id + ")");
     std::vector<std::string> keys;
     for (const auto& [k, v] : e.dims) keys.push_back(k);
@@ -505,20 +508,20 @@ sdpa_out core(const mat& q, const mat& k, const mat& v, const bug& b, std::size_
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t j = 0; j < m; ++j) {
                 bool x = blocked_at(i, j);
-                if (b.pad_queries) x = (blocked && (*blocked)[i][j]) || i >= valid_queries;
+                if (b.pad_queries != bug::pad_queries_t::right) x = (blocked && (*blocked)[i][j]) || i >= valid_queries;
                 if (!x) continue;
                 double fill = neg_inf;
                 if (b.mask == bug::mask_t::fill_zero) fill = 0;
                 if (b.mask == bug::mask_t::tiny) fill = -1e-9;
-                if (b.pad_queries == 3 && i >= valid_queries) fill = -1e9;
+                if (b.pad_queries == bug::pad_queries_t::big_negative && i >= valid_queries) fill = -1e9;
                 o.masked(i, j) = fill;
             }
     }
-    const bool zero_empty = !b.empty_rows_nan && b.pad_queries != 1;
+    const bool zero_empty = !b.empty_rows_nan && b.pad_queries != bug::pad_queries_t::neg_inf;
     if (b.softmax_cols) o.weights = tr(softmax(tr(o.masked), true, zero_empty));
     else
         o.weights = softmax(o.masked, !b.no_max_sub, zero_empty && !b.no_max_sub);
-    if (b.pad_queries == 2)
+    if (b.pad_queries == bug::pad_queries_t::neg_inf_zero)
         for (double& x : o.weights.v)
             if (std::isnan(x)) x = 0;
     if (after) {
@@ -551,7 +554,7 @@ bool project(const mat& x, const mat& w, bool layout_bug, mat& out) {
 }
 
 tensors run_single(const config& c, const tensors& in, const bug& b) {
-    const bool causal = c.id == "causal";
+    const bool causal = c.kind() == exercise_id::causal;
     const mat x = in2(in, "X");
     mat q, k, v;
     if (!project(x, in2(in, "W_Q"), b.weight_layout, q)) return {};
@@ -592,7 +595,7 @@ tensors run_padding(const config& c, const tensors& in, const bug& b) {
         const mat x = unpack(x3, bi);
         const auto len = static_cast<std::size_t>(in.at("lengths").data[bi]);
         const sdpa_out o = core(mul(x, wq), mul(x, wk), mul(x, wv), b, static_cast<std::size_t>(c.dim("d_k")), x.c,
-                                nullptr, b.pad_queries ? SIZE_MAX : len, len);
+                                nullptr, b.pad_queries != bug::pad_queries_t::right ? SIZE_MAX : len, len);
         s.push_back(o.scores), m.push_back(o.masked), w.push_back(o.weights), out.push_back(o.output);
     }
     const std::size_t dv = out[0].c;
@@ -604,7 +607,7 @@ tensors run_padding(const config& c, const tensors& in, const bug& b) {
 
 // Multi-head (mha: h heads, each its own K/V; gqa: h query heads share g K/V heads).
 tensors run_heads(const config& c, const tensors& in, const bug& b) {
-    const bool gqa = c.id == "gqa";
+    const bool gqa = c.kind() == exercise_id::gqa;
     const nd& x3 = in.at("X");
     const std::size_t B = x3.shape[0], n = x3.shape[1], d = x3.shape[2];
     const std::size_t h = static_cast<std::size_t>(c.dim("heads")),
@@ -807,8 +810,8 @@ tensors run_online(const config& c, const tensors& in, const bug& b, bool fa1 = 
             }
             const double l_new = (b.online_l_not_rescaled ? l[i] : alpha * l[i]) + sum;
             double f = alpha;  // the factor on acc
-            if (b.online_acc_rescale == 1) f = 1;  // never rescaled
-            if (b.online_acc_rescale == 2) f = std::exp(mx - m[i]);  // the inverse factor
+            if (b.online_acc_rescale == bug::acc_rescale_t::never) f = 1;  // never rescaled
+            if (b.online_acc_rescale == bug::acc_rescale_t::inverted) f = std::exp(mx - m[i]);  // the inverse factor
             for (std::size_t d = 0; d < dv; ++d) {
                 if (fa1) acc(i, d) = (alpha * l[i] * acc(i, d) + pv[d]) / l_new;
                 else
@@ -859,13 +862,13 @@ tensors run_backward(const tensors& in, const bug& b) {
 }
 
 tensors run(const config& c, const tensors& in, const bug& b) {
-    if (c.id == "sdpa" || c.id == "causal") return run_single(c, in, b);
-    if (c.id == "cross") return run_cross(c, in, b);
-    if (c.id == "padding") return run_padding(c, in, b);
-    if (c.id == "mha" || c.id == "gqa") return run_heads(c, in, b);
-    if (c.id == "kv-decode" || c.id == "kv-decode-window") return run_kv_decode(c, in, b);
-    if (c.id == "softmax") return run_softmax(in, b);
-    if (c.id == "online-softmax") return run_online(c, in, b);
+    if (c.kind() == exercise_id::sdpa || c.kind() == exercise_id::causal) return run_single(c, in, b);
+    if (c.kind() == exercise_id::cross) return run_cross(c, in, b);
+    if (c.kind() == exercise_id::padding) return run_padding(c, in, b);
+    if (c.kind() == exercise_id::mha || c.kind() == exercise_id::gqa) return run_heads(c, in, b);
+    if (c.kind() == exercise_id::kv_decode || c.kind() == exercise_id::kv_decode_window) return run_kv_decode(c, in, b);
+    if (c.kind() == exercise_id::softmax) return run_softmax(in, b);
+    if (c.kind() == exercise_id::online_softmax) return run_online(c, in, b);
     return run_backward(in, b);
 }
 
@@ -882,7 +885,8 @@ std::vector<bug> bugs_of(const std::string& id) {
     if (id == "kv-window-off-by-one") return {with([](bug& x) { x.window_shift = 1; })};
     if (id == "online-softmax-sum-not-rescaled") return {with([](bug& x) { x.online_l_not_rescaled = true; })};
     if (id == "online-softmax-acc-wrong-rescale")
-        return {with([](bug& x) { x.online_acc_rescale = 1; }), with([](bug& x) { x.online_acc_rescale = 2; })};
+        return {with([](bug& x) { x.online_acc_rescale = bug::acc_rescale_t::never; }),
+                with([](bug& x) { x.online_acc_rescale = bug::acc_rescale_t::inverted; })};
     return {};
 }
 
@@ -944,7 +948,7 @@ nd draw_lengths(rng& g, std::size_t B, std::size_t n, bool blocked) {
 tensors draw_inputs(const config& c, rng& g) {
     const auto u = [&](const char* k) { return static_cast<std::size_t>(c.dim(k)); };
     tensors in;
-    if (c.id == "softmax") {
+    if (c.kind() == exercise_id::softmax) {
         const std::size_t n = u("seq_len");
         // huge scores (about ±1000): exp overflows (or underflows to 0/0) without the max subtracted,
         // in float32 and float64 alike; within a row they differ by a few units
@@ -961,23 +965,25 @@ tensors draw_inputs(const config& c, rng& g) {
     const double sw = 1 / std::sqrt(static_cast<double>(d));
     std::size_t d_k = d, d_v = d;
     if (c.dims.count("d_k")) d_k = u("d_k"), d_v = u("d_v");
-    if (c.id == "gqa") d_k = d_v = d / u("heads") * u("kv_heads");
+    if (c.kind() == exercise_id::gqa) d_k = d_v = d / u("heads") * u("kv_heads");
     std::vector<std::size_t> xs;
-    if (c.id == "mha" || c.id == "gqa" || c.id == "padding") xs = {u("batch"), u("seq_len"), d};
-    else if (c.id == "kv-decode" || c.id == "kv-decode-window")
+    if (c.kind() == exercise_id::mha || c.kind() == exercise_id::gqa || c.kind() == exercise_id::padding)
+        xs = {u("batch"), u("seq_len"), d};
+    else if (c.kind() == exercise_id::kv_decode || c.kind() == exercise_id::kv_decode_window)
         xs = {u("prompt_len") + u("steps"), d};
     else
         xs = {u("seq_len"), d};
     // huge logits: X about 30 times larger, so Q Kᵀ/√d_k reaches the hundreds (exp overflows unless
     // the row max is subtracted)
     in["X"] = randn(g, xs, c.edge == "huge" ? 30.0 : 1.0);
-    in["W_Q"] = randn(g, {d, c.id == "gqa" ? d : d_k}, sw);
+    in["W_Q"] = randn(g, {d, c.kind() == exercise_id::gqa ? d : d_k}, sw);
     in["W_K"] = randn(g, {d, d_k}, sw);
     in["W_V"] = randn(g, {d, d_v}, sw);
-    if (c.id == "mha") in["W_O"] = randn(g, {d, d}, sw);
-    if (c.id == "cross") in["memory"] = randn(g, {u("kv_len"), d}, c.edge == "huge" ? 30.0 : 1.0);
-    if (c.id == "backward") in["d_output"] = randn(g, {u("seq_len"), d_v}, 1.0);
-    if (c.id == "padding") in["lengths"] = draw_lengths(g, u("batch"), u("seq_len"), c.edge == "blocked");
+    if (c.kind() == exercise_id::mha) in["W_O"] = randn(g, {d, d}, sw);
+    if (c.kind() == exercise_id::cross) in["memory"] = randn(g, {u("kv_len"), d}, c.edge == "huge" ? 30.0 : 1.0);
+    if (c.kind() == exercise_id::backward) in["d_output"] = randn(g, {u("seq_len"), d_v}, 1.0);
+    if (c.kind() == exercise_id::padding)
+        in["lengths"] = draw_lengths(g, u("batch"), u("seq_len"), c.edge == "blocked");
     return in;
 }
 
@@ -985,7 +991,7 @@ tensors draw_inputs(const config& c, rng& g) {
 
 tensors make_inputs(const config& c) {
     rng g(c.seed * 0x9e3779b97f4a7c15ULL + 12 + 7919 * c.index);
-    if (c.id != "online-softmax" || c.rubric < 2) return draw_inputs(c, g);
+    if (c.kind() != exercise_id::online_softmax || c.rubric < 2) return draw_inputs(c, g);
     // online-softmax: the next draw of the same stream until the row maxima move between tiles
     const std::size_t block = static_cast<std::size_t>(c.dim("block_k"));
     for (int attempt = 0; attempt < 2000; ++attempt) {
@@ -1001,7 +1007,7 @@ tensors make_inputs(const config& c) {
 tensors reference(const config& c, const tensors& in) { return run(c, in, bug{}); }
 
 std::vector<std::pair<std::string, tensors>> accepted_variants(const config& c, const tensors& in) {
-    if (c.id == "online-softmax" && c.rubric >= 2) {
+    if (c.kind() == exercise_id::online_softmax && c.rubric >= 2) {
         tensors fa1 = run_online(c, in, bug{}, true);
         fa1.erase("m_steps"), fa1.erase("l_steps"), fa1.erase("output");
         return {{"fa1", fa1}};
@@ -1094,22 +1100,23 @@ step_result grade_answer(const std::string& id, bool required, const nd& expecte
     s.expected_shape = expected.shape;
     const auto it = given.find(id);
     if (it == given.end()) {
-        s.status = "missing";
+        s.status = answer_status::missing;
     } else if (it->second.shape != s.expected_shape) {
-        s.status = "shape";
+        s.status = answer_status::shape;
         s.shape = it->second.shape;
         s.hint = shape_hint(s.shape, s.expected_shape);
     } else {
         s.shape = it->second.shape;
-        s.status = compare(it->second, expected, s.max_diff, s.worst) ? "ok" : "wrong";
+        s.status = compare(it->second, expected, s.max_diff, s.worst) ? answer_status::ok : answer_status::wrong;
         for (const auto& [name, alt] : variants) {
             const auto a = alt.find(id);
             double d;
             std::size_t w;
-            if (s.status == "wrong" && a != alt.end() && compare(it->second, a->second, d, w))
-                s.status = "ok", s.variant = name;
+            if (s.status == answer_status::wrong && a != alt.end() && compare(it->second, a->second, d, w))
+                s.status = answer_status::ok, s.variant = name;
         }
-        if (s.status == "wrong" && per_step(id)) s.first_index = first_wrong_slice(it->second, expected, variants, id);
+        if (s.status == answer_status::wrong && per_step(id))
+            s.first_index = first_wrong_slice(it->second, expected, variants, id);
     }
     return s;
 }
@@ -1125,18 +1132,18 @@ std::vector<match> reproducing_mistakes(const config& c, const tensors& in, cons
             std::size_t matched = 0;
             double distance = 0;
             for (const step_result& s : steps) {
-                if (s.status == "missing") continue;
+                if (s.status == answer_status::missing) continue;
                 const auto b = run.find(s.id);
                 const nd& given_t = given.at(s.id);
                 if (b == run.end()) {
-                    if (s.status != "ok") all = false;
+                    if (s.status != answer_status::ok) all = false;
                     continue;
                 }
                 if (!matches(given_t, b->second, distance)) {
                     all = false;
                     break;
                 }
-                if (s.status != "ok") ++matched;
+                if (s.status != answer_status::ok) ++matched;
             }
             if (all && matched > 0) {
                 found.push_back({m, matched, distance});
@@ -1175,19 +1182,22 @@ report grade(const config& c, const tensors& in, const tensors& given) {
     for (const std::string& id : answers) {
         const bool req = std::find(required.begin(), required.end(), id) != required.end();
         step_result s = grade_answer(id, req, r.expected.at(id), given, variants);
-        if (s.status == "shape" || s.status == "wrong" || (s.status == "missing" && s.required)) all_ok = false;
-        if (r.first_wrong.empty() && (s.status == "wrong" || s.status == "shape")) r.first_wrong = id;
+        if (s.status == answer_status::shape || s.status == answer_status::wrong ||
+            (s.status == answer_status::missing && s.required))
+            all_ok = false;
+        if (r.first_wrong.empty() && (s.status == answer_status::wrong || s.status == answer_status::shape))
+            r.first_wrong = id;
         r.steps.push_back(s);
     }
     r.passed = all_ok;
     if (r.passed) return r;
     // The diagnosis: a mistake is named when one of its runs reproduces every given answer.
     std::size_t wrong = 0;
-    for (const step_result& s : r.steps) wrong += s.status == "wrong" || s.status == "shape";
+    for (const step_result& s : r.steps) wrong += s.status == answer_status::wrong || s.status == answer_status::shape;
     if (wrong == 0) return r;  // only a required answer is missing
     r.diagnosis = reproducing_mistakes(c, in, given, r.steps);
     for (const step_result& s : r.steps)
-        if (s.status == "ok") r.still_right.push_back(s.id);
+        if (s.status == answer_status::ok) r.still_right.push_back(s.id);
     r.findings = diagnose(c, in, r.expected, given, r.steps, [&in](const config& o) { return reference(o, in); });
     return r;
 }

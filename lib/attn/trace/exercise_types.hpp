@@ -175,7 +175,8 @@ using tensors = std::map<std::string, nd>;
 constexpr int current_rubric = 2;
 
 struct config {
-    std::string id;
+    std::string id;  // as written in exercise.toml; the code compares kind()
+    exercise_id kind() const { return parse<exercise_id>(id); }
     std::uint64_t seed = 0;
     std::map<std::string, long> dims;
     std::string dtype = "float32", version, started;
@@ -194,7 +195,8 @@ struct config {
 };
 
 struct step_result {
-    std::string id, status;  // ok | wrong | shape | missing
+    std::string id;
+    answer_status status = answer_status::missing;
     bool required = false;
     std::vector<std::size_t> shape, expected_shape;
     double max_diff = 0;

@@ -737,11 +737,11 @@ void numerical_rows(std::vector<mistake_info>& all) {
                                 lab_single<scale_by_d_k<float>, scale_by_d_k<double>>,
                                 {"sdpa", "causal", "padding", "cross", "online-softmax"},
                                 {bug_variant([](ex_bug& x) { x.scale = scale_t::d_k; })}));
-    all.push_back(catalogue_row(
-        "padding-on-queries", "numerical", "masked_scores", lab_no_step,
-        lab_single<padding_on_queries<float>, padding_on_queries<double>>, {"padding"},
-        {bug_variant([](ex_bug& x) { x.pad_queries = 1; }), bug_variant([](ex_bug& x) { x.pad_queries = 2; }),
-         bug_variant([](ex_bug& x) { x.pad_queries = 3; })}));
+    all.push_back(catalogue_row("padding-on-queries", "numerical", "masked_scores", lab_no_step,
+                                lab_single<padding_on_queries<float>, padding_on_queries<double>>, {"padding"},
+                                {bug_variant([](ex_bug& x) { x.pad_queries = ex_bug::pad_queries_t::neg_inf; }),
+                                 bug_variant([](ex_bug& x) { x.pad_queries = ex_bug::pad_queries_t::neg_inf_zero; }),
+                                 bug_variant([](ex_bug& x) { x.pad_queries = ex_bug::pad_queries_t::big_negative; })}));
     all.push_back(catalogue_row("missing-output-projection", "silent", "output", lab_mh, lab_multihead, {"mha"},
                                 {bug_variant([](ex_bug& x) { x.no_out_proj = true; })}));
     all.push_back(catalogue_row("softmax-backward-no-rowsum", "silent", "output", lab_no_step,
