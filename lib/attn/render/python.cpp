@@ -65,8 +65,15 @@ std::string trim(std::string s) {
 // and size, so a float32 script first runs itself once in float64 (its own code object, with
 // DTYPE = float64; the inputs are the same numbers) and records every compared value: the exact
 // value of each step for these inputs. A float32 step then matches when it agrees with the tool as
-// before, or when the tool's value is as close to the exact value as PyTorch's own float32 value
-// is (FACTOR times PyTorch's largest error in that row), whatever BLAS PyTorch uses.
+// before, or when the tool's error against the exact value is at most FACTOR times the largest
+// error PyTorch's own float32 made in this step or any earlier one (UPSTREAM), whatever BLAS
+// PyTorch uses. Earlier steps count because their errors flow into this one: the softmax turns an
+// absolute error ε in a row of scores into at most ε/2 in its weights, whoever made it, so where
+// PyTorch's scores happen to err where the weights are small its weights come out far more exact
+// than the tool's, though both are right (measured: 35 times, at d = 96, n = 32, scores near 300).
+// A reference per step or per row was that luck. Two correct float32 orders of summation (the tool's
+// loops, a BLAS kernel's blocks and FMAs) err within a few times each other; a bug's error is
+// thousands of times larger, and the float64 scripts, at 1e-10, check every step exactly.
 std::string preamble(dtype type, const lessons& L, const std::string& command) {
     const bool f32 = type == dtype::float32;
     const std::string tol = f32 ? "1e-5" : "1e-10";
@@ -78,7 +85,7 @@ std::string preamble(dtype type, const lessons& L, const std::string& command) {
     out += f32 ? "import contextlib\nimport io\n" : "";
     out += "import math\nimport sys\n\nimport torch\nimport torch.nn.functional as F\n\n";
     out += f32 ? "SHADOW = globals().get(\"SHADOW\", False)  # True in the float64 pass\n"
-                 "DTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\n"
+                 "DTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\nUPSTREAM = 0.0\n"
                : "SHADOW = False\nDTYPE = torch.float64\nTOL = 1e-10\n";
     out += "TORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n";
     out += "WANT = {}\nEXACT = []\nmatched = 0\n";
@@ -90,10 +97,6 @@ def tensor(values):
 def fail(what, detail):
     print(f"MISMATCH {what}: {detail}")
     sys.exit(1)
-
-
-def row_max(x):
-    return x.amax(dim=-1, keepdim=True) if x.dim() > 0 else x
 
 
 def compare(what, got, want, rows_with_keys_only=False):
@@ -117,7 +120,9 @@ def compare(what, got, want, rows_with_keys_only=False):
     if exact is not None:  # float32: or as close to the exact value as PyTorch's float32 is
         torch_error = (got - exact).abs().masked_fill(agree, 0).nan_to_num(nan=0, posinf=0)
         tool_error = (want - exact).abs().masked_fill(agree, 0).nan_to_num(nan=math.inf)
-        near = tool_error <= torch.maximum(bound, FACTOR * row_max(torch_error))
+        global UPSTREAM
+        UPSTREAM = max(UPSTREAM, torch_error.max().item())  # this step's and every earlier step's
+        near = tool_error <= torch.maximum(bound, FACTOR * UPSTREAM * torch.ones_like(bound))
         diff = diff.masked_fill(near, 0)
     if bool((diff > bound).any()):
         fail(what, f"max |torch - tool| = {diff.max().item():.3e}")
