@@ -411,3 +411,47 @@ TEST_CASE("diagnose: the per-tile and per-step answers say where they first go w
         }
     }
 }
+
+TEST_CASE("diagnose: answers computed from another seed's inputs are said to come from other inputs",
+          "[exercise][diagnose]") {
+    for (const char* id : {"sdpa", "causal", "mha", "cross", "gqa"}) {  // the exercises that save Q, K, V
+        INFO(id);
+        const ex::config c = ex::make_config(id, 11);
+        ex::config other = c;
+        other.seed = 12;
+        // every answer right for seed 12's inputs, graded against seed 11's folder
+        const ex::report r = ex::grade(c, ex::make_inputs(c), as_float32(ex::reference(other, ex::make_inputs(other))));
+        CHECK_FALSE(r.passed);
+        const ex::finding* f = find_key(r, "other_inputs");
+        REQUIRE(f);
+        CHECK(f->diagnosis);
+        CHECK(f->mistake.empty());
+        CHECK_THAT(f->args.at("answers"), Catch::Contains("Q") && Catch::Contains("K"));
+        CHECK(find_key(r, "consistent"));  // the later answers follow from those
+        speaks(r);
+    }
+    // one projection wrong, the others right: a bug in that line, not other inputs
+    const ex::config c = ex::make_config("sdpa", 11);
+    ex::tensors t = ex::reference(c, ex::make_inputs(c));
+    for (double& v : t["Q"].data) v += 0.5;
+    CHECK_FALSE(find_key(ex::grade(c, as_float32(t)), "other_inputs"));
+    // X @ W.T on all three (square weights): the projection is named, not other inputs
+    ex::config sq = ex::make_config("sdpa", 11);
+    sq.dims["d_k"] = sq.dims["d_v"] = sq.dims["d_model"];
+    const ex::tensors in = ex::make_inputs(sq);
+    ex::tensors lt = ex::reference(sq, in);
+    auto times_t = [&](const char* w) {
+        const ex::nd& x = in.at("X");
+        const ex::nd& m = in.at(w);
+        ex::nd out{{x.shape[0], m.shape[0]}, std::vector<double>(x.shape[0] * m.shape[0]), false, false};
+        for (std::size_t i = 0; i < x.shape[0]; ++i)
+            for (std::size_t j = 0; j < m.shape[0]; ++j)
+                for (std::size_t k = 0; k < x.shape[1]; ++k)
+                    out.data[i * m.shape[0] + j] += x.data[i * x.shape[1] + k] * m.data[j * m.shape[1] + k];
+        return out;
+    };
+    lt["Q"] = times_t("W_Q"), lt["K"] = times_t("W_K"), lt["V"] = times_t("W_V");
+    const ex::report lr = ex::grade(sq, in, as_float32(lt));
+    CHECK_FALSE(find_key(lr, "other_inputs"));
+    CHECK(find_key(lr, "projection"));
+}

@@ -975,6 +975,49 @@ bool projection_source(ctx& x, tensor_id step, const nd& g) {
     return false;
 }
 
+// Some product of this folder's inputs and weights (either layout), split into heads when `g`
+// has heads, gives `g`: the projection is a bug of this folder's numbers, not other inputs.
+bool any_projection(const ctx& x, const nd& g) {
+    for (const tensor_id src : {tid::X, tid::memory}) {
+        if (!holds(x.in, src)) continue;
+        for (const tensor_id w : {tid::W_Q, tid::W_K, tid::W_V})
+            for (const bool t : {false, true}) {
+                if (!holds(x.in, w)) continue;
+                nd cand = matmul(tensor_at(x.in, src), tensor_at(x.in, w), t);
+                if (g.shape.size() == 4) cand = split_heads(cand, g.shape[1]);
+                if (valid(cand) && same(g, cand)) return true;
+            }
+    }
+    return false;
+}
+
+// The projections (Q, K, V, or the heads of mha/gqa) all wrong in every cell, two or more of
+// them given, and no product of this folder's inputs and weights gives any of them: the answers
+// were computed from other inputs (another folder's, another seed's). Returns the answers it
+// explains (their later answers are echoes, said so).
+std::vector<tensor_id> other_inputs(ctx& x) {
+    const bool heads = holds(x.expected, tid::Q_heads) && !holds(x.expected, tid::Q);
+    const std::vector<tensor_id> ids = heads ? std::vector<tensor_id>{tid::Q_heads, tid::K_heads, tid::V_heads}
+                                             : std::vector<tensor_id>{tid::Q, tid::K, tid::V};
+    std::vector<tensor_id> given;
+    for (const tensor_id id : ids) {
+        if (!holds(x.given, id) || !holds(x.expected, id) || x.is(id, ast::missing)) continue;
+        if (!x.is(id, ast::wrong)) return {};
+        const nd& g = tensor_at(x.given, id);
+        const nd& want = tensor_at(x.expected, id);
+        if (g.shape != want.shape) return {};
+        for (std::size_t i = 0; i < g.data.size(); ++i)
+            if (close(g.data[i], want.data[i], g.float64)) return {};
+        if (any_projection(x, g)) return {};
+        given.push_back(id);
+    }
+    if (given.size() < 2) return {};
+    std::string names;
+    for (const tensor_id id : given) names += (names.empty() ? "" : ", ") + name(id);
+    x.add(given.front(), "other_inputs", {{"answers", names}});
+    return given;
+}
+
 // gqa: which K/V head each query head used.
 bool head_mapping(ctx& x, tensor_id step, const nd& g, const tensors& env) {
     if (x.ex != xid::gqa || (step != tid::scores && step != tid::weights && step != tid::output)) return false;
@@ -1479,8 +1522,10 @@ std::vector<finding> diagnose(const config& c, const tensors& in, const tensors&
         if (holds(expected, r.target) && same_tight(r.f(ref_env), tensor_at(expected, r.target))) usable.push_back(&r);
     if (online(x, given) || kv_window(x, given)) return x.out;
     std::size_t roots = 0;
+    const std::vector<tensor_id> elsewhere = other_inputs(x);
     for (const tensor_id id : order) {
         if (!x.is(id, ast::wrong) && !x.is(id, ast::shape)) continue;
+        if (std::find(elsewhere.begin(), elsewhere.end(), id) != elsewhere.end()) continue;
         const nd& g = tensor_at(given, id);
         const upstream up = own_upstream(x, usable, id, g, own_env);
         std::string from;
