@@ -15,6 +15,7 @@
 #include "attn/io/npy.hpp"
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_exercise.hpp"
+#include "attn/render/text.hpp"
 #include "attn/trace/exercise.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "cli_helpers.hpp"
@@ -116,6 +117,12 @@ TEST_CASE("check: statuses, shape hints and JSON", "[exercise]") {
     CHECK(j["passed"] == false);
     CHECK(j["first_wrong"] == "Q_heads");
     CHECK(j["diagnosis"][0]["mistake"] == "heads-no-transpose");
+    // the wrong line and its fix, as the text shows them, in PyTorch and NumPy
+    for (const char* line : {"buggy_code", "fixed_code", "buggy_numpy", "fixed_numpy"})
+        CHECK(j["diagnosis"][0][line] == L.raw(std::string("mistake.heads-no-transpose.") + line));
+    const std::string text = attn::render_text_joined(attn::doc::check_document({r}, L, 0), {});
+    CHECK_THAT(text, Catch::Contains(L.raw("mistake.heads-no-transpose.buggy_numpy")));
+    CHECK_THAT(text, Catch::Contains(L.raw("mistake.heads-no-transpose.fixed_numpy")));
     CHECK(j["steps"].size() == 12);
     CHECK(j["steps"][3]["status"] == "shape");
     CHECK(j["steps"][3]["expected_shape"] == nlohmann::json::array({3, 2, 5, 4}));

@@ -301,3 +301,16 @@ TEST_CASE("markdown folds paragraphs, quotes and list items to the width, as Mar
     CHECK(out.find("```python\nX = torch.randn(n, d_model)") != std::string::npos);
     CHECK(attn::fold_markdown("# t\n\nshort\n", 80) == "# t\n\nshort\n");
 }
+
+TEST_CASE("a label wider than its column gets a line of its own, never runs into its text", "[render]") {
+    attn::doc::document d;
+    attn::doc::page p;
+    p.blocks.push_back(attn::doc::field(attn::doc::kind::code, "short", "x = 1"));
+    p.blocks.push_back(attn::doc::field(attn::doc::kind::code, "a long label here", "y = 2"));
+    p.blocks.push_back(attn::doc::field(attn::doc::kind::code, "修正后（PyTorch）", "z = 3"));
+    d.pages.push_back(p);
+    const std::string out = attn::render_text_joined(d, {});
+    CHECK_THAT(out, Catch::Contains("short      x = 1"));
+    CHECK_THAT(out, Catch::Contains("a long label here\n           y = 2"));
+    CHECK_THAT(out, Catch::Contains("修正后（PyTorch）\n           z = 3"));
+}

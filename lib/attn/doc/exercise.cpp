@@ -340,6 +340,8 @@ void diagnosis_blocks(const exercise::report& r, const lessons& L, std::vector<b
                 prose(L.text("check.mistake", {{"id", d.mistake}, {"summary", L.raw(k + ".summary")}}), tone::warn));
             b.push_back(field(kind::code, L.raw("check.wrong_line"), L.raw(k + ".buggy_code"), tone::code));
             b.push_back(field(kind::code, L.raw("check.fix"), L.raw(k + ".fixed_code"), tone::code));
+            b.push_back(field(kind::code, L.raw("check.wrong_line_numpy"), L.raw(k + ".buggy_numpy"), tone::code));
+            b.push_back(field(kind::code, L.raw("check.fix_numpy"), L.raw(k + ".fixed_numpy"), tone::code));
             b.push_back(prose(L.text("check.live", {{"id", d.mistake}}), tone::dim));
         }
     } else {

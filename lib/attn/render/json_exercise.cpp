@@ -46,7 +46,10 @@ std::string case_fields(const exercise::report& r, const lessons& L) {
     for (std::size_t i = 0; i < r.diagnosis.size(); ++i) {
         const std::string& m = r.diagnosis[i].mistake;
         out += (i ? ", " : "") + std::string("{\"mistake\": ") + json_string(m) +
-            ", \"explanation\": " + json_string(L.raw("mistake." + m + ".summary")) + "}";
+            ", \"explanation\": " + json_string(L.raw("mistake." + m + ".summary"));
+        for (const char* line : {"buggy_code", "fixed_code", "buggy_numpy", "fixed_numpy"})
+            out += std::string(", \"") + line + "\": " + json_string(L.raw("mistake." + m + "." + line));
+        out += "}";
     }
     out += "], \"findings\": [";
     for (std::size_t i = 0; i < r.findings.size(); ++i) {

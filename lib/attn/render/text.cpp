@@ -125,6 +125,11 @@ struct text_writer {
         }
         lines_t out;
         for (std::size_t i = 0; i < ls.size(); ++i) {
+            if (i == 0 && display_width(b.label) >= label_col) {  // a label too wide for its column: a line of its own
+                out.push_back(paint(b.label, style::label, o.color));
+                out.push_back(hang + paint_text(ls[i], b.style));
+                continue;
+            }
             if (i == 0) {
                 out.push_back(paint(label, style::label, o.color) + paint_text(ls[i], b.style));
                 continue;
