@@ -8,6 +8,7 @@
 #include "attn/core/flash.hpp"
 #include "attn/doc/flash.hpp"
 #include "attn/render/json_flash.hpp"
+#include "attn/trace/cache_policy.hpp"
 #include "attn/trace/config.hpp"
 #include "registry.hpp"
 
@@ -20,6 +21,7 @@ struct cost_options {
     long kv_latent = 0, rope_dim = 0;  // MLA
     std::string mask = "none";  // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B
     std::string dtype = "float16";
+    std::string kv_dtype;  // "" : the cache in --dtype; float16 | bfloat16 | fp8 | int8
 };
 
 void flags_of(flags& f, cost_options& opt) {
@@ -35,6 +37,8 @@ void flags_of(flags& f, cost_options& opt) {
     f.add("--dtype", opt.dtype, "float32 | float16 | bfloat16")
         .show_default()
         .values({"float32", "float16", "bfloat16"}, false);
+    f.add("--kv-dtype", opt.kv_dtype, "KV cache format: float16 | bfloat16 | fp8 | int8 (default: --dtype)")
+        .values({"float16", "bfloat16", "fp8", "int8"}, true, "attn-explain help cost");
     f.add("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B")
         .show_default()
         .values(attn::mask_forms(), true, "attn-explain help cost");  // bigbird: refused with the reason
@@ -71,6 +75,11 @@ std::optional<costed> run(const cost_options& opt, run_context&) {
         throw attn::error("--rope-dim must be 0 or a positive whole number");
     if (opt.rope_dim > 0 && opt.kv_latent == 0) throw attn::error("--rope-dim needs --kv-latent d_c (the MLA cache)");
     in.kv_latent = static_cast<std::size_t>(opt.kv_latent), in.rope_dim = static_cast<std::size_t>(opt.rope_dim);
+    in.kv_quant = attn::parse_kv_dtype(opt.kv_dtype);
+    std::vector<std::string> cache_flags;  // the policy table's names (trace/cache_policy.hpp)
+    if (in.kv_quant != attn::kv_dtype::none) cache_flags.emplace_back("--kv-dtype");
+    if (in.kv_latent > 0) cache_flags.emplace_back("--kv-latent");
+    attn::check_cache_options(cache_flags);
     in.mask = attn::parse_pattern(opt.mask);
     if (in.mask.kind == attn::pattern_kind::bigbird)
         throw attn::error(
@@ -89,9 +98,9 @@ attn::doc::document page(const costed& c, const run_context& ctx) { return attn:
 std::string json(const costed& c, const run_context&) { return attn::render_cost_json(c.in, c.cost); }
 
 report_spec<cost_options, costed> spec() {
-    auto s = spec_about<report_spec<cost_options, costed>>("cost", "FLOPs and memory of attention, with formulas", 150,
-                                                           pages_and_json, 0,
-                                                           {{""}, {"--mask window:256"}, {"--kv-heads 2 --layers 2"}});
+    auto s = spec_about<report_spec<cost_options, costed>>(
+        "cost", "FLOPs and memory of attention, with formulas", 150, pages_and_json, 0,
+        {{""}, {"--mask window:256"}, {"--kv-heads 2 --layers 2"}, {"--kv-dtype int8"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

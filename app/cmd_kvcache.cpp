@@ -8,6 +8,7 @@
 #include "attn/render/json_kvcache.hpp"
 #include "attn/render/json_variant.hpp"
 #include "attn/render/python.hpp"
+#include "attn/trace/cache_policy.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/kvcache.hpp"
 #include "attn/trace/trace.hpp"
@@ -47,6 +48,8 @@ void flags_of(flags& f, kvcache_options& opt) {
         .show_default()
         .values({"half", "interleaved"}, false);
     f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)").show_default();
+    f.add("--kv-dtype", r.kv_dtype_name, "Quantize the cache as it is written: float16 | bfloat16 | fp8 | int8")
+        .values({"float16", "bfloat16", "fp8", "int8"}, true, "attn-explain help kv-cache");
     f.after_parse([&r](const flags& parsed) {
         r.kv_heads_given = parsed.given("--kv-heads");
         r.dtype_given = parsed.given("--dtype");
@@ -71,10 +74,20 @@ decode run_mla(const kvcache_options& opt) {
     return d;
 }
 
+// The cache options given, as the policy table names them (trace/cache_policy.hpp): any pair it
+// does not allow is refused in one line.
+void check_cache_flags(const kvcache_options& opt, const run_context& ctx) {
+    std::vector<std::string> given;
+    if (opt.request.mask.rfind("window:", 0) == 0) given.emplace_back("--mask window:W");
+    if (!opt.request.kv_dtype_name.empty()) given.emplace_back("--kv-dtype");
+    if (opt.request.rope) given.emplace_back("--rope");
+    if (opt.mla != 0) given.emplace_back("--mla");
+    if (ctx.format() == output_format::python) given.emplace_back("--format python");
+    attn::check_cache_options(given);
+}
+
 std::optional<decode> run(const kvcache_options& opt, run_context& ctx) {
-    if (opt.mla != 0 && ctx.format() == output_format::python)
-        throw attn::error(
-            "--format python covers kv-cache without --mla: drop --mla, or use text, json, markdown or html");
+    check_cache_flags(opt, ctx);
     if (opt.mla != 0) return run_mla(opt);
     attn::kv_config config = attn::validate_kv(opt.request);
     if (!opt.save.empty()) attn::check_save_dir(opt.save);
@@ -104,8 +117,9 @@ std::string python(const decode& d, const run_context& ctx) { return attn::rende
 report_spec<kvcache_options, decode> spec() {
     auto s = spec_about<report_spec<kvcache_options, decode>>(
         "kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)", 130,
-        pages_json_python, pages | numbers, {{"--heads 8 --kv-heads 2 --d-model 32"}, {"--rope"}, {"--mla 6"}});
-    s.format_note = "(python: without --mla)";
+        pages_json_python, pages | numbers,
+        {{"--heads 8 --kv-heads 2 --d-model 32"}, {"--rope"}, {"--mla 6"}, {"--kv-dtype int8"}});
+    s.format_note = "(python: without --mla or --kv-dtype)";
     s.flags = flags_of;
     s.run = run;
     s.page = page;

@@ -236,6 +236,8 @@ cost_result attention_cost(const cost_input& c) {
                              fmt::format("kv_heads {} must divide heads {}: each group of query heads shares one K/V "
                                          "head",
                                          c.kv_heads, c.heads));
+    if (c.kv_latent > 0 && c.kv_quant != kv_dtype::none)
+        throw argument_error({"kv_latent", "kv_quant"}, "a quantized cache of K and V has no latent (kv_latent)");
     const double B = static_cast<double>(c.batch), n = static_cast<double>(c.seq_len),
                  d = static_cast<double>(c.d_model);
     const double h = static_cast<double>(c.heads), g = static_cast<double>(c.kv_heads),
@@ -263,7 +265,13 @@ cost_result attention_cost(const cost_input& c) {
     r.kv_per_token = r.mha_kv_per_token = 2 * L * g * dh * bytes;
     // MLA (DeepSeek-V2) caches the latent c_KV (d_c) and the shared RoPE key (d_r) instead.
     if (c.kv_latent > 0) r.kv_per_token = L * static_cast<double>(c.kv_latent + c.rope_dim) * bytes;
-    r.kv_cache_bytes = r.kv_per_token * B * r.kv_cache_tokens;
+    r.float_kv_per_token = r.kv_per_token;
+    if (c.kv_quant != kv_dtype::none) {  // a quantized cache: 1 or 2 bytes an element, and the scales
+        const std::size_t dh_whole = static_cast<std::size_t>(dh);
+        r.kv_per_token = L * kv_bytes_per_token(c.kv_quant, c.kv_heads, dh_whole, c.bytes);
+        r.kv_scale_bytes = B * L * kv_fixed_scale_bytes(c.kv_quant, c.kv_heads);
+    }
+    r.kv_cache_bytes = r.kv_per_token * B * r.kv_cache_tokens + r.kv_scale_bytes;
     // Tiled: per (item, head) the running max and sum per row in float32, and one Br×Bc tile
     // per (item, head) processed at once.
     r.tiled_bytes = B * h * (n * 2 * 4 + static_cast<double>(c.block_q * c.block_k) * 4);

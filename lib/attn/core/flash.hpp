@@ -12,6 +12,7 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/lowp.hpp"
 #include "attn/core/masks.hpp"
+#include "attn/core/quantize.hpp"
 
 namespace attn {
 
@@ -84,6 +85,9 @@ struct cost_input {
     // any other width is free of d_model (DeepSeek-V2: 128 heads of 128 at d_model 5120).
     std::size_t d_head = 0;
     mask_pattern mask;  // none (dense), causal, window, local, global, block or dilated
+    // The cache's element format (quantize.hpp): none keeps `bytes`; float16/bfloat16 2 bytes; fp8 and
+    // int8 1 byte, with int8's float32 scales a token and head, fp8's per head and sequence.
+    kv_dtype kv_quant = kv_dtype::none;
 };
 struct cost_result {
     double d_head = 0;  // the head width used (cost_input::d_head, or d_model / heads)
@@ -92,6 +96,8 @@ struct cost_result {
     double scores_bytes = 0;  // one layer's n×n scores, all heads and items
     double kv_per_token = 0, kv_cache_bytes = 0;  // K and V of every layer (MLA: c_KV and k_rope)
     double mha_kv_per_token = 0;  // what K and V alone would take (for the comparison)
+    double float_kv_per_token = 0;  // --kv-dtype: the same cache in `bytes` per element
+    double kv_scale_bytes = 0;  // --kv-dtype fp8: the per-head scales of every sequence and layer
     double tiled_bytes = 0;  // the tiled kernel's extra memory for one layer
     double crossover_n = 0;  // above this n, QKᵀ and PV cost more than the projections
     // With a mask: the (query, key) pairs it allows per item and head (n² without one), their share

@@ -215,6 +215,25 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     return d;
 }
 
+// --kv-dtype: the cache's formulas with the format's bytes (and int8's or fp8's scales).
+std::string cost_quant_formula(const cost_input& in, const std::string& key, const lessons& L) {
+    if (key == "kv_per_token") return L.raw(std::string("cost.kv_per_token_") + name_of(in.kv_quant) + "_formula");
+    const std::string tokens = in.mask.kind == pattern_kind::window ? "_window" : "";
+    return L.raw(std::string("cost.kv_cache_bytes_") + (in.kv_quant == kv_dtype::fp8 ? "fp8" : "quant") + tokens +
+                 "_formula");
+}
+
+std::string cost_quant_text(const cost_input& in, const cost_result& c, const lessons& L) {
+    const double saved = c.float_kv_per_token > 0 ? 1 - c.kv_per_token / c.float_kv_per_token : 0;
+    return L.text(in.kv_quant == kv_dtype::fp8 ? "cost.kv_quant_fp8" : "cost.kv_quant",
+                  {{"kv_dtype", name_of(in.kv_quant)},
+                   {"per", bytes_text(c.kv_per_token)},
+                   {"float_per", bytes_text(c.float_kv_per_token)},
+                   {"bytes", std::to_string(in.bytes)},
+                   {"saved", fmt::format("{:.1f}", 100 * saved)},
+                   {"scales", bytes_text(c.kv_scale_bytes)}});
+}
+
 doc::document cost_document(const cost_input& in, const cost_result& c, const lessons& L) {
     // d_head free of d_model (--d-head): the projections' formulas and the crossover keep h·d_head.
     const bool free_head = c.d_head * static_cast<double>(in.heads) != static_cast<double>(in.d_model);
@@ -233,7 +252,7 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
                                           : fmt::format("{:.2f}", c.crossover_n)},
         {"dominant", L.raw(static_cast<double>(in.seq_len) > c.crossover_n ? "cost.attention" : "cost.projections")}};
     const bool mla = in.kv_latent > 0, masked = in.mask.kind != pattern_kind::none;
-    const bool rolling = in.mask.kind == pattern_kind::window;
+    const bool rolling = in.mask.kind == pattern_kind::window, quant = in.kv_quant != kv_dtype::none;
     auto row = [&](const std::string& key, const std::string& value) {
         const bool latent = mla && (key == "kv_per_token" || key == "kv_cache_bytes");
         const bool pairs = masked && (key == "qk" || key == "softmax" || key == "pv");
@@ -241,6 +260,7 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
         std::string formula = L.raw("cost." + key + (latent ? "_mla" : "") + (pairs ? "_masked" : "") +
                                     (wide ? "_free" : "") + "_formula");
         if (rolling && key == "kv_cache_bytes") formula = L.raw("cost.kv_cache_bytes_window_formula");
+        if (quant && (key == "kv_per_token" || key == "kv_cache_bytes")) formula = cost_quant_formula(in, key, L);
         return std::vector<std::string>{L.raw("cost." + key), value, formula};
     };
     doc::document d;
@@ -264,6 +284,7 @@ doc::document cost_document(const cost_input& in, const cost_result& c, const le
         doc::gap(),
         doc::prose(L.text(free_head ? "cost.dominates_free" : "cost.dominates", v))};
     if (masked) p.blocks.push_back(doc::prose(cost_mask_text(in, c, L)));
+    if (quant) p.blocks.push_back(doc::prose(cost_quant_text(in, c, L)));
     if (mla)
         p.blocks.push_back(doc::prose(L.text("cost.mla",
                                              {{"d_c", std::to_string(in.kv_latent)},

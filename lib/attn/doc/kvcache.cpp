@@ -40,7 +40,11 @@ std::string range_str(std::size_t first, std::size_t count) {
     return count == 1 ? std::to_string(first) : fmt::format("{}–{}", first, first + count - 1);
 }
 
-bool matches(const kv_report& r, double diff) { return diff <= kv_tolerance(r.config.type); }
+// With --kv-dtype the float cache is what must match full attention; the quantized one differs by
+// the format's error, shown beside it.
+bool matches(const kv_report& r, double diff) {
+    return r.config.quant != kv_dtype::none ? kv_quant_matches(r) : diff <= kv_tolerance(r.config.type);
+}
 
 vars step_vars_of(const kv_report& r, const kv_step& s, std::size_t index, const lessons& L) {
     const kv_config& c = r.config;
@@ -64,6 +68,7 @@ std::string check_line(const kv_report& r, const kv_step& s, const vars& v, cons
     vars w = v;
     w["tol"] = fmt::format("{:.0e}", kv_tolerance(r.config.type));
     w["rows"] = L.text(s.count == 1 ? "kvcache.rows_one" : "kvcache.rows_many", v);
+    if (r.config.quant != kv_dtype::none) return kv_quant_check(r, s, w, L);
     const std::string base = r.config.window > 0 ? "kvcache_window." : "kvcache.";
     w["w"] = std::to_string(r.config.window);
     return L.text(base + (matches(r, s.max_diff) ? "check_ok" : "check_bad"), w);
@@ -122,6 +127,7 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         for (std::size_t j = 0; j < s.k.shape(1); ++j) kv(0, j) = s.k(last, j), kv(1, j) = s.v(last, j);
         out.push_back(labelled_rows({k_label, v_label}, std::move(kv), precision));
     }
+    add_quant_rows(out, r, s, rv, L, precision);
     out.push_back(doc::prose(L.text("kvcache.weights_intro", rv), tone::plain, "  "));
     const std::size_t keys = s.weights.empty() ? 0 : s.weights[0].shape(1);  // window prefill: the chunk's keys
     matrix<double> w = xt::empty<double>({c.heads, keys});
@@ -192,6 +198,7 @@ vars kv_vars(const kv_report& r, const lessons& L) {
             {"group", std::to_string(c.group())},
             {"d_head", std::to_string(c.d_head)},
             {"dtype", name_of(c.type)},
+            {"kv_dtype", name_of(c.quant)},
             {"dtype_bytes", c.type == dtype::float32 ? "4" : "8"},
             {"origin",
              c.load_dir.empty() ? L.text("kvcache.origin_seed", {{"seed", std::to_string(c.seed)}})
@@ -224,6 +231,7 @@ std::string kv_step_title(const kv_report& r, std::size_t index, const lessons& 
 std::string kv_cache_summary(const kv_report& r, const lessons& L) {
     const vars v = kv_vars(r, L);
     const kv_config& c = r.config;
+    if (c.quant != kv_dtype::none) return L.text("kvcache_quant.cache", kv_quant_vars(r, L));
     if (c.window > 0) {
         // The rolling cache holds min(W, T) entries: its bytes, and beside them a full cache's (T entries).
         const std::size_t entries = r.k_cache.shape(2);
@@ -244,6 +252,15 @@ std::string kv_cache_summary(const kv_report& r, const lessons& L) {
         return L.text(r.config.heads > 1 ? "kvcache.cache_same" : "kvcache.cache_single", w);
     }
     return L.text("kvcache.cache_smaller", v);
+}
+
+std::string kv_summary_line(const kv_report& r, const lessons& L) {
+    const bool ok = matches(r, r.max_diff);
+    if (r.config.quant != kv_dtype::none)
+        return L.text(ok ? "kvcache_quant.summary_ok" : "kvcache_quant.summary_bad", kv_quant_vars(r, L));
+    return L.text(
+        std::string(r.config.window > 0 ? "kvcache_window." : "kvcache.") + (ok ? "summary_ok" : "summary_bad"),
+        kv_vars(r, L));
 }
 
 doc::document kvcache_document(const kv_report& r, const lessons& L, int precision) {
@@ -286,10 +303,7 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
     last.title = L.raw("kvcache.summary_title");
     const bool ok = matches(r, r.max_diff);
     last.blocks = {doc::heading(L.raw("kvcache.summary_title")),
-                   doc::prose(L.text(std::string(r.config.window > 0 ? "kvcache_window." : "kvcache.") +
-                                         (ok ? "summary_ok" : "summary_bad"),
-                                     v),
-                              ok ? tone::good : tone::error),
+                   doc::prose(kv_summary_line(r, L), ok ? tone::good : tone::error),
                    doc::prose(L.text("kvcache.summary_flops", v)),
                    doc::prose(L.text("kvcache.flops_note", v), tone::dim),
                    doc::prose(kv_cache_summary(r, L)),
@@ -298,6 +312,14 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
                    doc::prose(L.text("kvcache.align_explain", v)),
                    doc::listing({"  " + L.raw("kvcache.align_command")}, tone::code)};
     if (r.config.window > 0) last.blocks.insert(last.blocks.begin() + 5, doc::prose(window_summary(r, L)));
+    const std::vector<block> quant = kv_quant_summary(r, L);
+    last.blocks.insert(last.blocks.begin() + 5, quant.begin(), quant.end());
+    const std::vector<std::string> policies = kv_policy_lines(r, L);
+    if (!policies.empty()) {
+        last.blocks.insert(last.blocks.end() - 3, doc::prose(L.raw("cache_policy.title")));
+        last.blocks.insert(last.blocks.end() - 3, doc::listing(policies, tone::dim));
+        last.blocks.insert(last.blocks.end() - 3, doc::gap());
+    }
     d.pages.push_back(std::move(last));
     return d;
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "attn/doc/document.hpp"
 #include "attn/io/lessons.hpp"
@@ -26,5 +27,25 @@ std::string kv_attention_kind(const kv_report& r, const lessons& L);
 std::string kv_step_title(const kv_report& r, std::size_t index, const lessons& L);
 // What the cache costs against multi-head attention's.
 std::string kv_cache_summary(const kv_report& r, const lessons& L);
+
+// The summary's first line: does cached decoding match full attention (with --kv-dtype: the float
+// cache does, and the quantized one differs by its error).
+std::string kv_summary_line(const kv_report& r, const lessons& L);
+
+// --kv-dtype (doc/kvcache_quant.cpp): kv_vars plus {kv_dtype}, {err} (max |quantized − float
+// cache|), {fdiff}, {sat}, {bpt} and {fbpt} (bytes a token and layer), {saved} (%), {ratio},
+// {scale_bytes}, {float_bytes}, {formula}.
+vars kv_quant_vars(const kv_report& r, const lessons& L);
+// The float cache matches full attention (the quantized one is then judged by its error).
+bool kv_quant_matches(const kv_report& r);
+// A step's check line against the float cache; v holds {rows}.
+std::string kv_quant_check(const kv_report& r, const kv_step& s, const vars& v, const lessons& L);
+// A step's rows as the cache holds them, their scales and what saturated (nothing without --kv-dtype).
+void add_quant_rows(std::vector<doc::block>& out, const kv_report& r, const kv_step& s, const vars& rv,
+                    const lessons& L, int precision);
+// The summary page's section on the quantized cache (nothing without --kv-dtype).
+std::vector<doc::block> kv_quant_summary(const kv_report& r, const lessons& L);
+// What each policy of the run does on write and on read, a line each.
+std::vector<std::string> kv_policy_lines(const kv_report& r, const lessons& L);
 
 }  // namespace attn

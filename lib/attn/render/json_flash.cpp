@@ -67,6 +67,11 @@ std::string render_cost_json(const cost_input& in, const cost_result& c) {
         n(c.proj_q), n(c.proj_kv), n(c.qk), n(c.softmax), n(c.pv), n(c.proj_o), n(c.scores_bytes), n(c.kv_cache_bytes),
         n(c.kv_per_token), n(c.tiled_bytes), n(c.crossover_n), json_string(spec_text(in.mask)), n(c.pairs),
         n(c.density), n(c.dense_flops), n(c.sparse_scores_bytes), n(c.kv_cache_tokens));
+    if (in.kv_quant != kv_dtype::none) {  // --kv-dtype: the format, and the cache in --dtype beside it
+        out.pop_back(), out.pop_back();  // "}\n": the fields go inside
+        out += fmt::format(", \"kv_dtype\": {}, \"float_kv_bytes_per_token\": {}, \"kv_scale_bytes\": {}}}\n",
+                           json_string(name_of(in.kv_quant)), n(c.float_kv_per_token), n(c.kv_scale_bytes));
+    }
     if (in.kv_latent == 0) return out;
     out.pop_back(), out.pop_back();  // "}\n": the MLA fields go inside
     return out +

@@ -6,6 +6,7 @@
 
 #include "attn/doc/kvcache.hpp"
 #include "attn/render/json.hpp"
+#include "attn/trace/cache_policy.hpp"
 
 namespace attn {
 
@@ -21,6 +22,28 @@ std::string jmat(const matrix<double>& m, dtype t) {
     for (std::size_t i = 0; i < m.shape(0); ++i) out += (i ? ", " : "") + jrow(m, i, t);
     return out + "]";
 }
+// --kv-dtype: what the cache holds after a step's writes, and the output's error against the float cache.
+std::string kvq_step_json(const kv_config& c, const kv_step& s, dtype t) {
+    if (c.quant == kv_dtype::none) return "";
+    return fmt::format(
+        ",\n     \"quantization\": {{\"k_stored\": {}, \"v_stored\": {}, \"k_scales\": {}, \"v_scales\": {}, "
+        "\"saturated\": {}, \"float_output\": {}, \"max_abs_error\": {}}}",
+        jmat(s.k_stored, t), jmat(s.v_stored, t), jmat(s.k_scales, dtype::float32), jmat(s.v_scales, dtype::float32),
+        s.saturated, jmat(s.float_rows, t), jnum(s.quant_error, dtype::float64));
+}
+
+std::string kvq_summary_json(const kv_report& r, const lessons& L) {
+    if (r.config.quant == kv_dtype::none) return "null";
+    const vars v = kv_quant_vars(r, L);
+    return fmt::format(
+        "{{\"kv_dtype\": {}, \"max_abs_error\": {}, \"float_max_abs_diff\": {}, \"saturated\": {}, "
+        "\"bytes_per_token\": {:.0f}, \"float_bytes_per_token\": {:.0f}, \"scale_bytes\": {:.0f}, "
+        "\"text\": {}, \"memory\": {}}}",
+        json_string(name_of(r.config.quant)), jnum(r.quant_error, dtype::float64),
+        jnum(r.float_max_diff, dtype::float64), r.saturated, r.bytes_per_token, r.float_bytes_per_token, r.scale_bytes,
+        json_string(L.text("kvcache_quant.error", v)),
+        json_string(L.text(r.config.quant == kv_dtype::fp8 ? "kvcache_quant.memory_fp8" : "kvcache_quant.memory", v)));
+}
 }  // namespace
 
 std::string render_kvcache_json(const kv_report& r, const lessons& L) {
@@ -32,13 +55,15 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
     out += fmt::format(
         "  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"total\": {}, \"d_model\": {}, "
         "\"heads\": "
-        "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}, \"rope\": {}}},\n",
+        "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}, \"rope\": {}, "
+        "\"kv_dtype\": {}}},\n",
         json_string(L.raw("kvcache.title")), c.prompt_len, c.steps, c.total(), c.d_model, c.heads, c.kv_heads, c.d_head,
         json_string(name_of(t)), c.seed, c.load_dir.empty() ? "null" : json_string(c.load_dir),
         c.rope.on ? fmt::format("{{\"style\": {}, \"base\": {}}}",
                                 json_string(c.rope.style == rope_style::half ? "half" : "interleaved"),
                                 json_number(c.rope.base, dtype::float64))
-                  : std::string("null"));
+                  : std::string("null"),
+        c.quant == kv_dtype::none ? std::string("null") : json_string(name_of(c.quant)));
     std::string groups = "[", of = "[";
     for (std::size_t kv = 0; kv < c.kv_heads; ++kv) {
         groups += kv ? ", [" : "[";
@@ -73,12 +98,12 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
             "{}\n    {{\"kind\": {}, \"title\": {}, \"positions\": [{}, {}], \"cache_shape_before\": [{}, {}, {}], "
             "\"cache_shape_after\": [{}, {}, {}],\n     \"q\": {}, \"k\": {}, \"v\": {},\n     \"weights\": {},\n"
             "     \"output\": {}, \"full\": {},\n     \"max_abs_diff\": {}, \"flops_cached\": {}, \"flops_full\": {}, "
-            "\"cache_bytes\": {}{}}}",
+            "\"cache_bytes\": {}{}{}}}",
             k ? "," : "", json_string(s.prefill ? "prefill" : "decode"), json_string(kv_step_title(r, k, L)), s.first,
             s.first + s.count - 1, c.kv_heads, s.cache_before, c.d_head, c.kv_heads, s.cache_after, c.d_head,
             jmat(s.q, t), jmat(s.k, t), jmat(s.v, t), weights, jmat(s.output, t), jmat(s.full_rows, t),
             jnum(s.max_diff, dtype::float64), fmt::format("{:.0f}", s.flops_cached),
-            fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes), ring(s));
+            fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes), ring(s), kvq_step_json(c, s, t));
     }
     out += "\n  ],\n";
     out += fmt::format(
@@ -86,13 +111,11 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
         "{:.0f}, "
         "\"flops_saved\": {:.0f}, \"cache_bytes\": {:.0f}, \"mha_cache_bytes\": {:.0f},\n    \"text\": {}, \"flops\": "
         "{}, "
-        "\"flops_note\": {}, \"cache\": {}, \"window\": {}}},\n",
+        "\"flops_note\": {}, \"cache\": {}, \"window\": {},\n    \"quantization\": {}}},\n",
         jnum(r.max_diff, dtype::float64), ok ? "true" : "false", r.flops_cached, r.flops_full,
-        r.flops_full - r.flops_cached, r.cache_bytes, r.mha_cache_bytes,
-        json_string(L.text(
-            std::string(c.window > 0 ? "kvcache_window." : "kvcache.") + (ok ? "summary_ok" : "summary_bad"), v)),
+        r.flops_full - r.flops_cached, r.cache_bytes, r.mha_cache_bytes, json_string(kv_summary_line(r, L)),
         json_string(L.text("kvcache.summary_flops", v)), json_string(L.text("kvcache.flops_note", v)),
-        json_string(kv_cache_summary(r, L)), c.window > 0 ? std::to_string(c.window) : "null");
+        json_string(kv_cache_summary(r, L)), c.window > 0 ? std::to_string(c.window) : "null", kvq_summary_json(r, L));
     out += fmt::format("  \"alignment\": {{\"title\": {}, \"text\": {}, \"command\": {}}},\n",
                        json_string(L.raw("kvcache.align_title")), json_string(L.text("kvcache.align_explain", v)),
                        json_string(L.raw("kvcache.align_command")));

@@ -11,6 +11,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/core/shapes.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/trace/cache_policy.hpp"
 #include "attn/trace/positions.hpp"
 
 namespace attn {
@@ -87,19 +88,20 @@ matrix<double> to_matrix(const npy::array& a, const std::filesystem::path& path,
 }
 
 // Projects the positions first … first + count − 1 of a chunk into q, k, v (rotated by RoPE at
-// their position, or where the rope-wrong-position bug puts a decode token), records them in s,
-// and appends k and v to the cache (and, for a window:W prefill, to the chunk's own cache).
-// Returns the chunk's queries, one row of h·d_head each.
+// their position, or where the rope-wrong-position bug puts a decode token) and records them in s.
+// Returns the chunk's queries, keys and values, one row each (h·d_head, g·d_head, g·d_head values).
 template <class T>
-std::vector<std::vector<T>> project_chunk(const kv_config& c, const matrix<T>& x, const matrix<T>& wq,
-                                          const matrix<T>& wk, const matrix<T>& wv, bool prefill, kv_step& s,
-                                          kv_cache<T>& chunk, kv_cache<T>& cache, std::vector<long long>& held) {
+struct kvq_rows {
+    std::vector<std::vector<T>> q, k, v;
+};
+template <class T>
+kvq_rows<T> project_chunk(const kv_config& c, const matrix<T>& x, const matrix<T>& wq, const matrix<T>& wk,
+                          const matrix<T>& wv, bool prefill, kv_step& s) {
     const std::size_t first = s.first, count = s.count, h = c.heads, g = c.kv_heads, dh = c.d_head;
-    std::vector<std::vector<T>> qs;
+    kvq_rows<T> rows;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t pos = first + i;
-        qs.push_back(project_row(x, pos, wq));
-        std::vector<T> k = project_row(x, pos, wk);
+        std::vector<T> q = project_row(x, pos, wq), k = project_row(x, pos, wk);
         const std::vector<T> v = project_row(x, pos, wv);
         if (c.rope.on) {
             // RoPE: the new q and k turn by their position p + t; the cache keeps the rotated k.
@@ -107,21 +109,54 @@ std::vector<std::vector<T>> project_chunk(const kv_config& c, const matrix<T>& x
             const std::size_t at = prefill || c.decode_position == rope_position::correct ? pos
                 : c.decode_position == rope_position::zero                                ? 0
                                                                                           : pos - c.prompt_len;
-            qs.back() = rope_rotate_heads(qs.back(), h, at, c.rope.base, c.rope.style);
+            q = rope_rotate_heads(q, h, at, c.rope.base, c.rope.style);
             k = rope_rotate_heads(k, g, at, c.rope.base, c.rope.style);
         }
-        for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(qs.back()[j]);
+        for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(q[j]);
         for (std::size_t j = 0; j < g * dh; ++j)
             s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
+        rows.q.push_back(std::move(q));
+        rows.k.push_back(std::move(k));
+        rows.v.push_back(v);
+    }
+    return rows;
+}
+
+template <class T>
+std::vector<std::vector<double>> kvq_as_double(const std::vector<std::vector<T>>& rows) {
+    std::vector<std::vector<double>> out;
+    for (const auto& r : rows) out.emplace_back(r.begin(), r.end());
+    return out;
+}
+
+// Writes a chunk's keys and values through the cache's policies: quantized as the writer says (fp8
+// fixes its scales on the prefill), then appended (window:W: the ring buffer picks the slot; a
+// window:W prefill also keeps them in the chunk's own cache). Records what the cache holds in s.
+template <class T>
+void write_chunk(const kv_config& c, kvq_rows<T>& rows, bool prefill, kv_step& s, cache_writer& writer,
+                 kv_cache<T>& chunk, kv_cache<T>& cache, std::vector<long long>& held) {
+    const std::size_t g = c.kv_heads, dh = c.d_head, count = s.count;
+    if (prefill) writer.fix_scales(kvq_as_double(rows.k), kvq_as_double(rows.v));
+    const bool scaled = c.quant == kv_dtype::int8 || c.quant == kv_dtype::fp8;
+    s.k_stored = xt::zeros<double>({count, g * dh});
+    s.v_stored = xt::zeros<double>({count, g * dh});
+    s.k_scales = xt::zeros<double>({count, scaled ? g : 0});
+    s.v_scales = xt::zeros<double>({count, scaled ? g : 0});
+    for (std::size_t i = 0; i < count; ++i) {
+        std::vector<T>&k = rows.k[i], &v = rows.v[i];
+        std::vector<double> ks, vs;
+        s.saturated += writer.write(k, v, ks, vs);
+        for (std::size_t j = 0; j < g * dh; ++j)
+            s.k_stored(i, j) = static_cast<double>(k[j]), s.v_stored(i, j) = static_cast<double>(v[j]);
+        for (std::size_t j = 0; j < ks.size(); ++j) s.k_scales(i, j) = ks[j], s.v_scales(i, j) = vs[j];
         if (c.window > 0 && prefill) chunk.append(k, v);
         const std::size_t slot = cache.append(k, v);
         if (c.window > 0) {
             s.slots.push_back(slot);
             s.overwritten.push_back(held[slot]);
-            held[slot] = static_cast<long long>(pos);
+            held[slot] = static_cast<long long>(s.first + i);
         }
     }
-    return qs;
 }
 
 template <class T>
@@ -134,6 +169,7 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     r.full = gqa_full_causal<T>(in.x, in.w_q, in.w_k, in.w_v, h, g, c.rope, c.window);
     r.output = xt::zeros<double>({T_len, d});
     kv_cache<T> cache(g, dh, c.window);  // window:W: a ring buffer of W slots
+    cache_writer writer(c.quant, g, dh);  // --kv-dtype: rounds each row before the cache holds it
     // position held by each slot (window:W), to report what a new key overwrites
     std::vector<long long> held(c.window, -1);
 
@@ -149,7 +185,9 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
         // window:W prefill: the chunk attends over its own keys (sliding window) before the ring
         // keeps only the last W of them.
         kv_cache<T> chunk(g, dh);
-        const std::vector<std::vector<T>> qs = project_chunk(c, x, wq, wk, wv, prefill, s, chunk, cache, held);
+        kvq_rows<T> rows = project_chunk(c, x, wq, wk, wv, prefill, s);
+        write_chunk(c, rows, prefill, s, writer, chunk, cache, held);
+        const std::vector<std::vector<T>>& qs = rows.q;
         const std::size_t L = cache.length();
         s.cache_after = L;
         cached_attention a = c.window > 0 && prefill ? attend_cache(qs, chunk, c.sizes(), c.window)
@@ -171,6 +209,7 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
         r.flops_cached += s.flops_cached;
         r.flops_full += s.flops_full;
         r.max_diff = std::max(r.max_diff, s.max_diff);
+        r.saturated += s.saturated;
         r.steps.push_back(std::move(s));
     };
     run_chunk(0, c.prompt_len, true);
@@ -180,6 +219,10 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     r.v_cache = cache.values();
     r.cache_bytes = kv_cache_bytes(c, cache.length(), g);
     r.mha_cache_bytes = kv_cache_bytes(c, cache.length(), h);
+    const std::size_t float_bytes = c.type == dtype::float32 ? 4 : 8;
+    r.bytes_per_token = kv_bytes_per_token(c.quant, g, dh, float_bytes);
+    r.float_bytes_per_token = kv_bytes_per_token(kv_dtype::none, g, dh, float_bytes);
+    r.scale_bytes = kv_fixed_scale_bytes(c.quant, g);
     return r;
 }
 
@@ -205,6 +248,7 @@ kv_config validate_kv(const kv_request& r) {
         const rope_config rc = validate_rope({r.rope_style, r.rope_base}, 2, "");
         c.rope = {true, rc.style, rc.base};
     }
+    c.quant = parse_kv_dtype(r.kv_dtype_name);
     const mask_pattern mask = parse_pattern(r.mask);
     if (mask.kind == pattern_kind::window) c.window = mask.window;
     else if (mask.kind != pattern_kind::causal)
@@ -336,13 +380,33 @@ double kv_flops_cached(const kv_config& c, std::size_t cache_len) { return kv_fl
 double kv_flops_full(const kv_config& c, std::size_t cache_len) { return kv_flops_full(c.sizes(), cache_len); }
 
 double kv_cache_bytes(const kv_config& c, std::size_t cache_len, std::size_t kv_heads) {
-    return kv_cache_bytes(kv_heads, cache_len, c.d_head, c.type == dtype::float32 ? 4 : 8);
+    const std::size_t float_bytes = c.type == dtype::float32 ? 4 : 8;
+    if (c.quant == kv_dtype::none) return kv_cache_bytes(kv_heads, cache_len, c.d_head, float_bytes);
+    // --kv-dtype: the elements at their format's bytes, int8's scales a token, fp8's once.
+    return static_cast<double>(cache_len) * kv_bytes_per_token(c.quant, kv_heads, c.d_head, float_bytes) +
+        kv_fixed_scale_bytes(c.quant, kv_heads);
 }
 
 double kv_tolerance(dtype t) { return t == dtype::float32 ? 1e-4 : 1e-10; }
 
 kv_report run_kvcache(const kv_config& c, const kv_inputs& in) {
-    return c.type == dtype::float32 ? run_typed<float>(c, in) : run_typed<double>(c, in);
+    auto run = [&](const kv_config& cc) {
+        return cc.type == dtype::float32 ? run_typed<float>(cc, in) : run_typed<double>(cc, in);
+    };
+    if (c.quant == kv_dtype::none) return run(c);
+    // --kv-dtype: the same run with the float cache, to measure what the format costs.
+    kv_config plain = c;
+    plain.quant = kv_dtype::none;
+    const kv_report f = run(plain);
+    kv_report r = run(c);
+    r.float_max_diff = f.max_diff;
+    for (std::size_t k = 0; k < r.steps.size(); ++k) {
+        kv_step& s = r.steps[k];
+        s.float_rows = f.steps[k].output;
+        s.quant_error = max_abs_diff<double>(s.output, s.float_rows);
+        r.quant_error = std::max(r.quant_error, s.quant_error);
+    }
+    return r;
 }
 
 std::vector<step> kv_save_steps(const kv_report& r) {

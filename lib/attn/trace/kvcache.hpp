@@ -13,6 +13,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/kvcache.hpp"
+#include "attn/core/quantize.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/trace.hpp"
 
@@ -35,6 +36,7 @@ struct kv_request {
     bool rope = false;  // --rope: q and k rotated at their positions; the cache holds rotated keys
     std::string rope_style = "half";
     double rope_base = 10000.0;
+    std::string kv_dtype_name;  // --kv-dtype: "" (the float cache), float16, bfloat16, fp8, int8
 };
 
 // The mistake rope-wrong-position: where a decode step rotates its new token (correct: p + t).
@@ -48,6 +50,7 @@ struct kv_config {
     rope_spec rope;  // --rope
     std::size_t window = 0;  // --mask window:W: W; 0 = causal, the cache grows
     rope_position decode_position = rope_position::correct;  // the rope-wrong-position bug
+    kv_dtype quant = kv_dtype::none;  // --kv-dtype: the cache's element format (trace/cache_policy.hpp)
     std::size_t total() const { return prompt_len + steps; }  // T
     std::size_t group() const { return heads / kv_heads; }  // query heads per K/V head
     std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }
@@ -91,6 +94,15 @@ struct kv_step {
     // (-1: the slot was empty). One entry per position of the step.
     std::vector<std::size_t> slots;
     std::vector<long long> overwritten;
+    // --kv-dtype: the rows as the cache holds them (dequantized), the scales they were written with
+    // ([count, g] each; int8 per token and head, fp8 the per-head scales fixed at the prefill; none
+    // for float16 and bfloat16), the values that saturated, and this step's output with the float
+    // cache beside the difference to it.
+    matrix<double> k_stored, v_stored;  // [count, g·d_head]
+    matrix<double> k_scales, v_scales;  // [count, g]
+    std::size_t saturated = 0;
+    matrix<double> float_rows;  // [count, d]
+    double quant_error = 0;  // max |output − float_rows|
 };
 
 struct kv_report {
@@ -103,6 +115,12 @@ struct kv_report {
     double max_diff = 0;  // over every row
     double flops_cached = 0, flops_full = 0;  // totals over the decode steps (prefill counted in both)
     double cache_bytes = 0, mha_cache_bytes = 0;  // final cache, and with g = h
+    // --kv-dtype: the largest difference to the float cache's output, the float cache's own max_diff
+    // against full attention, the values that saturated, and the bytes a token takes in one layer
+    // (K and V, with int8's scales) quantized and in the float cache; fp8's fixed scales (per run).
+    double quant_error = 0, float_max_diff = 0;
+    std::size_t saturated = 0;
+    double bytes_per_token = 0, float_bytes_per_token = 0, scale_bytes = 0;
 };
 
 // Runs the prefill and the decode loop in the config's dtype, and full causal attention beside it.
