@@ -166,6 +166,20 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     CHECK(x[b + 1] == longest);  // T in the prompt
                     break;
                 }
+                case 14: {  // B, the table, the position: table[pos / B]·B + pos mod B
+                    const std::size_t b = static_cast<std::size_t>(x[0]), pos = static_cast<std::size_t>(x.back());
+                    want = x[1 + pos / b] * x[0] + static_cast<double>(pos % b);
+                    break;
+                }
+                case 15: {  // the lengths, then B: Σ (B − ℓ mod B) mod B
+                    const double b = x[x.size() - 1];
+                    for (std::size_t i = 0; i + 1 < x.size(); ++i) want += std::fmod(b - std::fmod(x[i], b), b);
+                    break;
+                }
+                case 16: want = (x[0] - 1) * std::floor(x[1] / x[2]); break;  // n, P, B
+                case 17: want = std::ceil(x[0] / x[1]) + x[2] - 1; break;  // p, B, samples (partial last block)
+                case 18: want = x[0] * 2 * x[1] * x[2] * 2; break;  // layers, g, d_head
+                case 19: want = x[0] * 2 * x[1] * (x[2] * 2 - (x[2] + 4)); break;  // float16 − int8 with scales
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -220,7 +234,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     std::set<std::string> ids;
     const std::set<std::string> subjects = {"scaling",   "masks",      "projections", "heads",   "kvcache",
                                             "memory",    "complexity", "einsum",      "softmax", "shapes",
-                                            "positions", "batching",   "sparse"};
+                                            "positions", "batching",   "sparse",      "serving"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);

@@ -216,6 +216,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
           "kv-cache"}},
         {"positions", {"positions", "step --rope", "kv-cache --rope", "mistake rope-"}},
         {"batching", {"batching"}},
+        {"serving", {"cost --kv-dtype", "cost --layers", "kv-cache --kv-dtype", "paged"}},
         {"sparse",
          {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask"}},
     };

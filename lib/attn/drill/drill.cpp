@@ -16,14 +16,16 @@
 #include "attn/core/masks.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/core/positions.hpp"
+#include "attn/core/quantize.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/serving.hpp"
 #include "attn/core/shapes.hpp"
 
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes",  "numeric",   "concepts", "bugs",   "masks", "heads",
-                                                   "scaling", "positions", "batching", "sparse", "all"};
+    static const std::vector<std::string> names = {"shapes",  "numeric",   "concepts", "bugs",   "masks",   "heads",
+                                                   "scaling", "positions", "batching", "sparse", "serving", "all"};
     return names;
 }
 
@@ -353,6 +355,107 @@ void draw_receptive_field(rng& g, numeric_draw& d) {
     d.decimals = 0;
 }
 
+// ---- serving: a paged KV cache (core/serving.hpp) and a quantized one (core/quantize.hpp) ----
+
+std::string serving_list(const std::vector<std::size_t>& xs) {
+    std::string out;
+    for (std::size_t x : xs) out += (out.empty() ? "" : ", ") + std::to_string(x);
+    return out;
+}
+
+// 14: slot_mapping: the slot a token's K and V are written to, through its block table
+void draw_slot_mapping(rng& g, numeric_draw& d) {
+    const std::size_t b = pick(g, {4, 8, 16}), blocks = 3 + g.below(3);
+    std::vector<std::size_t> table;
+    while (table.size() < blocks) {  // distinct physical blocks, in no order
+        const std::size_t phys = g.below(40);
+        if (std::find(table.begin(), table.end(), phys) == table.end()) table.push_back(phys);
+    }
+    const std::size_t pos = g.below(blocks * b);
+    d.v["b"] = std::to_string(b);
+    d.v["table"] = serving_list(table);
+    d.v["pos"] = std::to_string(pos);
+    d.v["logical"] = std::to_string(pos / b);
+    d.v["offset"] = std::to_string(pos % b);
+    d.v["block"] = std::to_string(table[pos / b]);
+    d.answer = static_cast<double>(serving::slot_of(table, b, pos));
+    d.decimals = 0;
+}
+
+// 15: internal fragmentation: the slots allocated past each request's last token
+void draw_fragmentation(rng& g, numeric_draw& d) {
+    const std::size_t b = pick(g, {4, 8, 16}), n = 3 + g.below(3);
+    std::vector<std::size_t> lengths;
+    std::string per;
+    for (std::size_t i = 0; i < n; ++i) {
+        lengths.push_back(1 + g.below(60));
+        const std::size_t blocks = serving::blocks_for(lengths.back(), b);
+        per += (per.empty() ? "" : " + ") + std::to_string(blocks * b - lengths.back());
+    }
+    d.v["b"] = std::to_string(b);
+    d.v["lengths"] = serving_list(lengths);
+    d.v["per"] = per;
+    d.v["b1"] = std::to_string(b - 1);
+    d.answer = static_cast<double>(serving::wasted_slots(lengths, b));
+    d.decimals = 0;
+}
+
+// 16: prefix caching: the blocks saved when requests share a system prompt
+void draw_prefix_sharing(rng& g, numeric_draw& d) {
+    const std::size_t b = pick(g, {4, 8, 16}), n = 2 + g.below(7), p = b + g.below(8 * b);
+    d.v["b"] = std::to_string(b);
+    d.v["n"] = std::to_string(n);
+    d.v["p"] = std::to_string(p);
+    d.v["full"] = std::to_string(p / b);
+    d.v["n1"] = std::to_string(n - 1);
+    d.answer = static_cast<double>(serving::prefix_blocks_saved(n, p, b));
+    d.decimals = 0;
+}
+
+// 17: copy-on-write: parallel samples of one prompt whose last block is partial
+void draw_copy_on_write(rng& g, numeric_draw& d) {
+    const std::size_t b = pick(g, {4, 8, 16}), s = 2 + g.below(5);
+    std::size_t p = 1 + g.below(6 * b);
+    if (p % b == 0) ++p;  // a partial last block: the case copy-on-write is about
+    d.v["b"] = std::to_string(b);
+    d.v["s"] = std::to_string(s);
+    d.v["p"] = std::to_string(p);
+    d.v["shared"] = std::to_string(serving::blocks_for(p, b));
+    d.v["s1"] = std::to_string(s - 1);
+    d.answer = static_cast<double>(serving::blocks_after_first_write(p, b, s));
+    d.decimals = 0;
+}
+
+// The sizes of a model's KV cache the last two draw: layers, K/V heads, head width.
+struct serving_model {
+    std::size_t layers, g, d_head;
+};
+serving_model draw_serving_model(rng& g, numeric_draw& d) {
+    const serving_model m{pick(g, {24, 32, 40, 80}), pick(g, {1, 2, 4, 8}), pick(g, {64, 128})};
+    d.v["layers"] = std::to_string(m.layers);
+    d.v["g"] = std::to_string(m.g);
+    d.v["d_head"] = std::to_string(m.d_head);
+    d.unit = "B";
+    d.decimals = 0;
+    return m;
+}
+
+// 18: bytes a token of a float16 KV cache: L · 2 · g · d_head · 2
+void draw_bytes_per_token(rng& g, numeric_draw& d) {
+    const serving_model m = draw_serving_model(g, d);
+    d.answer = static_cast<double>(m.layers) * kv_bytes_per_token(kv_dtype::float16, m.g, m.d_head, 2);
+}
+
+// 19: what an int8 cache (a float32 scale per token, layer and K/V head for K and V) saves per token
+void draw_int8_saving(rng& g, numeric_draw& d) {
+    const serving_model m = draw_serving_model(g, d);
+    const double half = kv_bytes_per_token(kv_dtype::float16, m.g, m.d_head, 2);
+    const double int8 = kv_bytes_per_token(kv_dtype::int8, m.g, m.d_head, 2);
+    d.v["half"] = num_text(static_cast<double>(m.layers) * half, 0);
+    d.v["int8"] = num_text(static_cast<double>(m.layers) * int8, 0);
+    d.answer = static_cast<double>(m.layers) * (half - int8);
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -375,6 +478,12 @@ constexpr numeric_generator numeric_generators[] = {
     {"batching",   draw_padding_waste},
     {"sparse",     draw_window_density},
     {"sparse",     draw_receptive_field},
+    {"serving",    draw_slot_mapping},
+    {"serving",    draw_fragmentation},
+    {"serving",    draw_prefix_sharing},
+    {"serving",    draw_copy_on_write},
+    {"serving",    draw_bytes_per_token},
+    {"serving",    draw_int8_saving},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
