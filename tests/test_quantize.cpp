@@ -3,6 +3,7 @@
 // emulation written apart from it (tests/python/kv_quantize.py, one python process for this file),
 // bytes per token, and the cache policy table (trace/cache_policy.hpp).
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <algorithm>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "attn/core/quantize.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/trace/cache_policy.hpp"
+#include "attn/trace/kvcache.hpp"
 #include "cli_helpers.hpp"
 #include "files.hpp"
 
@@ -218,6 +220,173 @@ TEST_CASE("quantize: every format agrees with a NumPy emulation bit for bit", "[
     }
     CHECK(saturated > 0);  // the last row overflows the prefill's scale
     compare("fp8s.bin", f8, f8s, "fp8s_sat.bin");
+}
+
+// ---- kv-cache --kv-dtype ----
+
+attn::kv_report kvq_run(const char* kv, const char* dtype = "float64", const char* mask = "causal", std::int64_t p = 3,
+                        std::int64_t t = 5, bool rope = false) {
+    attn::kv_request r;
+    r.prompt_len = p, r.steps = t, r.d_model = 8, r.heads = 4, r.kv_heads = 2, r.dtype = dtype, r.seed = 5;
+    r.mask = mask, r.rope = rope, r.kv_dtype_name = kv;
+    const attn::kv_config c = attn::validate_kv(r);
+    return attn::run_kvcache(c, attn::make_kv_inputs(c));
+}
+
+// Attention of one query row (h·d_head) over the cache rows 0 … L−1 ([L, g·d_head] each), plain
+// loops in double: query head i reads K/V head i / (h / g).
+std::vector<double> kvq_attend(const std::vector<double>& q, const std::vector<std::vector<double>>& ks,
+                               const std::vector<std::vector<double>>& vs, std::size_t h, std::size_t g,
+                               std::size_t dh) {
+    std::vector<double> out(h * dh, 0.0);
+    for (std::size_t head = 0; head < h; ++head) {
+        const std::size_t kv = head / (h / g);
+        std::vector<double> s(ks.size());
+        double m = -1e300, z = 0;
+        for (std::size_t j = 0; j < ks.size(); ++j) {
+            for (std::size_t e = 0; e < dh; ++e) s[j] += q[head * dh + e] * ks[j][kv * dh + e];
+            s[j] /= std::sqrt(static_cast<double>(dh));
+            m = std::max(m, s[j]);
+        }
+        for (double& x : s) z += (x = std::exp(x - m));
+        for (std::size_t j = 0; j < ks.size(); ++j)
+            for (std::size_t e = 0; e < dh; ++e) out[head * dh + e] += s[j] / z * vs[j][kv * dh + e];
+    }
+    return out;
+}
+
+TEST_CASE("kv-cache --kv-dtype: the cache holds each format's rows and every read sees them", "[quantize][kvq]") {
+    for (const char* kv : {"float16", "bfloat16", "fp8", "int8"}) {
+        INFO(kv);
+        const attn::kv_report r = kvq_run(kv);
+        const attn::kv_dtype t = attn::parse_kv_dtype(kv);
+        const std::size_t g = 2, dh = 2, h = 4;
+        CHECK(r.float_max_diff <= 1e-10);  // the float cache still matches full attention
+        CHECK(r.quant_error > 0);
+        CHECK(r.quant_error < (t == attn::kv_dtype::fp8 ? 1.0 : 0.05));
+        CHECK(r.bytes_per_token == attn::kv_bytes_per_token(t, g, dh, 8));
+        CHECK(r.float_bytes_per_token == 2 * g * dh * 8);
+        std::vector<std::vector<double>> ks, vs;  // the cache as it grows
+        std::vector<float> fp8_k(g), fp8_v(g);
+        for (const attn::kv_step& s : r.steps) {
+            for (std::size_t i = 0; i < s.count; ++i) {
+                std::vector<double> k(g * dh), v(g * dh);
+                for (std::size_t head = 0; head < g; ++head) {
+                    std::vector<float> kr(dh), vr(dh);
+                    for (std::size_t e = 0; e < dh; ++e)
+                        kr[e] = static_cast<float>(s.k(i, head * dh + e)),
+                        vr[e] = static_cast<float>(s.v(i, head * dh + e));
+                    float sk = 1, sv = 1;  // the scales, recomputed from the raw rows
+                    if (t == attn::kv_dtype::int8)
+                        sk = attn::int8_scale(attn::kv_absmax(kr.data(), dh)),
+                        sv = attn::int8_scale(attn::kv_absmax(vr.data(), dh));
+                    if (t == attn::kv_dtype::fp8) {
+                        if (s.prefill) {
+                            std::vector<float> all_k, all_v;
+                            for (std::size_t j = 0; j < s.count; ++j)
+                                for (std::size_t e = 0; e < dh; ++e)
+                                    all_k.push_back(static_cast<float>(s.k(j, head * dh + e))),
+                                        all_v.push_back(static_cast<float>(s.v(j, head * dh + e)));
+                            fp8_k[head] = attn::fp8_scale(attn::kv_absmax(all_k.data(), all_k.size()));
+                            fp8_v[head] = attn::fp8_scale(attn::kv_absmax(all_v.data(), all_v.size()));
+                        }
+                        sk = fp8_k[head], sv = fp8_v[head];
+                    }
+                    if (s.k_scales.shape(1) > 0) {
+                        CHECK(s.k_scales(i, head) == sk);
+                        CHECK(s.v_scales(i, head) == sv);
+                    }
+                    attn::quantize_row(t, kr, sk);
+                    attn::quantize_row(t, vr, sv);
+                    for (std::size_t e = 0; e < dh; ++e) {
+                        CHECK(s.k_stored(i, head * dh + e) == kr[e]);
+                        CHECK(s.v_stored(i, head * dh + e) == vr[e]);
+                        k[head * dh + e] = kr[e], v[head * dh + e] = vr[e];
+                    }
+                }
+                ks.push_back(k), vs.push_back(v);
+            }
+            if (s.prefill) continue;  // a decode step's query reads the whole quantized cache
+            std::vector<double> q(h * dh);
+            for (std::size_t e = 0; e < h * dh; ++e) q[e] = s.q(0, e);
+            const std::vector<double> want = kvq_attend(q, ks, vs, h, g, dh);
+            for (std::size_t e = 0; e < h * dh; ++e) CHECK(std::abs(s.output(0, e) - want[e]) < 1e-12);
+        }
+    }
+}
+
+TEST_CASE("kv-cache --kv-dtype fp8: later tokens past the prefill's range saturate, counted", "[quantize][kvq]") {
+    const attn::kv_report r = kvq_run("fp8", "float32", "causal", 1, 12);
+    std::size_t counted = 0;
+    for (const attn::kv_step& s : r.steps) {
+        counted += s.saturated;
+        for (std::size_t e = 0; e < s.k_stored.shape(1); ++e)
+            CHECK(std::abs(s.k_stored(0, e)) <= 448.0 * s.k_scales(0, e / 2) * (1 + 1e-6));
+    }
+    CHECK(r.saturated == counted);
+    CHECK(r.saturated > 0);  // one prompt token fixes the scales: later ones overflow them
+    CHECK(r.steps[0].saturated == 0);
+    CHECK(r.scale_bytes == 2 * 2 * 4);
+}
+
+TEST_CASE("kv-cache --kv-dtype with window:W and RoPE: the ring holds quantized rotated keys", "[quantize][kvq]") {
+    const attn::kv_report r = kvq_run("int8", "float64", "window:3", 4, 4, true);
+    CHECK(r.k_cache.shape(2) == 3);
+    CHECK(r.float_max_diff <= 1e-10);
+    CHECK(r.quant_error > 0);
+    CHECK(r.quant_error < 0.05);
+    // The last decode step wrote slot 7 mod 3 = 1: the ring holds its stored key there.
+    const attn::kv_step& last = r.steps.back();
+    CHECK(last.slots.back() == 1);
+    for (std::size_t e = 0; e < 2; ++e) CHECK(r.k_cache(0, 0, 1, e) == last.k_stored(0, e));
+    CHECK(r.cache_bytes == 3 * r.bytes_per_token);
+}
+
+std::string kvq_exe(const std::string& args) { return std::string(ATTN_EXE) + " " + args + " --color never"; }
+
+TEST_CASE("kv-cache and cost --kv-dtype on the command line", "[quantize][kvq][cli]") {
+    const auto j = test::capture(kvq_exe("kv-cache --kv-dtype int8 --heads 4 --kv-heads 2 --format json"));
+    REQUIRE(j.code == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["config"]["kv_dtype"] == "int8");
+    const auto& q = doc["summary"]["quantization"];
+    CHECK(q["kv_dtype"] == "int8");
+    CHECK(q["bytes_per_token"] == 2 * 2 * 2 + 2 * 2 * 4);  // g = 2 heads of 2: codes and scales
+    CHECK(q["float_bytes_per_token"] == 2 * 2 * 2 * 4);
+    CHECK(q["max_abs_error"].get<double>() > 0);
+    CHECK(doc["steps"][1]["quantization"]["k_scales"].size() == 1);
+    CHECK(doc["steps"][1]["quantization"]["k_scales"][0].size() == 2);
+    const auto plain = nlohmann::json::parse(test::capture(kvq_exe("kv-cache --format json")).out);
+    CHECK(plain["summary"]["quantization"].is_null());
+    CHECK(plain["config"]["kv_dtype"].is_null());
+    // Refusals: one line naming both options, exit 2.
+    for (const char* bad : {"kv-cache --kv-dtype fp8 --format python", "kv-cache --kv-dtype int8 --mla 4",
+                            "kv-cache --mla 4 --mask window:2", "cost --kv-dtype int8 --kv-latent 512"}) {
+        INFO(bad);
+        const auto r = test::sh(kvq_exe(bad));
+        CHECK(r.code == 2);
+        CHECK(r.out.find("cannot be combined with") != std::string::npos);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    }
+    CHECK(test::sh(kvq_exe("kv-cache --kv-dtype int4")).code == 2);
+    // cost: int8 at 1 byte plus its scales; fp8 plus its fixed scales; bfloat16 at 2 bytes.
+    auto cost = [](const std::string& args) {
+        return nlohmann::json::parse(
+            test::capture(kvq_exe("cost --layers 2 --heads 4 --kv-heads 2 --d-model 256 --batch 3 --seq-len 10 "
+                                  "--format json " +
+                                  args))
+                .out);
+    };
+    const auto f16 = cost(""), i8 = cost("--kv-dtype int8"), f8 = cost("--kv-dtype fp8"),
+               b16 = cost("--kv-dtype bfloat16");
+    CHECK(f16["kv_bytes_per_token"] == 2 * 2 * 2 * 64 * 2);  // 2·L·g·d_head·2
+    CHECK(i8["kv_bytes_per_token"] == 2 * 2 * 2 * (64 + 4));
+    CHECK(i8["kv_cache_bytes"] == 3 * 10 * 2 * 2 * 2 * (64 + 4));
+    CHECK(f8["kv_bytes_per_token"] == 2 * 2 * 2 * 64);
+    CHECK(f8["kv_scale_bytes"] == 3 * 2 * 2 * 2 * 4);
+    CHECK(f8["kv_cache_bytes"] == 3 * 10 * 2 * 2 * 2 * 64 + 3 * 2 * 2 * 2 * 4);
+    CHECK(b16["kv_bytes_per_token"] == f16["kv_bytes_per_token"]);
+    CHECK(i8["float_kv_bytes_per_token"] == f16["kv_bytes_per_token"]);
 }
 
 // ---- the cache policy table ----
