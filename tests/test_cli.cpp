@@ -1081,7 +1081,7 @@ TEST_CASE("cli: --format python on the five commands that have it and a clear er
         {"flash --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
         {"variant linear --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
         {"positions --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
-        {"kv-cache --mla 4 --format python", "drop --mla"},
+        {"kv-cache --mla 4 --format python", "--mla cannot be combined with --format python"},
         {"step --format xml", "(or python for a PyTorch script)"},
     };
     expect_errors(cases);

@@ -338,6 +338,16 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         ci.d_head = 0;
         ci.kv_latent = 512, ci.rope_dim = 64;  // the MLA cache rows and sentence
         CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
+        ci.kv_latent = 0, ci.rope_dim = 0;
+        for (attn::kv_dtype q : {attn::kv_dtype::float16, attn::kv_dtype::bfloat16, attn::kv_dtype::fp8,
+                                 attn::kv_dtype::int8})  // --kv-dtype: its formulas, dense and rolling
+            for (const char* spec : {"none", "window:256"}) {
+                ci.kv_quant = q;
+                ci.mask = attn::parse_pattern(spec);
+                CHECK_NOTHROW(attn::render_text(attn::cost_document(ci, attn::attention_cost(ci), F), o));
+            }
+        ci.kv_quant = attn::kv_dtype::none;
+        ci.mask = attn::mask_pattern{};
     }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";
@@ -456,6 +466,19 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         kv_all(win);
         win.max_diff = win.steps[1].max_diff = 1;
         kv_all(win);
+        for (const char* kvq : {"float16", "bfloat16", "fp8", "int8"}) {  // --kv-dtype, with and without a window
+            attn::kv_request qq;
+            qq.prompt_len = 2, qq.steps = 3, qq.kv_dtype_name = kvq;
+            const attn::kv_config qc = attn::validate_kv(qq);
+            attn::kv_report quant = attn::run_kvcache(qc, attn::make_kv_inputs(qc));
+            kv_all(quant);
+            quant.steps[1].saturated = 2;  // a saturated step, and a float cache that fails its check
+            quant.float_max_diff = 1;
+            kv_all(quant);
+            qq.mask = "window:2";
+            const attn::kv_config wqc = attn::validate_kv(qq);
+            kv_all(attn::run_kvcache(wqc, attn::make_kv_inputs(wqc)));
+        }
         for (const char* spec : {"window:3", "window:7", "window:9"}) {  // prompt > W; W >= T, with g < h
             attn::kv_request rq;
             rq.prompt_len = 5, rq.steps = 2, rq.mask = spec, rq.heads = 2, rq.kv_heads = 1;

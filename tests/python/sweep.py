@@ -215,6 +215,8 @@ def gen_cost(r):
         args += ["--kv-latent", str(r.randint(1, 16)), "--rope-dim", str(2 * r.randint(0, 2))]
     if r.random() < 0.5:
         args += ["--mask", pattern(r, 16)]
+    if r.random() < 0.3:  # a quantized cache (refused with --kv-latent, in one line)
+        args += ["--kv-dtype", r.choice(["float16", "bfloat16", "fp8", "int8"])]
     return args
 
 
