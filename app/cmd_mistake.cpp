@@ -20,6 +20,7 @@ void flags_of(flags& f, step_options& opt) {
     add_run_options(f, opt);
     f.add("--heads", r.heads, "Heads h, for the multi-head mistakes").show_default();
     f.add("--batch", r.batch, "Batch size B, for the multi-head mistakes").show_default();
+    f.add("--kv-len", r.kv_len, "Memory length m, for cross-sources-swapped (default 5)");
 }
 
 output_size size_of(const step_options& opt, const run_context&) { return run_size(validated(opt.request)); }
@@ -28,8 +29,14 @@ std::optional<walk> run(const step_options& opt, run_context& ctx) {
     const attn::step_request& r = opt.request;
     // The buggy pipelines run on X and the weights alone: files they would ignore are refused,
     // so the comparison is always between two runs of the same computation.
-    attn::refuse_unused_files(r.load_dir, {"memory", "b_Q", "b_K", "b_V", "b_O"}, "the mistake's buggy run");
     const attn::mistake_info* info = attn::find_mistake(r.mistake);
+    const bool cross = info && info->default_kv_len > 0;  // cross-sources-swapped reads the memory
+    attn::refuse_unused_files(r.load_dir,
+                              cross ? std::vector<std::string>{"b_Q", "b_K", "b_V", "b_O"}
+                                    : std::vector<std::string>{"memory", "b_Q", "b_K", "b_V", "b_O"},
+                              "the mistake's buggy run");
+    if (info && !cross && r.kv_len > 0)
+        throw attn::error("--kv-len belongs to cross-sources-swapped; " + info->id + " runs self-attention: drop it");
     if (info && !info->multihead && (r.heads_given || r.batch_given))
         throw attn::error("--heads and --batch belong to the multi-head mistakes; " + info->id +
                           " runs single-head attention: drop them");

@@ -601,7 +601,7 @@ document mistake_document(const trace& t, const lessons& L, const view& v) {
     }
     d.pages.push_back(b.take("mistake", intro_title));
     for (const step& s : t.mistake.buggy()) {
-        const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : t.lessons + "." + s.id;
+        const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
         b.add(heading(L.raw(key + ".title")));
         b.labelled(kind::code, "pytorch", pytorch_line(t, L, s, true), tone::code);
         b.labelled(kind::shape, "buggy", s.shape_line, tone::error);

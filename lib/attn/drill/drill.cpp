@@ -564,7 +564,9 @@ std::string bug_subject(const std::string& id) {
         id == "padding-on-queries")
         return "masks";
     if (id == "heads-no-transpose" || id == "merge-no-transpose" || id == "missing-output-projection") return "heads";
-    if (id == "kv-cache-wrong-order") return "kvcache";
+    if (id.rfind("kv-", 0) == 0) return "kvcache";
+    if (id == "gqa-tile-not-interleave") return "heads";
+    if (id.rfind("online-softmax", 0) == 0 || id == "backward-transposed-grad") return "softmax";
     if (id == "no-scale" || id == "scale-by-d-model" || id == "scale-by-d-k") return "scaling";
     if (id == "softmax-wrong-dim" || id == "no-max-subtraction" || id == "softmax-backward-no-rowsum" ||
         id == "backward-no-scale")

@@ -25,7 +25,10 @@ struct bug {
     bool empty_rows_nan = false;  // all-masked-row: a row with no key is left NaN
     bool no_max_sub = false;
     bool heads_no_transpose = false, merge_no_transpose = false, no_out_proj = false;
+    bool gqa_tile = false;  // gqa: query head i reads K/V head i % g (tile), not i / (h / g)
+    bool cross_swapped = false;  // cross: Q from the memory, K and V from X
     bool bwd_no_rowsum = false, bwd_no_scale = false;
+    bool bwd_dq_transposed = false, bwd_dk_transposed = false;  // dQ = dSᵀ K, dK = dS Q (each / √d_k)
     bool cache_prepend = false;
     bool cache_not_appended = false;  // decode attends over the new token but never stores it
     std::size_t window_shift = 0;  // kv-decode-window: a cache of W + 1 entries (evicts one late)

@@ -189,6 +189,35 @@ std::string divisors(std::size_t d) {
     return out;
 }
 
+namespace {
+// The defaults of an entry's lab: its mask, the heads of a multi-head one, the memory of a cross one.
+void mistake_lab_defaults(const mistake_info& m, step_request& r) {
+    const bool own_window = m.lab_mask.rfind("window:", 0) == 0 && r.mask.rfind("window:", 0) == 0;
+    if (!m.lab_mask.empty() && !own_window) r.mask = m.lab_mask;
+    if (m.default_heads && !r.heads_given) r.heads = m.default_heads;
+    if (m.default_kv_len && r.kv_len == 0 && r.load_dir.empty()) r.kv_len = m.default_kv_len;
+}
+
+// Sizes a lab cannot show its mistake at: one line saying what to use instead.
+void refuse_mistake_lab_sizes(const mistake_info& m, const step_config& c) {
+    if (m.id == "gqa-tile-not-interleave" && (c.heads < 4 || c.heads % 2 != 0))
+        throw error(
+            fmt::format("gqa-tile-not-interleave shares g = 2 K/V heads among the query heads, so tile and "
+                        "repeat_interleave differ only from 4 heads on: use an even --heads of 4 or more "
+                        "(got {})",
+                        c.heads));
+    if (m.id == "kv-cache-not-appended" && c.seq_len < 3)
+        throw error("kv-cache-not-appended needs a prompt and two decode steps: use --seq-len 3 or more, e.g. 6");
+    if ((m.id == "online-softmax-sum-not-rescaled" || m.id == "online-softmax-acc-wrong-rescale") && c.keys() < 3)
+        throw error(m.id + " needs two key tiles or more: use --seq-len 3 or more, e.g. 8");
+    if (m.id == "kv-window-off-by-one" && c.pattern.window + 1 > c.seq_len)
+        throw error(
+            fmt::format("kv-window-off-by-one needs a window that evicts: use --seq-len {} or more, or a "
+                        "smaller --mask window:W",
+                        c.pattern.window + 1));
+}
+}  // namespace
+
 step_config validate(const step_request& request) {
     step_request r = request;
     const mistake_info* m = nullptr;
@@ -206,6 +235,7 @@ step_config validate(const step_request& request) {
             if (m->default_d_model) r.d_model = r.d_k = r.d_v = m->default_d_model;
         }
         if (m->needs_causal) r.mask = "causal";
+        mistake_lab_defaults(*m, r);
     }
     // Multi-head attention projects Q, K and V to d_model; the heads split it.
     if (r.multihead || (m && m->multihead)) r.d_k = r.d_v = r.d_model;
@@ -253,9 +283,11 @@ step_config validate(const step_request& request) {
         c.rope_style = rc.style;
         c.rope_base = rc.base;
     }
-    if (m) refuse_sparse(c.pattern, "mistake");
-    if (m && (c.cross() || c.bias || !c.lengths_text.empty()))
+    if (m && !(m->lab_mask.rfind("window:", 0) == 0 && c.pattern.kind == pattern_kind::window))
+        refuse_sparse(c.pattern, "mistake");
+    if (m && ((c.cross() && !m->default_kv_len) || c.bias || !c.lengths_text.empty()))
         throw error("the mistakes run self-attention without biases or padding: drop --kv-len, --bias and --lengths");
+    if (m) refuse_mistake_lab_sizes(*m, c);
     if (!r.multihead && !m && !c.lengths_text.empty())
         throw error("--lengths needs a batch: use attn-explain heads --lengths ...");
     if (c.mistake == "rope-wrong-position" && c.seq_len < 2)

@@ -576,7 +576,9 @@ tensors run_single(const config& c, const tensors& in, const bug& b) {
 
 tensors run_cross(const config& c, const tensors& in, const bug& b) {
     const mat x = in2(in, "X"), mem = in2(in, "memory");
-    const mat q = mul(x, in2(in, "W_Q")), k = mul(mem, in2(in, "W_K")), v = mul(mem, in2(in, "W_V"));
+    const mat& q_src = b.cross_swapped ? mem : x;
+    const mat& kv_src = b.cross_swapped ? x : mem;
+    const mat q = mul(q_src, in2(in, "W_Q")), k = mul(kv_src, in2(in, "W_K")), v = mul(kv_src, in2(in, "W_V"));
     const sdpa_out o = core(q, k, v, b, static_cast<std::size_t>(c.dim("d_k")), x.c, nullptr);
     return {{"Q", pack(q)},
             {"K", pack(k)},
@@ -642,7 +644,7 @@ tensors run_heads(const config& c, const tensors& in, const bug& b) {
         for (std::size_t kv = 0; kv < g; ++kv) kh.push_back(cols(k, kv * dh, dh)), vh.push_back(cols(v, kv * dh, dh));
         for (std::size_t i = 0; i < h; ++i) {
             const mat qi = cols(q, i * dh, dh);
-            const std::size_t kv = i / (h / g);
+            const std::size_t kv = b.gqa_tile ? i % g : i / (h / g);
             const sdpa_out o = core(qi, cols(k, kv * dh, dh), cols(v, kv * dh, dh), b, dh, d, nullptr);
             qh.push_back(qi), sc.push_back(o.scores), ss.push_back(o.scaled), w.push_back(o.weights);
             ho.push_back(o.output), houts.push_back(o.output);
@@ -848,7 +850,8 @@ tensors run_backward(const tensors& in, const bug& b) {
             for (std::size_t j = 0; j < ds.c; ++j) ds(i, j) -= p(i, j) * sum;
         }
     const double s = b.bwd_no_scale ? 1.0 : 1 / std::sqrt(static_cast<double>(q.c));
-    const mat dq = scaled(mul(ds, k), s), dk = scaled(mul(tr(ds), q), s);
+    const mat dq = scaled(mul(b.bwd_dq_transposed ? tr(ds) : ds, k), s),
+              dk = scaled(mul(b.bwd_dk_transposed ? ds : tr(ds), q), s);
     const mat dx = add(add(mul(dq, tr(wq)), mul(dk, tr(wk))), mul(dv, tr(wv)));
     return {{"d_V", pack(dv)},
             {"d_P", pack(dp)},
@@ -872,21 +875,9 @@ tensors run(const config& c, const tensors& in, const bug& b) {
     return run_backward(in, b);
 }
 
-// The ways a mistake is commonly written, from the catalogue (mistakes.cpp). The method's bugs
-// that have no lab page yet keep their switches here until they join the catalogue (issue 26).
+// The ways a mistake is commonly written: the catalogue entry's variants (mistakes.cpp).
 std::vector<bug> bugs_of(const std::string& id) {
     if (const mistake_info* m = find_mistake(id)) return m->variants;
-    auto with = [](auto f) {
-        bug x;
-        f(x);
-        return x;
-    };
-    if (id == "kv-cache-not-appended") return {with([](bug& x) { x.cache_not_appended = true; })};
-    if (id == "kv-window-off-by-one") return {with([](bug& x) { x.window_shift = 1; })};
-    if (id == "online-softmax-sum-not-rescaled") return {with([](bug& x) { x.online_l_not_rescaled = true; })};
-    if (id == "online-softmax-acc-wrong-rescale")
-        return {with([](bug& x) { x.online_acc_rescale = bug::acc_rescale_t::never; }),
-                with([](bug& x) { x.online_acc_rescale = bug::acc_rescale_t::inverted; })};
     return {};
 }
 

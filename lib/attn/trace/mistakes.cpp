@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/core/backward.hpp"
 #include "attn/core/positions.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/positions.hpp"
@@ -158,7 +159,8 @@ step_group& group(mistake_run& r, const std::string& name) {
 void record_diffs(mistake_run& r, const trace& t) {
     for (const step_group& g : r.groups)
         for (const step& b : g.steps)
-            if (t.has(b.id)) r.diffs[g.name + "/" + b.id] = max_abs_diff(t.at(b.id).value, b.value);
+            if (t.has(b.id) && t.at(b.id).value.shape() == b.value.shape())
+                r.diffs[g.name + "/" + b.id] = max_abs_diff(t.at(b.id).value, b.value);
 }
 
 void symptom(mistake_run& r, const std::string& key, double value) { r.symptoms.emplace_back(key, value); }
@@ -598,6 +600,195 @@ void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
     symptom(r, "fix_scores_max_diff", max_abs_diff(good, f[2].value));
 }
 
+// ---- the mistakes of the exercises' methods: decode loops, tiles, gradients, sources ----------
+
+// Rows of two matrices that differ (a NaN against a number counts).
+std::size_t rows_differing(const tensor& a, const tensor& b) {
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < a.shape(0); ++i) {
+        bool differs = false;
+        for (std::size_t j = 0; j < a.shape(1); ++j) {
+            const double x = a(i, j), y = b(i, j);
+            differs = differs || std::isnan(x) != std::isnan(y) || std::fabs(x - y) > 1e-6 * (1 + std::fabs(y));
+        }
+        rows += differs;
+    }
+    return rows;
+}
+
+// kv-cache-not-appended: prefill p tokens, then decode the rest one at a time; each decode step
+// attends over the cache it holds plus its own key, and the cache never grows past the prompt.
+// Step i's keys are drawn as row i of one (n, n) mask: the prompt and itself.
+template <class T>
+void kv_cache_not_appended(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const std::size_t decode = std::min<std::size_t>(3, c.n - 1), p = c.n - decode;
+    blocked_t blocked = c.causal;
+    for (std::size_t i = p; i < c.n; ++i)
+        for (std::size_t j = p; j < i; ++j) blocked[i][j] = true;  // tokens decoded before i: never stored
+    auto& g = group(r, "buggy").steps;
+    push_tail(g, c, apply_mask(c.scaled, blocked));
+    g[0].shape_line = c.sq() + " decode step i sees K_cache[:p] and k_i only";
+    r.values["prompt"] = std::to_string(p);
+    r.values["decode"] = std::to_string(decode);
+    r.values["second_decode"] = std::to_string(p + 1);
+    symptom(r, "cache_rows_buggy", static_cast<double>(p));
+    symptom(r, "cache_rows_correct", static_cast<double>(c.n));
+    symptom(r, "decode_rows_wrong", static_cast<double>(rows_differing(g[2].value, c.t.at(step_id::output).value)));
+    symptom(r, "keys_missing_last", static_cast<double>(c.n - 1 - p));
+}
+
+// kv-window-off-by-one: a sliding window of W keys (i - W < j <= i) kept as W + 1 (i - W <= j <= i),
+// the cache evicting one token late.
+template <class T>
+void kv_window_off_by_one(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const std::size_t W = c.t.config.pattern.window;
+    blocked_t blocked = c.causal;
+    for (std::size_t i = 0; i < c.n; ++i)
+        for (std::size_t j = 0; j + W < i; ++j) blocked[i][j] = true;  // j < i - W: one key too many kept
+    auto& g = group(r, "buggy").steps;
+    push_tail(g, c, apply_mask(c.scaled, blocked));
+    g[0].shape_line = c.sq() + fmt::format(" window of {} keys, not {}", W + 1, W);
+    double stale = 0;  // weight on key i - W, which the window had evicted
+    for (std::size_t i = W; i < c.n; ++i) stale += g[1].value(i, i - W);
+    r.values["window"] = std::to_string(W);
+    r.values["window_plus"] = std::to_string(W + 1);
+    symptom(r, "keys_per_row_correct", static_cast<double>(W));
+    symptom(r, "keys_per_row_buggy", static_cast<double>(W + 1));
+    symptom(r, "rows_wrong", static_cast<double>(rows_differing(g[2].value, c.t.at(step_id::output).value)));
+    symptom(r, "evicted_weight", stale);
+}
+
+// The online softmax over key tiles (Milakov & Gimelshein 2018; FlashAttention-2), with the slips
+// learners make in its update: m' = max(m, rowmax S_t), alpha = exp(m - m'),
+// l' = alpha l + rowsum exp(S_t - m'), acc' = alpha acc + exp(S_t - m') V_t; output = acc / l.
+enum class online_acc { alpha, never, inverse };  // acc's factor: right, 1, exp(m' - m)
+template <class T>
+struct online_run {
+    matrix<T> output, l;
+    std::size_t moved = 0;  // rows whose maximum moved after the first tile
+};
+template <class T>
+online_run<T> online_softmax_tiles(const run_ctx<T>& c, std::size_t block, bool l_rescaled, online_acc factor) {
+    const std::size_t n = c.scaled.shape(0), keys = c.scaled.shape(1), dv = c.v.shape(1);
+    online_run<T> o;
+    o.l = xt::zeros<T>({n, std::size_t{1}});
+    matrix<T> acc = xt::zeros<T>({n, dv});
+    for (std::size_t i = 0; i < n; ++i) {
+        T m = -std::numeric_limits<T>::infinity();
+        bool moved = false;
+        for (std::size_t j0 = 0; j0 < keys; j0 += block) {
+            const std::size_t end = std::min(keys, j0 + block);
+            T mx = m;
+            for (std::size_t j = j0; j < end; ++j) mx = std::max(mx, c.scaled(i, j));
+            moved = moved || (j0 > 0 && mx > m);
+            const T alpha = std::exp(m - mx);
+            const T f = factor == online_acc::alpha ? alpha : factor == online_acc::never ? T(1) : std::exp(mx - m);
+            T sum = 0;
+            for (std::size_t d = 0; d < dv; ++d) acc(i, d) *= f;
+            for (std::size_t j = j0; j < end; ++j) {
+                const T e = std::exp(c.scaled(i, j) - mx);
+                sum += e;
+                for (std::size_t d = 0; d < dv; ++d) acc(i, d) += e * c.v(j, d);
+            }
+            o.l(i, 0) = (l_rescaled ? alpha * o.l(i, 0) : o.l(i, 0)) + sum;
+            m = mx;
+        }
+        o.moved += moved;
+    }
+    o.output = acc;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t d = 0; d < dv; ++d) o.output(i, d) = acc(i, d) / o.l(i, 0);
+    return o;
+}
+
+constexpr std::size_t online_block = 2;  // keys per tile in the online-softmax labs
+
+template <class T>
+void push_online(mistake_run& r, const run_ctx<T>& c, const std::string& name, const online_run<T>& o) {
+    auto& g = group(r, name).steps;
+    g.push_back(
+        make("output", fmt::format("{} in tiles of {} keys -> {}", c.sq(), online_block, c.shape_v()), o.output));
+    r.values["block"] = std::to_string(online_block);
+    r.values["tiles"] = std::to_string((c.n + online_block - 1) / online_block);
+}
+
+template <class T>
+void online_sum_not_rescaled(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const online_run<T> bad = online_softmax_tiles(c, online_block, false, online_acc::alpha),
+                        good = online_softmax_tiles(c, online_block, true, online_acc::alpha);
+    push_online(r, c, "buggy", bad);
+    symptom(r, "rows_max_moved", static_cast<double>(bad.moved));
+    double ratio = 1;
+    for (std::size_t i = 0; i < c.n; ++i) ratio = std::max(ratio, static_cast<double>(bad.l(i, 0) / good.l(i, 0)));
+    symptom(r, "l_ratio_max", ratio);
+    symptom(r, "rows_wrong", static_cast<double>(rows_differing(r.buggy()[0].value, c.t.at(step_id::output).value)));
+}
+
+template <class T>
+void online_acc_wrong_rescale(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const online_run<T> never = online_softmax_tiles(c, online_block, true, online_acc::never),
+                        inverse = online_softmax_tiles(c, online_block, true, online_acc::inverse);
+    push_online(r, c, "buggy", never);
+    push_online(r, c, "inverse_factor", inverse);
+    symptom(r, "rows_max_moved", static_cast<double>(never.moved));
+    symptom(r, "rows_wrong", static_cast<double>(rows_differing(r.buggy()[0].value, c.t.at(step_id::output).value)));
+    symptom(r, "nan_rows", static_cast<double>(nan_rows(r.groups[1].steps[0].value)));
+}
+
+// backward-transposed-grad: dQ = dSᵀ K / √d_k (dK's operand) and, the variant, dK = dS Q / √d_k,
+// beside core's gradients for dL/doutput = 1. Square (n, n) dS lets both run silently.
+template <class T>
+void backward_transposed_grad(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const forward_cache<T> f = forward_for_grad(c.x, c.w_q, c.w_k, c.w_v, {}, {}, {}, c.is_causal, true);
+    const gradients<T> good = attention_backward(f, matrix<T>(xt::ones<T>({c.n, c.v.shape(1)})));
+    const std::string nk = shape_str(c.n, c.d_k);
+    const matrix<T> d_q = scale_scores(matmul(attn::transpose(good.d_s), f.k), c.d_k);
+    const matrix<T> d_k = scale_scores(matmul(good.d_s, f.q), c.d_k);
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("d_S", c.sq(), good.d_s));
+    g.push_back(make("d_Q", fmt::format("{}ᵀ @ {} / √{} -> {}", c.sq(), nk, c.d_k, nk), d_q));
+    auto& v = group(r, "dk_transposed").steps;
+    v.push_back(make("d_K", fmt::format("{} @ {} / √{} -> {}", c.sq(), nk, c.d_k, nk), d_k));
+    auto& right = group(r, "correct_grad").steps;
+    right.push_back(make("d_S", c.sq(), good.d_s));
+    right.push_back(make("d_Q", nk, good.d_q));
+    right.push_back(make("d_K", nk, good.d_k));
+    symptom(r, "grad_max_diff", max_abs_diff(g[1].value, right[1].value));
+    symptom(r, "dk_max_diff", max_abs_diff(v[0].value, right[2].value));
+}
+
+// cross-sources-swapped: Q from the memory, K and V from X. Attention runs without complaint and
+// returns one row per memory token (m) instead of one per query (n).
+template <class T>
+void cross_sources_swapped(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const matrix<T> mem = convert<T>(matrix<double>(c.t.at(step_id::memory).value));
+    const std::size_t m = mem.shape(0);
+    const matrix<T> q = project(mem, c.w_q), k = project(c.x, c.w_k), v = project(c.x, c.w_v);
+    const std::string mk = shape_str(m, c.d_k), nk = shape_str(c.n, c.d_k), mn = shape_str(m, c.n);
+    const std::string d = shape_str(c.x.shape(1), c.d_k);
+    auto& g = group(r, "buggy").steps;
+    g.push_back(make("Q", fmt::format("memory {} @ {} -> {}", shape_str(m, c.x.shape(1)), d, mk), q));
+    g.push_back(make("K", fmt::format("X {} @ {} -> {}", shape_str(c.n, c.x.shape(1)), d, nk), k));
+    g.push_back(make("V", fmt::format("X @ W_V -> {}", shape_str(c.n, v.shape(1))), v));
+    const matrix<T> scores = attention_scores(q, k), scaled = scale_scores(scores, c.d_k);
+    g.push_back(make("scores", fmt::format("{} @ {}ᵀ -> {}", mk, nk, mn), scores));
+    g.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", mn, c.d_k, mn), scaled));
+    g.push_back(make("masked_scores", mn, scaled));
+    const matrix<T> weights = softmax_rows(scaled);
+    g.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", mn, mn), weights));
+    g.push_back(make("output", fmt::format("{} @ {} -> {}", mn, shape_str(c.n, v.shape(1)), shape_str(m, v.shape(1))),
+                     weighted_sum(weights, v)));
+    r.values["m"] = std::to_string(m);
+    symptom(r, "output_rows_buggy", static_cast<double>(m));
+    symptom(r, "output_rows_correct", static_cast<double>(c.n));
+}
+
 void finish(mistake_run& r, const trace& t) {
     record_diffs(r, t);
     expose(r);
@@ -636,6 +827,11 @@ void backward_no_scale(mistake_run& r, const run_ctx<T>& c) {
 // The multi-head mistakes run in trace_multihead.cpp, on the batched multi-head trace.
 void lab_multihead(trace& t, const inputs& in) {
     run_multihead_mistake(t, in);
+    expose(t.mistake);
+}
+
+void lab_gqa_tile(trace& t, const inputs& in) {
+    run_gqa_tile_mistake(t, in);
     expose(t.mistake);
 }
 
@@ -760,10 +956,56 @@ void numerical_rows(std::vector<mistake_info>& all) {
                                 lab_single<rope_style_mismatch<float>, rope_style_mismatch<double>>, {}, {}));
 }
 
+// The mistakes of the exercises' methods: heads, decode loops, tiles, gradients, sources.
+mistake_info with_lab(mistake_info m, const char* mask, std::int64_t heads = 0, std::int64_t kv_len = 0) {
+    m.group = "method";
+    m.lab_mask = mask;
+    m.default_heads = heads;
+    m.default_kv_len = kv_len;
+    return m;
+}
+void method_rows(std::vector<mistake_info>& all) {
+    const lab_flags lab_gqa{false, true, false, false, 0, 8}, lab_decode{false, false, true, false, 6, 0},
+        lab_tiles{false, false, false, false, 8, 0}, lab_cross{true, false, false, false, 0, 0};
+    all.push_back(with_lab(catalogue_row("gqa-tile-not-interleave", "silent", "K_rep", lab_gqa, lab_gqa_tile, {"gqa"},
+                                         {bug_variant([](ex_bug& x) { x.gqa_tile = true; })}),
+                           "", 4));
+    all.push_back(with_lab(catalogue_row("kv-cache-not-appended", "silent", "masked_scores", lab_decode,
+                                         lab_single<kv_cache_not_appended<float>, kv_cache_not_appended<double>>,
+                                         {"kv-decode"}, {bug_variant([](ex_bug& x) { x.cache_not_appended = true; })}),
+                           "causal"));
+    all.push_back(with_lab(catalogue_row("kv-window-off-by-one", "silent", "masked_scores", lab_decode,
+                                         lab_single<kv_window_off_by_one<float>, kv_window_off_by_one<double>>,
+                                         {"kv-decode-window"}, {bug_variant([](ex_bug& x) { x.window_shift = 1; })}),
+                           "window:3"));
+    all.push_back(
+        with_lab(catalogue_row("online-softmax-sum-not-rescaled", "silent", "output", lab_tiles,
+                               lab_single<online_sum_not_rescaled<float>, online_sum_not_rescaled<double>>,
+                               {"online-softmax"}, {bug_variant([](ex_bug& x) { x.online_l_not_rescaled = true; })}),
+                 "none"));
+    all.push_back(with_lab(
+        catalogue_row("online-softmax-acc-wrong-rescale", "silent", "output", lab_tiles,
+                      lab_single<online_acc_wrong_rescale<float>, online_acc_wrong_rescale<double>>, {"online-softmax"},
+                      {bug_variant([](ex_bug& x) { x.online_acc_rescale = ex_bug::acc_rescale_t::never; }),
+                       bug_variant([](ex_bug& x) { x.online_acc_rescale = ex_bug::acc_rescale_t::inverted; })}),
+        "none"));
+    all.push_back(with_lab(
+        catalogue_row("backward-transposed-grad", "silent", "output", lab_no_step,
+                      lab_single<backward_transposed_grad<float>, backward_transposed_grad<double>>, {"backward"},
+                      {bug_variant([](ex_bug& x) { x.bwd_dq_transposed = true; }),
+                       bug_variant([](ex_bug& x) { x.bwd_dk_transposed = true; })}),
+        ""));
+    all.push_back(with_lab(catalogue_row("cross-sources-swapped", "silent", "Q", lab_cross,
+                                         lab_single<cross_sources_swapped<float>, cross_sources_swapped<double>>,
+                                         {"cross"}, {bug_variant([](ex_bug& x) { x.cross_swapped = true; })}),
+                           "none", 0, 5));
+}
+
 std::vector<mistake_info> build_catalogue() {
     std::vector<mistake_info> all;
     forward_rows(all);
     numerical_rows(all);
+    method_rows(all);
     return all;
 }
 

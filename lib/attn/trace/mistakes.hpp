@@ -40,6 +40,10 @@ struct mistake_info {
     std::vector<exercise::bug> variants;  // how `check` writes it: each a buggy run of the exercise
     mistake_lab lab = nullptr;  // the transform: fills t.mistake from the lab's inputs
     std::int64_t default_heads = 0;  // multi-head defaults that show the symptom (0 = the command's)
+    // The mask the lab runs with: "" = the command's (or causal with needs_causal), "none", or a
+    // pattern such as "window:3" (kept when the learner gives another window:W).
+    std::string lab_mask;
+    std::int64_t default_kv_len = 0;  // > 0: cross-attention, memory of this many rows unless --kv-len
 };
 
 const std::vector<mistake_info>& mistake_catalogue();

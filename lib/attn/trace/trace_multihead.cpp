@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <xtensor/xview.hpp>
 
 #include "attn/core/masks.hpp"
 #include "attn/core/multihead.hpp"
@@ -361,11 +362,68 @@ void run_typed(trace& t, const inputs& in) {
             r.diffs["buggy/" + b.id] = max_abs_diff(t.at(b.id).value, b.value);
 }
 
+// gqa-tile-not-interleave: grouped-query attention with g = 2 K/V heads (the run's K/V heads 0 and
+// 1) shared by the h query heads. Right: repeat_interleave, query head i reads K/V head i / (h / g);
+// the bug: repeat / tile, head i reads i % g. Both run beside each other (the run itself is plain
+// multi-head attention, every head its own K/V).
+template <class T>
+void gqa_tile_typed(trace& t, const inputs& in) {
+    const mh_inputs<T> m(in);
+    const step_config& c = t.config;
+    const bool causal = c.mask == mask_kind::causal;
+    const multihead_trace<T> f = multihead_forward(m.x, m.w_q, m.w_k, m.w_v, m.w_o, c.heads, causal);
+    const std::size_t h = c.heads, g = 2, rep = h / g, d_h = c.d_model / c.heads;
+    mistake_run& r = t.mistake;
+    r.kind = "silent";
+    auto source = [&](std::size_t i, bool tile) { return tile ? i % g : i / rep; };
+    auto expand = [&](const tensor4<T>& kv, bool tile) {
+        tensor4<T> out = kv;  // (B, h, n, d_h): query head i's copy of its K/V head
+        for (std::size_t i = 0; i < h; ++i)
+            xt::view(out, xt::all(), i, xt::all(), xt::all()) =
+                xt::view(kv, xt::all(), source(i, tile), xt::all(), xt::all());
+        return out;
+    };
+    for (const bool tile : {true, false}) {
+        r.groups.push_back({tile ? "buggy" : "fix_interleave", {}});
+        auto& s = r.groups.back().steps;
+        const tensor4<T> k = expand(f.k_heads, tile), v = expand(f.v_heads, tile);
+        tensor4<T> scaled = scale4(batched_scores(f.q_heads, k), d_h);
+        if (causal) scaled = apply_mask4(scaled, {causal_blocked(c.seq_len, c.keys(), causal_align::top_left)});
+        const tensor4<T> out = batched_matmul(softmax_last(scaled), v);
+        const std::string how = tile ? ".repeat(1, h // g, 1, 1)" : ".repeat_interleave(h // g, dim=1)";
+        s.push_back(make("K_rep", "K_heads[:, :g]" + how + " -> " + shp(k), k));
+        s.push_back(make("V_rep", "V_heads[:, :g]" + how + " -> " + shp(v), v));
+        s.push_back(make("gqa_heads_output", "softmax(Q_heads @ K_repᵀ / √d_head) @ V_rep -> " + shp(out), out));
+        for (step& x : s) x.lesson = "gqa_step." + x.id;
+    }
+    std::string wrong, map_bad, map_good;
+    std::size_t wrong_count = 0;
+    for (std::size_t i = 0; i < h; ++i) {
+        map_bad += (i ? ", " : "") + fmt::format("{}→{}", i, source(i, true));
+        map_good += (i ? ", " : "") + fmt::format("{}→{}", i, source(i, false));
+        if (source(i, true) != source(i, false)) wrong += (wrong_count++ ? ", " : "") + std::to_string(i);
+    }
+    r.values["kv_heads"] = std::to_string(g);
+    r.values["map_tile"] = map_bad;
+    r.values["map_interleave"] = map_good;
+    r.values["wrong_heads"] = wrong;
+    r.values["gqa_mask"] = causal ? ".masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float('-inf'))" : "";
+    r.symptoms.emplace_back("kv_heads", static_cast<double>(g));
+    r.symptoms.emplace_back("heads_wrong", static_cast<double>(wrong_count));
+    r.symptoms.emplace_back("gqa_max_diff", max_abs_diff(r.groups[0].steps[2].value, r.groups[1].steps[2].value));
+}
+
 }  // namespace
 
 trace build_multihead_trace(const step_config& c, const inputs& in, int precision) {
     return c.type == dtype::float32 ? build_multihead_typed<float>(c, in, precision)
                                     : build_multihead_typed<double>(c, in, precision);
+}
+
+void run_gqa_tile_mistake(trace& t, const inputs& in) {
+    if (t.config.type == dtype::float32) gqa_tile_typed<float>(t, in);
+    else
+        gqa_tile_typed<double>(t, in);
 }
 
 void run_multihead_mistake(trace& t, const inputs& in) {
