@@ -1086,3 +1086,35 @@ TEST_CASE("cli: --format python on the five commands that have it and a clear er
     };
     expect_errors(cases);
 }
+
+TEST_CASE("cli: the methods' labs run in every format and language", "[cli][mistakes]") {
+    for (const char* id :
+         {"gqa-tile-not-interleave", "kv-cache-not-appended", "kv-window-off-by-one", "online-softmax-sum-not-rescaled",
+          "online-softmax-acc-wrong-rescale", "backward-transposed-grad", "cross-sources-swapped"}) {
+        INFO(id);
+        for (const char* lang : {"en", "zh"})
+            for (const char* format : {"text", "markdown", "html", "python"}) {
+                INFO(lang << " " << format);
+                const result r =
+                    run(std::string("mistake ") + id + " --lang " + lang + " --format " + format, "LANG=C.UTF-8");
+                CHECK(r.code == 0);
+                CHECK(r.err.empty());
+            }
+        const result json = run(std::string("mistake ") + id + " --format json");
+        REQUIRE(json.code == 0);
+        const auto doc = nlohmann::json::parse(json.out);
+        CHECK(doc["entry"]["exercises"].size() == 1);
+        CHECK(doc["entry"]["numpy"]["buggy"] != doc["entry"]["numpy"]["fixed"]);
+        const auto commands = doc["entry"]["commands"];
+        CHECK(std::find(commands.begin(), commands.end(), "check") != commands.end());
+        CHECK_THAT(run("mistakes").out, Catch::Contains(id));
+        const result step = run(std::string("step --mistake ") + id);
+        if (attn::find_mistake(id)->in_step) CHECK(step.code == 0);
+        else
+            CHECK_THAT(step.err, Catch::Contains(std::string("run 'attn-explain mistake ") + id + "'"));
+    }
+    CHECK(run("step --mistake gqa-tile-not-interleave").code == 2);
+    const result cross = run("mistake cross-sources-swapped --kv-len 4");
+    CHECK(cross.code == 0);
+    CHECK(run("mistake no-scale --kv-len 4").code == 2);
+}

@@ -257,6 +257,13 @@ TEST_CASE("cli: a learner walks every exercise with NumPy", "[exercise][cli][pyt
             for (const auto& k : j["cases"])
                 if (!k["passed"].get<bool>() && first.is_null()) first = k;
             REQUIRE(!first.is_null());
+            if (m == "cross-sources-swapped") {  // n != m: every shape changes, no run reproduces them
+                bool named = false;  // the finding on Q names it
+                for (const auto& f : first["findings"])
+                    named = named || (f["mistake"].is_string() && f["mistake"] == m);
+                CHECK(named);
+                continue;
+            }
             REQUIRE(!first["diagnosis"].empty());
             CHECK(first["diagnosis"][0]["mistake"] == m);
         }

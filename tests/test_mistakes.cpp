@@ -7,6 +7,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/io/lessons.hpp"
+#include "attn/trace/diagnose.hpp"
 #include "attn/trace/exercise.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/mistakes.hpp"
@@ -259,7 +260,7 @@ TEST_CASE("mistake ids are validated", "[mistakes][config]") {
     r.mistake = "heads-no-transpose";  // multi-head: not part of the single-head walkthrough
     REQUIRE_THROWS_WITH(attn::validate(r), Catch::Contains("attn-explain mistake heads-no-transpose"));
     for (const attn::mistake_info& m : attn::mistake_catalogue()) CHECK(attn::find_mistake(m.id) == &m);
-    CHECK(attn::mistake_catalogue().size() == 23);  // + the exercise six, + rope-wrong-position, rope-style-mismatch
+    CHECK(attn::mistake_catalogue().size() == 30);  // + the exercise six, the RoPE two, the methods' seven
 }
 
 namespace {
@@ -310,5 +311,165 @@ TEST_CASE("every catalogue entry has every part: text, lines, where it applies, 
             REQUIRE(attn::exercise::find(ex) != nullptr);
             CHECK(changes_some_case(ex, m.id));
         }
+    }
+}
+
+TEST_CASE("every id check's diagnosis names is a catalogue entry with a lab", "[mistakes][diagnose]") {
+    for (const std::string& id : attn::exercise::diagnosis_mistakes()) {
+        INFO(id);
+        const attn::mistake_info* m = attn::find_mistake(id);
+        REQUIRE(m != nullptr);
+        CHECK(m->lab != nullptr);
+        CHECK_FALSE(m->exercises.empty());
+        const attn::trace t = mistake_trace(id);
+        CHECK(t.has_mistake);
+        CHECK_FALSE(t.mistake.buggy().empty());
+    }
+}
+
+TEST_CASE("scale-by-d-model is tried in sdpa and causal, and found there", "[mistakes][exercise]") {
+    namespace x = attn::exercise;
+    for (const char* ex : {"sdpa", "causal", "mha", "gqa"}) {
+        INFO(ex);
+        const std::vector<std::string> ids = attn::exercise_mistakes(ex);
+        CHECK(std::find(ids.begin(), ids.end(), "scale-by-d-model") != ids.end());
+    }
+    for (const char* ex : {"sdpa", "causal"}) {
+        INFO(ex);
+        const x::config c = x::make_config(ex, 5);
+        const x::tensors in = x::make_inputs(c);
+        const std::vector<x::tensors> runs = x::buggy_runs(c, in, "scale-by-d-model");
+        REQUIRE(runs.size() == 1);
+        // √d_model ≠ √d_k in these exercises: the scaled scores are off by √(d_model / d_k) exactly.
+        const double k = std::sqrt(static_cast<double>(c.dim("d_model")) / static_cast<double>(c.dim("d_k")));
+        const x::tensors right = x::reference(c, in);
+        const x::nd& good = right.at("scaled_scores");
+        const x::nd& bad = runs[0].at("scaled_scores");
+        for (std::size_t i = 0; i < good.data.size(); ++i) CHECK(bad.data[i] * k == Approx(good.data[i]));
+        const x::report r = x::grade(c, in, runs[0]);
+        REQUIRE_FALSE(r.diagnosis.empty());
+        CHECK(r.diagnosis[0].mistake == "scale-by-d-model");
+    }
+}
+
+namespace {
+const attn::step& lab_buggy_step(const attn::trace& t, const std::string& id, std::size_t group = 0) {
+    for (const attn::step& s : t.mistake.groups.at(group).steps)
+        if (s.id == id) return s;
+    throw std::out_of_range("no buggy step " + id);
+}
+double lab_cell(const attn::step& s, std::size_t i, std::size_t j) { return s.value(i, j); }
+}  // namespace
+
+TEST_CASE("the methods' labs: the buggy numbers, recomputed by hand, differ from the right ones", "[mistakes]") {
+    SECTION("kv-cache-not-appended: the prompt and the first decode step are right, later ones miss keys") {
+        const attn::trace t = mistake_trace("kv-cache-not-appended");
+        REQUIRE(t.config.seq_len == 6);
+        const attn::step& w = lab_buggy_step(t, "weights");
+        const attn::step& out = lab_buggy_step(t, "output");
+        const auto& right = t.at("output").value;
+        for (std::size_t i = 0; i < 4; ++i)  // prompt 0..2 and the first decode step 3
+            for (std::size_t j = 0; j < right.shape(1); ++j) CHECK(lab_cell(out, i, j) == Approx(right(i, j)));
+        CHECK(lab_cell(w, 5, 3) == 0.0);  // the last step never sees tokens 3 and 4
+        CHECK(lab_cell(w, 5, 4) == 0.0);
+        CHECK(t.at("weights").value(5, 4) > 0.0);
+        CHECK(s(t, "decode_rows_wrong") == 2);
+        CHECK(s(t, "cache_rows_buggy") == 3);
+        // row 5 by hand: softmax over keys 0, 1, 2 and 5 of the scaled scores
+        const auto& sc = t.at("scaled_scores").value;
+        double z = 0;
+        for (std::size_t j : {0, 1, 2, 5}) z += std::exp(sc(5, j));
+        CHECK(lab_cell(w, 5, 1) == Approx(std::exp(sc(5, 1)) / z).epsilon(1e-5));
+    }
+    SECTION("kv-window-off-by-one: W + 1 keys per row once the window is full") {
+        const attn::trace t = mistake_trace("kv-window-off-by-one");
+        REQUIRE(t.config.pattern.window == 3);
+        const attn::step& w = lab_buggy_step(t, "weights");
+        for (std::size_t i = 0; i < t.config.seq_len; ++i) {
+            std::size_t keys = 0;
+            for (std::size_t j = 0; j < t.config.seq_len; ++j) keys += lab_cell(w, i, j) > 0;
+            CHECK(keys == std::min<std::size_t>(i + 1, 4));
+        }
+        CHECK(s(t, "rows_wrong") == 3);  // rows 3, 4, 5
+        CHECK(s(t, "evicted_weight") > 0);
+    }
+    SECTION("online softmax: right where the maximum stays in the first tile, wrong where it moves") {
+        for (const char* id : {"online-softmax-sum-not-rescaled", "online-softmax-acc-wrong-rescale"}) {
+            INFO(id);
+            const attn::trace t = mistake_trace(id);
+            const auto& sc = t.at("scaled_scores").value;
+            const attn::step& out = lab_buggy_step(t, "output");
+            const auto& right = t.at("output").value;
+            std::size_t moved = 0;
+            for (std::size_t i = 0; i < sc.shape(0); ++i) {
+                const double first = std::max(sc(i, 0), sc(i, 1));
+                double later = -INFINITY;
+                for (std::size_t j = 2; j < sc.shape(1); ++j) later = std::max(later, sc(i, j));
+                moved += later > first;
+                const bool same = std::fabs(lab_cell(out, i, 0) - right(i, 0)) < 1e-5;
+                CHECK(same == !(later > first));  // ties aside: a moved maximum is what the rescale is for
+            }
+            CHECK(s(t, "rows_max_moved") == moved);
+            CHECK(s(t, "rows_wrong") == moved);
+            CHECK(moved > 0);
+        }
+        CHECK(s(mistake_trace("online-softmax-sum-not-rescaled"), "l_ratio_max") > 1);
+        CHECK(s(mistake_trace("online-softmax-acc-wrong-rescale"), "nan_rows") == 8);  // inf · 0 on tile 1
+    }
+    SECTION("backward-transposed-grad: dQ = dSᵀ K / √d_k beside core's dQ = dS K / √d_k") {
+        const attn::trace t = mistake_trace("backward-transposed-grad");
+        const attn::step& ds = lab_buggy_step(t, "d_S");
+        const attn::step& dq = lab_buggy_step(t, "d_Q");
+        const auto& k = t.at("K").value;
+        const double scale = 1 / std::sqrt(static_cast<double>(t.config.d_k));
+        for (std::size_t i = 0; i < ds.value.shape(0); ++i)
+            for (std::size_t c = 0; c < k.shape(1); ++c) {
+                double wrong = 0, right = 0;
+                for (std::size_t j = 0; j < ds.value.shape(1); ++j)
+                    wrong += lab_cell(ds, j, i) * k(j, c), right += lab_cell(ds, i, j) * k(j, c);
+                CHECK(lab_cell(dq, i, c) == Approx(wrong * scale).margin(1e-5));
+                CHECK(lab_buggy_step(t, "d_Q", 2).value(i, c) == Approx(right * scale).margin(1e-5));
+            }
+        CHECK(s(t, "grad_max_diff") > 1e-3);
+        CHECK(s(t, "dk_max_diff") > 1e-3);
+    }
+    SECTION("cross-sources-swapped: one output row per memory token") {
+        const attn::trace t = mistake_trace("cross-sources-swapped");
+        REQUIRE(t.config.kv_len == 5);
+        CHECK(attn::shape_of(t.at("output").value) == "(3, 4)");
+        CHECK(attn::shape_of(lab_buggy_step(t, "output").value) == "(5, 4)");
+        const auto& mem = t.at("memory").value;
+        const auto& wq = t.at("W_Q").value;
+        double q00 = 0;
+        for (std::size_t c = 0; c < mem.shape(1); ++c) q00 += mem(0, c) * wq(c, 0);
+        CHECK(lab_cell(lab_buggy_step(t, "Q"), 0, 0) == Approx(q00).margin(1e-5));
+    }
+    SECTION("gqa-tile-not-interleave: heads 1 and 2 read the other group's K/V, heads 0 and 3 agree") {
+        const attn::trace t = mistake_trace("gqa-tile-not-interleave");
+        REQUIRE(t.config.heads == 4);
+        const auto& tile = lab_buggy_step(t, "gqa_heads_output").value;
+        const auto& fix = lab_buggy_step(t, "gqa_heads_output", 1).value;
+        const auto& k = t.at("K_heads").value;
+        const auto& k_tile = lab_buggy_step(t, "K_rep").value;
+        for (std::size_t head = 0; head < 4; ++head) {
+            INFO(head);
+            double d = 0, dk = 0;
+            for (std::size_t i = 0; i < tile.shape(2); ++i)
+                for (std::size_t c = 0; c < tile.shape(3); ++c) {
+                    d = std::max(d, std::fabs(tile(0, head, i, c) - fix(0, head, i, c)));
+                    dk = std::max(dk, std::fabs(k_tile(0, head, i, c) - k(0, head % 2, i, c)));
+                }
+            CHECK(dk == 0.0);  // tile: query head i reads K/V head i % g
+            CHECK((head == 1 || head == 2) == (d > 1e-6));
+        }
+        CHECK(s(t, "heads_wrong") == 2);
+        CHECK_THROWS_WITH(
+            [] {
+                attn::step_request r = request("gqa-tile-not-interleave");
+                r.heads = 2;
+                r.heads_given = true;
+                attn::validate(r);
+            }(),
+            Catch::Contains("--heads of 4 or more"));
     }
 }

@@ -87,7 +87,10 @@ def heads(inp, bug, h, g=None):
         Qh = Q.reshape(B, n, h, d_h).transpose(0, 2, 1, 3)
         Kh = K.reshape(B, n, g, d_h).transpose(0, 2, 1, 3)
         Vh = V.reshape(B, n, g, d_h).transpose(0, 2, 1, 3)
-    Kr, Vr = np.repeat(Kh, h // g, axis=1), np.repeat(Vh, h // g, axis=1)
+    if bug == "gqa-tile-not-interleave":  # heads 0, 1, 0, 1 where 0, 0, 1, 1 was meant
+        Kr, Vr = np.tile(Kh, (1, h // g, 1, 1)), np.tile(Vh, (1, h // g, 1, 1))
+    else:
+        Kr, Vr = np.repeat(Kh, h // g, axis=1), np.repeat(Vh, h // g, axis=1)
     scores = Qh @ Kr.transpose(0, 1, 3, 2)
     scaled = scores * scale_of(bug, d_h, d)
     weights = softmax(scaled, axis=-2 if bug == "softmax-wrong-dim" else -1)
@@ -106,8 +109,9 @@ def heads(inp, bug, h, g=None):
 
 
 def cross(inp, bug):
-    Q = inp["X"] @ inp["W_Q"]
-    K, V = inp["memory"] @ inp["W_K"], inp["memory"] @ inp["W_V"]
+    q_src, kv_src = (inp["memory"], inp["X"]) if bug == "cross-sources-swapped" else (inp["X"], inp["memory"])
+    Q = q_src @ inp["W_Q"]
+    K, V = kv_src @ inp["W_K"], kv_src @ inp["W_V"]
     scores = Q @ K.T
     weights = softmax(scores * scale_of(bug, Q.shape[1], inp["X"].shape[1]),
                       axis=0 if bug == "softmax-wrong-dim" else -1)
@@ -220,7 +224,7 @@ def backward(inp, bug):
     d_P = dO @ V.T
     d_S = P * d_P if bug == "softmax-backward-no-rowsum" else P * (d_P - (P * d_P).sum(axis=1, keepdims=True))
     s = 1.0 if bug == "backward-no-scale" else 1.0 / np.sqrt(d_k)
-    d_Q, d_K = d_S @ K * s, d_S.T @ Q * s
+    d_Q, d_K = (d_S.T if bug == "backward-transposed-grad" else d_S) @ K * s, d_S.T @ Q * s
     return {"d_V": d_V, "d_P": d_P, "d_S": d_S, "d_Q": d_Q, "d_K": d_K, "d_W_Q": X.T @ d_Q, "d_W_K": X.T @ d_K,
             "d_W_V": X.T @ d_V, "d_X": d_Q @ W_Q.T + d_K @ W_K.T + d_V @ W_V.T}
 

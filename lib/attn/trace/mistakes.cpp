@@ -910,7 +910,8 @@ void forward_rows(std::vector<mistake_info>& all) {
                                 {bug_variant([](ex_bug& x) { x.mask = mask_t::tiny; })}));
     all.push_back(catalogue_row("merge-no-transpose", "silent", "merged", lab_mh, lab_multihead, {"mha"},
                                 {bug_variant([](ex_bug& x) { x.merge_no_transpose = true; })}));
-    all.push_back(catalogue_row("scale-by-d-model", "silent", "scaled_scores", lab_mh, lab_multihead, {"mha", "gqa"},
+    all.push_back(catalogue_row("scale-by-d-model", "silent", "scaled_scores", lab_mh, lab_multihead,
+                                {"sdpa", "causal", "mha", "gqa"},
                                 {bug_variant([](ex_bug& x) { x.scale = scale_t::sqrt_d_model; })}));
     all.push_back(catalogue_row("dropout-at-eval", "silent", "weights", {true, false, false, false, 8, 0},
                                 lab_single<dropout_at_eval<float>, dropout_at_eval<double>>, {}, {}));
@@ -956,9 +957,9 @@ void numerical_rows(std::vector<mistake_info>& all) {
                                 lab_single<rope_style_mismatch<float>, rope_style_mismatch<double>>, {}, {}));
 }
 
-// The mistakes of the exercises' methods: heads, decode loops, tiles, gradients, sources.
+// The mistakes of the exercises' methods: heads, decode loops, tiles, gradients, sources (listed
+// with the silent ones: they raise nothing).
 mistake_info with_lab(mistake_info m, const char* mask, std::int64_t heads = 0, std::int64_t kv_len = 0) {
-    m.group = "method";
     m.lab_mask = mask;
     m.default_heads = heads;
     m.default_kv_len = kv_len;
