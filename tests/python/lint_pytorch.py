@@ -130,7 +130,9 @@ else:
     everything = after_step | after_heads | after_grad | {"Q_rot", "K_rot"}
     for source in (load("mistakes.toml"), positions):
         for mid, table in source.get("mistake", {}).items():
-            lint_table(f"mistake.{mid}", {"": table}, everything)
+            # each pytorch_<step> is the line of one buggy step; they run in order
+            lint_table(f"mistake.{mid}", {k: {"pytorch": v} for k, v in table.items() if k.startswith("pytorch")},
+                       everything)
 
     # kv-cache's script lines (no JSON contract: they name the cache's own dimensions p, t, T, g)
     kv = load("kvcache.toml")["kvcache"]["pytorch"]

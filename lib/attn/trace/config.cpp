@@ -200,6 +200,10 @@ void mistake_lab_defaults(const mistake_info& m, step_request& r) {
 
 // Sizes a lab cannot show its mistake at: one line saying what to use instead.
 void refuse_mistake_lab_sizes(const mistake_info& m, const step_config& c) {
+    if (m.id == "rope-wrong-position" && c.seq_len < 2)
+        throw error("rope-wrong-position needs a prompt and a decode token: use --seq-len 2 or more, e.g. 6");
+    if (m.id == "rope-style-mismatch" && c.d_k < 4)
+        throw error("rope-style-mismatch needs at least two pairs to mix up: use --d-k 4 or more, e.g. 8");
     if (m.id == "gqa-tile-not-interleave" && (c.heads < 4 || c.heads % 2 != 0))
         throw error(
             fmt::format("gqa-tile-not-interleave shares g = 2 K/V heads among the query heads, so tile and "
@@ -290,10 +294,6 @@ step_config validate(const step_request& request) {
     if (m) refuse_mistake_lab_sizes(*m, c);
     if (!r.multihead && !m && !c.lengths_text.empty())
         throw error("--lengths needs a batch: use attn-explain heads --lengths ...");
-    if (c.mistake == "rope-wrong-position" && c.seq_len < 2)
-        throw error("rope-wrong-position needs a prompt and a decode token: use --seq-len 2 or more, e.g. 6");
-    if (c.mistake == "rope-style-mismatch" && c.d_k < 4)
-        throw error("rope-style-mismatch needs at least two pairs to mix up: use --d-k 4 or more, e.g. 8");
     if (c.load_dir.empty()) {
         check_dimensions(c);
         c.lengths = parse_lengths_for(c);

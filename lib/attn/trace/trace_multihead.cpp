@@ -407,7 +407,8 @@ void gqa_tile_typed(trace& t, const inputs& in) {
     r.values["map_tile"] = map_bad;
     r.values["map_interleave"] = map_good;
     r.values["wrong_heads"] = wrong;
-    r.values["gqa_mask"] = causal ? ".masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float('-inf'))" : "";
+    r.values["gqa_blocked"] =
+        std::string("torch.") + (causal ? "ones" : "zeros") + "(n, n, dtype=torch.bool)" + (causal ? ".triu(1)" : "");
     r.symptoms.emplace_back("kv_heads", static_cast<double>(g));
     r.symptoms.emplace_back("heads_wrong", static_cast<double>(wrong_count));
     r.symptoms.emplace_back("gqa_max_diff", max_abs_diff(r.groups[0].steps[2].value, r.groups[1].steps[2].value));
