@@ -1117,4 +1117,11 @@ TEST_CASE("cli: the methods' labs run in every format and language", "[cli][mist
     const result cross = run("mistake cross-sources-swapped --kv-len 4");
     CHECK(cross.code == 0);
     CHECK(run("mistake no-scale --kv-len 4").code == 2);
+    // the learner's own window is kept, a window that never evicts is refused
+    const result w2 = run("mistake kv-window-off-by-one --mask window:2 --format json");
+    REQUIRE(w2.code == 0);
+    CHECK(nlohmann::json::parse(w2.out)["config"]["mask"] == "window:2");
+    CHECK(nlohmann::json::parse(w2.out)["symptoms"]["keys_per_row_buggy"] == 3);
+    CHECK(run("mistake kv-window-off-by-one --mask window:6").code == 2);
+    CHECK(run("mistake kv-window-off-by-one --mask causal --format json").code == 0);
 }

@@ -966,7 +966,7 @@ mistake_info with_lab(mistake_info m, const char* mask, std::int64_t heads = 0, 
     return m;
 }
 void method_rows(std::vector<mistake_info>& all) {
-    const lab_flags lab_gqa{false, true, false, false, 0, 8}, lab_decode{false, false, true, false, 6, 0},
+    const lab_flags lab_gqa{false, true, false, false, 0, 8}, lab_decode{false, false, false, false, 6, 0},
         lab_tiles{false, false, false, false, 8, 0}, lab_cross{true, false, false, false, 0, 0};
     all.push_back(with_lab(catalogue_row("gqa-tile-not-interleave", "silent", "K_rep", lab_gqa, lab_gqa_tile, {"gqa"},
                                          {bug_variant([](ex_bug& x) { x.gqa_tile = true; })}),
