@@ -32,7 +32,8 @@ TEST_CASE("python script: one checked step per trace step in order", "[python]")
     const std::string py = attn::render_python(t, en(), "step");
     CHECK(py.rfind("#!/usr/bin/env python3\n", 0) == 0);
     CHECK(py.find("import torch\n") != std::string::npos);
-    CHECK(py.find("DTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\nUPSTREAM = 0.0\n") != std::string::npos);
+    CHECK(py.find("DTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\nUPSTREAM = 0.0\n") !=
+          std::string::npos);
     CHECK(py.find("exec(sys._getframe().f_code, shadow)") != std::string::npos);  // the float64 pass
     std::size_t at = 0;
     for (const attn::step& s : t.steps) {
