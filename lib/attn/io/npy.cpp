@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -496,25 +497,11 @@ void append_le(std::string& out, std::uint32_t v, std::size_t width) {
     for (std::size_t i = 0; i < width; ++i) out += static_cast<char>((v >> (8 * i)) & 0xffu);
 }
 
-std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type,
-                           const std::string& name) {
-    std::size_t count = 0;
-    if (!element_count(shape, count)) {
-        throw error(name + ": shape " + shape_text(shape) + " has too many elements to write");
-    }
-    if (count != data.size()) {
-        throw error(name + ": shape " + shape_text(shape) + " needs " + std::to_string(count) + " values but " +
-                    std::to_string(data.size()) + " were given");
-    }
-    const std::size_t item = dtype_size(type);
-    std::size_t data_bytes = 0;
-    if (mul_overflows(count, item, data_bytes)) {
-        throw error(name + ": shape " + shape_text(shape) + " is too large to write");
-    }
-
-    // Same text and padding as numpy.lib.format._write_array_header (numpy 1.24).
+// The preamble of a .npy file: magic, version, header length, the dict and its padding. Same text
+// and padding as numpy.lib.format._write_array_header (numpy 1.24).
+std::string header_bytes(const std::vector<std::size_t>& shape, const char* descr, const std::string& name) {
     std::string dict = "{'descr': '";
-    dict += type == dtype::float32 ? "<f4" : "<f8";
+    dict += descr;
     dict += "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
     if (!shape.empty()) {
         const std::size_t digits = std::to_string(shape[0]).size();
@@ -532,17 +519,37 @@ std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vec
         major = 2;
     }
     if (hlen + padlen > 0xffffffffu) throw error(name + ": shape " + shape_text(shape) + " has too many dimensions");
+    std::string out;
+    out.append(magic_bytes, magic_len);
+    out += static_cast<char>(major);
+    out += static_cast<char>(0);
+    append_le(out, static_cast<std::uint32_t>(hlen + padlen), len_width);
+    out += dict;
+    out.append(padlen, ' ');
+    out += '\n';
+    return out;
+}
+
+std::string serialize_impl(const std::vector<std::size_t>& shape, const std::vector<double>& data, dtype type,
+                           const std::string& name) {
+    std::size_t count = 0;
+    if (!element_count(shape, count)) {
+        throw error(name + ": shape " + shape_text(shape) + " has too many elements to write");
+    }
+    if (count != data.size()) {
+        throw error(name + ": shape " + shape_text(shape) + " needs " + std::to_string(count) + " values but " +
+                    std::to_string(data.size()) + " were given");
+    }
+    const std::size_t item = dtype_size(type);
+    std::size_t data_bytes = 0;
+    if (mul_overflows(count, item, data_bytes)) {
+        throw error(name + ": shape " + shape_text(shape) + " is too large to write");
+    }
 
     std::string out;
     try {
-        out.reserve(magic_len + 2 + len_width + hlen + padlen + data_bytes);
-        out.append(magic_bytes, magic_len);
-        out += static_cast<char>(major);
-        out += static_cast<char>(0);
-        append_le(out, static_cast<std::uint32_t>(hlen + padlen), len_width);
-        out += dict;
-        out.append(padlen, ' ');
-        out += '\n';
+        out = header_bytes(shape, type == dtype::float32 ? "<f4" : "<f8", name);
+        out.reserve(out.size() + data_bytes);
         const bool swap = !host_is_little_endian();
         unsigned char buf[8];
         for (double v : data) {
@@ -650,16 +657,10 @@ std::string serialize(const std::vector<std::size_t>& shape, const std::vector<d
     }
 }
 
-void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data,
-           dtype type) {
-    std::string bytes;
-    try {
-        bytes = serialize_impl(shape, data, type, path);
-    } catch (const error&) {
-        throw;
-    } catch (const std::exception& e) {
-        throw error(path + ": cannot write: " + e.what());
-    }
+namespace {
+
+// Writes a serialized .npy to `path`; a failed write leaves no file.
+void write_bytes(const std::string& path, const std::string& bytes) {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr) {
         const int err = errno;
@@ -673,6 +674,47 @@ void write(const std::string& path, const std::vector<std::size_t>& shape, const
         std::remove(path.c_str());
         throw error("cannot write " + path + ": " + errno_text(err));
     }
+}
+
+std::string serialize_int64_impl(const std::vector<std::size_t>& shape, const std::vector<std::int64_t>& data,
+                                 const std::string& name) {
+    std::size_t count = 0;
+    if (!element_count(shape, count) || count != data.size())
+        throw error(name + ": shape " + shape_text(shape) + " does not hold " + std::to_string(data.size()) +
+                    " values");
+    std::string out = header_bytes(shape, "<i8", name);
+    const bool swap = !host_is_little_endian();
+    unsigned char buf[8];
+    for (const std::int64_t v : data) {
+        std::memcpy(buf, &v, 8);
+        if (swap) std::reverse(buf, buf + 8);
+        out.append(reinterpret_cast<const char*>(buf), 8);
+    }
+    return out;
+}
+
+}  // namespace
+
+void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data,
+           dtype type) {
+    std::string bytes;
+    try {
+        bytes = serialize_impl(shape, data, type, path);
+    } catch (const error&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw error(path + ": cannot write: " + e.what());
+    }
+    write_bytes(path, bytes);
+}
+
+std::string serialize_int64(const std::vector<std::size_t>& shape, const std::vector<std::int64_t>& data) {
+    return serialize_int64_impl(shape, data, "npy::serialize_int64");
+}
+
+void write_int64(const std::string& path, const std::vector<std::size_t>& shape,
+                 const std::vector<std::int64_t>& data) {
+    write_bytes(path, serialize_int64_impl(shape, data, path));
 }
 
 }  // namespace attn::npy

@@ -1,6 +1,7 @@
 // lib/attn/npy.hpp — read and write NumPy .npy files (float32/float64), no xtensor dependency.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,5 +48,9 @@ std::string serialize(
     dtype type);  // v1.0, little-endian '<f4' or '<f8', fortran_order False, preamble padded to a multiple of 64
 void write(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& data,
            dtype type);  // throws npy::error on I/O failure (message names the path and strerror)
+// Integers ('<i8', as numpy.save writes an int64 array: block tables, positions): the same header
+// and padding, the values as little-endian 8-byte integers. Throws npy::error.
+std::string serialize_int64(const std::vector<std::size_t>& shape, const std::vector<std::int64_t>& data);
+void write_int64(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<std::int64_t>& data);
 
 }  // namespace attn::npy
