@@ -70,18 +70,17 @@ attn::doc::document page(const attn::paged_report& r, const run_context& ctx) {
 }
 std::string json(const attn::paged_report& r, const run_context&) { return attn::render_paged_json(r); }
 
+// The examples: the default mix (a shared prefix), a sample's copy-on-write, and preemptions.
+const std::vector<example> paged_examples = {{""},
+                                             {"--requests 6+4,9+2 --shared-prefix 6 --samples 2"},
+                                             {"--requests 6+6,6+6,6+6 --blocks 6 --block-size 2 --follow 2"}};
+
 report_spec<paged_options, attn::paged_report> spec() {
     auto s = spec_about<report_spec<paged_options, attn::paged_report>>(
         "paged", "A paged KV cache: block tables, prefix sharing, copy-on-write, preemption", 135, pages_and_json,
-        pages,
-        {{""},
-         {"--requests 6+4,9+2 --shared-prefix 6 --samples 2"},
-         {"--requests 6+6,6+6,6+6 --blocks 6 --block-size 2 --follow 2"}});
-    s.flags = flags_of;
-    s.size = size_of;
-    s.run = run;
-    s.page = page;
-    s.json = json;
+        pages, paged_examples);
+    s.flags = flags_of, s.size = size_of, s.run = run;
+    s.page = page, s.json = json;
     return s;
 }
 const registrar registered(spec());

@@ -205,6 +205,22 @@ def gen_batching(r):
     return args
 
 
+def gen_paged(r):
+    n = r.randint(1, 4)
+    prompts = [r.randint(1, 10) for _ in range(n)]
+    g = r.choice([1, 2])
+    h = g * r.choice([1, 2])
+    args = ["--block-size", str(r.randint(1, 6)), "--requests",
+            ",".join(f"{p}+{r.randint(0, 8)}" for p in prompts), "--shared-prefix",
+            str(r.randint(0, min(prompts))), "--samples", str(r.randint(1, 3)), "--heads", str(h), "--kv-heads",
+            str(g), "--d-model", str(h * r.randint(1, 4))] + dtype(r) + seed(r)
+    if r.random() < 0.5:
+        args += ["--blocks", str(r.randint(1, 12))]
+    if r.random() < 0.3:
+        args += ["--follow", str(r.randint(0, n))]
+    return args
+
+
 def gen_cost(r):
     g = r.choice([1, 2, 4])
     h = g * r.choice([1, 2, 4])
@@ -253,6 +269,7 @@ COMMANDS = [
     ("flash", gen_flash, False),
     ("grad", gen_grad, True),
     ("batching", gen_batching, False),
+    ("paged", gen_paged, False),
     ("cost", gen_cost, False),
     ("train", gen_train, False),
     ("learn", gen_learn, False),
