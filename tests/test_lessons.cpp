@@ -7,6 +7,9 @@
 #include <fstream>
 
 #include "attn/doc/batching.hpp"
+#include "attn/doc/paged.hpp"
+#include "attn/render/json_paged.hpp"
+#include "attn/trace/paged.hpp"
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_batching.hpp"
 #include "attn/trace/batching.hpp"
@@ -745,6 +748,33 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         q.dist = "file:" + (fs::temp_directory_path() / "attn-lessons-lengths.txt").string();
         batch_all(report(q));
         fs::remove(fs::temp_directory_path() / "attn-lessons-lengths.txt");
+    }
+
+    // `attn-explain paged` in every format: the default mix (sharing), samples (copy-on-write, a table
+    // without writes), a full pool (preemption, no free block), long prefills (more events and
+    // blocks than shown), more steps than pages, no sharing, and checks that fail.
+    {
+        const attn::lessons& gl = attn::lessons::embedded("en");
+        auto paged_all = [&](const attn::paged_report& r) {
+            draw_all(attn::paged_document(r, gl));
+            CHECK_NOTHROW(attn::render_paged_json(r));
+        };
+        auto paged_run = [](attn::paged_request q) { return attn::run_paged(attn::validate_paged(q)); };
+        attn::paged_request q;
+        paged_all(paged_run(q));
+        q.requests = "6+4,9+2", q.shared_prefix = 6, q.samples = 2;
+        paged_all(paged_run(q));
+        q = {};
+        q.requests = "6+6,6+6,6+6", q.blocks = 6, q.block_size = 2;
+        paged_all(paged_run(q));
+        q = {};
+        q.requests = "40+2,2+50", q.block_size = 2, q.shared_prefix = 0;
+        attn::paged_report bad = paged_run(q);
+        paged_all(bad);
+        bad.max_diff = 1;
+        for (attn::paged_step& st : bad.steps)
+            for (attn::paged_walk& w : st.follow) w.max_diff = 1;
+        paged_all(bad);
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");
