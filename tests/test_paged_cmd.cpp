@@ -228,8 +228,9 @@ import numpy as np
 ok = True
 for folder in sys.argv[1:]:
     meta = json.load(open(folder + "/run.json"))
-    B, N, g, h, dh = meta["block_size"], meta["num_blocks"], meta["kv_heads"], meta["heads"], meta["d_head"]
-    tol = 1e-5 if meta["dtype"] == "float32" else 1e-12
+    c = meta["config"]
+    B, N, g, h, dh = meta["block_size"], c["num_blocks"], c["kv_heads"], c["heads"], c["d_head"]
+    tol = 1e-5 if c["dtype"] == "float32" else 1e-12
     kp, vp = np.load(folder + "/K_pool.npy"), np.load(folder + "/V_pool.npy")
     assert kp.shape == (N, B, g, dh) and vp.shape == kp.shape, (folder, kp.shape)
     last = max(q["finished_step"] for q in meta["requests"])

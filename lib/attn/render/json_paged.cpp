@@ -86,8 +86,8 @@ std::string render_paged_json(const paged_report& r) {
     const paged_config& c = r.config;
     std::string out = "{\n";
     out += fmt::format(
-        "  \"block_size\": {}, \"num_blocks\": {}, \"d_model\": {}, \"heads\": {}, \"kv_heads\": {}, \"d_head\": {}, "
-        "\"dtype\": \"{}\", \"seed\": {}, \"shared_prefix\": {}, \"samples\": {}, \"follow\": {},\n",
+        "  \"block_size\": {},\n  \"config\": {{\"num_blocks\": {}, \"d_model\": {}, \"heads\": {}, \"kv_heads\": {}, "
+        "\"d_head\": {}, \"dtype\": \"{}\", \"seed\": {}, \"shared_prefix\": {}, \"samples\": {}, \"follow\": {}}},\n",
         c.block_size, c.blocks, c.sizes.d_model, c.sizes.heads, c.sizes.kv_heads, c.sizes.d_head, name_of(c.type),
         c.seed, c.shared_prefix, c.samples, c.follow);
     out += "  \"requests\": [\n";

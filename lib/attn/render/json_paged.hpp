@@ -6,8 +6,8 @@
 
 namespace attn {
 
-// {"block_size", "num_blocks", "d_model", "heads", "kv_heads", "d_head", "dtype", "seed",
-//  "shared_prefix", "samples", "follow",
+// {"block_size", "config": {"num_blocks", "d_model", "heads", "kv_heads", "d_head", "dtype", "seed",
+//  "shared_prefix", "samples", "follow"},
 //  "requests": [{"id", "prompt", "generated", "parent" (null: listed), "preemptions",
 //                "finished_step", "block_table", "tokens", "max_diff"}],
 //  "steps": [{"step", "free_blocks", "refcounts",
