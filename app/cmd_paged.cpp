@@ -5,6 +5,7 @@
 #include "attn/doc/paged.hpp"
 #include "attn/io/save.hpp"
 #include "attn/render/json_paged.hpp"
+#include "attn/render/python_paged.hpp"
 #include "attn/trace/paged.hpp"
 #include "registry.hpp"
 
@@ -60,7 +61,8 @@ output_size size_of(const paged_options& opt, const run_context&) {
     const double steps = tokens + static_cast<double>(c.count());  // each step writes at least one token
     const double width = static_cast<double>(c.sizes.heads * c.sizes.d_head);
     output_size s;
-    s.values = steps * (2 * static_cast<double>(c.blocks) + blocks) + tokens * (8 + 2 * width);
+    const double pool = static_cast<double>(c.blocks * c.block_size * c.sizes.kv_heads * c.sizes.d_head);
+    s.values = steps * (2 * static_cast<double>(c.blocks) + blocks) + tokens * (8 + 2 * width) + 2 * pool;
     s.smaller = "--requests";
     return s;
 }
@@ -69,6 +71,9 @@ attn::doc::document page(const attn::paged_report& r, const run_context& ctx) {
     return attn::paged_document(r, ctx.L());
 }
 std::string json(const attn::paged_report& r, const run_context&) { return attn::render_paged_json(r); }
+std::string python(const attn::paged_report& r, const run_context& ctx) {
+    return attn::render_paged_python(r, ctx.L());
+}
 
 // The examples: the default mix (a shared prefix), a sample's copy-on-write, and preemptions.
 const std::vector<example> paged_examples = {{""},
@@ -77,10 +82,10 @@ const std::vector<example> paged_examples = {{""},
 
 report_spec<paged_options, attn::paged_report> spec() {
     auto s = spec_about<report_spec<paged_options, attn::paged_report>>(
-        "paged", "A paged KV cache: block tables, prefix sharing, copy-on-write, preemption", 135, pages_and_json,
+        "paged", "A paged KV cache: block tables, prefix sharing, copy-on-write, preemption", 135, pages_json_python,
         pages, paged_examples);
     s.flags = flags_of, s.size = size_of, s.run = run;
-    s.page = page, s.json = json;
+    s.page = page, s.json = json, s.python = python;
     return s;
 }
 const registrar registered(spec());

@@ -9,6 +9,7 @@
 #include "attn/doc/batching.hpp"
 #include "attn/doc/paged.hpp"
 #include "attn/render/json_paged.hpp"
+#include "attn/render/python_paged.hpp"
 #include "attn/trace/paged.hpp"
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_batching.hpp"
@@ -758,6 +759,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         auto paged_all = [&](const attn::paged_report& r) {
             draw_all(attn::paged_document(r, gl));
             CHECK_NOTHROW(attn::render_paged_json(r));
+            CHECK_NOTHROW(attn::render_paged_python(r, gl));
         };
         auto paged_run = [](attn::paged_request q) { return attn::run_paged(attn::validate_paged(q)); };
         attn::paged_request q;

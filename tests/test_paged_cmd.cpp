@@ -182,8 +182,7 @@ TEST_CASE("paged: bad flags are refused in one line", "[paged][cli]") {
                                           "--d-model 100000",
                                           "--requests 4000+96,4000+96,4000+96,4000+96,4000+96",
                                           "--requests 4000+96",
-                                          "--dtype float16",
-                                          "--format python"};
+                                          "--dtype float16"};
     for (const std::string& a : bad) {
         INFO(a);
         const auto r = test::capture(test::exe + " paged " + a + " --color never 2>&1 >/dev/null");

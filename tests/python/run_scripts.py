@@ -2,7 +2,7 @@
 """`--format python` under PyTorch: generates the script of every run in a matrix (single head with
 and without a mask, float64, cross-attention with both alignments, d_k != d_v, heads with biases,
 padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad, kv-cache with GQA
-and MQA, kv-cache --mask window:W for every W from 1 to T) and runs each with this interpreter;
+and MQA, kv-cache --mask window:W for every W from 1 to T, paged with sharing, samples and preemption) and runs each with this interpreter;
 every script must exit 0 and end with "all N steps match". A script whose
 embedded value is changed must exit 1 with MISMATCH (the check can fail). And the JSON contract:
 for a few runs each step's `pytorch` string, exec'd with only torch, math, F, the inputs and the
@@ -79,6 +79,11 @@ RUNS = [
     ["mistake", "no-transpose", "--seq-len", "4"],
     ["mistake", "heads-no-transpose", "--mask", "causal"],
     ["step", "--mistake", "no-scale", "--mask", "causal", "--dtype", "float64"],
+    ["paged"],
+    ["paged", "--requests", "6+4,9+2", "--shared-prefix", "6", "--samples", "3", "--d-model", "16", "--heads", "4",
+     "--kv-heads", "2"],
+    ["paged", "--requests", "6+6,6+6,6+6", "--block-size", "2", "--blocks", "6", "--kv-heads", "1", "--dtype",
+     "float64"],
 ]
 
 
@@ -288,6 +293,8 @@ BLAS_RUNS = [
     ["heads", "--seq-len", "16", "--d-model", "128", "--heads", "2", "--init", "randn", "--mask", "causal"],
     ["kv-cache", "--d-model", "64", "--heads", "4", "--kv-heads", "2"],
     ["grad", "--seq-len", "12", "--d-model", "64", "--d-k", "64", "--mask", "causal"],
+    ["paged", "--requests", "9+5,12+3", "--shared-prefix", "8", "--samples", "2", "--d-model", "64", "--heads", "4",
+     "--kv-heads", "2"],
     ["mistake", "no-scale", "--seq-len", "16", "--d-model", "64", "--d-k", "64"],
     ["step", "--seq-len", "8", "--d-model", "1024", "--d-k", "512", "--d-v", "8", "--mask", "causal"],
 ]

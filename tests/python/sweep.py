@@ -269,7 +269,7 @@ COMMANDS = [
     ("flash", gen_flash, False),
     ("grad", gen_grad, True),
     ("batching", gen_batching, False),
-    ("paged", gen_paged, False),
+    ("paged", gen_paged, True),
     ("cost", gen_cost, False),
     ("train", gen_train, False),
     ("learn", gen_learn, False),

@@ -447,4 +447,9 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     return out;
 }
 
+std::string python_preamble(dtype type, const lessons& L, const std::string& command) {
+    return preamble(type, L, command);
+}
+std::string python_comment(const std::string& text) { return comment(text); }
+
 }  // namespace attn

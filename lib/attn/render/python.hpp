@@ -22,6 +22,10 @@ std::string render_python(const trace& t, const lessons& L, const std::string& c
 // attention without a cache against the tool's and against the cached rows.
 std::string render_kvcache_python(const kv_report& r, const lessons& L);
 
+// The preamble every script starts with (imports, dtype, tolerance and check()), and a comment.
+std::string python_preamble(dtype type, const lessons& L, const std::string& command);
+std::string python_comment(const std::string& text);
+
 // A tensor as a Python nested list of exact decimals (the shortest repr that round-trips the
 // double; math.inf, -math.inf and math.nan for non-finite values).
 std::string python_list(const tensor& x);

@@ -289,6 +289,7 @@ paged_finished paged_finish(paged_state& s, const paged::request& r, std::size_t
     paged_finished f;
     f.id = r.id, f.prompt = r.prompt, f.length = L, f.preemptions = r.preemptions, f.finished_step = step;
     f.parent = r.parent, f.table = r.final_table, f.tokens = r.tokens;
+    f.x = s.rows[r.id].x;
     f.k_blocks = xt::zeros<double>({f.table.size(), c.block_size, g, dh});
     f.v_blocks = f.k_blocks;
     for (std::size_t i = 0; i < f.table.size(); ++i) {
@@ -364,6 +365,7 @@ paged_report run_paged(const paged_config& c) {
     paged_inputs in = paged_make_inputs(c);
     paged_report out;
     out.config = c;
+    out.w_q = in.w_q, out.w_k = in.w_k, out.w_v = in.w_v;
     out.tolerance = c.type == dtype::float32 ? 1e-4 : 1e-10;
     paged_state s{c,
                   paged::scheduler(c.blocks, c.block_size, c.specs, in.tokens, c.samples, in.sample_tokens),

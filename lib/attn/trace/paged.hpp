@@ -88,6 +88,7 @@ struct paged_finished {
     std::size_t parent = paged::none;
     std::vector<std::size_t> table;
     std::vector<std::int64_t> tokens;
+    matrix<double> x;  // the tokens' embeddings [L, d] (the script's inputs)
     xt::xtensor<double, 4> k_blocks, v_blocks;  // (len(table), B, g, d_head)
     xt::xtensor<double, 3> q, output;  // (L, h, d_head)
     double max_diff = 0;  // output through the table against contiguous attention
@@ -109,6 +110,7 @@ struct paged_report {
     paged_config config;
     std::vector<paged_step> steps;
     std::vector<paged_finished> requests;  // by id
+    matrix<double> w_q, w_k, w_v;  // [d, h·d_head], [d, g·d_head] × 2
     xt::xtensor<double, 4> key_cache, value_cache;  // the pool at the end (N, B, g, d_head)
     paged_memory memory;
     double max_diff = 0;  // attention_max_diff: every token of every request
