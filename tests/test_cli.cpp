@@ -1068,8 +1068,9 @@ TEST_CASE("cli: flags a command would ignore are not accepted", "[cli][flags]") 
     CHECK(run("flash --full --precision 2 --no-pause").code == 0);
 }
 
-TEST_CASE("cli: --format python on the five commands that have it and a clear error elsewhere", "[cli][python]") {
-    for (const char* c : {"step --mask causal", "heads --bias", "mistake no-scale", "grad", "kv-cache --kv-heads 1"}) {
+TEST_CASE("cli: --format python on the six commands that have it and a clear error elsewhere", "[cli][python]") {
+    for (const char* c : {"step --mask causal", "heads --bias", "mistake no-scale", "grad", "kv-cache --kv-heads 1",
+                          "paged --samples 2"}) {
         INFO(c);
         const result r = run(std::string(c) + " --format python");
         REQUIRE(r.code == 0);
@@ -1078,9 +1079,9 @@ TEST_CASE("cli: --format python on the five commands that have it and a clear er
                        Catch::EndsWith("print(f\"all {matched} steps match\")\n"));
     }
     const char* cases[][2] = {
-        {"flash --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
-        {"variant linear --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
-        {"positions --format python", "--format python is for step, mistake, heads, grad and kv-cache"},
+        {"flash --format python", "--format python is for step, mistake, heads, grad, kv-cache and paged"},
+        {"variant linear --format python", "--format python is for step, mistake, heads, grad, kv-cache and paged"},
+        {"positions --format python", "--format python is for step, mistake, heads, grad, kv-cache and paged"},
         {"kv-cache --mla 4 --format python", "--mla cannot be combined with --format python"},
         {"step --format xml", "(or python for a PyTorch script)"},
     };
