@@ -251,8 +251,9 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
         // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
         const std::string sub = word_after(q.command, "attn-explain");
-        const std::set<std::string> subcommands = {"step",    "heads",     "mistake",  "mistakes", "mask", "drill",
-                                                   "variant", "positions", "kv-cache", "flash",    "cost", "batching"};
+        const std::set<std::string> subcommands = {"step",  "heads",    "mistake",   "mistakes", "mask",
+                                                   "drill", "variant",  "positions", "kv-cache", "flash",
+                                                   "cost",  "batching", "paged"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {
