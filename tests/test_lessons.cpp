@@ -766,6 +766,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         paged_all(paged_run(q));
         q.requests = "6+4,9+2", q.shared_prefix = 6, q.samples = 2;
         paged_all(paged_run(q));
+        q.samples = 3;  // "2 more samples" (plural)
+        paged_all(paged_run(q));
         q = {};
         q.requests = "6+6,6+6,6+6", q.blocks = 6, q.block_size = 2;
         paged_all(paged_run(q));

@@ -45,7 +45,9 @@ vars paged_vars(const paged_report& r, const lessons& L) {
               {"dtype", name_of(c.type)},
               {"seed", std::to_string(c.seed)},
               {"extra", std::to_string(c.samples - 1)}};
-    v["samples"] = c.samples > 1 ? L.text("paged.config_samples", v) : "";
+    v["samples"] = c.samples == 2 ? L.text("paged.config_sample", v)
+        : c.samples > 2           ? L.text("paged.config_samples", v)
+                                  : "";
     return v;
 }
 
