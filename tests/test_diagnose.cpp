@@ -455,3 +455,41 @@ TEST_CASE("diagnose: answers computed from another seed's inputs are said to com
     CHECK_FALSE(find_key(lr, "other_inputs"));
     CHECK(find_key(lr, "projection"));
 }
+
+TEST_CASE("diagnose: 2-D code's softmax dim=0 on batched weights is the batch (or heads) axis",
+          "[exercise][diagnose]") {
+    for (const char* id : {"gqa", "mha"}) {
+        for (const std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
+            INFO(id << ", axis " << axis);
+            const ex::config c = ex::make_config(id, 7);
+            ex::tensors t = ex::reference(c, ex::make_inputs(c));
+            const double d_head = static_cast<double>(c.dim("d_model") / c.dim("heads"));
+            // the learner's scores as the reference has them (gqa's raw, mha's raw too), scaled, then
+            // the softmax over `axis`
+            ex::nd w = t.at("scores");
+            for (double& v : w.data) v /= std::sqrt(d_head);
+            const std::size_t B = w.shape[0], H = w.shape[1], N = w.shape[2] * w.shape[3];
+            const std::size_t outer = axis == 0 ? H * N : N, len = axis == 0 ? B : H;
+            for (std::size_t b = 0; b < (axis == 0 ? 1 : B); ++b)
+                for (std::size_t o = 0; o < outer; ++o) {
+                    auto at = [&](std::size_t k) -> double& {
+                        return axis == 0 ? w.data[k * H * N + o] : w.data[b * H * N + k * N + o];
+                    };
+                    double mx = -INFINITY, sum = 0;
+                    for (std::size_t k = 0; k < len; ++k) mx = std::max(mx, at(k));
+                    for (std::size_t k = 0; k < len; ++k) sum += at(k) = std::exp(at(k) - mx);
+                    for (std::size_t k = 0; k < len; ++k) at(k) /= sum;
+                }
+            t["weights"] = w;
+            t.erase("output");
+            for (const char* later : {"heads_output", "merged"}) t.erase(later);
+            const ex::report r = ex::grade(c, as_float32(t));
+            const ex::finding* f = find_key(r, axis == 0 ? "softmax_batch_axis" : "softmax_heads_axis");
+            REQUIRE(f);
+            CHECK(f->step == "weights");
+            CHECK(f->mistake == "softmax-wrong-dim");
+            CHECK(f->args.at("dim") == std::to_string(axis));
+            speaks(r);
+        }
+    }
+}

@@ -154,6 +154,17 @@ nd softmax_last(const nd& s, bool normalise = true) {
 }
 nd softmax_second_last(const nd& s) { return t2(softmax_last(t2(s))); }
 
+// Softmax over axis `a` of any rank: the axis moved last, softmax, moved back.
+nd softmax_axis(const nd& s, std::size_t a) {
+    const std::size_t r = s.shape.size();
+    std::vector<std::size_t> to, back(r);
+    for (std::size_t k = 0; k < r; ++k)
+        if (k != a) to.push_back(k);
+    to.push_back(a);
+    for (std::size_t k = 0; k < r; ++k) back[to[k]] = k;
+    return permute(softmax_last(permute(s, to)), back);
+}
+
 // Blocked cells (j beyond the causal diagonal) set to -inf on the last two axes.
 nd causal(nd t) {
     const std::size_t n = t.shape[t.shape.size() - 2], m = t.shape.back();
@@ -782,10 +793,20 @@ bool weights_checks(ctx& x, tensor_id step, const nd& g, const nd& src, tensor_i
             return masked ? t : mask(t);
         };
         const nd right = prep(1 / std::sqrt(d));
+        const std::size_t r = g.shape.size();
         if (same(g, softmax_second_last(right))) {
-            x.add(step, "softmax_wrong_axis", {{"source", name(src_name)}}, "softmax-wrong-dim");
+            x.add(step, "softmax_wrong_axis", {{"source", name(src_name)}, {"dim", r == 2 ? "0" : "-2"}},
+                  "softmax-wrong-dim");
             return true;
         }
+        // 2-D code's dim=0 on a batched tensor: the batch (or the heads) axis
+        for (std::size_t a = 0; a + 2 < r; ++a)
+            if (same(g, softmax_axis(right, a))) {
+                const bool heads = r == 4 && a == 1;
+                x.add(step, heads ? "softmax_heads_axis" : "softmax_batch_axis",
+                      {{"source", name(src_name)}, {"dim", std::to_string(a)}}, "softmax-wrong-dim");
+                return true;
+            }
         if (same(g, softmax_last(right, false))) {
             x.add(step, "unnormalised", {{"source", name(src_name)}});
             return true;
