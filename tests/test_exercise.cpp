@@ -126,6 +126,8 @@ TEST_CASE("check: statuses, shape hints and JSON", "[exercise]") {
     CHECK(j["steps"].size() == 12);
     CHECK(j["steps"][3]["status"] == "shape");
     CHECK(j["steps"][3]["expected_shape"] == nlohmann::json::array({3, 2, 5, 4}));
+    CHECK(j["steps"][3]["hint"] == L.raw("shape_hint.heads_not_transposed"));  // as the text shows it
+    CHECK(j["steps"][0]["hint"].is_null());
     // a wrong tensor that no bug explains: no diagnosis, the first step that differs is named
     ex::tensors odd = to_float32(ex::reference(c, in));
     odd["output"].data[5] += 1;

@@ -39,7 +39,8 @@ std::string case_fields(const exercise::report& r, const lessons& L) {
             ", \"expected_shape\": " + json_shape(s.expected_shape) + ", \"max_diff\": " +
             (s.status == exercise::answer_status::wrong ? json_number(s.max_diff, dtype::float64) : "null") +
             ", \"variant\": " + (s.variant.empty() ? "null" : json_string(s.variant)) +
-            ", \"first_wrong_index\": " + (s.first_index < 0 ? "null" : std::to_string(s.first_index)) + "}";
+            ", \"first_wrong_index\": " + (s.first_index < 0 ? "null" : std::to_string(s.first_index)) +
+            ", \"hint\": " + (s.hint.empty() ? "null" : json_string(L.raw("shape_hint." + s.hint))) + "}";
     }
     out += "], \"first_wrong\": " + (r.first_wrong.empty() ? std::string("null") : json_string(r.first_wrong));
     out += ", \"diagnosis\": [";
