@@ -48,6 +48,17 @@ def answers(names):
 '''
 
 # One reference solution per exercise: the functions that replace the starter's.
+# The kv-decode starters' shared attention over a cache (each starter's prefill begins with it).
+ATTEND = '''
+def attend(q, K, V, future=None):
+    d_k = q.shape[-1]
+    scores = q @ K.T
+    scaled_scores = scores / np.sqrt(d_k)
+    masked_scores = scaled_scores if future is None else np.where(future, -np.inf, scaled_scores)
+    weights = softmax(masked_scores, axis=-1)
+    return weights @ V
+'''
+
 REFERENCE = {
     "sdpa": {"solve": '''
 def solve(X, W_Q, W_K, W_V):
@@ -175,15 +186,7 @@ def solve(X, W_Q, W_K, W_V, d_output):
     d_K = d_S.T @ Q / np.sqrt(d_k)
     return answers(locals())
 '''},
-    "kv-decode": {"prefill": '''
-def attend(q, K, V, future=None):
-    d_k = q.shape[-1]
-    scores = q @ K.T
-    scaled_scores = scores / np.sqrt(d_k)
-    masked_scores = scaled_scores if future is None else np.where(future, -np.inf, scaled_scores)
-    weights = softmax(masked_scores, axis=-1)
-    return weights @ V
-
+    "kv-decode": {"prefill": ATTEND + '''
 
 def prefill(cache, X_prompt):
     n = X_prompt.shape[0]
@@ -206,15 +209,7 @@ def decode_step(cache, x_t):
     cache["K"], cache["V"] = K_cache, V_cache
     return out[0], cache
 '''},
-    "kv-decode-window": {"prefill": '''
-def attend(q, K, V, future=None):
-    d_k = q.shape[-1]
-    scores = q @ K.T
-    scaled_scores = scores / np.sqrt(d_k)
-    masked_scores = scaled_scores if future is None else np.where(future, -np.inf, scaled_scores)
-    weights = softmax(masked_scores, axis=-1)
-    return weights @ V
-
+    "kv-decode-window": {"prefill": ATTEND + '''
 
 def prefill(cache, X_prompt):
     n = X_prompt.shape[0]
