@@ -390,7 +390,7 @@ int check_once(const check_options& opt, run_context& ctx) {
     ex::report r = reports.front();
     r.passed = std::all_of(reports.begin(), reports.end(), [](const ex::report& x) { return x.passed; });
     const double taken = c.budget_minutes > 0 ? minutes_since(c.started) : -1;
-    ctx.out.text.full = true;
+    // not text.full: a matrix wider than the terminal (case 2's huge logits) elides columns
     if (ctx.format() == output_format::json) emit(attn::render_check_json(reports, L, running ? &run : nullptr));
     else
         show(attn::doc::check_document(reports, L, taken), ctx.out);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -16,6 +17,7 @@
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_exercise.hpp"
 #include "attn/render/text.hpp"
+#include "attn/render/width.hpp"
 #include "attn/trace/exercise.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "cli_helpers.hpp"
@@ -253,6 +255,12 @@ TEST_CASE("cli: a learner walks every exercise with NumPy", "[exercise][cli][pyt
             const auto r = sh(checker + d + " --format json");
             INFO(r.out);
             CHECK(r.code == 1);
+            // the text, piped, fits 80 columns whatever the size of the numbers (case 2's huge logits)
+            std::istringstream text(sh(checker + d).out);
+            for (std::string l; std::getline(text, l);) {
+                INFO(l);
+                CHECK(attn::display_width(l) <= 80);
+            }
             const auto j = nlohmann::json::parse(r.out);
             // the first case where the bug shows names it first
             nlohmann::json first;
