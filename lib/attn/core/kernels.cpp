@@ -540,4 +540,28 @@ double measure_fma_peak_gflops(unsigned threads, double seconds) {
     return best;
 }
 
+double measure_copy_bandwidth(unsigned threads, std::size_t bytes, int rounds) {
+    threads = std::max(1u, threads);
+    bytes = std::max<std::size_t>(bytes / sizeof(double), threads) * sizeof(double);
+    const std::size_t n = bytes / sizeof(double);
+    std::vector<double> from(n, 1.0), to(n, 0.0);  // touched here, so no page fault is timed
+    using clock = std::chrono::steady_clock;
+    double best = 0.0;
+    for (int round = 0; round < std::max(1, rounds); ++round) {
+        std::vector<std::thread> pool;
+        const auto t0 = clock::now();
+        for (unsigned t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+                std::copy(from.begin() + static_cast<std::ptrdiff_t>(lo),
+                          from.begin() + static_cast<std::ptrdiff_t>(hi), to.begin() + static_cast<std::ptrdiff_t>(lo));
+            });
+        for (auto& t : pool) t.join();
+        const double s = std::chrono::duration<double>(clock::now() - t0).count();
+        best = std::max(best, 2.0 * static_cast<double>(n * sizeof(double)) / std::max(s, 1e-9));
+        from[round % n] += to[(round * 7) % n];  // the copy is used: not optimised away
+    }
+    return best;
+}
+
 }  // namespace attn::kernels

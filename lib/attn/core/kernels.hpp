@@ -59,6 +59,9 @@ std::size_t measure_extra_bytes(impl which, std::size_t n, std::size_t d, const 
 
 // Measured FMA peak in GFLOP/s: a tight register-blocked FMA loop on `threads` threads for ~`seconds`.
 double measure_fma_peak_gflops(unsigned threads = 2, double seconds = 0.05);
+// Measured memory bandwidth in bytes/s: the best of `rounds` copies of `bytes` (well past the
+// caches) split over `threads` threads, counting each byte read and written (STREAM's copy).
+double measure_copy_bandwidth(unsigned threads = 2, std::size_t bytes = std::size_t{64} << 20, int rounds = 5);
 
 // Whether the AVX2+FMA paths are in use (chosen at run time from the CPU's flags).
 bool uses_avx2();
