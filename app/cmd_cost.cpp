@@ -1,12 +1,15 @@
 // `attn-explain cost`: FLOPs and memory of attention, with formulas (batch, heads, GQA/MQA, MLA,
 // sparse patterns, dtypes).
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "attn/core/error.hpp"
 #include "attn/core/flash.hpp"
+#include "attn/core/roofline.hpp"
 #include "attn/doc/flash.hpp"
+#include "attn/io/hf_config.hpp"
 #include "attn/render/json_flash.hpp"
 #include "attn/trace/cache_policy.hpp"
 #include "attn/trace/config.hpp"
@@ -22,7 +25,33 @@ struct cost_options {
     std::string mask = "none";  // none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B
     std::string dtype = "float16";
     std::string kv_dtype;  // "" : the cache in --dtype; float16 | bfloat16 | fp8 | int8
+    std::string hf_config;  // a config.json: the sizes not typed as flags
+    std::vector<std::string> typed;
 };
+
+// --hf-config: the model's sizes from its config.json, each flag typed beside it winning.
+void take_hf_config(cost_options& opt) {
+    if (opt.hf_config.empty()) return;
+    const attn::hf_model hf = attn::read_hf_config(opt.hf_config);
+    const auto typed = [&](const char* flag) {
+        return std::find(opt.typed.begin(), opt.typed.end(), flag) != opt.typed.end();
+    };
+    const auto take = [&](const char* flag, long& into, std::size_t v) {
+        if (!typed(flag)) into = static_cast<long>(v);
+    };
+    take("--layers", opt.layers, hf.m.layers);
+    take("--d-model", opt.d_model, hf.m.d_model);
+    take("--heads", opt.heads, hf.m.heads);
+    take("--kv-heads", opt.kv_heads, hf.m.kv_heads);
+    take("--d-head", opt.d_head, hf.m.d_head);
+    take("--kv-latent", opt.kv_latent, hf.m.kv_latent);
+    take("--rope-dim", opt.rope_dim, hf.m.rope_dim);
+    if (!typed("--dtype")) {
+        if (hf.m.weights == attn::roofline::dtype::fp8)
+            throw attn::error(opt.hf_config + ": cost counts float32, float16 or bfloat16: add --dtype bfloat16");
+        opt.dtype = attn::roofline::name_of(hf.m.weights);
+    }
+}
 
 void flags_of(flags& f, cost_options& opt) {
     f.add("--batch", opt.batch, "Batch size B").show_default();
@@ -42,6 +71,14 @@ void flags_of(flags& f, cost_options& opt) {
     f.add("--mask", opt.mask, "none | causal | window:W | local:W | global:G,W | dilated:W,D | block:B")
         .show_default()
         .values(attn::mask_forms(), true, "attn-explain help cost");  // bigbird: refused with the reason
+    f.add("--hf-config", opt.hf_config, "A Hugging Face config.json: the model's sizes (flags typed beside it win)")
+        .value_name("FILE");
+    f.after_parse([&opt](const flags& parsed) {
+        opt.typed.clear();
+        for (const char* name :
+             {"--layers", "--d-model", "--heads", "--kv-heads", "--d-head", "--kv-latent", "--rope-dim", "--dtype"})
+            if (parsed.given(name)) opt.typed.emplace_back(name);
+    });
 }
 
 // The sizes asked about and what they cost.
@@ -50,7 +87,9 @@ struct costed {
     attn::cost_result cost;
 };
 
-std::optional<costed> run(const cost_options& opt, run_context&) {
+std::optional<costed> run(const cost_options& given, run_context&) {
+    cost_options opt = given;
+    take_hf_config(opt);
     const std::pair<const char*, long> sizes[] = {{"--batch", opt.batch},
                                                   {"--seq-len", opt.seq_len},
                                                   {"--d-model", opt.d_model},
