@@ -123,6 +123,31 @@ std::vector<std::size_t> parse_lengths_text(const std::string& text, const std::
     return out;
 }
 
+std::vector<std::size_t> draw_lengths(const std::string& flag, const std::string& spec, std::size_t count,
+                                      std::size_t max_len, std::uint64_t seed) {
+    const std::size_t colon = spec.find(':');
+    const std::string kind = spec.substr(0, colon), args = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    const std::vector<std::string> nums = split(args, ',');
+    if (kind == "uniform") {
+        const std::int64_t a = nums.size() == 2 ? whole(nums[0]) : -1, b = nums.size() == 2 ? whole(nums[1]) : -1;
+        if (a < 1 || b < a || b > static_cast<std::int64_t>(max_len))
+            throw error(fmt::format("{} {}: uniform:a,b needs whole numbers 1 ≤ a ≤ b ≤ {}, e.g. uniform:16,512", flag,
+                                    quoted(spec), max_len));
+        return sample_uniform(count, static_cast<std::size_t>(a), static_cast<std::size_t>(b), seed);
+    }
+    if (kind == "lognormal") {
+        const double mu = nums.size() == 2 ? decimal(nums[0]) : std::nan(""),
+                     sigma = nums.size() == 2 ? decimal(nums[1]) : std::nan("");
+        if (!(mu >= 0 && mu <= 14 && sigma >= 0 && sigma <= 3))
+            throw error(fmt::format(
+                "{} {}: lognormal:mu,sigma needs 0 ≤ mu ≤ 14 and 0 ≤ sigma ≤ 3 (lengths exp(mu + sigma·z)), "
+                "e.g. lognormal:5.5,0.6",
+                flag, quoted(spec)));
+        return sample_lognormal(count, mu, sigma, max_len, seed);
+    }
+    throw error(fmt::format("unknown {} {}: use uniform:a,b or lognormal:mu,sigma", flag, quoted(spec)));
+}
+
 batching_config validate_batching(const batching_request& r) {
     batching_config c;
     c.seed = r.seed;
@@ -163,33 +188,15 @@ batching_config validate_batching(const batching_request& r) {
         c.source = "file";
         return c;
     }
+    if (kind != "uniform" && kind != "lognormal")
+        throw error(fmt::format("unknown --dist {}: use uniform:a,b, lognormal:mu,sigma or file:PATH", quoted(spec)));
     if (r.count < 1 || r.count > batching_max_count)
         throw error(
             fmt::format("--count {} is out of range: draw from 1 to {} sequences", r.count, batching_max_count));
-    const std::size_t count = static_cast<std::size_t>(r.count);
-    const std::vector<std::string> nums = split(args, ',');
-    if (kind == "uniform") {
-        const std::int64_t a = nums.size() == 2 ? whole(nums[0]) : -1, b = nums.size() == 2 ? whole(nums[1]) : -1;
-        if (a < 1 || b < a || b > batching_max_len)
-            throw error(fmt::format("--dist {}: uniform:a,b needs whole numbers 1 ≤ a ≤ b ≤ {}, e.g. uniform:16,512",
-                                    quoted(spec), batching_max_len));
-        c.lengths = sample_uniform(count, static_cast<std::size_t>(a), static_cast<std::size_t>(b), r.seed);
-        c.source = "uniform";
-        return c;
-    }
-    if (kind == "lognormal") {
-        const double mu = nums.size() == 2 ? decimal(nums[0]) : std::nan(""),
-                     sigma = nums.size() == 2 ? decimal(nums[1]) : std::nan("");
-        if (!(mu >= 0 && mu <= 14 && sigma >= 0 && sigma <= 3))
-            throw error(fmt::format(
-                "--dist {}: lognormal:mu,sigma needs 0 ≤ mu ≤ 14 and 0 ≤ sigma ≤ 3 (lengths exp(mu + sigma·z)), "
-                "e.g. lognormal:5.5,0.6",
-                quoted(spec)));
-        c.lengths = sample_lognormal(count, mu, sigma, static_cast<std::size_t>(batching_max_len), r.seed);
-        c.source = "lognormal";
-        return c;
-    }
-    throw error(fmt::format("unknown --dist {}: use uniform:a,b, lognormal:mu,sigma or file:PATH", quoted(spec)));
+    c.lengths = draw_lengths("--dist", spec, static_cast<std::size_t>(r.count),
+                             static_cast<std::size_t>(batching_max_len), r.seed);
+    c.source = kind;
+    return c;
 }
 
 namespace {

@@ -50,6 +50,11 @@ struct batching_config {
 batching_config validate_batching(const batching_request& r);
 // "64,128,256" -> {64, 128, 256}: whole numbers, strictly increasing, 1..batching_max_len.
 std::vector<std::size_t> parse_buckets(const std::string& s);
+// `count` lengths drawn from `spec`: "uniform:a,b" (1 ≤ a ≤ b ≤ max_len) or "lognormal:mu,sigma"
+// (0 ≤ mu ≤ 14, 0 ≤ sigma ≤ 3, clamped to 1 … max_len), seeded. `flag` names the flag in errors
+// ("--dist"). Throws attn::error.
+std::vector<std::size_t> draw_lengths(const std::string& flag, const std::string& spec, std::size_t count,
+                                      std::size_t max_len, std::uint64_t seed);
 // A lengths file: whole numbers separated by whitespace (one a line, or several), '#' starts a
 // comment. `where` names the file in errors. Throws attn::error naming the line.
 std::vector<std::size_t> parse_lengths_text(const std::string& text, const std::string& where);
