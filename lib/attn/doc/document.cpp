@@ -146,4 +146,17 @@ block ellipsis() {
     return b;
 }
 
+block timeline(std::string title, std::string clock, std::vector<std::string> rows, std::vector<std::string> labels,
+               std::string precedence, std::vector<std::pair<std::string, std::string>> legend) {
+    block b;
+    b.kind = kind::timeline;
+    b.title = std::move(title);
+    b.label = std::move(clock);
+    b.lines = std::move(rows);
+    b.row_labels = std::move(labels);
+    b.text = std::move(precedence);
+    b.pairs = std::move(legend);
+    return b;
+}
+
 }  // namespace attn::doc

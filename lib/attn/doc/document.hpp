@@ -50,6 +50,10 @@ enum class kind {
     stack,  // `children` one under the other (a column inside a row)
     gap,  // a blank line between blocks (text); other renderers separate blocks anyway
     ellipsis,  // "…": items left out between two blocks (slices of a big tensor, rows of a list)
+    timeline,  // a Gantt chart: `lines` one row per item, a character per clock tick, `row_labels`,
+    // `label` the clock's name, `title`; `text` the symbols by precedence (where a column stands
+    // for several ticks, the first of `text` among them shows; ' ' is nothing); `pairs` the
+    // legend (symbol, meaning)
 };
 
 struct block {
@@ -82,6 +86,8 @@ struct block {
     // chart
     std::vector<double> series;
     std::size_t chart_height = 8;
+    // timeline
+    std::size_t ticks_per_char = 1;  // the clock ticks each character of `lines` stands for
     // row
     std::vector<block> children;
     std::size_t gap_columns = 4;  // row: columns between children
@@ -127,5 +133,7 @@ block row(std::vector<block> children, std::size_t gap_columns = 4);
 block stack(std::vector<block> children);
 block gap();
 block ellipsis();
+block timeline(std::string title, std::string clock, std::vector<std::string> rows, std::vector<std::string> labels,
+               std::string precedence, std::vector<std::pair<std::string, std::string>> legend);
 
 }  // namespace attn::doc

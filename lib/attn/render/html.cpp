@@ -12,6 +12,7 @@
 #include "attn/core/shapes.hpp"
 #include "attn/io/utf8.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/timeline.hpp"
 
 namespace attn {
 
@@ -465,6 +466,10 @@ struct html_writer {
             }
             case kind::gap: return "";
             case kind::ellipsis: return "<p class=\"dim\">…</p>\n";
+            case kind::timeline:
+                return "<figure class=\"scroll\">" +
+                    (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") + timeline_svg(b) +
+                    "</figure>\n";
         }
         return "";
     }

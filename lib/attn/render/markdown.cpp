@@ -9,6 +9,7 @@
 
 #include "attn/core/shapes.hpp"
 #include "attn/render/fold.hpp"
+#include "attn/render/timeline.hpp"
 #include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 
@@ -260,6 +261,11 @@ struct markdown_writer {
             }
             case kind::gap: return "";
             case kind::ellipsis: return "…";
+            case kind::timeline: {
+                std::string body;
+                for (const auto& l : format_timeline(b, 80)) body += l + "\n";
+                return fenced(body, "text");
+            }
         }
         return "";
     }

@@ -7,6 +7,7 @@
 
 #include "attn/core/shapes.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/timeline.hpp"
 
 namespace attn {
 
@@ -405,6 +406,7 @@ struct text_writer {
             }
             case kind::gap: return {""};
             case kind::ellipsis: return {"  …"};
+            case kind::timeline: return format_timeline(b, o.width);
         }
         return {};
     }
