@@ -7,12 +7,14 @@
 #include <fstream>
 
 #include "attn/doc/batching.hpp"
+#include "attn/doc/serve.hpp"
 #include "attn/doc/paged.hpp"
 #include "attn/render/json_paged.hpp"
 #include "attn/render/python_paged.hpp"
 #include "attn/trace/paged.hpp"
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_batching.hpp"
+#include "attn/render/json_serve.hpp"
 #include "attn/trace/batching.hpp"
 #include "attn/trace/exercise.hpp"
 
@@ -779,6 +781,32 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         for (attn::paged_step& st : bad.steps)
             for (attn::paged_walk& w : st.follow) w.max_diff = 1;
         paged_all(bad);
+    }
+
+    // `attn-explain serve` in every format: the default drawn trace (continuous ahead), a file whose
+    // static batching does more tokens per pass (the other verdict), one policy alone, and priced.
+    {
+        const attn::lessons& sl = attn::lessons::embedded("en");
+        auto serve_all = [&](const attn::serve_report& r) {
+            draw_all(attn::serve_document(r, sl));
+            CHECK_NOTHROW(attn::render_serve_json(r));
+        };
+        attn::serve_request q;
+        attn::serve_report r = attn::run_serve(attn::validate_serve(q));
+        serve_all(r);
+        std::vector<std::vector<double>> ms;
+        for (const auto& p : r.policies) ms.emplace_back(p.run.passes.size(), 1.5);
+        attn::set_serve_prices(r, ms);
+        r.priced_on = "a model on a machine";
+        serve_all(r);
+        const fs::path trickle = fs::temp_directory_path() / "attn-lessons-trace.csv";
+        std::ofstream(trickle) << "arrival,prompt,output\n0,10,1\n1,10,1\n";
+        q = {};
+        q.trace = trickle.string();
+        serve_all(attn::run_serve(attn::validate_serve(q)));
+        q.policies = "continuous-chunked";
+        serve_all(attn::run_serve(attn::validate_serve(q)));
+        fs::remove(trickle);
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");

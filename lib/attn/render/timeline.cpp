@@ -75,7 +75,7 @@ std::vector<std::string> format_timeline(const doc::block& b, std::size_t width)
         out.push_back("  " + pad_right(cut_to_width(label, lw), lw) + " " + timeline_squeeze(b.lines[i], k, b.text));
     }
     std::string legend;
-    for (const auto& [symbol, meaning] : b.pairs) legend += (legend.empty() ? "" : "   ") + symbol + " " + meaning;
+    for (const auto& [symbol, meaning] : b.pairs) legend += (legend.empty() ? "" : " · ") + symbol + " " + meaning;
     for (const auto& l : wrap(legend, width - 2)) out.push_back("  " + l);
     for (auto& l : out)  // trailing blanks of rows that end early
         while (!l.empty() && l.back() == ' ') l.pop_back();
