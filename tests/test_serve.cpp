@@ -246,4 +246,37 @@ TEST_CASE("serve: the command refuses a bad --trace and both sources at once", "
     CHECK(j["policies"][0]["iterations"] == 10 + 2);  // 9999 tokens in 1024-token chunks, then 2 decodes
 }
 
+// The acceptance point: every policy's numbers are reproducible from the JSON's trace. NumPy
+// re-simulates the policies from the rules (tests/python/serve_oracle.py) on drawn traces (light and
+// heavy load, one slot, long prompts chunked) and on a file.
+TEST_CASE("serve: a script re-simulates every policy from the JSON's trace", "[serve][external]") {
+    if (test::sh("/usr/bin/python3 -c 'import numpy'").code != 0) {
+        WARN("no NumPy for /usr/bin/python3: skipped");
+        return;
+    }
+    test::temp_dir d;
+    std::ofstream(d / "t.csv") << "arrival,prompt,output\n0,10,1\n1,10,1\n3,64,20\n3,5,5\n40,7,3\n";
+    const std::vector<std::string> runs = {
+        "",
+        "--count 60 --rate 2 --max-batch 4 --max-wait 3",
+        "--count 30 --rate 0.1 --max-wait 20 --seed 9",
+        "--count 20 --max-batch 1 --token-budget 300 --prompt-dist uniform:1,300 --output-dist uniform:1,9",
+        "--prompt-dist uniform:200,1200 --token-budget 256 --policies continuous-chunked --count 24",
+        "--count 40 --prompt-dist uniform:1,1000 --output-dist lognormal:3,1 --max-batch 12 --seed 202",
+        "--trace " + d / "t.csv --max-batch 2 --token-budget 64 --max-wait 1",
+    };
+    std::string files;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+        const std::string out = d / ("run" + std::to_string(k) + ".json");
+        INFO(runs[k]);
+        REQUIRE(test::sh(test::exe + " serve " + runs[k] + " --format json > " + out).code == 0);
+        files += " " + out;
+    }
+    const auto py =
+        test::sh("/usr/bin/python3 " + std::string(ATTN_SOURCE_DIR) + "/tests/python/serve_oracle.py" + files);
+    INFO(py.out);
+    CHECK(py.code == 0);
+    CHECK(py.out == "ok\n");
+}
+
 }  // namespace serve_test
