@@ -1,11 +1,13 @@
 // `attn-explain serve`: one trace of requests served by static batching, continuous batching and
 // continuous batching with chunked prefill: a timeline per policy, iterations, tokens per
-// iteration, idle slots, TTFT and end-to-end latency.
+// iteration, idle slots, TTFT and end-to-end latency, in iterations and in milliseconds priced pass
+// by pass by the roofline of the model flags on --hw (app/model_flags.hpp, shared with roofline).
 #include "attn/core/error.hpp"
 #include "attn/doc/serve.hpp"
 #include "attn/io/write_file.hpp"
 #include "attn/render/json_serve.hpp"
 #include "attn/trace/serve.hpp"
+#include "model_flags.hpp"
 #include "registry.hpp"
 
 namespace app {
@@ -14,6 +16,8 @@ namespace {
 struct serve_options {
     attn::serve_request request;
     std::string save_trace;
+    model_options model;  // what prices each pass
+    hardware_options hardware;
 };
 
 void serve_flags(flags& f, serve_options& opt) {
@@ -31,6 +35,8 @@ void serve_flags(flags& f, serve_options& opt) {
         .value_name("LIST");
     f.add("--seed", r.seed, "Seed of the drawn trace").show_default();
     f.add("--save-trace", opt.save_trace, "Write the trace as a CSV that --trace reads").value_name("FILE");
+    add_model_flags(f, opt.model);
+    add_hardware_flags(f, opt.hardware);
     f.after_parse([&r](const flags& parsed) {
         r.drawing_given = parsed.given("--count") || parsed.given("--rate") || parsed.given("--prompt-dist") ||
             parsed.given("--output-dist");
@@ -41,7 +47,11 @@ std::optional<attn::serve_report> serve_run(const serve_options& opt, run_contex
     const attn::serve_config c = attn::validate_serve(opt.request);
     if (!opt.save_trace.empty())
         attn::write_file(opt.save_trace, attn::serve_trace_csv(c.trace), "--save-trace " + opt.save_trace);
-    return attn::run_serve(c);
+    const attn::roofline::model m = model_of(opt.model).m;
+    const attn::roofline::hardware hw = hardware_of(opt.hardware);
+    attn::serve_report r = attn::run_serve(c);
+    attn::price_serve(r, m, hw);
+    return r;
 }
 
 // Per policy each pass's chunks and each request's timings, before anything is computed: chunks ≤

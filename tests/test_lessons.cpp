@@ -797,7 +797,6 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         std::vector<std::vector<double>> ms;
         for (const auto& p : r.policies) ms.emplace_back(p.run.passes.size(), 1.5);
         attn::set_serve_prices(r, ms);
-        r.priced_on = "a model on a machine";
         serve_all(r);
         const fs::path trickle = fs::temp_directory_path() / "attn-lessons-trace.csv";
         std::ofstream(trickle) << "arrival,prompt,output\n0,10,1\n1,10,1\n";

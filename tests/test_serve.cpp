@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/core/error.hpp"
+#include "attn/core/roofline.hpp"
 #include "attn/core/serve.hpp"
 #include "attn/trace/serve.hpp"
 #include "cli_helpers.hpp"
@@ -244,6 +245,35 @@ TEST_CASE("serve: the command refuses a bad --trace and both sources at once", "
     CHECK(j["policies"].size() == 1);
     CHECK(j["policies"][0]["name"] == "continuous-chunked");
     CHECK(j["policies"][0]["iterations"] == 10 + 2);  // 9999 tokens in 1024-token chunks, then 2 decodes
+}
+
+TEST_CASE("serve: each pass is priced by the roofline, a request's ms sum its passes", "[serve]") {
+    attn::serve_config c;
+    c.trace = serve_hand;
+    c.limits = serve_hand_limits;
+    c.policies = {policy::static_batch, policy::continuous};
+    attn::serve_report r = attn::run_serve(c);
+    attn::roofline::model m;
+    m.layers = 2, m.d_model = 64, m.heads = 4, m.kv_heads = 2, m.d_head = 16, m.d_ff = 256, m.vocab = 100;
+    const attn::roofline::hardware hw = attn::roofline::datasheets().at(1);  // h100-sxm
+    attn::price_serve(r, m, hw);
+    REQUIRE(r.priced);
+    // static's pass at iteration 1 prefills r0 (4 tokens) and r1 (5) from nothing.
+    const double prefill =
+        1000 * attn::roofline::time_of(attn::roofline::forward_cost(m, {{4, 0}, {5, 0}}), hw, m.weights).time_s;
+    const double decode4 =
+        1000 * attn::roofline::time_of(attn::roofline::forward_cost(m, {{1, 4}}), hw, m.weights).time_s;
+    const auto& s = r.policies[0];
+    CHECK(s.pass_ms[0] == Approx(prefill).epsilon(1e-12));
+    CHECK(s.pass_ms[1] == Approx(decode4).epsilon(1e-12));
+    // r2 arrives at 1 and gets its first token at 4: every pass at 1 … 4 counts.
+    CHECK(s.ttft_ms[2] == Approx(s.pass_ms[0] + s.pass_ms[1] + s.pass_ms[2] + s.pass_ms[3]));
+    CHECK(s.ttft_ms[1] == Approx(prefill));
+    CHECK(s.latency_ms[0] == Approx(s.pass_ms[0] + s.pass_ms[1] + s.pass_ms[2]));  // t0 was empty
+    double sum = 0;
+    for (double v : s.pass_ms) sum += v;
+    CHECK(s.total_ms == Approx(sum));
+    CHECK(s.ttft_ms_stats.p99 == Approx(s.ttft_ms[2]));  // the largest of 3 (nearest rank)
 }
 
 // The acceptance point: every policy's numbers are reproducible from the JSON's trace. NumPy

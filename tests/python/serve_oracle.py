@@ -121,7 +121,7 @@ def check_run(path, problems):
         got = [(p["at"], p["slots"], [tuple(ch) for ch in p["chunks"]]) for p in pol["passes"]]
         if got != passes:
             problems.append(f"{where}: the passes differ from the re-simulated ones")
-        if c["priced_on"] is not None:
+        if c["priced"] is not None:
             ms = {p["at"]: p["ms"] for p in pol["passes"]}
             for key, upto in (("ttft_ms", first), ("latency_ms", last)):
                 per = [sum(v for at, v in ms.items() if a <= at <= u) for u, (a, _, _) in zip(upto, trace)]

@@ -34,6 +34,11 @@ using doc::tone;
 std::string serve_num(double v) { return fmt::format("{:.2f}", v); }
 std::string serve_ms(double v) { return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
 
+// "6.70 B", "2.36 M": a parameter count.
+std::string serve_params_text(double p) {
+    return p >= 1e9 ? fmt::format("{:.2f} B", p / 1e9) : fmt::format("{:.3g} M", p / 1e6);
+}
+
 vars serve_vars(const serve_report& r, const lessons& L) {
     const serve_config& c = r.config;
     std::size_t lo = SIZE_MAX, hi = 0, olo = SIZE_MAX, ohi = 0, last = 0;
@@ -98,14 +103,13 @@ doc::block serve_throughput_table(const serve_report& r, const lessons& L) {
     for (const serve_policy_report& p : r.policies) {
         const serve::run& q = p.run;
         rows.push_back({serve_policy_name(L, q.kind), std::to_string(q.passes.size()), serve_num(q.tokens_per_iter),
-                        serve_num(q.generated_per_iter), std::to_string(q.idle_slots)});
+                        std::to_string(q.idle_slots)});
         if (r.priced) rows.back().push_back(serve_ms(p.total_ms));
     }
     std::vector<std::string> header = {L.raw("serve.col_policy"), L.raw("serve.col_iterations"),
-                                       L.raw("serve.col_tokens"), L.raw("serve.col_generated"),
-                                       L.raw("serve.col_idle")};
+                                       L.raw("serve.col_tokens"), L.raw("serve.col_idle")};
     if (r.priced) header.push_back(L.raw("serve.col_time_ms"));
-    return doc::table(std::move(header), std::move(rows), r.priced ? "lrrrrr" : "lrrrr");
+    return doc::table(std::move(header), std::move(rows), r.priced ? "lrrrr" : "lrrr");
 }
 
 void serve_verdict(doc::page& p, const serve_report& r, const lessons& L) {
@@ -139,7 +143,16 @@ doc::page serve_summary_page(const serve_report& r, const lessons& L, const vars
                 serve_latency_table(r, L, false)};
     if (r.priced) {
         p.blocks.push_back(doc::gap());
-        p.blocks.push_back(doc::prose(L.text("serve.priced", {{"on", r.priced_on}})));
+        const roofline::model& m = r.model;
+        p.blocks.push_back(doc::prose(L.text("serve.priced",
+                                             {{"params", serve_params_text(roofline::params(m))},
+                                              {"layers", std::to_string(m.layers)},
+                                              {"d_model", std::to_string(m.d_model)},
+                                              {"heads", std::to_string(m.heads)},
+                                              {"kv_heads", std::to_string(m.kv_heads)},
+                                              {"dtype", roofline::name_of(m.weights)},
+                                              {"hw", r.hardware.label.empty() ? r.hardware.name : r.hardware.label}})));
+        p.blocks.push_back(doc::gap());
         p.blocks.push_back(serve_latency_table(r, L, true));
     }
     p.blocks.push_back(doc::gap());

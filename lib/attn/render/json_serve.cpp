@@ -19,6 +19,19 @@ std::string serve_ms_json(bool priced, const ms_stats& s) {
                        json_number(s.p99));
 }
 
+std::string serve_priced_json(const serve_report& r) {
+    if (!r.priced) return "null";
+    const roofline::model& m = r.model;
+    return fmt::format(
+        "{{\"hardware\": {}, \"label\": {}, \"dtype\": {}, \"params\": {}, \"layers\": {}, \"d_model\": {}, "
+        "\"heads\": {}, \"kv_heads\": {}, \"d_head\": {}, \"d_ff\": {}, \"mlp\": {}, \"vocab\": {}, \"kv_latent\": {}, "
+        "\"rope_dim\": {}, \"kv_bytes_per_token\": {}}}",
+        json_string(r.hardware.name), json_string(r.hardware.label), json_string(roofline::name_of(m.weights)),
+        json_number(roofline::params(m)), m.layers, m.d_model, m.heads, m.kv_heads, m.d_head, m.d_ff,
+        json_string(roofline::name_of(m.mlp)), m.vocab, m.kv_latent, m.rope_dim,
+        json_number(roofline::kv_bytes_per_token(m)));
+}
+
 std::string serve_passes_json(const serve_policy_report& p, bool priced) {
     std::string out = "[";
     for (std::size_t k = 0; k < p.run.passes.size(); ++k) {
@@ -65,10 +78,10 @@ std::string render_serve_json(const serve_report& r) {
     out += fmt::format(
         "  \"config\": {{\"source\": {}, \"file\": {}, \"rate\": {}, \"prompt_dist\": {}, \"output_dist\": {}, "
         "\"seed\": {}, \"max_batch\": {}, \"token_budget\": {}, \"max_wait\": {}, \"percentile\": \"nearest-rank\", "
-        "\"ttft\": \"first - arrival + 1\", \"priced_on\": {}}},\n",
+        "\"ttft\": \"first - arrival + 1\",\n             \"priced\": {}}},\n",
         json_string(c.source), drawn ? "null" : json_string(c.file), drawn ? json_number(c.rate) : "null",
         drawn ? json_string(c.prompt_dist) : "null", drawn ? json_string(c.output_dist) : "null", c.seed,
-        c.limits.max_batch, c.limits.token_budget, c.limits.max_wait, r.priced ? json_string(r.priced_on) : "null");
+        c.limits.max_batch, c.limits.token_budget, c.limits.max_wait, serve_priced_json(r));
     out += "  \"policies\": [\n";
     for (std::size_t k = 0; k < r.policies.size(); ++k)
         out += (k ? ",\n" : "") + serve_policy_json(r.policies[k], r.priced);

@@ -8,7 +8,9 @@ namespace attn {
 
 // {"config": {"source" (drawn | file), "file", "rate", "prompt_dist", "output_dist", "seed",
 //             "max_batch", "token_budget", "max_wait", "percentile": "nearest-rank",
-//             "ttft": "first - arrival + 1", "priced_on" (null unless priced)},
+//             "ttft": "first - arrival + 1", "priced": null unless priced, else {"hardware", "label",
+//             "dtype", "params", "layers", "d_model", "heads", "kv_heads", "d_head", "d_ff", "mlp",
+//             "vocab", "kv_latent", "rope_dim", "kv_bytes_per_token"}},
 //  "policies": [{"name" (static | continuous | continuous-chunked), "iterations" (forward passes),
 //                "throughput_tokens_per_iter", "generated_tokens_per_iter", "tokens",
 //                "prefill_tokens", "decode_tokens", "ticks", "ttft": {"mean", "p50", "p99"},

@@ -244,4 +244,21 @@ void set_serve_prices(serve_report& r, const std::vector<std::vector<double>>& p
     r.priced = true;
 }
 
+void price_serve(serve_report& r, const roofline::model& m, const roofline::hardware& hw) {
+    std::vector<std::vector<double>> all;
+    std::vector<roofline::chunk> chunks;
+    for (const serve_policy_report& p : r.policies) {
+        std::vector<double> ms;
+        for (const serve::iteration& it : p.run.passes) {
+            chunks.clear();
+            for (const serve::chunk& c : it.chunks) chunks.push_back({c.new_tokens, c.cached});
+            ms.push_back(1000 * roofline::time_of(roofline::forward_cost(m, chunks), hw, m.weights).time_s);
+        }
+        all.push_back(std::move(ms));
+    }
+    set_serve_prices(r, all);
+    r.model = m;
+    r.hardware = hw;
+}
+
 }  // namespace attn

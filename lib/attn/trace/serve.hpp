@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/core/roofline.hpp"
 #include "attn/core/serve.hpp"
 
 namespace attn {
@@ -75,28 +76,20 @@ struct serve_report {
     serve_config config;
     std::vector<serve_policy_report> policies;
     bool priced = false;
-    std::string priced_on;  // the model and the machine, as the page names them
+    roofline::model model;  // what priced the passes (when priced)
+    roofline::hardware hardware;
 };
 
 serve_report run_serve(const serve_config& c);
 
-// Prices every pass with `ms_of_pass` and derives each request's TTFT and latency in ms: the sum
-// of the passes run at iterations arrival … first (… last), empty ticks costing nothing. The
-// percentiles are nearest-rank over the requests' values, as for iterations.
-template <class PassPrice>
-void price_serve(serve_report& r, PassPrice ms_of_pass);
-// The same, pass times already known (one vector per policy, one value per pass).
+// Every pass priced by the roofline of `m` on `hw` (core/roofline.hpp): the pass's chunks (new
+// tokens after cached ones, per sequence) cost forward_cost(m, chunks), which takes
+// time_of(cost, hw, m.weights).time_s; then set_serve_prices. Throws argument_error when the
+// hardware lacks the model's dtype.
+void price_serve(serve_report& r, const roofline::model& m, const roofline::hardware& hw);
+// Sets each pass's ms (one vector per policy, one value per pass) and derives each request's TTFT
+// and latency in ms: the sum of the passes run at iterations arrival … first (… last), empty ticks
+// costing nothing; mean and nearest-rank p50, p99 over the requests, as for iterations.
 void set_serve_prices(serve_report& r, const std::vector<std::vector<double>>& pass_ms);
-
-template <class PassPrice>
-void price_serve(serve_report& r, PassPrice ms_of_pass) {
-    std::vector<std::vector<double>> all;
-    for (const serve_policy_report& p : r.policies) {
-        std::vector<double> ms;
-        for (const serve::iteration& it : p.run.passes) ms.push_back(ms_of_pass(it));
-        all.push_back(std::move(ms));
-    }
-    set_serve_prices(r, all);
-}
 
 }  // namespace attn
