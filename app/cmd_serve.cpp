@@ -77,18 +77,17 @@ attn::doc::document serve_page(const attn::serve_report& r, const run_context& c
 }
 std::string serve_json(const attn::serve_report& r, const run_context&) { return attn::render_serve_json(r); }
 
+// The examples: the default trace, a loaded server with few slots, long prompts only chunks serve.
+const std::vector<example> serve_examples = {
+    {""},
+    {"--count 40 --rate 1 --max-batch 4"},
+    {"--prompt-dist uniform:200,1200 --token-budget 256 --policies continuous-chunked"}};
+
 report_spec<serve_options, attn::serve_report> spec() {
     auto s = spec_about<report_spec<serve_options, attn::serve_report>>(
         "serve", "Static vs continuous batching (chunked prefill): a timeline, TTFT and latency", 162, pages_and_json,
-        pages,
-        {{""},
-         {"--count 40 --rate 0.5 --max-batch 4"},
-         {"--prompt-dist uniform:200,1200 --token-budget 256 --policies continuous-chunked"}});
-    s.flags = serve_flags;
-    s.size = serve_size;
-    s.run = serve_run;
-    s.page = serve_page;
-    s.json = serve_json;
+        pages, serve_examples);
+    s.flags = serve_flags, s.size = serve_size, s.run = serve_run, s.page = serve_page, s.json = serve_json;
     return s;
 }
 const registrar registered(spec());
