@@ -12,6 +12,9 @@
 #include "attn/core/error.hpp"
 #include "attn/core/roofline.hpp"
 #include "attn/core/serve.hpp"
+#include "attn/doc/serve.hpp"
+#include "attn/render/timeline.hpp"
+#include "attn/render/width.hpp"
 #include "attn/trace/serve.hpp"
 #include "cli_helpers.hpp"
 #include "files.hpp"
@@ -274,6 +277,31 @@ TEST_CASE("serve: each pass is priced by the roofline, a request's ms sum its pa
     for (double v : s.pass_ms) sum += v;
     CHECK(s.total_ms == Approx(sum));
     CHECK(s.ttft_ms_stats.p99 == Approx(s.ttft_ms[2]));  // the largest of 3 (nearest rank)
+}
+
+TEST_CASE("serve: timelines squeeze by precedence and fit the width", "[serve]") {
+    CHECK(attn::timeline_squeeze("..PP==-   ", 2, "P=-.") == ".P=- ");
+    CHECK(attn::timeline_squeeze("..=-", 3, "P=-.") == "=-");
+    CHECK(attn::timeline_scale(1000, 70) == 15);
+    CHECK(attn::timeline_scale(10, 70) == 1);
+    // The hand trace's static rows: r0 waits at 0, prefills at 1, decodes at 2 and 3; r1 only
+    // prefills at 1; r2 waits 1 … 3, prefills at 4, decodes at 5.
+    attn::serve_config c;
+    c.trace = serve_hand;
+    const auto r = attn::serve::simulate(serve_hand, serve_hand_limits, policy::static_batch);
+    CHECK(attn::serve_timeline_rows(c, r, 1) == std::vector<std::string>{".P==  ", " P    ", " ...P="});
+    CHECK(attn::serve_timeline_rows(c, r, 4) == std::vector<std::string>{"P ", "P ", ".P"});
+    attn::doc::block b = attn::doc::timeline("title", "请求", {std::string(5000, '='), ".P", ""}, {"0", "第一个", "2"},
+                                             "P=-.", {{"P", "预填充"}, {"=", "decode"}});
+    for (std::size_t width : {30, 60, 80, 120}) {
+        INFO("width " << width);
+        for (const std::string& line : attn::format_timeline(b, width)) CHECK(attn::display_width(line) <= width);
+    }
+    std::vector<std::string> many(100, "P=");
+    b.lines = many;
+    CHECK(attn::format_timeline(b, 80).size() < 50);  // rows elided past 40
+    const std::string svg = attn::timeline_svg(b);
+    CHECK(test::count(svg, "class=\"run\"") == 2 * (attn::timeline_svg_rows > 100 ? 100 : attn::timeline_svg_rows));
 }
 
 // The acceptance point: every policy's numbers are reproducible from the JSON's trace. NumPy

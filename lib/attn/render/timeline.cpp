@@ -40,12 +40,12 @@ std::size_t timeline_ticks(const doc::block& b) {
     return n;
 }
 
-// "0         10        20": a tick's number every ten columns, where it fits.
-std::string timeline_axis(std::size_t columns, std::size_t k) {
+// "0         10        20": a tick's number every ten columns, where it fits whole in `room`.
+std::string timeline_axis(std::size_t columns, std::size_t k, std::size_t room) {
     std::string axis;
     for (std::size_t col = 0; col < columns; col += 10) {
         const std::string label = std::to_string(col * k);
-        if (axis.size() > col) continue;
+        if (axis.size() > col || col + label.size() > room) continue;
         axis += std::string(col - axis.size(), ' ') + label;
     }
     return axis;
@@ -65,8 +65,7 @@ std::vector<std::string> format_timeline(const doc::block& b, std::size_t width)
     if (!b.title.empty())
         for (const auto& l : wrap(b.title, width)) out.push_back(l);
     const std::size_t per = std::max<std::size_t>(b.ticks_per_char, 1);
-    out.push_back("  " + pad_right(cut_to_width(b.label, lw), lw) + " " +
-                  timeline_axis(columns, k * per).substr(0, room));
+    out.push_back("  " + pad_right(cut_to_width(b.label, lw), lw) + " " + timeline_axis(columns, k * per, room));
     const index_plan plan = plan_indices(b.lines.size(), timeline_text_rows);
     for (std::size_t s = 0; s < plan.shown.size(); ++s) {
         if (plan.gap_after && s == plan.gap_after) out.push_back("  …");
