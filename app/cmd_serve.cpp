@@ -77,10 +77,11 @@ attn::doc::document serve_page(const attn::serve_report& r, const run_context& c
 }
 std::string serve_json(const attn::serve_report& r, const run_context&) { return attn::render_serve_json(r); }
 
-// The examples: the default trace, a loaded server with few slots, long prompts only chunks serve.
+// The examples: the default trace (slots bind), long prompts and many slots (the budget binds: chunks
+// help), prompts over the budget only chunks serve.
 const std::vector<example> serve_examples = {
     {""},
-    {"--count 40 --rate 1 --max-batch 4"},
+    {"--rate 1 --max-batch 32 --prompt-dist uniform:300,1000"},
     {"--prompt-dist uniform:200,1200 --token-budget 256 --policies continuous-chunked"}};
 
 report_spec<serve_options, attn::serve_report> spec() {

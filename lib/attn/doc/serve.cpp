@@ -192,6 +192,16 @@ doc::page serve_policy_page(const serve_report& r, const serve_policy_report& q,
                 std::move(chart),
                 doc::gap(),
                 doc::prose(L.text("serve.policy_sum", w))};
+    const serve_policy_report* whole = serve_find(r, serve::policy::continuous);
+    auto same_firsts = [&](const serve::run& a) {
+        for (std::size_t i = 0; i < run.requests.size(); ++i)
+            if (a.requests[i].first != run.requests[i].first) return false;
+        return true;
+    };
+    if (run.kind == serve::policy::chunked && whole && same_firsts(whole->run)) {
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::prose(L.raw("serve.chunked_same")));
+    }
     return p;
 }
 
