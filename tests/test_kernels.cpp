@@ -109,6 +109,20 @@ TEST_CASE("kernels: reference_rows equals the matching rows of reference", "[ker
     for (std::size_t i = 0; i < part.size(); ++i) CHECK(part[i] == ref[20 * 7 + i]);
 }
 
+TEST_CASE("kernels: decode_rows is the reference's rows against every key", "[kernels]") {
+    // 3 query rows (one K/V group) over 301 keys: the tiles do not divide n.
+    const inputs in = make_inputs(301, 16, 41);
+    std::vector<float> want(3 * 16), got(3 * 16);
+    k::reference_rows(in.q.data(), in.key.data(), in.v.data(), want.data(), 301, 16, 0, 3);
+    k::options opt;
+    opt.block_cols = 64;
+    k::decode_rows(in.q.data(), in.key.data(), in.v.data(), got.data(), 3, 301, 16, opt);
+    for (std::size_t i = 0; i < want.size(); ++i) CHECK_THAT(got[i], Catch::Matchers::WithinAbs(want[i], 1e-5));
+    std::vector<float> one(16);
+    k::decode_rows(in.q.data(), in.key.data(), in.v.data(), one.data(), 1, 301, 16);
+    for (std::size_t c = 0; c < 16; ++c) CHECK_THAT(one[c], Catch::Matchers::WithinAbs(want[c], 1e-5));
+}
+
 TEST_CASE("kernels: extra memory is counted and tiled stays small", "[kernels]") {
     const std::size_t n = 1024, d = 64;
     k::options opt;  // Br = Bc = 96, 2 threads

@@ -51,6 +51,14 @@ void reference_rows_band(const float* q, const float* k, const float* v, float* 
 void reference_rows(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
                     std::size_t row_begin, std::size_t row_end, stats* st = nullptr);
 
+// One decode step of one K/V head: `rows` query rows (the query heads that share this K/V head; 1
+// for multi-head attention) attend all n cached keys, nothing masked, in one pass over K and V
+// (tiled's key tiles and online softmax for one block of `rows` queries, the scores as dot
+// products with several running sums, on the calling thread).
+// q and out are [rows, d], k and v [n, d]: the n·d·2 cache values are each read once.
+void decode_rows(const float* q, const float* k, const float* v, float* out, std::size_t rows, std::size_t n,
+                 std::size_t d, const options& opt = {}, stats* st = nullptr);
+
 kernel_fn get(impl which);
 const char* name(impl which);
 
