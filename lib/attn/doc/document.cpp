@@ -2,6 +2,9 @@
 #include "attn/doc/document.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include <xtensor/xbuilder.hpp>
 
 namespace attn {
 
@@ -116,6 +119,23 @@ block chart(std::string title, std::vector<double> series, tone t, std::size_t h
     b.series = std::move(series);
     b.style = t;
     b.chart_height = height;
+    return b;
+}
+
+block plot(std::string title, std::vector<double> xs, std::vector<std::vector<double>> curves,
+           std::vector<std::string> names, std::string y_axis, std::string x_axis) {
+    block b;
+    b.kind = kind::plot;
+    b.title = std::move(title);
+    matrix<double> values = xt::zeros<double>({curves.size(), xs.size()});
+    for (std::size_t c = 0; c < curves.size(); ++c)
+        for (std::size_t k = 0; k < xs.size(); ++k) values(c, k) = k < curves[c].size() ? curves[c][k] : NAN;
+    b.values = grid(std::move(values));
+    b.xs = std::move(xs);
+    b.row_labels = std::move(names);
+    b.dots.assign(curves.size(), false);
+    b.label = std::move(y_axis);
+    b.text = std::move(x_axis);
     return b;
 }
 

@@ -45,6 +45,9 @@ enum class kind {
     heatmap,  // weights in [0, 1] as shaded cells with percentages, and a legend
     table,  // `header` and `rows` of cells; `align` has one 'l' or 'r' per column
     chart,  // a curve: `series` (y values, x = 0, 1, …) with `title`; several curves go in a row
+    plot,  // several curves over shared x values: `values` (a row of y values per curve, NaN = none),
+    // `xs` (the x of each column), `row_labels` (the curves' names), `dots` (a curve drawn as
+    // points, not a line), `title`, `label` (the y axis) and `text` (the x axis); y starts at 0
     keyvalue,  // `pairs` of (key, value), aligned
     row,  // `children` side by side where they fit, else one under the other
     stack,  // `children` one under the other (a column inside a row)
@@ -75,6 +78,9 @@ struct block {
     bool legend = true;  // heatmap: the colour scale under it
     std::vector<bool> blocked;  // heatmap: rows·cols, row-major; true = masked (may not attend),
         // drawn unlike a 0% weight; empty: nothing masked
+    // plot
+    std::vector<double> xs;
+    std::vector<bool> dots;
     // table, keyvalue
     std::vector<std::string> header;
     std::vector<std::pair<std::string, std::size_t>> groups;  // table: a row above the header, each
@@ -129,6 +135,9 @@ block heatmap(std::string title, grid weights, std::vector<std::string> row_labe
 block table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows, std::string align = "");
 block keyvalue(std::vector<std::pair<std::string, std::string>> pairs, std::string title = "");
 block chart(std::string title, std::vector<double> series, tone t = tone::plain, std::size_t height = 8);
+// A plot: curves[c][k] is curve c's y at xs[k]; y_axis and x_axis name the axes.
+block plot(std::string title, std::vector<double> xs, std::vector<std::vector<double>> curves,
+           std::vector<std::string> names, std::string y_axis, std::string x_axis);
 block row(std::vector<block> children, std::size_t gap_columns = 4);
 block stack(std::vector<block> children);
 block gap();

@@ -12,6 +12,7 @@
 #include "attn/core/shapes.hpp"
 #include "attn/io/utf8.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/plot.hpp"
 #include "attn/render/timeline.hpp"
 
 namespace attn {
@@ -454,6 +455,10 @@ struct html_writer {
             case kind::chart:
                 return "<figure>" + (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") +
                     chart_svg(b) + "</figure>\n";
+            case kind::plot:
+                return "<figure class=\"scroll\">" +
+                    (b.title.empty() ? "" : "<figcaption>" + esc(b.title) + "</figcaption>") + plot_svg(b) +
+                    "</figure>\n";
             case kind::stack: {
                 std::string out;
                 for (const block& c : b.children) out += render(c);

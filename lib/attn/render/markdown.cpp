@@ -11,6 +11,7 @@
 #include "attn/render/fold.hpp"
 #include "attn/render/timeline.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/plot.hpp"
 #include "attn/render/text.hpp"
 
 namespace attn {
@@ -248,6 +249,11 @@ struct markdown_writer {
             case kind::chart: {
                 std::string body;
                 for (const auto& l : format_chart(b.series, 60, b.chart_height, false, style::none)) body += l + "\n";
+                return (b.title.empty() ? "" : "**" + md_text(b.title) + "**\n\n") + fenced(body, "text");
+            }
+            case kind::plot: {
+                std::string body;
+                for (const auto& l : format_plot(b, 78)) body += l + "\n";
                 return (b.title.empty() ? "" : "**" + md_text(b.title) + "**\n\n") + fenced(body, "text");
             }
             case kind::stack:

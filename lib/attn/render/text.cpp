@@ -7,6 +7,7 @@
 
 #include "attn/core/shapes.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/plot.hpp"
 #include "attn/render/timeline.hpp"
 
 namespace attn {
@@ -392,6 +393,13 @@ struct text_writer {
             case kind::chart: {
                 lines_t out = chart(b, o.width);
                 for (std::size_t i = b.title.empty() ? 0 : 1; i < out.size(); ++i) out[i] = "  " + out[i];
+                return out;
+            }
+            case kind::plot: {
+                lines_t out;
+                if (!b.title.empty()) out.push_back(paint_text(b.title, doc::tone::bold));
+                for (const auto& l : format_plot(b, o.width > 4 ? std::min<std::size_t>(o.width - 2, 100) : 10))
+                    out.push_back("  " + l);
                 return out;
             }
             case kind::keyvalue: return keyvalue(b);
