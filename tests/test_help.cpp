@@ -34,13 +34,16 @@ attn::doc::help_topic topic(const app::command& c, const std::string& lang = "en
 }
 
 // A fresh folder where an example runs as a learner would run it: attn-explain on the PATH, its
-// own HOME and XDG_STATE_HOME (the drill's progress stays inside), no colour or locale.
+// own HOME and XDG_STATE_HOME (the drill's progress stays inside), no colour or locale, and a
+// config.json for --hf-config.
 struct sandbox {
     fs::path dir;
     sandbox() {
         static int counter = 0;
         dir = fs::temp_directory_path() / ("attn-help-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
         fs::create_directories(dir / "home");
+        // The examples of --hf-config read ./config.json: a real model card's (Llama-3-8B's).
+        fs::copy_file(fs::path(ATTN_FIXTURES) / "llama-3-8b.config.json", dir / "config.json");
     }
     ~sandbox() {
         std::error_code ec;
