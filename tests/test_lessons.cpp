@@ -12,6 +12,9 @@
 #include "attn/render/json_paged.hpp"
 #include "attn/render/python_paged.hpp"
 #include "attn/trace/paged.hpp"
+#include "attn/doc/roofline.hpp"
+#include "attn/render/json_roofline.hpp"
+#include "attn/trace/roofline_report.hpp"
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_batching.hpp"
 #include "attn/render/json_serve.hpp"
@@ -806,6 +809,53 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         q.policies = "continuous-chunked";
         serve_all(attn::run_serve(attn::validate_serve(q)));
         fs::remove(trickle);
+    }
+
+    // `attn-explain roofline`: every sentence its numbers can choose — decode memory-bound with no
+    // compute-bound batch, one from some batch on, compute-bound already; a memory-bound prefill;
+    // weights that do not fit, a sequence that does not; MLA; a config.json; the measured machine, your
+    // own figures; --measure's points, one faster than predicted.
+    {
+        const attn::lessons& rl_en = attn::lessons::embedded("en");
+        attn::roofline_input in;
+        in.hw = attn::roofline::datasheets()[1];
+        auto roof_all = [&](const attn::roofline_input& i) {
+            const attn::roofline_report r = attn::run_roofline(i);
+            draw_all(attn::roofline_document(r, rl_en));
+            CHECK_NOTHROW(attn::render_roofline_json(r));
+        };
+        roof_all(in);
+        attn::roofline_input x = in;
+        x.context = 16;
+        roof_all(x);
+        x.batch = 4096;
+        roof_all(x);
+        x = in;
+        x.m.layers = 1, x.m.d_model = 8, x.m.heads = 2, x.m.kv_heads = 2, x.m.d_head = 4, x.m.d_ff = 32, x.m.vocab = 16;
+        x.context = 4;
+        roof_all(x);
+        x = in;
+        x.hw.memory = 1e9;
+        roof_all(x);
+        x.hw.memory = 80e9, x.context = attn::roofline_max_context;  // no sequence of 16M tokens fits
+        x.m.mlp = attn::roofline::mlp_kind::swiglu, x.m.tie_embeddings = true;
+        roof_all(x);
+        x = in;
+        x.m.kv_latent = 512, x.m.rope_dim = 64;
+        x.hf_config = "config.json", x.defaulted = {"head_dim"}, x.typed = {"--layers"};
+        x.hw.name = "cpu", x.hw.fp8_flops = 0;
+        roof_all(x);
+        x.hw.name = "custom", x.defaulted = {}, x.typed = {};
+        attn::roofline_report m = attn::run_roofline(x);
+        m.measured = true;
+        m.measurement.copy_bandwidth = 1e10, m.measurement.threads = 2, m.measurement.kv_heads = 1;
+        m.measurement.rows = 128, m.measurement.d_head = 576, m.measurement.repeats = 3;
+        m.measurement.points = {{1024, 4.7e6, 4.7e-4, 4.0e-4, 1.2e10}, {2048, 9.4e6, 9.4e-4, 1.9e-3, 4.9e9}};
+        draw_all(attn::roofline_document(m, rl_en));
+        attn::roofline_report plain = attn::run_roofline(in);  // measured with the model's own K/V heads
+        plain.measured = true;
+        plain.measurement = m.measurement;
+        draw_all(attn::roofline_document(plain, rl_en));
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");

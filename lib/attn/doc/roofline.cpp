@@ -221,11 +221,12 @@ block roof_time_table(const roofline_report& r, const lessons& L) {
         return L.raw(std::string("roofline.bound_") + rl::name_of(t.binds));
     };
     std::vector<std::vector<std::string>> rows = {
-        {L.raw("roofline.t_intensity"), "FLOPs / bytes", roof_num(p.cost.intensity()), roof_num(d.cost.intensity())},
-        {L.raw("roofline.t_ridge"), "peak / bandwidth", roof_num(r.ridge), roof_num(r.ridge)},
-        {L.raw("roofline.t_compute"), "FLOPs / peak", roofline_time_text(p.time.compute_s),
+        {L.raw("roofline.t_intensity"), L.raw("roofline.f_intensity"), roof_num(p.cost.intensity()),
+         roof_num(d.cost.intensity())},
+        {L.raw("roofline.t_ridge"), L.raw("roofline.f_ridge"), roof_num(r.ridge), roof_num(r.ridge)},
+        {L.raw("roofline.t_compute"), L.raw("roofline.f_compute"), roofline_time_text(p.time.compute_s),
          roofline_time_text(d.time.compute_s)},
-        {L.raw("roofline.t_memory"), "bytes / bandwidth", roofline_time_text(p.time.memory_s),
+        {L.raw("roofline.t_memory"), L.raw("roofline.f_memory"), roofline_time_text(p.time.memory_s),
          roofline_time_text(d.time.memory_s)},
         {L.raw("roofline.t_time"), "max(…)", roofline_time_text(p.time.time_s), roofline_time_text(d.time.time_s)},
         {L.raw("roofline.t_bound"), "", bound(p.time), bound(d.time)}};

@@ -157,13 +157,34 @@ std::string plot_axes_svg(const block& b, const plot_range& r, int left, int top
 
 }  // namespace
 
+namespace {
+
+// Where each legend item goes: left to right, a new row when the next would pass the right edge
+// (an item is a swatch and its name, ~7.3 px a column of 12 px monospace).
+std::vector<std::pair<int, int>> plot_legend_places(const block& b, int left, int right_x, int* rows) {
+    std::vector<std::pair<int, int>> out;
+    int x = left, row = 0;
+    for (std::size_t c = 0; c < b.values.rows(); ++c) {
+        const std::string name = c < b.row_labels.size() ? b.row_labels[c] : "";
+        const int w = 24 + static_cast<int>(7.3 * static_cast<double>(display_width(name))) + 20;
+        if (x > left && x + w > right_x) x = left, ++row;
+        out.emplace_back(x, row);
+        x += w;
+    }
+    *rows = row + 1;
+    return out;
+}
+
+}  // namespace
+
 std::string plot_svg(const block& b) {
     if (b.values.empty() || b.xs.size() != b.values.cols()) return "";
     const plot_range r = plot_range_of(b);
-    const int width = 640, left = 74, right = 16, top = 12, plot_h = 220, per_row = 3;
-    const int bottom_y = top + plot_h, legend_rows = static_cast<int>((b.values.rows() + per_row - 1) / per_row);
+    const int width = 640, left = 74, right = 16, top = 12, plot_h = 220, right_x = width - right;
+    const int bottom_y = top + plot_h;
+    int legend_rows = 1;
+    const std::vector<std::pair<int, int>> places = plot_legend_places(b, left, right_x, &legend_rows);
     const int height = bottom_y + 44 + 20 * legend_rows;
-    const int right_x = width - right;
     std::string out = fmt::format(
         "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
         "role=\"img\"><title>{}</title>",
@@ -185,8 +206,7 @@ std::string plot_svg(const block& b) {
         if (!points.empty())
             out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>",
                                plot_colour(c), points);
-        const int lx = left + static_cast<int>(c % per_row) * (right_x - left) / per_row;
-        const int ly = bottom_y + 56 + 20 * static_cast<int>(c / per_row);
+        const int lx = places[c].first, ly = bottom_y + 56 + 20 * places[c].second;
         out += plot_dotted(b, c)
             ? fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#b42318\"/>", lx + 9, ly - 4)
             : fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>", lx,
