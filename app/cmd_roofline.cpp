@@ -63,19 +63,22 @@ attn::doc::document page(const attn::roofline_report& r, const run_context& ctx)
 }
 std::string json(const attn::roofline_report& r, const run_context&) { return attn::render_roofline_json(r); }
 
-report_spec<roofline_options, attn::roofline_report> spec() {
-    auto s = spec_about<report_spec<roofline_options, attn::roofline_report>>(
-        "roofline", "Why decoding is memory-bound: prefill vs decode on a roofline, TTFT, TPOT, GQA/MLA/int8", 155,
-        pages_and_json, pages,
-        {{""},
-         {"--hw h100-sxm --layers 32 --d-model 4096 --heads 32 --d-ff 11008 --batch 1 --context 4096"},
-         {"--kv-heads 8 --mlp swiglu --d-ff 14336 --vocab 128256 --batch 64 --context 8192 --hw a100-sxm"},
-         {"--hw l4 --batch 8 --kv-dtype int8"}});
-    s.flags = flags_of;
-    s.size = size_of;
-    s.run = run;
-    s.page = page;
-    s.json = json;
+using roofline_spec = report_spec<roofline_options, attn::roofline_report>;
+
+// The runs the walk-every-command tests make: the defaults, the 7B on an H100, a
+// Llama-3-8B-like GQA model at a big batch on an A100, an int8 cache on an L4.
+const std::vector<example> roofline_examples = {
+    {""},
+    {"--hw h100-sxm --layers 32 --d-model 4096 --heads 32 --d-ff 11008 --batch 1 --context 4096"},
+    {"--kv-heads 8 --mlp swiglu --d-ff 14336 --vocab 128256 --batch 64 --context 8192 --hw a100-sxm"},
+    {"--hw l4 --batch 8 --kv-dtype int8"}};
+
+roofline_spec spec() {
+    auto s = spec_about<roofline_spec>("roofline",
+                                       "Why decoding is memory-bound: prefill vs decode on a roofline, TTFT, TPOT, "
+                                       "GQA/MLA/int8",
+                                       155, pages_and_json, pages, roofline_examples);
+    s.flags = flags_of, s.size = size_of, s.run = run, s.page = page, s.json = json;
     return s;
 }
 const registrar registered(spec());
