@@ -125,6 +125,14 @@ TEST_CASE("every shape generator agrees with the shapes read back from its promp
         }
 }
 
+// The number that follows the `skip`-th (from 0) occurrence of `marker` in a prompt.
+double after(const std::string& text, const std::string& marker, int skip = 0) {
+    std::size_t at = text.find(marker);
+    for (int i = 0; i < skip && at != std::string::npos; ++i) at = text.find(marker, at + 1);
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + marker.size()));
+}
+
 TEST_CASE("every numeric generator agrees with an independent computation", "[drill][generators]") {
     for (std::uint64_t seed = 1; seed <= 40; ++seed)
         for (int v = 0; v < attn::drill::numeric_variants; ++v) {
@@ -180,6 +188,29 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                 case 17: want = std::ceil(x[0] / x[1]) + x[2] - 1; break;  // p, B, samples (partial last block)
                 case 18: want = x[0] * 2 * x[1] * x[2] * 2; break;  // layers, g, d_head
                 case 19: want = x[0] * 2 * x[1] * (x[2] * 2 - (x[2] + 4)); break;  // float16 − int8 with scales
+                case 20: want = after(q.prompt, "at ") / after(q.prompt, "moves "); break;  // peak / bandwidth
+                case 21: {  // 2·B·d² FLOPs over (d² + 2·B·d)·2 bytes
+                    const double b = after(q.prompt, "B = "), d = after(q.prompt, "by a ");
+                    want = 2 * b * d * d / ((d * d + 2 * b * d) * 2);
+                    break;
+                }
+                case 22: want = 2 * after(q.prompt, "model of ") * 1e9 / (after(q.prompt, "(", 1) * 1e12) * 1e3; break;
+                case 23:  // 2·N·T / peak, in ms
+                    want = 2 * after(q.prompt, "model of ") * 1e9 * after(q.prompt, "prefills a ") /
+                        (after(q.prompt, "(") * 1e12) * 1e3;
+                    break;
+                case 24: {  // 2·h·d_head / (d_c + d_r), the layers and the 2 bytes cancel
+                    const double h = after(q.prompt, "h = "), dh = after(q.prompt, "d_head = ");
+                    want = 2 * h * dh / (after(q.prompt, "d_c = ") + after(q.prompt, "d_r = "));
+                    break;
+                }
+                case 25: {  // B tokens a step of (2·N + B·T·kv KiB) bytes at the bandwidth
+                    const double b = after(q.prompt, "B = "), t = after(q.prompt, "T = ");
+                    const double bytes =
+                        2 * after(q.prompt, "model of ") * 1e9 + b * t * after(q.prompt, "cache is ") * 1024;
+                    want = b * after(q.prompt, "(", 1) * 1e12 / bytes;
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -207,8 +238,8 @@ TEST_CASE("drill generators: every numeric question has exactly one answer", "[d
                 CHECK(q.number == q.exact);
                 continue;
             }
-            // The prompt states how many decimals it wants.
-            CHECK_THAT(q.prompt, Catch::Contains("decimals"));
+            // The prompt states how many decimals it wants ("Two decimals", "One decimal", "no decimals").
+            CHECK_THAT(q.prompt, Catch::Contains("decimal"));
             // Not halfway between two roundings, checked in long double from the exact value.
             const long double scaled = std::fabs(static_cast<long double>(q.exact)) * std::pow(10.0L, q.decimals);
             const long double frac = scaled - std::floor(scaled);
@@ -234,7 +265,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     std::set<std::string> ids;
     const std::set<std::string> subjects = {"scaling",   "masks",      "projections", "heads",   "kvcache",
                                             "memory",    "complexity", "einsum",      "softmax", "shapes",
-                                            "positions", "batching",   "sparse",      "serving"};
+                                            "positions", "batching",   "sparse",      "serving", "roofline"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -253,7 +284,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         const std::string sub = word_after(q.command, "attn-explain");
         const std::set<std::string> subcommands = {"step",  "heads",    "mistake",   "mistakes", "mask",
                                                    "drill", "variant",  "positions", "kv-cache", "flash",
-                                                   "cost",  "batching", "paged"};
+                                                   "cost",  "batching", "paged",     "roofline"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {

@@ -217,6 +217,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"positions", {"positions", "step --rope", "kv-cache --rope", "mistake rope-"}},
         {"batching", {"batching"}},
         {"serving", {"cost --kv-dtype", "cost --layers", "kv-cache --kv-dtype", "paged"}},
+        {"roofline", {"roofline"}},
         {"sparse",
          {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask"}},
     };

@@ -1,11 +1,17 @@
 // core/roofline: the cost of a forward pass against values worked out by hand (the formulas in
 // roofline.hpp evaluated with Python's integers), the datasheet table, the bound that binds, the
 // largest batch, the attention variants; io/hf_config on a real model card's config.json.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
 #include <catch2/catch.hpp>
 
 #include "attn/core/error.hpp"
 #include "attn/core/roofline.hpp"
+#include "attn/drill/drill.hpp"
 #include "attn/io/hf_config.hpp"
+#include "attn/io/lessons.hpp"
 
 namespace rl = attn::roofline;
 
@@ -76,6 +82,13 @@ TEST_CASE("roofline: chunks add up, and a decode step's intensity grows with the
     // A chunked prefill: 3 new tokens after 5 cached ones attend 3·5 + 3·4/2 = 21 pairs.
     CHECK(rl::forward_cost(m, {{3, 5}}).attention_flops == 32.0 * 4 * 32 * 128 * 21);
     CHECK(rl::forward_cost(m, {}).bytes() == 0.0);
+}
+
+TEST_CASE("roofline: one matmul's intensity", "[roofline]") {
+    // 2·16·4096² / ((4096² + 16·8192)·2) = 16·4096 / (4096 + 32)
+    CHECK(rl::matmul_intensity(16, 4096, 4096, 2) == Approx(16.0 * 4096 / 4128));
+    CHECK(rl::matmul_intensity(1, 4096, 4096, 2) < 1.0);
+    CHECK(rl::matmul_intensity(0, 4096, 4096, 2) == 0.0);
 }
 
 TEST_CASE("roofline: MLA's cache and its absorbed decode", "[roofline]") {
@@ -195,4 +208,36 @@ TEST_CASE("hf_config: defaults, MLA, dtype spellings and bad files", "[roofline]
         CHECK_THROWS_AS(parse(bad), attn::error);
     }
     CHECK_THROWS_WITH(parse(R"({"hidden_size": 64, "num_attention_heads": 4})"), Catch::Contains("num_hidden_layers"));
+}
+
+TEST_CASE("the roofline topic asks generated and concept questions in both languages", "[drill][roofline]") {
+    for (const char* lang : {"en", "zh"}) {
+        const attn::lessons& L = attn::lessons::embedded(lang);
+        const auto qs = attn::drill::plan_session(L, 5, 60, "roofline", nullptr);
+        REQUIRE(qs.size() == 60);
+        std::set<std::string> variants;
+        for (const auto& q : qs) {
+            INFO(lang << ": " << q.prompt);
+            CHECK(std::find(q.topics.begin(), q.topics.end(), "roofline") != q.topics.end());
+            CHECK(attn::drill::is_right(q, q.answer));
+            CHECK(q.prompt.find('{') == std::string::npos);
+            CHECK(q.explanation.find('{') == std::string::npos);
+            CHECK(q.command.rfind("attn-explain roofline", 0) == 0);
+            variants.insert(q.kind == "concept" ? q.id : q.id.substr(0, q.id.find('.')));
+        }
+        CHECK(variants.size() == 9);  // the six generators and the three concepts
+    }
+    // The explanation's arithmetic is the answer: the ridge point of the machine named.
+    for (std::uint64_t seed = 1; seed < 40; ++seed) {
+        const auto q = attn::drill::gen_numeric(attn::lessons::embedded("en"), seed, 20);
+        bool found = false;
+        for (const rl::hardware& hw : rl::datasheets())
+            for (const rl::dtype t : {rl::dtype::bfloat16, rl::dtype::fp8})
+                if (q.prompt.find(hw.label) != std::string::npos &&
+                    q.prompt.find(rl::name_of(t)) != std::string::npos) {
+                    CHECK(q.number == std::round(rl::peak_flops(hw, t) / hw.bandwidth));
+                    found = true;
+                }
+        CHECK(found);
+    }
 }

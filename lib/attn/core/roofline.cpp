@@ -150,6 +150,12 @@ pass_cost forward_cost(const model& m, const std::vector<chunk>& chunks) {
     return c;
 }
 
+double matmul_intensity(std::size_t tokens, std::size_t in, std::size_t out, std::size_t bytes) {
+    const double t = static_cast<double>(tokens), i = static_cast<double>(in), o = static_cast<double>(out);
+    const double moved = (i * o + t * (i + o)) * static_cast<double>(bytes);
+    return moved > 0 ? 2 * t * i * o / moved : 0.0;
+}
+
 pass_cost prefill_cost(const model& m, std::size_t batch, std::size_t context) {
     return forward_cost(m, std::vector<chunk>(batch, chunk{context, 0}));
 }

@@ -92,6 +92,10 @@ struct pass_cost {
     double intensity() const;  // flops / bytes (0 when nothing moves)
 };
 pass_cost forward_cost(const model& m, const std::vector<chunk>& chunks);
+// One matmul of t tokens by an in×out weight, `bytes` a number, as forward_cost counts it:
+// 2·t·in·out FLOPs over (in·out + t·(in + out))·bytes moved. At decode (t = B, the batch) it is
+// about B for 2-byte weights: why a decode step is memory-bound until the batch nears the ridge.
+double matmul_intensity(std::size_t tokens, std::size_t in, std::size_t out, std::size_t bytes);
 // The two phases of serving `batch` sequences at context T: the prefill of T-token prompts
 // (batch chunks {T, 0}) and one decode step with T tokens cached (batch chunks {1, T}).
 pass_cost prefill_cost(const model& m, std::size_t batch, std::size_t context);

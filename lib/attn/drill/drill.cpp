@@ -18,14 +18,16 @@
 #include "attn/core/positions.hpp"
 #include "attn/core/quantize.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/roofline.hpp"
 #include "attn/core/serving.hpp"
 #include "attn/core/shapes.hpp"
 
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes",  "numeric",   "concepts", "bugs",   "masks",   "heads",
-                                                   "scaling", "positions", "batching", "sparse", "serving", "all"};
+    static const std::vector<std::string> names = {"shapes",  "numeric",  "concepts",  "bugs",     "masks",
+                                                   "heads",   "scaling",  "positions", "batching", "sparse",
+                                                   "serving", "roofline", "all"};
     return names;
 }
 
@@ -456,6 +458,103 @@ void draw_int8_saving(rng& g, numeric_draw& d) {
     d.answer = static_cast<double>(m.layers) * (half - int8);
 }
 
+// ---- roofline: why decoding is memory-bound (core/roofline.hpp) ------------------------------
+
+// A datasheet machine (core/roofline.hpp's table) and one of its dtypes with a peak.
+struct roof_machine {
+    const roofline::hardware* hw;
+    roofline::dtype t;
+};
+roof_machine draw_roof_machine(rng& g, numeric_draw& d) {
+    const auto& table = roofline::datasheets();
+    const roofline::hardware& hw = table[g.below(table.size())];
+    const bool fp8 = hw.fp8_flops > 0 && g.below(3) == 0;
+    const roofline::dtype t = fp8 ? roofline::dtype::fp8 : roofline::dtype::bfloat16;
+    d.v["hw"] = hw.label;
+    d.v["hw_name"] = hw.name;
+    d.v["dtype"] = roofline::name_of(t);
+    d.v["peak"] = num_text(roofline::peak_flops(hw, t) / 1e12, 1);
+    d.v["bw"] = num_text(hw.bandwidth / 1e12, 3);
+    return {&hw, t};
+}
+
+// 20: the ridge point: peak FLOP/s over bytes/s
+void draw_ridge_point(rng& g, numeric_draw& d) {
+    const roof_machine m = draw_roof_machine(g, d);
+    round_to(d, roofline::ridge_point(*m.hw, m.t), 0, 1.0);
+}
+
+// 21: a decode step's matmul: a [B, d] activation times a d×d 2-byte weight
+void draw_decode_intensity(rng& g, numeric_draw& d) {
+    const std::size_t b = pick(g, {1, 4, 8, 16, 32, 64}), dm = pick(g, {2048, 4096, 8192});
+    d.v["b"] = std::to_string(b);
+    d.v["d"] = std::to_string(dm);
+    d.v["flops"] = num_text(2.0 * static_cast<double>(b * dm) * static_cast<double>(dm), 0);
+    d.v["bytes"] = num_text((static_cast<double>(dm * dm) + 2.0 * static_cast<double>(b * dm)) * 2, 0);
+    round_to(d, roofline::matmul_intensity(b, dm, dm, 2), 2, 0.01);
+}
+
+// The weights of a model of N billion 2-byte parameters.
+double draw_roof_params(rng& g, numeric_draw& d) {
+    const std::size_t billions = pick(g, {1, 3, 7, 8, 13, 34, 70});
+    d.v["n"] = std::to_string(billions);
+    d.v["weights_gb"] = std::to_string(2 * billions);
+    return static_cast<double>(billions) * 1e9;
+}
+
+// 22: TPOT at batch 1: every weight read once a step, bytes / bandwidth
+void draw_tpot(rng& g, numeric_draw& d) {
+    const double n = draw_roof_params(g, d);
+    const roof_machine m = draw_roof_machine(g, d);
+    round_to(d, 2 * n / m.hw->bandwidth * 1e3, 2, 0.01 * std::max(1.0, 2 * n / m.hw->bandwidth * 1e3));
+}
+
+// 23: TTFT of a T-token prompt, compute-bound: 2·N·T FLOPs / peak
+void draw_ttft(rng& g, numeric_draw& d) {
+    const double n = draw_roof_params(g, d);
+    const roof_machine m = draw_roof_machine(g, d);
+    const std::size_t t = pick(g, {1024, 2048, 4096, 8192});  // above every ridge point in the table
+    d.v["t"] = std::to_string(t);
+    d.v["flops"] = num_text(2 * n * static_cast<double>(t) / 1e12, 1);
+    const double ms = 2 * n * static_cast<double>(t) / roofline::peak_flops(*m.hw, m.t) * 1e3;
+    round_to(d, ms, 1, 0.01 * std::max(10.0, ms));
+}
+
+// 24: how many times smaller MLA's cache is than MHA's, per token
+void draw_mla_ratio(rng& g, numeric_draw& d) {
+    roofline::model mha;
+    mha.layers = pick(g, {24, 32, 60});
+    mha.heads = mha.kv_heads = pick(g, {16, 32, 64, 128});
+    mha.d_head = pick(g, {64, 128});
+    roofline::model mla = mha;
+    mla.kv_latent = pick(g, {256, 512, 1024});
+    mla.rope_dim = pick(g, {32, 64});
+    d.v["layers"] = std::to_string(mha.layers);
+    d.v["h"] = std::to_string(mha.heads);
+    d.v["d_head"] = std::to_string(mha.d_head);
+    d.v["d_c"] = std::to_string(mla.kv_latent);
+    d.v["d_r"] = std::to_string(mla.rope_dim);
+    d.v["mha"] = num_text(roofline::kv_bytes_per_token(mha), 0);
+    d.v["mla"] = num_text(roofline::kv_bytes_per_token(mla), 0);
+    round_to(d, roofline::kv_bytes_per_token(mha) / roofline::kv_bytes_per_token(mla), 1, 0.05);
+}
+
+// 25: decode tokens/s at batch B, memory-bound: B / ((weights + B·T·KV bytes a token) / bandwidth)
+void draw_batch_throughput(rng& g, numeric_draw& d) {
+    const double n = draw_roof_params(g, d);
+    const roof_machine m = draw_roof_machine(g, d);
+    const std::size_t b = pick(g, {1, 8, 16, 32, 64}), t = pick(g, {1024, 2048, 4096});
+    const std::size_t kv_kib = pick(g, {128, 256, 512});  // per token: 128 KiB is Llama-3-8B's GQA cache
+    d.v["b"] = std::to_string(b);
+    d.v["t"] = std::to_string(t);
+    d.v["kv"] = std::to_string(kv_kib);
+    const double bytes = 2 * n + static_cast<double>(b * t * kv_kib) * 1024;
+    d.v["bytes_gb"] = num_text(bytes / 1e9, 2);
+    d.v["step_ms"] = num_text(bytes / m.hw->bandwidth * 1e3, 2);
+    const double tps = static_cast<double>(b) * m.hw->bandwidth / bytes;
+    round_to(d, tps, 0, 0.01 * std::max(100.0, tps));
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -484,6 +583,12 @@ constexpr numeric_generator numeric_generators[] = {
     {"serving",    draw_copy_on_write},
     {"serving",    draw_bytes_per_token},
     {"serving",    draw_int8_saving},
+    {"roofline",   draw_ridge_point},
+    {"roofline",   draw_decode_intensity},
+    {"roofline",   draw_tpot},
+    {"roofline",   draw_ttft},
+    {"roofline",   draw_mla_ratio},
+    {"roofline",   draw_batch_throughput},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
