@@ -307,7 +307,7 @@ block roof_variants_table(const roofline_report& r, const lessons& L) {
         rows.push_back({v.name, roofline_count_text(v.kv_bytes_per_token),
                         fmt::format("{:.3g}×", mha / v.kv_bytes_per_token), roofline_count_text(double(v.max_batch)),
                         roofline_time_text(v.decode.time_s), roofline_count_text(std::round(v.tokens_per_s)),
-                        L.raw(std::string("roofline.bound_") + rl::name_of(v.decode.binds))});
+                        L.raw(std::string("roofline.short_") + rl::name_of(v.decode.binds))});
     return doc::table({L.raw("roofline.col_variant"), L.raw("roofline.col_kv_token"), L.raw("roofline.col_less"),
                        L.raw("roofline.col_max_batch"), L.raw("roofline.col_step"), L.raw("roofline.col_rate"),
                        L.raw("roofline.col_bound")},
