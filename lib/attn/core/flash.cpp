@@ -34,6 +34,19 @@ double keep(double x) { return x; }
 // float32 hardware returns for a product, a sum or a quotient of float32 operands.
 double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 
+// The followed row's record of a tile the mask skips: m, l and acc pass through (α = 1).
+tile_record skipped_record(std::size_t tile, std::size_t from, std::size_t to, double m, double l, const double* acc,
+                           std::size_t dv) {
+    tile_record rec;
+    rec.tile = tile, rec.from = from, rec.to = to, rec.skipped = true;
+    rec.scores.assign(to - from, -std::numeric_limits<double>::infinity());
+    rec.tile_max = -std::numeric_limits<double>::infinity();
+    rec.m_old = rec.m_new = m, rec.alpha = 1.0;
+    rec.l_old = rec.l_new = l;
+    rec.acc.assign(acc, acc + dv);
+    return rec;
+}
+
 // The tiled pass: rows in blocks of block_q, keys in tiles of block_k; m, l and the accumulator
 // per row. `low` rounds the tile's inputs and products (float16/bfloat16 emulation); `op` rounds
 // every arithmetic result, the running statistics and the accumulator included (to_f32 for a
@@ -44,13 +57,15 @@ double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 // Tiles the mask blocks entirely (runs[tq][tk] false) are skipped: they would add nothing.
 matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v, std::size_t bq,
                           std::size_t bk, const mask_pattern& mask, rounding low, scratch_meter* meter,
-                          std::size_t follow, std::vector<tile_record>* record, rounding op = keep) {
+                          std::size_t follow, std::vector<tile_record>* record, rounding op = keep,
+                          std::vector<double>* lse = nullptr) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
     const double scale = op(1.0 / std::sqrt(static_cast<double>(dk)));
     const bool causal = mask.kind != pattern_kind::none;  // any mask at all
     const auto blocked = pattern_blocked(mask, n, m, causal_align::top_left);
     const auto runs = tiles_to_run(blocked, bq, bk);
     matrix<double> out = xt::zeros<double>({n, dv});  // [n, d_v]
+    if (lse) lse->assign(n, -std::numeric_limits<double>::infinity());
     scratch_meter local;
     scratch_meter& mem = meter ? *meter : local;
     for (std::size_t r0 = 0; r0 < n; r0 += bq) {
@@ -62,17 +77,9 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
         for (std::size_t c0 = 0; c0 < m; c0 += bk) {
             const std::size_t c1 = std::min(m, c0 + bk);
             if (!runs[r0 / bq][c0 / bk]) {  // every pair blocked: nothing to add, nothing computed
-                if (record && follow >= r0 && follow < r1) {
-                    tile_record rec;
-                    rec.tile = c0 / bk, rec.from = c0, rec.to = c1, rec.skipped = true;
-                    rec.scores.assign(c1 - c0, -std::numeric_limits<double>::infinity());
-                    rec.tile_max = -std::numeric_limits<double>::infinity();
-                    rec.m_old = rec.m_new = run_m[follow - r0], rec.alpha = 1.0;
-                    rec.l_old = rec.l_new = run_l[follow - r0];
-                    rec.acc.assign(acc.begin() + static_cast<long>((follow - r0) * dv),
-                                   acc.begin() + static_cast<long>((follow - r0 + 1) * dv));
-                    record->push_back(rec);
-                }
+                if (record && follow >= r0 && follow < r1)
+                    record->push_back(skipped_record(c0 / bk, c0, c1, run_m[follow - r0], run_l[follow - r0],
+                                                     &acc[(follow - r0) * dv], dv));
                 continue;
             }
             for (std::size_t i = r0; i < r1; ++i) {
@@ -114,9 +121,11 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
                 }
             }
         }
-        // pass 3: normalise once, at the end
-        for (std::size_t i = r0; i < r1; ++i)
+        // pass 3: normalise once, at the end; the backward keeps L = m + log l per row (softmax_lse)
+        for (std::size_t i = r0; i < r1; ++i) {
             for (std::size_t t = 0; t < dv; ++t) out(i, t) = low(op(acc[(i - r0) * dv + t] / run_l[i - r0]));
+            if (lse && run_l[i - r0] > 0) (*lse)[i] = op(run_m[i - r0] + op(std::log(run_l[i - r0])));
+        }
         mem.give(rows), mem.give(rows), mem.give(rows * dv), mem.give(bq * bk);
     }
     return out;
@@ -179,7 +188,7 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
         for (auto& e : *x) e = op(e);
     scratch_meter meter;
     meter.element = element;
-    r.tiled = tiled_pass(qq, kk, vv, block_q, block_k, mask, keep, &meter, r.row_index, &r.row, op);
+    r.tiled = tiled_pass(qq, kk, vv, block_q, block_k, mask, keep, &meter, r.row_index, &r.row, op, &r.lse);
     r.extra_bytes = meter.peak;
     r.full = full_pass(qq, kk, vv, mask, op, float32);
     const std::size_t n = q.shape(0), m = k.shape(0);

@@ -27,6 +27,7 @@ struct tile_record {  // one key tile, for the row being followed
 
 struct flash_result {
     matrix<double> tiled, full;  // [n, d_v]: the tiled output and full attention
+    std::vector<double> lse;  // [n]: softmax_lse, L = m + log l per row (what the backward keeps)
     double max_diff = 0;  // max |tiled - full|
     std::vector<tile_record> row;  // the followed row, tile by tile
     std::size_t row_index = 0, tiles_q = 0, tiles_k = 0;
