@@ -16,6 +16,7 @@ namespace {
 struct flash_options {
     step_options run;
     long block_q = 4, block_k = 3, row = 0;
+    bool backward = false;
 };
 
 void flags_of(flags& f, flash_options& opt) {
@@ -24,11 +25,13 @@ void flags_of(flags& f, flash_options& opt) {
     f.add("--block-q", opt.block_q, "Query block size Br").show_default();
     f.add("--block-k", opt.block_k, "Key tile size Bc").show_default();
     f.add("--row", opt.row, "The query row followed tile by tile").show_default();
+    f.flag("--backward", opt.backward, "Also run FlashAttention-2's tiled backward, checked against grad's");
     f.drop({"--tokens"});  // the tiles are followed by index
 }
 
 std::optional<attn::flash_report> run(const flash_options& opt, run_context&) {
-    attn::flash_config config = attn::validate_flash({opt.run.request, opt.block_q, opt.block_k, opt.row});
+    attn::flash_config config =
+        attn::validate_flash({opt.run.request, opt.block_q, opt.block_k, opt.row, opt.backward});
     if (!opt.run.save.empty()) attn::check_save_dir(opt.run.save);
     attn::flash_run r = attn::run_flash(config, !opt.run.save.empty());
     if (!opt.run.save.empty()) attn::save_trace(r.tensors, opt.run.save, attn::save_layout::step);
@@ -43,7 +46,11 @@ std::string json(const attn::flash_report& r, const run_context&) { return attn:
 report_spec<flash_options, attn::flash_report> spec() {
     auto s = spec_about<report_spec<flash_options, attn::flash_report>>(
         "flash", "Online-softmax tiling (FlashAttention) on your numbers, tile by tile", 140, pages_and_json,
-        pages | numbers, {{""}, {"--dtype float16"}, {"--mask window:3 --block-q 2 --block-k 2"}});
+        pages | numbers,
+        {{""},
+         {"--dtype float16"},
+         {"--mask window:3 --block-q 2 --block-k 2"},
+         {"--backward --mask causal --seq-len 7"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

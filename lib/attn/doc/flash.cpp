@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -121,6 +122,89 @@ doc::page memory_page(const flash_report& r, const lessons& L, const vars& v) {
     return memory;
 }
 
+// --backward: FlashAttention-2's loop, every (key tile, query block) step with its shapes and fast
+// memory, the gradients against grad's, the memory a stored P would take and the FLOPs.
+std::vector<std::string> flash_bw_loop(const flash_report& r, const lessons& L) {
+    std::vector<std::string> lines;
+    std::string text = L.text("flash.bw_loop",
+                              {{"Br", std::to_string(r.block_q)},
+                               {"Bc", std::to_string(r.block_k)},
+                               {"d_k", std::to_string(r.d_k)},
+                               {"d_v", std::to_string(r.d_v)}});
+    for (std::size_t at = 0; at <= text.size();) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        if (end > at) lines.push_back("  " + text.substr(at, end - at));
+        at = end + 1;
+    }
+    return lines;
+}
+
+doc::block flash_bw_table(const flash_backward_result& b, const lessons& L) {
+    std::vector<std::vector<std::string>> rows;
+    for (const flash_bw_tile& t : b.tiles) {
+        const std::string keys = fmt::format("{}..{}", t.k_from, t.k_to - 1);
+        const std::string qrows = fmt::format("{}..{}", t.q_from, t.q_to - 1);
+        if (t.skipped)
+            rows.push_back(
+                {std::to_string(t.tile_k), std::to_string(t.tile_q), keys, qrows, L.raw("flash.bw_skipped"), "", ""});
+        else
+            rows.push_back({std::to_string(t.tile_k), std::to_string(t.tile_q), keys, qrows,
+                            fmt::format("{}×{}", t.q_to - t.q_from, t.k_to - t.k_from), format_number(t.p_sum, 4),
+                            bytes_text(static_cast<double>(t.sram_bytes))});
+    }
+    return doc::table({"j", "i", L.raw("flash.bw_col_keys"), L.raw("flash.bw_col_rows"), L.raw("flash.bw_col_shape"),
+                       L.raw("flash.bw_col_psum"), L.raw("flash.bw_col_sram")},
+                      std::move(rows), "rrrrlrr");
+}
+
+doc::page backward_page(const flash_report& r, const lessons& L, const vars& v) {
+    const flash_backward_report& b = *r.backward;
+    const flash_backward_result& t = b.tiled;
+    std::size_t skipped = 0;
+    for (const flash_bw_tile& x : t.tiles) skipped += x.skipped;
+    vars w = v;
+    w.insert({{"e", std::to_string(t.element)},
+              {"p_bytes", bytes_text(static_cast<double>(t.p_bytes))},
+              {"kept", bytes_text(static_cast<double>(t.kept_bytes))},
+              {"sram", bytes_text(static_cast<double>(t.sram_peak))},
+              {"steps", std::to_string(t.tiles.size())},
+              {"bw_skipped", std::to_string(skipped)},
+              {"bw_flops", flops_text(t.flops_run)},
+              {"fw_flops", flops_text(r.result.flops_run)},
+              {"ratio", fmt::format("{:.2f}", r.result.flops_run > 0 ? t.flops_run / r.result.flops_run : 0.0)},
+              {"dq", fmt::format("{:.3g}", b.diff_q)},
+              {"dk", fmt::format("{:.3g}", b.diff_k)},
+              {"dv", fmt::format("{:.3g}", b.diff_v)}});
+    doc::page p;
+    p.id = "backward";
+    p.title = L.raw("flash.bw_title");
+    p.blocks = {doc::heading(L.raw("flash.bw_title")),
+                doc::prose(L.text("flash.bw_intro", w)),
+                doc::gap(),
+                doc::prose(L.text(b.loaded ? "flash.bw_upstream_loaded" : "flash.bw_upstream_seed", w)),
+                doc::gap(),
+                doc::listing(flash_bw_loop(r, L)),
+                doc::gap(),
+                doc::listing({"  L = " + row_text(r.result.lse), "  D = " + row_text(t.d_rows)}),
+                doc::gap(),
+                doc::prose(L.text(skipped > 0 ? "flash.bw_steps_skipped" : "flash.bw_steps", w)),
+                flash_bw_table(t, L),
+                doc::gap()};
+    for (const auto& [name, grad, tiled] :
+         {std::tuple{"dQ", &b.grad_d_q, &t.d_q}, std::tuple{"dK", &b.grad_d_k, &t.d_k},
+          std::tuple{"dV", &b.grad_d_v, &t.d_v}}) {
+        block left = doc::matrix_of(L.text("flash.bw_grad_label", {{"name", name}}), *grad);
+        block right = doc::matrix_of(L.text("flash.bw_tiled_label", {{"name", name}}), *tiled);
+        right.against = *grad;
+        p.blocks.push_back(doc::row({std::move(left), std::move(right)}));
+        p.blocks.push_back(doc::gap());
+    }
+    p.blocks.push_back(doc::prose(L.text("flash.bw_max_diff", w)));
+    p.blocks.push_back(doc::prose(L.text(t.p_bytes > t.kept_bytes ? "flash.bw_memory" : "flash.bw_memory_small", w)));
+    p.blocks.push_back(doc::prose(L.text("flash.bw_flops", w)));
+    return p;
+}
+
 // What a sparse mask changes: the pairs and FLOPs it skips, and what it does to the KV cache.
 std::string cost_mask_text(const cost_input& in, const cost_result& c, const lessons& L) {
     const bool rolling = in.mask.kind == pattern_kind::window;
@@ -194,6 +278,7 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     d.pages.push_back(std::move(result));
 
     d.pages.push_back(memory_page(r, L, v));
+    if (r.backward) d.pages.push_back(backward_page(r, L, v));
 
     if (r.precision) {
         const precision_result& p = *r.precision;
@@ -211,7 +296,7 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
         d.pages.push_back(std::move(low));
     }
     d.pages.back().blocks.push_back(doc::gap());
-    d.pages.back().blocks.push_back(doc::prose(L.raw("flash.cite")));
+    d.pages.back().blocks.push_back(doc::prose(L.raw(r.backward ? "flash.cite_backward" : "flash.cite")));
     return d;
 }
 

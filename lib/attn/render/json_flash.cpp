@@ -5,7 +5,37 @@
 
 #include "attn/render/json.hpp"
 
+#include <xtensor/xadapt.hpp>
+
 namespace attn {
+
+namespace {
+// --backward: every (key tile, query block) step, the max differences against grad's, the memory
+// and the gradients themselves.
+std::string flash_backward_json(const flash_report& r) {
+    const flash_backward_report& b = *r.backward;
+    std::string tiles = "[";
+    for (std::size_t i = 0; i < b.tiled.tiles.size(); ++i) {
+        const flash_bw_tile& t = b.tiled.tiles[i];
+        tiles += fmt::format(
+            "{}{{\"tile_k\": {}, \"tile_q\": {}, \"keys\": [{}, {}], \"rows\": [{}, {}], \"skipped\": {}, "
+            "\"sram_bytes\": {}, \"p_sum\": {}}}",
+            i ? ",\n   " : "", t.tile_k, t.tile_q, t.k_from, t.k_to, t.q_from, t.q_to, t.skipped ? "true" : "false",
+            t.skipped ? 0 : t.sram_bytes, json_number(t.p_sum, dtype::float64));
+    }
+    const std::vector<std::size_t> shape{r.result.lse.size()};
+    return fmt::format(
+        ",\n \"backward\": {{\"tiles\": {}],\n  \"max_diff\": {{\"d_Q\": {}, \"d_K\": {}, \"d_V\": {}}},\n  "
+        "\"softmax_lse\": {},\n  \"D\": {},\n  \"d_output\": {},\n  \"d_Q\": {},\n  \"d_K\": {},\n  "
+        "\"d_V\": {},\n  \"sram_peak_bytes\": {}, \"p_bytes\": {}, \"kept_bytes\": {}, \"flops_run\": {}}}",
+        tiles, json_number(b.diff_q, dtype::float64), json_number(b.diff_k, dtype::float64),
+        json_number(b.diff_v, dtype::float64), json_tensor(xt::adapt(r.result.lse, shape), dtype::float64),
+        json_tensor(xt::adapt(b.tiled.d_rows, std::vector<std::size_t>{b.tiled.d_rows.size()}), dtype::float64),
+        json_tensor(b.d_output, dtype::float64), json_tensor(b.tiled.d_q, dtype::float64),
+        json_tensor(b.tiled.d_k, dtype::float64), json_tensor(b.tiled.d_v, dtype::float64), b.tiled.sram_peak,
+        b.tiled.p_bytes, b.tiled.kept_bytes, json_number(b.tiled.flops_run, dtype::float64));
+}
+}  // namespace
 
 std::string render_flash_json(const flash_report& r) {
     std::string tiles = "[";
@@ -48,6 +78,7 @@ std::string render_flash_json(const flash_report& r) {
         out += fmt::format(",\n \"precision\": {{\"dtype\": {}, \"tiled_error\": {}, \"naive_error\": {}}}",
                            json_string(r.low_name), json_number(r.precision->tiled_error, dtype::float64),
                            json_number(r.precision->naive_error, dtype::float64));
+    if (r.backward) out += flash_backward_json(r);
     return out + "\n}\n";
 }
 

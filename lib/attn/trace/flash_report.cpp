@@ -5,10 +5,13 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <xtensor/xadapt.hpp>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/backward.hpp"
 #include "attn/core/error.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/core/rng.hpp"
 
 namespace attn {
 
@@ -30,8 +33,53 @@ flash_config validate_flash(const flash_request& r) {
     c.block_q = static_cast<std::size_t>(r.block_q);
     c.block_k = static_cast<std::size_t>(r.block_k);
     c.row = static_cast<std::size_t>(r.row);
+    c.backward = r.backward;
     return c;
 }
+
+namespace {
+// dO: G.npy from --load, or drawn from the seed exactly as `grad --loss sum` draws its G.
+matrix<double> flash_upstream(const step_config& c, const inputs& in) {
+    if (in.g.size() != 0) {
+        if (in.g.shape(0) != c.seq_len || in.g.shape(1) != c.d_v)
+            throw error(fmt::format("G.npy: shape ({}, {}) does not fit: the output is ({}, {})", in.g.shape(0),
+                                    in.g.shape(1), c.seq_len, c.d_v));
+        return in.g;
+    }
+    rng g(c.seed ^ 0x7a59e7ULL);
+    matrix<double> d_out = xt::empty<double>({c.seq_len, c.d_v});
+    for (auto& v : d_out) v = g.normal();
+    return d_out;
+}
+
+// grad's full-matrix backward (core/backward.hpp) on the same X, weights and dO, in the run's type.
+template <class T>
+void flash_grads_of(const step_config& c, const inputs& in, flash_backward_report& b) {
+    const std::vector<T> none;
+    const auto f = forward_for_grad(convert<T>(in.x), convert<T>(in.w_q), convert<T>(in.w_k), convert<T>(in.w_v), none,
+                                    none, none, c.mask == mask_kind::causal, true, &c.pattern);
+    const gradients<T> g = attention_backward(f, convert<T>(b.d_output));
+    b.grad_d_q = convert<double>(g.d_q), b.grad_d_k = convert<double>(g.d_k), b.grad_d_v = convert<double>(g.d_v);
+}
+
+flash_backward_report flash_backward_of(const step_config& c, const inputs& in, const flash_report& r,
+                                        const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
+                                        bool f32) {
+    flash_backward_report b;
+    b.d_output = flash_upstream(c, in);
+    b.loaded = in.g.size() != 0;
+    if (f32)
+        for (auto& x : b.d_output) x = static_cast<double>(static_cast<float>(x));
+    b.tiled = flash_backward(q, k, v, r.result.tiled, r.result.lse, b.d_output, r.block_q, r.block_k, c.pattern, f32);
+    if (f32) flash_grads_of<float>(c, in, b);
+    else
+        flash_grads_of<double>(c, in, b);
+    b.diff_q = max_abs_diff(b.tiled.d_q, b.grad_d_q);
+    b.diff_k = max_abs_diff(b.tiled.d_k, b.grad_d_k);
+    b.diff_v = max_abs_diff(b.tiled.d_v, b.grad_d_v);
+    return b;
+}
+}  // namespace
 
 flash_run run_flash(flash_config& fc, bool keep_tensors) {
     step_config& c = fc.run;
@@ -59,6 +107,7 @@ flash_run run_flash(flash_config& fc, bool keep_tensors) {
     report.result = flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, fc.row, f32);
     report.dtype = f32 ? "float32" : "float64";
     if (fc.low) report.precision = low_precision_errors(q, k, v, report.block_q, report.block_k, c.pattern, *fc.low);
+    if (fc.backward) report.backward = flash_backward_of(c, in, report, q, k, v, f32);
     if (keep_tensors) {
         trace& t = out.tensors;
         t.config = c;
@@ -73,6 +122,15 @@ flash_run run_flash(flash_config& fc, bool keep_tensors) {
                                     {"output", &report.result.tiled},
                                     {"full_output", &report.result.full}})
             t.steps.push_back(make_step(id, "", tensor(*m)));
+        if (report.backward) {
+            const flash_backward_report& b = *report.backward;
+            t.steps.push_back(make_step("d_output", "", tensor(b.d_output)));
+            const std::vector<std::size_t> shape{report.result.lse.size()};
+            t.steps.push_back(make_step("softmax_lse", "", xt::adapt(report.result.lse, shape)));
+            t.steps.push_back(make_step("d_Q", "", tensor(b.tiled.d_q)));
+            t.steps.push_back(make_step("d_K", "", tensor(b.tiled.d_k)));
+            t.steps.push_back(make_step("d_V", "", tensor(b.tiled.d_v)));
+        }
     }
     return out;
 }

@@ -9,11 +9,22 @@
 #include <string>
 
 #include "attn/core/flash.hpp"
+#include "attn/core/flash_backward.hpp"
 #include "attn/core/lowp.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/trace.hpp"
 
 namespace attn {
+
+// --backward: FlashAttention-2's tiled backward against `grad`'s full-matrix backward (core/backward)
+// on the same upstream gradient dO: `grad --loss sum`'s G at the same seed (L = Σ O ⊙ G, so dO = G).
+struct flash_backward_report {
+    flash_backward_result tiled;
+    matrix<double> d_output;  // dO [n, d_v]
+    bool loaded = false;  // dO is --load's G.npy (else drawn from the seed)
+    matrix<double> grad_d_q, grad_d_k, grad_d_v;  // grad's
+    double diff_q = 0, diff_k = 0, diff_v = 0;  // max |tiled − grad's|
+};
 
 struct flash_report {
     std::size_t n = 0, d_k = 0, d_v = 0, block_q = 0, block_k = 0;
@@ -24,12 +35,14 @@ struct flash_report {
     std::optional<precision_result> precision;  // with --dtype float16|bfloat16
     std::string low_name;  // "float16" | "bfloat16"
     std::string dtype = "float64";  // the run's own dtype: "float32" | "float64"
+    std::optional<flash_backward_report> backward;  // with --backward
 };
 
 // The flags of one run: the shared run flags, --block-q, --block-k and --row as typed.
 struct flash_request {
     step_request run;
     long block_q = 4, block_k = 3, row = 0;
+    bool backward = false;
 };
 
 // A request checked: the run's config (float32 or float64: a float16 / bfloat16 run is exact and
@@ -39,6 +52,7 @@ struct flash_config {
     std::optional<low_precision> low;
     std::string low_name;  // "float16" | "bfloat16" | ""
     std::size_t block_q = 0, block_k = 0, row = 0;  // as typed; run_flash clamps the blocks to n
+    bool backward = false;
 };
 // Throws attn::error (one line naming the flag) for sizes below 1, dimensions typed beside --load,
 // files in --load the command would not read, and anything validate() refuses.
@@ -50,7 +64,8 @@ flash_config validate_flash(const flash_request& r);
 // last row and for cross-attention (--kv-len).
 struct flash_run {
     flash_report report;
-    trace tensors;  // with `keep_tensors`: X, W_Q, W_K, W_V, Q, K, V, output, full_output (float64) for --save
+    trace tensors;  // with `keep_tensors`: X, W_Q, W_K, W_V, Q, K, V, output, full_output (float64) for --save,
+        // and with --backward d_output, softmax_lse [n], d_Q, d_K, d_V (the tiled backward's)
 };
 flash_run run_flash(flash_config& c, bool keep_tensors);
 
