@@ -335,6 +335,22 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         fw.result = attn::flash_forward(m, m, m, 2, 2, fw.mask, 4);
         CHECK_NOTHROW(attn::render_text(attn::flash_document(fw, F, 4), o));
         CHECK_NOTHROW(attn::render_flash_json(fw));
+        // --backward: causal (skipped steps, P larger than L and D) and n = 2 with a loaded dO (no
+        // step skipped, P no larger than L and D).
+        for (bool small : {false, true}) {
+            attn::flash_report fb = fr;
+            const attn::matrix<double> q = small ? attn::matrix<double>{{1, 0}, {0, 1}} : m;
+            fb.n = q.shape(0);
+            fb.mask = small ? attn::mask_pattern{} : attn::parse_pattern("causal");
+            fb.result = attn::flash_forward(q, q, q, 2, 2, fb.mask, 0);
+            attn::flash_backward_report b;
+            b.d_output = q, b.loaded = small;
+            b.tiled = attn::flash_backward(q, q, q, fb.result.tiled, fb.result.lse, q, 2, 2, fb.mask);
+            b.grad_d_q = b.tiled.d_q, b.grad_d_k = b.tiled.d_k, b.grad_d_v = b.tiled.d_v;
+            fb.backward = b;
+            CHECK_NOTHROW(attn::render_text(attn::flash_document(fb, F, 4), o));
+            CHECK_NOTHROW(attn::render_flash_json(fb));
+        }
         // What each mask does to the KV cache: causal, dilated (its reach), bidirectional, and a
         // pattern that is neither (block:1).
         for (const char* spec : {"causal", "dilated:4,2", "local:8", "block:1"}) {
