@@ -211,6 +211,16 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     want = b * after(q.prompt, "(", 1) * 1e12 / bytes;
                     break;
                 }
+                case 26: {  // B·h·(n²·e − n·4) bytes in MiB: P against a float32 L
+                    const double b = after(q.prompt, "B = "), h = after(q.prompt, "h = "), n = after(q.prompt, "n = ");
+                    want = b * h * (n * n * after(q.prompt, "e = ") - n * 4) / 1048576.0;
+                    break;
+                }
+                case 27: {  // (S, dV, dP, dQ, dK) over (S, P·V): (6·d_k + 4·d_v) / (2·d_k + 2·d_v)
+                    const double dk = after(q.prompt, "d_k = "), dv = after(q.prompt, "d_v = ");
+                    want = (2 * dk + 2 * dv + 2 * dv + 2 * dk + 2 * dk) / (2 * dk + 2 * dv);
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -263,9 +273,9 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     const auto concepts = attn::drill::concept_bank(L());
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
-    const std::set<std::string> subjects = {"scaling",   "masks",      "projections", "heads",   "kvcache",
-                                            "memory",    "complexity", "einsum",      "softmax", "shapes",
-                                            "positions", "batching",   "sparse",      "serving", "roofline"};
+    const std::set<std::string> subjects = {
+        "scaling", "masks",  "projections", "heads",    "kvcache", "memory",  "complexity", "einsum",
+        "softmax", "shapes", "positions",   "batching", "sparse",  "serving", "roofline",   "flash-backward"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);

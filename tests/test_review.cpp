@@ -218,6 +218,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"batching", {"batching"}},
         {"serving", {"cost --kv-dtype", "cost --layers", "kv-cache --kv-dtype", "paged"}},
         {"roofline", {"roofline"}},
+        {"flash-backward", {"flash --backward"}},
         {"sparse",
          {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask"}},
     };

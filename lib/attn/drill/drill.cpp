@@ -15,6 +15,7 @@
 #include "attn/core/error.hpp"
 #include "attn/core/masks.hpp"
 #include "attn/trace/mistakes.hpp"
+#include "attn/core/flash_backward.hpp"
 #include "attn/core/positions.hpp"
 #include "attn/core/quantize.hpp"
 #include "attn/core/rng.hpp"
@@ -25,9 +26,9 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes",  "numeric",  "concepts",  "bugs",     "masks",
-                                                   "heads",   "scaling",  "positions", "batching", "sparse",
-                                                   "serving", "roofline", "all"};
+    static const std::vector<std::string> names = {"shapes",  "numeric",  "concepts",       "bugs",     "masks",
+                                                   "heads",   "scaling",  "positions",      "batching", "sparse",
+                                                   "serving", "roofline", "flash-backward", "all"};
     return names;
 }
 
@@ -555,6 +556,32 @@ void draw_batch_throughput(rng& g, numeric_draw& d) {
     round_to(d, tps, 0, 0.01 * std::max(100.0, tps));
 }
 
+// ---- flash-backward: FlashAttention-2's backward (core/flash_backward.hpp) -------------------
+
+// 26: MiB the backward does not store: P (B·h·n² elements) against L (B·h·n float32 values)
+void draw_lse_saving(rng& g, numeric_draw& d) {
+    const std::size_t b = pick(g, {1, 4, 8, 16}), h = pick(g, {8, 16, 32}), n = pick(g, {1024, 2048, 4096, 8192});
+    const bool half = g.below(2) == 0;
+    const std::size_t e = half ? 2 : 4;
+    d.v["b"] = std::to_string(b);
+    d.v["h"] = std::to_string(h);
+    d.v["n"] = std::to_string(n);
+    d.v["dtype"] = half ? "bfloat16" : "float32";
+    d.v["e"] = std::to_string(e);
+    const double bh = static_cast<double>(b * h), nn = static_cast<double>(n);
+    size_in_mib(d, bh * (nn * nn * static_cast<double>(e) - nn * 4) / (1024.0 * 1024.0), 1);
+}
+
+// 27: the backward's FLOPs over the forward's, per (query, key) pair
+void draw_backward_flops_ratio(rng& g, numeric_draw& d) {
+    const std::size_t dk = pick(g, {32, 64, 128}), dv = pick(g, {32, 64, 128});
+    d.v["d_k"] = std::to_string(dk);
+    d.v["d_v"] = std::to_string(dv);
+    d.v["fw"] = num_text(flash_forward_pair_flops(dk, dv), 0);
+    d.v["bw"] = num_text(flash_backward_pair_flops(dk, dv), 0);
+    round_to(d, flash_backward_pair_flops(dk, dv) / flash_forward_pair_flops(dk, dv), 2, 0.01);
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -589,6 +616,8 @@ constexpr numeric_generator numeric_generators[] = {
     {"roofline",   draw_ttft},
     {"roofline",   draw_mla_ratio},
     {"roofline",   draw_batch_throughput},
+    {"flash-backward", draw_lse_saving},
+    {"flash-backward", draw_backward_flops_ratio},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
