@@ -166,6 +166,7 @@ doc::page backward_page(const flash_report& r, const lessons& L, const vars& v) 
     w.insert({{"e", std::to_string(t.element)},
               {"p_bytes", bytes_text(static_cast<double>(t.p_bytes))},
               {"kept", bytes_text(static_cast<double>(t.kept_bytes))},
+              {"p_saved", bytes_text(t.p_bytes > t.kept_bytes ? static_cast<double>(t.p_bytes - t.kept_bytes) : 0.0)},
               {"sram", bytes_text(static_cast<double>(t.sram_peak))},
               {"steps", std::to_string(t.tiles.size())},
               {"bw_skipped", std::to_string(skipped)},
