@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -16,7 +17,11 @@
 #include "attn/core/backward.hpp"
 #include "attn/core/flash.hpp"
 #include "attn/core/flash_backward.hpp"
+#include "attn/doc/flash.hpp"
+#include "attn/io/lessons.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/render/format.hpp"
+#include "attn/render/text.hpp"
 
 namespace {
 attn::mask_pattern fbw_mask(bool causal) {
@@ -148,5 +153,32 @@ TEST_CASE("flash --backward --save: d_output, softmax_lse, d_Q, d_K, d_V beside 
         INFO(name);
         REQUIRE(std::filesystem::exists(dir / (name + ".npy")));
         CHECK(attn::npy::read(dir / (name + ".npy")).shape == shape);
+    }
+}
+
+TEST_CASE("flash --backward: the page fits 60, 80 and 120 columns in en and zh", "[flash][flash-backward][doc]") {
+    attn::flash_report r;
+    r.n = 13, r.d_k = 8, r.d_v = 6, r.block_q = 5, r.block_k = 4;
+    r.mask = attn::parse_pattern("causal");
+    const auto q = test::randn(13, 8, 1), k = test::randn(13, 8, 2), v = test::randn(13, 6, 3);
+    r.result = attn::flash_forward(q, k, v, 5, 4, r.mask, 3);
+    attn::flash_backward_report b;
+    b.d_output = test::randn(13, 6, 4);
+    b.tiled = attn::flash_backward(q, k, v, r.result.tiled, r.result.lse, b.d_output, 5, 4, r.mask);
+    b.grad_d_q = b.tiled.d_q, b.grad_d_k = b.tiled.d_k, b.grad_d_v = b.tiled.d_v;
+    r.backward = b;
+    for (const char* lang : {"en", "zh"}) {
+        const attn::doc::document d = attn::flash_document(r, attn::lessons::embedded(lang), 4);
+        CHECK(d.pages[d.pages.size() - 1].id == "backward");
+        for (std::size_t width : {std::size_t{60}, std::size_t{80}, std::size_t{120}}) {
+            attn::text_options o;
+            o.width = width;
+            const std::string text = attn::render_text_joined(d, o);
+            INFO(lang << " " << width << "\n" << text);
+            std::istringstream in(text);
+            for (std::string line; std::getline(in, line);) CHECK(attn::display_width(line) <= width);
+            // the loop and a full step (Br × Bc = 5×4) in the table
+            CHECK_THAT(text, Catch::Contains("dK_j += dSᵀ·Q_i/√d_k") && Catch::Contains("5×4"));
+        }
     }
 }
