@@ -86,6 +86,12 @@ flash_run run_flash(flash_config& fc, bool keep_tensors) {
     const inputs in = c.load_dir.empty() ? make_inputs(c) : load_inputs(c);
     if (fc.row >= c.seq_len)
         throw error(fmt::format("--row {} is out of range: rows are 0 to {}", fc.row, c.seq_len - 1));
+    // --backward checks against grad's backward, which holds several n×n matrices: 4096 rows at most.
+    if (fc.backward && c.seq_len > 4096)
+        throw error(
+            fmt::format("--backward checks against grad's n×n matrices: n = {} is over 4096, choose a "
+                        "smaller --seq-len",
+                        c.seq_len));
     // A float32 run projects and tiles in float32, as PyTorch would; float64 in double. With
     // --dtype float16|bfloat16 the run itself stays exact (double) and the emulated low-precision
     // errors are measured against a float32 reference.
