@@ -2,6 +2,7 @@
 // full-matrix backward (core/backward) at float32 and float64, causal and not, for blocks that do
 // not divide n; its JSON keys; --save's files and shapes. PyTorch autograd on the saved files:
 // tests/python/flash_backward_oracle.py (ctest flash_backward_torch, label external).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -138,6 +139,11 @@ TEST_CASE("flash --backward: JSON keys and the max differences", "[flash][flash-
     }
     CHECK_FALSE(
         nlohmann::json::parse(test::capture(std::string(ATTN_EXE) + " flash --format json").out).contains("backward"));
+    // Past 4096 rows grad's n×n matrices would be too large: one line, exit 2.
+    const auto big = test::sh(std::string(ATTN_EXE) + " flash --backward --seq-len 5000");
+    CHECK(big.code == 2);
+    CHECK(std::count(big.out.begin(), big.out.end(), '\n') <= 1);
+    CHECK_THAT(big.out, Catch::Contains("4096"));
 }
 
 TEST_CASE("flash --backward --save: d_output, softmax_lse, d_Q, d_K, d_V beside the forward's files",
