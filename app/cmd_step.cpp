@@ -15,6 +15,7 @@ void flags_of(flags& f, step_options& opt) {
     f.add("--kv-len", r.kv_len, "Cross-attention: keys and values from m memory positions");
     f.add("--align", r.align, "Causal alignment when n != m: top-left | bottom-right").show_default();
     add_rope_options(f, r);
+    add_logit_options(f, r);
 }
 
 output_size size_of(const step_options& opt, const run_context&) { return run_size(validated(opt.request)); }

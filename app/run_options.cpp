@@ -1,6 +1,8 @@
 // The step-chain commands' shared flags and run plumbing (see run_options.hpp).
 #include "run_options.hpp"
 
+#include <fmt/format.h>
+
 #include "attn/core/error.hpp"
 #include "attn/trace/save.hpp"
 #include "attn/render/json.hpp"
@@ -47,6 +49,16 @@ void add_rope_options(flags& f, attn::step_request& r) {
         .show_default()
         .values({"half", "interleaved"}, false);
     f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d)").show_default();
+}
+
+void add_logit_options(flags& f, attn::step_request& r) {
+    f.flag("--qk-norm", r.qk_norm, "RMSNorm on q and k per head before RoPE (Qwen3, Gemma 3): Q_normed, K_normed");
+    f.add("--softcap", r.softcap, "Soft-cap the scaled scores to C*tanh(s/C) before the mask (Gemma 2)")
+        .value_name("C");
+    f.after_parse([&r](const flags& f) {
+        if (f.given("--softcap") && !(r.softcap > 0))
+            throw attn::error(fmt::format("--softcap must be a positive number, e.g. 50 (got {})", r.softcap));
+    });
 }
 
 attn::step_config validated(const attn::step_request& r) {

@@ -23,6 +23,8 @@ void add_run_options(flags& f, step_options& opt);
 std::vector<std::string> mistake_ids();
 // --rope, --rope-style, --rope-base: q and k rotated before the scores (step, heads).
 void add_rope_options(flags& f, attn::step_request& r);
+// --qk-norm and --softcap C (step, heads): the logit-control steps.
+void add_logit_options(flags& f, attn::step_request& r);
 
 // The request validated, after refusing dimensions typed beside --load (they come from the files).
 attn::step_config validated(const attn::step_request& r);

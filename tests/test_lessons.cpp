@@ -724,6 +724,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         attn::step_request rs;
         rs.rope = true;
         render_all(lesson_trace(rs));
+        // Logit control (#31): QK-norm alone, with RoPE and a soft cap, the cap alone.
+        for (int v = 0; v < 3; ++v) {
+            attn::step_request rl;
+            rl.qk_norm = v < 2;
+            rl.rope = v == 1;
+            rl.softcap = v > 0 ? 1.0 : 0.0;
+            rl.mask = v == 2 ? "causal" : "none";
+            render_all(lesson_trace(rl));
+        }
         attn::step_request rh;
         rh.multihead = true;
         rh.rope = true;

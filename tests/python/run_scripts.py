@@ -55,6 +55,13 @@ RUNS = [
     ["step", "--rope", "--rope-style", "interleaved", "--dtype", "float64"],
     ["heads", "--rope", "--mask", "causal", "--batch", "2", "--lengths", "4,3"],
     ["heads", "--rope", "--rope-style", "interleaved"],
+    # logit control (#31): QK-norm (RMSNorm written out by hand) and soft-capping
+    ["step", "--qk-norm"],
+    ["step", "--qk-norm", "--rope", "--mask", "causal", "--dtype", "float64"],
+    ["step", "--softcap", "0.5", "--mask", "causal"],
+    ["step", "--softcap", "2.5", "--qk-norm", "--d-model", "16", "--d-k", "8", "--dtype", "float64"],
+    ["step", "--softcap", "1", "--kv-len", "5", "--mask", "causal", "--align", "bottom-right"],
+    ["step", "--softcap", "1", "--seq-len", "8", "--mask", "window:3", "--qk-norm"],
     # sparse patterns (#14): the printed pattern expressions, SDPA's and MHA's masks
     ["step", "--seq-len", "8", "--mask", "window:3"],
     ["step", "--seq-len", "8", "--mask", "local:1", "--dtype", "float64"],
@@ -173,6 +180,7 @@ JSON_RUNS = [
     ["step", "--mask", "causal"],
     ["step", "--kv-len", "5", "--mask", "causal", "--align", "bottom-right", "--dtype", "float64"],
     ["step", "--rope", "--d-k", "6", "--d-v", "3"],
+    ["step", "--qk-norm", "--softcap", "1", "--mask", "causal"],
     ["heads", "--batch", "2", "--lengths", "4,2", "--mask", "causal", "--bias"],
     ["heads", "--kv-len", "6", "--mask", "causal", "--bias", "--dtype", "float64"],
     ["grad", "--mask", "causal"],

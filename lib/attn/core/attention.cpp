@@ -60,6 +60,30 @@ matrix<T> scale_scores(const matrix<T>& scores, std::size_t d_k) {
     return out;
 }
 
+template <class T>
+matrix<T> rms_norm_groups(const matrix<T>& x, std::size_t group, double eps) {
+    matrix<T> out = x;
+    if (group == 0) return out;
+    const T e = static_cast<T>(eps);
+    for (std::size_t i = 0; i < x.shape(0); ++i)
+        for (std::size_t g0 = 0; g0 + group <= x.shape(1); g0 += group) {
+            T sum = 0;
+            for (std::size_t j = g0; j < g0 + group; ++j) sum += x(i, j) * x(i, j);
+            // As PyTorch's x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps).
+            const T inv = T(1) / std::sqrt(sum / static_cast<T>(group) + e);
+            for (std::size_t j = g0; j < g0 + group; ++j) out(i, j) = x(i, j) * inv;
+        }
+    return out;
+}
+
+template <class T>
+matrix<T> softcap_scores(const matrix<T>& scores, double cap) {
+    const T c = static_cast<T>(cap);
+    matrix<T> out = scores;
+    for (auto& s : out) s = c * std::tanh(s / c);  // as softcap * torch.tanh(scaled / softcap)
+    return out;
+}
+
 std::vector<std::vector<bool>> mask_causal(std::size_t n, std::size_t m) {
     return causal_blocked(n, m, causal_align::top_left);  // key j > i is in query i's future
 }
@@ -218,6 +242,8 @@ attention_trace<T> attention_forward(const matrix<T>& x, const matrix<T>& w_q, c
     template matrix<T> project(const matrix<T>&, const matrix<T>&);                                     \
     template matrix<T> attention_scores(const matrix<T>&, const matrix<T>&);                            \
     template matrix<T> scale_scores(const matrix<T>&, std::size_t);                                     \
+    template matrix<T> rms_norm_groups(const matrix<T>&, std::size_t, double);                          \
+    template matrix<T> softcap_scores(const matrix<T>&, double);                                        \
     template matrix<T> apply_mask(const matrix<T>&, const std::vector<std::vector<bool>>&);             \
     template matrix<T> softmax_rows(const matrix<T>&);                                                  \
     template matrix<T> row_max(const matrix<T>&);                                                       \

@@ -43,11 +43,20 @@ matrix<T> transpose(const matrix<T>& a);
 template <class T>
 matrix<T> project(const matrix<T>& x, const matrix<T>& w);
 // scores = Q·Kᵀ: [n, d_k] @ [d_k, m] -> [n, m]
+inline constexpr double qk_norm_eps = 1e-6;  // QK-norm's RMSNorm eps (Qwen3)
+
 template <class T>
 matrix<T> attention_scores(const matrix<T>& q, const matrix<T>& k);
 // scores / √d_k, elementwise
 template <class T>
 matrix<T> scale_scores(const matrix<T>& scores, std::size_t d_k);
+// QK-norm (Qwen3, Gemma 3): RMSNorm of each row's consecutive groups of `group` features (one
+// group a head), x / √(mean(x²) + eps), times a learned scale that starts at 1 (so left out here).
+template <class T>
+matrix<T> rms_norm_groups(const matrix<T>& x, std::size_t group, double eps = qk_norm_eps);
+// Logit soft-capping (Gemma 2): C·tanh(s / C), elementwise; |result| < C.
+template <class T>
+matrix<T> softcap_scores(const matrix<T>& scores, double cap);
 
 // Causal mask for n queries over m keys, aligned top-left (query i sees keys 0..i).
 // true = blocked (the key lies in the query's future).

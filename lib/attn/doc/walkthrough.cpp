@@ -324,7 +324,10 @@ struct builder {
         const vars sv = step_vars(t, s);
         const std::string key = lesson_key(t, s);
         add(heading(step_heading(s, number, total)));
-        labelled(kind::formula, "formula", L.text(key + ".formula", sv), tone::formula);
+        const bool cap = t.config.softcap > 0, qk = t.config.qk_norm;  // the logit-control forms
+        const std::string form = cap && qk ? ".formula_both" : cap ? ".formula_softcap" : qk ? ".formula_qk_norm" : "";
+        const std::string formula = !form.empty() && L.has(key + form) ? key + form : key + ".formula";
+        labelled(kind::formula, "formula", L.text(formula, sv), tone::formula);
         labelled(kind::code, "pytorch", pytorch_line(t, L, s), tone::code);
         if (!s.brief) labelled(kind::shape, "shape", s.shape_line, tone::bold);
         add(gap());
@@ -537,7 +540,10 @@ struct builder {
         vars sv = t.values;
         const std::string key = summary_key();
         add(heading(L.raw(key + ".title")));
-        labelled(kind::formula, "formula", L.text(key + ".formula", sv), tone::formula);
+        const bool cap = t.config.softcap > 0, qk = t.config.qk_norm;  // the logit-control forms
+        const std::string form = cap && qk ? ".formula_both" : cap ? ".formula_softcap" : qk ? ".formula_qk_norm" : "";
+        const std::string formula = !form.empty() && L.has(key + form) ? key + form : key + ".formula";
+        labelled(kind::formula, "formula", L.text(formula, sv), tone::formula);
         labelled(kind::code, "pytorch", summary_pytorch(t, L, key), tone::code);
         add(gap());
         std::vector<std::pair<std::string, std::string>> chain;
@@ -548,6 +554,7 @@ struct builder {
         add(std::move(kv));
         add(gap());
         const std::string note = t.lessons != "step" ? ".params"
+            : cap                                    ? ".note_softcap"
             : bottom_right_cross(t.config)           ? ".note_bottom_right"
                                                      : ".note";
         add(prose(L.text(key + note, sv)));

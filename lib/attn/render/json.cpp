@@ -137,6 +137,8 @@ std::string config_json(const trace& t) {
         out += fmt::format(", \"rope\": {{\"style\": {}, \"base\": {}}}",
                            json_string(c.rope_style == rope_style::half ? "half" : "interleaved"),
                            json_number(c.rope_base, dtype::float64));
+    if (c.qk_norm) out += ", \"qk_norm\": {\"eps\": 1e-06}";
+    if (c.softcap > 0) out += ", \"softcap\": " + json_number(c.softcap, dtype::float64);
     return out + "}";
 }
 

@@ -189,6 +189,22 @@ std::string biases(const trace& t, const lessons& L) {
     return out + "\n";
 }
 
+std::string summary_q(const step_config& c) { return c.rope ? "Q_rot" : c.qk_norm ? "Q_normed" : "Q"; }
+std::string summary_k(const step_config& c) { return c.rope ? "K_rot" : c.qk_norm ? "K_normed" : "K"; }
+
+// --softcap: no fused call takes a soft cap, so the summary is the math written out, in one go.
+std::string softcap_summary(const trace& t, const std::string& allowed) {
+    const step_config& c = t.config;
+    const std::string cap = fmt::format("{}", c.softcap);
+    std::string out = "allowed = " + allowed + "\n";
+    out += "s = " + summary_q(c) + " @ " + summary_k(c) + ".transpose(-2, -1) / math.sqrt(Q.size(-1))\n";
+    out += "s = " + cap + " * torch.tanh(s / " + cap + ")\n";
+    out += "if allowed is not None:\n    s = s.masked_fill(~allowed, -math.inf)\n";
+    out += "output = torch.softmax(s, dim=-1) @ V\n";
+    out += "check(\"summary\", output, WANT[\"output\"], rows_with_keys_only=True)\n";
+    return out + "output = output_steps\n\n";
+}
+
 // The single-head summary: SDPA where PyTorch has it, else the mask it is given checked through
 // the math SDPA documents; for a bottom-right run, also that is_causal=True would differ.
 std::string sdpa_summary(const trace& t, const lessons& L) {
@@ -203,6 +219,7 @@ std::string sdpa_summary(const trace& t, const lessons& L) {
         allowed = bottom_right_cross(c) ? "torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)"
                                         : "torch.ones(n, m, dtype=torch.bool).tril()";
     out += "output_steps = output\n";
+    if (c.softcap > 0) return out + softcap_summary(t, allowed);
     out += "if hasattr(F, \"scaled_dot_product_attention\"):\n";
     for (const std::string& l : {trim(line)}) {
         std::size_t start = 0;
@@ -216,7 +233,7 @@ std::string sdpa_summary(const trace& t, const lessons& L) {
     }
     out += "else:\n" + comment(L.raw("python.needs_sdpa"), "    ");
     out += "    allowed = " + allowed + "\n";
-    const std::string q = c.rope ? "Q_rot" : "Q", k = c.rope ? "K_rot" : "K";
+    const std::string q = summary_q(c), k = summary_k(c);
     out += "    s = " + q + " @ " + k + ".transpose(-2, -1) / math.sqrt(Q.size(-1))\n";
     out += "    if allowed is not None:\n        s = s.masked_fill(~allowed, -math.inf)\n";
     out += "    output = torch.softmax(s, dim=-1) @ V\n";

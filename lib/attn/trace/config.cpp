@@ -2,6 +2,7 @@
 #include "attn/trace/config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -220,6 +221,16 @@ void refuse_mistake_lab_sizes(const mistake_info& m, const step_config& c) {
                         "smaller --mask window:W",
                         c.pattern.window + 1));
 }
+
+// --qk-norm and --softcap C (#31): C positive; the mistakes run without them, for now.
+void validate_logit_control(const step_request& r, bool mistake, step_config& c) {
+    if (mistake && (r.qk_norm || r.softcap > 0))
+        throw error("the mistakes run without logit control for now: drop --qk-norm and --softcap");
+    if (r.softcap < 0 || !std::isfinite(r.softcap))
+        throw error(fmt::format("--softcap must be a positive number, e.g. 50 (got {})", r.softcap));
+    c.qk_norm = r.qk_norm;
+    c.softcap = r.softcap;
+}
 }  // namespace
 
 step_config validate(const step_request& request) {
@@ -287,6 +298,7 @@ step_config validate(const step_request& request) {
         c.rope_style = rc.style;
         c.rope_base = rc.base;
     }
+    validate_logit_control(r, m != nullptr, c);
     if (m && !(m->lab_mask.rfind("window:", 0) == 0 && c.pattern.kind == pattern_kind::window))
         refuse_sparse(c.pattern, "mistake");
     if (m && ((c.cross() && !m->default_kv_len) || c.bias || !c.lengths_text.empty()))

@@ -77,6 +77,8 @@ struct step_request {
     bool rope = false;  // --rope: q and k rotated (RoPE) before the scores
     std::string rope_style = "half";  // half | interleaved
     double rope_base = 10000.0;
+    bool qk_norm = false;  // --qk-norm: RMSNorm on q and k per head, before RoPE
+    double softcap = 0;  // --softcap C (> 0): scaled scores -> C·tanh(scaled / C); 0 = off
 };
 
 struct step_config {
@@ -101,6 +103,8 @@ struct step_config {
     bool rope = false;  // q and k rotated at positions 0 … n−1 (Q_rot, K_rot steps)
     attn::rope_style rope_style = attn::rope_style::half;
     double rope_base = 10000.0;
+    bool qk_norm = false;  // Q_normed, K_normed steps: RMSNorm per head (scale 1, eps 1e-6)
+    double softcap = 0;  // > 0: the capped_scores step, C·tanh(scaled / C), before the mask
     bool cross() const { return kv_len > 0; }
     std::size_t keys() const { return kv_len > 0 ? kv_len : seq_len; }  // m
 };

@@ -20,6 +20,7 @@ std::string pytorch_variable(const std::string& id) {
     const std::optional<step_id> k = parse_step_id(id);
     if (k == step_id::scaled_scores) return "scaled";
     if (k == step_id::masked_scores) return "masked";
+    if (k == step_id::capped_scores) return "capped";
     return id;
 }
 
@@ -162,17 +163,19 @@ vars pytorch_vars(const trace& t) {
         : "(~(" + torch_allowed_expr(c.pattern) + ") | (" + padding_expr(c, "B, 1") + ")[:, None, :])[:, None]";
     v["loss_expr"] = t.has(step_id::G) ? "(output * G).sum()" : "F.mse_loss(output, target)";
     v["sdpa_mask"] = sdpa_mask_args(c);
-    v["sdpa_q"] = c.rope ? "Q_rot" : "Q";
-    v["sdpa_k"] = c.rope ? "K_rot" : "K";
+    v["sdpa_q"] = c.rope ? "Q_rot" : c.qk_norm ? "Q_normed" : "Q";
+    v["sdpa_k"] = c.rope ? "K_rot" : c.qk_norm ? "K_normed" : "K";
     v["mha_kv"] = c.cross() ? "memory, memory" : "X, X";
     v["mha_masks"] = mha_mask_args(c);
     v["mha_bias"] = c.bias ? "True" : "False";
     if (c.rope) {
         const bool mh = c.multihead;
         const std::string width = mh ? "d_head" : "d_k";
-        v["rope_Q"] = rope_code("Q_rot", mh ? "Q_heads" : "Q", width, "torch.arange(n)", c.rope_style, c.rope_base);
-        v["rope_K"] = rope_code("K_rot", mh ? "K_heads" : "K", width, c.cross() ? "torch.arange(m)" : "torch.arange(n)",
-                                c.rope_style, c.rope_base);
+        const std::string q_in = c.qk_norm ? "Q_normed" : mh ? "Q_heads" : "Q";
+        const std::string k_in = c.qk_norm ? "K_normed" : mh ? "K_heads" : "K";
+        v["rope_Q"] = rope_code("Q_rot", q_in, width, "torch.arange(n)", c.rope_style, c.rope_base);
+        v["rope_K"] = rope_code("K_rot", k_in, width, c.cross() ? "torch.arange(m)" : "torch.arange(n)", c.rope_style,
+                                c.rope_base);
         // The RoPE mistakes: decode tokens rotated at their loop index t, or the other pairing.
         if (t.has_mistake && t.mistake.values.count("prompt")) {
             const std::string p = t.mistake.values.at("prompt");
@@ -219,6 +222,7 @@ std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool b
 std::string summary_pytorch(const trace& t, const lessons& L, const std::string& key) {
     vars v = t.values;
     for (auto& [k, x] : pytorch_vars(t)) v[k] = x;
+    if (t.config.softcap > 0 && L.has(key + ".pytorch_softcap")) return L.text(key + ".pytorch_softcap", v);
     if (t.config.rope && L.has(key + ".pytorch_rope")) return L.text(key + ".pytorch_rope", v);
     if (t.config.bias && L.has(key + ".pytorch_bias")) return L.text(key + ".pytorch_bias", v);
     if (bottom_right_cross(t.config) && L.has(key + ".pytorch_bottom_right"))

@@ -27,8 +27,9 @@ constexpr std::pair<step_id, const char*> step_names[] = {
     {step_id::b_Q, "b_Q"}, {step_id::b_K, "b_K"}, {step_id::b_V, "b_V"},
     {step_id::Q, "Q"}, {step_id::K, "K"}, {step_id::V, "V"},
     {step_id::Q_heads, "Q_heads"}, {step_id::K_heads, "K_heads"}, {step_id::V_heads, "V_heads"},
-    {step_id::Q_rot, "Q_rot"}, {step_id::K_rot, "K_rot"}, {step_id::alibi_bias, "alibi_bias"},
-    {step_id::scores, "scores"}, {step_id::scaled_scores, "scaled_scores"}, {step_id::masked_scores, "masked_scores"},
+    {step_id::Q_normed, "Q_normed"}, {step_id::K_normed, "K_normed"}, {step_id::Q_rot, "Q_rot"}, {step_id::K_rot, "K_rot"}, {step_id::alibi_bias, "alibi_bias"},
+    {step_id::scores, "scores"}, {step_id::scaled_scores, "scaled_scores"},
+    {step_id::capped_scores, "capped_scores"}, {step_id::masked_scores, "masked_scores"},
     {step_id::weights, "weights"}, {step_id::heads_output, "heads_output"}, {step_id::merged, "merged"},
     {step_id::output, "output"}, {step_id::full_output, "full_output"}, {step_id::target, "target"}, {step_id::G, "G"},
     {step_id::d_output, "d_output"}, {step_id::d_V, "d_V"}, {step_id::d_P, "d_P"}, {step_id::d_S, "d_S"},
@@ -288,7 +289,9 @@ template <class T>
 struct single_pass {
     matrix<T> x, w_q, w_k, w_v;
     matrix<T> src;  // [m, d_model]: X, or the memory under cross-attention
-    matrix<T> q_rot, k_rot;  // [n, d_k], [m, d_k]: Q and K, rotated under --rope
+    matrix<T> q_normed, k_normed;  // [n, d_k], [m, d_k]: Q and K after --qk-norm's RMSNorm
+    matrix<T> q_rot, k_rot;  // [n, d_k], [m, d_k]: Q and K (normed), rotated under --rope
+    matrix<T> capped;  // [n, m]: the scaled scores soft-capped under --softcap
     attention_trace<T> f;
     blocked_grid blocked_by;
     bool causal = false;  // causal or a sparse pattern
@@ -317,12 +320,18 @@ single_pass<T> single_forward(const step_config& c, const inputs& in) {
     f.q = with_bias(project(p.x, p.w_q), in.b_q);  // [n, d_k]
     f.k = with_bias(project(p.src, p.w_k), in.b_k);  // [m, d_k]
     f.v = with_bias(project(p.src, p.w_v), in.b_v);  // [m, d_v]
+    // --qk-norm: RMSNorm over each row of q and k (one head: all d_k features), before RoPE.
+    p.q_normed = c.qk_norm ? rms_norm_groups(f.q, dk) : f.q;  // [n, d_k]
+    p.k_normed = c.qk_norm ? rms_norm_groups(f.k, dk) : f.k;  // [m, d_k]
     // --rope: q and k rotated pairwise at positions 0 … n−1 (core/positions.hpp); V untouched.
-    p.q_rot = c.rope ? rope_rotate(f.q, 0, c.rope_base, c.rope_style) : f.q;  // [n, d_k]
-    p.k_rot = c.rope ? rope_rotate(f.k, 0, c.rope_base, c.rope_style) : f.k;  // [m, d_k]
+    p.q_rot = c.rope ? rope_rotate(p.q_normed, 0, c.rope_base, c.rope_style) : p.q_normed;  // [n, d_k]
+    p.k_rot = c.rope ? rope_rotate(p.k_normed, 0, c.rope_base, c.rope_style) : p.k_normed;  // [m, d_k]
     f.scores = attention_scores(p.q_rot, p.k_rot);  // [n, m]
     f.scaled_scores = scale_scores(f.scores, dk);  // [n, m]
-    f.masked_scores = p.causal ? apply_mask(f.scaled_scores, p.blocked_by) : f.scaled_scores;
+    // --softcap C: C·tanh(scaled / C), before the mask (Gemma 2).
+    if (c.softcap > 0) p.capped = softcap_scores(f.scaled_scores, c.softcap);
+    const matrix<T>& pre_mask = c.softcap > 0 ? p.capped : f.scaled_scores;
+    f.masked_scores = p.causal ? apply_mask(pre_mask, p.blocked_by) : pre_mask;
     f.weights = softmax_rows(f.masked_scores);  // [n, m]
     f.output = weighted_sum(f.weights, f.v);  // [n, d_v]
     return p;
@@ -341,7 +350,60 @@ vars single_values(const step_config& c, const inputs& in, int precision) {
             {"mask", spec_text(c.pattern)},
             {"align", name_of(c.align)},
             {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(c.d_k)), precision)},
+            {"mask_src", c.softcap > 0 ? "capped" : "scaled"},
+            {"q_src", c.qk_norm ? "Q_normed" : "Q"},
+            {"softcap", fmt::format("{}", c.softcap)},
             {"x_origin", c.load_dir.empty() ? (in.classic_x ? "classic" : "random") : "loaded"}};
+}
+
+// The root mean square of row r of a matrix.
+template <class T>
+double logit_row_rms(const matrix<T>& a, std::size_t r) {
+    double sum = 0;
+    for (std::size_t j = 0; j < a.shape(1); ++j) sum += static_cast<double>(a(r, j)) * static_cast<double>(a(r, j));
+    return a.shape(1) ? std::sqrt(sum / static_cast<double>(a.shape(1))) : 0.0;
+}
+
+// --qk-norm: Q_normed and K_normed, with row 0's RMS before and after and the largest |score|
+// the norm allows (|q̂·k̂| / √d_k < √d_k, as ‖q̂‖, ‖k̂‖ < √d_k with the scale at 1).
+template <class T>
+void logit_normed_steps(const step_config& c, const single_pass<T>& p, int precision, std::vector<step>& steps) {
+    const std::size_t dk = c.d_k;
+    for (const auto& [id, raw, normed] :
+         {std::tuple<step_id, const matrix<T>*, const matrix<T>*>{step_id::Q_normed, &p.f.q, &p.q_normed},
+          {step_id::K_normed, &p.f.k, &p.k_normed}}) {
+        const std::size_t rows = normed->shape(0);
+        step s = make_step(id, fmt::format("rms_norm({}, dim=-1) -> {}", shape_str(rows, dk), shape_str(rows, dk)),
+                           as_tensor(*normed));
+        s.lesson = std::string("logit_step.") + name_of(id);
+        s.values["rms_before"] = format_number(logit_row_rms(*raw, 0), precision);
+        s.values["rms_after"] = format_number(logit_row_rms(*normed, 0), precision);
+        s.values["eps"] = "1e-6";
+        steps.push_back(std::move(s));
+    }
+}
+
+// --softcap C: the capped scores, with the largest |scaled| and |capped| score of the run.
+template <class T>
+step logit_capped_step(const step_config& c, const single_pass<T>& p, int precision) {
+    const std::size_t n = c.seq_len, m = c.keys();
+    step s = make_step(step_id::capped_scores,
+                       fmt::format("{} * tanh({} / {}) -> {}", c.softcap, shape_str(n, m), c.softcap, shape_str(n, m)),
+                       as_tensor(p.capped));
+    s.lesson = "logit_step.capped_scores";
+    double in = 0, out = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < p.capped.size(); ++i)
+        if (std::fabs(static_cast<double>(p.f.scaled_scores.data()[i])) > in) {
+            in = std::fabs(static_cast<double>(p.f.scaled_scores.data()[i]));
+            out = std::fabs(static_cast<double>(p.capped.data()[i]));
+            at = i;
+        }
+    s.values["max_scaled"] = format_number(in, precision);
+    s.values["max_capped"] = format_number(out, precision);
+    s.values["max_at"] = fmt::format("[{}, {}]", at / m, at % m);
+    s.values["cap_ratio"] = fmt::format("{:.1f}", in > 0 ? 100.0 * (1.0 - out / in) : 0.0);
+    return s;
 }
 
 // X (and the memory), the weights, Q, K, V with their biases, and Q_rot, K_rot under --rope.
@@ -380,6 +442,7 @@ void single_projection_steps(const step_config& c, const inputs& in, const singl
             st.extras.push_back({"bias", row});
         }
     }
+    if (c.qk_norm) logit_normed_steps(c, p, precision, steps);
     if (!c.rope) return;
     for (const auto& [id, rot] : {std::pair<const char*, const matrix<T>*>{"Q_rot", &p.q_rot}, {"K_rot", &p.k_rot}}) {
         step r = make_step(id,
@@ -408,6 +471,8 @@ step single_scores_step(const step_config& c, const single_pass<T>& p, int preci
     s.values["j"] = std::to_string(j);
     s.values["expansion"] = expansion(row_of(p.q_rot, 0), row_of(p.k_rot, j), p.f.scores(0, j), precision);
     if (c.rope) s.lesson = "rope_step.scores";
+    else if (c.qk_norm)
+        s.lesson = "logit_step.scores";
     return s;
 }
 
@@ -462,7 +527,7 @@ step single_scaled_step(const step_config& c, const single_pass<T>& p, int preci
     sc.values["var_k"] = format_number(var_k, precision);
     sc.values["score_count"] = std::to_string(n * m);
     sc.values["scale_check"] = name_of(scale_check_of(var_q, var_k, attn::variance(f.scaled_scores)));
-    saturation_values(p, sc.values);
+    if (c.softcap == 0) saturation_values(p, sc.values);  // softmax(scaled) is not this run's under --softcap
     return sc;
 }
 
@@ -512,6 +577,7 @@ trace build_typed(const step_config& c, const inputs& in, int precision) {
     single_projection_steps(c, in, p, precision, t.steps);
     t.steps.push_back(single_scores_step(c, p, precision));
     t.steps.push_back(single_scaled_step(c, p, precision));
+    if (c.softcap > 0) t.steps.push_back(logit_capped_step(c, p, precision));
     t.steps.push_back(single_masked_step(c, p.causal, p.blocked_by));
     t.steps.push_back(single_weights_step(c, p.f));
     t.steps.push_back(make_step(step_id::output,

@@ -153,6 +153,9 @@ vars multi_values(const step_config& c, const inputs& in, const dims& d, int pre
             {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
             {"sqrt_d_head", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
             {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
+            {"mask_src", c.softcap > 0 ? "capped" : "scaled"},
+            {"q_src", c.qk_norm ? "Q_normed" : "Q"},
+            {"softcap", fmt::format("{}", c.softcap)},
             {"x_origin", c.load_dir.empty() ? (in.classic_x && d.b == 1 ? "classic" : "random") : "loaded"}};
 }
 
