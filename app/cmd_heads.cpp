@@ -41,6 +41,7 @@ void flags_of(flags& f, heads_options& opt) {
     f.add("--batch-index", opt.batch_index, "Show only this batch item");
     f.add("--svg", opt.svg, "Write the per-head weight heatmaps as an SVG image").value_name("FILE");
     add_rope_options(f, r);
+    add_logit_options(f, r);
 }
 
 // The SVG draws one batch item: h × n × m cells.

@@ -732,6 +732,9 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             rl.softcap = v > 0 ? 1.0 : 0.0;
             rl.mask = v == 2 ? "causal" : "none";
             render_all(lesson_trace(rl));
+            rl.multihead = true;
+            rl.seq_len = 4, rl.d_model = 8;
+            render_all(lesson_trace(rl));
         }
         attn::step_request rh;
         rh.multihead = true;

@@ -86,3 +86,24 @@ TEST_CASE("a soft cap must be positive, and the mistakes refuse logit control", 
     m.qk_norm = true;
     CHECK_THROWS_WITH(attn::validate(m), Catch::Contains("drop --qk-norm and --softcap"));
 }
+
+TEST_CASE("heads: QK-norm per head and the soft cap on every head's scores", "[logits]") {
+    attn::step_request r;
+    r.multihead = true;
+    r.qk_norm = true;
+    r.softcap = 0.25;
+    r.seq_len = 4, r.d_model = 8, r.heads = 2, r.batch = 2;
+    const attn::step_config c = attn::validate(r);
+    const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
+    const attn::tensor& qn = t.at(attn::step_id::Q_normed).value;  // [B, h, n, d_head]
+    const std::size_t dh = qn.shape(3);
+    for (std::size_t row = 0; row < qn.size() / dh; ++row) {
+        double sum = 0;
+        for (std::size_t e = 0; e < dh; ++e) sum += qn.data()[row * dh + e] * qn.data()[row * dh + e];
+        CHECK_THAT(std::sqrt(sum / static_cast<double>(dh)), WithinAbs(1.0, 1e-5));
+    }
+    const attn::tensor& cap = t.at(attn::step_id::capped_scores).value;
+    const attn::tensor& scaled = t.at(attn::step_id::scaled_scores).value;
+    for (std::size_t i = 0; i < cap.size(); ++i)
+        CHECK_THAT(cap.data()[i], WithinAbs(0.25 * std::tanh(scaled.data()[i] / 0.25), 1e-6));
+}

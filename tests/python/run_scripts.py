@@ -62,6 +62,9 @@ RUNS = [
     ["step", "--softcap", "2.5", "--qk-norm", "--d-model", "16", "--d-k", "8", "--dtype", "float64"],
     ["step", "--softcap", "1", "--kv-len", "5", "--mask", "causal", "--align", "bottom-right"],
     ["step", "--softcap", "1", "--seq-len", "8", "--mask", "window:3", "--qk-norm"],
+    ["heads", "--qk-norm", "--rope", "--mask", "causal", "--batch", "2", "--lengths", "4,2", "--dtype", "float64"],
+    ["heads", "--softcap", "0.5", "--mask", "causal", "--batch", "2", "--lengths", "4,3"],
+    ["heads", "--softcap", "1", "--qk-norm", "--kv-len", "6", "--mask", "causal", "--bias"],
     # sparse patterns (#14): the printed pattern expressions, SDPA's and MHA's masks
     ["step", "--seq-len", "8", "--mask", "window:3"],
     ["step", "--seq-len", "8", "--mask", "local:1", "--dtype", "float64"],

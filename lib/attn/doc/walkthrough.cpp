@@ -553,10 +553,11 @@ struct builder {
         kv.style = tone::plain;
         add(std::move(kv));
         add(gap());
-        const std::string note = t.lessons != "step" ? ".params"
-            : cap                                    ? ".note_softcap"
-            : bottom_right_cross(t.config)           ? ".note_bottom_right"
-                                                     : ".note";
+        const std::string note = t.lessons != "step"
+            ? (qk && L.has(key + ".params_qk_norm") ? ".params_qk_norm" : ".params")
+            : cap                          ? ".note_softcap"
+            : bottom_right_cross(t.config) ? ".note_bottom_right"
+                                           : ".note";
         add(prose(L.text(key + note, sv)));
     }
 

@@ -264,7 +264,8 @@ std::string sdpa_summary(const trace& t, const lessons& L) {
 
 // The multi-head summary: the nn.MultiheadAttention call printed by the walkthrough, run as printed.
 std::string mha_summary(const trace& t, const lessons& L) {
-    if (t.config.rope) return comment(summary_pytorch(t, L, "heads.summary")) + "\n";
+    const step_config& c = t.config;
+    if (c.rope || c.qk_norm || c.softcap > 0) return comment(summary_pytorch(t, L, "heads.summary")) + "\n";
     std::string out = comment(L.raw("python.summary"));
     out += trim(summary_pytorch(t, L, "heads.summary")) + "\n";
     out += "check(\"summary-output\", out, WANT[\"output\"], rows_with_keys_only=True)\n";

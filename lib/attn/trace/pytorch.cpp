@@ -223,6 +223,8 @@ std::string summary_pytorch(const trace& t, const lessons& L, const std::string&
     vars v = t.values;
     for (auto& [k, x] : pytorch_vars(t)) v[k] = x;
     if (t.config.softcap > 0 && L.has(key + ".pytorch_softcap")) return L.text(key + ".pytorch_softcap", v);
+    if ((t.config.softcap > 0 || t.config.qk_norm) && L.has(key + ".pytorch_logits"))
+        return L.text(key + ".pytorch_logits", v);
     if (t.config.rope && L.has(key + ".pytorch_rope")) return L.text(key + ".pytorch_rope", v);
     if (t.config.bias && L.has(key + ".pytorch_bias")) return L.text(key + ".pytorch_bias", v);
     if (bottom_right_cross(t.config) && L.has(key + ".pytorch_bottom_right"))

@@ -86,6 +86,29 @@ tensor4<T> rotate_heads(const tensor4<T>& x, const step_config& c, const dims& d
     return out;
 }
 
+// --qk-norm: RMSNorm over each head's d_head features (the last axis), scale 1.
+template <class T>
+tensor4<T> logit_norm_heads(const tensor4<T>& x) {
+    tensor4<T> out = x;  // [B, h, len, d_h]
+    const std::size_t dh = x.shape(3), rows = dh ? x.size() / dh : 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        T sum = 0;
+        for (std::size_t e = 0; e < dh; ++e) sum += x.data()[r * dh + e] * x.data()[r * dh + e];
+        const T inv = T(1) / std::sqrt(sum / static_cast<T>(dh) + static_cast<T>(qk_norm_eps));
+        for (std::size_t e = 0; e < dh; ++e) out.data()[r * dh + e] = x.data()[r * dh + e] * inv;
+    }
+    return out;
+}
+
+// --softcap C: C·tanh(s / C) on every score.
+template <class T>
+tensor4<T> logit_cap_heads(const tensor4<T>& s, double cap) {
+    tensor4<T> out = s;
+    const T c = static_cast<T>(cap);
+    for (auto& v : out) v = c * std::tanh(v / c);
+    return out;
+}
+
 mask_spec multi_mask_spec(const step_config& c) {
     mask_spec spec;
     spec.batch = c.batch;
@@ -104,7 +127,9 @@ template <class T>
 struct multi_pass {
     tensor3<T> q, k, v;  // [B, n, d], [B, m, d], [B, m, d]
     tensor4<T> qh, kh, vh;  // [B, h, n, d_h], [B, h, m, d_h], [B, h, m, d_h]
-    tensor4<T> q_rot, k_rot;  // the heads of Q and K, rotated under --rope
+    tensor4<T> q_normed, k_normed;  // the heads of Q and K after --qk-norm
+    tensor4<T> q_rot, k_rot;  // the heads of Q and K (normed), rotated under --rope
+    tensor4<T> capped;  // [B, h, n, m]: the scaled scores under --softcap
     tensor4<T> scores, scaled, masked, weights;  // [B, h, n, m]; masked: -inf where blocked
     tensor4<T> heads_out;  // [B, h, n, d_h]
     tensor3<T> merged, output;  // [B, n, d]
@@ -121,12 +146,16 @@ multi_pass<T> multi_forward(const step_config& c, const mh_inputs<T>& m, const d
     p.qh = split_heads(p.q, d.h);
     p.kh = split_heads(p.k, d.h);
     p.vh = split_heads(p.v, d.h);
-    p.q_rot = c.rope ? rotate_heads(p.qh, c, d) : p.qh;
-    p.k_rot = c.rope ? rotate_heads(p.kh, c, d) : p.kh;
+    p.q_normed = c.qk_norm ? logit_norm_heads(p.qh) : p.qh;  // before RoPE
+    p.k_normed = c.qk_norm ? logit_norm_heads(p.kh) : p.kh;
+    p.q_rot = c.rope ? rotate_heads(p.q_normed, c, d) : p.q_normed;
+    p.k_rot = c.rope ? rotate_heads(p.k_normed, c, d) : p.k_normed;
     p.scores = batched_scores(p.q_rot, p.k_rot);
     p.scaled = scale4(p.scores, d.d_h);
+    if (c.softcap > 0) p.capped = logit_cap_heads(p.scaled, c.softcap);  // before the mask
+    const tensor4<T>& pre_mask = c.softcap > 0 ? p.capped : p.scaled;
     p.spec = multi_mask_spec(c);
-    p.masked = p.spec.any() ? apply_mask4(p.scaled, build_mask(p.spec)) : p.scaled;
+    p.masked = p.spec.any() ? apply_mask4(pre_mask, build_mask(p.spec)) : pre_mask;
     p.weights = softmax_last(p.masked);
     p.heads_out = batched_matmul(p.weights, p.vh);
     p.merged = merge_heads(p.heads_out);
@@ -150,11 +179,12 @@ vars multi_values(const step_config& c, const inputs& in, const dims& d, int pre
             {"mask", spec_text(c.pattern)},
             {"params", std::to_string(4 * d.d * d.d)},
             {"bias_params", std::to_string(4 * d.d)},
-            {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0))},
+            {"norm_params", std::to_string(2 * d.d_h)},
+            {"total_params", std::to_string(4 * d.d * d.d + (c.bias ? 4 * d.d : 0) + (c.qk_norm ? 2 * d.d_h : 0))},
             {"sqrt_d_head", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
             {"sqrt_d_k", format_number(std::sqrt(static_cast<double>(d.d_h)), precision)},
             {"mask_src", c.softcap > 0 ? "capped" : "scaled"},
-            {"q_src", c.qk_norm ? "Q_normed" : "Q"},
+            {"q_src", c.qk_norm ? "Q_normed" : "Q_heads"},
             {"softcap", fmt::format("{}", c.softcap)},
             {"x_origin", c.load_dir.empty() ? (in.classic_x && d.b == 1 ? "classic" : "random") : "loaded"}};
 }
@@ -202,6 +232,13 @@ void multi_projection_steps(const step_config& c, const mh_inputs<T>& m, const m
     s.push_back(split_step("Q_heads", p.q, p.qh, d));
     s.push_back(split_step("K_heads", p.k, p.kh, d));
     s.push_back(split_step("V_heads", p.v, p.vh, d));
+    if (c.qk_norm)
+        for (const auto& [id, normed] :
+             {std::pair<const char*, const tensor4<T>*>{"Q_normed", &p.q_normed}, {"K_normed", &p.k_normed}}) {
+            step r = make(id, fmt::format("rms_norm({}, dim=-1) -> {}", shp(*normed), shp(*normed)), *normed);
+            r.lesson = std::string("logit_heads.") + id;
+            s.push_back(std::move(r));
+        }
     if (!c.rope) return;
     for (const auto& [id, rot] : {std::pair<const char*, const tensor4<T>*>{"Q_rot", &p.q_rot}, {"K_rot", &p.k_rot}}) {
         step r =
@@ -242,7 +279,14 @@ void multi_attention_steps(const step_config& c, const mh_inputs<T>& m, const mu
                      fmt::format("{} @ {} -> {}", shp(p.qh), shp(tensor4<T>(xt::transpose(p.kh, {0, 1, 3, 2}))), sc),
                      p.scores));
     if (c.rope) s.back().lesson = "rope_heads.scores";
+    else if (c.qk_norm)
+        s.back().lesson = "logit_heads.scores";
     s.push_back(make("scaled_scores", fmt::format("{} / √{} -> {}", sc, d.d_h, sc), p.scaled));
+    if (c.softcap > 0) {
+        s.push_back(
+            make("capped_scores", fmt::format("{} * tanh({} / {}) -> {}", c.softcap, sc, c.softcap, sc), p.capped));
+        s.back().lesson = "logit_heads.capped_scores";
+    }
     s.push_back(multi_masked_step(c, p));
     s.push_back(make("weights", fmt::format("softmax({}, dim=-1) -> {}", sc, sc), p.weights));
     s.push_back(make("heads_output", fmt::format("{} @ {} -> {}", sc, shp(p.vh), shp(p.heads_out)), p.heads_out));
