@@ -54,7 +54,7 @@ def undefined(line, defined):
 
 
 def variable(step_id):
-    return {"scaled_scores": "scaled", "masked_scores": "masked"}.get(step_id, step_id)
+    return {"scaled_scores": "scaled", "masked_scores": "masked", "capped_scores": "capped"}.get(step_id, step_id)
 
 
 errors = []
@@ -69,7 +69,7 @@ FILL = {  # representative code for the placeholders of pytorch lines
     "blocked": "torch.ones(n, m, dtype=torch.bool).triu(diagonal=1)", "loss_expr": "F.mse_loss(output, target)",
     "sdpa_mask": ", is_causal=True", "sdpa_q": "Q", "sdpa_k": "K", "mha_kv": "X, X", "mha_masks": "", "mha_bias": "True",
     "rope_Q": "Q_rot = Q", "rope_K": "K_rot = K", "rope_Q_bad": "Q_rot = Q", "rope_K_bad": "K_rot = K",
-    "dropout_keep": "[[1]]",
+    "dropout_keep": "[[1]]", "mask_src": "scaled", "softcap": "2.5", "cap_mask": "",
     # positions (trace/positions.cpp fills them per run)
     "qkv_input": "X_pos", "softmax_input": "scaled", "rope_Q_code": "Q_rot = Q", "rope_K_code": "K_rot = K",
     "alibi_slopes": "[0.5, 0.25]", "alibi_distance": "(torch.arange(n)[:, None] - torch.arange(n)).abs()",
@@ -121,6 +121,10 @@ else:
     after_heads = lint_table("heads", {k: v for k, v in load("heads.toml")["heads"].items() if k != "summary"}, ALLOWED)
     lint_table("heads.summary", {"summary": load("heads.toml")["heads"]["summary"]}, after_heads)
     lint_table("rope_step", positions["rope_step"], after_step)
+    logits = load("logits.toml")  # --qk-norm, --softcap (#31), in walkthrough order
+    order = ["Q_normed", "K_normed", "scores", "capped_scores"]
+    lint_table("logit_step", {k: logits["logit_step"][k] for k in order}, after_step)
+    lint_table("logit_heads", {k: logits["logit_heads"][k] for k in order}, after_heads)
     # positions' own steps, in file order (= step order; pe and pe_learned are the two tables)
     lint_table("positions", {k: v for k, v in positions["positions"].items() if isinstance(v, dict) and "pytorch" in v},
                ALLOWED)

@@ -234,7 +234,7 @@ def run_steps(steps, ns, dtype, inputs, grad=False):
     torch.set_grad_enabled(grad)
     for s in steps:
         want = as_tensor(s["data"], dtype)
-        var = {"scaled_scores": "scaled", "masked_scores": "masked"}.get(s["id"], s["id"])
+        var = {"scaled_scores": "scaled", "masked_scores": "masked", "capped_scores": "capped"}.get(s["id"], s["id"])
         if s["id"] in inputs:
             ns[var] = want.clone().requires_grad_(grad and s["id"] not in ("target", "G"))
             continue

@@ -155,6 +155,7 @@ vars pytorch_vars(const trace& t) {
     for (const char* b : {"b_Q", "b_K", "b_V", "b_O"})
         v[std::string("plus_") + b] = c.bias ? std::string(" + ") + b : "";
     v["blocked"] = blocked_expr(c);
+    v["cap_mask"] = v["blocked"].empty() ? "" : ".masked_fill(" + v["blocked"] + ", float('-inf'))";
     // The sparse masked step (sparse_step / sparse_heads lessons): BigBird's random blocks as `rand`,
     // and in heads the pattern with padded keys on top, per batch item.
     v["rand_def"] = c.pattern.kind == pattern_kind::bigbird ? "rand = " + random_blocks_literal(c) + "\n" : "";
