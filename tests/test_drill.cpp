@@ -221,6 +221,19 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     want = (2 * dk + 2 * dv + 2 * dv + 2 * dk + 2 * dk) / (2 * dk + 2 * dv);
                     break;
                 }
+                case 28: {  // C·tanh(s / C): C, then s
+                    const double c = after(q.prompt, "C = "), sc = after(q.prompt, "s = ");
+                    want = c * std::tanh(sc / c);
+                    break;
+                }
+                case 29: {  // x_k / √(mean(x²) + 1e-6), x = [a, b, c, d]
+                    const double a = after(q.prompt, "x = ["), b = after(q.prompt, ", "), c = after(q.prompt, ", ", 1),
+                                 e = after(q.prompt, ", ", 2), k = after(q.prompt, "element ");
+                    const double xs[] = {a, b, c, e};
+                    want = xs[static_cast<std::size_t>(k)] / std::sqrt((a * a + b * b + c * c + e * e) / 4 + 1e-6);
+                    break;
+                }
+                case 30: want = std::sqrt(after(q.prompt, "d_head = ")); break;  // |q·k| ≤ d, over √d
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -274,8 +287,8 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
     const std::set<std::string> subjects = {
-        "scaling", "masks",  "projections", "heads",    "kvcache", "memory",  "complexity", "einsum",
-        "softmax", "shapes", "positions",   "batching", "sparse",  "serving", "roofline",   "flash-backward"};
+        "scaling", "masks",     "projections", "heads",  "kvcache", "memory",   "complexity",     "einsum", "softmax",
+        "shapes",  "positions", "batching",    "sparse", "serving", "roofline", "flash-backward", "logits"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);

@@ -28,7 +28,7 @@ namespace attn::drill {
 const std::vector<std::string>& topic_names() {
     static const std::vector<std::string> names = {"shapes",  "numeric",  "concepts",       "bugs",     "masks",
                                                    "heads",   "scaling",  "positions",      "batching", "sparse",
-                                                   "serving", "roofline", "flash-backward", "all"};
+                                                   "serving", "roofline", "flash-backward", "logits",   "all"};
     return names;
 }
 
@@ -582,6 +582,47 @@ void draw_backward_flops_ratio(rng& g, numeric_draw& d) {
     round_to(d, flash_backward_pair_flops(dk, dv) / flash_forward_pair_flops(dk, dv), 2, 0.01);
 }
 
+// ---- logits: keeping attention logits in check (core/attention.hpp) -------------------------
+
+// 28: a soft-capped score, C·tanh(s / C) (Gemma 2)
+void draw_softcap(rng& g, numeric_draw& d) {
+    const double cap = static_cast<double>(pick(g, {5, 10, 20, 30, 50}));
+    const double drawn = cap * static_cast<double>(pick(g, {1, 2, 3, 4, 6, 8, 12, 16, 24})) / 8.0 +
+        static_cast<double>(g.below(9)) / 10.0;
+    const double s = std::round(drawn * 10) / 10;  // one decimal, as the prompt shows it
+    d.v["c"] = num_text(cap, 0);
+    d.v["s"] = num_text(s, 1);
+    const matrix<double> one{{s}};
+    d.v["ratio"] = num_text(s / cap, 4);
+    round_to(d, softcap_scores(one, cap)(0, 0), 2, 0.005);
+}
+
+// 29: one element of RMSNorm(x) of a 4-vector of small whole numbers, scale 1
+void draw_rms_norm(rng& g, numeric_draw& d) {
+    matrix<double> x = xt::empty<double>({std::size_t{1}, std::size_t{4}});
+    std::string list;
+    double squares = 0;
+    for (std::size_t j = 0; j < 4; ++j) {
+        x(0, j) = static_cast<double>(static_cast<int>(g.below(9)) - 4);
+        if (j == 0 && x(0, j) == 0) x(0, j) = 3;  // at least one non-zero entry
+        squares += x(0, j) * x(0, j);
+        list += (j ? ", " : "") + num_text(x(0, j), 0);
+    }
+    const std::size_t k = g.below(4);
+    d.v["x"] = list;
+    d.v["k"] = std::to_string(k);
+    d.v["xk"] = num_text(x(0, k), 0);
+    d.v["ms"] = num_text(squares / 4, 2);
+    round_to(d, rms_norm_groups(x, 4)(0, k), 3, 0.0005);
+}
+
+// 30: the largest |scaled score| QK-norm allows at scale 1: √d_head
+void draw_qk_norm_bound(rng& g, numeric_draw& d) {
+    const std::size_t dh = pick(g, {32, 64, 80, 96, 128, 256});
+    d.v["d_head"] = std::to_string(dh);
+    round_to(d, std::sqrt(static_cast<double>(dh)), 2, 0.005);
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -618,6 +659,9 @@ constexpr numeric_generator numeric_generators[] = {
     {"roofline",   draw_batch_throughput},
     {"flash-backward", draw_lse_saving},
     {"flash-backward", draw_backward_flops_ratio},
+    {"logits",     draw_softcap},
+    {"logits",     draw_rms_norm},
+    {"logits",     draw_qk_norm_bound},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
