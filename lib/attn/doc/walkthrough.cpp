@@ -162,7 +162,7 @@ struct builder {
              is({step_id::X, step_id::Q, step_id::Q_heads, step_id::heads_output, step_id::merged, step_id::output})))
             return tokens();
         if (rows && key_side) return t.config.cross() ? std::vector<std::string>{} : tokens();
-        if (!rows && (score_like || id == "k_transposed"))
+        if (!rows && (score_like || id.find("transposed") != std::string::npos))
             return t.config.cross() ? std::vector<std::string>{} : tokens();
         return {};
     }
@@ -170,7 +170,8 @@ struct builder {
     // A step's extra matrix (Kᵀ, row max, row sums); a one-column one gets its column's name
     // ("max", "sum") as the header when the lessons give one.
     block extra_block(const named_matrix& e, const std::string& id) const {
-        block b = matrix_block(L.raw("label." + e.label), view_of(e.value), e.label == "k_transposed" ? e.label : id);
+        const bool keys = e.label.rfind("k_", 0) == 0 && e.label.find("transposed") != std::string::npos;
+        block b = matrix_block(L.raw("label." + e.label), view_of(e.value), keys ? e.label : id);
         const std::string column = "label." + e.label + "_column";
         if (b.values.cols() == 1 && L.has(column)) b.col_labels = {L.raw(column)};
         return b;

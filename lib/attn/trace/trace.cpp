@@ -466,7 +466,9 @@ step single_scores_step(const step_config& c, const single_pass<T>& p, int preci
     const std::size_t j = m > 1 ? 1 : 0;
     step s = make_step(step_id::scores,
                        fmt::format("{} @ {} -> {}", shape_str(n, dk), shape_str(dk, m), shape_str(n, m)), {});
-    s.extras.push_back({"k_transposed", convert<double>(attn::transpose(p.k_rot))});
+    // Named as the step's formula names the keys: K, Q_normed's K_normed, or RoPE's K_rot.
+    const char* kt = c.rope ? "k_rot_transposed" : c.qk_norm ? "k_normed_transposed" : "k_transposed";
+    s.extras.push_back({kt, convert<double>(attn::transpose(p.k_rot))});
     s.values["kt_shape"] = shape_str(dk, m);
     s.values["j"] = std::to_string(j);
     s.values["expansion"] = expansion(row_of(p.q_rot, 0), row_of(p.k_rot, j), p.f.scores(0, j), precision);
