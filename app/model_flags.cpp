@@ -127,6 +127,9 @@ model_choice model_of(const model_options& opt) {
     if (!from_file) {
         if (opt.kv_heads == -1) m.kv_heads = m.heads;
         if (opt.d_head == -1) m.d_head = std::max<std::size_t>(m.d_model / m.heads, 1);
+        if (opt.d_ff == -1 && m.d_model > (std::size_t{1} << 28))
+            throw attn::error(
+                fmt::format("--d-model {} makes the default d_ff = 4·d_model over 2^30: give --d-ff", m.d_model));
         if (opt.d_ff == -1) m.d_ff = 4 * m.d_model;
     }
     if (!from_file || typed(opt, "--mlp")) m.mlp = opt.mlp == "swiglu" ? rl::mlp_kind::swiglu : rl::mlp_kind::gelu;
