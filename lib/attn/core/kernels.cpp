@@ -603,7 +603,8 @@ double measure_copy_bandwidth(unsigned threads, std::size_t bytes, int rounds) {
         for (auto& t : pool) t.join();
         const double s = std::chrono::duration<double>(clock::now() - t0).count();
         best = std::max(best, 2.0 * static_cast<double>(n * sizeof(double)) / std::max(s, 1e-9));
-        from[round % n] += to[(round * 7) % n];  // the copy is used: not optimised away
+        const std::size_t r = static_cast<std::size_t>(round);
+        from[r % n] += to[(r * 7) % n];  // the copy is used: not optimised away
     }
     return best;
 }

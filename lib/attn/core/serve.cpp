@@ -42,7 +42,7 @@ std::size_t nearest_rank(std::vector<std::size_t> v, double p) {
     return v[k - 1];
 }
 
-stats stats_of(std::vector<std::size_t> v) {
+stats stats_of(const std::vector<std::size_t>& v) {
     stats s;
     if (v.empty()) return s;
     double sum = 0;

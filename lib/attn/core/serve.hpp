@@ -85,7 +85,7 @@ struct stats {
     std::size_t p50 = 0, p99 = 0;
 };
 // Mean and nearest-rank p50, p99 of whole numbers (empty: zeros).
-stats stats_of(std::vector<std::size_t> v);
+stats stats_of(const std::vector<std::size_t>& v);
 // The nearest-rank p-th percentile (0 < p ≤ 100) of a non-empty list: the ⌈p/100 · n⌉-th smallest.
 std::size_t nearest_rank(std::vector<std::size_t> v, double p);
 
