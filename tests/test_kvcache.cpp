@@ -362,3 +362,22 @@ TEST_CASE("kv-cache: the rolling cache's bytes are those of its W entries beside
               std::string::npos);
     }
 }
+
+TEST_CASE("kv-cache: StreamingLLM keeps the first S positions and the last W", "[kvcache][sinks]") {
+    using V = std::vector<std::size_t>;
+    CHECK(attn::streaming_kept(0, 2, 3) == V{});
+    CHECK(attn::streaming_kept(4, 2, 3) == V{0, 1, 2, 3});
+    CHECK(attn::streaming_kept(5, 2, 3) == V{0, 1, 2, 3, 4});
+    CHECK(attn::streaming_kept(6, 2, 3) == V{0, 1, 3, 4, 5});
+    CHECK(attn::streaming_kept(10, 2, 3) == V{0, 1, 7, 8, 9});
+    CHECK(attn::streaming_kept(10, 0, 3) == V{7, 8, 9});
+    CHECK(attn::streaming_kept(1, 4, 1) == V{0});
+    for (std::size_t seen = 0; seen < 40; ++seen)
+        for (std::size_t s = 0; s < 5; ++s)
+            for (std::size_t w = 1; w < 6; ++w) {
+                const V kept = attn::streaming_kept(seen, s, w);
+                CHECK(kept.size() == std::min(seen, s + w));
+                CHECK(std::is_sorted(kept.begin(), kept.end()));
+                if (seen > 0) CHECK(kept.back() == seen - 1);
+            }
+}

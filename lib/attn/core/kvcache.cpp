@@ -1,6 +1,7 @@
 // The KV cache's arithmetic (see kvcache.hpp). Instantiated for float and double.
 #include "attn/core/kvcache.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -172,5 +173,13 @@ double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d
 ATTN_KV_INSTANTIATE(float)
 ATTN_KV_INSTANTIATE(double)
 #undef ATTN_KV_INSTANTIATE
+
+std::vector<std::size_t> streaming_kept(std::size_t seen, std::size_t sinks, std::size_t window) {
+    std::vector<std::size_t> kept;
+    const std::size_t first_recent = seen > sinks + window ? seen - window : std::min(seen, sinks);
+    for (std::size_t p = 0; p < std::min(seen, sinks); ++p) kept.push_back(p);
+    for (std::size_t p = std::max(first_recent, std::min(seen, sinks)); p < seen; ++p) kept.push_back(p);
+    return kept;
+}
 
 }  // namespace attn

@@ -67,6 +67,12 @@ matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_
                                const rope_spec& rope = {}, std::size_t window = 0);
 // window > 0: full sliding-window attention (window:W) instead of causal.
 
+// StreamingLLM's cache (Xiao et al. 2023): after `seen` tokens (positions 0 … seen − 1), the positions
+// kept are the first `sinks` (the attention sinks) and the last `window`, in order; all of them while
+// seen ≤ sinks + window. A key's cache position is its index in this list: keys are cached before
+// rotation and rotated at their cache positions at each step, so positions stay below sinks + window.
+std::vector<std::size_t> streaming_kept(std::size_t seen, std::size_t sinks, std::size_t window);
+
 // FLOPs (a multiply-add is 2): one decode step whose cache holds L keys after appending, with the
 // cache (project one token, q·Kᵀ over L keys, weights·V) and without (project all L tokens and run
 // full causal attention over them, computing the whole L × L score matrix as kernels do).
