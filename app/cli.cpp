@@ -305,6 +305,26 @@ int dispatch(const bound_command& b) {
     return 2;
 }
 
+// A flag this command does not take but others do (flash --qk-norm): one line saying which commands
+// take it. Empty when the first flag among `extras` is no command's (a typo: CLI11's error and
+// "did you mean" say more).
+std::string taken_elsewhere(const std::string& name, const std::vector<std::string>& extras) {
+    const auto flag =
+        std::find_if(extras.begin(), extras.end(), [](const std::string& e) { return e.rfind("--", 0) == 0; });
+    if (flag == extras.end()) return "";
+    const std::string key =
+        flag->substr(2, flag->find('=') == std::string::npos ? std::string::npos : flag->find('=') - 2);
+    std::vector<std::string> takers;
+    for (const command* c : commands()) {
+        if (c->name == name) continue;
+        for (const flag_info& f : declared_flags(*c))
+            if (f.key == key) takers.push_back(c->name);
+    }
+    if (takers.empty()) return "";
+    return name + " does not take --" + key + ": " + and_list(takers) + (takers.size() == 1 ? " does" : " do") +
+        " (attn-explain help " + name + " lists " + name + "'s flags)";
+}
+
 // Parses; on a parse error prints it (with "did you mean") and returns its exit code.
 std::optional<int> parse(CLI::App& cli, int argc, char** argv) {
     try {
@@ -320,6 +340,13 @@ std::optional<int> parse(CLI::App& cli, int argc, char** argv) {
         for (const CLI::App* sub : cli.get_subcommands())
             for (const std::string& r : sub->remaining()) extras.push_back(r);
         const auto parsed = cli.get_subcommands();
+        if (!parsed.empty()) {
+            const std::string other = taken_elsewhere(parsed.front()->get_name(), extras);
+            if (!other.empty()) {
+                print_error(other);
+                return 2;
+            }
+        }
         print_error(std::string(e.what()) + suggestion(cli, extras) +
                     (parsed.empty() ? " (attn-explain help --list lists the commands)"
                                     : " (see attn-explain " + parsed.front()->get_name() + " --help)"));

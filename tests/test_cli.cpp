@@ -531,7 +531,7 @@ TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
         {"train --lr -1", "--lr"},
         {"train --mistake nope", "random-target"},
         {"grad --loss l1", "use mse or sum"},
-        {"grad --kv-len 3", "not expected"},
+        {"grad --kv-len 3", "grad does not take --kv-len: step"},
     };
     expect_errors(cases);
 }
