@@ -37,6 +37,8 @@ void flags_of(flags& f, kvcache_options& opt) {
     f.add("--mask", r.mask, "causal | window:W (a rolling cache of W entries)")
         .show_default()
         .values({"causal", "window:W"}, true, "attn-explain help kv-cache");
+    f.add("--sinks", r.sinks, "With --mask window:W: also keep the first S tokens (attention sinks, StreamingLLM)")
+        .value_name("S");
     f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
         .value_name("DIR");
     f.add("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy").value_name("DIR");
@@ -56,6 +58,7 @@ void flags_of(flags& f, kvcache_options& opt) {
         r.d_model_given = parsed.given("--d-model");
         r.prompt_given = parsed.given("--prompt-len");
         r.steps_given = parsed.given("--steps");
+        r.sinks_given = parsed.given("--sinks");
     });
 }
 
@@ -81,6 +84,7 @@ void check_cache_flags(const kvcache_options& opt, const run_context& ctx) {
     if (opt.request.mask.rfind("window:", 0) == 0) given.emplace_back("--mask window:W");
     if (!opt.request.kv_dtype_name.empty()) given.emplace_back("--kv-dtype");
     if (opt.request.rope) given.emplace_back("--rope");
+    if (opt.request.sinks_given) given.emplace_back("--sinks");
     if (opt.mla != 0) given.emplace_back("--mla");
     if (ctx.format() == output_format::python) given.emplace_back("--format python");
     attn::check_cache_options(given);

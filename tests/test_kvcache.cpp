@@ -381,3 +381,96 @@ TEST_CASE("kv-cache: StreamingLLM keeps the first S positions and the last W", "
                 if (seen > 0) CHECK(kept.back() == seen - 1);
             }
 }
+
+namespace {
+attn::kv_report sinks_run(std::int64_t s, const std::string& mask, std::int64_t p, std::int64_t t, bool rope,
+                          std::uint64_t seed) {
+    attn::kv_request r;
+    r.prompt_len = p, r.steps = t, r.d_model = 8, r.heads = 2, r.kv_heads = 1, r.dtype = "float64", r.seed = seed;
+    r.sinks = s, r.sinks_given = true, r.mask = mask, r.rope = rope;
+    const attn::kv_config c = attn::validate_kv(r);
+    return attn::run_kvcache(c, attn::make_kv_inputs(c));
+}
+}  // namespace
+
+TEST_CASE("kv-cache --sinks: the cache keeps what the policy says and matches the recomputation", "[kvcache][sinks]") {
+    for (std::uint64_t seed = 1; seed <= 6; ++seed)
+        for (bool rope : {false, true}) {
+            const attn::kv_report r = sinks_run(2, "window:3", 4 + static_cast<std::int64_t>(seed % 3), 5, rope, seed);
+            CHECK(r.max_diff < 1e-12);
+            std::size_t seen = 0;
+            for (const attn::kv_step& s : r.steps) {
+                seen += s.count;
+                CHECK(s.kept == attn::streaming_kept(seen, 2, 3));
+                CHECK(s.cache_after == s.kept.size());
+                for (double m : s.sink_mass) CHECK((m > 0 && m < 1));
+            }
+            CHECK(r.k_cache.shape(2) == 5);
+        }
+}
+
+TEST_CASE("kv-cache --sinks: with nothing evicted it is plain causal attention (cache positions = positions)",
+          "[kvcache][sinks]") {
+    // S + W ≥ T: every position stays, entry j sits at position j, so the run equals full causal
+    // attention with RoPE at the text's positions — an independent reference.
+    for (bool rope : {false, true}) {
+        const attn::kv_report r = sinks_run(2, "window:8", 3, 4, rope, 11);
+        attn::rope_spec spec;
+        spec.on = rope;
+        const attn::matrix<double> full =
+            attn::gqa_full_causal<double>(r.in.x, r.in.w_q, r.in.w_k, r.in.w_v, 2, 1, spec, 0);
+        CHECK(max_diff(r.output, full) < 1e-12);
+        for (const attn::kv_step& s : r.steps) CHECK(s.evicted.empty());
+    }
+    // Past S + W the cache positions differ from the text's: with RoPE the rows differ from a plain
+    // sliding window that keeps the sinks at their original distance.
+    const attn::kv_report r = sinks_run(1, "window:2", 3, 4, true, 11);
+    CHECK(r.steps.back().evicted == std::vector<std::size_t>{4});
+    CHECK(r.steps.back().kept == std::vector<std::size_t>{0, 5, 6});
+}
+
+TEST_CASE("kv-cache --sinks: json, pages and refusals", "[kvcache][sinks]") {
+    const kv_result j = kv_cli("--sinks 1 --mask window:2 --prompt-len 3 --steps 3 --rope --format json");
+    REQUIRE(j.code == 0);
+    const nlohmann::json d = nlohmann::json::parse(j.out);
+    CHECK(d["config"]["sinks"] == 1);
+    CHECK(d["steps"][0]["kept_positions"] == nlohmann::json::array({0, 1, 2}));
+    CHECK(d["steps"][1]["kept_positions"] == nlohmann::json::array({0, 2, 3}));
+    CHECK(d["steps"][1]["cache_positions"] == nlohmann::json::array({0, 1, 2}));
+    CHECK(d["steps"][1]["query_cache_position"] == 2);
+    CHECK(d["steps"][1]["evicted"] == nlohmann::json::array({1}));
+    CHECK(d["steps"][1]["sink_mass"].size() == 2);
+    CHECK(d["summary"]["sinks"]["capacity"] == 3);
+    const std::string verdict = d["summary"]["sinks"]["text"];
+    CHECK_THAT(verdict, Catch::Contains("1.5×"));
+    const kv_result text = kv_cli("--sinks 1 --mask window:2 --prompt-len 3 --steps 3 --no-pause");
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("sinks [0] | recent [2, 3]") && Catch::Contains("Evicted at this step"));
+    CHECK_THAT(text.out, !Catch::Contains("slot p mod W"));  // the ring's policy is not this cache's
+    const kv_result zh = kv_cli("--sinks 1 --mask window:2 --prompt-len 3 --steps 3 --no-pause --lang zh");
+    CHECK(zh.code == 0);
+    CHECK_THAT(zh.out, Catch::Contains("汇聚点 [0] | 最近 [2, 3]"));
+    for (const char* bad : {"--sinks 2", "--sinks 0 --mask window:2", "--sinks 2 --mask window:2 --kv-dtype int8",
+                            "--sinks 2 --mla 4", "--sinks 9999 --mask window:2"}) {
+        const kv_result r = kv_cli(bad);
+        CHECK(r.code == 2);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK_THAT(r.err, Catch::Contains("--sinks"));
+    }
+}
+
+TEST_CASE("kv-cache and flash refuse the logit flags in one line naming the commands that take them",
+          "[kvcache][cli]") {
+    for (const char* bad : {"--qk-norm", "--softcap 5", "--softcap=5"}) {
+        const kv_result r = kv_cli(bad);
+        CHECK(r.code == 2);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK_THAT(r.err,
+                   Catch::Contains("kv-cache does not take --") && Catch::Contains("step") && Catch::Contains("heads"));
+    }
+    const test::command_result f = test::capture(std::string(ATTN_EXE) + " flash --qk-norm 2>&1");
+    CHECK(f.code == 2);
+    CHECK_THAT(f.out, Catch::Contains("flash does not take --qk-norm"));
+    // A flag no command takes keeps CLI11's message and its "did you mean".
+    CHECK_THAT(kv_cli("--promt-len 3").err, Catch::Contains("--prompt-len"));
+}

@@ -513,6 +513,24 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             const attn::kv_config rh = attn::validate_kv(rq);
             kv_all(attn::run_kvcache(rh, attn::make_kv_inputs(rh)));
         }
+        // --sinks: with and without RoPE, a cache that evicts and one that never fills (sinks only
+        // at first), a failing check, and each verdict (no head, some heads, every head leaning).
+        for (bool rope : {false, true})
+            for (std::int64_t s : {1, 4}) {
+                attn::kv_request sq;
+                sq.prompt_len = 2, sq.steps = 4, sq.mask = "window:2", sq.sinks = s, sq.sinks_given = true;
+                sq.rope = rope;
+                const attn::kv_config sc = attn::validate_kv(sq);
+                attn::kv_report sr = attn::run_kvcache(sc, attn::make_kv_inputs(sc));
+                kv_all(sr);
+                sr.max_diff = sr.steps[1].max_diff = 1;
+                sr.mean_sink_mass = {0.0, 1.0};
+                kv_all(sr);
+                sr.mean_sink_mass = {1.0, 1.0};
+                kv_all(sr);
+                sr.mean_sink_mass = {0.0, 0.0};
+                kv_all(sr);
+            }
     }
 
     {  // learn: every task, a failing run, a multi-layer run, and both ways to break it

@@ -160,14 +160,84 @@ double kv_cache_bytes(std::size_t kv_heads, std::size_t cache_len, std::size_t d
 }
 
 // T is a type (float, double): it cannot be parenthesised.
+template <class T>
+long long streaming_cache<T>::append(std::size_t position, std::vector<T> k_row, std::vector<T> v_row) {
+    positions.push_back(position);
+    k.push_back(std::move(k_row));
+    v.push_back(std::move(v_row));
+    if (positions.size() <= sinks + window) return -1;
+    const auto at = static_cast<long>(sinks);  // the oldest entry of the recent window
+    const auto evicted = static_cast<long long>(positions[sinks]);
+    positions.erase(positions.begin() + at);
+    k.erase(k.begin() + at);
+    v.erase(v.begin() + at);
+    return evicted;
+}
+
+namespace {
+template <class T>
+xt::xtensor<double, 4> streaming_tensor(const std::vector<std::vector<T>>& rows, const gqa_sizes& s) {
+    const std::size_t L = rows.size(), g = s.kv_heads, dh = s.d_head;
+    xt::xtensor<double, 4> out = xt::empty<double>({std::size_t{1}, g, L, dh});
+    for (std::size_t kv = 0; kv < g; ++kv)
+        for (std::size_t j = 0; j < L; ++j)
+            for (std::size_t e = 0; e < dh; ++e) out(0, kv, j, e) = static_cast<double>(rows[j][kv * dh + e]);
+    return out;
+}
+}  // namespace
+
+template <class T>
+xt::xtensor<double, 4> streaming_cache<T>::keys(const gqa_sizes& s) const {
+    return streaming_tensor(k, s);
+}
+template <class T>
+xt::xtensor<double, 4> streaming_cache<T>::values(const gqa_sizes& s) const {
+    return streaming_tensor(v, s);
+}
+
+template <class T>
+cached_attention attend_streaming(const std::vector<T>& query, const streaming_cache<T>& cache, const gqa_sizes& s,
+                                  const rope_spec& rope) {
+    const std::size_t L = cache.length();
+    kv_cache<T> rotated(s.kv_heads, s.d_head);  // the keys at their cache positions 0 … L − 1
+    for (std::size_t j = 0; j < L; ++j)
+        rotated.append(rope.on ? rope_rotate_heads(cache.k[j], s.kv_heads, j, rope.base, rope.style) : cache.k[j],
+                       cache.v[j]);
+    const std::vector<T> q = rope.on && L > 0 ? rope_rotate_heads(query, s.heads, L - 1, rope.base, rope.style) : query;
+    return attend_cache(std::vector<std::vector<T>>{q}, rotated, s, 0);
+}
+
+template <class T>
+matrix<double> streaming_full(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
+                              const matrix<double>& w_v, const gqa_sizes& s, const rope_spec& rope, std::size_t sinks,
+                              std::size_t window) {
+    const std::size_t n = x.shape(0), d = x.shape(1);
+    matrix<double> out = xt::empty<double>({n, w_q.shape(1)});
+    for (std::size_t t = 0; t < n; ++t) {
+        const std::vector<std::size_t> kept = streaming_kept(t + 1, sinks, window);
+        matrix<double> rows = xt::empty<double>({kept.size(), d});
+        for (std::size_t j = 0; j < kept.size(); ++j)
+            for (std::size_t e = 0; e < d; ++e) rows(j, e) = x(kept[j], e);
+        const matrix<double> full = gqa_full_causal<T>(rows, w_q, w_k, w_v, s.heads, s.kv_heads, rope, 0);
+        for (std::size_t e = 0; e < out.shape(1); ++e) out(t, e) = full(kept.size() - 1, e);
+    }
+    return out;
+}
+
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define ATTN_KV_INSTANTIATE(T)                                                                                      \
-    template std::vector<T> project_row<T>(const matrix<T>&, std::size_t, const matrix<T>&);                        \
-    template struct kv_cache<T>;                                                                                    \
-    template cached_attention attend_cache<T>(const std::vector<std::vector<T>>&, const kv_cache<T>&,               \
-                                              const gqa_sizes&, std::size_t);                                       \
-    template matrix<double> gqa_full_causal<T>(const matrix<double>&, const matrix<double>&, const matrix<double>&, \
-                                               const matrix<double>&, std::size_t, std::size_t, const rope_spec&,   \
+#define ATTN_KV_INSTANTIATE(T)                                                                                        \
+    template std::vector<T> project_row<T>(const matrix<T>&, std::size_t, const matrix<T>&);                          \
+    template struct streaming_cache<T>;                                                                               \
+    template cached_attention attend_streaming<T>(const std::vector<T>&, const streaming_cache<T>&, const gqa_sizes&, \
+                                                  const rope_spec&);                                                  \
+    template matrix<double> streaming_full<T>(const matrix<double>&, const matrix<double>&, const matrix<double>&,    \
+                                              const matrix<double>&, const gqa_sizes&, const rope_spec&, std::size_t, \
+                                              std::size_t);                                                           \
+    template struct kv_cache<T>;                                                                                      \
+    template cached_attention attend_cache<T>(const std::vector<std::vector<T>>&, const kv_cache<T>&,                 \
+                                              const gqa_sizes&, std::size_t);                                         \
+    template matrix<double> gqa_full_causal<T>(const matrix<double>&, const matrix<double>&, const matrix<double>&,   \
+                                               const matrix<double>&, std::size_t, std::size_t, const rope_spec&,     \
                                                std::size_t);
 // NOLINTEND(bugprone-macro-parentheses)
 ATTN_KV_INSTANTIATE(float)

@@ -73,6 +73,34 @@ matrix<double> gqa_full_causal(const matrix<double>& x, const matrix<double>& w_
 // rotation and rotated at their cache positions at each step, so positions stay below sinks + window.
 std::vector<std::size_t> streaming_kept(std::size_t seen, std::size_t sinks, std::size_t window);
 
+// The StreamingLLM cache itself: entries in cache order (the sinks, then the recent window), each a
+// token's K and V rows of g·d_head values, keys BEFORE rotation.
+template <class T>
+struct streaming_cache {
+    std::size_t sinks = 0, window = 0;
+    std::vector<std::size_t> positions;  // the absolute position each entry holds
+    std::vector<std::vector<T>> k, v;
+    std::size_t length() const { return positions.size(); }
+    // Appends `position`'s rows; once more than sinks + window are held, evicts the oldest entry after
+    // the sinks. Returns the evicted position, or −1.
+    long long append(std::size_t position, std::vector<T> k_row, std::vector<T> v_row);
+    // [1, g, L, d_head] in cache order (keys unrotated).
+    xt::xtensor<double, 4> keys(const gqa_sizes& s) const;
+    xt::xtensor<double, 4> values(const gqa_sizes& s) const;
+};
+// One query (h·d_head values, unrotated) over the whole cache, the query at the last cache
+// position. With rope, entry j's key and the query are rotated at their cache positions (j and
+// L − 1), not at their positions in the text.
+template <class T>
+cached_attention attend_streaming(const std::vector<T>& query, const streaming_cache<T>& cache, const gqa_sizes& s,
+                                  const rope_spec& rope);
+// The same from scratch, for the check: row t of the result is the last row of gqa_full_causal over
+// the rows of x that streaming_kept(t + 1, sinks, window) lists, rotated at 0 … L − 1. [T, d].
+template <class T>
+matrix<double> streaming_full(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
+                              const matrix<double>& w_v, const gqa_sizes& s, const rope_spec& rope, std::size_t sinks,
+                              std::size_t window);
+
 // FLOPs (a multiply-add is 2): one decode step whose cache holds L keys after appending, with the
 // cache (project one token, q·Kᵀ over L keys, weights·V) and without (project all L tokens and run
 // full causal attention over them, computing the whole L × L score matrix as kernels do).

@@ -69,6 +69,10 @@ std::string check_line(const kv_report& r, const kv_step& s, const vars& v, cons
     w["tol"] = fmt::format("{:.0e}", kv_tolerance(r.config.type));
     w["rows"] = L.text(s.count == 1 ? "kvcache.rows_one" : "kvcache.rows_many", v);
     if (r.config.quant != kv_dtype::none) return kv_quant_check(r, s, w, L);
+    if (r.config.sinks > 0) {
+        for (const auto& [k, x] : kv_sinks_vars(r, L)) w.emplace(k, x);
+        return L.text(matches(r, s.max_diff) ? "kvcache_sinks.check_ok" : "kvcache_sinks.check_bad", w);
+    }
     const std::string base = r.config.window > 0 ? "kvcache_window." : "kvcache.";
     w["w"] = std::to_string(r.config.window);
     return L.text(base + (matches(r, s.max_diff) ? "check_ok" : "check_bad"), w);
@@ -97,7 +101,9 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     const kv_step& s = r.steps[index];
     const vars v = step_vars_of(r, s, index, L);
     out.push_back(doc::heading(kv_step_title(r, index, L)));
-    if (s.prefill) out.push_back(doc::prose(L.text("kvcache.prefill_note", v)));
+    if (s.prefill)
+        out.push_back(doc::prose(L.text(c.sinks > 0 ? "kvcache_sinks.prefill_note" : "kvcache.prefill_note",
+                                        c.sinks > 0 ? kv_sinks_vars(r, L) : v)));
     out.push_back(doc::prose(L.text("kvcache.cache_grow", v), tone::bold, "  "));
     // The new rows: all of them for a decode step; the last one for the prefill.
     const std::size_t last = s.count - 1;
@@ -105,7 +111,13 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     rv["pos"] = std::to_string(s.first + last);
     if (s.prefill && s.count > 1) out.push_back(doc::prose(L.text("kvcache.prefill_last_row", rv), tone::dim, "  "));
     out.push_back(doc::prose(L.text("kvcache.row_intro", rv), tone::plain, "  "));
-    if (c.rope.on) {  // --rope: the rows below are already rotated at their position
+    if (c.rope.on && c.sinks > 0) {  // --sinks: rows unrotated, rotated at cache positions when read
+        vars pv = rv;
+        pv["rope_style"] = name_of(c.rope.style);
+        pv["qpos"] = std::to_string(s.kept.size() - 1);
+        out.push_back(doc::prose(L.text(s.prefill ? "kvcache_sinks.rope_prefill" : "kvcache_sinks.rope_decode", pv),
+                                 tone::plain, "  "));
+    } else if (c.rope.on) {  // --rope: the rows below are already rotated at their position
         vars pv = rv;
         pv["rope_style"] = name_of(c.rope.style);
         pv["p"] = std::to_string(c.prompt_len);
@@ -128,7 +140,10 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         out.push_back(labelled_rows({k_label, v_label}, std::move(kv), precision));
     }
     add_quant_rows(out, r, s, rv, L, precision);
-    out.push_back(doc::prose(L.text("kvcache.weights_intro", rv), tone::plain, "  "));
+    const char* weights_intro = c.sinks == 0 ? "kvcache.weights_intro"
+        : s.prefill                          ? "kvcache_sinks.weights_prefill"
+                                             : "kvcache_sinks.weights_decode";
+    out.push_back(doc::prose(L.text(weights_intro, rv), tone::plain, "  "));
     const std::size_t keys = s.weights.empty() ? 0 : s.weights[0].shape(1);  // window prefill: the chunk's keys
     matrix<double> w = xt::empty<double>({c.heads, keys});
     std::vector<std::string> heads;
@@ -141,6 +156,7 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     }
     out.push_back(labelled_rows(std::move(heads), std::move(w), std::min(precision, 3)));
     out.push_back(labelled_rows({L.text("kvcache.row_out", rv)}, row_of(s.output, last), precision));
+    if (c.sinks > 0) add_sinks_step(out, r, s, rv, L);
     if (c.window > 0 && !s.slots.empty()) {  // the ring buffer: where the new key went
         vars wv = v;
         wv["w"] = std::to_string(c.window);
@@ -159,6 +175,7 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
 
 std::string window_summary(const kv_report& r, const lessons& L) {
     if (r.config.window == 0) return "";
+    if (r.config.sinks > 0) return kv_sinks_summary(r, L);
     // The cache length and bytes after every step: flat once the ring is full.
     std::string lens, bytes;
     for (const kv_step& s : r.steps) {
@@ -211,7 +228,9 @@ vars kv_vars(const kv_report& r, const lessons& L) {
             {"saved", group_digits(r.flops_full - r.flops_cached)},
             {"flops_ratio", ratio_str(r.flops_full, r.flops_cached)},
             {"diff", fmt::format("{:.3g}", r.max_diff)},
-            {"tol", fmt::format("{:.0e}", kv_tolerance(c.type))}};
+            {"tol", fmt::format("{:.0e}", kv_tolerance(c.type))},
+            {"s", std::to_string(c.sinks)},
+            {"cap", std::to_string(c.sinks + c.window)}};
 }
 
 std::string kv_attention_kind(const kv_report& r, const lessons& L) {
@@ -225,13 +244,20 @@ std::string kv_attention_kind(const kv_report& r, const lessons& L) {
 std::string kv_step_title(const kv_report& r, std::size_t index, const lessons& L) {
     const kv_step& s = r.steps[index];
     const vars v = step_vars_of(r, s, index, L);
-    return s.prefill ? L.text("kvcache.prefill_title", v) : L.text("kvcache.step_title", v);
+    if (!s.prefill) return L.text("kvcache.step_title", v);
+    return L.text(r.config.sinks > 0 ? "kvcache_sinks.prefill_title" : "kvcache.prefill_title", v);
 }
 
 std::string kv_cache_summary(const kv_report& r, const lessons& L) {
     const vars v = kv_vars(r, L);
     const kv_config& c = r.config;
     if (c.quant != kv_dtype::none) return L.text("kvcache_quant.cache", kv_quant_vars(r, L));
+    if (c.sinks > 0) {
+        vars w = kv_sinks_vars(r, L);
+        w["full_bytes"] = bytes_str(L, kv_cache_bytes(c, c.total(), c.kv_heads));
+        return L.text(
+            r.k_cache.shape(2) < c.total() ? "kvcache_sinks.cache_bytes" : "kvcache_sinks.cache_bytes_unfilled", w);
+    }
     if (c.window > 0) {
         // The rolling cache holds min(W, T) entries: its bytes, and beside them a full cache's (T entries).
         const std::size_t entries = r.k_cache.shape(2);
@@ -258,9 +284,9 @@ std::string kv_summary_line(const kv_report& r, const lessons& L) {
     const bool ok = matches(r, r.max_diff);
     if (r.config.quant != kv_dtype::none)
         return L.text(ok ? "kvcache_quant.summary_ok" : "kvcache_quant.summary_bad", kv_quant_vars(r, L));
-    return L.text(
-        std::string(r.config.window > 0 ? "kvcache_window." : "kvcache.") + (ok ? "summary_ok" : "summary_bad"),
-        kv_vars(r, L));
+    const char* base = r.config.sinks > 0 ? "kvcache_sinks." : r.config.window > 0 ? "kvcache_window." : "kvcache.";
+    if (r.config.sinks > 0) return L.text(std::string(base) + (ok ? "summary_ok" : "summary_bad"), kv_sinks_vars(r, L));
+    return L.text(std::string(base) + (ok ? "summary_ok" : "summary_bad"), kv_vars(r, L));
 }
 
 doc::document kvcache_document(const kv_report& r, const lessons& L, int precision) {
@@ -282,7 +308,11 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
                     doc::gap(),
                     doc::prose(L.text("kvcache.output_note", v), tone::dim),
                     doc::gap()};
-    if (r.config.rope.on) {
+    if (r.config.sinks > 0)
+        first.blocks.insert(first.blocks.end() - 1,
+                            doc::prose(L.text(r.config.rope.on ? "kvcache_sinks.intro_rope" : "kvcache_sinks.intro",
+                                              kv_sinks_vars(r, L))));
+    else if (r.config.rope.on) {
         vars rv = v;
         rv["rope_style"] = name_of(r.config.rope.style);
         rv["rope_base"] = fmt::format("{:g}", r.config.rope.base);

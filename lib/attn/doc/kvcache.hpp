@@ -45,6 +45,15 @@ void add_quant_rows(std::vector<doc::block>& out, const kv_report& r, const kv_s
                     const lessons& L, int precision);
 // The summary page's section on the quantized cache (nothing without --kv-dtype).
 std::vector<doc::block> kv_quant_summary(const kv_report& r, const lessons& L);
+// --sinks (doc/kvcache_sinks.cpp): kv_vars plus {s}, {w}, {cap} = S + W, {uniform} (the mean share
+// equal weights give the sinks), {means} (each head's mean weight on them), {lens}.
+vars kv_sinks_vars(const kv_report& r, const lessons& L);
+// A step's cache layout, what it evicted, and the weight its last query gives the sinks.
+void add_sinks_step(std::vector<doc::block>& out, const kv_report& r, const kv_step& s, const vars& rv,
+                    const lessons& L);
+// The summary's paragraph: the cache's lengths, each head's mean weight on the sinks against equal
+// weights, and the verdict on which heads lean on them (computed from the run).
+std::string kv_sinks_summary(const kv_report& r, const lessons& L);
 // What each policy of the run does on write and on read, a line each.
 std::vector<std::string> kv_policy_lines(const kv_report& r, const lessons& L);
 

@@ -94,7 +94,10 @@ std::vector<std::string> kv_policy_lines(const kv_report& r, const lessons& L) {
     std::vector<std::string> lines;
     const vars v = kv_quant_vars(r, L);
     for (const cache_policy& p : cache_policies()) {
-        const bool on = std::string(p.name) == "window" ? r.config.window > 0 : r.config.quant != kv_dtype::none;
+        const std::string name = p.name;
+        const bool on = name == "window" ? r.config.window > 0 && r.config.sinks == 0
+            : name == "sinks"            ? r.config.sinks > 0
+                                         : r.config.quant != kv_dtype::none;
         if (!on) continue;
         const std::string base = std::string("cache_policy.") + p.name;
         lines.push_back(L.text(base + ".on_write", v));

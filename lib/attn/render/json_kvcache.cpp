@@ -44,6 +44,70 @@ std::string kvq_summary_json(const kv_report& r, const lessons& L) {
         json_string(L.text("kvcache_quant.error", v)),
         json_string(L.text(r.config.quant == kv_dtype::fp8 ? "kvcache_quant.memory_fp8" : "kvcache_quant.memory", v)));
 }
+std::string sinks_summary_json(const kv_report& r, const lessons& L) {
+    if (r.config.sinks == 0) return "null";
+    std::string mass = "[";
+    for (std::size_t hh = 0; hh < r.mean_sink_mass.size(); ++hh)
+        mass += (hh ? ", " : "") + jnum(r.mean_sink_mass[hh], dtype::float64);
+    return fmt::format(
+        "{{\"sinks\": {}, \"window\": {}, \"capacity\": {}, \"mean_sink_mass\": {}], "
+        "\"uniform_share\": {}, \"text\": {}}}",
+        r.config.sinks, r.config.window, r.config.sinks + r.config.window, mass,
+        jnum(r.uniform_sink_share, dtype::float64), json_string(kv_sinks_summary(r, L)));
+}
+// The prefill and decode steps' array, "  \"steps\": [...],\n".
+std::string kv_steps_json(const kv_report& r, const lessons& L) {
+    const kv_config& c = r.config;
+    const dtype t = c.type;
+    std::string out;
+    // window:W: the ring-buffer slots each step wrote and the positions they overwrote (-1: empty).
+    auto ring = [&](const kv_step& s) -> std::string {
+        if (c.window == 0) return "";
+        std::string slots = "[", over = "[";
+        for (std::size_t i = 0; i < s.slots.size(); ++i) {
+            slots += (i ? ", " : "") + std::to_string(s.slots[i]);
+            over += (i ? ", " : "") + std::to_string(s.overwritten[i]);
+        }
+        return fmt::format(", \"slots\": {}], \"overwritten\": {}]", slots, over);
+    };
+    // --sinks: the positions the cache holds after each step, the cache position each was rotated
+    // at (its index), the query's, what the step evicted and the weight on the sinks per head.
+    auto sinks = [&](const kv_step& s) -> std::string {
+        if (c.sinks == 0) return "";
+        std::string kept = "[", at = "[", gone = "[", mass = "[";
+        for (std::size_t j = 0; j < s.kept.size(); ++j) {
+            kept += (j ? ", " : "") + std::to_string(s.kept[j]);
+            at += (j ? ", " : "") + std::to_string(j);
+        }
+        for (std::size_t j = 0; j < s.evicted.size(); ++j) gone += (j ? ", " : "") + std::to_string(s.evicted[j]);
+        for (std::size_t hh = 0; hh < s.sink_mass.size(); ++hh)
+            mass += (hh ? ", " : "") + jnum(s.sink_mass[hh], dtype::float64);
+        return fmt::format(
+            ",\n     \"kept_positions\": {}], \"cache_positions\": {}], \"query_cache_position\": {}, "
+            "\"evicted\": {}], \"sink_mass\": {}]",
+            kept, at, s.kept.size() - 1, gone, mass);
+    };
+    out += "  \"steps\": [";
+    for (std::size_t k = 0; k < r.steps.size(); ++k) {
+        const kv_step& s = r.steps[k];
+        std::string weights = "[";
+        for (std::size_t hh = 0; hh < c.heads; ++hh) weights += (hh ? ", " : "") + jmat(s.weights[hh], t);
+        weights += "]";
+        out += fmt::format(
+            "{}\n    {{\"kind\": {}, \"title\": {}, \"positions\": [{}, {}], \"cache_shape_before\": [{}, {}, {}], "
+            "\"cache_shape_after\": [{}, {}, {}],\n     \"q\": {}, \"k\": {}, \"v\": {},\n     \"weights\": {},\n"
+            "     \"output\": {}, \"full\": {},\n     \"max_abs_diff\": {}, \"flops_cached\": {}, \"flops_full\": {}, "
+            "\"cache_bytes\": {}{}{}{}}}",
+            k ? "," : "", json_string(s.prefill ? "prefill" : "decode"), json_string(kv_step_title(r, k, L)), s.first,
+            s.first + s.count - 1, c.kv_heads, s.cache_before, c.d_head, c.kv_heads, s.cache_after, c.d_head,
+            jmat(s.q, t), jmat(s.k, t), jmat(s.v, t), weights, jmat(s.output, t), jmat(s.full_rows, t),
+            jnum(s.max_diff, dtype::float64), fmt::format("{:.0f}", s.flops_cached),
+            fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes), ring(s), sinks(s),
+            kvq_step_json(c, s, t));
+    }
+    out += "\n  ],\n";
+    return out;
+}
 }  // namespace
 
 std::string render_kvcache_json(const kv_report& r, const lessons& L) {
@@ -56,14 +120,15 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
         "  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"total\": {}, \"d_model\": {}, "
         "\"heads\": "
         "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}, \"rope\": {}, "
-        "\"kv_dtype\": {}}},\n",
+        "\"kv_dtype\": {}, \"sinks\": {}}},\n",
         json_string(L.raw("kvcache.title")), c.prompt_len, c.steps, c.total(), c.d_model, c.heads, c.kv_heads, c.d_head,
         json_string(name_of(t)), c.seed, c.load_dir.empty() ? "null" : json_string(c.load_dir),
         c.rope.on ? fmt::format("{{\"style\": {}, \"base\": {}}}",
                                 json_string(c.rope.style == rope_style::half ? "half" : "interleaved"),
                                 json_number(c.rope.base, dtype::float64))
                   : std::string("null"),
-        c.quant == kv_dtype::none ? std::string("null") : json_string(name_of(c.quant)));
+        c.quant == kv_dtype::none ? std::string("null") : json_string(name_of(c.quant)),
+        c.sinks > 0 ? std::to_string(c.sinks) : std::string("null"));
     std::string groups = "[", of = "[";
     for (std::size_t kv = 0; kv < c.kv_heads; ++kv) {
         groups += kv ? ", [" : "[";
@@ -78,44 +143,19 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
         json_string(kv_attention_kind(r, L)), json_string(gqa_map(c, L)), groups, of);
     out += fmt::format("  \"intro\": {},\n  \"output_note\": {},\n", json_string(L.text("kvcache.intro", v)),
                        json_string(L.text("kvcache.output_note", v)));
-    // window:W: the ring-buffer slots each step wrote and the positions they overwrote (-1: empty).
-    auto ring = [&](const kv_step& s) -> std::string {
-        if (c.window == 0) return "";
-        std::string slots = "[", over = "[";
-        for (std::size_t i = 0; i < s.slots.size(); ++i) {
-            slots += (i ? ", " : "") + std::to_string(s.slots[i]);
-            over += (i ? ", " : "") + std::to_string(s.overwritten[i]);
-        }
-        return fmt::format(", \"slots\": {}], \"overwritten\": {}]", slots, over);
-    };
-    out += "  \"steps\": [";
-    for (std::size_t k = 0; k < r.steps.size(); ++k) {
-        const kv_step& s = r.steps[k];
-        std::string weights = "[";
-        for (std::size_t hh = 0; hh < c.heads; ++hh) weights += (hh ? ", " : "") + jmat(s.weights[hh], t);
-        weights += "]";
-        out += fmt::format(
-            "{}\n    {{\"kind\": {}, \"title\": {}, \"positions\": [{}, {}], \"cache_shape_before\": [{}, {}, {}], "
-            "\"cache_shape_after\": [{}, {}, {}],\n     \"q\": {}, \"k\": {}, \"v\": {},\n     \"weights\": {},\n"
-            "     \"output\": {}, \"full\": {},\n     \"max_abs_diff\": {}, \"flops_cached\": {}, \"flops_full\": {}, "
-            "\"cache_bytes\": {}{}{}}}",
-            k ? "," : "", json_string(s.prefill ? "prefill" : "decode"), json_string(kv_step_title(r, k, L)), s.first,
-            s.first + s.count - 1, c.kv_heads, s.cache_before, c.d_head, c.kv_heads, s.cache_after, c.d_head,
-            jmat(s.q, t), jmat(s.k, t), jmat(s.v, t), weights, jmat(s.output, t), jmat(s.full_rows, t),
-            jnum(s.max_diff, dtype::float64), fmt::format("{:.0f}", s.flops_cached),
-            fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes), ring(s), kvq_step_json(c, s, t));
-    }
-    out += "\n  ],\n";
+    out += kv_steps_json(r, L);
+
     out += fmt::format(
         "  \"summary\": {{\"max_abs_diff\": {}, \"matches_full\": {}, \"flops_cached\": {:.0f}, \"flops_full\": "
         "{:.0f}, "
         "\"flops_saved\": {:.0f}, \"cache_bytes\": {:.0f}, \"mha_cache_bytes\": {:.0f},\n    \"text\": {}, \"flops\": "
         "{}, "
-        "\"flops_note\": {}, \"cache\": {}, \"window\": {},\n    \"quantization\": {}}},\n",
+        "\"flops_note\": {}, \"cache\": {}, \"window\": {},\n    \"quantization\": {},\n    \"sinks\": {}}},\n",
         jnum(r.max_diff, dtype::float64), ok ? "true" : "false", r.flops_cached, r.flops_full,
         r.flops_full - r.flops_cached, r.cache_bytes, r.mha_cache_bytes, json_string(kv_summary_line(r, L)),
         json_string(L.text("kvcache.summary_flops", v)), json_string(L.text("kvcache.flops_note", v)),
-        json_string(kv_cache_summary(r, L)), c.window > 0 ? std::to_string(c.window) : "null", kvq_summary_json(r, L));
+        json_string(kv_cache_summary(r, L)), c.window > 0 ? std::to_string(c.window) : "null", kvq_summary_json(r, L),
+        sinks_summary_json(r, L));
     out += fmt::format("  \"alignment\": {{\"title\": {}, \"text\": {}, \"command\": {}}},\n",
                        json_string(L.raw("kvcache.align_title")), json_string(L.text("kvcache.align_explain", v)),
                        json_string(L.raw("kvcache.align_command")));

@@ -424,6 +424,65 @@ std::string kv_step_python(const kv_report& r, std::size_t i, const vars& v, con
         out += L.text(s.count > c.window ? "kvcache.pytorch.ring_keep" : "kvcache.pytorch.prefill_cache", sv) + "\n";
     return out;
 }
+
+// --sinks: a step runs its positions one at a time through stream(), the script's copy of the
+// tool's StreamingLLM cache, and checks the last query's weights, the outputs and the positions kept.
+std::string kv_sinks_step_python(const kv_report& r, std::size_t i, const vars& v, const lessons& L) {
+    const kv_config& c = r.config;
+    const kv_step& s = r.steps[i];
+    vars sv = v;
+    sv["first"] = std::to_string(s.first);
+    sv["end"] = std::to_string(s.first + s.count);
+    sv["last"] = std::to_string(s.first + s.count - 1);
+    sv["count"] = std::to_string(s.count);
+    sv["L"] = std::to_string(s.cache_after);
+    sv["i"] = std::to_string(i);
+    const std::string id = s.prefill ? "prefill" : "step" + std::to_string(i);
+    std::string out = comment(L.text(s.prefill ? "kvcache.pytorch.prefill" : "kvcache.pytorch.decode", sv));
+    out += L.text("kvcache.pytorch.project", sv) + "\n";
+    const std::string rows = std::to_string(s.count);
+    for (const auto& [name, m] : {std::pair<const char*, const matrix<double>*>{"q", &s.q}, {"k", &s.k}, {"v", &s.v}})
+        out += fmt::format("check(\"{} {}\", {}.transpose(1, 2).reshape({}, -1), tensor({}))\n", id, name, name, rows,
+                           python_list(as_tensor(*m)));
+    out += L.text("kvcache.pytorch.sinks_run", sv) + "\n";
+    const std::size_t len = s.kept.size(), last = s.count - 1;
+    tensor w = xt::empty<double>({std::size_t{1}, c.heads, std::size_t{1}, len});
+    for (std::size_t hh = 0; hh < c.heads; ++hh)
+        for (std::size_t j = 0; j < len; ++j) w(0, hh, 0, j) = s.weights[hh](last, s.prefill ? s.kept[j] : j);
+    out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(w));
+    out += fmt::format("check(\"{} output\", output, tensor({}))\n", id, python_list(as_tensor(s.output)));
+    std::string kept;
+    for (std::size_t p : s.kept) kept += (kept.empty() ? "" : ", ") + std::to_string(p);
+    out += fmt::format("if kept != [{}]: fail(\"{} kept\", f\"{{kept}}\")\n", kept, id);
+    return out;
+}
+
+std::string kv_sinks_python(const kv_report& r, const lessons& L, const vars& v) {
+    const kv_config& c = r.config;
+    std::string out = L.text("kvcache.pytorch.sinks_state", v) + "\n\n";
+    for (const char* key : {"sinks_def", "sinks_append", "sinks_evict", "sinks_stack"})
+        out += L.text(std::string("kvcache.pytorch.") + key, v) + "\n";
+    if (c.rope.on)
+        out += L.text("kvcache.pytorch.sinks_rope_note", v) + "\n    " + rope_line(c, "K", "torch.arange(L)") + "    " +
+            rope_line(c, "q", "torch.tensor([L - 1])");
+    out += L.text("kvcache.pytorch.sinks_attend", v) + "\n" + L.text("kvcache.pytorch.sinks_return", v) + "\n\n";
+    out += "cached_rows = []\n\n";
+    for (std::size_t i = 0; i < r.steps.size(); ++i)
+        out += kv_sinks_step_python(r, i, v, L) + "\ncached_rows.append(output)\n\n";
+    out += comment(L.text("kvcache.pytorch.sinks_cache_title", v));
+    out += fmt::format("check(\"K_cache\", torch.stack(K_rows, dim=2), tensor({}))\n", python_list(tensor(r.k_cache)));
+    out +=
+        fmt::format("check(\"V_cache\", torch.stack(V_rows, dim=2), tensor({}))\n\n", python_list(tensor(r.v_cache)));
+    out += comment(L.text("kvcache.pytorch.sinks_full_title", v));
+    out += L.text("kvcache.pytorch.sinks_full_keep", v) + "\n";
+    if (c.rope.on)
+        out += "    " + rope_line(c, "Qf", "torch.arange(n)") + "    " + rope_line(c, "Kf", "torch.arange(n)");
+    out += L.text("kvcache.pytorch.sinks_full_row", v) + "\n";
+    out += fmt::format("check(\"full\", full, tensor({}))\n", python_list(as_tensor(r.full)));
+    out += "check(\"cached = full\", torch.cat(cached_rows), full)\n";
+    out += "print(f\"all {matched} steps match\")\n";
+    return out;
+}
 }  // namespace
 
 std::string render_kvcache_python(const kv_report& r, const lessons& L) {
@@ -434,8 +493,11 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
               {"total", std::to_string(c.total())}, {"d", std::to_string(c.d_model)},
               {"h", std::to_string(c.heads)},       {"g", std::to_string(c.kv_heads)},
               {"d_head", std::to_string(c.d_head)}, {"w", std::to_string(c.window)}};
+    v["s"] = std::to_string(c.sinks);
     out += L.text("kvcache.pytorch.dims", v) + "\n";
-    if (rolling) out += L.text("kvcache.pytorch.window_dims", v) + "\n";
+    if (c.sinks > 0) out += L.text("kvcache.pytorch.sinks_dims", v) + "\n";
+    else if (rolling)
+        out += L.text("kvcache.pytorch.window_dims", v) + "\n";
     out += "torch.set_grad_enabled(False)\n\n";
     out += comment(L.raw("python.inputs")) + "\n";
     auto input = [&](const char* name, const matrix<double>& m) {
@@ -446,6 +508,7 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     input("W_Q", r.in.w_q);
     input("W_K", r.in.w_k);
     input("W_V", r.in.w_v);
+    if (c.sinks > 0) return out + "\n" + kv_sinks_python(r, L, v);
     out += "\ncached_rows = []\n\n";
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
         out += kv_step_python(r, i, v, L);

@@ -10,13 +10,14 @@
 namespace attn {
 
 const std::vector<cache_policy>& cache_policies() {
-    static const std::vector<cache_policy> all = {{"window", "--mask window:W"}, {"quantize", "--kv-dtype"}};
+    static const std::vector<cache_policy> all = {
+        {"window", "--mask window:W"}, {"sinks", "--sinks"}, {"quantize", "--kv-dtype"}};
     return all;
 }
 
 const std::vector<std::string>& cache_options() {
-    static const std::vector<std::string> all = {"--mask window:W", "--kv-dtype",  "--rope",
-                                                 "--mla",           "--kv-latent", "--format python"};
+    static const std::vector<std::string> all = {"--mask window:W", "--kv-dtype",      "--rope", "--mla",
+                                                 "--kv-latent",     "--format python", "--sinks"};
     return all;
 }
 
@@ -28,6 +29,9 @@ const std::vector<cache_pair>& cache_combinations() {
         {"--mask window:W", "--format python"},
         {"--kv-dtype", "--rope"},  // rotated keys are quantized as they are written
         {"--rope", "--format python"},
+        {"--sinks", "--mask window:W"},  // the first S positions beside the ring's last W
+        {"--sinks", "--rope"},  // keys cached before rotation, rotated at their cache positions
+        {"--sinks", "--format python"},
     };
     return allowed;
 }
@@ -47,6 +51,8 @@ const cache_refusal kvq_refusals[] = {
     {"--rope", "--mla", "--mla carries its own RoPE key (--rope-dim): drop --rope"},
     {"--mla", "--format python", "the script covers kv-cache without --mla: use text, json, markdown or html"},
     {"--kv-dtype", "--format python", "the script does not quantize (PyTorch 1.13 has no float8)"},
+    {"--sinks", "--kv-dtype", "the sink cache is kept in float here: drop --kv-dtype or --sinks"},
+    {"--sinks", "--mla", "--mla decodes with a growing latent cache here: drop --sinks"},
 };
 
 bool same_pair(const char* a, const char* b, const std::string& x, const std::string& y) {

@@ -2,9 +2,12 @@
 // given together. A policy changes what the cache holds or which of it a query reads:
 //   window    (--mask window:W)  on write: position p goes to slot p mod W, overwriting p − W;
 //                                on read: a query sees the W entries the ring holds.
+//   sinks     (--sinks S)        on write: the first S positions stay; past S + W entries the oldest
+//                                after them is evicted; keys are held before rotation;
+//                                on read: every entry is rotated at its cache position.
 //   quantize  (--kv-dtype F)     on write: K and V are rounded to F (with int8's or fp8's scales);
 //                                on read: a query sees the dequantized values.
-// Sinks and eviction (later issues) add a row to cache_policies() and their pairs to the table.
+// Eviction under a budget (a later issue) adds a row to cache_policies() and its pairs to the table.
 // What each policy does is said to the learner by the lessons (cache_policy.<name>.on_write/on_read).
 #pragma once
 #include <cstddef>

@@ -2,10 +2,12 @@
 // is core/kvcache.cpp's), checked against full causal attention, with FLOP and byte counts.
 #include "attn/trace/kvcache.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <xtensor/xview.hpp>
 
 #include "attn/core/error.hpp"
 #include "attn/core/rng.hpp"
@@ -35,7 +37,11 @@ double kv_work(const kv_config& c) {
     const double t = static_cast<double>(c.total()), d = static_cast<double>(c.d_model);
     const double g = static_cast<double>(c.kv_heads), h = static_cast<double>(c.heads),
                  dh = static_cast<double>(c.d_head);
-    return 2 * t * (2 * d * d + 4 * d * g * dh) + 8 * h * t * t * dh;
+    const double work = 2 * t * (2 * d * d + 4 * d * g * dh) + 8 * h * t * t * dh;
+    if (c.sinks == 0) return work;
+    // --sinks: the check recomputes every row from scratch over up to S + W kept positions.
+    const double l = std::min(t, static_cast<double>(c.sinks + c.window));
+    return work + t * (2 * l * (2 * d * d + 4 * d * g * dh) + 8 * h * l * l * dh);
 }
 
 constexpr double kv_max_work = 2e10;
@@ -159,6 +165,18 @@ void write_chunk(const kv_config& c, kvq_rows<T>& rows, bool prefill, kv_step& s
     }
 }
 
+// The final cache's bytes, and a token's with and without --kv-dtype.
+void kv_report_bytes(kv_report& r, std::size_t length) {
+    const kv_config& c = r.config;
+    const std::size_t g = c.kv_heads, dh = c.d_head;
+    r.cache_bytes = kv_cache_bytes(c, length, g);
+    r.mha_cache_bytes = kv_cache_bytes(c, length, c.heads);
+    const std::size_t float_bytes = c.type == dtype::float32 ? 4 : 8;
+    r.bytes_per_token = kv_bytes_per_token(c.quant, g, dh, float_bytes);
+    r.float_bytes_per_token = kv_bytes_per_token(kv_dtype::none, g, dh, float_bytes);
+    r.scale_bytes = kv_fixed_scale_bytes(c.quant, g);
+}
+
 template <class T>
 kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     const std::size_t T_len = c.total(), d = c.d_model, h = c.heads, g = c.kv_heads, dh = c.d_head;
@@ -217,12 +235,82 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
 
     r.k_cache = cache.keys();
     r.v_cache = cache.values();
-    r.cache_bytes = kv_cache_bytes(c, cache.length(), g);
-    r.mha_cache_bytes = kv_cache_bytes(c, cache.length(), h);
-    const std::size_t float_bytes = c.type == dtype::float32 ? 4 : 8;
-    r.bytes_per_token = kv_bytes_per_token(c.quant, g, dh, float_bytes);
-    r.float_bytes_per_token = kv_bytes_per_token(kv_dtype::none, g, dh, float_bytes);
-    r.scale_bytes = kv_fixed_scale_bytes(c.quant, g);
+    kv_report_bytes(r, cache.length());
+    return r;
+}
+
+// --sinks S: StreamingLLM's cache, one position at a time (a prefill too: each prompt query sees the
+// cache as it stands after its own key is appended), keys rotated at their cache positions.
+template <class T>
+void sinks_query(const kv_config& c, streaming_cache<T>& cache, const kvq_rows<T>& rows, std::size_t a, kv_step& s) {
+    const std::size_t h = c.heads, pos = s.first + a;
+    const long long gone = cache.append(pos, rows.k[a], rows.v[a]);
+    if (gone >= 0) s.evicted.push_back(static_cast<std::size_t>(gone));
+    const cached_attention at = attend_streaming(rows.q[a], cache, c.sizes(), c.rope);
+    const std::size_t L = cache.length();
+    for (std::size_t hh = 0; hh < h; ++hh)
+        for (std::size_t j = 0; j < L; ++j)
+            s.weights[hh](s.prefill ? a : 0, s.prefill ? cache.positions[j] : j) = at.weights[hh](0, j);
+    for (std::size_t e = 0; e < at.output.shape(1); ++e) s.output(a, e) = at.output(0, e);
+    if (a + 1 < s.count) return;
+    s.kept = cache.positions;
+    s.sink_mass.assign(h, 0.0);
+    for (std::size_t hh = 0; hh < h; ++hh)
+        for (std::size_t j = 0; j < std::min(c.sinks, L); ++j) s.sink_mass[hh] += at.weights[hh](0, j);
+}
+
+template <class T>
+kv_report run_sinks(const kv_config& c, const kv_inputs& in) {
+    const std::size_t d = c.d_model, h = c.heads, g = c.kv_heads, dh = c.d_head;
+    const matrix<T> x = convert<T>(in.x), wq = convert<T>(in.w_q), wk = convert<T>(in.w_k), wv = convert<T>(in.w_v);
+    kv_report r;
+    r.config = c;
+    r.in = in;
+    r.full = streaming_full<T>(in.x, in.w_q, in.w_k, in.w_v, c.sizes(), c.rope, c.sinks, c.window);
+    r.output = xt::zeros<double>({c.total(), d});
+    streaming_cache<T> cache;
+    cache.sinks = c.sinks;
+    cache.window = c.window;
+    kv_config unrotated = c;  // the cache holds keys before rotation: project without RoPE
+    unrotated.rope.on = false;
+    auto run_chunk = [&](std::size_t first, std::size_t count, bool prefill) {
+        kv_step s;
+        s.prefill = prefill;
+        s.first = first;
+        s.count = count;
+        s.cache_before = cache.length();
+        s.q = xt::zeros<double>({count, h * dh});
+        s.k = s.v = xt::zeros<double>({count, g * dh});
+        const kvq_rows<T> rows = project_chunk(unrotated, x, wq, wk, wv, prefill, s);
+        const std::size_t keys = prefill ? count : std::min(cache.length() + 1, c.sinks + c.window);
+        s.weights.assign(h, matrix<double>(xt::zeros<double>({prefill ? count : 1, keys})));
+        s.output = xt::zeros<double>({count, d});
+        for (std::size_t a = 0; a < count; ++a) sinks_query(c, cache, rows, a, s);
+        s.cache_after = cache.length();
+        s.full_rows = xt::view(r.full, xt::range(first, first + count), xt::all());
+        xt::view(r.output, xt::range(first, first + count), xt::all()) = s.output;
+        s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
+        const std::size_t seen = first + count;
+        s.flops_cached = prefill ? kv_flops_full(c, seen) : kv_flops_cached(c, s.cache_after);
+        s.flops_full = kv_flops_full(c, seen);
+        s.cache_bytes = kv_cache_bytes(c, s.cache_after, g);
+        r.flops_cached += s.flops_cached;
+        r.flops_full += s.flops_full;
+        r.max_diff = std::max(r.max_diff, s.max_diff);
+        r.steps.push_back(std::move(s));
+    };
+    run_chunk(0, c.prompt_len, true);
+    for (std::size_t t = 0; t < c.steps; ++t) run_chunk(c.prompt_len + t, 1, false);
+    r.mean_sink_mass.assign(h, 0.0);
+    for (std::size_t k = 1; k < r.steps.size(); ++k) {
+        const double L = static_cast<double>(r.steps[k].cache_after);
+        r.uniform_sink_share += std::min(static_cast<double>(c.sinks), L) / L / static_cast<double>(c.steps);
+        for (std::size_t hh = 0; hh < h; ++hh)
+            r.mean_sink_mass[hh] += r.steps[k].sink_mass[hh] / static_cast<double>(c.steps);
+    }
+    r.k_cache = cache.keys(c.sizes());
+    r.v_cache = cache.values(c.sizes());
+    kv_report_bytes(r, cache.length());
     return r;
 }
 
@@ -254,6 +342,14 @@ kv_config validate_kv(const kv_request& r) {
     else if (mask.kind != pattern_kind::causal)
         throw error(fmt::format(
             "kv-cache decodes left to right: --mask takes causal or window:W (a rolling cache), not {}", r.mask));
+    if (r.sinks_given) {
+        c.sinks = in_range(r.sinks, kv_max_len, "--sinks", "the number of first tokens the cache keeps");
+        if (c.window == 0)
+            throw error(
+                fmt::format("--sinks {} keeps the first tokens beside a window of recent ones: add --mask "
+                            "window:W (e.g. --sinks {} --mask window:4)",
+                            c.sinks, c.sinks));
+    }
     if (!r.load_dir.empty()) {
         if (r.d_model_given) throw error("--load takes d_model from the files: drop --d-model");
         if (r.prompt_given)
@@ -391,6 +487,7 @@ double kv_tolerance(dtype t) { return t == dtype::float32 ? 1e-4 : 1e-10; }
 
 kv_report run_kvcache(const kv_config& c, const kv_inputs& in) {
     auto run = [&](const kv_config& cc) {
+        if (cc.sinks > 0) return cc.type == dtype::float32 ? run_sinks<float>(cc, in) : run_sinks<double>(cc, in);
         return cc.type == dtype::float32 ? run_typed<float>(cc, in) : run_typed<double>(cc, in);
     };
     if (c.quant == kv_dtype::none) return run(c);

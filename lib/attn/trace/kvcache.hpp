@@ -37,6 +37,8 @@ struct kv_request {
     std::string rope_style = "half";
     double rope_base = 10000.0;
     std::string kv_dtype_name;  // --kv-dtype: "" (the float cache), float16, bfloat16, fp8, int8
+    std::int64_t sinks = 0;  // --sinks S (with --mask window:W): StreamingLLM's cache
+    bool sinks_given = false;
 };
 
 // The mistake rope-wrong-position: where a decode step rotates its new token (correct: p + t).
@@ -51,6 +53,9 @@ struct kv_config {
     std::size_t window = 0;  // --mask window:W: W; 0 = causal, the cache grows
     rope_position decode_position = rope_position::correct;  // the rope-wrong-position bug
     kv_dtype quant = kv_dtype::none;  // --kv-dtype: the cache's element format (trace/cache_policy.hpp)
+    // --sinks S: the cache keeps the first S positions and the last W (window), keys before rotation,
+    // rotated at their cache positions each step (core/kvcache.hpp's streaming_cache). 0 = off.
+    std::size_t sinks = 0;
     std::size_t total() const { return prompt_len + steps; }  // T
     std::size_t group() const { return heads / kv_heads; }  // query heads per K/V head
     std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }
@@ -103,6 +108,14 @@ struct kv_step {
     std::size_t saturated = 0;
     matrix<double> float_rows;  // [count, d]
     double quant_error = 0;  // max |output − float_rows|
+    // --sinks: q, k and v above are unrotated (the cache holds keys before rotation); a prefill's
+    // weights are [count, count] over the prompt's positions (0 where a position was evicted), a
+    // decode step's [1, L] over the cache in cache order. After the step: the positions the cache
+    // holds (entry j sits at cache position j), the positions evicted during the step, and the
+    // weight the step's last query gives the first min(S, L) entries, per query head.
+    std::vector<std::size_t> kept;
+    std::vector<std::size_t> evicted;
+    std::vector<double> sink_mass;
 };
 
 struct kv_report {
@@ -121,6 +134,11 @@ struct kv_report {
     double quant_error = 0, float_max_diff = 0;
     std::size_t saturated = 0;
     double bytes_per_token = 0, float_bytes_per_token = 0, scale_bytes = 0;
+    // --sinks: `full` is attention recomputed from X over the positions the policy keeps (core's
+    // streaming_full); per query head, the mean over the decode steps of sink_mass, and the mean of
+    // min(S, L) / L, what equal weights on every cached key would give the sinks.
+    std::vector<double> mean_sink_mass;
+    double uniform_sink_share = 0;
 };
 
 // Runs the prefill and the decode loop in the config's dtype, and full causal attention beside it.
