@@ -5,6 +5,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
@@ -298,4 +299,79 @@ TEST_CASE("attn-explain learn: JSON contract, text width and exit codes", "[lear
     }
     CHECK(test::capture(exe + "--task sort 2>/dev/null").code == 2);
     CHECK(test::capture(exe + "--task induction --seq-len 16 --vocab 4 2>/dev/null").code == 2);
+}
+
+// next-token (issue 31): the order-2 source's stationary distribution, entropy rate and baselines.
+TEST_CASE("learn next-token: the Markov source's numbers come from its transition table", "[learn][next-token]") {
+    const attn::markov_source s = attn::make_markov_source(6, 4);
+    const std::size_t V = 6;
+    double total = 0;
+    for (double p : s.stationary) total += p;
+    CHECK(std::fabs(total - 1) < 1e-12);
+    // π is still under one step of the pair chain: π'(b, c) = Σ_a π(a, b)·P(c | a, b).
+    std::vector<double> next(V * V, 0.0);
+    for (std::size_t a = 0; a < V; ++a)
+        for (std::size_t b = 0; b < V; ++b) {
+            const std::vector<double> p = s.row(a, b);
+            for (std::size_t c = 0; c < V; ++c) next[b * V + c] += s.stationary[a * V + b] * p[c];
+        }
+    for (std::size_t i = 0; i < V * V; ++i) CHECK(std::fabs(next[i] - s.stationary[i]) < 1e-13);
+    // Stationary: the first and the second token of a pair have the same marginal, so every
+    // position of a sample has the same distribution (positions alone tell nothing).
+    for (std::size_t x = 0; x < V; ++x) {
+        double first = 0, second = 0;
+        for (std::size_t y = 0; y < V; ++y) {
+            first += s.stationary[x * V + y];
+            second += s.stationary[y * V + x];
+        }
+        CHECK(std::fabs(first - second) < 1e-13);
+    }
+    CHECK(s.entropy_rate < s.order1_entropy);
+    CHECK(s.order1_entropy < s.unigram_entropy);
+    CHECK(s.unigram_entropy <= std::log(6.0) + 1e-12);
+    // A long sample's mean −log P(x_{t+1} | x_{t−1}, x_t) is the entropy rate (Monte Carlo).
+    attn::rng g(9);
+    const std::vector<int> x = attn::sample_markov(s, 200000, g);
+    double nll = 0;
+    for (std::size_t t = 2; t < x.size(); ++t)
+        nll -= std::log(s.row(static_cast<std::size_t>(x[t - 2]), static_cast<std::size_t>(x[t - 1]))[x[t]]);
+    CHECK(std::fabs(nll / static_cast<double>(x.size() - 2) - s.entropy_rate) < 0.01);
+    // Hand values: smoothing 1 is the uniform source, every entropy log V, accuracy 1/V.
+    const attn::markov_source u = attn::make_markov_source(5, 1, 3, 1.0);
+    CHECK(std::fabs(u.entropy_rate - std::log(5.0)) < 1e-12);
+    CHECK(std::fabs(u.order1_entropy - std::log(5.0)) < 1e-12);
+    CHECK(std::fabs(u.unigram_entropy - std::log(5.0)) < 1e-12);
+    CHECK(std::fabs(u.best_accuracy - 0.2) < 1e-12);
+    // The task: y_t = x_{t+1} for t ≥ 1, position 0 unscored; the pattern rows from t = 2.
+    const attn::task_example e = attn::make_task_example(attn::task_kind::next_token, 8, 6, g, &s);
+    CHECK(e.targets[0] == -1);
+    for (std::size_t t = 1; t + 1 < 8; ++t) CHECK(e.targets[t] == e.tokens[t + 1]);
+    const auto need = attn::pattern_positions(attn::task_kind::next_token, e, false);
+    CHECK(need[1].empty());
+    CHECK(need[5] == std::vector<std::size_t>{4, 5});
+    CHECK_THROWS_AS(attn::make_task_example(attn::task_kind::next_token, 8, 6, g), attn::error);
+}
+
+TEST_CASE("learn --task next-token beats the unigram baseline and reports the entropy rate", "[learn][next-token]") {
+    attn::learn_request r;
+    r.task = "next-token";
+    r.seed = 2;
+    r.steps = 150;
+    attn::learn_config c = attn::validate_learn(r);
+    c.held_out = 64;
+    const attn::learn_report rep = attn::run_learn(c);
+    REQUIRE(c.source);
+    CHECK(rep.final_loss < c.source->unigram_entropy);
+    CHECK(rep.final_loss > c.source->entropy_rate - 0.05);  // no model beats the floor (up to sampling)
+    const attn::lessons& L = attn::lessons::embedded("en");
+    attn::text_options o;
+    o.width = 1000;
+    std::string text;  // one line, single spaces
+    for (char ch : attn::render_text_joined(attn::learn_document(rep, L), o))
+        if (ch != '\n' && !(ch == ' ' && !text.empty() && text.back() == ' ')) text += ch;
+        else if (!text.empty() && text.back() != ' ')
+            text += ' ';
+    CHECK_THAT(text, Catch::Contains(fmt::format("entropy rate is {:.3g} nats", c.source->entropy_rate)));
+    r.vocab = 33;
+    CHECK_THROWS_WITH(attn::validate_learn(r), Catch::Contains("--vocab must be between 2 and 32"));
 }

@@ -561,6 +561,20 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 lr.pattern_learned = lr.previous_learned = false;
                 draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
             }
+        attn::learn_request q;  // next-token: the loss below order 1, below unigram only, not below
+        q.task = "next-token";
+        q.seq_len = 6;
+        q.vocab = 6;
+        q.d_model = 8;
+        q.steps = 2;
+        attn::learn_config lc = attn::validate_learn(q);
+        lc.held_out = 8;
+        attn::learn_report lr = attn::run_learn(lc);
+        for (double loss : {lc.source->entropy_rate, lc.source->unigram_entropy - 0.01, 9.0}) {
+            lr.final_loss = loss;
+            lr.pattern_learned = loss < 1;
+            draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
+        }
     }
     // `exercise` and `check`: the list, every TASK.md and starter, and a report of every kind.
     {

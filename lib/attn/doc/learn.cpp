@@ -98,7 +98,8 @@ doc::page curve_page(const learn_report& r, const lessons& L, const vars& v) {
     curve.blocks.push_back(curve_table(r, L));
     curve.blocks.push_back(doc::gap());
     std::string result = L.text("learn.result", v);
-    result += " " + (r.reach >= 0 ? L.text("learn.reached", v) : L.text("learn.never", v));
+    if (!r.config.source)  // next-token: a sampled source has no 99% to reach
+        result += " " + (r.reach >= 0 ? L.text("learn.reached", v) : L.text("learn.never", v));
     curve.blocks.push_back(doc::prose(result));
     return curve;
 }
@@ -152,6 +153,19 @@ doc::page heads_page(const learn_report& r, const lessons& L) {
     return heads;
 }
 
+// next-token: the held-out loss against the unigram and order-1 baselines and the entropy rate,
+// compared as printed (three significant digits), and the accuracy against the best predictor's.
+std::string next_token_verdict(const learn_report& r, const lessons& L, const vars& v) {
+    const markov_source& s = *r.config.source;
+    auto shown = [](double x) { return std::stod(fmt::format("{:.3g}", x)); };
+    const double loss = shown(r.final_loss);
+    std::string key = "learn.task.next-token.no_better";
+    if (loss < shown(s.order1_entropy)) key = "learn.task.next-token.beats_order1";
+    else if (loss < shown(s.unigram_entropy))
+        key = "learn.task.next-token.beats_unigram";
+    return L.text(key, v) + " " + L.text("learn.task.next-token.accuracy", v);
+}
+
 // What the numbers say.
 doc::page learned_page(const learn_report& r, const lessons& L, const vars& v) {
     const learn_config& c = r.config;
@@ -161,6 +175,12 @@ doc::page learned_page(const learn_report& r, const lessons& L, const vars& v) {
     what.blocks.push_back(doc::heading(what.title));
     const bool pattern = r.pattern_learned;  // judged by the bars the sentences print (learn.hpp)
     std::string say = pattern ? L.text("learn.learned", v) : L.text("learn.not_learned", v);
+    if (c.source) {  // next-token: the loss against the source's floor and baselines, as printed
+        what.blocks.push_back(doc::prose(say));
+        what.blocks.push_back(doc::gap());
+        what.blocks.push_back(doc::prose(next_token_verdict(r, L, v)));
+        return what;
+    }
     const bool broken = c.model.positions == position_kind::none || !c.model.scale;
     say += " " + (r.solved ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
     if (r.solved && !pattern) say += " " + L.raw("learn.solved_without_pattern");

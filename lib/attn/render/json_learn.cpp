@@ -38,6 +38,13 @@ std::string render_learn_json(const learn_report& r) {
         "\"held_out\": {}}},\n",
         json_string(c.task_name), m.seq_len, m.vocab, m.d_model, m.heads, m.layers, c.steps, json_number(c.lr), c.batch,
         c.seed, json_string(c.positions_name), m.scale ? "true" : "false", m.causal ? "true" : "false", c.held_out);
+    if (c.source)
+        out += fmt::format(
+            " \"source\": {{\"order\": 2, \"branches\": {}, \"smoothing\": {}, \"entropy_rate\": {}, "
+            "\"order1_entropy\": {}, \"unigram_entropy\": {}, \"best_accuracy\": {}}},\n",
+            c.source->branches, json_number(c.source->smoothing), json_number(c.source->entropy_rate),
+            json_number(c.source->order1_entropy), json_number(c.source->unigram_entropy),
+            json_number(c.source->best_accuracy));
     out += fmt::format(" \"example\": {{\"tokens\": {}, \"targets\": {}}},\n", ints(r.example.tokens),
                        ints(r.example.targets));
     out += " \"curve\": " +

@@ -25,6 +25,7 @@ task_defaults defaults_of(task_kind k) {
         case task_kind::reverse: return {8, 10, 16, 1, 1, 300, 16, 1e-2};
         case task_kind::max: return {8, 10, 16, 1, 1, 800, 16, 1e-2};
         case task_kind::induction: return {12, 12, 16, 2, 2, 1000, 16, 1e-2};
+        case task_kind::next_token: return {16, 8, 32, 2, 1, 300, 16, 1e-2};
     }
     return {};
 }
@@ -50,7 +51,7 @@ held_out_set make_set(const learn_config& c, std::size_t n, std::uint64_t salt) 
     rng g(c.seed ^ salt);
     held_out_set s;
     for (std::size_t i = 0; i < n; ++i) {
-        task_example e = make_task_example(c.task, c.model.seq_len, c.model.vocab, g);
+        task_example e = make_task_example(c.task, c.model.seq_len, c.model.vocab, g, c.source.get());
         s.tokens.push_back(e.tokens);
         s.targets.push_back(e.targets);
         s.examples.push_back(std::move(e));
@@ -99,7 +100,7 @@ void snapshot(learn_report& r, const tiny_model& m, std::size_t step) {
 }  // namespace
 
 const std::vector<std::string>& learn_task_ids() {
-    static const std::vector<std::string> ids = {"previous", "reverse", "max", "induction"};
+    static const std::vector<std::string> ids = {"previous", "reverse", "max", "induction", "next-token"};
     return ids;
 }
 
@@ -107,7 +108,8 @@ learn_config validate_learn(const learn_request& r) {
     learn_config c;
     const auto& ids = learn_task_ids();
     const auto it = std::find(ids.begin(), ids.end(), r.task);
-    if (it == ids.end()) throw error("unknown task '" + r.task + "': use previous, reverse, max or induction");
+    if (it == ids.end())
+        throw error("unknown task '" + r.task + "': use previous, reverse, max, induction or next-token");
     c.task = static_cast<task_kind>(it - ids.begin());
     c.task_name = r.task;
     const task_defaults d = defaults_of(c.task);
@@ -116,7 +118,7 @@ learn_config validate_learn(const learn_request& r) {
     const long H = pick(r.heads, d.heads), L = pick(r.layers, d.layers), S = pick(r.steps, d.steps),
                B = pick(r.batch, d.batch);
     check_range("--seq-len", T, static_cast<long>(task_min_seq_len(c.task)), 64);
-    check_range("--vocab", V, 2, 256);
+    check_range("--vocab", V, 2, c.task == task_kind::next_token ? 32 : 256);  // next-token: V² contexts
     const long min_v = static_cast<long>(task_min_vocab(c.task, static_cast<std::size_t>(T)));
     if (V < min_v)
         throw error(
@@ -163,6 +165,8 @@ learn_config validate_learn(const learn_request& r) {
     c.batch = static_cast<std::size_t>(B);
     c.lr = lr;
     c.seed = r.seed;
+    if (c.task == task_kind::next_token)
+        c.source = std::make_shared<const markov_source>(make_markov_source(m.vocab, c.seed));
     return c;
 }
 
@@ -196,7 +200,7 @@ void train(const learn_config& c, tiny_model& m, learn_report& r) {
     for (std::size_t step = 0; step < c.steps; ++step) {
         if (next_mark < marks.size() && marks[next_mark] == step) snapshot(r, m, marks[next_mark++]);
         for (std::size_t b = 0; b < c.batch; ++b) {
-            task_example e = make_task_example(c.task, c.model.seq_len, c.model.vocab, data);
+            task_example e = make_task_example(c.task, c.model.seq_len, c.model.vocab, data, c.source.get());
             tokens[b] = std::move(e.tokens);
             targets[b] = std::move(e.targets);
         }
@@ -234,6 +238,7 @@ void judge(const learn_config& c, const evaluation& init, const evaluation& fin,
         r.previous_score = first[r.previous_head];
     }
     r.bars = bars_of(c.task);
+    if (c.source) r.bars.solved = c.source->best_accuracy;  // next-token: the best predictor's accuracy
     r.pattern_learned = score_meets(r.pattern_score, r.bars.pattern);
     r.solved = accuracy_meets(r.final_accuracy, r.bars.solved);
     r.previous_learned = score_meets(r.previous_score, r.bars.previous);
@@ -282,6 +287,19 @@ vars report_values(const learn_config& c, const learn_report& r) {
             {"base_reach", std::to_string(r.base_reach)}};
 }
 
+// next-token: the source's numbers, and the loss against them.
+void source_values(const learn_config& c, const learn_report& r, vars& v) {
+    if (!c.source) return;
+    const markov_source& s = *c.source;
+    v["entropy_rate"] = num3(s.entropy_rate);
+    v["order1"] = num3(s.order1_entropy);
+    v["unigram"] = num3(s.unigram_entropy);
+    v["best_accuracy"] = pct(s.best_accuracy);
+    v["branches"] = std::to_string(s.branches);
+    v["smoothing"] = fmt::format("{:g}", s.smoothing);
+    v["gap"] = num3(r.final_loss - s.entropy_rate);
+}
+
 }  // namespace
 
 learn_report run_learn(const learn_config& c, bool baseline) {
@@ -289,7 +307,7 @@ learn_report run_learn(const learn_config& c, bool baseline) {
     r.config = c;
     {
         rng ex(c.seed ^ 0xe8a3b1eULL);
-        r.example = make_task_example(c.task, c.model.seq_len, c.model.vocab, ex);
+        r.example = make_task_example(c.task, c.model.seq_len, c.model.vocab, ex, c.source.get());
     }
     const held_out_set test = make_set(c, c.held_out, 0x4e1d0a7ULL);
     tiny_model m = init_tiny_model(c.model, c.seed);
@@ -313,6 +331,7 @@ learn_report run_learn(const learn_config& c, bool baseline) {
     }
     r.model = std::move(m);
     r.values = report_values(c, r);
+    source_values(c, r, r.values);
     return r;
 }
 

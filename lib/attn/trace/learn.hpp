@@ -5,6 +5,7 @@
 // render/json_learn.hpp.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,10 @@ struct learn_config {
     std::size_t steps = 0, batch = 0, held_out = 256;
     double lr = 0;
     std::uint64_t seed = 0;
+    std::shared_ptr<const markov_source> source;  // next-token: the language, from the seed
 };
 
-const std::vector<std::string>& learn_task_ids();  // previous, reverse, max, induction
+const std::vector<std::string>& learn_task_ids();  // previous, reverse, max, induction, next-token
 // Fills the task's defaults and checks every flag; throws attn::error with a one-line hint.
 learn_config validate_learn(const learn_request& r);
 
