@@ -23,7 +23,7 @@
 namespace {
 
 // Max relative error of the analytic gradient against central differences, over every element.
-double gradcheck(const attn::tiny_config& c, std::uint64_t seed, attn::task_kind task) {
+double gradcheck(const attn::tiny_config& c, std::uint64_t seed, attn::task_kind task, double z_loss = 0) {
     attn::tiny_model m = attn::init_tiny_model(c, seed);
     attn::rng g(seed);
     std::vector<std::vector<int>> tokens, targets;
@@ -32,8 +32,20 @@ double gradcheck(const attn::tiny_config& c, std::uint64_t seed, attn::task_kind
         tokens.push_back(e.tokens);
         targets.push_back(e.targets);
     }
+    if (c.qk_norm)  // scales away from 1, so that a wrong gradient through them shows
+        for (std::size_t l = 0; l < c.layers; ++l)
+            for (std::size_t e = 0; e < c.d_head(); ++e) {
+                m.q_norm[l][e] = 1 + 0.3 * g.normal();
+                m.k_norm[l][e] = 1 + 0.3 * g.normal();
+            }
     attn::tiny_model grad = m.zeros_like();
-    attn::tiny_batch_loss(m, tokens, targets, &grad);
+    attn::tiny_batch_loss(m, tokens, targets, &grad, nullptr, nullptr, z_loss);
+    // The objective whose gradient that is: the cross-entropy plus λ·mean (log Z)².
+    auto objective = [&] {
+        double z = 0;
+        const double ce = attn::tiny_batch_loss(m, tokens, targets, nullptr, nullptr, nullptr, z_loss, &z);
+        return ce + z_loss * z;
+    };
     double worst = 0;
     const double h = 1e-6;
     auto params = m.tensors();
@@ -43,9 +55,9 @@ double gradcheck(const attn::tiny_config& c, std::uint64_t seed, attn::task_kind
         for (std::size_t i = 0; i < p.size(); ++i) {
             const double keep = p[i];
             p[i] = keep + h;
-            const double up = attn::tiny_batch_loss(m, tokens, targets, nullptr);
+            const double up = objective();
             p[i] = keep - h;
-            const double down = attn::tiny_batch_loss(m, tokens, targets, nullptr);
+            const double down = objective();
             p[i] = keep;
             const double numeric = (up - down) / (2 * h);
             const double analytic = (*grads[k].second)[i];
@@ -97,6 +109,34 @@ TEST_CASE("the tiny transformer's gradients agree with finite differences", "[le
         c.scale = o.scale;
         INFO("positions " << static_cast<int>(o.pos) << " heads " << o.heads << " layers " << o.layers);
         CHECK(gradcheck(c, 3, o.task) < 1e-5);
+    }
+}
+
+// Issue 31: QK-norm (before RoPE, learned scales), the soft cap (before the mask) and z-loss.
+TEST_CASE("the tiny transformer's gradients with QK-norm, soft cap and z-loss agree with finite differences",
+          "[learn][grad]") {
+    using attn::position_kind;
+    struct one {
+        position_kind pos;
+        std::size_t heads, layers;
+        bool qk_norm;
+        double softcap, z_loss;
+    };
+    for (const one& o :
+         {one{position_kind::learned, 2, 1, true, 0, 0}, one{position_kind::rope, 2, 2, true, 0, 0},
+          one{position_kind::learned, 1, 2, false, 0.8, 0}, one{position_kind::none, 2, 1, false, 0, 0.3},
+          one{position_kind::rope, 2, 2, true, 1.2, 0.1}}) {
+        attn::tiny_config c;
+        c.vocab = 7;
+        c.seq_len = 6;
+        c.d_model = 8;
+        c.heads = o.heads;
+        c.layers = o.layers;
+        c.positions = o.pos;
+        c.qk_norm = o.qk_norm;
+        c.softcap = o.softcap;
+        INFO("qk_norm " << o.qk_norm << " softcap " << o.softcap << " z_loss " << o.z_loss);
+        CHECK(gradcheck(c, 5, attn::task_kind::previous, o.z_loss) < 1e-5);
     }
 }
 
@@ -218,27 +258,29 @@ TEST_CASE("learn: the bars that call a pattern learned are the ones printed, and
     }
 }
 
-// tests/fixtures/learn_step (make_fixtures.py): the loss, every gradient and the parameters after
-// one Adam step, computed by torch autograd and torch.optim.Adam in float64.
-TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam", "[learn][golden]") {
-    const std::string dir = std::string(ATTN_FIXTURES) + "/learn_step/";
+namespace {
+
+// tests/fixtures/<name> (make_fixtures.py): the loss, every gradient and the parameters after one
+// Adam step, computed by torch autograd and torch.optim.Adam in float64, with z-loss λ.
+void check_learn_fixture(const std::string& name, attn::tiny_config c, std::size_t batch, double z_loss) {
+    const std::string dir = std::string(ATTN_FIXTURES) + "/" + name + "/";
     auto load = [](const std::string& path) { return attn::npy::read(path).data; };
-    attn::tiny_config c;
-    c.vocab = 6, c.seq_len = 5, c.d_model = 8, c.heads = 2, c.layers = 2;
     attn::tiny_model m = attn::init_tiny_model(c, 0);
     for (auto& [id, p] : m.tensors()) {
         *p = load(dir + id + ".npy");
         REQUIRE(p->size() > 0);
     }
     const std::vector<double> tok = load(dir + "tokens.npy"), tgt = load(dir + "targets.npy");
-    std::vector<std::vector<int>> tokens(3), targets(3);
+    std::vector<std::vector<int>> tokens(batch), targets(batch);
     for (std::size_t i = 0; i < tok.size(); ++i) {
-        tokens[i / 5].push_back(static_cast<int>(tok[i]));
-        targets[i / 5].push_back(static_cast<int>(tgt[i]));
+        tokens[i / c.seq_len].push_back(static_cast<int>(tok[i]));
+        targets[i / c.seq_len].push_back(static_cast<int>(tgt[i]));
     }
     attn::tiny_model grad = m.zeros_like();
-    const double loss = attn::tiny_batch_loss(m, tokens, targets, &grad);
+    double z = 0;
+    const double loss = attn::tiny_batch_loss(m, tokens, targets, &grad, nullptr, nullptr, z_loss, &z);
     CHECK(std::fabs(loss - load(dir + "expected/loss.npy")[0]) < 1e-12);
+    if (z_loss > 0) CHECK(std::fabs(z - load(dir + "expected/z.npy")[0]) < 1e-12);
     auto gs = grad.tensors();
     std::vector<std::vector<double>*> params;
     std::vector<std::vector<double>> grads;
@@ -246,7 +288,7 @@ TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam
         const std::vector<double> want = load(dir + "expected/d_" + gs[k].first + ".npy");
         REQUIRE(want.size() == gs[k].second->size());
         for (std::size_t i = 0; i < want.size(); ++i) {
-            INFO("d_" << gs[k].first << "[" << i << "]");
+            INFO(name << " d_" << gs[k].first << "[" << i << "]");
             CHECK(std::fabs((*gs[k].second)[i] - want[i]) < 1e-12);
         }
         grads.push_back(*gs[k].second);
@@ -258,10 +300,29 @@ TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam
     for (auto& [id, p] : m.tensors()) {
         const std::vector<double> want = load(dir + "expected/after_" + id + ".npy");
         for (std::size_t i = 0; i < want.size(); ++i) {
-            INFO("after_" << id << "[" << i << "]");
+            INFO(name << " after_" << id << "[" << i << "]");
             CHECK(std::fabs((*p)[i] - want[i]) < 1e-12);
         }
     }
+}
+
+}  // namespace
+
+TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam", "[learn][golden]") {
+    attn::tiny_config c;
+    c.vocab = 6, c.seq_len = 5, c.d_model = 8, c.heads = 2, c.layers = 2;
+    check_learn_fixture("learn_step", c, 3, 0);
+    // Issue 31: QK-norm (with RoPE), the soft cap with z-loss, and all of them at once.
+    attn::tiny_config q = c;
+    q.positions = attn::position_kind::rope;
+    q.qk_norm = true;
+    check_learn_fixture("learn_step_qk_norm", q, 3, 0);
+    attn::tiny_config s = c;
+    s.softcap = 1.5;
+    check_learn_fixture("learn_step_softcap_z", s, 3, 0.1);
+    attn::tiny_config all = q;
+    all.vocab = 5, all.seq_len = 6, all.layers = 1, all.softcap = 1.0;
+    check_learn_fixture("learn_step_all", all, 2, 0.05);
 }
 
 TEST_CASE("attn-explain learn: JSON contract, text width and exit codes", "[learn][cli]") {

@@ -3,7 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include <fmt/format.h>
+
+#include "attn/core/error.hpp"
+#include "attn/core/kvcache.hpp"
 #include "attn/core/rng.hpp"
 
 namespace attn {
@@ -47,23 +52,51 @@ void matmul_nt_add(const double* a, const double* b, double* out, std::size_t T,
         }
 }
 
-// RoPE (Su et al. 2021) on each head's columns: pairs (2p, 2p + 1) of position t turn by
-// t·10000^(−2p/d_h). `inverse` turns back (Rᵀ), which is how gradients flow through it.
+// RoPE (Su et al. 2021) on one head's d_h values at position `pos`: pairs (2p, 2p + 1) turn by
+// pos·10000^(−2p/d_h). `inverse` turns back (Rᵀ), which is how gradients flow through it.
 // Private to this file: core's own RoPE is being added separately; switch to it when it lands.
+void tiny_rope_head(double* x, std::size_t dh, std::size_t pos, bool inverse) {
+    for (std::size_t p = 0; p + 1 < dh; p += 2) {
+        const double angle =
+            static_cast<double>(pos) * std::pow(10000.0, -static_cast<double>(p) / static_cast<double>(dh));
+        const double cs = std::cos(angle), sn = inverse ? -std::sin(angle) : std::sin(angle);
+        const double a0 = x[p], b0 = x[p + 1];
+        x[p] = a0 * cs - b0 * sn;
+        x[p + 1] = a0 * sn + b0 * cs;
+    }
+}
+// Every row t of x [T, D] at position t, every head.
 void rope_rows(vec& x, const tiny_config& c, bool inverse) {
     const std::size_t D = c.d_model, dh = c.d_head();
     for (std::size_t t = 0; t < c.seq_len; ++t)
-        for (std::size_t h = 0; h < c.heads; ++h)
-            for (std::size_t p = 0; p + 1 < dh; p += 2) {
-                const double angle =
-                    static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(p) / static_cast<double>(dh));
-                const double cs = std::cos(angle), sn = inverse ? -std::sin(angle) : std::sin(angle);
-                double& a = x[t * D + h * dh + p];
-                double& b = x[t * D + h * dh + p + 1];
-                const double a0 = a, b0 = b;
-                a = a0 * cs - b0 * sn;
-                b = a0 * sn + b0 * cs;
+        for (std::size_t h = 0; h < c.heads; ++h) tiny_rope_head(&x[t * D + h * dh], dh, t, inverse);
+}
+
+constexpr double tiny_norm_eps = 1e-6;  // as core::qk_norm_eps
+
+// RMSNorm of each head's d_h values of `rows` rows of x [rows, D], in place, times g [d_h]:
+// x → x / √(mean(x²) + eps) · g. The normalised values (before g) into hat, the RMS into rms
+// ([rows, heads]), when non-null.
+void tiny_qk_norm(double* x, const vec& g, std::size_t rows, const tiny_config& c, double* hat, double* rms) {
+    const std::size_t D = c.d_model, dh = c.d_head();
+    for (std::size_t t = 0; t < rows; ++t)
+        for (std::size_t h = 0; h < c.heads; ++h) {
+            double* row = x + t * D + h * dh;
+            double ss = 0;
+            for (std::size_t e = 0; e < dh; ++e) ss += row[e] * row[e];
+            const double r = std::sqrt(ss / static_cast<double>(dh) + tiny_norm_eps);
+            if (rms) rms[t * c.heads + h] = r;
+            for (std::size_t e = 0; e < dh; ++e) {
+                const double y = row[e] / r;
+                if (hat) hat[t * D + h * dh + e] = y;
+                row[e] = y * g[e];
             }
+        }
+}
+
+// The score entering softmax: the scaled dot product, soft-capped when c.softcap > 0.
+double tiny_cap(double scaled, const tiny_config& c) {
+    return c.softcap > 0 ? c.softcap * std::tanh(scaled / c.softcap) : scaled;
 }
 
 double score_scale(const tiny_config& c) { return c.scale ? 1.0 / std::sqrt(static_cast<double>(c.d_head())) : 1.0; }
@@ -80,6 +113,10 @@ std::vector<std::pair<std::string, std::vector<double>*>> tiny_model::tensors() 
         out.emplace_back(p + "W_K", &wk[l]);
         out.emplace_back(p + "W_V", &wv[l]);
         out.emplace_back(p + "W_O", &wo[l]);
+        if (c.qk_norm) {
+            out.emplace_back(p + "q_norm", &q_norm[l]);
+            out.emplace_back(p + "k_norm", &k_norm[l]);
+        }
     }
     out.emplace_back("unembed", &unembed);
     return out;
@@ -126,6 +163,10 @@ tiny_model init_tiny_model(const tiny_config& c, std::uint64_t seed) {
         m.wk.push_back(draw(D * D, sd));
         m.wv.push_back(draw(D * D, sd));
         m.wo.push_back(draw(D * D, sd));
+        if (c.qk_norm) {
+            m.q_norm.emplace_back(c.d_head(), 1.0);
+            m.k_norm.emplace_back(c.d_head(), 1.0);
+        }
     }
     m.unembed = draw(D * V, sd);
     return m;
@@ -137,6 +178,7 @@ tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& toke
     const double sc = score_scale(c);
     tiny_forward f;
     f.tokens = tokens;
+    f.max_logit = -std::numeric_limits<double>::infinity();
     vec h0(T * D);  // [T, D]
     for (std::size_t t = 0; t < T; ++t)
         for (std::size_t i = 0; i < D; ++i)
@@ -149,6 +191,15 @@ tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& toke
         matmul_into(x.data(), m.wq[l].data(), q.data(), T, D, D, false);
         matmul_into(x.data(), m.wk[l].data(), k.data(), T, D, D, false);
         matmul_into(x.data(), m.wv[l].data(), v.data(), T, D, D, false);
+        if (c.qk_norm) {
+            vec qh(T * D), kh(T * D), qr(T * H), kr(T * H);
+            tiny_qk_norm(q.data(), m.q_norm[l], T, c, qh.data(), qr.data());
+            tiny_qk_norm(k.data(), m.k_norm[l], T, c, kh.data(), kr.data());
+            f.q_hat.push_back(std::move(qh));
+            f.k_hat.push_back(std::move(kh));
+            f.q_rms.push_back(std::move(qr));
+            f.k_rms.push_back(std::move(kr));
+        }
         if (c.positions == position_kind::rope) {
             rope_rows(q, c, false);
             rope_rows(k, c, false);
@@ -163,9 +214,10 @@ tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& toke
                 for (std::size_t s = 0; s <= last; ++s) {
                     double d = 0;
                     for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * D + o + e];
-                    srow[s] = d * sc;
+                    srow[s] = tiny_cap(d * sc, c);
                     mx = std::max(mx, srow[s]);
                 }
+                f.max_logit = std::max(f.max_logit, mx);
                 double sum = 0;
                 for (std::size_t s = 0; s <= last; ++s) sum += (srow[s] = std::exp(srow[s] - mx));
                 for (std::size_t s = 0; s <= last; ++s) {
@@ -193,8 +245,11 @@ namespace {
 
 // Softmax cross-entropy of the logits at the scored positions (target ≥ 0), summed; its gradient,
 // scaled by weight, into dlogits [T, V].
+// With z_loss = λ > 0 the gradient also takes λ·(log Z)², d/dlogit_i = 2λ·log Z·softmax_i, and
+// z_sum gets Σ (log Z)².
 double cross_entropy_grad(const tiny_forward& f, const std::vector<int>& targets, double weight, std::size_t T,
-                          std::size_t V, vec& dlogits, std::size_t& scored, std::size_t& correct) {
+                          std::size_t V, vec& dlogits, std::size_t& scored, std::size_t& correct, double z_loss,
+                          double& z_sum) {
     double loss = 0;
     for (std::size_t t = 0; t < T; ++t) {
         if (targets[t] < 0) continue;
@@ -204,10 +259,14 @@ double cross_entropy_grad(const tiny_forward& f, const std::vector<int>& targets
         double mx = z[arg], sum = 0;
         for (std::size_t i = 0; i < V; ++i) sum += std::exp(z[i] - mx);
         loss += std::log(sum) - (z[y] - mx);
+        const double log_z = mx + std::log(sum);
+        z_sum += log_z * log_z;
         ++scored;
         if (arg == y) ++correct;
-        for (std::size_t i = 0; i < V; ++i)
-            dlogits[t * V + i] = weight * (std::exp(z[i] - mx) / sum - (i == y ? 1.0 : 0.0));
+        for (std::size_t i = 0; i < V; ++i) {
+            const double p = std::exp(z[i] - mx) / sum;
+            dlogits[t * V + i] = weight * (p - (i == y ? 1.0 : 0.0) + 2 * z_loss * log_z * p);
+        }
     }
     return loss;
 }
@@ -233,8 +292,14 @@ void head_backward(const tiny_config& c, const tiny_forward& f, std::size_t l, s
             rowdot += d * a[t * T + s];
         }
         for (std::size_t s = 0; s <= last; ++s) {
-            const double ds = a[t * T + s] * (da[s] - rowdot) * sc;  // dS = A ⊙ (dA − rowsum(dA ⊙ A)), then the scale
+            double ds = a[t * T + s] * (da[s] - rowdot) * sc;  // dS = A ⊙ (dA − rowsum(dA ⊙ A)), then the scale
             if (ds == 0) continue;
+            if (c.softcap > 0) {  // d/ds C·tanh(s/C) = 1 − tanh²(s/C), at the scaled score
+                double d = 0;
+                for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * D + o + e];
+                const double th = std::tanh(d * sc / c.softcap);
+                ds *= 1 - th * th;
+            }
             for (std::size_t e = 0; e < dh; ++e) {
                 dq[t * D + o + e] += ds * k[s * D + o + e];
                 dk[s * D + o + e] += ds * q[t * D + o + e];
@@ -243,14 +308,35 @@ void head_backward(const tiny_config& c, const tiny_forward& f, std::size_t l, s
     }
 }
 
+// Back through y = x̂·g, x̂ = x / r, r = √(mean(x²) + eps), per row and head: dg += Σ dy ⊙ x̂,
+// and dy becomes dx = (dx̂ − x̂·mean(dx̂ ⊙ x̂)) / r with dx̂ = dy ⊙ g, in place.
+void tiny_qk_norm_backward(vec& dy, const vec& hat, const vec& rms, const vec& g, vec& dg, const tiny_config& c) {
+    const std::size_t D = c.d_model, dh = c.d_head();
+    for (std::size_t t = 0; t < c.seq_len; ++t)
+        for (std::size_t h = 0; h < c.heads; ++h) {
+            double* d = &dy[t * D + h * dh];
+            const double* y = &hat[t * D + h * dh];
+            double dot = 0;
+            for (std::size_t e = 0; e < dh; ++e) {
+                dg[e] += d[e] * y[e];
+                d[e] *= g[e];
+                dot += d[e] * y[e];
+            }
+            const double mean = dot / static_cast<double>(dh), r = rms[t * c.heads + h];
+            for (std::size_t e = 0; e < dh; ++e) d[e] = (d[e] - y[e] * mean) / r;
+        }
+}
+
 }  // namespace
 
 double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std::vector<int>& targets, double weight,
-                          tiny_model* grad, std::size_t& scored, std::size_t& correct) {
+                          tiny_model* grad, std::size_t& scored, std::size_t& correct, double z_loss, double* z_sum) {
     const tiny_config& c = m.c;
     const std::size_t T = c.seq_len, D = c.d_model, V = c.vocab, H = c.heads;
     vec dlogits(T * V, 0.0);  // [T, V]
-    const double loss = cross_entropy_grad(f, targets, weight, T, V, dlogits, scored, correct);
+    double zs = 0;
+    const double loss = cross_entropy_grad(f, targets, weight, T, V, dlogits, scored, correct, z_loss, zs);
+    if (z_sum) *z_sum += zs;
     if (!grad) return loss;
     tiny_model& g = *grad;
     matmul_tn_add(f.h.back().data(), dlogits.data(), g.unembed.data(), T, D, V);  // dU = h_Lᵀ·dlogits
@@ -269,6 +355,10 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
         if (c.positions == position_kind::rope) {
             rope_rows(dq, c, true);
             rope_rows(dk, c, true);
+        }
+        if (c.qk_norm) {
+            tiny_qk_norm_backward(dq, f.q_hat[l], f.q_rms[l], m.q_norm[l], g.q_norm[l], c);
+            tiny_qk_norm_backward(dk, f.k_hat[l], f.k_rms[l], m.k_norm[l], g.k_norm[l], c);
         }
         matmul_tn_add(x.data(), dq.data(), g.wq[l].data(), T, D, D);
         matmul_tn_add(x.data(), dk.data(), g.wk[l].data(), T, D, D);
@@ -289,22 +379,128 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
 
 double tiny_batch_loss(const tiny_model& m, const std::vector<std::vector<int>>& tokens,
                        const std::vector<std::vector<int>>& targets, tiny_model* grad, std::size_t* scored,
-                       std::size_t* correct) {
+                       std::size_t* correct, double z_loss, double* z_mean) {
     std::size_t n = 0;
     for (const auto& y : targets)
         for (int t : y) n += t >= 0;
     if (grad)
         for (auto& [name, p] : grad->tensors()) std::fill(p->begin(), p->end(), 0.0);
     const double w = n ? 1.0 / static_cast<double>(n) : 0.0;
-    double loss = 0;
+    double loss = 0, z = 0;
     std::size_t sc = 0, ok = 0;
     for (std::size_t b = 0; b < tokens.size(); ++b) {
         const tiny_forward f = tiny_forward_pass(m, tokens[b]);
-        loss += tiny_loss_backward(m, f, targets[b], w, grad, sc, ok);
+        loss += tiny_loss_backward(m, f, targets[b], w, grad, sc, ok, z_loss, &z);
     }
     if (scored) *scored = sc;
     if (correct) *correct = ok;
+    if (z_mean) *z_mean = z * w;
     return loss * w;
+}
+
+double tiny_attention_entropy(const tiny_forward& f) {
+    double total = 0;
+    std::size_t rows = 0;
+    const std::size_t T = f.tokens.size();
+    for (const auto& layer : f.a)
+        for (const vec& a : layer)
+            for (std::size_t t = 0; t < T; ++t, ++rows)
+                for (std::size_t s = 0; s < T; ++s) {
+                    const double p = a[t * T + s];
+                    if (p > 0) total -= p * std::log(p);
+                }
+    return rows ? total / static_cast<double>(rows) : 0.0;
+}
+
+namespace {
+
+struct tiny_cache_entry {
+    std::size_t position;  // the token's position in the sequence
+    vec k, v;  // [D]: k after the norm, before any rotation
+};
+
+// One layer on the newest token's row x [D]: q, k, v; k and v cached, the cache cut to `kept`,
+// the keys rotated at their cache positions, the query at the last; x += attention·W_O. The weight
+// each head gives the first `sinks` cache entries into mass [heads].
+void tiny_stream_layer(const tiny_model& m, std::size_t l, vec& x, std::vector<tiny_cache_entry>& cache,
+                       const std::vector<std::size_t>& kept, std::size_t sinks, std::vector<double>& mass) {
+    const tiny_config& c = m.c;
+    const std::size_t D = c.d_model, dh = c.d_head();
+    const double sc = score_scale(c);
+    const bool rope = c.positions == position_kind::rope;
+    vec q(D), k(D), v(D), z(D, 0.0);
+    matmul_into(x.data(), m.wq[l].data(), q.data(), 1, D, D, false);
+    matmul_into(x.data(), m.wk[l].data(), k.data(), 1, D, D, false);
+    matmul_into(x.data(), m.wv[l].data(), v.data(), 1, D, D, false);
+    if (c.qk_norm) {
+        tiny_qk_norm(q.data(), m.q_norm[l], 1, c, nullptr, nullptr);
+        tiny_qk_norm(k.data(), m.k_norm[l], 1, c, nullptr, nullptr);
+    }
+    cache.push_back({kept.back(), std::move(k), std::move(v)});
+    cache.erase(std::remove_if(cache.begin(), cache.end(),
+                               [&kept](const tiny_cache_entry& e) {
+                                   return !std::binary_search(kept.begin(), kept.end(), e.position);
+                               }),
+                cache.end());
+    const std::size_t n = cache.size(), last = n - 1;
+    std::vector<double> w(n);
+    vec key(dh);
+    for (std::size_t h = 0; h < c.heads; ++h) {
+        double* qh = &q[h * dh];
+        if (rope) tiny_rope_head(qh, dh, last, false);
+        double mx = -std::numeric_limits<double>::infinity();
+        for (std::size_t i = 0; i < n; ++i) {
+            std::copy_n(&cache[i].k[h * dh], dh, key.begin());
+            if (rope) tiny_rope_head(key.data(), dh, i, false);  // at its cache position
+            double d = 0;
+            for (std::size_t e = 0; e < dh; ++e) d += qh[e] * key[e];
+            w[i] = tiny_cap(d * sc, c);
+            mx = std::max(mx, w[i]);
+        }
+        double sum = 0;
+        for (std::size_t i = 0; i < n; ++i) sum += (w[i] = std::exp(w[i] - mx));
+        mass[h] = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double a = w[i] / sum;
+            if (i < sinks) mass[h] += a;
+            for (std::size_t e = 0; e < dh; ++e) z[h * dh + e] += a * cache[i].v[h * dh + e];
+        }
+    }
+    matmul_into(z.data(), m.wo[l].data(), x.data(), 1, D, D, true);
+}
+
+}  // namespace
+
+tiny_stream_result tiny_streaming_eval(const tiny_model& m, const std::vector<int>& tokens, std::size_t sinks,
+                                       std::size_t window) {
+    const tiny_config& c = m.c;
+    if (c.positions != position_kind::rope && c.positions != position_kind::none)
+        throw error(
+            "a streaming cache needs a model trained with --positions rope or none: learned and sinusoidal positions "
+            "are added to the tokens and cannot move when the cache evicts");
+    if (!c.causal) throw error("a streaming cache needs a causal model (a query may not see later tokens)");
+    if (window == 0) throw error("the streaming window must be at least 1: it holds the newest token");
+    const std::size_t D = c.d_model, V = c.vocab;
+    for (int t : tokens)
+        if (t < 0 || static_cast<std::size_t>(t) >= V)
+            throw error(fmt::format("token {} is outside the model's vocabulary 0 … {}", t, V - 1));
+    tiny_stream_result r;
+    std::vector<std::vector<tiny_cache_entry>> cache(c.layers);
+    vec x(D), logits(V);
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+        const std::vector<std::size_t> kept = streaming_kept(t + 1, sinks, window);
+        std::copy_n(&m.embed[static_cast<std::size_t>(tokens[t]) * D], D, x.begin());  // no P: rope or none
+        r.sink_mass.emplace_back(c.layers, std::vector<double>(c.heads, 0.0));
+        for (std::size_t l = 0; l < c.layers; ++l) tiny_stream_layer(m, l, x, cache[l], kept, sinks, r.sink_mass[t][l]);
+        r.kept.push_back(kept);
+        if (t + 1 == tokens.size()) break;
+        matmul_into(x.data(), m.unembed.data(), logits.data(), 1, D, V, false);
+        const double mx = *std::max_element(logits.begin(), logits.end());
+        double sum = 0;
+        for (double z : logits) sum += std::exp(z - mx);
+        r.loss.push_back(std::log(sum) - (logits[static_cast<std::size_t>(tokens[t + 1])] - mx));
+    }
+    return r;
 }
 
 }  // namespace attn
