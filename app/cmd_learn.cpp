@@ -28,6 +28,13 @@ void flags_of(flags& f, learn_options& opt) {
     f.add("--seed", r.seed, "Seed for the weights and the data").show_default();
     f.add("--positions", r.positions, "learned | sinusoidal | rope | none").show_default();
     f.flag("--no-scale", r.no_scale, "Drop the 1/sqrt(d_head) (break it on purpose)");
+    f.flag("--qk-norm", r.qk_norm, "RMSNorm on q and k per head before RoPE, learned scales (Qwen3, Gemma 3)");
+    f.add("--softcap", r.softcap, "Soft-cap the scaled scores to C*tanh(s/C) before the mask (Gemma 2)")
+        .value_name("C");
+    f.add("--z-loss", r.z_loss, "Add lambda*log^2 Z of the output logits to the loss trained on (PaLM)")
+        .value_name("LAMBDA");
+    f.flag("--compare-logit-control", r.compare_logit_control,
+           "Run plain, --qk-norm, --softcap and --z-loss side by side at a high --lr");
     f.add("--save", opt.save, "Write the trained weights and final attention weights as DIR/<id>.npy")
         .value_name("DIR");
     f.after_parse([&r](const flags& parsed) {  // 0 means "the task's default" only when the flag is absent
@@ -40,6 +47,9 @@ void flags_of(flags& f, learn_options& opt) {
                                {"--batch", &r.batch}})
             if (parsed.given(flag) && *v == 0) *v = attn::learn_given_zero;
         if (parsed.given("--lr") && r.lr == 0) r.lr = -1;
+        r.softcap_given = parsed.given("--softcap");
+        r.task_given = parsed.given("--task");
+        r.z_loss_given = parsed.given("--z-loss");
     });
 }
 // The trained weights (embed [V, D], pos [T, D], layer<l>_W_* [D, D], unembed [D, V]), the final

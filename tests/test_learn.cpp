@@ -2,6 +2,7 @@
 // position kind, masked and not, scaled and not), the tasks, determinism, and small runs that
 // must reach the accuracy and pattern-score bars.
 #include <cmath>
+#include <map>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -18,6 +19,7 @@
 #include "attn/doc/learn.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/render/text.hpp"
+#include "attn/render/json_learn.hpp"
 #include "attn/trace/learn.hpp"
 
 namespace {
@@ -435,4 +437,52 @@ TEST_CASE("learn --task next-token beats the unigram baseline and reports the en
     CHECK_THAT(text, Catch::Contains(fmt::format("entropy rate is {:.3g} nats", c.source->entropy_rate)));
     r.vocab = 33;
     CHECK_THROWS_WITH(attn::validate_learn(r), Catch::Contains("--vocab must be between 2 and 32"));
+}
+
+// Issue 31: --compare-logit-control at its defaults (next-token, lr 0.1, seed 0): the plain run's
+// attention logits blow up and its entropy collapses, QK-norm holds them, the soft cap bounds
+// them, and every verdict is the one its own numbers give.
+TEST_CASE("learn --compare-logit-control: four runs and verdicts computed from what happened", "[learn][logits]") {
+    attn::learn_request req;  // the defaults, as `learn --compare-logit-control` runs them
+    req.compare_logit_control = true;
+    const attn::learn_report rep = attn::run_learn(attn::validate_learn(req));
+    const nlohmann::json doc = nlohmann::json::parse(attn::render_learn_json(rep));
+    CHECK(doc["task"] == "next-token");
+    CHECK(doc["config"]["lr"].get<double>() == 0.1);
+    for (const char* key : {"max_logit", "entropy", "z"}) CHECK(doc["curve"][0].contains(key));
+    REQUIRE(doc["runs"].size() == 4);
+    std::map<std::string, nlohmann::json> runs;
+    for (const auto& r : doc["runs"]) {
+        const std::string name = r["name"];
+        runs[name] = r;
+        const auto logits = r["max_logit"].get<std::vector<double>>();
+        const auto entropy = r["entropy"].get<std::vector<double>>();
+        REQUIRE(logits.size() == 300);
+        const nlohmann::json& v = r["verdict"];
+        CHECK(v["first_max_logit"].get<double>() == logits.front());
+        CHECK(v["last_max_logit"].get<double>() == logits.back());
+        CHECK(v["grew"].get<bool>() == (logits.back() / logits.front() >= attn::logit_growth_bar));
+        CHECK(v["entropy_collapsed"].get<bool>() == (entropy.back() <= attn::entropy_collapse_bar));
+        CHECK(v["diverged_at"].is_null());
+    }
+    CHECK(runs["plain"]["verdict"]["grew"].get<bool>());
+    CHECK(runs["plain"]["verdict"]["entropy_collapsed"].get<bool>());
+    CHECK_FALSE(runs["qk-norm"]["verdict"]["grew"].get<bool>());
+    for (double x : runs["softcap"]["max_logit"].get<std::vector<double>>()) CHECK(x <= 20);
+    // The page says what happened to the z-loss run, whichever way it went.
+    attn::text_options o;
+    o.width = 1000;
+    std::string text;
+    for (char ch : attn::render_text_joined(attn::learn_document(rep, attn::lessons::embedded("en")), o))
+        if (ch != '\n' && !(ch == ' ' && !text.empty() && text.back() == ' ')) text += ch;
+        else if (!text.empty() && text.back() != ' ')
+            text += ' ';
+    const bool z_grew = runs["z-loss"]["verdict"]["grew"].get<bool>();
+    CHECK_THAT(text,
+               Catch::Contains(z_grew ? "z-loss did not stop the attention logits"
+                                      : "The z-loss run's attention logits stayed in check"));
+    CHECK_THAT(text, Catch::Contains("qk-norm: the largest attention logit went from"));
+    CHECK(test::capture(std::string(ATTN_EXE) + " learn --softcap 0 2>/dev/null").code == 2);
+    CHECK(test::capture(std::string(ATTN_EXE) + " learn --z-loss -1 2>/dev/null").code == 2);
+    CHECK(test::capture(std::string(ATTN_EXE) + " learn --compare-logit-control --qk-norm 2>/dev/null").code == 2);
 }

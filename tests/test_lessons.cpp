@@ -575,6 +575,28 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             lr.pattern_learned = loss < 1;
             draw_all(attn::learn_document(lr, attn::lessons::embedded("en")));
         }
+        q.qk_norm = true;  // the logit controls on a single run, and a run that diverged
+        q.softcap = 5, q.softcap_given = true;
+        q.z_loss = 1e-3, q.z_loss_given = true;
+        attn::learn_config lq = attn::validate_learn(q);
+        lq.held_out = 8;
+        attn::learn_report rq = attn::run_learn(lq);
+        rq.diverged = 1;
+        draw_all(attn::learn_document(rq, attn::lessons::embedded("en")));
+        attn::learn_request cq;  // --compare-logit-control, and every verdict its runs can get
+        cq.compare_logit_control = true;
+        cq.seq_len = 6, cq.vocab = 6, cq.d_model = 8, cq.steps = 3;
+        attn::learn_config cc = attn::validate_learn(cq);
+        cc.held_out = 8;
+        attn::learn_report rc = attn::run_learn(cc);
+        REQUIRE(rc.runs.size() == 4);
+        draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
+        for (attn::logit_run& x : rc.runs) x.grew = x.collapsed = true, x.at_cap = x.name == "softcap", x.diverged = 2;
+        draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
+        rc.runs[3].grew = false;  // the z-loss run held while the plain run grew
+        draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
+        rc.runs[0].grew = false;  // nothing to control
+        draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
     }
     // `exercise` and `check`: the list, every TASK.md and starter, and a report of every kind.
     {

@@ -61,7 +61,12 @@ doc::page task_page(const learn_report& r, const lessons& L, const vars& v) {
     setup.blocks.push_back(doc::gap());
     setup.blocks.push_back(doc::prose(L.text("learn.task." + c.task_name + ".intro", v)));
     setup.blocks.push_back(doc::gap());
-    setup.blocks.push_back(doc::prose(L.text("learn.model", v)));
+    std::string model = L.text("learn.model", v);
+    if (c.model.qk_norm) model += " " + L.raw("learn.model_qk_norm");
+    if (c.model.softcap > 0) model += " " + L.text("learn.model_softcap", v);
+    if (c.z_loss > 0) model += " " + L.text("learn.model_z_loss", v);
+    setup.blocks.push_back(doc::prose(model));
+    if (c.compare) return setup;  // no heatmaps to label
     setup.blocks.push_back(doc::gap());
     {
         std::vector<std::string> header = {""};
@@ -81,6 +86,17 @@ doc::page task_page(const learn_report& r, const lessons& L, const vars& v) {
     return setup;
 }
 
+// The largest attention logit and the mean attention entropy, step by step.
+block logit_charts(const learn_report& r, const lessons& L) {
+    std::vector<double> logits, entropy;
+    for (const learn_point& p : r.curve) {
+        logits.push_back(p.max_logit);
+        entropy.push_back(p.entropy);
+    }
+    return doc::row({doc::chart(L.raw("learn.max_logit_chart"), logits, tone::warn, 5),
+                     doc::chart(L.raw("learn.entropy_chart"), entropy, tone::good, 5)});
+}
+
 // The curves of loss and accuracy, a table of them, and the result.
 doc::page curve_page(const learn_report& r, const lessons& L, const vars& v) {
     doc::page curve;
@@ -97,10 +113,17 @@ doc::page curve_page(const learn_report& r, const lessons& L, const vars& v) {
     curve.blocks.push_back(doc::gap());
     curve.blocks.push_back(curve_table(r, L));
     curve.blocks.push_back(doc::gap());
+    curve.blocks.push_back(logit_charts(r, L));
+    curve.blocks.push_back(doc::gap());
     std::string result = L.text("learn.result", v);
     if (!r.config.source)  // next-token: a sampled source has no 99% to reach
         result += " " + (r.reach >= 0 ? L.text("learn.reached", v) : L.text("learn.never", v));
     curve.blocks.push_back(doc::prose(result));
+    curve.blocks.push_back(doc::gap());
+    std::string logits = L.text("learn.logits_result", v);
+    if (r.config.z_loss > 0) logits += " " + L.text("learn.z_result", v);
+    if (r.diverged >= 0) logits += " " + L.text("learn.diverged", v);
+    curve.blocks.push_back(doc::prose(logits));
     return curve;
 }
 
@@ -229,12 +252,92 @@ doc::page learned_page(const learn_report& r, const lessons& L, const vars& v) {
     return what;
 }
 
+std::string num3_of(double x) { return fmt::format("{:.3g}", x); }
+
+// One compare run's sentences, each chosen by what happened to it.
+std::string logit_verdict(const learn_report& r, const logit_run& x, const lessons& L, const vars& v) {
+    vars w = v;
+    w["name"] = x.name;
+    w["first"] = num3_of(x.first_logit);
+    w["last"] = num3_of(x.last_logit);
+    w["growth"] = num3_of(x.growth);
+    w["first_entropy"] = num3_of(x.first_entropy);
+    w["last_entropy"] = num3_of(x.last_entropy);
+    w["loss"] = num3_of(x.final_loss);
+    w["step"] = std::to_string(x.diverged);
+    w["cap"] = fmt::format("{:g}", r.config.compare_softcap);
+    std::string say = L.text("learn.logit.run", w);
+    if (x.at_cap) say += " " + L.text("learn.logit.at_cap", w);
+    else
+        say += " " + L.text(x.grew ? "learn.logit.grew" : "learn.logit.held", w);
+    if (x.collapsed) say += " " + L.text("learn.logit.collapsed", w);
+    if (x.diverged >= 0) say += " " + L.text("learn.logit.diverged", w);
+    return say;
+}
+
+const logit_run* find_run(const learn_report& r, const std::string& name) {
+    for (const logit_run& x : r.runs)
+        if (x.name == name) return &x;
+    return nullptr;
+}
+
+// --compare-logit-control: the four runs' max logit and entropy, a table, and the verdicts.
+doc::page compare_page(const learn_report& r, const lessons& L, const vars& v) {
+    doc::page p;
+    p.id = "logit-control";
+    p.title = L.raw("learn.logit.title");
+    p.blocks.push_back(doc::heading(p.title));
+    p.blocks.push_back(doc::prose(L.text("learn.logit.intro", v)));
+    for (const char* what : {"max_logit", "entropy"}) {
+        std::vector<block> charts;
+        for (const logit_run& x : r.runs) {
+            vars w = {{"name", x.name}};
+            const bool logit = std::string(what) == "max_logit";
+            charts.push_back(doc::chart(L.text(logit ? "learn.logit.chart_logit" : "learn.logit.chart_entropy", w),
+                                        logit ? x.max_logit : x.entropy, logit ? tone::warn : tone::good, 4));
+        }
+        for (std::size_t i = 0; i < charts.size(); i += 2) {
+            p.blocks.push_back(doc::gap());
+            std::vector<block> pair(charts.begin() + static_cast<long>(i),
+                                    charts.begin() + static_cast<long>(std::min(i + 2, charts.size())));
+            p.blocks.push_back(doc::row(std::move(pair)));
+        }
+    }
+    p.blocks.push_back(doc::gap());
+    std::vector<std::vector<std::string>> rows;
+    for (const logit_run& x : r.runs)
+        rows.push_back({x.name, num3_of(x.first_logit) + " → " + num3_of(x.last_logit), "×" + num3_of(x.growth),
+                        num3_of(x.first_entropy) + " → " + num3_of(x.last_entropy), num3_of(x.final_loss)});
+    p.blocks.push_back(
+        doc::table({L.raw("learn.logit.col_run"), L.raw("learn.logit.col_logit"), L.raw("learn.logit.col_growth"),
+                    L.raw("learn.logit.col_entropy"), L.raw("learn.logit.col_loss")},
+                   std::move(rows), "lrrrr"));
+    for (const logit_run& x : r.runs) {
+        p.blocks.push_back(doc::gap());
+        p.blocks.push_back(doc::prose(logit_verdict(r, x, L, v)));
+    }
+    const logit_run *plain = find_run(r, "plain"), *z = find_run(r, "z-loss");
+    p.blocks.push_back(doc::gap());
+    if (!plain->grew) p.blocks.push_back(doc::prose(L.text("learn.logit.plain_held", v)));
+    else if (z && z->grew)
+        p.blocks.push_back(doc::prose(L.text("learn.logit.z_loss_no_effect", v)));
+    else
+        p.blocks.push_back(doc::prose(L.text("learn.logit.z_loss_held", v)));
+    return p;
+}
+
 }  // namespace
 
 doc::document learn_document(const learn_report& r, const lessons& L) {
     vars v = r.values;
     const learn_config& c = r.config;
     v["no_scale"] = c.model.scale ? "" : L.raw("learn.no_scale");
+    std::string control;
+    if (c.model.qk_norm) control += L.raw("learn.banner_qk_norm");
+    if (c.model.softcap > 0) control += L.text("learn.banner_softcap", v);
+    if (c.z_loss > 0) control += L.text("learn.banner_z_loss", v);
+    if (c.compare) control += L.raw("learn.banner_compare");
+    v["logit_control"] = control;
     v["positions_text"] = L.raw("learn.positions_" + c.positions_name);
     v["layers_text"] = c.model.layers == 1 ? L.raw("learn.layer_one") : L.text("learn.layer_many", v);
     v["heads_text"] = c.model.heads == 1 ? L.raw("learn.head_one") : L.text("learn.head_many", v);
@@ -242,6 +345,10 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     d.title = L.raw("learn.title");
     d.ui = doc::chrome_from(L);
     d.pages.push_back(task_page(r, L, v));
+    if (!r.runs.empty()) {
+        d.pages.push_back(compare_page(r, L, v));
+        return d;
+    }
     d.pages.push_back(curve_page(r, L, v));
     d.pages.push_back(heatmaps_page(r, L, v));
     if (c.model.layers * c.model.heads > 1) d.pages.push_back(heads_page(r, L));

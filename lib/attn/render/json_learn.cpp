@@ -26,6 +26,21 @@ std::string rows(const std::vector<double>& w, std::size_t T) {
     }
     return s + "]";
 }
+std::string numbers(const std::vector<double>& v) {
+    return list(v, [](double x) { return json_number(x); });
+}
+std::string logit_runs_json(const std::vector<logit_run>& runs) {
+    return list(runs, [](const logit_run& x) {
+        return fmt::format(
+            "\n  {{\"name\": {}, \"max_logit\": {}, \"entropy\": {}, \"final_loss\": {}, \"verdict\": "
+            "{{\"growth\": {}, \"grew\": {}, \"entropy_collapsed\": {}, \"diverged_at\": {}, \"first_max_logit\": {}, "
+            "\"last_max_logit\": {}, \"first_entropy\": {}, \"last_entropy\": {}}}}}",
+            json_string(x.name), numbers(x.max_logit), numbers(x.entropy), json_number(x.final_loss),
+            json_number(x.growth), x.grew, x.collapsed, x.diverged < 0 ? "null" : std::to_string(x.diverged),
+            json_number(x.first_logit), json_number(x.last_logit), json_number(x.first_entropy),
+            json_number(x.last_entropy));
+    });
+}
 }  // namespace
 
 std::string render_learn_json(const learn_report& r) {
@@ -35,9 +50,10 @@ std::string render_learn_json(const learn_report& r) {
         "{{\"task\": {},\n \"config\": {{\"seq_len\": {}, \"vocab\": {}, \"d_model\": {}, \"heads\": {}, \"layers\": "
         "{}, "
         "\"steps\": {}, \"lr\": {}, \"batch\": {}, \"seed\": {}, \"positions\": {}, \"scale\": {}, \"causal\": {}, "
-        "\"held_out\": {}}},\n",
+        "\"held_out\": {}, \"qk_norm\": {}, \"softcap\": {}, \"z_loss\": {}, \"compare_logit_control\": {}}},\n",
         json_string(c.task_name), m.seq_len, m.vocab, m.d_model, m.heads, m.layers, c.steps, json_number(c.lr), c.batch,
-        c.seed, json_string(c.positions_name), m.scale ? "true" : "false", m.causal ? "true" : "false", c.held_out);
+        c.seed, json_string(c.positions_name), m.scale ? "true" : "false", m.causal ? "true" : "false", c.held_out,
+        m.qk_norm, m.softcap > 0 ? json_number(m.softcap) : "null", json_number(c.z_loss), c.compare);
     if (c.source)
         out += fmt::format(
             " \"source\": {{\"order\": 2, \"branches\": {}, \"smoothing\": {}, \"entropy_rate\": {}, "
@@ -50,8 +66,10 @@ std::string render_learn_json(const learn_report& r) {
     out += " \"curve\": " +
         list(r.curve,
              [](const learn_point& p) {
-                 return fmt::format("{{\"step\": {}, \"loss\": {}, \"accuracy\": {}}}", p.step, json_number(p.loss),
-                                    json_number(p.accuracy));
+                 return fmt::format(
+                     "{{\"step\": {}, \"loss\": {}, \"accuracy\": {}, \"max_logit\": {}, \"entropy\": {}, \"z\": {}}}",
+                     p.step, json_number(p.loss), json_number(p.accuracy), json_number(p.max_logit),
+                     json_number(p.entropy), json_number(p.z));
              }) +
         ",\n";
     out += fmt::format(
@@ -78,6 +96,7 @@ std::string render_learn_json(const learn_report& r) {
         list(r.head_scores,
              [](const std::vector<double>& row) { return list(row, [](double v) { return json_number(v); }); }) +
         ",\n";
+    if (!r.runs.empty()) out += " \"runs\": " + logit_runs_json(r.runs) + ",\n";
     out += " \"snapshots\": " + list(r.snapshots, [&](const learn_snapshot& s) {
                return fmt::format("\n  {{\"step\": {}, \"layer\": {}, \"head\": {}, \"weights\": {}}}", s.step, s.layer,
                                   s.head, rows(s.weights, m.seq_len));

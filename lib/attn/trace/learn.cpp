@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -104,7 +105,33 @@ const std::vector<std::string>& learn_task_ids() {
     return ids;
 }
 
-learn_config validate_learn(const learn_request& r) {
+namespace {
+
+// --qk-norm, --softcap C, --z-loss λ and --compare-logit-control.
+void validate_logit_control(const learn_request& r, learn_config& c) {
+    if (r.softcap_given && !(r.softcap > 0 && std::isfinite(r.softcap)))
+        throw error(fmt::format("--softcap must be a positive number, e.g. 20 (got {})", r.softcap));
+    if (r.z_loss_given && !(r.z_loss > 0 && r.z_loss <= 10))
+        throw error(fmt::format("--z-loss must be a positive number no larger than 10, e.g. 1e-4 (got {})", r.z_loss));
+    c.compare = r.compare_logit_control;
+    if (c.compare && r.qk_norm)
+        throw error("--compare-logit-control runs with and without --qk-norm itself: drop --qk-norm");
+    if (c.compare) {  // the four runs take C and λ from here; the base run has neither
+        c.compare_softcap = r.softcap_given ? r.softcap : compare_default_softcap;
+        c.compare_z_loss = r.z_loss_given ? r.z_loss : compare_default_z_loss;
+        if (r.lr == 0) c.lr = compare_default_lr(c.task);
+        return;
+    }
+    c.model.qk_norm = r.qk_norm;
+    c.model.softcap = r.softcap_given ? r.softcap : 0;
+    c.z_loss = r.z_loss_given ? r.z_loss : 0;
+}
+
+}  // namespace
+
+learn_config validate_learn(const learn_request& given) {
+    learn_request r = given;
+    if (r.compare_logit_control && !r.task_given) r.task = "next-token";
     learn_config c;
     const auto& ids = learn_task_ids();
     const auto it = std::find(ids.begin(), ids.end(), r.task);
@@ -165,6 +192,7 @@ learn_config validate_learn(const learn_request& r) {
     c.batch = static_cast<std::size_t>(B);
     c.lr = lr;
     c.seed = r.seed;
+    validate_logit_control(r, c);
     if (c.task == task_kind::next_token)
         c.source = std::make_shared<const markov_source>(make_markov_source(m.vocab, c.seed));
     return c;
@@ -182,6 +210,29 @@ bool score_meets(double score, double bar) { return std::stod(score_text(score))
 bool accuracy_meets(double accuracy, double bar) { return std::stod(pct(accuracy)) >= std::stod(pct(bar)); }
 
 namespace {
+
+// One training batch: the loss and its gradient (tiny_batch_loss's, with the z-loss), the
+// accuracy, and the attention's largest logit and mean entropy over the batch.
+learn_point batch_step(const learn_config& c, const tiny_model& m, const std::vector<std::vector<int>>& tokens,
+                       const std::vector<std::vector<int>>& targets, tiny_model& grad) {
+    for (auto& [name, p] : grad.tensors()) std::fill(p->begin(), p->end(), 0.0);
+    std::size_t n = 0, scored = 0, correct = 0;
+    for (const auto& y : targets)
+        for (int t : y) n += t >= 0;
+    const double w = n ? 1.0 / static_cast<double>(n) : 0.0;
+    learn_point p;
+    p.max_logit = -std::numeric_limits<double>::infinity();
+    for (std::size_t b = 0; b < tokens.size(); ++b) {
+        const tiny_forward f = tiny_forward_pass(m, tokens[b]);
+        p.loss += tiny_loss_backward(m, f, targets[b], w, &grad, scored, correct, c.z_loss, &p.z);
+        p.max_logit = std::isnan(f.max_logit) ? f.max_logit : std::max(p.max_logit, f.max_logit);
+        p.entropy += tiny_attention_entropy(f) / static_cast<double>(tokens.size());
+    }
+    p.loss *= w;
+    p.z *= w;
+    p.accuracy = scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0.0;
+    return p;
+}
 
 // Trains m with Adam on fresh batches for c.steps steps: the loss and accuracy of every step into
 // r.curve, snapshots of the weights at 0, 1/10, 1/4, 1/2 of the way and at the end.
@@ -204,9 +255,12 @@ void train(const learn_config& c, tiny_model& m, learn_report& r) {
             tokens[b] = std::move(e.tokens);
             targets[b] = std::move(e.targets);
         }
-        std::size_t scored = 0, correct = 0;
-        const double loss = tiny_batch_loss(m, tokens, targets, &grad, &scored, &correct);
-        r.curve.push_back({step, loss, scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0.0});
+        r.curve.push_back(batch_step(c, m, tokens, targets, grad));
+        r.curve.back().step = step;
+        if (!std::isfinite(r.curve.back().loss)) {  // diverged: nothing after this is training
+            r.diverged = static_cast<long>(step);
+            break;
+        }
         std::size_t i = 0;
         for (auto& [name, p] : grad.tensors()) grads[i++] = *p;
         opt.step(params, grads);
@@ -302,7 +356,64 @@ void source_values(const learn_config& c, const learn_report& r, vars& v) {
 
 }  // namespace
 
+namespace {
+
+// What happened to one run, from its curve: the first and the last finite max logit and entropy.
+logit_run logit_run_of(const std::string& name, const learn_report& r) {
+    logit_run x;
+    x.name = name;
+    for (const learn_point& p : r.curve) {
+        x.max_logit.push_back(p.max_logit);
+        x.entropy.push_back(p.entropy);
+    }
+    x.final_loss = r.final_loss;
+    x.diverged = r.diverged;
+    x.first_logit = r.curve.front().max_logit;
+    x.first_entropy = r.curve.front().entropy;
+    for (const learn_point& p : r.curve)
+        if (std::isfinite(p.max_logit) && std::isfinite(p.entropy)) {
+            x.last_logit = p.max_logit;
+            x.last_entropy = p.entropy;
+        }
+    x.growth = x.first_logit > 0 ? x.last_logit / x.first_logit : 0.0;
+    x.grew = x.growth >= logit_growth_bar;
+    x.at_cap = r.config.model.softcap > 0 && x.last_logit >= 0.99 * r.config.model.softcap;
+    x.collapsed = x.last_entropy <= entropy_collapse_bar;
+    return x;
+}
+
+// --compare-logit-control: the same seed, data and lr four times; the report is the plain run's,
+// with the four runs beside it.
+learn_report run_compare(const learn_config& c) {
+    learn_config base = c;
+    base.compare = false;
+    learn_report plain;
+    std::vector<logit_run> runs;
+    for (const char* name : {"plain", "qk-norm", "softcap", "z-loss"}) {
+        learn_config v = base;
+        const std::string n = name;
+        v.model.qk_norm = n == "qk-norm";
+        v.model.softcap = n == "softcap" ? c.compare_softcap : 0;
+        v.z_loss = n == "z-loss" ? c.compare_z_loss : 0;
+        learn_report r = run_learn(v, false);
+        runs.push_back(logit_run_of(n, r));
+        if (n == "plain") plain = std::move(r);
+    }
+    plain.config = c;
+    plain.runs = std::move(runs);
+    plain.values["softcap"] = fmt::format("{:g}", c.compare_softcap);
+    plain.values["z_loss"] = fmt::format("{:g}", c.compare_z_loss);
+    plain.values["logit_bar"] = fmt::format("{:g}", logit_growth_bar);
+    plain.values["entropy_bar"] = fmt::format("{:g}", entropy_collapse_bar);
+    return plain;
+}
+
+}  // namespace
+
+double compare_default_lr(task_kind) { return 0.1; }
+
 learn_report run_learn(const learn_config& c, bool baseline) {
+    if (c.compare) return run_compare(c);
     learn_report r;
     r.config = c;
     {
@@ -332,6 +443,14 @@ learn_report run_learn(const learn_config& c, bool baseline) {
     r.model = std::move(m);
     r.values = report_values(c, r);
     source_values(c, r, r.values);
+    r.values["softcap"] = fmt::format("{:g}", c.model.softcap);
+    r.values["z_loss"] = fmt::format("{:g}", c.z_loss);
+    r.values["z_final"] = num3(r.curve.back().z);
+    r.values["max_logit_first"] = num3(r.curve.front().max_logit);
+    r.values["max_logit_last"] = num3(r.curve.back().max_logit);
+    r.values["entropy_first"] = num3(r.curve.front().entropy);
+    r.values["entropy_last"] = num3(r.curve.back().entropy);
+    r.values["diverged"] = std::to_string(r.diverged);
     return r;
 }
 

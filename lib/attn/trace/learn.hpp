@@ -25,6 +25,11 @@ struct learn_request {
     double lr = 0;
     std::uint64_t seed = 0;
     bool no_scale = false;
+    bool qk_norm = false;  // --qk-norm
+    double softcap = 0, z_loss = 0;  // --softcap C, --z-loss λ (0: off)
+    bool softcap_given = false, z_loss_given = false;  // given (0 is then refused)
+    bool compare_logit_control = false;  // --compare-logit-control: plain, qk-norm, softcap, z-loss
+    bool task_given = false;  // --task given (the compare runs default to next-token)
 };
 
 struct learn_config {
@@ -35,7 +40,18 @@ struct learn_config {
     double lr = 0;
     std::uint64_t seed = 0;
     std::shared_ptr<const markov_source> source;  // next-token: the language, from the seed
+    double z_loss = 0;  // λ of λ·mean log²Z, in the gradient only
+    bool compare = false;  // --compare-logit-control
+    double compare_softcap = 0, compare_z_loss = 0;  // the C and λ of the compare runs
 };
+
+// --compare-logit-control's defaults: the soft cap C and z-loss λ of its runs (unless given), and
+// its learning rate (unless given), measured to blow the plain run's attention logits up: at the
+// next-token defaults (its task unless --task is given) and lr 0.1, seeds 0 to 3, the plain run's
+// largest attention logit grows ×125 to ×292 and its entropy falls from about 1.2 to 0.01 nats,
+// while the --qk-norm run's grows ×1.5 to ×2.4 (tests/test_learn.cpp checks seed 0).
+constexpr double compare_default_softcap = 20, compare_default_z_loss = 1e-4;
+double compare_default_lr(task_kind k);
 
 const std::vector<std::string>& learn_task_ids();  // previous, reverse, max, induction, next-token
 // Fills the task's defaults and checks every flag; throws attn::error with a one-line hint.
@@ -57,7 +73,23 @@ bool accuracy_meets(double accuracy, double bar);  // in percent at one decimal,
 struct learn_point {
     std::size_t step = 0;
     double loss = 0, accuracy = 0;  // on that step's training batch, before its update
+    double max_logit = 0;  // the largest score entering softmax (scaled, after the cap), over the batch
+    double entropy = 0;  // the mean entropy (nats) of the attention rows of every layer and head
+    double z = 0;  // mean log²Z of the output logits (z-loss multiplies it by λ)
 };
+
+// One run of --compare-logit-control, and what happened to it (every verdict from its curve).
+struct logit_run {
+    std::string name;  // plain, qk-norm, softcap, z-loss
+    std::vector<double> max_logit, entropy;  // per step
+    double final_loss = 0;  // held out, cross-entropy
+    double growth = 0;  // the last step's max logit / the first's
+    double first_logit = 0, last_logit = 0, first_entropy = 0, last_entropy = 0;
+    long diverged = -1;  // the first step with a non-finite loss (−1: none); the run stops there
+    bool grew = false, collapsed = false;  // growth ≥ logit_growth_bar; last entropy ≤ entropy_collapse_bar
+    bool at_cap = false;  // softcap: the last max logit within 1% of the cap
+};
+constexpr double logit_growth_bar = 10, entropy_collapse_bar = 0.1;
 struct learn_snapshot {
     std::size_t step = 0, layer = 0, head = 0;
     std::vector<double> weights;  // [T, T] on the fixed example
@@ -85,6 +117,8 @@ struct learn_report {
     bool has_baseline = false;
     double base_accuracy = 0, base_score = 0;
     long base_reach = -1;
+    long diverged = -1;  // the first step with a non-finite loss (−1: none); training stopped there
+    std::vector<logit_run> runs;  // --compare-logit-control: plain, qk-norm, softcap, z-loss
     tiny_model model;  // the trained weights
     vars values;  // numbers for the lessons
 };
