@@ -1,7 +1,9 @@
 // `attn-explain learn`: train a tiny transformer on a task and watch its attention pattern.
 #include "attn/core/error.hpp"
 #include "attn/doc/learn.hpp"
-#include "attn/trace/save.hpp"
+#include "attn/io/npy.hpp"
+#include "attn/io/save.hpp"
+#include "attn/io/tiny_model_io.hpp"
 #include "attn/render/json_learn.hpp"
 #include "attn/trace/learn.hpp"
 #include "registry.hpp"
@@ -52,40 +54,32 @@ void flags_of(flags& f, learn_options& opt) {
         r.z_loss_given = parsed.given("--z-loss");
     });
 }
-// The trained weights (embed [V, D], pos [T, D], layer<l>_W_* [D, D], unembed [D, V]), the final
-// attention weights of each layer on the example ([heads, T, T]), the example and the curve.
+// The trained model (model.json and every tensor, io/tiny_model_io.hpp), the final attention
+// weights of each layer on the example ([heads, T, T]), the example and the curve.
 void save_learn(const attn::learn_report& r, const std::string& dir) {
     const attn::tiny_config& m = r.config.model;
-    attn::trace t;
-    t.config.type = attn::dtype::float64;
-    auto shaped = [](const std::vector<double>& v, std::vector<std::size_t> shape) {
-        attn::tensor x = xt::empty<double>(shape);
-        std::copy(v.begin(), v.end(), x.begin());
-        return x;
+    const std::size_t T = m.seq_len;
+    auto put = [](const std::string& folder, const std::string& id, const std::vector<double>& v,
+                  std::vector<std::size_t> shape) {
+        attn::npy::write(folder + "/" + id + ".npy", shape, v, attn::npy::dtype::float64);
     };
-    const std::size_t V = m.vocab, T = m.seq_len, D = m.d_model;
-    for (const auto& [id, p] : r.model.tensors()) {
-        std::vector<std::size_t> shape = {D, D};
-        if (p == &r.model.embed) shape = {V, D};
-        if (p == &r.model.pos) shape = {T, D};
-        if (p == &r.model.unembed) shape = {D, V};
-        t.steps.push_back(attn::make_step(id, "", shaped(*p, shape)));
-    }
-    for (std::size_t l = 0; l < m.layers; ++l) {
-        std::vector<double> all;
-        for (const attn::learn_snapshot& s : r.snapshots)
-            if (s.step == r.config.steps && s.layer == l) all.insert(all.end(), s.weights.begin(), s.weights.end());
-        t.steps.push_back(attn::make_step("layer" + std::to_string(l) + "_weights", "", shaped(all, {m.heads, T, T})));
-    }
-    std::vector<double> tokens(r.example.tokens.begin(), r.example.tokens.end()), losses, accs;
-    for (const auto& p : r.curve) {
-        losses.push_back(p.loss);
-        accs.push_back(p.accuracy);
-    }
-    t.steps.push_back(attn::make_step("tokens", "", shaped(tokens, {T})));
-    t.steps.push_back(attn::make_step("losses", "", shaped(losses, {losses.size()})));
-    t.steps.push_back(attn::make_step("accuracies", "", shaped(accs, {accs.size()})));
-    attn::save_trace(t, dir, attn::save_layout::step);
+    attn::save_folder(dir, [&](const std::string& folder) {
+        attn::write_tiny_model(r.model, r.config.task_name, r.config.seed, folder);
+        for (std::size_t l = 0; l < m.layers; ++l) {
+            std::vector<double> all;
+            for (const attn::learn_snapshot& s : r.snapshots)
+                if (s.step == r.config.steps && s.layer == l) all.insert(all.end(), s.weights.begin(), s.weights.end());
+            put(folder, "layer" + std::to_string(l) + "_weights", all, {m.heads, T, T});
+        }
+        std::vector<double> tokens(r.example.tokens.begin(), r.example.tokens.end()), losses, accs;
+        for (const auto& p : r.curve) {
+            losses.push_back(p.loss);
+            accs.push_back(p.accuracy);
+        }
+        put(folder, "tokens", tokens, {T});
+        put(folder, "losses", losses, {losses.size()});
+        put(folder, "accuracies", accs, {accs.size()});
+    });
 }
 std::optional<attn::learn_report> run(const learn_options& opt, run_context&) {
     const attn::learn_config config = attn::validate_learn(opt.request);
