@@ -12,6 +12,7 @@
 #include "cli_helpers.hpp"
 
 #include "attn/core/error.hpp"
+#include "attn/core/kvcache.hpp"
 #include "attn/core/tasks.hpp"
 #include "attn/core/tiny_model.hpp"
 #include "attn/core/backward.hpp"
@@ -485,4 +486,100 @@ TEST_CASE("learn --compare-logit-control: four runs and verdicts computed from w
     CHECK(test::capture(std::string(ATTN_EXE) + " learn --softcap 0 2>/dev/null").code == 2);
     CHECK(test::capture(std::string(ATTN_EXE) + " learn --z-loss -1 2>/dev/null").code == 2);
     CHECK(test::capture(std::string(ATTN_EXE) + " learn --compare-logit-control --qk-norm 2>/dev/null").code == 2);
+}
+
+namespace {
+
+attn::tiny_model stream_model(attn::position_kind pos, std::size_t layers, bool qk_norm, double softcap,
+                              std::uint64_t seed) {
+    attn::tiny_config c;
+    c.vocab = 7, c.seq_len = 9, c.d_model = 8, c.heads = 2, c.layers = layers;
+    c.positions = pos, c.qk_norm = qk_norm, c.softcap = softcap;
+    attn::tiny_model m = attn::init_tiny_model(c, seed);
+    attn::rng g(seed + 1);
+    if (qk_norm)
+        for (std::size_t l = 0; l < layers; ++l)
+            for (std::size_t e = 0; e < c.d_head(); ++e) m.q_norm[l][e] = 1 + 0.5 * g.normal(), m.k_norm[l][e] = 1.2;
+    return m;
+}
+
+// The full forward pass's next-token loss at every position but the last.
+std::vector<double> full_losses(const attn::tiny_model& m, const std::vector<int>& tokens) {
+    const attn::tiny_forward f = attn::tiny_forward_pass(m, tokens);
+    const std::size_t V = m.c.vocab;
+    std::vector<double> out;
+    for (std::size_t t = 0; t + 1 < tokens.size(); ++t) {
+        const double* z = &f.logits[t * V];
+        const double mx = *std::max_element(z, z + V);
+        double sum = 0;
+        for (std::size_t i = 0; i < V; ++i) sum += std::exp(z[i] - mx);
+        out.push_back(std::log(sum) - (z[tokens[t + 1]] - mx));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("tiny_streaming_eval: a cache that keeps everything is the full forward pass", "[learn][streaming]") {
+    const std::vector<int> tokens = {3, 1, 4, 1, 5, 2, 6, 5, 3};
+    for (auto pos : {attn::position_kind::rope, attn::position_kind::none})
+        for (bool qk : {false, true}) {
+            const attn::tiny_model m = stream_model(pos, 2, qk, qk ? 2.0 : 0.0, 7);
+            const std::vector<double> want = full_losses(m, tokens);
+            const attn::tiny_forward f = attn::tiny_forward_pass(m, tokens);
+            for (auto [sinks, window] : {std::pair<std::size_t, std::size_t>{0, 9}, {2, 7}, {4, 20}}) {
+                const attn::tiny_stream_result r = attn::tiny_streaming_eval(m, tokens, sinks, window);
+                REQUIRE(r.loss.size() == want.size());
+                for (std::size_t t = 0; t < want.size(); ++t) CHECK(std::fabs(r.loss[t] - want[t]) < 1e-12);
+                for (std::size_t t = 0; t < tokens.size(); ++t) {
+                    CHECK(r.kept[t] == attn::streaming_kept(t + 1, sinks, window));
+                    for (std::size_t l = 0; l < 2; ++l)
+                        for (std::size_t h = 0; h < 2; ++h) {
+                            double mass = 0;  // the weight on the first `sinks` keys
+                            for (std::size_t s = 0; s < std::min(sinks, t + 1); ++s) mass += f.a[l][h][t * 9 + s];
+                            CHECK(std::fabs(r.sink_mass[t][l][h] - mass) < 1e-12);
+                        }
+                }
+            }
+        }
+}
+
+TEST_CASE("tiny_streaming_eval: evicted keys are gone, the kept are rotated at their cache positions",
+          "[learn][streaming]") {
+    // One layer: at step t the model sees exactly the kept tokens, at positions 0 … kept − 1, so
+    // its loss is the full forward pass's on that shorter sequence, at its last position.
+    const attn::tiny_model m = stream_model(attn::position_kind::rope, 1, true, 3.0, 11);
+    const std::vector<int> tokens = {3, 1, 4, 1, 5, 2, 6, 5, 3};
+    const std::size_t sinks = 1, window = 3;
+    const attn::tiny_stream_result r = attn::tiny_streaming_eval(m, tokens, sinks, window);
+    for (std::size_t t = 0; t + 1 < tokens.size(); ++t) {
+        const std::vector<std::size_t>& kept = r.kept[t];
+        CHECK(kept.size() == std::min(t + 1, sinks + window));
+        std::vector<int> seen;
+        for (std::size_t p : kept) seen.push_back(tokens[p]);
+        seen.push_back(tokens[t + 1]);  // the target, so that full_losses scores the last kept position
+        attn::tiny_model sub = m;
+        sub.c.seq_len = seen.size();
+        CHECK(std::fabs(r.loss[t] - full_losses(sub, seen).back()) < 1e-12);
+    }
+    // Changing a token the cache evicted before step 6 (position 2: kept are 0, 4, 5, 6) changes
+    // nothing at step 6; changing a kept one does.
+    REQUIRE(r.kept[6] == std::vector<std::size_t>{0, 4, 5, 6});
+    std::vector<int> other = tokens;
+    other[2] = 0;
+    CHECK(attn::tiny_streaming_eval(m, other, sinks, window).loss[6] == r.loss[6]);
+    other = tokens;
+    other[4] = 0;
+    CHECK(attn::tiny_streaming_eval(m, other, sinks, window).loss[6] != r.loss[6]);
+    // sinks = 0: nothing is a sink.
+    for (const auto& step : attn::tiny_streaming_eval(m, tokens, 0, 3).sink_mass) CHECK(step[0][0] == 0);
+    // What it refuses.
+    CHECK_THROWS_WITH(
+        attn::tiny_streaming_eval(stream_model(attn::position_kind::learned, 1, false, 0, 1), tokens, 1, 3),
+        Catch::Contains("--positions rope or none"));
+    attn::tiny_model bidirectional = m;
+    bidirectional.c.causal = false;
+    CHECK_THROWS_WITH(attn::tiny_streaming_eval(bidirectional, tokens, 1, 3), Catch::Contains("causal"));
+    CHECK_THROWS_WITH(attn::tiny_streaming_eval(m, tokens, 1, 0), Catch::Contains("window"));
+    CHECK_THROWS_WITH(attn::tiny_streaming_eval(m, {1, 9}, 1, 3), Catch::Contains("vocabulary"));
 }
