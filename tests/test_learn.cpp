@@ -576,7 +576,7 @@ TEST_CASE("tiny_streaming_eval: evicted keys are gone, the kept are rotated at t
     // What it refuses.
     CHECK_THROWS_WITH(
         attn::tiny_streaming_eval(stream_model(attn::position_kind::learned, 1, false, 0, 1), tokens, 1, 3),
-        Catch::Contains("--positions rope or none"));
+        Catch::Contains("rope or no positions"));
     attn::tiny_model bidirectional = m;
     bidirectional.c.causal = false;
     CHECK_THROWS_WITH(attn::tiny_streaming_eval(bidirectional, tokens, 1, 3), Catch::Contains("causal"));

@@ -476,7 +476,7 @@ tiny_stream_result tiny_streaming_eval(const tiny_model& m, const std::vector<in
     const tiny_config& c = m.c;
     if (c.positions != position_kind::rope && c.positions != position_kind::none)
         throw error(
-            "a streaming cache needs a model trained with --positions rope or none: learned and sinusoidal positions "
+            "a streaming cache needs a model with rope or no positions: learned and sinusoidal positions "
             "are added to the tokens and cannot move when the cache evicts");
     if (!c.causal) throw error("a streaming cache needs a causal model (a query may not see later tokens)");
     if (window == 0) throw error("the streaming window must be at least 1: it holds the newest token");
