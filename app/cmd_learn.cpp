@@ -89,7 +89,7 @@ std::optional<attn::learn_report> run(const learn_options& opt, run_context&) {
     return report;
 }
 
-// The curve (a point per step), the snapshots of every head's T×T weights, the model the run keeps
+// The curve (a point per step; with --compare-logit-control four runs of two series more), the snapshots of every head's T×T weights, the model the run keeps
 // (embeddings, four d×d projections a layer) and its activations on a batch, before training.
 output_size size_of(const learn_options& opt, const run_context&) {
     attn::learn_config c;
@@ -103,6 +103,7 @@ output_size size_of(const learn_options& opt, const run_context&) {
     const double snapshots = 8;
     output_size s;
     s.values = 3 * static_cast<double>(c.steps) + snapshots * layers * h * T * T;
+    if (c.compare) s.values += 4 * 2 * static_cast<double>(c.steps);  // the four runs' max logit and entropy
     s.kept = s.values + static_cast<double>(c.model.vocab + c.model.seq_len) * d * 3 + layers * 4 * d * d * 3 +
         static_cast<double>(c.batch) * T * (layers * (6 * d + 2 * h * T));
     s.float64 = true;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -581,7 +582,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         attn::learn_config lq = attn::validate_learn(q);
         lq.held_out = 8;
         attn::learn_report rq = attn::run_learn(lq);
-        rq.diverged = 1;
+        rq.diverged = 1;  // as a diverged run ends: a non-finite last point
+        rq.curve.back().loss = rq.curve.back().max_logit = rq.curve.back().entropy = std::nan("");
         draw_all(attn::learn_document(rq, attn::lessons::embedded("en")));
         attn::learn_request cq;  // --compare-logit-control, and every verdict its runs can get
         cq.compare_logit_control = true;
@@ -591,7 +593,10 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         attn::learn_report rc = attn::run_learn(cc);
         REQUIRE(rc.runs.size() == 4);
         draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
-        for (attn::logit_run& x : rc.runs) x.grew = x.collapsed = true, x.at_cap = x.name == "softcap", x.diverged = 2;
+        for (attn::logit_run& x : rc.runs) {
+            x.grew = x.collapsed = true, x.at_cap = x.name == "softcap", x.diverged = 2;
+            x.max_logit.back() = x.entropy.back() = std::nan("");
+        }
         draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
         rc.runs[3].grew = false;  // the z-loss run held while the plain run grew
         draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
