@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
+#include "files.hpp"
 
 #include "attn/core/error.hpp"
 #include "attn/core/kvcache.hpp"
@@ -582,4 +583,31 @@ TEST_CASE("tiny_streaming_eval: evicted keys are gone, the kept are rotated at t
     CHECK_THROWS_WITH(attn::tiny_streaming_eval(bidirectional, tokens, 1, 3), Catch::Contains("causal"));
     CHECK_THROWS_WITH(attn::tiny_streaming_eval(m, tokens, 1, 0), Catch::Contains("window"));
     CHECK_THROWS_WITH(attn::tiny_streaming_eval(m, {1, 9}, 1, 3), Catch::Contains("vocabulary"));
+}
+
+TEST_CASE("learn next-token: the source's numbers agree with NumPy's exact solve", "[learn][next-token][external]") {
+    if (test::capture("/usr/bin/python3 -c 'import numpy' 2>/dev/null").code != 0) {
+        WARN("python3-numpy is not installed: the source is not compared");
+        return;
+    }
+    for (std::size_t V : {2, 5, 12}) {
+        const attn::markov_source s = attn::make_markov_source(V, V + 100);
+        const test::temp_dir dir;
+        std::vector<double> next(s.next.begin(), s.next.end());
+        attn::npy::write(dir / "next.npy", {V * V, s.branches}, next, attn::npy::dtype::float64);
+        attn::npy::write(dir / "weight.npy", {V * V, s.branches}, s.weight, attn::npy::dtype::float64);
+        const test::command_result r =
+            test::capture(fmt::format("/usr/bin/python3 {}/tests/python/markov_source.py {} {} {}", ATTN_SOURCE_DIR,
+                                      dir.path.string(), V, s.smoothing));
+        INFO(r.out << r.err);
+        REQUIRE(r.code == 0);
+        const nlohmann::json ref = nlohmann::json::parse(r.out);
+        CHECK(std::fabs(s.entropy_rate - ref["entropy_rate"].get<double>()) < 1e-12);
+        CHECK(std::fabs(s.order1_entropy - ref["order1_entropy"].get<double>()) < 1e-12);
+        CHECK(std::fabs(s.unigram_entropy - ref["unigram_entropy"].get<double>()) < 1e-12);
+        CHECK(std::fabs(s.best_accuracy - ref["best_accuracy"].get<double>()) < 1e-12);
+        const auto pi = ref["stationary"].get<std::vector<double>>();
+        REQUIRE(pi.size() == s.stationary.size());
+        for (std::size_t i = 0; i < pi.size(); ++i) CHECK(std::fabs(s.stationary[i] - pi[i]) < 1e-13);
+    }
 }
