@@ -11,6 +11,7 @@
 #include "attn/trace/cache_policy.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/kvcache.hpp"
+#include "attn/trace/kvcache_model.hpp"
 #include "attn/trace/trace.hpp"
 #include "attn/trace/variant.hpp"
 #include "registry.hpp"
@@ -23,6 +24,8 @@ struct kvcache_options {
     attn::kv_request request;  // the run's flags, validated by the library
     std::string save;
     long mla = 0, rope_dim = 2;  // --mla d_c: decode with multi-head latent attention's cache
+    std::string model;  // --model DIR: a trained tiny model read three ways (trace/kvcache_model.hpp)
+    std::vector<std::string> given;  // the flags typed, for what --model refuses
 };
 
 void flags_of(flags& f, kvcache_options& opt) {
@@ -39,6 +42,8 @@ void flags_of(flags& f, kvcache_options& opt) {
         .values({"causal", "window:W"}, true, "attn-explain help kv-cache");
     f.add("--sinks", r.sinks, "With --mask window:W: also keep the first S tokens (attention sinks, StreamingLLM)")
         .value_name("S");
+    f.add("--model", opt.model, "Compare the sink cache with a plain window on a model saved by learn --save")
+        .value_name("DIR");
     f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
         .value_name("DIR");
     f.add("--save", opt.save, "Write X, W_*, K_cache, V_cache, full and output as DIR/<id>.npy").value_name("DIR");
@@ -52,13 +57,16 @@ void flags_of(flags& f, kvcache_options& opt) {
     f.add("--rope-base", r.rope_base, "RoPE base B: theta_i = B^(-2i/d_head)").show_default();
     f.add("--kv-dtype", r.kv_dtype_name, "Quantize the cache as it is written: float16 | bfloat16 | fp8 | int8")
         .values({"float16", "bfloat16", "fp8", "int8"}, true, "attn-explain help kv-cache");
-    f.after_parse([&r](const flags& parsed) {
+    f.after_parse([&r, &opt](const flags& parsed) {
         r.kv_heads_given = parsed.given("--kv-heads");
         r.dtype_given = parsed.given("--dtype");
         r.d_model_given = parsed.given("--d-model");
         r.prompt_given = parsed.given("--prompt-len");
         r.steps_given = parsed.given("--steps");
         r.sinks_given = parsed.given("--sinks");
+        for (const char* name : {"--load", "--d-model", "--heads", "--kv-heads", "--rope", "--rope-style",
+                                 "--rope-base", "--kv-dtype", "--mla", "--rope-dim", "--save", "--dtype"})
+            if (parsed.given(name)) opt.given.emplace_back(name);
     });
 }
 
@@ -66,7 +74,20 @@ void flags_of(flags& f, kvcache_options& opt) {
 struct decode {
     std::optional<attn::kv_report> kv;
     std::optional<attn::variant_report> mla;
+    std::optional<attn::kv_model_report> model;
 };
+
+// --model DIR: the model decides the sizes, the positions and the dtype; nothing is saved.
+decode run_model(const kvcache_options& opt, const run_context& ctx) {
+    if (!opt.given.empty())
+        throw attn::error(opt.given.front() + " does not apply with --model: the model's folder decides (drop " +
+                          opt.given.front() + ")");
+    if (ctx.format() == output_format::python)
+        throw attn::error("--format python covers kv-cache without --model: use text, json, markdown or html");
+    decode d;
+    d.model = attn::run_kv_model(attn::kv_model_request_of(opt.request, opt.model));
+    return d;
+}
 
 decode run_mla(const kvcache_options& opt) {
     if (opt.request.mask != "causal") throw attn::error("--mla decodes with a growing latent cache here: drop --mask");
@@ -91,6 +112,7 @@ void check_cache_flags(const kvcache_options& opt, const run_context& ctx) {
 }
 
 std::optional<decode> run(const kvcache_options& opt, run_context& ctx) {
+    if (!opt.model.empty()) return run_model(opt, ctx);
     check_cache_flags(opt, ctx);
     if (opt.mla != 0) return run_mla(opt);
     attn::kv_config config = attn::validate_kv(opt.request);
@@ -110,10 +132,12 @@ std::optional<decode> run(const kvcache_options& opt, run_context& ctx) {
 }
 
 attn::doc::document page(const decode& d, const run_context& ctx) {
+    if (d.model) return attn::kvcache_model_document(*d.model, ctx.L());
     return d.mla ? attn::variant_document(*d.mla, ctx.L(), ctx.precision)
                  : attn::kvcache_document(*d.kv, ctx.L(), ctx.precision);
 }
 std::string json(const decode& d, const run_context& ctx) {
+    if (d.model) return attn::render_kv_model_json(*d.model, ctx.L());
     return d.mla ? attn::render_variant_json(*d.mla) : attn::render_kvcache_json(*d.kv, ctx.L());
 }
 std::string python(const decode& d, const run_context& ctx) { return attn::render_kvcache_python(*d.kv, ctx.L()); }
@@ -122,7 +146,12 @@ report_spec<kvcache_options, decode> spec() {
     auto s = spec_about<report_spec<kvcache_options, decode>>(
         "kv-cache", "Autoregressive decoding with a KV cache, step by step (GQA with --kv-heads)", 130,
         pages_json_python, pages | numbers,
-        {{"--heads 8 --kv-heads 2 --d-model 32"}, {"--rope"}, {"--mla 6"}, {"--kv-dtype int8"}});
+        {{"--heads 8 --kv-heads 2 --d-model 32"},
+         {"--rope"},
+         {"--mla 6"},
+         {"--kv-dtype int8"},
+         {"--sinks 2 --mask window:3 --rope"},
+         {"--model m --sinks 1 --mask window:7", "learn --task next-token --positions rope --save m"}});
     s.format_note = "(python: without --mla or --kv-dtype)";
     s.flags = flags_of;
     s.run = run;

@@ -16,6 +16,7 @@
 #include "attn/render/text.hpp"
 #include "attn/render/format.hpp"
 #include "attn/trace/kvcache.hpp"
+#include "attn/trace/kvcache_model.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/core/multihead.hpp"
 #include "attn/io/npy.hpp"
@@ -473,4 +474,69 @@ TEST_CASE("kv-cache and flash refuse the logit flags in one line naming the comm
     CHECK_THAT(f.out, Catch::Contains("flash does not take --qk-norm"));
     // A flag no command takes keeps CLI11's message and its "did you mean".
     CHECK_THAT(kv_cli("--promt-len 3").err, Catch::Contains("--prompt-len"));
+}
+
+TEST_CASE("kv-cache --model: the sink cache, a plain window and the whole text on a trained model",
+          "[kvcache][sinks][model]") {
+    temp_dir dir;
+    const fs::path model = dir.path / "model", learned = dir.path / "learned";
+    auto learn = [](const std::string& args) {
+        return test::capture(std::string(ATTN_EXE) + " learn --no-pause --steps 20 " + args + " >/dev/null 2>&1").code;
+    };
+    REQUIRE(learn("--task next-token --positions rope --save " + model.string()) == 0);
+    const kv_result j = kv_cli("--model " + model.string() + " --sinks 2 --mask window:5 --steps 30 --format json");
+    REQUIRE(j.code == 0);
+    const nlohmann::json d = nlohmann::json::parse(j.out);
+    CHECK(d["config"]["sinks"] == 2);
+    CHECK(d["config"]["window"] == 5);
+    CHECK(d["config"]["prompt_len"] == 16);  // the model's training length by default
+    CHECK(d["model"]["positions"] == "rope");
+    REQUIRE(d["runs"].size() == 3);
+    CHECK(d["runs"][0]["name"] == "sinks");
+    CHECK(d["runs"][1]["name"] == "window");
+    CHECK(d["runs"][2]["name"] == "full");
+    CHECK(d["runs"][0]["cache"] == 7);
+    CHECK(d["runs"][1]["cache"] == 7);
+    CHECK(d["runs"][2]["cache"] == 46);
+    // The mean is the per-text mean, the difference is window − sinks text by text, and no reading
+    // beats the language's entropy rate by more than sampling noise.
+    double mean = 0, diff = 0;
+    for (std::size_t i = 0; i < attn::kv_model_texts; ++i) {
+        mean += d["runs"][0]["per_text"][i].get<double>() / attn::kv_model_texts;
+        diff += (d["runs"][1]["per_text"][i].get<double>() - d["runs"][0]["per_text"][i].get<double>()) /
+            attn::kv_model_texts;
+    }
+    CHECK(std::abs(mean - d["runs"][0]["loss"].get<double>()) < 1e-12);
+    CHECK(std::abs(diff - d["difference"]["mean"].get<double>()) < 1e-12);
+    for (const auto& run : d["runs"]) CHECK(run["loss"].get<double>() > 0.5 * d["entropy_rate"].get<double>());
+    CHECK(d["sink_mass"].size() == 1);  // one layer, two heads
+    CHECK(d["sink_mass"][0].size() == 2);
+    CHECK(std::abs(d["uniform_share"].get<double>() - 2.0 / 7) < 1e-12);
+    const std::string verdict = d["verdict"];
+    CHECK_THAT(verdict, Catch::Contains(d["formed_sinks"].get<bool>() ? "formed attention sinks" : "formed no"));
+    const kv_result text = kv_cli("--model " + model.string() + " --sinks 2 --mask window:5 --no-pause");
+    CHECK(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("sinks 2 + window 5") && Catch::Contains("whole text"));
+    const kv_result zh = kv_cli("--model " + model.string() + " --sinks 2 --mask window:5 --no-pause --lang zh");
+    CHECK(zh.code == 0);
+    CHECK_THAT(zh.out, Catch::Contains("汇聚点 2 + 窗口 5"));
+
+    REQUIRE(learn("--task previous --positions learned --save " + learned.string()) == 0);
+    const std::string m = " --model " + model.string();
+    for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+             {m, "give both"},
+             {m + " --mask window:4", "give both"},
+             {m + " --sinks 1", "give both"},
+             {m + " --sinks 8 --mask window:9", "more than the 16"},
+             {m + " --sinks 1 --mask window:4 --heads 4", "--heads does not apply with --model"},
+             {m + " --sinks 1 --mask window:4 --format python", "without --model"},
+             {m + " --sinks 1 --mask window:4 --prompt-len 2 --steps 2", "nothing would be evicted"},
+             {" --model " + learned.string() + " --sinks 1 --mask window:4", "--task next-token"},
+             {" --model " + (dir.path / "absent").string() + " --sinks 1 --mask window:4", "absent"}}) {
+        INFO(args);
+        const kv_result r = kv_cli(args);
+        CHECK(r.code == 2);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK_THAT(r.err, Catch::Contains(says));
+    }
 }

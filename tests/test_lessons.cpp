@@ -532,6 +532,22 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 sr.mean_sink_mass = {0.0, 0.0};
                 kv_all(sr);
             }
+        // --model: sinks formed or not, each verdict on the difference, a text within and past the
+        // training length (a report made by hand: the command's run is tests/test_kvcache.cpp's).
+        attn::kv_model_report mr;
+        mr.request = {"m/", 1, 3, 8, 24, 35};
+        mr.model.seq_len = 16, mr.model.positions = attn::position_kind::rope, mr.task = "next-token";
+        mr.runs = {{"sinks", 4, 1.3, {1.3}}, {"window", 4, 1.4, {1.4}}, {"full", 32, 2.0, {2.0}}};
+        mr.sink_mass = {{0.9, 0.1}};
+        mr.uniform_share = 0.25;
+        for (bool formed : {false, true})
+            for (double diff : {0.1, -0.1, 0.0}) {
+                mr.formed_sinks = formed, mr.diff_mean = diff, mr.diff_se = 0.01;
+                const attn::doc::document d = attn::kvcache_model_document(mr, kl);
+                CHECK_NOTHROW(attn::render_text(d, attn::text_options{}));
+                CHECK_NOTHROW(attn::render_kv_model_json(mr, kl));
+                mr.request.steps = mr.request.steps == 24 ? 4 : 24;  // within the 16 trained positions, then past
+            }
     }
 
     {  // learn: every task, a failing run, a multi-layer run, and both ways to break it

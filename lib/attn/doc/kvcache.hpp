@@ -9,6 +9,7 @@
 #include "attn/doc/document.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/trace/kvcache.hpp"
+#include "attn/trace/kvcache_model.hpp"
 
 namespace attn {
 
@@ -54,6 +55,11 @@ void add_sinks_step(std::vector<doc::block>& out, const kv_report& r, const kv_s
 // The summary's paragraph: the cache's lengths, each head's mean weight on the sinks against equal
 // weights, and the verdict on which heads lean on them (computed from the run).
 std::string kv_sinks_summary(const kv_report& r, const lessons& L);
+// --model DIR (doc/kvcache_model.cpp): one page, the three readings' losses, the sink weight per
+// head and the verdicts; the placeholders and the verdict are shared with the JSON.
+doc::document kvcache_model_document(const kv_model_report& r, const lessons& L);
+vars kv_model_vars(const kv_model_report& r);
+std::string kv_model_verdict(const kv_model_report& r, const lessons& L);
 // What each policy of the run does on write and on read, a line each.
 std::vector<std::string> kv_policy_lines(const kv_report& r, const lessons& L);
 

@@ -29,10 +29,6 @@ std::string per_head(const std::vector<double>& mass, const lessons& L) {
     return out;
 }
 
-// A head leans on the sinks when its mean weight on them is at least 1.5× what equal weights
-// would give (the printed bar).
-constexpr double sinks_lean_factor = 1.5;
-
 }  // namespace
 
 vars kv_sinks_vars(const kv_report& r, const lessons& L) {
@@ -81,7 +77,7 @@ std::string kv_sinks_summary(const kv_report& r, const lessons& L) {
     const char* verdict = leaning.empty()           ? "kvcache_sinks.verdict_none"
         : leaning.size() == r.mean_sink_mass.size() ? "kvcache_sinks.verdict_all"
                                                     : "kvcache_sinks.verdict_some";
-    return L.text("kvcache_sinks.summary", v) + " " + L.text(verdict, w);
+    return L.text("kvcache_sinks.summary", v) + L.raw("kvcache.sentence_gap") + L.text(verdict, w);
 }
 
 }  // namespace attn

@@ -163,4 +163,34 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
     return out;
 }
 
+std::string render_kv_model_json(const kv_model_report& r, const lessons& L) {
+    auto num = [](double v) { return json_number(v, dtype::float64); };
+    auto list = [&](const std::vector<double>& v) {
+        std::string out = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + num(v[i]);
+        return out + "]";
+    };
+    const tiny_config& m = r.model;
+    const char* positions = m.positions == position_kind::rope ? "rope" : "none";  // the two it streams
+    std::string runs, mass;
+    for (const kv_model_run& run : r.runs)
+        runs +=
+            fmt::format("{}{{\"name\": {}, \"cache\": {}, \"loss\": {}, \"per_text\": {}}}", runs.empty() ? "" : ", ",
+                        json_string(run.name), run.cache, num(run.loss), list(run.per_text));
+    for (const std::vector<double>& layer : r.sink_mass) mass += (mass.empty() ? "" : ", ") + list(layer);
+    const kv_model_request& q = r.request;
+    return fmt::format(
+        "{{\n  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"texts\": {}, \"seed\": {}, "
+        "\"sinks\": {}, \"window\": {}}},\n  \"model\": {{\"dir\": {}, \"task\": {}, \"seed\": {}, \"vocab\": {}, "
+        "\"seq_len\": {}, \"d_model\": {}, \"heads\": {}, \"layers\": {}, \"positions\": {}, \"qk_norm\": {}, "
+        "\"softcap\": {}}},\n  \"runs\": [{}],\n  \"entropy_rate\": {}, \"unigram_entropy\": {},\n  "
+        "\"difference\": {{\"mean\": {}, \"se\": {}}},\n  \"sink_mass\": [{}], \"uniform_share\": {}, "
+        "\"formed_sinks\": {},\n  \"verdict\": {}\n}}\n",
+        json_string(L.raw("kvcache_model.title")), q.prompt_len, q.steps, kv_model_texts, q.seed, q.sinks, q.window,
+        json_string(q.dir), json_string(r.task), r.model_seed, m.vocab, m.seq_len, m.d_model, m.heads, m.layers,
+        json_string(positions), m.qk_norm ? "true" : "false", m.softcap > 0 ? num(m.softcap) : std::string("null"),
+        runs, num(r.entropy_rate), num(r.unigram_entropy), num(r.diff_mean), num(r.diff_se), mass, num(r.uniform_share),
+        r.formed_sinks ? "true" : "false", json_string(kv_model_verdict(r, L)));
+}
+
 }  // namespace attn

@@ -19,6 +19,10 @@
 
 namespace attn {
 
+// --sinks: a head leans on the sinks when its mean weight on them is at least this many times what
+// equal weights over the cache would give (the bar the pages print; random and trained runs alike).
+inline constexpr double sinks_lean_factor = 1.5;
+
 // Limits of the command: prompt and decode steps each, and the whole sequence.
 inline constexpr std::int64_t kv_max_len = 4096;
 inline constexpr std::int64_t kv_max_d_model = 8192;
