@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
@@ -63,25 +64,79 @@ matrix<T> plus(const matrix<T>& a, const matrix<T>& b) {
 }
 }  // namespace
 
+namespace {
+// QK-norm's forward on every row of a [rows, d_k]: x̂ = x / √(mean(x²) + eps) (computed as
+// core's rms_norm_groups does, so step's and grad's Q_normed agree bit for bit), y = x̂ ⊙ g.
+template <class T>
+void qkn_forward(const matrix<T>& x, const std::vector<T>& g, matrix<T>& x_hat, std::vector<T>& inv, matrix<T>& y) {
+    const std::size_t rows = x.shape(0), d = x.shape(1);
+    const T e = static_cast<T>(qk_norm_eps);
+    x_hat = x, y = x;
+    inv.assign(rows, T(0));
+    for (std::size_t i = 0; i < rows; ++i) {
+        T sum = 0;
+        for (std::size_t j = 0; j < d; ++j) sum += x(i, j) * x(i, j);
+        inv[i] = T(1) / std::sqrt(sum / static_cast<T>(d) + e);
+        for (std::size_t j = 0; j < d; ++j) {
+            x_hat(i, j) = x(i, j) * inv[i];
+            y(i, j) = x_hat(i, j) * g[j];
+        }
+    }
+}
+}  // namespace
+
 template <class T>
 forward_cache<T> forward_for_grad(const matrix<T>& x, const matrix<T>& w_q, const matrix<T>& w_k, const matrix<T>& w_v,
                                   const std::vector<T>& b_q, const std::vector<T>& b_k, const std::vector<T>& b_v,
-                                  bool causal, bool scale, const mask_pattern* pattern) {
+                                  bool causal, bool scale, const mask_pattern* pattern,
+                                  const logit_control<T>& logits) {
     forward_cache<T> f;
     f.x = x, f.w_q = w_q, f.w_k = w_k, f.w_v = w_v, f.b_q = b_q, f.b_k = b_k, f.b_v = b_v;
-    f.causal = causal, f.scale = scale;
+    f.causal = causal, f.scale = scale, f.logits = logits;
+    const std::size_t dk = w_q.shape(1);
     f.q = add_bias(project(x, w_q), b_q);  // [n, d_k]
     f.k = add_bias(project(x, w_k), b_k);  // [n, d_k]
     f.v = add_bias(project(x, w_v), b_v);  // [n, d_v]
-    f.scores = attention_scores(f.q, f.k);  // [n, n]
-    f.scaled = scale ? scale_scores(f.scores, w_q.shape(1)) : f.scores;  // [n, n]
+    f.q_normed = f.q, f.k_normed = f.k;
+    if (logits.qk_norm) {  // RMSNorm per row, times the learned scales (1 unless given)
+        if (f.logits.g_q.empty()) f.logits.g_q.assign(dk, T(1));
+        if (f.logits.g_k.empty()) f.logits.g_k.assign(dk, T(1));
+        if (f.logits.g_q.size() != dk || f.logits.g_k.size() != dk)
+            throw error(fmt::format("QK-norm's scales need d_k = {} entries", dk));
+        qkn_forward(f.q, f.logits.g_q, f.q_hat, f.q_inv_rms, f.q_normed);  // [n, d_k]
+        qkn_forward(f.k, f.logits.g_k, f.k_hat, f.k_inv_rms, f.k_normed);  // [n, d_k]
+    }
+    f.scores = attention_scores(f.q_normed, f.k_normed);  // [n, n]
+    f.scaled = scale ? scale_scores(f.scores, dk) : f.scores;  // [n, n]
+    if (logits.softcap > 0) f.capped = softcap_scores(f.scaled, logits.softcap);  // [n, n], before the mask
+    const matrix<T>& pre_mask = logits.softcap > 0 ? f.capped : f.scaled;
     if (pattern && pattern->kind != pattern_kind::none)  // a sparse pattern: blocked entries get P = 0, dS = 0
-        f.masked = apply_mask(f.scaled, pattern_blocked(*pattern, x.shape(0), x.shape(0), causal_align::top_left));
+        f.masked = apply_mask(pre_mask, pattern_blocked(*pattern, x.shape(0), x.shape(0), causal_align::top_left));
     else
-        f.masked = causal ? apply_mask(f.scaled, mask_causal(x.shape(0), x.shape(0))) : f.scaled;
+        f.masked = causal ? apply_mask(pre_mask, mask_causal(x.shape(0), x.shape(0))) : pre_mask;
     f.p = softmax_rows(f.masked);  // [n, n]
     f.out = weighted_sum(f.p, f.v);  // [n, d_v]
     return f;
+}
+
+template <class T>
+matrix<T> rms_norm_backward(const matrix<T>& x_hat, const std::vector<T>& inv_rms, const std::vector<T>& g,
+                            const matrix<T>& d_y, std::vector<T>& d_g) {
+    // Per row: ∂x̂_j/∂x_k = (δ_jk - x̂_j x̂_k / d) / rms, so with dx̂ = dy ⊙ g,
+    // dx = (dx̂ - x̂ · (dx̂ · x̂) / d) / rms; and y = x̂ ⊙ g gives dg = Σ_rows dy ⊙ x̂.
+    const std::size_t rows = x_hat.shape(0), d = x_hat.shape(1);
+    matrix<T> d_x = xt::empty<T>({rows, d});  // [rows, d]
+    d_g.resize(d, T(0));
+    for (std::size_t i = 0; i < rows; ++i) {
+        T dot = 0;  // dx̂ · x̂
+        for (std::size_t j = 0; j < d; ++j) dot += d_y(i, j) * g[j] * x_hat(i, j);
+        const T mean = dot / static_cast<T>(d);
+        for (std::size_t j = 0; j < d; ++j) {
+            d_x(i, j) = (d_y(i, j) * g[j] - x_hat(i, j) * mean) * inv_rms[i];
+            d_g[j] += d_y(i, j) * x_hat(i, j);
+        }
+    }
+    return d_x;
 }
 
 template <class T>
@@ -99,10 +154,26 @@ gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_ou
         for (std::size_t j = 0; j < m; ++j) dot += f.p(i, j) * g.d_p(i, j);
         for (std::size_t j = 0; j < m; ++j) g.d_s(i, j) = f.p(i, j) * (g.d_p(i, j) - dot);  // 0 where P = 0
     }
-    // pass 3: through the scale and Q·Kᵀ
+    // pass 2b (soft cap): that was the cap's output gradient; tanh′ = 1 - tanh² takes it to the scaled scores
+    if (f.logits.softcap > 0) {
+        g.d_capped = g.d_s;  // [n, m]
+        const T c = static_cast<T>(f.logits.softcap);
+        for (std::size_t i = 0; i < g.d_s.size(); ++i) {
+            const T t = std::tanh(f.scaled.data()[i] / c);
+            g.d_s.data()[i] = g.d_capped.data()[i] * (T(1) - t * t);
+        }
+    }
+    // pass 3: through the scale and Q·Kᵀ (of the normed q and k under QK-norm)
     matrix<T> d_scores = f.scale ? scale_scores(g.d_s, f.w_q.shape(1)) : g.d_s;  // dS / √d_k
-    g.d_q = matmul(d_scores, f.k);  // [n, d_k]
-    g.d_k = matmul(attn::transpose(d_scores), f.q);  // [m, d_k]
+    g.d_q_normed = matmul(d_scores, f.k_normed);  // [n, d_k]
+    g.d_k_normed = matmul(attn::transpose(d_scores), f.q_normed);  // [m, d_k]
+    // pass 3b (QK-norm): through RMSNorm and its scales
+    if (f.logits.qk_norm) {
+        g.d_q = rms_norm_backward(f.q_hat, f.q_inv_rms, f.logits.g_q, g.d_q_normed, g.d_g_q);  // [n, d_k]
+        g.d_k = rms_norm_backward(f.k_hat, f.k_inv_rms, f.logits.g_k, g.d_k_normed, g.d_g_k);  // [m, d_k]
+    } else {
+        g.d_q = g.d_q_normed, g.d_k = g.d_k_normed;
+    }
     // pass 4: into the projections and the input
     const matrix<T> xt_ = attn::transpose(f.x);  // [d_model, n]
     g.d_w_q = matmul(xt_, g.d_q);  // [d_model, d_k]
@@ -118,42 +189,64 @@ gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_ou
     return g;
 }
 
+namespace {
+// The parameters the finite-difference check nudges, one element at a time.
+struct gradcheck_state {
+    matrix<double> x, w_q, w_k, w_v;
+    logit_control<double> logits;
+};
+
+// Row `name` of the check: each element of `values` (a [rows, cols] array inside `s`) nudged by
+// ±h, the loss recomputed, against the analytic gradient.
+template <class Loss>
+gradcheck_row gradcheck_param(const std::string& name, gradcheck_state& s, double* values, const double* analytic,
+                              std::size_t rows, std::size_t cols, double h, const Loss& loss_at) {
+    gradcheck_row row;
+    row.name = name;
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j) {
+            double& p = values[i * cols + j];
+            const double orig = p;
+            p = orig + h;
+            const double up = loss_at(s);
+            p = orig - h;
+            const double down = loss_at(s);
+            p = orig;
+            const double numeric = (up - down) / (2 * h), exact = analytic[i * cols + j];
+            const double abs_err = std::fabs(numeric - exact);
+            const double rel_err = abs_err / std::max(std::fabs(numeric) + std::fabs(exact), 1e-8);
+            if (rel_err > row.max_rel || (row.max_rel == 0 && abs_err >= row.max_abs)) {
+                row.worst_row = i, row.worst_col = j, row.analytic = exact, row.numeric = numeric;
+            }
+            row.max_abs = std::max(row.max_abs, abs_err);
+            row.max_rel = std::max(row.max_rel, rel_err);
+        }
+    return row;
+}
+}  // namespace
+
 std::vector<gradcheck_row> gradient_check(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
                                           const matrix<double>& w_v, const matrix<double>& target, loss_kind k,
-                                          bool causal, double h, const mask_pattern* pattern) {
+                                          bool causal, double h, const mask_pattern* pattern,
+                                          const logit_control<double>& logits) {
     const std::vector<double> none;
-    auto loss_at = [&](const matrix<double>& xx, const matrix<double>& q, const matrix<double>& kk,
-                       const matrix<double>& v) {
-        return loss_value(k, forward_for_grad(xx, q, kk, v, none, none, none, causal, true, pattern).out, target);
+    auto loss_at = [&](const gradcheck_state& s) {
+        return loss_value(
+            k, forward_for_grad(s.x, s.w_q, s.w_k, s.w_v, none, none, none, causal, true, pattern, s.logits).out,
+            target);
     };
-    const auto f = forward_for_grad(x, w_q, w_k, w_v, none, none, none, causal, true, pattern);
+    const auto f = forward_for_grad(x, w_q, w_k, w_v, none, none, none, causal, true, pattern, logits);
     const gradients<double> g = attention_backward(f, loss_grad(k, f.out, target));
+    gradcheck_state s{x, w_q, w_k, w_v, f.logits};  // the scales filled in (1 unless given)
     std::vector<gradcheck_row> rows;
-    const std::pair<const char*, const matrix<double>*> params[] = {
-        {"W_Q", &g.d_w_q}, {"W_K", &g.d_w_k}, {"W_V", &g.d_w_v}, {"X", &g.d_x}};
-    for (const auto& [name, analytic] : params) {
-        gradcheck_row row;
-        row.name = name;
-        const std::string which = name;
-        for (std::size_t i = 0; i < analytic->shape(0); ++i)
-            for (std::size_t j = 0; j < analytic->shape(1); ++j) {
-                matrix<double> a = x, q = w_q, kk = w_k, v = w_v;
-                matrix<double>& p = which == "X" ? a : which == "W_Q" ? q : which == "W_K" ? kk : v;
-                const double orig = p(i, j);
-                p(i, j) = orig + h;
-                const double up = loss_at(a, q, kk, v);
-                p(i, j) = orig - h;
-                const double down = loss_at(a, q, kk, v);
-                const double numeric = (up - down) / (2 * h), exact = (*analytic)(i, j);
-                const double abs_err = std::fabs(numeric - exact);
-                const double rel_err = abs_err / std::max(std::fabs(numeric) + std::fabs(exact), 1e-8);
-                if (rel_err > row.max_rel || (row.max_rel == 0 && abs_err >= row.max_abs)) {
-                    row.worst_row = i, row.worst_col = j, row.analytic = exact, row.numeric = numeric;
-                }
-                row.max_abs = std::max(row.max_abs, abs_err);
-                row.max_rel = std::max(row.max_rel, rel_err);
-            }
-        rows.push_back(row);
+    const std::tuple<const char*, matrix<double>*, const matrix<double>*> params[] = {
+        {"W_Q", &s.w_q, &g.d_w_q}, {"W_K", &s.w_k, &g.d_w_k}, {"W_V", &s.w_v, &g.d_w_v}, {"X", &s.x, &g.d_x}};
+    for (const auto& [name, value, analytic] : params)
+        rows.push_back(gradcheck_param(name, s, value->data(), analytic->data(), analytic->shape(0), analytic->shape(1),
+                                       h, loss_at));
+    if (logits.qk_norm) {
+        rows.push_back(gradcheck_param("g_q", s, s.logits.g_q.data(), g.d_g_q.data(), 1, g.d_g_q.size(), h, loss_at));
+        rows.push_back(gradcheck_param("g_k", s, s.logits.g_k.data(), g.d_g_k.data(), 1, g.d_g_k.size(), h, loss_at));
     }
     return rows;
 }
@@ -236,10 +329,16 @@ train_result train_attention(const matrix<double>& x, const matrix<double>& targ
     train_result r;
     adam opt;
     opt.lr = o.lr;
-    // Flat views of the six parameter tensors, in a fixed order: W_Q, b_Q, W_K, b_K, W_V, b_V.
+    const std::size_t d = x.shape(1), dk = params.w_q.shape(1), dv = params.w_v.shape(1);
+    if (o.qk_norm) {  // QK-norm's scales start at 1 (or as given) and are trained like the rest
+        if (params.g_q.empty()) params.g_q.assign(dk, 1.0);
+        if (params.g_k.empty()) params.g_k.assign(dk, 1.0);
+    }
+    // Flat views of the parameter tensors, in a fixed order: W_Q, b_Q, W_K, b_K, W_V, b_V (, g_q, g_k).
     std::vector<double> wq(params.w_q.begin(), params.w_q.end()), wk(params.w_k.begin(), params.w_k.end()),
         wv(params.w_v.begin(), params.w_v.end());
     std::vector<std::vector<double>*> flat = {&wq, &params.b_q, &wk, &params.b_k, &wv, &params.b_v};
+    if (o.qk_norm) flat.insert(flat.end(), {&params.g_q, &params.g_k});
     std::vector<std::vector<double>> accumulated;  // the .grad buffers
     accumulated.reserve(flat.size());
     for (const auto* p : flat) accumulated.emplace_back(p->size(), 0.0);
@@ -249,18 +348,18 @@ train_result train_attention(const matrix<double>& x, const matrix<double>& targ
         std::copy(v.begin(), v.end(), m.begin());
         return m;
     };
-    const std::size_t d = x.shape(1), dk = params.w_q.shape(1), dv = params.w_v.shape(1);
     for (std::size_t s = 0; s < o.steps; ++s) {
         matrix<double> t = target;
         if (o.random_target)  // the tutorial's loop: torch.randn(...) inside the loop
             for (auto& a : t) a = targets.normal();
+        const logit_control<double> logits{o.qk_norm, params.g_q, params.g_k, o.softcap};
         const auto f = forward_for_grad(x, as_matrix(wq, d, dk), as_matrix(wk, d, dk), as_matrix(wv, d, dv), params.b_q,
-                                        params.b_k, params.b_v, o.causal, o.scale);
+                                        params.b_k, params.b_v, o.causal, o.scale, nullptr, logits);
         r.losses.push_back(loss_value(loss_kind::mse, f.out, t));
         const gradients<double> g = attention_backward(f, loss_grad(loss_kind::mse, f.out, t));
-        const std::vector<const std::vector<double>*> fresh_ptrs = {nullptr,  &g.d_b_q, nullptr,
-                                                                    &g.d_b_k, nullptr,  &g.d_b_v};
-        const matrix<double>* fresh_w[] = {&g.d_w_q, nullptr, &g.d_w_k, nullptr, &g.d_w_v, nullptr};
+        const std::vector<const std::vector<double>*> fresh_ptrs = {nullptr, &g.d_b_q, nullptr,  &g.d_b_k,
+                                                                    nullptr, &g.d_b_v, &g.d_g_q, &g.d_g_k};
+        const matrix<double>* fresh_w[] = {&g.d_w_q, nullptr, &g.d_w_k, nullptr, &g.d_w_v, nullptr, nullptr, nullptr};
         double norm = 0;
         for (std::size_t k = 0; k < flat.size(); ++k) {
             if (o.zero_grad) std::fill(accumulated[k].begin(), accumulated[k].end(), 0.0);  // optimizer.zero_grad()
@@ -284,8 +383,10 @@ train_result train_attention(const matrix<double>& x, const matrix<double>& targ
     template matrix<T> loss_grad(loss_kind, const matrix<T>&, const matrix<T>&);                                       \
     template forward_cache<T> forward_for_grad(const matrix<T>&, const matrix<T>&, const matrix<T>&, const matrix<T>&, \
                                                const std::vector<T>&, const std::vector<T>&, const std::vector<T>&,    \
-                                               bool, bool, const mask_pattern*);                                       \
-    template gradients<T> attention_backward(const forward_cache<T>&, const matrix<T>&);
+                                               bool, bool, const mask_pattern*, const logit_control<T>&);              \
+    template gradients<T> attention_backward(const forward_cache<T>&, const matrix<T>&);                               \
+    template matrix<T> rms_norm_backward(const matrix<T>&, const std::vector<T>&, const std::vector<T>&,               \
+                                         const matrix<T>&, std::vector<T>&);
 ATTN_INSTANTIATE(float)
 ATTN_INSTANTIATE(double)
 #undef ATTN_INSTANTIATE
