@@ -21,6 +21,7 @@ constexpr double grad_steps_factor = 1.8;  // the gradients are written beside t
 
 void flags_of(flags& f, grad_options& opt) {
     add_run_options(f, opt.run);
+    add_logit_options(f, opt.run.request);
     f.add("--loss", opt.loss, "mse (against a seeded target) | sum (Σ output·G)").show_default();
     f.flag("--check", opt.check, "Finite-difference gradient check in float64");
     f.flag("--sweep", opt.sweep, "Gradient norms of W_Q and W_K with and without √d_k, for growing d_k");

@@ -163,6 +163,9 @@ vars pytorch_vars(const trace& t) {
         ? "~(" + torch_allowed_expr(c.pattern) + ")"
         : "(~(" + torch_allowed_expr(c.pattern) + ") | (" + padding_expr(c, "B, 1") + ")[:, None, :])[:, None]";
     v["loss_expr"] = t.has(step_id::G) ? "(output * G).sum()" : "F.mse_loss(output, target)";
+    // grad: the non-leaf tensors whose .grad the backward steps read (the logit steps' too).
+    v["retained"] = std::string(c.qk_norm ? "Q, K, Q_normed, K_normed" : "Q, K") + ", V" +
+        (c.softcap > 0 ? ", scaled, capped" : "") + ", masked, weights, output";
     v["sdpa_mask"] = sdpa_mask_args(c);
     v["sdpa_q"] = c.rope ? "Q_rot" : c.qk_norm ? "Q_normed" : "Q";
     v["sdpa_k"] = c.rope ? "K_rot" : c.qk_norm ? "K_normed" : "K";

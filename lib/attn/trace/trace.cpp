@@ -32,7 +32,10 @@ constexpr std::pair<step_id, const char*> step_names[] = {
     {step_id::capped_scores, "capped_scores"}, {step_id::masked_scores, "masked_scores"},
     {step_id::weights, "weights"}, {step_id::heads_output, "heads_output"}, {step_id::merged, "merged"},
     {step_id::output, "output"}, {step_id::full_output, "full_output"}, {step_id::target, "target"}, {step_id::G, "G"},
-    {step_id::d_output, "d_output"}, {step_id::d_V, "d_V"}, {step_id::d_P, "d_P"}, {step_id::d_S, "d_S"},
+    {step_id::d_output, "d_output"}, {step_id::d_V, "d_V"}, {step_id::d_P, "d_P"},
+    {step_id::d_capped_scores, "d_capped_scores"}, {step_id::d_S, "d_S"}, {step_id::d_Q_normed, "d_Q_normed"},
+    {step_id::d_K_normed, "d_K_normed"}, {step_id::d_q_norm_weight, "d_q_norm_weight"},
+    {step_id::d_k_norm_weight, "d_k_norm_weight"},
     {step_id::d_Q, "d_Q"}, {step_id::d_K, "d_K"}, {step_id::d_W_Q, "d_W_Q"}, {step_id::d_W_K, "d_W_K"},
     {step_id::d_W_V, "d_W_V"}, {step_id::d_X, "d_X"}};
 // clang-format on
