@@ -25,6 +25,7 @@ struct train_options {
 
 void flags_of(flags& f, train_options& opt) {
     add_run_options(f, opt.run);
+    add_logit_options(f, opt.run.request);
     f.add("--steps", opt.steps, "Training steps").show_default();
     f.add("--lr", opt.lr, "Adam's learning rate (--mistake no-zero-grad: 0.01 unless given)")
         .show_default()
@@ -38,7 +39,7 @@ void flags_of(flags& f, train_options& opt) {
     f.drop({"--init", "--dtype", "--tokens"});
 }
 
-// The inputs, the final parameters (Q = X·W + b) and the loss curve, as .npy.
+// The inputs, the final parameters (Q = X·W + b; g_q, g_k under --qk-norm) and the loss curve, as .npy.
 void save_training(const attn::train_report& report, const attn::step_config& config, const attn::inputs& in,
                    bool with_mistake, const std::string& dir) {
     attn::trace t;
@@ -57,6 +58,10 @@ void save_training(const attn::train_report& report, const attn::step_config& co
     t.steps.push_back(attn::make_step(attn::step_id::b_Q, "", vec(p.b_q)));
     t.steps.push_back(attn::make_step(attn::step_id::b_K, "", vec(p.b_k)));
     t.steps.push_back(attn::make_step(attn::step_id::b_V, "", vec(p.b_v)));
+    if (config.qk_norm) {  // QK-norm's trained scales
+        t.steps.push_back(attn::make_step("g_q", "", vec(p.g_q)));
+        t.steps.push_back(attn::make_step("g_k", "", vec(p.g_k)));
+    }
     t.steps.push_back(attn::make_step("losses", "", vec(report.run.losses)));
     if (with_mistake) t.steps.push_back(attn::make_step("buggy_losses", "", vec(report.buggy.losses)));
     attn::save_trace(t, dir, attn::save_layout::step);

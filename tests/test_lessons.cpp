@@ -298,6 +298,22 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             draw_all(attn::train_document(rep, attn::lessons::embedded("en")));
             CHECK_NOTHROW(attn::render_train_json(rep));
         }
+        // Logit control (#31): grad and train with QK-norm, the soft cap, and both.
+        for (int v = 0; v < 3; ++v) {
+            attn::step_request gl = g;
+            gl.qk_norm = v != 1;
+            gl.softcap = v > 0 ? 2.0 : 0.0;
+            const attn::step_config lc = attn::validate(gl);
+            const attn::inputs lin = attn::make_inputs(lc);
+            attn::grad_options go;
+            go.check = true;
+            render_all(attn::build_grad_trace(lc, lin, go, 4));
+            attn::train_request lt;
+            lt.steps = 5;
+            const auto rep = attn::run_training(lc, lin, lt);
+            draw_all(attn::train_document(rep, attn::lessons::embedded("en")));
+            CHECK_NOTHROW(attn::render_train_json(rep));
+        }
         // no-zero-grad at its own default lr and 200 steps, where the damage shows (verdict_hurt).
         tr.mistake = "no-zero-grad";
         tr.steps = 200;

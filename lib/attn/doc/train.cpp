@@ -41,6 +41,10 @@ doc::document train_document(const train_report& r, const lessons& L) {
     setup.blocks.push_back(doc::banner(L.text("train.banner", {{"config", L.text("train.config", v)}})));
     setup.blocks.push_back(doc::gap());
     setup.blocks.push_back(doc::prose(L.text("train.intro", v)));
+    if (v.count("logits")) {  // --qk-norm, --softcap C: the flags are on, and the scales are trained
+        setup.blocks.push_back(doc::gap());
+        setup.blocks.push_back(doc::prose(L.text("train.logits." + v.at("logits"), v)));
+    }
     if (mistake) {
         setup.title = L.raw(key + ".title");
         setup.blocks.push_back(doc::gap());
@@ -69,6 +73,7 @@ doc::document train_document(const train_report& r, const lessons& L) {
     }
     loss.blocks.push_back(doc::gap());
     loss.blocks.push_back(doc::prose(L.text("train.result", v)));
+    if (v.count("g_q_min")) loss.blocks.push_back(doc::prose(L.text("train.logits.scales", v)));
     if (mistake) {
         loss.blocks.push_back(doc::gap());
         loss.blocks.push_back(doc::prose(L.text(key + ".explain", v)));

@@ -16,10 +16,12 @@ std::string render_train_json(const train_report& r) {
     const step_config& c = r.config;
     std::string out = fmt::format(
         "{{\"config\": {{\"seq_len\": {}, \"d_model\": {}, \"d_k\": {}, \"d_v\": {}, \"seed\": {}, \"mask\": {}, "
-        "\"steps\": {}, \"lr\": {}, \"mistake\": {}}},\n \"losses\": {},\n \"grad_norms\": {},\n \"initial_loss\": {}, "
+        "\"steps\": {}, \"lr\": {}, \"mistake\": {}, \"qk_norm\": {}, \"softcap\": {}}},\n \"losses\": {},\n "
+        "\"grad_norms\": {},\n \"initial_loss\": {}, "
         "\"final_loss\": {}",
         c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.mask)), r.request.steps,
         json_number(r.request.lr, dtype::float64), r.request.mistake.empty() ? "null" : json_string(r.request.mistake),
+        c.qk_norm ? "true" : "false", c.softcap > 0 ? json_number(c.softcap, dtype::float64) : "null",
         list(r.run.losses), list(r.run.grad_norms), json_number(r.run.losses.front(), dtype::float64),
         json_number(r.run.losses.back(), dtype::float64));
     if (!r.request.mistake.empty()) {

@@ -94,6 +94,19 @@ void run_buggy(const step_config& c, const inputs& in, const matrix<double>& tar
     if (req.mistake == "no-zero-grad")
         r.values["verdict"] = fall(r.buggy.losses) < fall(r.run.losses) ? "hurt" : "helped";
 }
+
+// --qk-norm and --softcap C: the flags the run had, and where the trained scales ended.
+void train_logit_values(const step_config& c, train_report& r) {
+    r.values["softcap"] = fmt::format("{}", c.softcap);
+    r.values["logits"] = c.qk_norm && c.softcap > 0 ? "both" : c.qk_norm ? "qk_norm" : "softcap";
+    if (!c.qk_norm) return;
+    for (const auto& [name, g] : {std::pair<const char*, const std::vector<double>*>{"g_q", &r.run.final_params.g_q},
+                                  {"g_k", &r.run.final_params.g_k}}) {
+        const auto [lo, hi] = std::minmax_element(g->begin(), g->end());
+        r.values[std::string(name) + "_min"] = num4(*lo);
+        r.values[std::string(name) + "_max"] = num4(*hi);
+    }
+}
 }  // namespace
 
 train_report run_training(const step_config& c, const inputs& in, const train_request& req) {
@@ -117,6 +130,8 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
     o.steps = req.steps;
     o.lr = req.lr;
     o.causal = c.mask == mask_kind::causal;
+    o.qk_norm = c.qk_norm;  // the scales g_q, g_k trained beside the weights
+    o.softcap = c.softcap;
     r.run = train_attention(in.x, target, p, o, c.seed);
     r.values = {{"steps", std::to_string(req.steps)},
                 {"lr", fmt::format("{:g}", req.lr)},
@@ -129,6 +144,7 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
                 {"d_v", std::to_string(c.d_v)},
                 {"seed", std::to_string(c.seed)},
                 {"mask", name_of(c.mask)}};
+    if (c.qk_norm || c.softcap > 0) train_logit_values(c, r);
     r.symptoms.emplace_back("fall_fixed", fall(r.run.losses));
     if (req.mistake.empty()) return r;
     run_buggy(c, in, target, p, o, r);
