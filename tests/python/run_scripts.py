@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`--format python` under PyTorch: generates the script of every run in a matrix (single head with
 and without a mask, float64, cross-attention with both alignments, d_k != d_v, heads with biases,
-padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad, kv-cache with GQA
+padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad (with QK-norm and the soft cap), kv-cache with GQA
 and MQA, kv-cache --mask window:W for every W from 1 to T, paged with sharing, samples and preemption) and runs each with this interpreter;
 every script must exit 0 and end with "all N steps match". A script whose
 embedded value is changed must exit 1 with MISMATCH (the check can fail). And the JSON contract:
@@ -80,6 +80,11 @@ RUNS = [
     ["grad", "--mask", "causal", "--loss", "sum"],
     ["grad", "--mask", "causal", "--dtype", "float64"],
     ["grad", "--d-k", "3", "--d-v", "5"],
+    # grad through logit control (#31): the scales g_q, g_k as leaves, autograd through tanh and RMSNorm
+    ["grad", "--qk-norm"],
+    ["grad", "--softcap", "0.5", "--loss", "sum"],
+    ["grad", "--qk-norm", "--softcap", "1.5", "--mask", "causal", "--dtype", "float64"],
+    ["grad", "--qk-norm", "--softcap", "2", "--seq-len", "6", "--mask", "window:2", "--d-k", "3", "--d-v", "5"],
     ["kv-cache"],
     ["kv-cache", "--heads", "8", "--kv-heads", "2", "--d-model", "16"],
     ["kv-cache", "--heads", "4", "--kv-heads", "1", "--dtype", "float64"],
@@ -191,6 +196,7 @@ JSON_RUNS = [
     ["heads", "--batch", "2", "--lengths", "4,2", "--mask", "causal", "--bias"],
     ["heads", "--kv-len", "6", "--mask", "causal", "--bias", "--dtype", "float64"],
     ["grad", "--mask", "causal"],
+    ["grad", "--qk-norm", "--softcap", "1", "--mask", "causal", "--dtype", "float64"],
     ["mistake", "no-scale"],
 ]
 INPUTS = {"X", "memory", "W_Q", "W_K", "W_V", "W_O", "target", "G"}
