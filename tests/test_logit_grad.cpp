@@ -3,13 +3,23 @@
 // backward against hand values, and training with the scales as parameters.
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "attn/core/backward.hpp"
+#include "attn/core/error.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/doc/train.hpp"
+#include "attn/doc/walkthrough.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/text.hpp"
+#include "attn/render/width.hpp"
+#include "attn/trace/inputs.hpp"
+#include "attn/trace/trace_grad.hpp"
+#include "attn/trace/train.hpp"
 
 using attn::matrix;
 using Catch::Matchers::WithinAbs;
@@ -89,7 +99,7 @@ TEST_CASE("grad through QK-norm and the soft cap passes the finite-difference ch
         const attn::loss_kind loss = draw % 5 == 0 ? attn::loss_kind::sum : attn::loss_kind::mse;
         INFO("draw " << draw << ": n " << n << ", d_model " << d << ", d_k " << dk << ", d_v " << dv << ", qk_norm "
                      << lc.qk_norm << ", softcap " << lc.softcap << ", causal " << causal);
-        const auto rows = attn::gradient_check(x, wq, wk, wv, target, loss, causal, 1e-6, nullptr, lc);
+        const auto rows = attn::gradient_check(x, wq, wk, wv, target, loss, causal, attn::gradcheck_h, nullptr, lc);
         REQUIRE(rows.size() == (lc.qk_norm ? 6u : 4u));
         if (lc.qk_norm) {
             CHECK(rows[4].name == "g_q");
@@ -148,4 +158,77 @@ TEST_CASE("training with QK-norm trains the scales; the soft cap bounds the scor
     const auto f = attn::forward_for_grad(x, p.w_q, p.w_k, p.w_v, p.b_q, p.b_k, p.b_v, false, true, nullptr, lc);
     CHECK_THAT(r.losses.front(), WithinRel(attn::loss_value(attn::loss_kind::mse, f.out, t), 1e-14));
     for (double c : f.capped) CHECK(std::fabs(c) < 2.0);
+}
+
+namespace {
+attn::trace lgrad_trace(bool qk_norm, double softcap, const char* mask, bool check = false) {
+    attn::step_request r;
+    r.qk_norm = qk_norm, r.softcap = softcap, r.mask = mask;
+    const attn::step_config c = attn::validate(r);
+    attn::grad_options o;
+    o.check = check;
+    return attn::build_grad_trace(c, attn::make_inputs(c), o, 4);
+}
+}  // namespace
+
+TEST_CASE("grad --qk-norm --softcap: the step ids in order, the values each step holds", "[logits][grad]") {
+    for (int v = 0; v < 4; ++v) {
+        const bool qk = v & 1;
+        const double cap = v & 2 ? 1.5 : 0.0;
+        const attn::trace t = lgrad_trace(qk, cap, "causal", true);
+        std::vector<std::string> ids;
+        for (const auto& s : t.steps)
+            if (s.id.rfind("d_", 0) == 0) ids.push_back(s.id);
+        INFO("qk_norm " << qk << ", softcap " << cap);
+        CHECK(ids == attn::grad_step_ids(qk, cap > 0));
+        CHECK(t.gradcheck.size() == (qk ? 6u : 4u));
+        for (const auto& r : t.gradcheck) CHECK(r.max_rel < 1e-6);
+        // The softmax's backward (d_S, or d_capped_scores under the cap): blocked positions exactly 0.
+        const attn::step& sm = t.at(cap > 0 ? "d_capped_scores" : "d_S");
+        CHECK(sm.values.at("blocked") == "3");
+        CHECK(sm.values.at("blocked_zero") == "3");
+        if (cap > 0) {  // d_S = d_capped ⊙ (1 − tanh²(scaled / C)), elementwise
+            const attn::tensor& dc = sm.value;
+            const attn::tensor& ds = t.at("d_S").value;
+            const attn::tensor& sc = t.at("scaled_scores").value;
+            for (std::size_t i = 0; i < ds.size(); ++i) {
+                const double th = std::tanh(sc.data()[i] / cap);
+                CHECK_THAT(ds.data()[i], WithinAbs(dc.data()[i] * (1 - th * th), 1e-6));
+            }
+        }
+        if (qk) CHECK(t.at("d_q_norm_weight").value.shape() == std::vector<std::size_t>{4});  // d_k
+    }
+    CHECK(attn::grad_step_ids(false, false) == attn::grad_step_ids());
+}
+
+TEST_CASE("grad --qk-norm at d_k = 1 is refused in one line", "[logits][grad]") {
+    attn::step_request r;
+    r.qk_norm = true, r.d_k = 1;
+    const attn::step_config c = attn::validate(r);
+    CHECK_THROWS_AS(attn::build_grad_trace(c, attn::make_inputs(c), {}, 4), attn::error);
+}
+
+TEST_CASE("grad and train with --qk-norm --softcap fit 60, 80 and 120 columns in en and zh", "[logits][grad][width]") {
+    const attn::trace t = lgrad_trace(true, 5.0, "causal", true);
+    attn::step_request r;
+    r.qk_norm = true, r.softcap = 5.0;
+    const attn::step_config c = attn::validate(r);
+    attn::train_request tr;
+    tr.steps = 20;
+    const attn::train_report rep = attn::run_training(c, attn::make_inputs(c), tr);
+    for (const char* lang : {"en", "zh"}) {
+        const attn::lessons& L = attn::lessons::embedded(lang);
+        const attn::doc::document d = attn::doc::walkthrough(t, L, {});
+        const attn::doc::document td = attn::train_document(rep, L);
+        for (std::size_t width : {std::size_t{60}, std::size_t{80}, std::size_t{120}}) {
+            attn::text_options o;
+            o.width = width;
+            for (const attn::doc::document* doc : {&d, &td}) {
+                const std::string text = attn::render_text_joined(*doc, o);
+                INFO(lang << " " << width << "\n" << text);
+                std::istringstream in(text);
+                for (std::string line; std::getline(in, line);) CHECK(attn::display_width(line) <= width);
+            }
+        }
+    }
 }

@@ -71,7 +71,9 @@ struct gradients {
 template <class T>
 gradients<T> attention_backward(const forward_cache<T>& f, const matrix<T>& d_output);
 
-// Central finite differences in float64 on every element of one parameter.
+// Central finite differences in float64 on every element of one parameter: the five-point
+// stencil (8(L(w+h) − L(w−h)) − (L(w+2h) − L(w−2h))) / 12h, exact up to O(h⁴).
+inline constexpr double gradcheck_h = 1e-4;
 struct gradcheck_row {
     std::string name;  // "W_Q", …
     double max_abs = 0, max_rel = 0;
@@ -81,7 +83,7 @@ struct gradcheck_row {
 // With QK-norm the rows g_q and g_k (the scales, at logits.g_q / g_k or 1) follow W_Q … X.
 std::vector<gradcheck_row> gradient_check(const matrix<double>& x, const matrix<double>& w_q, const matrix<double>& w_k,
                                           const matrix<double>& w_v, const matrix<double>& target, loss_kind k,
-                                          bool causal, double h = 1e-6, const mask_pattern* pattern = nullptr,
+                                          bool causal, double h = gradcheck_h, const mask_pattern* pattern = nullptr,
                                           const logit_control<double>& logits = {});
 
 // RMSNorm's backward for one row-wise norm y = x̂ ⊙ g, x̂ = x · inv_rms: dx (returned) and dg

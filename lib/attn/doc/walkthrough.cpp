@@ -499,7 +499,7 @@ struct builder {
     // `grad --check`: a row per parameter, then the verdict.
     void gradcheck_page() {
         add(heading(L.raw("grad.check.title")));
-        add(prose(L.text("grad.check.intro", {{"h", "1e-06"}})));
+        add(prose(L.text("grad.check.intro", {{"h", fmt::format("{:g}", gradcheck_h)}})));
         add(gap());
         const double limit = 1e-6;
         bool ok = true;

@@ -186,8 +186,8 @@ trace build_grad_trace(const step_config& c, const inputs& in, const grad_option
     if (o.check) {
         logit_control<double> logits;
         logits.qk_norm = c.qk_norm, logits.softcap = c.softcap;
-        t.gradcheck = gradient_check(in.x, in.w_q, in.w_k, in.w_v, target, o.loss, c.mask == mask_kind::causal, 1e-6,
-                                     &c.pattern, logits);
+        t.gradcheck = gradient_check(in.x, in.w_q, in.w_k, in.w_v, target, o.loss, c.mask == mask_kind::causal,
+                                     gradcheck_h, &c.pattern, logits);
     }
     if (o.sweep) t.grad_sweep = gradient_sweep(4, 16, c.seed);
     return t;
