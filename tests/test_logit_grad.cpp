@@ -201,11 +201,16 @@ TEST_CASE("grad --qk-norm --softcap: the step ids in order, the values each step
     CHECK(attn::grad_step_ids(false, false) == attn::grad_step_ids());
 }
 
-TEST_CASE("grad --qk-norm at d_k = 1 is refused in one line", "[logits][grad]") {
+TEST_CASE("grad --qk-norm at d_k = 1 and train's mistakes with the logit flags are refused", "[logits][grad]") {
     attn::step_request r;
     r.qk_norm = true, r.d_k = 1;
     const attn::step_config c = attn::validate(r);
     CHECK_THROWS_AS(attn::build_grad_trace(c, attn::make_inputs(c), {}, 4), attn::error);
+    r.d_k = 4, r.qk_norm = false, r.softcap = 2;
+    const attn::step_config t = attn::validate(r);
+    attn::train_request tr;
+    tr.steps = 3, tr.mistake = "no-scale";
+    CHECK_THROWS_WITH(attn::run_training(t, attn::make_inputs(t), tr), Catch::Contains("drop --qk-norm and --softcap"));
 }
 
 TEST_CASE("grad and train with --qk-norm --softcap fit 60, 80 and 120 columns in en and zh", "[logits][grad][width]") {

@@ -117,6 +117,8 @@ train_report run_training(const step_config& c, const inputs& in, const train_re
         std::find(train_mistake_ids().begin(), train_mistake_ids().end(), req.mistake) == train_mistake_ids().end())
         throw error("unknown train mistake '" + req.mistake + "': use random-target, no-scale or no-zero-grad");
     if (c.cross()) throw error("train runs self-attention: drop --kv-len");
+    if (!req.mistake.empty() && (c.qk_norm || c.softcap > 0))  // their pages explain the plain layer
+        throw error("train's mistakes run without logit control for now: drop --qk-norm and --softcap");
     train_report r;
     r.config = c;
     r.request = req;
