@@ -69,15 +69,17 @@ step grad_softmax_step(const std::string& id, const forward_cache<T>& f, const m
     return ds;
 }
 
-// --softcap: d_S is now the scaled scores' gradient, d_capped ⊙ tanh′; the smallest slope of the run.
+// --softcap: d_S is now the scaled scores' gradient, d_capped ⊙ tanh′; the smallest slope where
+// a key is not blocked.
 template <class T>
 step grad_softcap_step(const step_config& c, const forward_cache<T>& f, const gradients<T>& g, int precision) {
     const std::size_t n = c.seq_len;
     step s = grad_step("d_S", fmt::format("dC ⊙ (1 - tanh²(S / {})): {} -> {}", c.softcap, sh(n, n), sh(n, n)), g.d_s);
     s.lesson = "logit_grad.d_S";
-    double slope = 1;
-    for (const T v : f.scaled) {
-        const double t = std::tanh(static_cast<double>(v) / c.softcap);
+    double slope = 1;  // over the positions a query may attend (a blocked one's gradient is 0 anyway)
+    for (std::size_t i = 0; i < f.scaled.size(); ++i) {
+        if (std::isinf(f.masked.data()[i])) continue;
+        const double t = std::tanh(static_cast<double>(f.scaled.data()[i]) / c.softcap);
         slope = std::min(slope, 1 - t * t);
     }
     s.values["min_slope"] = format_number(slope, precision);
