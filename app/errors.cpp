@@ -15,7 +15,7 @@ constexpr std::pair<const char*, const char*> param_flags[] = {
     {"heads", "--heads"},       {"kv_heads", "--kv-heads"}, {"layers", "--layers"},   {"block_q", "--block-q"},
     {"block_k", "--block-k"},   {"lengths", "--lengths"},   {"pad_side", "--pad-side"}, {"align", "--align"},
     {"mask", "--mask"},         {"loss", "--loss"},         {"d_ff", "--d-ff"},       {"vocab", "--vocab"},
-    {"kv_latent", "--kv-latent"}, {"rope_dim", "--rope-dim"}};
+    {"kv_latent", "--kv-latent"}, {"rope_dim", "--rope-dim"}, {"devices", "--devices"}};
 // clang-format on
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }

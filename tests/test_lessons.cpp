@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "attn/doc/batching.hpp"
+#include "attn/doc/parallel.hpp"
 #include "attn/doc/serve.hpp"
 #include "attn/doc/paged.hpp"
 #include "attn/render/json_paged.hpp"
@@ -18,7 +19,9 @@
 #include "attn/trace/roofline_report.hpp"
 #include "attn/doc/exercise.hpp"
 #include "attn/render/json_batching.hpp"
+#include "attn/render/json_parallel.hpp"
 #include "attn/render/json_serve.hpp"
+#include "attn/render/python_parallel.hpp"
 #include "attn/trace/batching.hpp"
 #include "attn/trace/exercise.hpp"
 
@@ -928,6 +931,24 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         q.policies = "continuous-chunked";
         serve_all(attn::run_serve(attn::validate_serve(q)));
         fs::remove(trickle);
+    }
+
+    // `attn-explain parallel` in every format: each scheme, causal and not, g < P (Ulysses replicates
+    // K/V heads), P = 1 (no messages), float32; the other schemes that cannot run on the dims.
+    {
+        const attn::lessons& pl = attn::lessons::embedded("en");
+        for (const char* scheme : {"ring", "ulysses", "heads"})
+            for (const char* mask : {"none", "causal"})
+                for (const long devices : {1L, 2L, 4L}) {
+                    attn::parallel_request q;
+                    q.scheme = scheme, q.mask = mask, q.devices = devices, q.seq_len = 16, q.heads = 4;
+                    q.kv_heads = std::string(scheme) == "heads" ? 4 : 2, q.d_model = 16;
+                    q.dtype = devices == 2 ? "float32" : "float64";
+                    const attn::parallel_report r = attn::run_parallel(attn::validate_parallel(q));
+                    draw_all(attn::parallel_document(r, pl));
+                    CHECK_NOTHROW(attn::render_parallel_json(r));
+                    CHECK_NOTHROW(attn::render_parallel_python(r, pl));
+                }
     }
 
     // `attn-explain roofline`: every sentence its numbers can choose — decode memory-bound with no
