@@ -234,6 +234,19 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     break;
                 }
                 case 30: want = std::sqrt(after(q.prompt, "d_head = ")); break;  // |q·k| ≤ d, over √d
+                case 31:  // ring: each device sends its K and V block, (n/P)·g·d_head, P − 1 times, bfloat16
+                case 32:  // Ulysses: Q and O (h/P heads) and K, V (g/P heads) of (n/P) rows to P − 1 peers
+                case 33: {  // tensor parallel: a ring all-reduce sends 2(P − 1) chunks of n·d_model/P
+                    const double P = after(q.prompt, "P = "), n = after(q.prompt, "n = ");
+                    const double h = v == 31 ? 0 : after(q.prompt, "h = "), g = v == 33 ? 0 : after(q.prompt, "g = ");
+                    const double dh = after(q.prompt, "d_head = ");
+                    const double rows = n / P, sent = P - 1;
+                    want = v == 31 ? sent * rows * 2 * g * dh * 2
+                        : v == 32  ? sent * rows * (2 * (h / P) + 2 * (g / P)) * dh * 2
+                                   : 2 * sent * n * (h * dh) / P * 2;
+                    want /= 1048576.0;
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -288,7 +301,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     std::set<std::string> ids;
     const std::set<std::string> subjects = {
         "scaling", "masks",     "projections", "heads",  "kvcache", "memory",   "complexity",     "einsum", "softmax",
-        "shapes",  "positions", "batching",    "sparse", "serving", "roofline", "flash-backward", "logits"};
+        "shapes",  "positions", "batching",    "sparse", "serving", "roofline", "flash-backward", "logits", "parallel"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -307,7 +320,7 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         const std::string sub = word_after(q.command, "attn-explain");
         const std::set<std::string> subcommands = {"step",  "heads",    "mistake",   "mistakes", "mask",
                                                    "drill", "variant",  "positions", "kv-cache", "flash",
-                                                   "cost",  "batching", "paged",     "roofline"};
+                                                   "cost",  "batching", "paged",     "roofline", "parallel"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {

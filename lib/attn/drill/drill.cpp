@@ -14,6 +14,7 @@
 #include "attn/trace/config.hpp"
 #include "attn/core/error.hpp"
 #include "attn/core/masks.hpp"
+#include "attn/core/parallel.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/core/flash_backward.hpp"
 #include "attn/core/positions.hpp"
@@ -26,9 +27,9 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes",  "numeric",  "concepts",       "bugs",     "masks",
-                                                   "heads",   "scaling",  "positions",      "batching", "sparse",
-                                                   "serving", "roofline", "flash-backward", "logits",   "all"};
+    static const std::vector<std::string> names = {
+        "shapes",   "numeric", "concepts", "bugs",     "masks",          "heads",  "scaling",  "positions",
+        "batching", "sparse",  "serving",  "roofline", "flash-backward", "logits", "parallel", "all"};
     return names;
 }
 
@@ -623,6 +624,44 @@ void draw_qk_norm_bound(rng& g, numeric_draw& d) {
     round_to(d, std::sqrt(static_cast<double>(dh)), 2, 0.005);
 }
 
+// ---- parallel: one attention on P devices (core/parallel.hpp), bfloat16 ---------------------
+
+// The large-ish dims a parallel question draws: P, n (a multiple of 2P), h, g (P | g), d_head.
+parallel::dims draw_parallel_dims(rng& g, numeric_draw& d) {
+    parallel::dims m;
+    m.devices = pick(g, {2, 4, 8});
+    m.n = std::size_t{1024} * pick(g, {8, 16, 32, 64, 128});
+    m.heads = pick(g, {16, 32, 64});
+    m.kv_heads = std::max<std::size_t>(m.devices, pick(g, {4, 8, 16}));
+    const std::size_t dh = pick(g, {64, 128});
+    m.d_model = m.heads * dh;
+    d.v["P"] = std::to_string(m.devices);
+    d.v["n"] = std::to_string(m.n);
+    d.v["h"] = std::to_string(m.heads);
+    d.v["g"] = std::to_string(m.kv_heads);
+    d.v["d_head"] = std::to_string(dh);
+    d.v["d_model"] = std::to_string(m.d_model);
+    return m;
+}
+
+// 31: ring attention's bytes sent per device: 2(P−1)·(n/P)·g·d_head·2, in MiB
+void draw_ring_bytes(rng& g, numeric_draw& d) {
+    size_in_mib(d, parallel::cost_of(parallel::scheme::ring, draw_parallel_dims(g, d), 2).bytes_per_device / 1048576.0,
+                1);
+}
+
+// 32: Ulysses' bytes sent per device (P | g): (P−1)·(n/P)·d_head·(2h/P + 2g/P)·2, in MiB
+void draw_ulysses_bytes(rng& g, numeric_draw& d) {
+    size_in_mib(
+        d, parallel::cost_of(parallel::scheme::ulysses, draw_parallel_dims(g, d), 2).bytes_per_device / 1048576.0, 1);
+}
+
+// 33: tensor parallel's ring all-reduce of Y, bytes sent per device: 2(P−1)·(n·d_model/P)·2, in MiB
+void draw_tp_allreduce_bytes(rng& g, numeric_draw& d) {
+    size_in_mib(d, parallel::cost_of(parallel::scheme::heads, draw_parallel_dims(g, d), 2).bytes_per_device / 1048576.0,
+                1);
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -662,6 +701,9 @@ constexpr numeric_generator numeric_generators[] = {
     {"logits",     draw_softcap},
     {"logits",     draw_rms_norm},
     {"logits",     draw_qk_norm_bound},
+    {"parallel",   draw_ring_bytes},
+    {"parallel",   draw_ulysses_bytes},
+    {"parallel",   draw_tp_allreduce_bytes},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
