@@ -267,13 +267,6 @@ std::vector<std::size_t> par_spans(const std::vector<std::size_t>& pos) {
     return out;
 }
 
-std::string par_span_text(const std::vector<std::size_t>& spans) {
-    std::string out;
-    for (std::size_t i = 0; i + 1 < spans.size(); i += 2)
-        out += fmt::format("{}{}-{}", out.empty() ? "" : ",", spans[i], spans[i + 1] - 1);
-    return out;
-}
-
 // The causal pairs (query i, key j ≤ i) between two position lists, times heads.
 double par_causal_pairs(const std::vector<std::size_t>& q, const std::vector<std::size_t>& k, std::size_t heads) {
     double c = 0;
@@ -321,9 +314,9 @@ void par_ring(result& r, const inputs& in, const dims& d) {
             ds.acc0 = static_cast<double>(st[p].acc[0]);
             rd.devices.push_back(ds);
             if (round_i + 1 < P) {
-                const std::string chunk = par_span_text(par_spans(pos[src]));
-                rd.messages.push_back({p, (p + 1) % P, "K rows " + chunk, k[src].a.size()});
-                rd.messages.push_back({p, (p + 1) % P, "V rows " + chunk, v[src].a.size()});
+                const std::vector<std::size_t> spans = par_spans(pos[src]);
+                rd.messages.push_back({p, (p + 1) % P, 'K', spans, 0, 0, 0, 0, k[src].a.size()});
+                rd.messages.push_back({p, (p + 1) % P, 'V', spans, 0, 0, 0, 0, v[src].a.size()});
             }
         }
         r.rounds.push_back(std::move(rd));
@@ -388,11 +381,10 @@ void par_ulysses(result& r, const inputs& in, const dims& d) {
             const par_mat<T> ks = par_cols(k[src], g0 * dh, g1 * dh), vs = par_cols(v[src], g0 * dh, g1 * dh);
             par_put_rows(qh, qs, src * b), par_put_rows(kh, ks, src * b), par_put_rows(vh, vs, src * b);
             if (src == dst) continue;
-            const std::string rows = fmt::format("rows {}-{}", src * b, (src + 1) * b - 1);
-            in_a2a.messages.push_back(
-                {src, dst, fmt::format("Q heads {}-{} {}", dst * hl, (dst + 1) * hl - 1, rows), qs.a.size()});
-            in_a2a.messages.push_back({src, dst, fmt::format("K head {}-{} {}", g0, g1 - 1, rows), ks.a.size()});
-            in_a2a.messages.push_back({src, dst, fmt::format("V head {}-{} {}", g0, g1 - 1, rows), vs.a.size()});
+            const std::vector<std::size_t> rows = {src * b, (src + 1) * b};
+            in_a2a.messages.push_back({src, dst, 'Q', rows, dst * hl, (dst + 1) * hl, 0, 0, qs.a.size()});
+            in_a2a.messages.push_back({src, dst, 'K', rows, g0, g1, 0, 0, ks.a.size()});
+            in_a2a.messages.push_back({src, dst, 'V', rows, g0, g1, 0, 0, vs.a.size()});
         }
         in_a2a.devices.push_back(par_step(dst, {0, d.n}, {0, d.n}, dst * hl, (dst + 1) * hl, g0, g1));
         par_online<T> st(d.n, hl, dh);
@@ -416,9 +408,7 @@ void par_ulysses(result& r, const inputs& in, const dims& d) {
                 }
             if (src != p)
                 out_a2a.messages.push_back(
-                    {src, p,
-                     fmt::format("O heads {}-{} rows {}-{}", src * hl, (src + 1) * hl - 1, p * b, (p + 1) * b - 1),
-                     part.a.size()});
+                    {src, p, 'O', {p * b, (p + 1) * b}, src * hl, (src + 1) * hl, 0, 0, part.a.size()});
         }
         out_a2a.devices.push_back(par_step(p, {p * b, (p + 1) * b}, {}, 0, d.heads, 0, 0));
         par_place(r.output, par_out_proj(o, in.w_o, 0), par_range(p * b, (p + 1) * b));
@@ -439,7 +429,7 @@ void par_all_reduce(result& r, std::vector<par_mat<T>>& y, const dims& d) {
                 for (std::size_t i = 0; i < d.n; ++i)
                     for (std::size_t j = c * w; j < (c + 1) * w; ++j)
                         y[to].at(i, j) = half == 0 ? y[to].at(i, j) + snapshot[p].at(i, j) : snapshot[p].at(i, j);
-                rd.messages.push_back({p, to, fmt::format("Y cols {}-{}", c * w, (c + 1) * w - 1), d.n * w});
+                rd.messages.push_back({p, to, 'Y', {0, d.n}, 0, 0, c * w, (c + 1) * w, d.n * w});
                 rd.devices.push_back(par_step(p, {0, d.n}, {}, 0, 0, 0, 0));
             }
             r.rounds.push_back(std::move(rd));

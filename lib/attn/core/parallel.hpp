@@ -51,7 +51,11 @@ const char* phase_name(phase p);
 
 struct message {
     std::size_t from = 0, to = 0;
-    std::string what;  // "K,V chunk 3", "Q heads 2-3 rows 0-3", "Y cols 4-7"
+    char tensor = 'K';  // 'Q', 'K', 'V', 'O' (a head's output) or 'Y' (a partial output)
+    std::vector<std::size_t> rows;  // positions carried, as [from, to) pairs (empty: every row)
+    std::size_t head_from = 0, head_to = 0;  // heads carried [from, to) (Q, O: query heads; K, V under
+        // Ulysses: K/V heads); equal: every head
+    std::size_t col_from = 0, col_to = 0;  // Y: its columns [from, to); equal: every column
     std::size_t elements = 0;
 };
 

@@ -91,11 +91,23 @@ doc::block par_devices_table(const parallel::round& rd, const lessons& L, bool r
                       std::string("rllr") + (causal ? "r" : "") + (ring ? "rr" : "") + "r");
 }
 
+// "K rows 0–3", "Q heads 2–3 rows 4–7", "Y cols 4–7": what a message carries, in the lessons' words.
+std::string par_what(const parallel::message& m, const lessons& L) {
+    std::string out(1, m.tensor);
+    if (m.head_to > m.head_from)
+        out += " " + L.text("parallel.msg_heads", {{"heads", par_heads_text(m.head_from, m.head_to)}});
+    if (m.col_to > m.col_from)
+        out += " " + L.text("parallel.msg_cols", {{"cols", par_heads_text(m.col_from, m.col_to)}});
+    else
+        out += " " + L.text("parallel.msg_rows", {{"rows", par_spans_text(m.rows)}});
+    return out;
+}
+
 doc::block par_messages_table(const parallel::round& rd, const lessons& L, std::size_t b) {
     std::vector<std::vector<std::string>> rows;
     for (const parallel::message& m : rd.messages)
-        rows.push_back(
-            {fmt::format("{} → {}", m.from, m.to), m.what, fmt::format("{}", static_cast<double>(m.elements * b))});
+        rows.push_back({fmt::format("{} → {}", m.from, m.to), par_what(m, L),
+                        fmt::format("{}", static_cast<double>(m.elements * b))});
     return doc::table({L.raw("parallel.col_route"), L.raw("parallel.col_what"), L.raw("parallel.col_bytes")},
                       std::move(rows), "llr");
 }

@@ -30,9 +30,11 @@ std::string par_json_round(const parallel::round& rd, std::size_t b) {
     for (const parallel::device_step& s : rd.devices)
         devices += (devices.empty() ? "" : ", ") + par_json_device(s, ring);
     for (const parallel::message& m : rd.messages)
-        messages +=
-            fmt::format("{}{{\"from\": {}, \"to\": {}, \"what\": {}, \"elements\": {}, \"bytes\": {}}}",
-                        messages.empty() ? "" : ", ", m.from, m.to, json_string(m.what), m.elements, m.elements * b);
+        messages += fmt::format(
+            "{}{{\"from\": {}, \"to\": {}, \"tensor\": \"{}\", \"rows\": {}, \"heads\": [{}, {}], "
+            "\"cols\": [{}, {}], \"elements\": {}, \"bytes\": {}}}",
+            messages.empty() ? "" : ", ", m.from, m.to, m.tensor, par_json_list(m.rows), m.head_from, m.head_to,
+            m.col_from, m.col_to, m.elements, m.elements * b);
     return fmt::format("{{\"phase\": {}, \"index\": {}, \"devices\": [{}], \"messages\": [{}]}}",
                        json_string(parallel::phase_name(rd.phase)), rd.index, devices, messages);
 }
