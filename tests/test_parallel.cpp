@@ -182,3 +182,10 @@ TEST_CASE("parallel: the python script runs each scheme on torch.distributed wit
         CHECK(last.substr(last.rfind('\n') + 1) == "all devices match");
     }
 }
+
+TEST_CASE("parallel: a causal ring over an odd sequence says no device count works", "[parallel]") {
+    const test::command_result r =
+        test::capture(std::string(ATTN_EXE) + " parallel --scheme ring --devices 3 --seq-len 9 --mask causal 2>&1");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("odd sequence length") && !Catch::Contains("none"));
+}

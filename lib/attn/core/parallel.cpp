@@ -81,7 +81,10 @@ std::string check_dims(scheme s, const dims& d) {
                                d.heads, d.kv_heads);
             break;
     }
-    return need + ": devices " + par_valid_list(s, d) + " would work";
+    const std::string valid = par_valid_list(s, d);
+    if (valid == "none")  // only the causal ring's 2P chunks of an odd seq_len: P = 1 fits the rest
+        return need + ": no device count works with an odd sequence length: give an even one";
+    return need + ": devices " + valid + " would work";
 }
 
 std::size_t ring_chunk_len(const dims& d) { return d.n / (d.causal ? 2 * d.devices : d.devices); }
