@@ -504,3 +504,89 @@ tiny_stream_result tiny_streaming_eval(const tiny_model& m, const std::vector<in
 }
 
 }  // namespace attn
+
+namespace attn {
+
+namespace {
+
+void tiny_masked_check(const tiny_model& m, const std::vector<int>& tokens, const std::vector<std::size_t>& positions,
+                       const std::vector<char>& allowed) {
+    const tiny_config& c = m.c;
+    const std::size_t n = tokens.size();
+    if (positions.size() != n || allowed.size() != n * n)
+        throw error("the masked forward pass needs one position per token and an n × n mask");
+    for (std::size_t i = 0; i < n; ++i) {
+        if (tokens[i] < 0 || static_cast<std::size_t>(tokens[i]) >= c.vocab)
+            throw error(fmt::format("token {} is outside the model's vocabulary 0 … {}", tokens[i], c.vocab - 1));
+        if (c.positions != position_kind::rope && c.positions != position_kind::none && positions[i] >= c.seq_len)
+            throw error(fmt::format("position {} is past the model's {} positions", positions[i], c.seq_len));
+        if (std::find(allowed.begin() + static_cast<long>(i * n), allowed.begin() + static_cast<long>((i + 1) * n),
+                      char{1}) == allowed.begin() + static_cast<long>((i + 1) * n))
+            throw error(fmt::format("mask row {} allows no key", i));
+    }
+}
+
+// One layer of the masked pass: x [n, D] → x + Z·W_O.
+void tiny_masked_layer(const tiny_model& m, std::size_t l, vec& x, const std::vector<std::size_t>& positions,
+                       const std::vector<char>& allowed) {
+    const tiny_config& c = m.c;
+    const std::size_t n = positions.size(), D = c.d_model, H = c.heads, dh = c.d_head();
+    const double sc = score_scale(c);
+    vec q(n * D), k(n * D), v(n * D), z(n * D, 0.0), srow(n);
+    matmul_into(x.data(), m.wq[l].data(), q.data(), n, D, D, false);
+    matmul_into(x.data(), m.wk[l].data(), k.data(), n, D, D, false);
+    matmul_into(x.data(), m.wv[l].data(), v.data(), n, D, D, false);
+    if (c.qk_norm) {
+        tiny_qk_norm(q.data(), m.q_norm[l], n, c, nullptr, nullptr);
+        tiny_qk_norm(k.data(), m.k_norm[l], n, c, nullptr, nullptr);
+    }
+    if (c.positions == position_kind::rope)
+        for (std::size_t t = 0; t < n; ++t)
+            for (std::size_t h = 0; h < H; ++h) {
+                tiny_rope_head(&q[t * D + h * dh], dh, positions[t], false);
+                tiny_rope_head(&k[t * D + h * dh], dh, positions[t], false);
+            }
+    for (std::size_t hh = 0; hh < H; ++hh) {
+        const std::size_t o = hh * dh;
+        for (std::size_t t = 0; t < n; ++t) {
+            double mx = -1e300;
+            for (std::size_t s = 0; s < n; ++s) {
+                if (!allowed[t * n + s]) continue;
+                double d = 0;
+                for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * D + o + e];
+                srow[s] = tiny_cap(d * sc, c);
+                mx = std::max(mx, srow[s]);
+            }
+            double sum = 0;
+            for (std::size_t s = 0; s < n; ++s)
+                if (allowed[t * n + s]) sum += (srow[s] = std::exp(srow[s] - mx));
+            for (std::size_t s = 0; s < n; ++s) {
+                if (!allowed[t * n + s]) continue;
+                const double w = srow[s] / sum;
+                for (std::size_t e = 0; e < dh; ++e) z[t * D + o + e] += w * v[s * D + o + e];
+            }
+        }
+    }
+    matmul_into(z.data(), m.wo[l].data(), x.data(), n, D, D, true);
+}
+
+}  // namespace
+
+std::vector<double> tiny_forward_masked(const tiny_model& m, const std::vector<int>& tokens,
+                                        const std::vector<std::size_t>& positions, const std::vector<char>& allowed) {
+    tiny_masked_check(m, tokens, positions, allowed);
+    const tiny_config& c = m.c;
+    const std::size_t n = tokens.size(), D = c.d_model, V = c.vocab;
+    const bool table = c.positions == position_kind::learned || c.positions == position_kind::sinusoidal;
+    vec x(n * D);
+    for (std::size_t t = 0; t < n; ++t)
+        for (std::size_t i = 0; i < D; ++i)
+            x[t * D + i] =
+                m.embed[static_cast<std::size_t>(tokens[t]) * D + i] + (table ? m.pos[positions[t] * D + i] : 0.0);
+    for (std::size_t l = 0; l < c.layers; ++l) tiny_masked_layer(m, l, x, positions, allowed);
+    vec logits(n * V);
+    matmul_into(x.data(), m.unembed.data(), logits.data(), n, D, V, false);
+    return logits;
+}
+
+}  // namespace attn

@@ -75,6 +75,16 @@ struct tiny_forward {
 };
 tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& tokens);
 
+// The forward pass over any n tokens with explicit position ids and an explicit attention mask
+// (speculative decoding's tree: each candidate sees the prompt and its own ancestors). Token i
+// takes the position row pos[positions[i]] (learned, sinusoidal) or is rotated at positions[i]
+// (rope); query i attends key j only where allowed[i·n + j] ≠ 0 (c.causal is not used; every row
+// must allow at least one key). Returns the logits [n, V]. With the causal mask and positions
+// 0 … T − 1 it is tiny_forward_pass's logits. Throws attn::error on a token outside the
+// vocabulary, a position past the model's table (learned, sinusoidal) or an empty mask row.
+std::vector<double> tiny_forward_masked(const tiny_model& m, const std::vector<int>& tokens,
+                                        const std::vector<std::size_t>& positions, const std::vector<char>& allowed);
+
 // Cross-entropy of one sequence: targets[t] < 0 is not scored. Adds `weight`·d(loss + λ·z)/dθ
 // into `grad` (when non-null), z = Σ (log Z)² over the scored positions (λ = z_loss). Returns
 // Σ −log p over scored positions (the cross-entropy alone); counts scored and correct
