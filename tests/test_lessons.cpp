@@ -10,6 +10,7 @@
 #include "attn/doc/batching.hpp"
 #include "attn/doc/parallel.hpp"
 #include "attn/doc/serve.hpp"
+#include "attn/doc/speculative.hpp"
 #include "attn/doc/paged.hpp"
 #include "attn/render/json_paged.hpp"
 #include "attn/render/python_paged.hpp"
@@ -22,6 +23,7 @@
 #include "attn/render/json_parallel.hpp"
 #include "attn/render/json_serve.hpp"
 #include "attn/render/python_parallel.hpp"
+#include "attn/render/json_speculative.hpp"
 #include "attn/trace/batching.hpp"
 #include "attn/trace/exercise.hpp"
 
@@ -949,6 +951,22 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                     CHECK_NOTHROW(attn::render_parallel_json(r));
                     CHECK_NOTHROW(attn::render_parallel_python(r, pl));
                 }
+    }
+
+    // `attn-explain speculative`: a trained chain (greedy: the chain's length page, the trained
+    // models' sentence), an untrained sampled tree (the tree's length page, the untrained sentence,
+    // the residual and bonus rows), in en and zh.
+    for (const char* lang : {"en", "zh"}) {
+        const attn::lessons& xl = attn::lessons::embedded(lang);
+        attn::spec_request q;
+        q.rounds = 10, q.steps = 20;
+        for (int k = 0; k < 3; ++k) {
+            if (k == 1) q = {}, q.tree = "2,2,1", q.accept = "sample", q.untrained = true, q.rounds = 10;
+            if (k == 2) q.tree = "", q.chain = 3, q.chain_given = true, q.seed = 1;
+            const attn::spec_report r = attn::run_speculative(attn::validate_speculative(q));
+            draw_all(attn::speculative_document(r, xl));
+            CHECK_NOTHROW(attn::render_speculative_json(r));
+        }
     }
 
     // `attn-explain roofline`: every sentence its numbers can choose — decode memory-bound with no

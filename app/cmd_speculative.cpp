@@ -1,0 +1,54 @@
+// `attn-explain speculative`: a draft model's chain or tree of candidates verified by the target in
+// one tree-masked forward pass, accepted greedily or by speculative sampling, with the expected
+// accepted length beside the measured one.
+#include "attn/core/error.hpp"
+#include "attn/doc/speculative.hpp"
+#include "attn/render/json_speculative.hpp"
+#include "attn/trace/speculative.hpp"
+#include "registry.hpp"
+
+namespace app {
+namespace {
+
+void spec_flags(flags& f, attn::spec_request& r) {
+    f.add("--chain", r.chain, "The draft proposes a chain of K candidates (default 4)").value_name("K");
+    f.add("--tree", r.tree, "A tree of candidates: branches per depth, e.g. 2,2,1").value_name("B1,B2,...");
+    f.add("--accept", r.accept, "greedy | sample").show_default();
+    f.flag("--untrained", r.untrained, "Random models instead of trained ones");
+    f.add("--seed", r.seed, "Seed of the language, the models and the rounds").show_default();
+    f.add("--prompt-len", r.prompt_len, "Tokens of the prompt").show_default();
+    f.add("--rounds", r.rounds, "Rounds measured for the accepted length").show_default();
+    f.add("--steps", r.steps, "Training steps of each model").show_default();
+    f.add("--target-d-model", r.target_d_model, "The target's width").show_default();
+    f.add("--target-heads", r.target_heads, "The target's heads").show_default();
+    f.add("--target-layers", r.target_layers, "The target's layers").show_default();
+    f.add("--draft-d-model", r.draft_d_model, "The draft's width").show_default();
+    f.add("--draft-heads", r.draft_heads, "The draft's heads").show_default();
+    f.add("--draft-layers", r.draft_layers, "The draft's layers").show_default();
+    f.after_parse([&r](const flags& parsed) { r.chain_given = parsed.given("--chain"); });
+}
+
+std::optional<attn::spec_report> spec_run(const attn::spec_request& r, run_context&) {
+    return attn::run_speculative(attn::validate_speculative(r));
+}
+
+attn::doc::document spec_page(const attn::spec_report& r, const run_context& ctx) {
+    return attn::speculative_document(r, ctx.L());
+}
+std::string spec_json(const attn::spec_report& r, const run_context&) { return attn::render_speculative_json(r); }
+
+report_spec<attn::spec_request, attn::spec_report> spec() {
+    auto s = spec_about<report_spec<attn::spec_request, attn::spec_report>>(
+        "speculative", "Speculative decoding: a draft's tree of guesses verified in one masked pass", 164,
+        pages_and_json, pages, {{""}, {"--tree 2,2,1 --accept sample"}, {"--chain 6 --accept sample --untrained"}});
+    s.flags = spec_flags;
+    s.size = nullptr;
+    s.run = spec_run;
+    s.page = spec_page;
+    s.json = spec_json;
+    return s;
+}
+const registrar registered(spec());
+
+}  // namespace
+}  // namespace app
