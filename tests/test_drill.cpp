@@ -247,6 +247,29 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     want /= 1048576.0;
                     break;
                 }
+                case 34: {  // 1 + α + … + α^K: K, then α
+                    const double k = after(q.prompt, "K = "), a = after(q.prompt, "α = ");
+                    for (int i = 0; i <= static_cast<int>(k); ++i) want += std::pow(a, i);
+                    break;
+                }
+                case 35:
+                case 36: {  // per depth: count = product of branchings; entries P + d + 1; position P + depth
+                    const std::string tree = q.prompt.substr(q.prompt.find("branching ") + 10);
+                    std::vector<double> b;
+                    for (std::size_t at = 0; std::isdigit(static_cast<unsigned char>(tree[at])); at += 2)
+                        b.push_back(tree[at] - '0');
+                    const double P = after(q.prompt, "P = ");
+                    double level = 1, first = 0;
+                    const double i = v == 36 ? after(q.prompt, "candidate c") : 0;
+                    for (std::size_t d = 0; d < b.size(); ++d) {
+                        level *= b[d];
+                        if (v == 35) want += level * (P + static_cast<double>(d) + 1);
+                        else if (i >= first && i < first + level)
+                            want = P + static_cast<double>(d);
+                        first += level;
+                    }
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -299,9 +322,10 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     const auto concepts = attn::drill::concept_bank(L());
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
-    const std::set<std::string> subjects = {
-        "scaling", "masks",     "projections", "heads",  "kvcache", "memory",   "complexity",     "einsum", "softmax",
-        "shapes",  "positions", "batching",    "sparse", "serving", "roofline", "flash-backward", "logits", "parallel"};
+    const std::set<std::string> subjects = {"scaling",        "masks",      "projections", "heads",      "kvcache",
+                                            "memory",         "complexity", "einsum",      "softmax",    "shapes",
+                                            "positions",      "batching",   "sparse",      "serving",    "roofline",
+                                            "flash-backward", "logits",     "parallel",    "speculative"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -318,9 +342,9 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
         // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
         const std::string sub = word_after(q.command, "attn-explain");
-        const std::set<std::string> subcommands = {"step",  "heads",    "mistake",   "mistakes", "mask",
-                                                   "drill", "variant",  "positions", "kv-cache", "flash",
-                                                   "cost",  "batching", "paged",     "roofline", "parallel"};
+        const std::set<std::string> subcommands = {"step",    "heads",     "mistake",  "mistakes",   "mask", "drill",
+                                                   "variant", "positions", "kv-cache", "flash",      "cost", "batching",
+                                                   "paged",   "roofline",  "parallel", "speculative"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {

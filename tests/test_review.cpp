@@ -219,6 +219,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"serving", {"cost --kv-dtype", "cost --layers", "kv-cache --kv-dtype", "paged"}},
         {"roofline", {"roofline"}},
         {"flash-backward", {"flash --backward"}},
+        {"speculative", {"speculative"}},
         {"logits", {"step --qk-norm", "step --softcap", "heads --qk-norm", "heads --softcap"}},
         {"parallel", {"parallel"}},
         {"sparse",

@@ -23,13 +23,14 @@
 #include "attn/core/roofline.hpp"
 #include "attn/core/serving.hpp"
 #include "attn/core/shapes.hpp"
+#include "attn/core/speculative.hpp"
 
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
     static const std::vector<std::string> names = {
-        "shapes",   "numeric", "concepts", "bugs",     "masks",          "heads",  "scaling",  "positions",
-        "batching", "sparse",  "serving",  "roofline", "flash-backward", "logits", "parallel", "all"};
+        "shapes", "numeric", "concepts", "bugs",           "masks",  "heads",    "scaling",     "positions", "batching",
+        "sparse", "serving", "roofline", "flash-backward", "logits", "parallel", "speculative", "all"};
     return names;
 }
 
@@ -662,6 +663,56 @@ void draw_tp_allreduce_bytes(rng& g, numeric_draw& d) {
                 1);
 }
 
+// ---- speculative: a draft's tree verified in one pass (core/speculative.hpp) ----------------
+
+// A tree of two or three depths, 1 … 3 branches each, as "2,3" and its candidates.
+std::vector<std::size_t> spec_drill_tree(rng& g, numeric_draw& d) {
+    std::vector<std::size_t> b(2 + g.below(2));
+    for (std::size_t& x : b) x = 1 + g.below(3);
+    std::string text;
+    for (std::size_t x : b) text += (text.empty() ? "" : ",") + std::to_string(x);
+    d.v["tree"] = text;
+    d.v["p"] = std::to_string(2 + g.below(7));
+    return b;
+}
+
+// 34: expected tokens per round of a chain of K at acceptance rate α: (1 − α^(K+1)) / (1 − α)
+void draw_spec_expected(rng& g, numeric_draw& d) {
+    std::size_t k = 0;
+    double alpha = 0;
+    do {  // α = 0.5 and 0.75 give dyadic sums, some of them halfway at two decimals
+        k = 2 + g.below(7);
+        alpha = static_cast<double>(pick(g, {50, 60, 70, 75, 80, 85, 90})) / 100;
+    } while (rounding_tie(spec_expected_tokens(alpha, k), 2));
+    d.v["k"] = std::to_string(k);
+    d.v["alpha"] = num_text(alpha, 2);
+    round_to(d, spec_expected_tokens(alpha, k), 2, 0.01);
+}
+
+// 35: the allowed entries of a tree mask's candidate rows (prompt P): each candidate sees P + depth + 1
+void draw_spec_mask_entries(rng& g, numeric_draw& d) {
+    const std::vector<std::size_t> b = spec_drill_tree(g, d);
+    const std::size_t P = std::stoul(d.v["p"]);
+    const spec_tree t = spec_tree_of(b);
+    const std::vector<char> m = spec_mask(t, P);
+    const std::size_t n = P + t.size();
+    d.answer = static_cast<double>(std::count(m.begin() + static_cast<long>(P * n), m.end(), char{1}));
+    d.v["n"] = std::to_string(t.size());
+    d.decimals = 0;
+}
+
+// 36: the position id of candidate c_i (breadth-first) of a tree after a prompt of P tokens
+void draw_spec_position(rng& g, numeric_draw& d) {
+    const std::vector<std::size_t> b = spec_drill_tree(g, d);
+    const std::size_t P = std::stoul(d.v["p"]);
+    const spec_tree t = spec_tree_of(b);
+    const std::size_t i = g.below(t.size());
+    d.v["i"] = std::to_string(i);
+    d.v["depth"] = std::to_string(t.depth[i]);
+    d.answer = static_cast<double>(spec_positions(t, P)[P + i]);
+    d.decimals = 0;
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -704,6 +755,9 @@ constexpr numeric_generator numeric_generators[] = {
     {"parallel",   draw_ring_bytes},
     {"parallel",   draw_ulysses_bytes},
     {"parallel",   draw_tp_allreduce_bytes},
+    {"speculative", draw_spec_expected},
+    {"speculative", draw_spec_mask_entries},
+    {"speculative", draw_spec_position},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
