@@ -32,6 +32,22 @@ std::optional<attn::spec_report> spec_run(const attn::spec_request& r, run_conte
     return attn::run_speculative(attn::validate_speculative(r));
 }
 
+// The mask (a row of P + N per candidate), the tree, check and acceptance rows, before anything is
+// computed; the rounds write nothing one by one (N ≤ 48, P ≤ 8: small whatever the flags).
+output_size spec_size(const attn::spec_request& r, const run_context&) {
+    attn::spec_config c;
+    try {
+        c = attn::validate_speculative(r);
+    } catch (const attn::error&) {
+        return {};  // the run says what is wrong
+    }
+    const double n = static_cast<double>(attn::spec_tree_nodes(c.branching)), p = static_cast<double>(c.prompt_len);
+    output_size s;
+    s.values = (p + n) * n + 24 * n + p + 16;
+    s.smaller = "--tree";
+    return s;
+}
+
 attn::doc::document spec_page(const attn::spec_report& r, const run_context& ctx) {
     return attn::speculative_document(r, ctx.L());
 }
@@ -42,7 +58,7 @@ report_spec<attn::spec_request, attn::spec_report> spec() {
         "speculative", "Speculative decoding: a draft's tree of guesses verified in one masked pass", 164,
         pages_and_json, pages, {{""}, {"--tree 2,2,1 --accept sample"}, {"--chain 6 --accept sample --untrained"}});
     s.flags = spec_flags;
-    s.size = nullptr;
+    s.size = spec_size;
     s.run = spec_run;
     s.page = spec_page;
     s.json = spec_json;

@@ -144,8 +144,8 @@ std::vector<std::vector<std::string>> spec_accept_rows(const spec_report& r, con
             if (ok) break;
         }
         if (t.accepted < 0)
-            rows.push_back(
-                {at, std::to_string(t.token), L.raw(t.tried.empty() ? "speculative.bonus" : "speculative.fix"), ""});
+            rows.push_back({at, std::to_string(t.token),
+                            L.raw(r.config.greedy || t.tried.empty() ? "speculative.bonus" : "speculative.fix"), ""});
     }
     return rows;
 }
