@@ -55,7 +55,7 @@ std::string spec_json(const attn::spec_report& r, const run_context&) { return a
 
 report_spec<attn::spec_request, attn::spec_report> spec() {
     auto s = spec_about<report_spec<attn::spec_request, attn::spec_report>>(
-        "speculative", "Speculative decoding: a draft's tree of guesses verified in one masked pass", 164,
+        "speculative", "Speculative decoding: a draft's tree of guesses verified in one masked pass", 166,
         pages_and_json, pages, {{""}, {"--tree 2,2,1 --accept sample"}, {"--chain 6 --accept sample --untrained"}});
     s.flags = spec_flags;
     s.size = spec_size;
