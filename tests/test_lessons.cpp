@@ -955,13 +955,14 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
 
     // `attn-explain speculative`: a trained chain (greedy: the chain's length page, the trained
     // models' sentence), an untrained sampled tree (the tree's length page, the untrained sentence,
-    // the residual and bonus rows), in en and zh.
+    // the residual and bonus rows), a tree of more than ten candidates, in en and zh.
     for (const char* lang : {"en", "zh"}) {
         const attn::lessons& xl = attn::lessons::embedded(lang);
         attn::spec_request q;
         q.rounds = 10, q.steps = 20;
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k < 4; ++k) {
             if (k == 1) q = {}, q.tree = "2,2,1", q.accept = "sample", q.untrained = true, q.rounds = 10;
+            if (k == 3) q = {}, q.tree = "3,4", q.untrained = true, q.rounds = 2;  // 15 candidates: digits wrap
             if (k == 2) q.tree = "", q.chain = 3, q.chain_given = true, q.seed = 1;
             const attn::spec_report r = attn::run_speculative(attn::validate_speculative(q));
             draw_all(attn::speculative_document(r, xl));

@@ -91,11 +91,13 @@ doc::page spec_mask_page(const spec_report& r, const lessons& L, const vars& v) 
         for (std::size_t j = 0; j < n; ++j) row += m[i * n + j] ? '#' : '.';
         lines.push_back(row);
     }
+    vars wrapped = v;  // more than ten candidates: the header shows each column's last digit
+    wrapped["wrap"] = n - P > 10 ? L.raw("speculative.mask_wrap") : "";
     doc::page p;
     p.id = "mask";
     p.title = L.raw("speculative.mask_title");
     p.blocks = {doc::heading(p.title),
-                doc::prose(L.text("speculative.mask_intro", v)),
+                doc::prose(L.text("speculative.mask_intro", wrapped)),
                 doc::gap(),
                 doc::listing(lines),
                 doc::gap(),
