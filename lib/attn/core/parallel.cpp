@@ -96,7 +96,8 @@ std::vector<std::size_t> ring_chunks(const dims& d, std::size_t device) {
 
 std::size_t ulysses_kv_local(const dims& d) { return d.kv_heads >= d.devices ? d.kv_heads / d.devices : 1; }
 
-cost cost_of(scheme s, const dims& d, double b) {
+cost cost_of(scheme s, const dims& d, double element_bytes) {
+    const double b = element_bytes;
     cost c;
     c.why = check_dims(s, d);
     c.valid = c.why.empty();
