@@ -165,6 +165,38 @@ void write_chunk(const kv_config& c, kvq_rows<T>& rows, bool prefill, kv_step& s
     }
 }
 
+// A step of `count` positions from `first`, its q, k and v rows zero until projected.
+kv_step open_step(const kv_config& c, std::size_t first, std::size_t count, bool prefill, std::size_t cache_len) {
+    kv_step s;
+    s.prefill = prefill;
+    s.first = first;
+    s.count = count;
+    s.cache_before = cache_len;
+    s.q = xt::zeros<double>({count, c.heads * c.d_head});
+    s.k = xt::zeros<double>({count, c.kv_heads * c.d_head});
+    s.v = xt::zeros<double>({count, c.kv_heads * c.d_head});
+    return s;
+}
+
+// A step whose output and cache_after are set: its rows of the reference beside the output, the
+// check, the FLOPs (a prefill costs the same with or without a cache; without one, every position
+// so far is recomputed) and the cache's bytes, added to the report's totals.
+void close_step(kv_report& r, kv_step&& s) {
+    const kv_config& c = r.config;
+    const std::size_t first = s.first, count = s.count, seen = first + count;
+    s.full_rows = xt::view(r.full, xt::range(first, first + count), xt::all());
+    xt::view(r.output, xt::range(first, first + count), xt::all()) = s.output;
+    s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
+    s.flops_full = kv_flops_full(c, seen);
+    s.flops_cached = s.prefill ? s.flops_full : kv_flops_cached(c, s.cache_after);
+    s.cache_bytes = kv_cache_bytes(c, s.cache_after, c.kv_heads);
+    r.flops_cached += s.flops_cached;
+    r.flops_full += s.flops_full;
+    r.max_diff = std::max(r.max_diff, s.max_diff);
+    r.saturated += s.saturated;
+    r.steps.push_back(std::move(s));
+}
+
 // The final cache's bytes, and a token's with and without --kv-dtype.
 void kv_report_bytes(kv_report& r, std::size_t length) {
     const kv_config& c = r.config;
@@ -192,14 +224,7 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
     std::vector<long long> held(c.window, -1);
 
     auto run_chunk = [&](std::size_t first, std::size_t count, bool prefill) {
-        kv_step s;
-        s.prefill = prefill;
-        s.first = first;
-        s.count = count;
-        s.cache_before = cache.length();
-        s.q = xt::zeros<double>({count, h * dh});
-        s.k = xt::zeros<double>({count, g * dh});
-        s.v = xt::zeros<double>({count, g * dh});
+        kv_step s = open_step(c, first, count, prefill, cache.length());
         // window:W prefill: the chunk attends over its own keys (sliding window) before the ring
         // keeps only the last W of them.
         kv_cache<T> chunk(g, dh);
@@ -212,23 +237,7 @@ kv_report run_typed(const kv_config& c, const kv_inputs& in) {
                                                      : attend_cache(qs, cache, c.sizes(), c.window);
         s.weights = std::move(a.weights);
         s.output = std::move(a.output);
-        s.full_rows = xt::empty<double>({count, d});
-        for (std::size_t i = 0; i < count; ++i)
-            for (std::size_t j = 0; j < d; ++j) {
-                s.full_rows(i, j) = r.full(first + i, j);
-                r.output(first + i, j) = s.output(i, j);
-            }
-        s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
-        const std::size_t seen = first + count;  // without a cache every position so far is recomputed
-        if (prefill) s.flops_cached = s.flops_full = kv_flops_full(c, seen);
-        else
-            s.flops_cached = kv_flops_cached(c, L), s.flops_full = kv_flops_full(c, seen);
-        s.cache_bytes = kv_cache_bytes(c, L, g);
-        r.flops_cached += s.flops_cached;
-        r.flops_full += s.flops_full;
-        r.max_diff = std::max(r.max_diff, s.max_diff);
-        r.saturated += s.saturated;
-        r.steps.push_back(std::move(s));
+        close_step(r, std::move(s));
     };
     run_chunk(0, c.prompt_len, true);
     for (std::size_t t = 0; t < c.steps; ++t) run_chunk(c.prompt_len + t, 1, false);
@@ -261,7 +270,7 @@ void sinks_query(const kv_config& c, streaming_cache<T>& cache, const kvq_rows<T
 
 template <class T>
 kv_report run_sinks(const kv_config& c, const kv_inputs& in) {
-    const std::size_t d = c.d_model, h = c.heads, g = c.kv_heads, dh = c.d_head;
+    const std::size_t d = c.d_model, h = c.heads;
     const matrix<T> x = convert<T>(in.x), wq = convert<T>(in.w_q), wk = convert<T>(in.w_k), wv = convert<T>(in.w_v);
     kv_report r;
     r.config = c;
@@ -274,30 +283,14 @@ kv_report run_sinks(const kv_config& c, const kv_inputs& in) {
     kv_config unrotated = c;  // the cache holds keys before rotation: project without RoPE
     unrotated.rope.on = false;
     auto run_chunk = [&](std::size_t first, std::size_t count, bool prefill) {
-        kv_step s;
-        s.prefill = prefill;
-        s.first = first;
-        s.count = count;
-        s.cache_before = cache.length();
-        s.q = xt::zeros<double>({count, h * dh});
-        s.k = s.v = xt::zeros<double>({count, g * dh});
+        kv_step s = open_step(c, first, count, prefill, cache.length());
         const kvq_rows<T> rows = project_chunk(unrotated, x, wq, wk, wv, prefill, s);
         const std::size_t keys = prefill ? count : std::min(cache.length() + 1, c.sinks + c.window);
         s.weights.assign(h, matrix<double>(xt::zeros<double>({prefill ? count : 1, keys})));
         s.output = xt::zeros<double>({count, d});
         for (std::size_t a = 0; a < count; ++a) sinks_query(c, cache, rows, a, s);
         s.cache_after = cache.length();
-        s.full_rows = xt::view(r.full, xt::range(first, first + count), xt::all());
-        xt::view(r.output, xt::range(first, first + count), xt::all()) = s.output;
-        s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
-        const std::size_t seen = first + count;
-        s.flops_cached = prefill ? kv_flops_full(c, seen) : kv_flops_cached(c, s.cache_after);
-        s.flops_full = kv_flops_full(c, seen);
-        s.cache_bytes = kv_cache_bytes(c, s.cache_after, g);
-        r.flops_cached += s.flops_cached;
-        r.flops_full += s.flops_full;
-        r.max_diff = std::max(r.max_diff, s.max_diff);
-        r.steps.push_back(std::move(s));
+        close_step(r, std::move(s));
     };
     run_chunk(0, c.prompt_len, true);
     for (std::size_t t = 0; t < c.steps; ++t) run_chunk(c.prompt_len + t, 1, false);
