@@ -64,8 +64,8 @@ vars kv_model_vars(const kv_model_report& r) {
 
 std::string kv_model_verdict(const kv_model_report& r, const lessons& L) {
     const vars v = kv_model_vars(r);
-    return L.text(r.formed_sinks ? "kvcache_model.formed" : "kvcache_model.not_formed", v) +
-        L.raw("kvcache.sentence_gap") + L.text(difference_key(r), v);
+    return L.text(r.formed_sinks ? "kvcache_model.formed" : "kvcache_model.not_formed", v) + L.raw("ui.sentence_gap") +
+        L.text(difference_key(r), v);
 }
 
 doc::document kvcache_model_document(const kv_model_report& r, const lessons& L) {

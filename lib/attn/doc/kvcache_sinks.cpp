@@ -77,7 +77,7 @@ std::string kv_sinks_summary(const kv_report& r, const lessons& L) {
     const char* verdict = leaning.empty()           ? "kvcache_sinks.verdict_none"
         : leaning.size() == r.mean_sink_mass.size() ? "kvcache_sinks.verdict_all"
                                                     : "kvcache_sinks.verdict_some";
-    return L.text("kvcache_sinks.summary", v) + L.raw("kvcache.sentence_gap") + L.text(verdict, w);
+    return L.text("kvcache_sinks.summary", v) + L.raw("ui.sentence_gap") + L.text(verdict, w);
 }
 
 }  // namespace attn

@@ -62,9 +62,9 @@ doc::page task_page(const learn_report& r, const lessons& L, const vars& v) {
     setup.blocks.push_back(doc::prose(L.text("learn.task." + c.task_name + ".intro", v)));
     setup.blocks.push_back(doc::gap());
     std::string model = L.text("learn.model", v);
-    if (c.model.qk_norm) model += " " + L.raw("learn.model_qk_norm");
-    if (c.model.softcap > 0) model += " " + L.text("learn.model_softcap", v);
-    if (c.z_loss > 0) model += " " + L.text("learn.model_z_loss", v);
+    if (c.model.qk_norm) model += L.raw("ui.sentence_gap") + L.raw("learn.model_qk_norm");
+    if (c.model.softcap > 0) model += L.raw("ui.sentence_gap") + L.text("learn.model_softcap", v);
+    if (c.z_loss > 0) model += L.raw("ui.sentence_gap") + L.text("learn.model_z_loss", v);
     setup.blocks.push_back(doc::prose(model));
     if (c.compare) return setup;  // no heatmaps to label
     setup.blocks.push_back(doc::gap());
@@ -117,12 +117,12 @@ doc::page curve_page(const learn_report& r, const lessons& L, const vars& v) {
     curve.blocks.push_back(doc::gap());
     std::string result = L.text("learn.result", v);
     if (!r.config.source)  // next-token: a sampled source has no 99% to reach
-        result += " " + (r.reach >= 0 ? L.text("learn.reached", v) : L.text("learn.never", v));
+        result += L.raw("ui.sentence_gap") + (r.reach >= 0 ? L.text("learn.reached", v) : L.text("learn.never", v));
     curve.blocks.push_back(doc::prose(result));
     curve.blocks.push_back(doc::gap());
     std::string logits = L.text("learn.logits_result", v);
-    if (r.config.z_loss > 0) logits += " " + L.text("learn.z_result", v);
-    if (r.diverged >= 0) logits += " " + L.text("learn.diverged", v);
+    if (r.config.z_loss > 0) logits += L.raw("ui.sentence_gap") + L.text("learn.z_result", v);
+    if (r.diverged >= 0) logits += L.raw("ui.sentence_gap") + L.text("learn.diverged", v);
     curve.blocks.push_back(doc::prose(logits));
     return curve;
 }
@@ -186,7 +186,7 @@ std::string next_token_verdict(const learn_report& r, const lessons& L, const va
     if (loss < shown(s.order1_entropy)) key = "learn.task.next-token.beats_order1";
     else if (loss < shown(s.unigram_entropy))
         key = "learn.task.next-token.beats_unigram";
-    return L.text(key, v) + " " + L.text("learn.task.next-token.accuracy", v);
+    return L.text(key, v) + L.raw("ui.sentence_gap") + L.text("learn.task.next-token.accuracy", v);
 }
 
 // What the numbers say.
@@ -205,10 +205,10 @@ doc::page learned_page(const learn_report& r, const lessons& L, const vars& v) {
         return what;
     }
     const bool broken = c.model.positions == position_kind::none || !c.model.scale;
-    say += " " + (r.solved ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
-    if (r.solved && !pattern) say += " " + L.raw("learn.solved_without_pattern");
+    say += L.raw("ui.sentence_gap") + (r.solved ? L.text("learn.accurate", v) : L.text("learn.inaccurate", v));
+    if (r.solved && !pattern) say += L.raw("ui.sentence_gap") + L.raw("learn.solved_without_pattern");
     const bool rope_fail = c.model.positions == position_kind::rope && !c.model.causal && !r.solved;
-    if (!r.solved && !broken && !rope_fail) say += " " + L.raw("learn.break.try_steps");
+    if (!r.solved && !broken && !rope_fail) say += L.raw("ui.sentence_gap") + L.raw("learn.break.try_steps");
     what.blocks.push_back(doc::prose(say));
     if (c.task == task_kind::induction && c.model.layers > 1) {
         what.blocks.push_back(doc::gap());
@@ -224,11 +224,11 @@ doc::page learned_page(const learn_report& r, const lessons& L, const vars& v) {
         const bool failed = !r.solved;
         std::string text =
             failed ? L.text("learn.break.no_positions_failed", v) : L.text("learn.break.no_positions_learned", v);
-        if (failed && c.model.causal) text += " " + L.raw("learn.break.mask_note");
+        if (failed && c.model.causal) text += L.raw("ui.sentence_gap") + L.raw("learn.break.mask_note");
         if (r.has_baseline) {
             vars b = v;
             b["what"] = L.raw("learn.break.baseline_learned");
-            text += " " + L.text("learn.break.baseline", b);
+            text += L.raw("ui.sentence_gap") + L.text("learn.break.baseline", b);
         }
         what.blocks.push_back(doc::prose(text));
     }
@@ -240,12 +240,13 @@ doc::page learned_page(const learn_report& r, const lessons& L, const vars& v) {
         if (r.has_baseline) {
             b["what"] = L.raw(c.model.positions == position_kind::none ? "learn.break.baseline_learned"
                                                                        : "learn.break.baseline_scaled");
-            text += " " + L.text("learn.break.baseline", b);
+            text += L.raw("ui.sentence_gap") + L.text("learn.break.baseline", b);
             b["d_head"] = std::to_string(c.model.d_head());
             b["base_reach_text"] = L.text("learn.break.base_reach_at", v);
             const bool slower = r.reach < 0 || r.reach > r.base_reach;
             if (c.model.positions != position_kind::none && r.base_reach >= 0)
-                text += " " + (slower ? L.text("learn.break.slower", b) : L.text("learn.break.not_slower", b));
+                text += L.raw("ui.sentence_gap") +
+                    (slower ? L.text("learn.break.slower", b) : L.text("learn.break.not_slower", b));
         }
         what.blocks.push_back(doc::prose(text));
     }
@@ -267,11 +268,11 @@ std::string logit_verdict(const learn_report& r, const logit_run& x, const lesso
     w["step"] = std::to_string(x.diverged);
     w["cap"] = fmt::format("{:g}", r.config.compare_softcap);
     std::string say = L.text("learn.logit.run", w);
-    if (x.at_cap) say += " " + L.text("learn.logit.at_cap", w);
+    if (x.at_cap) say += L.raw("ui.sentence_gap") + L.text("learn.logit.at_cap", w);
     else
-        say += " " + L.text(x.grew ? "learn.logit.grew" : "learn.logit.held", w);
-    if (x.collapsed) say += " " + L.text("learn.logit.collapsed", w);
-    if (x.diverged >= 0) say += " " + L.text("learn.logit.diverged", w);
+        say += L.raw("ui.sentence_gap") + L.text(x.grew ? "learn.logit.grew" : "learn.logit.held", w);
+    if (x.collapsed) say += L.raw("ui.sentence_gap") + L.text("learn.logit.collapsed", w);
+    if (x.diverged >= 0) say += L.raw("ui.sentence_gap") + L.text("learn.logit.diverged", w);
     return say;
 }
 

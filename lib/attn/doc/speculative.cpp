@@ -61,9 +61,9 @@ doc::page spec_tree_page(const spec_report& r, const lessons& L, const vars& v) 
     for (long n : order) {
         const std::size_t i = static_cast<std::size_t>(n);
         const bool ok = std::find(r.round.accepted.begin(), r.round.accepted.end(), i) != r.round.accepted.end();
-        lines.push_back(fmt::format("{}{} {:<4} {} {}  pos {}{}", std::string(2 * r.tree.depth[i] + 2, ' '), "-",
-                                    spec_node_name(n), L.raw("speculative.token"), r.round.tokens[i], pos[P + i],
-                                    ok ? "  *" : ""));
+        lines.push_back(fmt::format("{}{} {:<4} {} {}  {} {}{}", std::string(2 * r.tree.depth[i] + 2, ' '), "-",
+                                    spec_node_name(n), L.raw("speculative.token"), r.round.tokens[i],
+                                    L.raw("speculative.position"), pos[P + i], ok ? "  *" : ""));
     }
     doc::page p;
     p.id = "tree";
