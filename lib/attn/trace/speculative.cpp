@@ -96,8 +96,10 @@ spec_report run_speculative(const spec_config& c) {
     spec_report r;
     r.config = c;
     r.tree = spec_tree_of(c.branching);
-    const tiny_model target = spec_train(c, c.target, r.target_loss);
-    const tiny_model draft = spec_train(c, c.draft, r.draft_loss);
+    r.target = spec_train(c, c.target, r.target_loss);
+    r.draft = spec_train(c, c.draft, r.draft_loss);
+    const tiny_model& target = r.target;
+    const tiny_model& draft = r.draft;
     const markov_source src = make_markov_source(c.vocab, c.seed);
     r.entropy_rate = src.entropy_rate;
     rng g(c.seed ^ 0x5bec0ULL);

@@ -40,6 +40,7 @@ spec_config validate_speculative(const spec_request& r);
 struct spec_report {
     spec_config config;
     spec_tree tree;
+    tiny_model target, draft;  // as trained (or initialised, --untrained): what --save writes
     std::vector<int> prompt;
     spec_round round;  // the round shown step by step
     double target_loss = 0, draft_loss = 0, entropy_rate = 0;  // held out (nats); 0 untrained
