@@ -407,6 +407,15 @@ TEST_CASE("kv-cache --sinks: the cache keeps what the policy says and matches th
                 for (double m : s.sink_mass) CHECK((m > 0 && m < 1));
             }
             CHECK(r.k_cache.shape(2) == 5);
+            // The prefill goes through the cache one query at a time: query a sees min(a + 1, S + W)
+            // entries, after projecting its own q, k, v (multiply-adds counted as 2).
+            const attn::kv_config& c = r.config;
+            const double d = double(c.d_model), g = double(c.kv_heads), h = double(c.heads), dh = double(c.d_head);
+            double prefill = 0;
+            for (std::size_t a = 1; a <= c.prompt_len; ++a)
+                prefill += 2 * d * d + 4 * d * g * dh + 4 * h * double(std::min<std::size_t>(a, 5)) * dh;
+            CHECK(r.steps.front().flops_cached == prefill);  // small integers: exact in double
+            CHECK(r.steps.front().flops_cached < r.steps.front().flops_full);
         }
 }
 

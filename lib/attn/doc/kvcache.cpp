@@ -168,7 +168,10 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
                        tone::plain, "  "));
     }
     out.push_back(doc::prose(check_line(r, s, v, L), matches(r, s.max_diff) ? tone::good : tone::error, "  "));
-    out.push_back(doc::prose(L.text(s.prefill ? "kvcache.prefill_flops" : "kvcache.flops", v), tone::plain, "  "));
+    const char* flops = !s.prefill       ? "kvcache.flops"
+        : s.flops_cached == s.flops_full ? "kvcache.prefill_flops"
+                                         : "kvcache.stream_prefill_flops";  // --sinks
+    out.push_back(doc::prose(L.text(flops, v), tone::plain, "  "));
 }
 
 }  // namespace

@@ -179,16 +179,17 @@ kv_step open_step(const kv_config& c, std::size_t first, std::size_t count, bool
 }
 
 // A step whose output and cache_after are set: its rows of the reference beside the output, the
-// check, the FLOPs (a prefill costs the same with or without a cache; without one, every position
-// so far is recomputed) and the cache's bytes, added to the report's totals.
-void close_step(kv_report& r, kv_step&& s) {
+// check, the FLOPs (a prefill costs the same with or without a cache, unless `cached_flops` ≥ 0
+// gives what it cost through the cache; without one, every position so far is recomputed) and the
+// cache's bytes, added to the report's totals.
+void close_step(kv_report& r, kv_step&& s, double cached_flops = -1) {
     const kv_config& c = r.config;
     const std::size_t first = s.first, count = s.count, seen = first + count;
     s.full_rows = xt::view(r.full, xt::range(first, first + count), xt::all());
     xt::view(r.output, xt::range(first, first + count), xt::all()) = s.output;
     s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
     s.flops_full = kv_flops_full(c, seen);
-    s.flops_cached = s.prefill ? s.flops_full : kv_flops_cached(c, s.cache_after);
+    s.flops_cached = cached_flops >= 0 ? cached_flops : s.prefill ? s.flops_full : kv_flops_cached(c, s.cache_after);
     s.cache_bytes = kv_cache_bytes(c, s.cache_after, c.kv_heads);
     r.flops_cached += s.flops_cached;
     r.flops_full += s.flops_full;
@@ -288,9 +289,13 @@ kv_report run_sinks(const kv_config& c, const kv_inputs& in) {
         const std::size_t keys = prefill ? count : std::min(cache.length() + 1, c.sinks + c.window);
         s.weights.assign(h, matrix<double>(xt::zeros<double>({prefill ? count : 1, keys})));
         s.output = xt::zeros<double>({count, d});
-        for (std::size_t a = 0; a < count; ++a) sinks_query(c, cache, rows, a, s);
+        double flops = 0;  // each query against the cache as it stands after its own key is appended
+        for (std::size_t a = 0; a < count; ++a) {
+            sinks_query(c, cache, rows, a, s);
+            flops += kv_flops_cached(c, cache.length());
+        }
         s.cache_after = cache.length();
-        close_step(r, std::move(s));
+        close_step(r, std::move(s), flops);
     };
     run_chunk(0, c.prompt_len, true);
     for (std::size_t t = 0; t < c.steps; ++t) run_chunk(c.prompt_len + t, 1, false);
