@@ -242,3 +242,18 @@ TEST_CASE("roofline: a plot puts each curve's symbol where its values are", "[ro
     CHECK(std::count(svg.begin(), svg.end(), '<') > 10);
     CHECK_THAT(svg, Catch::Contains("<polyline") && Catch::Contains("<circle"));
 }
+
+TEST_CASE("roofline: a cell two lines pass through shows &, and the legend says so", "[roofline][plot]") {
+    // Two lines equal on the left half and apart on the right: the shared cells are "&", so
+    // neither hides under the other; lines that never meet get no "&" and no legend entry for it.
+    attn::doc::block b = attn::doc::plot("t", {0, 10, 20}, {{4, 4, 10}, {4, 4, 0}}, {"a", "b"}, "y", "x");
+    const std::vector<std::string> lines = attn::format_plot(b, 40, 5, "shared");
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    CHECK_THAT(all, Catch::Contains("&&&&") && Catch::Contains("& shared"));
+    CHECK_THAT(all, Catch::Contains("*") && Catch::Contains("+"));
+    b = attn::doc::plot("t", {0, 10, 20}, {{10, 10, 10}, {0, 0, 0}}, {"a", "b"}, "y", "x");
+    all.clear();
+    for (const auto& l : attn::format_plot(b, 40, 5, "shared")) all += l + "\n";
+    CHECK(all.find('&') == std::string::npos);
+}

@@ -9,6 +9,7 @@ chrome chrome_from(const lessons& L) {
     if (L.has("ui.contents")) c.contents = L.raw("ui.contents");
     if (L.has("ui.legend")) c.legend = L.raw("ui.legend");
     if (L.has("ui.masked_legend")) c.masked = L.raw("ui.masked_legend");
+    if (L.has("ui.plot_shared")) c.plot_shared = L.raw("ui.plot_shared");
     return c;
 }
 

@@ -112,6 +112,7 @@ struct chrome {
     std::string contents = "Contents";
     std::string legend = "weight";
     std::string masked = "masked (may not attend)";  // the heatmap legend's entry for masked cells
+    std::string plot_shared = "two or more lines in one cell";  // a text plot's "&"
 };
 
 struct document {

@@ -253,7 +253,7 @@ struct markdown_writer {
             }
             case kind::plot: {
                 std::string body;
-                for (const auto& l : format_plot(b, 78)) body += l + "\n";
+                for (const auto& l : format_plot(b, 78, 12, d.ui.plot_shared)) body += l + "\n";
                 return (b.title.empty() ? "" : "**" + md_text(b.title) + "**\n\n") + fenced(body, "text");
             }
             case kind::stack:

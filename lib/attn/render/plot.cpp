@@ -51,11 +51,14 @@ double plot_value_at(const block& b, std::size_t c, double x) {
     return NAN;
 }
 
-std::vector<std::string> plot_legend_lines(const block& b, std::size_t width) {
+std::vector<std::string> plot_legend_lines(const block& b, std::size_t width, const std::string& shared) {
     std::vector<std::string> out;
     std::string line = "  ";
-    for (std::size_t c = 0; c < b.values.rows(); ++c) {
-        const std::string item = plot_symbol(b, c) + " " + (c < b.row_labels.size() ? b.row_labels[c] : "");
+    for (std::size_t c = 0; c <= b.values.rows(); ++c) {
+        if (c == b.values.rows() && shared.empty()) break;
+        const std::string item = c == b.values.rows()
+            ? "& " + shared
+            : plot_symbol(b, c) + " " + (c < b.row_labels.size() ? b.row_labels[c] : "");
         if (display_width(line) > 2 && display_width(line) + 3 + display_width(item) > width) {
             out.push_back(line);
             line = "  ";
@@ -73,7 +76,7 @@ std::string plot_symbol(const block& b, std::size_t c) {
     return plot_dotted(b, c) ? "X" : lines[c % 6];
 }
 
-std::vector<std::string> format_plot(const block& b, std::size_t width, std::size_t height) {
+std::vector<std::string> format_plot(const block& b, std::size_t width, std::size_t height, const std::string& shared) {
     if (b.values.empty() || b.xs.size() != b.values.cols() || height < 2) return {};
     const plot_range r = plot_range_of(b);
     std::vector<std::string> ylabels(height);
@@ -85,6 +88,7 @@ std::vector<std::string> format_plot(const block& b, std::size_t width, std::siz
     for (const auto& l : ylabels) lw = std::max(lw, l.size());
     const std::size_t cols = width > lw + 12 ? width - lw - 2 : 10;
     std::vector<std::vector<std::string>> canvas(height, std::vector<std::string>(cols, " "));
+    bool any_shared = false;
     const auto put = [&](double x, double y, const std::string& sym, bool over) {
         if (!std::isfinite(y)) return;
         const double fx = (x - r.x0) / (r.x1 - r.x0) * static_cast<double>(cols - 1);
@@ -92,7 +96,12 @@ std::vector<std::string> format_plot(const block& b, std::size_t width, std::siz
         std::string& cell =
             canvas[static_cast<std::size_t>(std::lround(fy))]
                   [static_cast<std::size_t>(std::clamp(std::lround(fx), 0L, static_cast<long>(cols - 1)))];
-        if (over || cell == " ") cell = sym;
+        if (over || cell == " " || cell == sym) {
+            cell = sym;
+        } else if (cell != "&") {  // a second line in this cell
+            cell = "&";
+            any_shared = true;
+        }
     };
     for (std::size_t c = 0; c < b.values.rows(); ++c) {
         if (plot_dotted(b, c)) continue;
@@ -119,7 +128,7 @@ std::vector<std::string> format_plot(const block& b, std::size_t width, std::siz
     if (cols > left.size() + right.size()) ticks += std::string(cols - left.size() - right.size(), ' ') + right;
     out.push_back(ticks);
     if (!b.text.empty()) out.push_back(std::string(lw + 2, ' ') + b.text);
-    for (const auto& l : plot_legend_lines(b, width)) out.push_back(l);
+    for (const auto& l : plot_legend_lines(b, width, any_shared ? shared : std::string())) out.push_back(l);
     return out;
 }
 

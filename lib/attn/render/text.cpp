@@ -398,8 +398,8 @@ struct text_writer {
             case kind::plot: {
                 lines_t out;
                 if (!b.title.empty()) out.push_back(paint_text(b.title, doc::tone::bold));
-                for (const auto& l : format_plot(b, o.width > 4 ? std::min<std::size_t>(o.width - 2, 100) : 10))
-                    out.push_back("  " + l);
+                const std::size_t w = o.width > 4 ? std::min<std::size_t>(o.width - 2, 100) : 10;
+                for (const auto& l : format_plot(b, w, 12, d.ui.plot_shared)) out.push_back("  " + l);
                 return out;
             }
             case kind::keyvalue: return keyvalue(b);
