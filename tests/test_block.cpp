@@ -2,16 +2,31 @@
 // values (computed with Python's math module from the formulas), d_ff's default, the seeded weights,
 // and block_forward against the pieces put together here (attention through the single-head
 // reference at h = 1); PyTorch checks every intermediate from the saved weights (block_torch.py).
+// The command (#33): its step ids and JSON, --save's files, pages at 60/80/120 columns in en and
+// zh, and bad input in one line.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <filesystem>
+#include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
 #include "helpers.hpp"
 #include "attn/core/attention.hpp"
 #include "attn/core/block.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/doc/block.hpp"
+#include "attn/io/lessons.hpp"
+#include "attn/render/json_block.hpp"
+#include "attn/render/text.hpp"
+#include "attn/render/width.hpp"
+#include "attn/trace/block.hpp"
 
 using attn::matrix;
 using Catch::Matchers::WithinAbs;
@@ -176,4 +191,100 @@ TEST_CASE("block: with W_O and W_down zero, pre-norm passes x through; refusals"
     c.heads = 2;
     c.mlp = attn::mlp_kind::swiglu;  // no W_gate drawn
     CHECK_THROWS_AS(attn::block_forward(x, w, c), attn::shape_error);
+}
+
+namespace block_cmd_test {
+
+std::vector<attn::block_request> block_runs() {
+    std::vector<attn::block_request> runs(4);
+    runs[1].norm = "post", runs[1].norm_type = "rmsnorm", runs[1].mlp = "swiglu", runs[1].arch = "encoder";
+    runs[2].seq_len = 6, runs[2].d_model = 12, runs[2].heads = 3, runs[2].dtype = "float64", runs[2].mlp = "swiglu";
+    runs[3].norm = "post", runs[3].seq_len = 9, runs[3].d_model = 40, runs[3].heads = 5, runs[3].d_ff = 7,
+    runs[3].d_ff_given = true;
+    return runs;
+}
+
+}  // namespace block_cmd_test
+
+TEST_CASE("block: the step ids, the JSON and the report agree", "[block]") {
+    for (const attn::block_request& q : block_cmd_test::block_runs()) {
+        const attn::block_report r = attn::run_block(attn::validate_block(q));
+        const auto ids = attn::block_step_ids(r.config.block);
+        REQUIRE(ids.size() == r.steps.size());
+        for (std::size_t i = 0; i < ids.size(); ++i) CHECK(r.steps[i].id == ids[i]);
+        const auto in_ids = attn::block_input_ids(r.config.block);
+        REQUIRE(in_ids.size() == r.inputs.size());
+        for (std::size_t i = 0; i < in_ids.size(); ++i) CHECK(r.inputs[i].id == in_ids[i]);
+        CHECK(r.steps.back().id == "output");
+        const nlohmann::json j = nlohmann::json::parse(attn::render_block_json(r, attn::lessons::embedded("en")));
+        for (const char* key : {"config", "inputs", "steps", "residual_rms", "params"}) CHECK(j.contains(key));
+        CHECK(j["steps"].size() == ids.size());
+        CHECK(j["config"]["d_ff"].get<std::size_t>() == r.config.block.d_ff);
+        const std::size_t d = r.config.d_model, f = r.config.block.d_ff;
+        const std::size_t mlp = (q.mlp == "swiglu" ? 3 : 2) * d * f, norms = (q.norm_type == "rmsnorm" ? 2 : 4) * d;
+        CHECK(j["params"]["total"].get<std::size_t>() == 4 * d * d + mlp + norms);
+        // the residual RMS of the output is row_rms of its numbers
+        const auto& out = r.at("output");
+        for (std::size_t i = 0; i < r.config.n; ++i) {
+            double s = 0;
+            for (std::size_t c = 0; c < d; ++c) s += out.value(i, c) * out.value(i, c);
+            CHECK_THAT(out.rms[i], WithinAbs(std::sqrt(s / static_cast<double>(d)), 1e-12));
+        }
+    }
+}
+
+TEST_CASE("block: the pages fit 60, 80 and 120 columns in en and zh", "[block]") {
+    for (const attn::block_request& q : block_cmd_test::block_runs()) {
+        const attn::block_report r = attn::run_block(attn::validate_block(q));
+        for (const char* lang : {"en", "zh"}) {
+            const attn::doc::document d = attn::block_document(r, attn::lessons::embedded(lang), 4, false);
+            for (std::size_t width : {60u, 80u, 120u}) {
+                attn::text_options o;
+                o.width = width;
+                for (const std::string& page : attn::render_text(d, o)) {
+                    std::size_t start = 0;
+                    while (start < page.size()) {
+                        std::size_t end = page.find('\n', start);
+                        if (end == std::string::npos) end = page.size();
+                        const std::string line = page.substr(start, end - start);
+                        INFO(lang << " " << width << ": " << line);
+                        CHECK(attn::display_width(line) <= width);
+                        start = end + 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("block: --save writes every input and step, and bad input is one line and exit 2", "[block]") {
+    const std::string exe = std::string(ATTN_EXE) + " block ";
+    for (const char* bad : {"--heads 3", "--heads 0", "--norm mid", "--norm-type batchnorm", "--mlp relu",
+                            "--arch both", "--dtype float16", "--seq-len 0", "--seq-len 100000", "--d-model 0",
+                            "--d-model 1024 --d-ff 16384", "--d-ff 0", "--d-ff -3", "--save /proc/no/such/dir"}) {
+        INFO(bad);
+        const test::command_result r = test::capture(exe + bad + " 2>&1");
+        CHECK(r.code == 2);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    }
+    const test::command_result msg = test::capture(exe + "--heads 3 2>&1");
+    CHECK(msg.out.find("--heads 3 must divide --d-model 8: try 1, 2, 4 or 8") != std::string::npos);
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("attn_block_save_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const test::command_result ok =
+        test::capture(exe + "--norm post --mlp swiglu --norm-type rmsnorm --save " + dir.string() + " --no-pause");
+    REQUIRE(ok.code == 0);
+    attn::block_request q;
+    q.norm = "post", q.mlp = "swiglu", q.norm_type = "rmsnorm";
+    const auto c = attn::validate_block(q);
+    std::vector<std::string> want = attn::block_input_ids(c.block), have;
+    for (const auto& id : attn::block_step_ids(c.block)) want.push_back(id);
+    for (const auto& e : fs::directory_iterator(dir)) have.push_back(e.path().stem().string());
+    std::sort(want.begin(), want.end());
+    std::sort(have.begin(), have.end());
+    CHECK(have == want);
+    CHECK(std::find(have.begin(), have.end(), "W_gate") != have.end());
+    CHECK(std::find(have.begin(), have.end(), "norm1_bias") == have.end());  // RMSNorm has none
+    fs::remove_all(dir);
 }

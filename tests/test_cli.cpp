@@ -1068,9 +1068,9 @@ TEST_CASE("cli: flags a command would ignore are not accepted", "[cli][flags]") 
     CHECK(run("flash --full --precision 2 --no-pause").code == 0);
 }
 
-TEST_CASE("cli: --format python on the seven commands that have it and a clear error elsewhere", "[cli][python]") {
+TEST_CASE("cli: --format python on the eight commands that have it and a clear error elsewhere", "[cli][python]") {
     for (const char* c : {"step --mask causal", "heads --bias", "mistake no-scale", "grad", "kv-cache --kv-heads 1",
-                          "paged --samples 2"}) {
+                          "paged --samples 2", "block --mlp swiglu --norm post"}) {
         INFO(c);
         const result r = run(std::string(c) + " --format python");
         REQUIRE(r.code == 0);
@@ -1084,11 +1084,12 @@ TEST_CASE("cli: --format python on the seven commands that have it and a clear e
                Catch::StartsWith("#!/usr/bin/env python3\n") && Catch::Contains("\nimport torch\n") &&
                    Catch::Contains("print(\"all devices match\", flush=True)"));
     const char* cases[][2] = {
-        {"flash --format python", "--format python is for step, mistake, heads, grad, kv-cache, paged and parallel"},
+        {"flash --format python",
+         "--format python is for step, mistake, heads, block, grad, kv-cache, paged and parallel"},
         {"variant linear --format python",
-         "--format python is for step, mistake, heads, grad, kv-cache, paged and parallel"},
+         "--format python is for step, mistake, heads, block, grad, kv-cache, paged and parallel"},
         {"positions --format python",
-         "--format python is for step, mistake, heads, grad, kv-cache, paged and parallel"},
+         "--format python is for step, mistake, heads, block, grad, kv-cache, paged and parallel"},
         {"kv-cache --mla 4 --format python", "--mla cannot be combined with --format python"},
         {"step --format xml", "(or python for a PyTorch script)"},
     };

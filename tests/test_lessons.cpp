@@ -11,6 +11,7 @@
 #include "attn/doc/parallel.hpp"
 #include "attn/doc/serve.hpp"
 #include "attn/doc/speculative.hpp"
+#include "attn/doc/block.hpp"
 #include "attn/doc/paged.hpp"
 #include "attn/render/json_paged.hpp"
 #include "attn/render/python_paged.hpp"
@@ -24,6 +25,8 @@
 #include "attn/render/json_serve.hpp"
 #include "attn/render/python_parallel.hpp"
 #include "attn/render/json_speculative.hpp"
+#include "attn/render/json_block.hpp"
+#include "attn/render/python_block.hpp"
 #include "attn/trace/batching.hpp"
 #include "attn/trace/exercise.hpp"
 
@@ -967,6 +970,22 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             const attn::spec_report r = attn::run_speculative(attn::validate_speculative(q));
             draw_all(attn::speculative_document(r, xl));
             CHECK_NOTHROW(attn::render_speculative_json(r));
+        }
+    }
+
+    // `attn-explain block`: every placement, norm, MLP, arch and a --d-ff given, pages, JSON and the
+    // script, in en and zh.
+    for (const char* lang : {"en", "zh"}) {
+        const attn::lessons& bl = attn::lessons::embedded(lang);
+        for (int k = 0; k < 4; ++k) {
+            attn::block_request q;
+            q.norm = k % 2 ? "post" : "pre", q.norm_type = k < 2 ? "layernorm" : "rmsnorm";
+            q.mlp = k == 1 || k == 2 ? "swiglu" : "gelu", q.arch = k == 3 ? "encoder" : "decoder";
+            if (k == 3) q.d_ff = 12, q.d_ff_given = true;
+            const attn::block_report r = attn::run_block(attn::validate_block(q));
+            draw_all(attn::block_document(r, bl, 4, k == 0));
+            CHECK_NOTHROW(attn::render_block_json(r, bl));
+            CHECK_NOTHROW(attn::render_block_python(r, bl));
         }
     }
 

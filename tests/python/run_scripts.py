@@ -2,7 +2,7 @@
 """`--format python` under PyTorch: generates the script of every run in a matrix (single head with
 and without a mask, float64, cross-attention with both alignments, d_k != d_v, heads with biases,
 padding, causal cross-attention, RoPE, every mistake id of `attn-explain mistakes`, grad (with QK-norm and the soft cap), kv-cache with GQA
-and MQA, kv-cache --mask window:W for every W from 1 to T, paged with sharing, samples and preemption) and runs each with this interpreter;
+and MQA, kv-cache --mask window:W for every W from 1 to T, paged with sharing, samples and preemption, block) and runs each with this interpreter;
 every script must exit 0 and end with "all N steps match". A script whose
 embedded value is changed must exit 1 with MISMATCH (the check can fail). And the JSON contract:
 for a few runs each step's `pytorch` string, exec'd with only torch, math, F, the inputs and the
@@ -103,6 +103,12 @@ RUNS = [
      "--kv-heads", "2"],
     ["paged", "--requests", "6+6,6+6,6+6", "--block-size", "2", "--blocks", "6", "--kv-heads", "1", "--dtype",
      "float64"],
+    # one transformer block (#33): pre/post, both norms, both MLPs, both archs, float32 at d = 64
+    ["block"],
+    ["block", "--norm", "post", "--norm-type", "rmsnorm", "--mlp", "swiglu", "--arch", "encoder"],
+    ["block", "--mlp", "swiglu", "--heads", "4", "--dtype", "float64"],
+    ["block", "--norm", "post", "--seq-len", "7", "--d-model", "12", "--heads", "3", "--dtype", "float64"],
+    ["block", "--seq-len", "16", "--d-model", "64", "--heads", "4", "--mlp", "swiglu", "--norm-type", "rmsnorm"],
 ]
 
 
