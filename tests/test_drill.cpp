@@ -270,6 +270,34 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     }
                     break;
                 }
+                case 37: {  // SwiGLU at the default d_ff: f = ⌈8d/3⌉ up to a multiple of 4, 3·d·f weights
+                    const double d = after(q.prompt, "d_model = ");
+                    const double f = std::ceil(std::ceil(8 * d / 3) / 4) * 4;
+                    want = 3 * d * f;
+                    break;
+                }
+                case 38: {  // LayerNorm of [a, b, c, d] (ε 1e-5, biased), element k · w + b
+                    const std::size_t k = static_cast<std::size_t>(after(q.prompt, "on element "));
+                    const auto row = numbers_in(q.prompt.substr(q.prompt.find("x = [")));
+                    double mean = 0, var = 0;
+                    for (std::size_t j = 0; j < 4; ++j) mean += row[j] / 4;
+                    for (std::size_t j = 0; j < 4; ++j) var += (row[j] - mean) * (row[j] - mean) / 4;
+                    want = (row[k] - mean) / std::sqrt(var + 1e-5) * after(q.prompt, "with weight ") +
+                        after(q.prompt, "and bias ");
+                    break;
+                }
+                case 39: {  // u·Φ(u), Φ by Simpson's rule on the normal density from 0 to u (not erf)
+                    const double u = after(q.prompt, "u = ");
+                    const int steps = 2000;
+                    double area = 0;
+                    for (int i = 0; i <= steps; ++i) {
+                        const double t = u * i / steps, w = i == 0 || i == steps ? 1 : i % 2 ? 4 : 2;
+                        area += w * std::exp(-t * t / 2);
+                    }
+                    area *= u / steps / 3 / std::sqrt(2 * M_PI);
+                    want = u * (0.5 + area);
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -322,10 +350,10 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     const auto concepts = attn::drill::concept_bank(L());
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
-    const std::set<std::string> subjects = {"scaling",        "masks",      "projections", "heads",      "kvcache",
-                                            "memory",         "complexity", "einsum",      "softmax",    "shapes",
-                                            "positions",      "batching",   "sparse",      "serving",    "roofline",
-                                            "flash-backward", "logits",     "parallel",    "speculative"};
+    const std::set<std::string> subjects = {"scaling",        "masks",      "projections", "heads",       "kvcache",
+                                            "memory",         "complexity", "einsum",      "softmax",     "shapes",
+                                            "positions",      "batching",   "sparse",      "serving",     "roofline",
+                                            "flash-backward", "logits",     "parallel",    "speculative", "block"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);
@@ -342,9 +370,9 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
         CHECK(static_cast<std::size_t>(q.answer[0] - 'a') < q.choices.size());  // the answer is among the choices
         // The command exists: a known subcommand, and any mistake id it names is in the catalogue.
         const std::string sub = word_after(q.command, "attn-explain");
-        const std::set<std::string> subcommands = {"step",    "heads",     "mistake",  "mistakes",   "mask", "drill",
-                                                   "variant", "positions", "kv-cache", "flash",      "cost", "batching",
-                                                   "paged",   "roofline",  "parallel", "speculative"};
+        const std::set<std::string> subcommands = {
+            "step",  "heads", "mistake",  "mistakes", "mask",     "drill",    "variant",     "positions", "kv-cache",
+            "flash", "cost",  "batching", "paged",    "roofline", "parallel", "speculative", "block"};
         CHECK(q.command.rfind("attn-explain ", 0) == 0);
         CHECK(subcommands.count(sub) == 1);
         for (const char* marker : {"attn-explain mistake", "--mistake"}) {

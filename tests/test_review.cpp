@@ -220,6 +220,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"roofline", {"roofline"}},
         {"flash-backward", {"flash --backward"}},
         {"speculative", {"speculative"}},
+        {"block", {"block"}},
         {"logits", {"step --qk-norm", "step --softcap", "heads --qk-norm", "heads --softcap"}},
         {"parallel", {"parallel"}},
         {"sparse",

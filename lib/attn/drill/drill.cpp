@@ -24,13 +24,14 @@
 #include "attn/core/serving.hpp"
 #include "attn/core/shapes.hpp"
 #include "attn/core/speculative.hpp"
+#include "attn/core/block.hpp"
 
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
     static const std::vector<std::string> names = {
         "shapes", "numeric", "concepts", "bugs",           "masks",  "heads",    "scaling",     "positions", "batching",
-        "sparse", "serving", "roofline", "flash-backward", "logits", "parallel", "speculative", "all"};
+        "sparse", "serving", "roofline", "flash-backward", "logits", "parallel", "speculative", "block",     "all"};
     return names;
 }
 
@@ -713,6 +714,51 @@ void draw_spec_position(rng& g, numeric_draw& d) {
     d.decimals = 0;
 }
 
+// ---- block: one transformer block around attention (core/block.hpp) -------------------------
+
+// 37: the weights of a SwiGLU MLP at the default d_ff (⌈8d/3⌉ up to a multiple of 4): 3·d·d_ff
+void draw_block_swiglu_params(rng& g, numeric_draw& d) {
+    const std::size_t dm = pick(g, {96, 256, 512, 768, 1000, 1024, 2048, 4096, 5120});
+    const std::size_t f = default_d_ff(dm, mlp_kind::swiglu);
+    d.v["d"] = std::to_string(dm);
+    d.v["d_ff"] = std::to_string(f);
+    d.v["gelu"] = std::to_string(2 * dm * default_d_ff(dm, mlp_kind::gelu));
+    d.answer = static_cast<double>(3 * dm * f);
+    d.decimals = 0;
+}
+
+// 38: one element of LayerNorm(x) (eps 1e-5) of a 4-vector of small whole numbers, with a weight
+// and a bias on that element
+void draw_block_layer_norm(rng& g, numeric_draw& d) {
+    matrix<double> x = xt::empty<double>({std::size_t{1}, std::size_t{4}});
+    double value = 0;
+    do {
+        for (std::size_t j = 0; j < 4; ++j) x(0, j) = static_cast<double>(static_cast<int>(g.below(9)) - 4);
+        if (x(0, 0) == x(0, 1) && x(0, 1) == x(0, 2) && x(0, 2) == x(0, 3)) x(0, 3) += 2;  // not constant
+        std::string list;
+        double mean = 0, var = 0;
+        for (std::size_t j = 0; j < 4; ++j) list += (j ? ", " : "") + num_text(x(0, j), 0), mean += x(0, j) / 4;
+        for (std::size_t j = 0; j < 4; ++j) var += (x(0, j) - mean) * (x(0, j) - mean) / 4;
+        const std::size_t k = g.below(4);
+        std::vector<double> weight(4, 1.0), bias(4, 0.0);
+        weight[k] = static_cast<double>(pick(g, {50, 100, 150, 200})) / 100;
+        bias[k] = (static_cast<double>(pick(g, {0, 1, 2, 3, 4})) - 2) / 4;
+        value = layer_norm(x, weight, bias)(0, k);
+        d.v["x"] = list, d.v["k"] = std::to_string(k), d.v["xk"] = num_text(x(0, k), 0);
+        d.v["w"] = num_text(weight[k], 1), d.v["b"] = num_text(bias[k], 2);
+        d.v["mean"] = num_text(mean, 2), d.v["var"] = num_text(var, 4);
+    } while (rounding_tie(value, 3));
+    round_to(d, value, 3, 0.0005);
+}
+
+// 39: exact (erf) GELU of one value u, three decimals
+void draw_block_gelu(rng& g, numeric_draw& d) {
+    const double u = static_cast<double>(pick(g, {1, 2, 3, 4, 5, 6})) / 2 * (g.below(2) ? -1 : 1);  // ±0.5 … ±3
+    const matrix<double> one{{u}};
+    d.v["u"] = num_text(u, 1);
+    round_to(d, gelu(one)(0, 0), 3, 0.0005);
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -758,6 +804,9 @@ constexpr numeric_generator numeric_generators[] = {
     {"speculative", draw_spec_expected},
     {"speculative", draw_spec_mask_entries},
     {"speculative", draw_spec_position},
+    {"block",      draw_block_swiglu_params},
+    {"block",      draw_block_layer_norm},
+    {"block",      draw_block_gelu},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
