@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -242,14 +243,10 @@ TEST_CASE("block: the pages fit 60, 80 and 120 columns in en and zh", "[block]")
                 attn::text_options o;
                 o.width = width;
                 for (const std::string& page : attn::render_text(d, o)) {
-                    std::size_t start = 0;
-                    while (start < page.size()) {
-                        std::size_t end = page.find('\n', start);
-                        if (end == std::string::npos) end = page.size();
-                        const std::string line = page.substr(start, end - start);
+                    std::istringstream lines(page);
+                    for (std::string line; std::getline(lines, line);) {
                         INFO(lang << " " << width << ": " << line);
                         CHECK(attn::display_width(line) <= width);
-                        start = end + 1;
                     }
                 }
             }

@@ -257,6 +257,16 @@ def gen_learn(r):
     return args
 
 
+def gen_block(r):
+    d = r.choice([1, 2, 3, 4, 6, 8, 12, 16])
+    args = ["--seq-len", str(r.randint(1, 7)), "--d-model", str(d), "--heads", str(r.choice([1, 2, 3, 4])),
+            "--norm", r.choice(["pre", "post"]), "--norm-type", r.choice(["layernorm", "rmsnorm"]), "--mlp",
+            r.choice(["gelu", "swiglu"]), "--arch", r.choice(["decoder", "encoder"])] + dtype(r) + seed(r)
+    if r.random() < 0.3:  # d_ff given (0 is refused in one line)
+        args += ["--d-ff", str(r.randint(0, 20))]
+    return args
+
+
 # The computing commands: (command, flag generator, writes a --format python transcript).
 COMMANDS = [
     ("step", gen_step, True),
@@ -273,6 +283,7 @@ COMMANDS = [
     ("cost", gen_cost, False),
     ("train", gen_train, False),
     ("learn", gen_learn, False),
+    ("block", gen_block, True),
 ]
 
 
