@@ -1,6 +1,7 @@
 // `attn-explain cost`: FLOPs and memory of attention, with formulas (batch, heads, GQA/MQA, MLA,
-// sparse patterns, dtypes).
+// sparse patterns, dtypes); --training adds the memory of one training step (core/train_memory).
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -8,8 +9,11 @@
 #include "attn/core/error.hpp"
 #include "attn/core/flash.hpp"
 #include "attn/core/roofline.hpp"
+#include "attn/core/train_memory.hpp"
+#include "attn/doc/cost_training.hpp"
 #include "attn/doc/flash.hpp"
 #include "attn/io/hf_config.hpp"
+#include "attn/render/json_cost_training.hpp"
 #include "attn/render/json_flash.hpp"
 #include "attn/trace/cache_policy.hpp"
 #include "attn/trace/config.hpp"
@@ -26,6 +30,7 @@ struct cost_options {
     std::string dtype = "float16";
     std::string kv_dtype;  // "" : the cache in --dtype; float16 | bfloat16 | fp8 | int8
     std::string hf_config;  // a config.json: the sizes not typed as flags
+    bool training = false, no_dropout = false;  // --training: one training step's memory
     std::vector<std::string> typed;
 };
 
@@ -73,6 +78,9 @@ void flags_of(flags& f, cost_options& opt) {
         .values(attn::mask_forms(), true, "attn-explain help cost");  // bigbird: refused with the reason
     f.add("--hf-config", opt.hf_config, "A Hugging Face config.json: the model's sizes (flags typed beside it win)")
         .value_name("FILE");
+    f.flag("--training", opt.training,
+           "Add the memory of one training step: parameters with Adam, activations kept for the backward");
+    f.flag("--no-dropout", opt.no_dropout, "With --training: dropout 0 (no dropout masks kept)");
     f.after_parse([&opt](const flags& parsed) {
         opt.typed.clear();
         for (const char* name :
@@ -85,7 +93,26 @@ void flags_of(flags& f, cost_options& opt) {
 struct costed {
     attn::cost_input in;
     attn::cost_result cost;
+    std::string dtype;
+    std::optional<attn::train_memory::input> train_in;  // --training
+    attn::train_memory::result train;
 };
+
+// --training: the same sizes, for one training step of the attention layers.
+void take_training(const cost_options& opt, costed& c) {
+    if (opt.no_dropout && !opt.training) throw attn::error("--no-dropout goes with --training");
+    if (!opt.training) return;
+    if (c.in.kv_latent > 0)
+        throw attn::error("--training counts standard attention (W_Q, W_K, W_V, W_O): drop --kv-latent");
+    if (c.in.kv_quant != attn::kv_dtype::none)
+        throw attn::error("--training counts a training step, which keeps no KV cache: drop --kv-dtype");
+    attn::train_memory::input t;
+    t.batch = c.in.batch, t.seq_len = c.in.seq_len, t.d_model = c.in.d_model, t.heads = c.in.heads;
+    t.kv_heads = c.in.kv_heads, t.layers = c.in.layers, t.bytes = c.in.bytes, t.dropout = !opt.no_dropout;
+    t.d_head = static_cast<std::size_t>(c.cost.d_head);
+    c.train = attn::train_memory::training_memory(t);
+    c.train_in = t;
+}
 
 std::optional<costed> run(const cost_options& given, run_context&) {
     cost_options opt = given;
@@ -130,16 +157,27 @@ std::optional<costed> run(const cost_options& given, run_context&) {
         in.bytes = 2;
     else
         throw attn::error("unknown --dtype '" + opt.dtype + "': use float32, float16 or bfloat16");
-    return costed{in, attn::attention_cost(in)};
+    costed c{in, attn::attention_cost(in), opt.dtype, std::nullopt, {}};
+    take_training(opt, c);
+    return c;
 }
 
-attn::doc::document page(const costed& c, const run_context& ctx) { return attn::cost_document(c.in, c.cost, ctx.L()); }
-std::string json(const costed& c, const run_context&) { return attn::render_cost_json(c.in, c.cost); }
+attn::doc::document page(const costed& c, const run_context& ctx) {
+    attn::doc::document d = attn::cost_document(c.in, c.cost, ctx.L());
+    if (c.train_in) d.pages.push_back(attn::cost_training_page(*c.train_in, c.train, c.dtype, ctx.L()));
+    return d;
+}
+std::string json(const costed& c, const run_context&) {
+    std::string out = attn::render_cost_json(c.in, c.cost);
+    if (!c.train_in) return out;
+    out.resize(out.size() - 2);  // "}\n": the training fields go inside
+    return out + attn::cost_training_json_fields(*c.train_in, c.train) + "}\n";
+}
 
 report_spec<cost_options, costed> spec() {
     auto s = spec_about<report_spec<cost_options, costed>>(
         "cost", "FLOPs and memory of attention, with formulas", 150, pages_and_json, 0,
-        {{""}, {"--mask window:256"}, {"--kv-heads 2 --layers 2"}, {"--kv-dtype int8"}});
+        {{""}, {"--mask window:256"}, {"--kv-heads 2 --layers 2"}, {"--kv-dtype int8"}, {"--training"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

@@ -48,6 +48,7 @@
 #include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/doc/cost_training.hpp"
 #include "attn/doc/flash.hpp"
 #include "attn/doc/kvcache.hpp"
 #include "attn/render/json_flash.hpp"
@@ -398,6 +399,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             }
         ci.kv_quant = attn::kv_dtype::none;
         ci.mask = attn::mask_pattern{};
+        // cost --training: the paper's case, GQA, --no-dropout, float32 (no master copy).
+        for (int variant = 0; variant < 4; ++variant) {
+            attn::train_memory::input ti;
+            ti.kv_heads = variant == 1 ? 4 : 12, ti.dropout = variant != 2, ti.bytes = variant == 3 ? 4 : 2;
+            const attn::train_memory::result tr = attn::train_memory::training_memory(ti);
+            attn::doc::document td;
+            td.pages.push_back(attn::cost_training_page(ti, tr, "bfloat16", F));
+            CHECK_NOTHROW(attn::render_text(td, o));
+        }
     }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";
