@@ -118,7 +118,10 @@ struct trace {
 
 // Runs the whole forward pass in the config's dtype and records every step.
 // `precision` is the number of decimals used in the lessons' worked examples.
-trace build_trace(const step_config& c, const struct inputs& in, int precision);
+// (inputs: trace/inputs.hpp. Declared here, in attn, so that `inputs` never binds to another
+// namespace's in a unity batch: test_kernels.cpp has a file-local `inputs` of its own.)
+struct inputs;
+trace build_trace(const step_config& c, const inputs& in, int precision);
 
 // A step with its id, shape line and tensor.
 step make_step(const std::string& id, std::string shape_line, tensor value);
