@@ -109,6 +109,11 @@ struct warmup_run {
     std::size_t nonfinite_at = 0, best_step = 0;
     double best = 0;
     bool diverged = false;
+    // The loss of the best output that ignores the input: every token the target's column means,
+    // mean over columns of the target's (biased) variance. A run that ends at 0.9 × this or above,
+    // without diverging, has stalled: it learned (almost) nothing the input tells.
+    double baseline = 0;
+    bool stalled = false;
 };
 // Four runs from the same weights: pre without and with warm-up, post without and with.
 std::vector<warmup_run> warmup_study(std::size_t n, std::size_t d_model, const block_config& c, std::size_t depth,

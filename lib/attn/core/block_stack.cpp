@@ -60,6 +60,17 @@ double bs_mse(const matrix<double>& out, const matrix<double>& target) {
     return sum / static_cast<double>(out.size());
 }
 
+double bs_baseline(const matrix<double>& target) {
+    const std::size_t n = target.shape(0), d = target.shape(1);
+    double sum = 0;
+    for (std::size_t j = 0; j < d; ++j) {
+        double mean = 0;
+        for (std::size_t i = 0; i < n; ++i) mean += target(i, j) / static_cast<double>(n);
+        for (std::size_t i = 0; i < n; ++i) sum += (target(i, j) - mean) * (target(i, j) - mean);
+    }
+    return sum / static_cast<double>(n * d);
+}
+
 }  // namespace
 
 block_stack random_stack(std::size_t d_model, const block_config& c, std::size_t depth, rng& g) {
@@ -178,6 +189,8 @@ warmup_run bs_train(const matrix<double>& x, const matrix<double>& target, block
     r.best_step = static_cast<std::size_t>(std::min_element(r.loss.begin(), r.loss.end()) - r.loss.begin());
     r.best = r.loss[r.best_step];
     r.diverged = r.nonfinite_at > 0 || r.loss.back() > r.loss.front();
+    r.baseline = bs_baseline(target);
+    r.stalled = !r.diverged && r.loss.back() >= 0.9 * r.baseline;
     return r;
 }
 
