@@ -2,12 +2,20 @@
 // post-norm, LayerNorm or RMSNorm, a GELU or SwiGLU MLP, decoder (causal) or encoder
 // (bidirectional) — every step with its shape, formula, PyTorch line and numbers, and the residual
 // stream's RMS per token after each addition; --save writes the weights and every intermediate,
-// --format python the PyTorch script that reproduces them.
+// --format python the PyTorch script that reproduces them. --depth L: the depth study instead
+// (trace/block_depth.hpp): L blocks stacked pre- and post-norm, then trained with and without warm-up.
+#include <optional>
+
+#include <fmt/format.h>
+
 #include "attn/core/error.hpp"
 #include "attn/doc/block.hpp"
+#include "attn/doc/block_depth.hpp"
 #include "attn/render/json_block.hpp"
+#include "attn/render/json_block_depth.hpp"
 #include "attn/render/python_block.hpp"
 #include "attn/trace/block.hpp"
+#include "attn/trace/block_depth.hpp"
 #include "registry.hpp"
 
 namespace app {
@@ -65,17 +73,65 @@ std::string block_python(const attn::block_report& r, const run_context& ctx) {
     return attn::render_block_python(r, ctx.L());
 }
 
+// --depth L: the block's flags, and the study's.
+struct block_options {
+    attn::block_request block;
+    attn::block_depth_request depth;
+};
+struct block_result {
+    attn::block_report block;
+    std::optional<attn::block_depth_report> depth;
+};
+
+void block_depth_flags(flags& f, block_options& o) {
+    block_flags(f, o.block);
+    f.add("--depth", o.depth.depth, "Stack L random blocks: pre- vs post-norm at initialisation, then trained")
+        .value_name("L");
+    f.add("--warmup", o.depth.warmup, "With --depth: linear learning-rate warm-up steps").show_default();
+    f.add("--lr", o.depth.lr, "With --depth: Adam's (peak) learning rate").show_default();
+    f.add("--steps", o.depth.steps, "With --depth: training steps").show_default();
+    f.after_parse([&o](const flags& parsed) {
+        if (parsed.given("--depth")) {
+            if (o.depth.depth < 1)  // 0 would mean no study: say so instead of showing one block
+                throw attn::error(fmt::format("--depth must be 1 to {} (got {}): try --depth 12",
+                                              attn::block_depth_max_depth, o.depth.depth));
+            if (parsed.given("--save")) throw attn::error("--depth runs a stack, not one block: drop --save");
+            return;
+        }
+        for (const char* flag : {"--warmup", "--lr", "--steps"})
+            if (parsed.given(flag)) throw attn::error(std::string(flag) + " goes with --depth L: try --depth 12");
+    });
+}
+
+std::optional<block_result> block_depth_run(const block_options& o, run_context& ctx) {
+    if (o.depth.depth == 0) return block_result{*block_run(o.block, ctx), std::nullopt};
+    const attn::block_run_config c = attn::validate_block(o.block);
+    return block_result{{}, attn::run_block_depth(c.n, c.d_model, c.block, c.seed, o.depth)};
+}
+
 const std::vector<example> block_examples = {{""},
                                              {"--norm post --arch encoder"},
                                              {"--norm-type rmsnorm --mlp swiglu --dtype float64"},
-                                             {"--seq-len 6 --d-model 12 --heads 3 --save block_run"}};
+                                             {"--seq-len 6 --d-model 12 --heads 3 --save block_run"},
+                                             {"--depth 12"}};
 
-report_spec<attn::block_request, attn::block_report> spec() {
-    auto s = spec_about<report_spec<attn::block_request, attn::block_report>>(
+report_spec<block_options, block_result> spec() {
+    auto s = spec_about<report_spec<block_options, block_result>>(
         "block", "One transformer block: pre/post-norm, LayerNorm/RMSNorm, GELU/SwiGLU, every step", 66,
         pages_json_python, pages | numbers, block_examples);
-    s.flags = block_flags, s.size = block_size, s.run = block_run, s.page = block_page;
-    s.json = block_json, s.python = block_python;
+    s.flags = block_depth_flags;
+    s.size = [](const block_options& o, const run_context& ctx) { return block_size(o.block, ctx); };
+    s.run = block_depth_run;
+    s.page = [](const block_result& r, const run_context& ctx) {
+        return r.depth ? attn::block_depth_document(*r.depth, ctx.L()) : block_page(r.block, ctx);
+    };
+    s.json = [](const block_result& r, const run_context& ctx) {
+        return r.depth ? attn::render_block_depth_json(*r.depth) : block_json(r.block, ctx);
+    };
+    s.python = [](const block_result& r, const run_context& ctx) {
+        if (r.depth) throw attn::error("--format python writes one block: drop --depth, or use --format json");
+        return block_python(r.block, ctx);
+    };
     return s;
 }
 const registrar registered(spec());

@@ -1,12 +1,15 @@
 // block --depth L: the depth study's report, pages and JSON. The default flags at --depth 12 show
 // the classic picture (the page's own pointer says so, so it is checked here); every sentence's
 // branch is drawn from a report made to take it; the pages fit 60, 80 and 120 columns in en and zh.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
 
 #include "attn/core/error.hpp"
 #include "attn/doc/block_depth.hpp"
@@ -116,4 +119,19 @@ TEST_CASE("block --depth: every sentence follows the numbers", "[block-depth]") 
                    Catch::Contains("not finite at step 1") && Catch::Contains("ended ×3 above its start") &&
                    Catch::Contains("does not appear as such"));
     CHECK(nlohmann::json::accept(attn::render_block_depth_json(r)));
+}
+
+TEST_CASE("cli: block --depth in text and JSON, and its refusals in one line", "[block-depth][cli]") {
+    const std::string exe = ATTN_EXE;
+    const test::command_result json = test::capture(exe + " block --depth 3 --steps 5 --warmup 2 --format json");
+    CHECK(json.code == 0);
+    REQUIRE(nlohmann::json::accept(json.out));
+    CHECK(nlohmann::json::parse(json.out)["training"]["runs"][0]["loss"].size() == 6);
+    for (const char* args : {"--depth 0", "--depth 3 --save out", "--warmup 3", "--lr 0.1", "--depth 3 --format python",
+                             "--depth 3 --warmup 0", "--depth 3 --d-model 256 --heads 2"}) {
+        const test::command_result r = test::sh(exe + " block " + args);
+        INFO(args << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    }
 }

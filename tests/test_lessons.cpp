@@ -48,6 +48,7 @@
 #include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/trace/inputs.hpp"
+#include "attn/doc/block_depth.hpp"
 #include "attn/doc/cost_training.hpp"
 #include "attn/doc/flash.hpp"
 #include "attn/doc/kvcache.hpp"
@@ -408,6 +409,26 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             td.pages.push_back(attn::cost_training_page(ti, tr, "bfloat16", F));
             CHECK_NOTHROW(attn::render_text(td, o));
         }
+        // block --depth: the default run at 12 (the classic picture), then a report made to take the
+        // other sentences (a shrinking stream, one layer, a non-finite and a diverged run, post's
+        // gradients not leaning, and warm-up doing worse).
+        attn::block_config bc;
+        bc.heads = 2, bc.d_ff = attn::default_d_ff(8, bc.mlp);
+        attn::block_depth_request bq;
+        bq.depth = 12;
+        CHECK_NOTHROW(attn::render_text(attn::block_depth_document(attn::run_block_depth(4, 8, bc, 0, bq), F), o));
+        bq.depth = 3, bq.steps = 4, bq.warmup = 2;
+        attn::block_depth_report br = attn::run_block_depth(4, 8, bc, 1, bq);
+        br.init.pre.residual_norm = {2.0, 1.5, 1.2, 1.0}, br.init.post.residual_norm = {2.0, 0.9, 1.0, 1.1};
+        br.init.pre.grad_norm = {1.0, 2.0, 4.0}, br.init.post.grad_norm = {1.0, 1.0, 1.0};
+        br.runs[0].loss = {1.0, NAN}, br.runs[0].nonfinite_at = 2, br.runs[0].diverged = true;
+        br.runs[2].loss = {1.0, 0.5, 0.2, 0.1, 0.05}, br.runs[2].diverged = br.runs[2].stalled = false;
+        br.runs[3].loss = {1.0, 1.5, 2.0, 2.5, 3.0}, br.runs[3].diverged = true;
+        CHECK_NOTHROW(attn::render_text(attn::block_depth_document(br, F), o));
+        bq.depth = 1;
+        CHECK_NOTHROW(attn::render_text(attn::block_depth_document(attn::run_block_depth(4, 8, bc, 1, bq), F), o));
+        br.runs[1].stalled = true, br.runs[1].diverged = false;
+        CHECK_NOTHROW(attn::render_text(attn::block_depth_document(br, F), o));
     }
     attn::step_request layout;  // the shape-error side of linear-weight-layout
     layout.mistake = "linear-weight-layout";

@@ -55,7 +55,9 @@ std::string bd_init_findings(const block_depth_report& r, const lessons& L) {
     vars v = bd_config_vars(r);
     v["x0"] = bd_num(pre.residual_norm.front()), v["pre_last"] = bd_num(pre.residual_norm.back());
     v["pre_growth"] = bd_ratio(pre.residual_norm.back(), pre.residual_norm.front());
-    v["post_min"] = bd_num(*post_min), v["post_max"] = bd_num(*post_max);
+    v["post_range"] = bd_num(*post_min) == bd_num(*post_max)
+        ? L.text("block_depth.range_at", {{"v", bd_num(*post_min)}})
+        : L.text("block_depth.range_between", {{"lo", bd_num(*post_min)}, {"hi", bd_num(*post_max)}});
     v["pre_first"] = bd_num(pre.grad_norm.front()), v["pre_glast"] = bd_num(pre.grad_norm.back());
     v["post_first"] = bd_num(post.grad_norm.front()), v["post_glast"] = bd_num(post.grad_norm.back());
     v["pre_ratio"] = bd_ratio(pre.grad_norm.back(), pre.grad_norm.front());
@@ -133,7 +135,7 @@ std::string bd_comparison(const block_depth_report& r, const lessons& L) {
     for (std::size_t k : {std::size_t{0}, std::size_t{2}}) {
         const warmup_run &no = r.runs[k], &warm = r.runs[k + 1];
         const vars v = {
-            {"norm", L.raw(std::string("block_depth.") + name_of(no.place))},
+            {"norm", L.raw(std::string("block_depth.cap_") + name_of(no.place))},
             {"no", bd_num(no.loss.back())},
             {"warm", bd_num(warm.loss.back())},
             {"ratio",
