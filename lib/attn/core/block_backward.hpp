@@ -95,9 +95,9 @@ depth_result depth_at_init(std::size_t n, std::size_t d_model, const block_confi
 // Adam (torch.optim.Adam's defaults but lr) on every weight, lr at step t (1-based) = lr·min(1, t/W)
 // with W warm-up steps (W = 0: lr from the first step). loss[t] is the loss before step t + 1.
 struct warmup_options {
-    std::size_t steps = 80;
+    std::size_t steps = 100;
     double lr = 0.02;
-    std::size_t warmup = 30;
+    std::size_t warmup = 40;
 };
 struct warmup_run {
     norm_place place = norm_place::pre;

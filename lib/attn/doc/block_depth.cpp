@@ -64,9 +64,10 @@ std::string bd_init_findings(const block_depth_report& r, const lessons& L) {
     v["post_ratio"] = bd_ratio(post.grad_norm.back(), post.grad_norm.front());
     const bool grows = pre.residual_norm.back() > pre.residual_norm.front();
     std::string text = L.text(grows ? "block_depth.residual_grows" : "block_depth.residual_shrinks", v);
-    if (r.depth == 1) return text + " " + L.text("block_depth.grad_one_layer", v);
-    text += " " + L.text("block_depth.grad_ends", v);
-    return text + " " + L.text(post_ratio > pre_ratio ? "block_depth.grad_post_leans" : "block_depth.grad_post_not", v);
+    if (r.depth == 1) return text + L.raw("ui.sentence_gap") + L.text("block_depth.grad_one_layer", v);
+    text += L.raw("ui.sentence_gap") + L.text("block_depth.grad_ends", v);
+    return text + L.raw("ui.sentence_gap") +
+        L.text(post_ratio > pre_ratio ? "block_depth.grad_post_leans" : "block_depth.grad_post_not", v);
 }
 
 doc::page bd_init_page(const block_depth_report& r, const lessons& L) {
@@ -147,11 +148,11 @@ std::string bd_comparison(const block_depth_report& r, const lessons& L) {
                      : "block_depth.compare_better";
         vars w = v;
         w["no_what"] = bd_verdict(no, L), w["warm_what"] = bd_verdict(warm, L);
-        text += (text.empty() ? "" : " ") + L.text(key, w);
+        text += (text.empty() ? "" : L.raw("ui.sentence_gap")) + L.text(key, w);
     }
     const bool classic =
         !bd_failed(r.runs[0]) && !bd_failed(r.runs[1]) && bd_failed(r.runs[2]) && !bd_failed(r.runs[3]);
-    return text + " " + L.raw(classic ? "block_depth.classic" : "block_depth.not_classic");
+    return text + L.raw("ui.sentence_gap") + L.raw(classic ? "block_depth.classic" : "block_depth.not_classic");
 }
 
 doc::page bd_warmup_page(const block_depth_report& r, const lessons& L) {

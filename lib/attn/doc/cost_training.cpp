@@ -137,7 +137,7 @@ std::string ct_paper_text(const train_memory::input& in, const train_memory::res
         5 * static_cast<double>(in.heads) * static_cast<double>(in.seq_len) * sb;
     // The paper's closed form, computed apart from the rows, stated only where it is the sum.
     if (square && in.dropout && in.bytes == 2 && paper == r.eager_per_layer)
-        text += " " +
+        text += L.raw("ui.sentence_gap") +
             L.text("cost_training.paper_check",
                    {{"B", std::to_string(in.batch)},
                     {"n", std::to_string(in.seq_len)},
@@ -145,7 +145,7 @@ std::string ct_paper_text(const train_memory::input& in, const train_memory::res
                     {"h", std::to_string(in.heads)},
                     {"value", ct_n(paper)}});
     else
-        text += " " + L.raw("cost_training.paper_adapted");
+        text += L.raw("ui.sentence_gap") + L.raw("cost_training.paper_adapted");
     return text;
 }
 
