@@ -42,6 +42,13 @@ void flags_of(flags& f, kvcache_options& opt) {
         .values({"causal", "window:W"}, true, "attn-explain help kv-cache");
     f.add("--sinks", r.sinks, "With --mask window:W: also keep the first S tokens (attention sinks, StreamingLLM)")
         .value_name("S");
+    f.add("--evict", r.evict, "Evict under a budget per K/V head: h2o | snapkv (with --budget B)")
+        .values({"h2o", "snapkv"});
+    f.add("--budget", r.budget, "With --evict: the entries each K/V head keeps").value_name("B");
+    f.add("--recent", r.recent, "With --evict h2o: the most recent entries always kept (default B/2 rounded down)")
+        .value_name("R");
+    f.add("--observe", r.observe, "With --evict snapkv: the last W prompt tokens that vote").show_default();
+    f.add("--pool", r.pool, "With --evict snapkv: odd width of the votes' max-pooling").show_default();
     f.add("--model", opt.model, "Compare the sink cache with a plain window on a model saved by learn --save")
         .value_name("DIR");
     f.add("--load", r.load_dir, "Read X.npy, W_Q.npy, W_K.npy, W_V.npy from DIR (W_K, W_V: (d, g·d_head))")
@@ -64,8 +71,13 @@ void flags_of(flags& f, kvcache_options& opt) {
         r.prompt_given = parsed.given("--prompt-len");
         r.steps_given = parsed.given("--steps");
         r.sinks_given = parsed.given("--sinks");
-        for (const char* name : {"--load", "--d-model", "--heads", "--kv-heads", "--rope", "--rope-style",
-                                 "--rope-base", "--kv-dtype", "--mla", "--rope-dim", "--save", "--dtype"})
+        r.budget_given = parsed.given("--budget");
+        r.recent_given = parsed.given("--recent");
+        r.observe_given = parsed.given("--observe");
+        r.pool_given = parsed.given("--pool");
+        for (const char* name :
+             {"--load", "--d-model", "--heads", "--kv-heads", "--rope", "--rope-style", "--rope-base", "--kv-dtype",
+              "--mla", "--rope-dim", "--save", "--dtype", "--evict", "--budget"})
             if (parsed.given(name)) opt.given.emplace_back(name);
     });
 }
@@ -106,6 +118,8 @@ void check_cache_flags(const kvcache_options& opt, const run_context& ctx) {
     if (!opt.request.kv_dtype_name.empty()) given.emplace_back("--kv-dtype");
     if (opt.request.rope) given.emplace_back("--rope");
     if (opt.request.sinks_given) given.emplace_back("--sinks");
+    // an unknown name is refused by validate_kv, with the names it takes
+    if (opt.request.evict == "h2o" || opt.request.evict == "snapkv") given.emplace_back("--evict " + opt.request.evict);
     if (opt.mla != 0) given.emplace_back("--mla");
     if (ctx.format() == output_format::python) given.emplace_back("--format python");
     attn::check_cache_options(given);
@@ -151,6 +165,8 @@ report_spec<kvcache_options, decode> spec() {
          {"--mla 6"},
          {"--kv-dtype int8"},
          {"--sinks 2 --mask window:3 --rope"},
+         {"--evict h2o --budget 8 --heads 4 --kv-heads 2"},
+         {"--evict snapkv --budget 8 --observe 4 --pool 3"},
          {"--model m --sinks 1 --mask window:7", "learn --task next-token --positions rope --save m"}});
     s.format_note = "(python: without --mla or --kv-dtype)";
     s.flags = flags_of;

@@ -587,6 +587,15 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
                 sr.mean_sink_mass = {0.0, 0.0};
                 kv_all(sr);
             }
+        // --evict: both policies with and without eviction, H2O without a recent part, RoPE
+        for (const char* policy : {"h2o", "snapkv"})
+            for (std::int64_t budget : {4, 40}) {
+                attn::kv_request eq;
+                eq.evict = policy, eq.budget = budget, eq.budget_given = true, eq.steps = 2, eq.rope = budget == 4;
+                eq.kv_heads = 1, eq.recent = 0, eq.recent_given = budget == 4 && std::string(policy) == "h2o";
+                const attn::kv_config ec = attn::validate_kv(eq);
+                kv_all(attn::run_kvcache(ec, attn::make_kv_inputs(ec)));
+            }
         // --model: sinks formed or not, each verdict on the difference, a text within and past the
         // training length (a report made by hand: the command's run is tests/test_kvcache.cpp's).
         attn::kv_model_report mr;

@@ -393,7 +393,7 @@ TEST_CASE("kv-cache and cost --kv-dtype on the command line", "[quantize][kvq][c
 
 TEST_CASE("cache policies: one table says which options combine", "[quantize][cache-policy]") {
     const auto& opts = attn::cache_options();
-    CHECK(attn::cache_policies().size() == 3);  // window, sinks, quantize
+    CHECK(attn::cache_policies().size() == 5);  // window, sinks, quantize, h2o, snapkv
     for (const auto& p : attn::cache_policies())
         CHECK(std::find(opts.begin(), opts.end(), std::string(p.flag)) != opts.end());
     // Every row names known options, and is symmetric.

@@ -94,6 +94,13 @@ block labelled_rows(std::vector<std::string> labels, matrix<double> values, int 
     return b;
 }
 
+// The prefill's note: how the prompt goes through this run's cache.
+std::string prefill_note(const kv_report& r, const vars& v, const lessons& L) {
+    if (r.config.evict != evict_policy::none) return L.text("kvcache_evict.prefill_note", v);
+    if (r.config.sinks > 0) return L.text("kvcache_sinks.prefill_note", kv_sinks_vars(r, L));
+    return L.text("kvcache.prefill_note", v);
+}
+
 // One prefill or decode step: the cache growing, the new token's q, k and v, its weights over the
 // cache per query head, its output, the check against full attention and the FLOPs.
 void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, const lessons& L, int precision) {
@@ -101,9 +108,8 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     const kv_step& s = r.steps[index];
     const vars v = step_vars_of(r, s, index, L);
     out.push_back(doc::heading(kv_step_title(r, index, L)));
-    if (s.prefill)
-        out.push_back(doc::prose(L.text(c.sinks > 0 ? "kvcache_sinks.prefill_note" : "kvcache.prefill_note",
-                                        c.sinks > 0 ? kv_sinks_vars(r, L) : v)));
+    const bool evicting = c.evict != evict_policy::none;
+    if (s.prefill) out.push_back(doc::prose(prefill_note(r, v, L)));
     out.push_back(doc::prose(L.text("kvcache.cache_grow", v), tone::bold, "  "));
     // The new rows: all of them for a decode step; the last one for the prefill.
     const std::size_t last = s.count - 1;
@@ -140,9 +146,10 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         out.push_back(labelled_rows({k_label, v_label}, std::move(kv), precision));
     }
     add_quant_rows(out, r, s, rv, L, precision);
-    const char* weights_intro = c.sinks == 0 ? "kvcache.weights_intro"
-        : s.prefill                          ? "kvcache_sinks.weights_prefill"
-                                             : "kvcache_sinks.weights_decode";
+    const char* weights_intro = evicting ? "kvcache_evict.weights"
+        : c.sinks == 0                   ? "kvcache.weights_intro"
+        : s.prefill                      ? "kvcache_sinks.weights_prefill"
+                                         : "kvcache_sinks.weights_decode";
     out.push_back(doc::prose(L.text(weights_intro, rv), tone::plain, "  "));
     const std::size_t keys = s.weights.empty() ? 0 : s.weights[0].shape(1);  // window prefill: the chunk's keys
     matrix<double> w = xt::empty<double>({c.heads, keys});
@@ -157,6 +164,7 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     out.push_back(labelled_rows(std::move(heads), std::move(w), std::min(precision, 3)));
     out.push_back(labelled_rows({L.text("kvcache.row_out", rv)}, row_of(s.output, last), precision));
     if (c.sinks > 0) add_sinks_step(out, r, s, rv, L);
+    if (evicting) add_evict_step(out, r, s, rv, L);
     if (c.window > 0 && !s.slots.empty()) {  // the ring buffer: where the new key went
         vars wv = v;
         wv["w"] = std::to_string(c.window);
@@ -167,7 +175,8 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
             doc::prose(L.text(s.overwritten.back() < 0 ? "kvcache_window.slot_fill" : "kvcache_window.slot_over", wv),
                        tone::plain, "  "));
     }
-    out.push_back(doc::prose(check_line(r, s, v, L), matches(r, s.max_diff) ? tone::good : tone::error, "  "));
+    if (!evicting)  // --evict: the error against the full cache is the step's (add_evict_step)
+        out.push_back(doc::prose(check_line(r, s, v, L), matches(r, s.max_diff) ? tone::good : tone::error, "  "));
     const char* flops = !s.prefill       ? "kvcache.flops"
         : s.flops_cached == s.flops_full ? "kvcache.prefill_flops"
                                          : "kvcache.stream_prefill_flops";  // --sinks
@@ -233,7 +242,12 @@ vars kv_vars(const kv_report& r, const lessons& L) {
             {"diff", fmt::format("{:.3g}", r.max_diff)},
             {"tol", fmt::format("{:.0e}", kv_tolerance(c.type))},
             {"s", std::to_string(c.sinks)},
-            {"cap", std::to_string(c.sinks + c.window)}};
+            {"cap", std::to_string(c.sinks + c.window)},
+            {"budget", std::to_string(c.budget)},
+            {"recent", std::to_string(c.recent)},
+            {"heavy", std::to_string(c.budget - c.recent)},
+            {"observe", std::to_string(c.observe)},
+            {"pool", std::to_string(c.pool)}};
 }
 
 std::string kv_attention_kind(const kv_report& r, const lessons& L) {
@@ -255,6 +269,11 @@ std::string kv_cache_summary(const kv_report& r, const lessons& L) {
     const vars v = kv_vars(r, L);
     const kv_config& c = r.config;
     if (c.quant != kv_dtype::none) return L.text("kvcache_quant.cache", kv_quant_vars(r, L));
+    if (c.evict != evict_policy::none) {
+        vars w = kv_evict_vars(r, L);
+        w["full_bytes"] = bytes_str(L, kv_cache_bytes(c, c.total(), c.kv_heads));
+        return L.text("kvcache_evict.cache_bytes", w);
+    }
     if (c.sinks > 0) {
         vars w = kv_sinks_vars(r, L);
         w["full_bytes"] = bytes_str(L, kv_cache_bytes(c, c.total(), c.kv_heads));
@@ -287,6 +306,7 @@ std::string kv_summary_line(const kv_report& r, const lessons& L) {
     const bool ok = matches(r, r.max_diff);
     if (r.config.quant != kv_dtype::none)
         return L.text(ok ? "kvcache_quant.summary_ok" : "kvcache_quant.summary_bad", kv_quant_vars(r, L));
+    if (r.config.evict != evict_policy::none) return kv_evict_summary(r, L);
     const char* base = r.config.sinks > 0 ? "kvcache_sinks." : r.config.window > 0 ? "kvcache_window." : "kvcache.";
     if (r.config.sinks > 0) return L.text(std::string(base) + (ok ? "summary_ok" : "summary_bad"), kv_sinks_vars(r, L));
     return L.text(std::string(base) + (ok ? "summary_ok" : "summary_bad"), kv_vars(r, L));
@@ -311,7 +331,9 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
                     doc::gap(),
                     doc::prose(L.text("kvcache.output_note", v), tone::dim),
                     doc::gap()};
-    if (r.config.sinks > 0)
+    if (r.config.evict != evict_policy::none)
+        first.blocks.insert(first.blocks.end() - 1, doc::prose(kv_evict_intro(r, L)));
+    else if (r.config.sinks > 0)
         first.blocks.insert(first.blocks.end() - 1,
                             doc::prose(L.text(r.config.rope.on ? "kvcache_sinks.intro_rope" : "kvcache_sinks.intro",
                                               kv_sinks_vars(r, L))));
@@ -335,8 +357,9 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
     last.id = "summary";
     last.title = L.raw("kvcache.summary_title");
     const bool ok = matches(r, r.max_diff);
+    const tone judged = r.config.evict != evict_policy::none ? tone::plain : ok ? tone::good : tone::error;
     last.blocks = {doc::heading(L.raw("kvcache.summary_title")),
-                   doc::prose(kv_summary_line(r, L), ok ? tone::good : tone::error),
+                   doc::prose(kv_summary_line(r, L), judged),
                    doc::prose(L.text("kvcache.summary_flops", v)),
                    doc::prose(L.text("kvcache.flops_note", v), tone::dim),
                    doc::prose(kv_cache_summary(r, L)),

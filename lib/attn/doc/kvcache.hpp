@@ -55,6 +55,17 @@ void add_sinks_step(std::vector<doc::block>& out, const kv_report& r, const kv_s
 // The summary's paragraph: the cache's lengths, each head's mean weight on the sinks against equal
 // weights, and the verdict on which heads lean on them (computed from the run).
 std::string kv_sinks_summary(const kv_report& r, const lessons& L);
+// --evict (doc/kvcache_evict.cpp): kv_vars plus {policy}, {snap_top} = B − W, {evicted_total},
+// {len} (the final entries per K/V head), {diffs} (each step's max |out − full|).
+vars kv_evict_vars(const kv_report& r, const lessons& L);
+// The first page's paragraph on the policy (and, when nothing was evicted, that it equals full attention).
+std::string kv_evict_intro(const kv_report& r, const lessons& L);
+// A step's kept positions per K/V head, what each evicted, H2O's scores or SnapKV's votes, and the
+// error against the full cache.
+void add_evict_step(std::vector<doc::block>& out, const kv_report& r, const kv_step& s, const vars& rv,
+                    const lessons& L);
+// The summary's line on the run's errors.
+std::string kv_evict_summary(const kv_report& r, const lessons& L);
 // --model DIR (doc/kvcache_model.cpp): one page, the three readings' losses, the sink weight per
 // head and the verdicts; the placeholders and the verdict are shared with the JSON.
 doc::document kvcache_model_document(const kv_model_report& r, const lessons& L);

@@ -97,6 +97,8 @@ std::vector<std::string> kv_policy_lines(const kv_report& r, const lessons& L) {
         const std::string name = p.name;
         const bool on = name == "window" ? r.config.window > 0 && r.config.sinks == 0
             : name == "sinks"            ? r.config.sinks > 0
+            : name == "h2o"              ? r.config.evict == evict_policy::h2o
+            : name == "snapkv"           ? r.config.evict == evict_policy::snapkv
                                          : r.config.quant != kv_dtype::none;
         if (!on) continue;
         const std::string base = std::string("cache_policy.") + p.name;

@@ -55,6 +55,45 @@ std::string sinks_summary_json(const kv_report& r, const lessons& L) {
         r.config.sinks, r.config.window, r.config.sinks + r.config.window, mass,
         jnum(r.uniform_sink_share, dtype::float64), json_string(kv_sinks_summary(r, L)));
 }
+// --evict: lists of lists, "[[0, 2], [1, 2]]".
+std::string evict_index_lists(const std::vector<std::vector<std::size_t>>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        out += i ? ", [" : "[";
+        for (std::size_t j = 0; j < v[i].size(); ++j) out += (j ? ", " : "") + std::to_string(v[i][j]);
+        out += "]";
+    }
+    return out + "]";
+}
+std::string evict_number_lists(const std::vector<std::vector<double>>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        out += i ? ", [" : "[";
+        for (std::size_t j = 0; j < v[i].size(); ++j) out += (j ? ", " : "") + jnum(v[i][j], dtype::float64);
+        out += "]";
+    }
+    return out + "]";
+}
+// --evict: the config's keys, and the summary's policy, errors per step, SnapKV's votes.
+std::string evict_config_json(const kv_config& c) {
+    if (c.evict == evict_policy::none) return ", \"evict\": null";
+    const bool h2o = c.evict == evict_policy::h2o;
+    return fmt::format(", \"evict\": {}, \"budget\": {}, \"recent\": {}, \"observe\": {}, \"pool\": {}",
+                       json_string(evict_name(c.evict)), c.budget, h2o ? std::to_string(c.recent) : "null",
+                       h2o ? "null" : std::to_string(c.observe), h2o ? "null" : std::to_string(c.pool));
+}
+std::string evict_summary_json(const kv_report& r, const lessons& L) {
+    if (r.config.evict == evict_policy::none) return "null";
+    std::string errors = "[";
+    for (std::size_t k = 0; k < r.steps.size(); ++k)
+        errors += (k ? ", " : "") + jnum(r.steps[k].max_diff, dtype::float64);
+    return fmt::format(
+        "{{\"policy\": {}, \"budget\": {}, \"evicted\": {}, \"final_entries\": {}, \"error_per_step\": {}], "
+        "\"max_error\": {}, \"snapkv_votes\": {}, \"snapkv_pooled\": {}, \"text\": {}, \"intro\": {}}}",
+        json_string(evict_name(r.config.evict)), r.config.budget, r.evicted_total, r.k_cache.shape(2), errors,
+        jnum(r.max_diff, dtype::float64), evict_number_lists(r.snap_votes), evict_number_lists(r.snap_pooled),
+        json_string(kv_evict_summary(r, L)), json_string(kv_evict_intro(r, L)));
+}
 // The prefill and decode steps' array, "  \"steps\": [...],\n".
 std::string kv_steps_json(const kv_report& r, const lessons& L) {
     const kv_config& c = r.config;
@@ -87,6 +126,16 @@ std::string kv_steps_json(const kv_report& r, const lessons& L) {
             "\"evicted\": {}], \"sink_mass\": {}]",
             kept, at, s.kept.size() - 1, gone, mass);
     };
+    // --evict: per K/V head the positions kept after the step, those evicted during it, H2O's
+    // accumulated scores of the kept ones, and the output's error against the full cache.
+    auto evict = [&](const kv_step& s) -> std::string {
+        if (c.evict == evict_policy::none) return "";
+        return fmt::format(
+            ",\n     \"kept_per_kv_head\": {}, \"evicted_per_kv_head\": {}, \"scores_per_kv_head\": {}, "
+            "\"error_vs_full\": {}",
+            evict_index_lists(s.kept_heads), evict_index_lists(s.evicted_heads), evict_number_lists(s.head_scores),
+            jnum(s.max_diff, dtype::float64));
+    };
     out += "  \"steps\": [";
     for (std::size_t k = 0; k < r.steps.size(); ++k) {
         const kv_step& s = r.steps[k];
@@ -97,13 +146,13 @@ std::string kv_steps_json(const kv_report& r, const lessons& L) {
             "{}\n    {{\"kind\": {}, \"title\": {}, \"positions\": [{}, {}], \"cache_shape_before\": [{}, {}, {}], "
             "\"cache_shape_after\": [{}, {}, {}],\n     \"q\": {}, \"k\": {}, \"v\": {},\n     \"weights\": {},\n"
             "     \"output\": {}, \"full\": {},\n     \"max_abs_diff\": {}, \"flops_cached\": {}, \"flops_full\": {}, "
-            "\"cache_bytes\": {}{}{}{}}}",
+            "\"cache_bytes\": {}{}{}{}{}}}",
             k ? "," : "", json_string(s.prefill ? "prefill" : "decode"), json_string(kv_step_title(r, k, L)), s.first,
             s.first + s.count - 1, c.kv_heads, s.cache_before, c.d_head, c.kv_heads, s.cache_after, c.d_head,
             jmat(s.q, t), jmat(s.k, t), jmat(s.v, t), weights, jmat(s.output, t), jmat(s.full_rows, t),
             jnum(s.max_diff, dtype::float64), fmt::format("{:.0f}", s.flops_cached),
             fmt::format("{:.0f}", s.flops_full), fmt::format("{:.0f}", s.cache_bytes), ring(s), sinks(s),
-            kvq_step_json(c, s, t));
+            kvq_step_json(c, s, t), evict(s));
     }
     out += "\n  ],\n";
     return out;
@@ -120,7 +169,7 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
         "  \"title\": {},\n  \"config\": {{\"prompt_len\": {}, \"steps\": {}, \"total\": {}, \"d_model\": {}, "
         "\"heads\": "
         "{}, \"kv_heads\": {}, \"d_head\": {}, \"dtype\": {}, \"seed\": {}, \"load\": {}, \"rope\": {}, "
-        "\"kv_dtype\": {}, \"sinks\": {}}},\n",
+        "\"kv_dtype\": {}, \"sinks\": {}{}}},\n",
         json_string(L.raw("kvcache.title")), c.prompt_len, c.steps, c.total(), c.d_model, c.heads, c.kv_heads, c.d_head,
         json_string(name_of(t)), c.seed, c.load_dir.empty() ? "null" : json_string(c.load_dir),
         c.rope.on ? fmt::format("{{\"style\": {}, \"base\": {}}}",
@@ -128,7 +177,7 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
                                 json_number(c.rope.base, dtype::float64))
                   : std::string("null"),
         c.quant == kv_dtype::none ? std::string("null") : json_string(name_of(c.quant)),
-        c.sinks > 0 ? std::to_string(c.sinks) : std::string("null"));
+        c.sinks > 0 ? std::to_string(c.sinks) : std::string("null"), evict_config_json(c));
     std::string groups = "[", of = "[";
     for (std::size_t kv = 0; kv < c.kv_heads; ++kv) {
         groups += kv ? ", [" : "[";
@@ -150,12 +199,13 @@ std::string render_kvcache_json(const kv_report& r, const lessons& L) {
         "{:.0f}, "
         "\"flops_saved\": {:.0f}, \"cache_bytes\": {:.0f}, \"mha_cache_bytes\": {:.0f},\n    \"text\": {}, \"flops\": "
         "{}, "
-        "\"flops_note\": {}, \"cache\": {}, \"window\": {},\n    \"quantization\": {},\n    \"sinks\": {}}},\n",
+        "\"flops_note\": {}, \"cache\": {}, \"window\": {},\n    \"quantization\": {},\n    \"sinks\": {},\n    "
+        "\"evict\": {}}},\n",
         jnum(r.max_diff, dtype::float64), ok ? "true" : "false", r.flops_cached, r.flops_full,
         r.flops_full - r.flops_cached, r.cache_bytes, r.mha_cache_bytes, json_string(kv_summary_line(r, L)),
         json_string(L.text("kvcache.summary_flops", v)), json_string(L.text("kvcache.flops_note", v)),
         json_string(kv_cache_summary(r, L)), c.window > 0 ? std::to_string(c.window) : "null", kvq_summary_json(r, L),
-        sinks_summary_json(r, L));
+        sinks_summary_json(r, L), evict_summary_json(r, L));
     out += fmt::format("  \"alignment\": {{\"title\": {}, \"text\": {}, \"command\": {}}},\n",
                        json_string(L.raw("kvcache.align_title")), json_string(L.text("kvcache.align_explain", v)),
                        json_string(L.raw("kvcache.align_command")));

@@ -483,6 +483,71 @@ std::string kv_sinks_python(const kv_report& r, const lessons& L, const vars& v)
     out += "print(f\"all {matched} steps match\")\n";
     return out;
 }
+
+// --evict: "[[0, 2], [1, 2]]", the kept positions per K/V head as the script's lists print them.
+std::string evict_py_lists(const std::vector<std::vector<std::size_t>>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        out += i ? ", [" : "[";
+        for (std::size_t j = 0; j < v[i].size(); ++j) out += (j ? ", " : "") + std::to_string(v[i][j]);
+        out += "]";
+    }
+    return out + "]";
+}
+
+// --evict: the script projects every token once, computes full attention, then replays the policy:
+// the prompt attends whole and each K/V head trims (h2o_keep, snapkv_keep), each decode step reads
+// its head's entries (decode) and H2O evicts (h2o_step). Weights, outputs, errors and kept sets are
+// checked against the tool's at every step.
+std::string kv_evict_python(const kv_report& r, const lessons& L, vars v) {
+    const kv_config& c = r.config;
+    const bool h2o = c.evict == evict_policy::h2o;
+    v["budget"] = std::to_string(c.budget), v["recent"] = std::to_string(c.recent);
+    v["observe"] = std::to_string(c.observe), v["pool"] = std::to_string(c.pool);
+    const std::string k = "kvcache.pytorch.";
+    std::string out = L.text(k + (h2o ? "evict_dims_h2o" : "evict_dims_snapkv"), v) + "\n\n";
+    out += L.text(k + (h2o ? "evict_h2o_def" : "evict_snapkv_def"), v) + "\n\n";
+    out += L.text(k + "evict_decode_def", v) + "\n\n";
+    if (h2o) out += L.text(k + "evict_h2o_step", v) + "\n\n";
+    out += comment(L.text(k + "full_title", v));
+    out += L.text(k + "full_project", v) + "\n";
+    if (c.rope.on) out += rope_line(c, "Qf", "torch.arange(T)") + rope_line(c, "Kf", "torch.arange(T)");
+    out += L.text(k + "full", v) + "\n";
+    out += fmt::format("check(\"full\", full, tensor({}))\n", python_list(as_tensor(r.full)));
+    out += L.text(k + "evict_all", v) + "\n\n";
+    const kv_step& pre = r.steps[0];
+    tensor w = xt::empty<double>({std::size_t{1}, c.heads, pre.count, pre.count});
+    for (std::size_t hh = 0; hh < c.heads; ++hh)
+        std::copy(pre.weights[hh].begin(), pre.weights[hh].end(),
+                  w.begin() + static_cast<long>(hh * pre.count * pre.count));
+    out += comment(L.text(k + "prefill", {{"first", "0"}, {"last", std::to_string(c.prompt_len - 1)}}));
+    out += L.text(k + "evict_prefill", v) + "\n";
+    out += fmt::format("check(\"prefill weights\", weights, tensor({}))\n", python_list(w));
+    out += fmt::format("check(\"prefill output\", output, tensor({}))\n", python_list(as_tensor(pre.output)));
+    out += L.text(k + (h2o ? "evict_prefill_h2o" : "evict_prefill_snapkv"), v) + "\n";
+    out += fmt::format("if kept != {}: fail(\"prefill kept\", f\"{{kept}}\")\n\n", evict_py_lists(pre.kept_heads));
+    for (std::size_t i = 1; i < r.steps.size(); ++i) {
+        const kv_step& s = r.steps[i];
+        const std::string id = "step" + std::to_string(i);
+        out += comment(L.text(k + "evict_decode", {{"i", std::to_string(i)}, {"first", std::to_string(s.first)}}));
+        out += fmt::format("weights, output, per_head = decode({})\n", s.first);
+        tensor sw = xt::empty<double>({std::size_t{1}, c.heads, std::size_t{1}, s.first + 1});
+        for (std::size_t hh = 0; hh < c.heads; ++hh)
+            std::copy(s.weights[hh].begin(), s.weights[hh].end(), sw.begin() + static_cast<long>(hh * (s.first + 1)));
+        out += fmt::format("check(\"{} weights\", weights, tensor({}))\n", id, python_list(sw));
+        out += fmt::format("check(\"{} output\", output, tensor({}))\n", id, python_list(as_tensor(s.output)));
+        out += fmt::format("check(\"{} error\", (output - full[{}:{}]).abs().max().view(1), tensor([{}]))\n", id,
+                           s.first, s.first + 1, fmt::format("{:.17g}", s.max_diff));
+        if (h2o) out += "h2o_step(per_head)\n";
+        out += fmt::format("if kept != {}: fail(\"{} kept\", f\"{{kept}}\")\n\n", evict_py_lists(s.kept_heads), id);
+    }
+    out += comment(L.text(k + "evict_cache_title", v));
+    out += L.text(k + "evict_cache", v) + "\n";
+    out += fmt::format("check(\"K_cache\", K_cache, tensor({}))\n", python_list(tensor(r.k_cache)));
+    out += fmt::format("check(\"V_cache\", V_cache, tensor({}))\n", python_list(tensor(r.v_cache)));
+    out += "print(f\"all {matched} steps match\")\n";
+    return out;
+}
 }  // namespace
 
 std::string render_kvcache_python(const kv_report& r, const lessons& L) {
@@ -509,6 +574,7 @@ std::string render_kvcache_python(const kv_report& r, const lessons& L) {
     input("W_K", r.in.w_k);
     input("W_V", r.in.w_v);
     if (c.sinks > 0) return out + "\n" + kv_sinks_python(r, L, v);
+    if (c.evict != evict_policy::none) return out + "\n" + kv_evict_python(r, L, v);
     out += "\ncached_rows = []\n\n";
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
         out += kv_step_python(r, i, v, L);

@@ -10,14 +10,18 @@
 namespace attn {
 
 const std::vector<cache_policy>& cache_policies() {
-    static const std::vector<cache_policy> all = {
-        {"window", "--mask window:W"}, {"sinks", "--sinks"}, {"quantize", "--kv-dtype"}};
+    static const std::vector<cache_policy> all = {{"window", "--mask window:W"},
+                                                  {"sinks", "--sinks"},
+                                                  {"quantize", "--kv-dtype"},
+                                                  {"h2o", "--evict h2o"},
+                                                  {"snapkv", "--evict snapkv"}};
     return all;
 }
 
 const std::vector<std::string>& cache_options() {
-    static const std::vector<std::string> all = {"--mask window:W", "--kv-dtype",      "--rope", "--mla",
-                                                 "--kv-latent",     "--format python", "--sinks"};
+    static const std::vector<std::string> all = {"--mask window:W", "--kv-dtype",  "--rope",
+                                                 "--mla",           "--kv-latent", "--format python",
+                                                 "--sinks",         "--evict h2o", "--evict snapkv"};
     return all;
 }
 
@@ -32,6 +36,10 @@ const std::vector<cache_pair>& cache_combinations() {
         {"--sinks", "--mask window:W"},  // the first S positions beside the ring's last W
         {"--sinks", "--rope"},  // keys cached before rotation, rotated at their cache positions
         {"--sinks", "--format python"},
+        {"--evict h2o", "--rope"},  // each head keeps rotated keys of its own choosing
+        {"--evict h2o", "--format python"},
+        {"--evict snapkv", "--rope"},
+        {"--evict snapkv", "--format python"},
     };
     return allowed;
 }
@@ -53,6 +61,14 @@ const cache_refusal kvq_refusals[] = {
     {"--kv-dtype", "--format python", "the script does not quantize (PyTorch 1.13 has no float8)"},
     {"--sinks", "--kv-dtype", "the sink cache is kept in float here: drop --kv-dtype or --sinks"},
     {"--sinks", "--mla", "--mla decodes with a growing latent cache here: drop --sinks"},
+    {"--evict h2o", "--sinks", "H2O chooses by attention, --sinks by position: one policy at a time, drop one"},
+    {"--evict snapkv", "--sinks", "SnapKV chooses by attention, --sinks by position: one policy at a time, drop one"},
+    {"--evict h2o", "--mask window:W", "the budget decides what stays, not a ring: drop --mask"},
+    {"--evict snapkv", "--mask window:W", "the budget decides what stays, not a ring: drop --mask"},
+    {"--evict h2o", "--kv-dtype", "the evicting cache is kept in float here: drop --kv-dtype or --evict"},
+    {"--evict snapkv", "--kv-dtype", "the evicting cache is kept in float here: drop --kv-dtype or --evict"},
+    {"--evict h2o", "--mla", "--mla decodes with a growing latent cache here: drop --evict"},
+    {"--evict snapkv", "--mla", "--mla decodes with a growing latent cache here: drop --evict"},
 };
 
 bool same_pair(const char* a, const char* b, const std::string& x, const std::string& y) {

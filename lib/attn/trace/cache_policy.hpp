@@ -7,7 +7,12 @@
 //                                on read: every entry is rotated at its cache position.
 //   quantize  (--kv-dtype F)     on write: K and V are rounded to F (with int8's or fp8's scales);
 //                                on read: a query sees the dequantized values.
-// Eviction under a budget (a later issue) adds a row to cache_policies() and its pairs to the table.
+//   h2o       (--evict h2o)      on write: past --budget B entries, each K/V head evicts its non-recent
+//                                entry with the least accumulated attention;
+//                                on read: a query sees its head's B kept entries and its own.
+//   snapkv    (--evict snapkv)   on write: once, after the prefill, each K/V head keeps the B − W
+//                                prompt entries the observation window voted for, and the window;
+//                                on read: a query sees its head's entries.
 // What each policy does is said to the learner by the lessons (cache_policy.<name>.on_write/on_read).
 #pragma once
 #include <cstddef>

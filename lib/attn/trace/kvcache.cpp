@@ -14,11 +14,90 @@
 #include "attn/core/shapes.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/trace/cache_policy.hpp"
+#include "attn/trace/kvcache_steps.hpp"
 #include "attn/trace/positions.hpp"
 
 namespace attn {
 
+namespace kv_detail {
+
+// Projects the positions first … first + count − 1 of a chunk into q, k, v (rotated by RoPE at
+// their position, or where the rope-wrong-position bug puts a decode token) and records them in s.
+// Returns the chunk's queries, keys and values, one row each (h·d_head, g·d_head, g·d_head values).
+template <class T>
+kvq_rows<T> project_chunk(const kv_config& c, const matrix<T>& x, const matrix<T>& wq, const matrix<T>& wk,
+                          const matrix<T>& wv, bool prefill, kv_step& s) {
+    const std::size_t first = s.first, count = s.count, h = c.heads, g = c.kv_heads, dh = c.d_head;
+    kvq_rows<T> rows;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t pos = first + i;
+        std::vector<T> q = project_row(x, pos, wq), k = project_row(x, pos, wk);
+        const std::vector<T> v = project_row(x, pos, wv);
+        if (c.rope.on) {
+            // RoPE: the new q and k turn by their position p + t; the cache keeps the rotated k.
+            // The rope-wrong-position bug rotates a decode token at 0 or at t instead.
+            const std::size_t at = prefill || c.decode_position == rope_position::correct ? pos
+                : c.decode_position == rope_position::zero                                ? 0
+                                                                                          : pos - c.prompt_len;
+            q = rope_rotate_heads(q, h, at, c.rope.base, c.rope.style);
+            k = rope_rotate_heads(k, g, at, c.rope.base, c.rope.style);
+        }
+        for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(q[j]);
+        for (std::size_t j = 0; j < g * dh; ++j)
+            s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
+        rows.q.push_back(std::move(q));
+        rows.k.push_back(std::move(k));
+        rows.v.push_back(v);
+    }
+    return rows;
+}
+
+template kvq_rows<float> project_chunk(const kv_config&, const matrix<float>&, const matrix<float>&,
+                                       const matrix<float>&, const matrix<float>&, bool, kv_step&);
+template kvq_rows<double> project_chunk(const kv_config&, const matrix<double>&, const matrix<double>&,
+                                        const matrix<double>&, const matrix<double>&, bool, kv_step&);
+
+// A step of `count` positions from `first`, its q, k and v rows zero until projected.
+kv_step open_step(const kv_config& c, std::size_t first, std::size_t count, bool prefill, std::size_t cache_len) {
+    kv_step s;
+    s.prefill = prefill;
+    s.first = first;
+    s.count = count;
+    s.cache_before = cache_len;
+    s.q = xt::zeros<double>({count, c.heads * c.d_head});
+    s.k = xt::zeros<double>({count, c.kv_heads * c.d_head});
+    s.v = xt::zeros<double>({count, c.kv_heads * c.d_head});
+    return s;
+}
+
+// A step whose output and cache_after are set: its rows of the reference beside the output, the
+// check, the FLOPs (a prefill costs the same with or without a cache, unless `cached_flops` ≥ 0
+// gives what it cost through the cache; without one, every position so far is recomputed) and the
+// cache's bytes, added to the report's totals.
+void close_step(kv_report& r, kv_step&& s, double cached_flops) {
+    const kv_config& c = r.config;
+    const std::size_t first = s.first, count = s.count, seen = first + count;
+    s.full_rows = xt::view(r.full, xt::range(first, first + count), xt::all());
+    xt::view(r.output, xt::range(first, first + count), xt::all()) = s.output;
+    s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
+    s.flops_full = kv_flops_full(c, seen);
+    s.flops_cached = cached_flops >= 0 ? cached_flops : s.prefill ? s.flops_full : kv_flops_cached(c, s.cache_after);
+    s.cache_bytes = kv_cache_bytes(c, s.cache_after, c.kv_heads);
+    r.flops_cached += s.flops_cached;
+    r.flops_full += s.flops_full;
+    r.max_diff = std::max(r.max_diff, s.max_diff);
+    r.saturated += s.saturated;
+    r.steps.push_back(std::move(s));
+}
+
+}  // namespace kv_detail
+
 namespace {
+
+using kv_detail::close_step;
+using kv_detail::kvq_rows;
+using kv_detail::open_step;
+using kv_detail::project_chunk;
 
 std::string divisors_of(std::size_t d) {
     std::string out;
@@ -93,41 +172,6 @@ matrix<double> to_matrix(const npy::array& a, const std::filesystem::path& path,
     return m;
 }
 
-// Projects the positions first … first + count − 1 of a chunk into q, k, v (rotated by RoPE at
-// their position, or where the rope-wrong-position bug puts a decode token) and records them in s.
-// Returns the chunk's queries, keys and values, one row each (h·d_head, g·d_head, g·d_head values).
-template <class T>
-struct kvq_rows {
-    std::vector<std::vector<T>> q, k, v;
-};
-template <class T>
-kvq_rows<T> project_chunk(const kv_config& c, const matrix<T>& x, const matrix<T>& wq, const matrix<T>& wk,
-                          const matrix<T>& wv, bool prefill, kv_step& s) {
-    const std::size_t first = s.first, count = s.count, h = c.heads, g = c.kv_heads, dh = c.d_head;
-    kvq_rows<T> rows;
-    for (std::size_t i = 0; i < count; ++i) {
-        const std::size_t pos = first + i;
-        std::vector<T> q = project_row(x, pos, wq), k = project_row(x, pos, wk);
-        const std::vector<T> v = project_row(x, pos, wv);
-        if (c.rope.on) {
-            // RoPE: the new q and k turn by their position p + t; the cache keeps the rotated k.
-            // The rope-wrong-position bug rotates a decode token at 0 or at t instead.
-            const std::size_t at = prefill || c.decode_position == rope_position::correct ? pos
-                : c.decode_position == rope_position::zero                                ? 0
-                                                                                          : pos - c.prompt_len;
-            q = rope_rotate_heads(q, h, at, c.rope.base, c.rope.style);
-            k = rope_rotate_heads(k, g, at, c.rope.base, c.rope.style);
-        }
-        for (std::size_t j = 0; j < h * dh; ++j) s.q(i, j) = static_cast<double>(q[j]);
-        for (std::size_t j = 0; j < g * dh; ++j)
-            s.k(i, j) = static_cast<double>(k[j]), s.v(i, j) = static_cast<double>(v[j]);
-        rows.q.push_back(std::move(q));
-        rows.k.push_back(std::move(k));
-        rows.v.push_back(v);
-    }
-    return rows;
-}
-
 template <class T>
 std::vector<std::vector<double>> kvq_as_double(const std::vector<std::vector<T>>& rows) {
     std::vector<std::vector<double>> out;
@@ -163,39 +207,6 @@ void write_chunk(const kv_config& c, kvq_rows<T>& rows, bool prefill, kv_step& s
             held[slot] = static_cast<long long>(s.first + i);
         }
     }
-}
-
-// A step of `count` positions from `first`, its q, k and v rows zero until projected.
-kv_step open_step(const kv_config& c, std::size_t first, std::size_t count, bool prefill, std::size_t cache_len) {
-    kv_step s;
-    s.prefill = prefill;
-    s.first = first;
-    s.count = count;
-    s.cache_before = cache_len;
-    s.q = xt::zeros<double>({count, c.heads * c.d_head});
-    s.k = xt::zeros<double>({count, c.kv_heads * c.d_head});
-    s.v = xt::zeros<double>({count, c.kv_heads * c.d_head});
-    return s;
-}
-
-// A step whose output and cache_after are set: its rows of the reference beside the output, the
-// check, the FLOPs (a prefill costs the same with or without a cache, unless `cached_flops` ≥ 0
-// gives what it cost through the cache; without one, every position so far is recomputed) and the
-// cache's bytes, added to the report's totals.
-void close_step(kv_report& r, kv_step&& s, double cached_flops = -1) {
-    const kv_config& c = r.config;
-    const std::size_t first = s.first, count = s.count, seen = first + count;
-    s.full_rows = xt::view(r.full, xt::range(first, first + count), xt::all());
-    xt::view(r.output, xt::range(first, first + count), xt::all()) = s.output;
-    s.max_diff = max_abs_diff<double>(s.output, s.full_rows);
-    s.flops_full = kv_flops_full(c, seen);
-    s.flops_cached = cached_flops >= 0 ? cached_flops : s.prefill ? s.flops_full : kv_flops_cached(c, s.cache_after);
-    s.cache_bytes = kv_cache_bytes(c, s.cache_after, c.kv_heads);
-    r.flops_cached += s.flops_cached;
-    r.flops_full += s.flops_full;
-    r.max_diff = std::max(r.max_diff, s.max_diff);
-    r.saturated += s.saturated;
-    r.steps.push_back(std::move(s));
 }
 
 // The final cache's bytes, and a token's with and without --kv-dtype.
@@ -348,6 +359,7 @@ kv_config validate_kv(const kv_request& r) {
                             "window:W (e.g. --sinks {} --mask window:4)",
                             c.sinks, c.sinks));
     }
+    kv_detail::validate_evict_flags(c, r);
     if (!r.load_dir.empty()) {
         if (r.d_model_given) throw error("--load takes d_model from the files: drop --d-model");
         if (r.prompt_given)
@@ -355,7 +367,10 @@ kv_config validate_kv(const kv_request& r) {
         if (r.steps_given) c.steps = in_range(r.steps, kv_max_len, "--steps", "the number of decode steps t");
         return c;  // the rest is checked by load_kv_inputs
     }
-    c.prompt_len = in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");
+    // --evict: a prompt of kv_evict_prompt_len unless --prompt-len says otherwise, so there is something to evict
+    c.prompt_len = c.evict != evict_policy::none && !r.prompt_given
+        ? kv_evict_prompt_len
+        : in_range(r.prompt_len, kv_max_len, "--prompt-len", "the number of prompt tokens p");
     c.steps = in_range(r.steps, kv_max_len, "--steps", "the number of decode steps t");
     if (c.total() > static_cast<std::size_t>(kv_max_len))
         throw error(
@@ -366,6 +381,7 @@ kv_config validate_kv(const kv_request& r) {
             fmt::format("--heads {} must divide d_model {}: try {}", c.heads, c.d_model, divisors_of(c.d_model)));
     c.d_head = c.d_model / c.heads;
     check_sizes(c);
+    kv_detail::check_evict_sizes(c);
     return c;
 }
 
@@ -466,6 +482,7 @@ kv_inputs load_kv_inputs(kv_config& c, const kv_request& req) {
     if (T_len > static_cast<std::size_t>(kv_max_len))
         throw error(fmt::format("X.npy holds {} tokens, too many: keep it at most {}", T_len, kv_max_len));
     check_sizes(c);
+    kv_detail::check_evict_sizes(c);
     return in;
 }
 
@@ -485,6 +502,7 @@ double kv_tolerance(dtype t) { return t == dtype::float32 ? 1e-4 : 1e-10; }
 
 kv_report run_kvcache(const kv_config& c, const kv_inputs& in) {
     auto run = [&](const kv_config& cc) {
+        if (cc.evict != evict_policy::none) return kv_detail::run_evict(cc, in);
         if (cc.sinks > 0) return cc.type == dtype::float32 ? run_sinks<float>(cc, in) : run_sinks<double>(cc, in);
         return cc.type == dtype::float32 ? run_typed<float>(cc, in) : run_typed<double>(cc, in);
     };

@@ -26,6 +26,8 @@ inline constexpr double sinks_lean_factor = 1.5;
 // Limits of the command: prompt and decode steps each, and the whole sequence.
 inline constexpr std::int64_t kv_max_len = 4096;
 inline constexpr std::int64_t kv_max_d_model = 8192;
+// --evict: the prompt's default length (a cache of 4 has little to evict).
+inline constexpr std::size_t kv_evict_prompt_len = 16;
 
 // The flags, as given. kv_heads 0 means "= heads" unless kv_heads_given.
 struct kv_request {
@@ -43,7 +45,15 @@ struct kv_request {
     std::string kv_dtype_name;  // --kv-dtype: "" (the float cache), float16, bfloat16, fp8, int8
     std::int64_t sinks = 0;  // --sinks S (with --mask window:W): StreamingLLM's cache
     bool sinks_given = false;
+    // --evict h2o|snapkv --budget B (trace/kvcache_evict.cpp): a cache of at most B entries per K/V
+    // head; H2O's --recent R (default ⌊B/2⌋), SnapKV's --observe W and --pool k.
+    std::string evict;
+    std::int64_t budget = 0, recent = 0, observe = 4, pool = 3;
+    bool budget_given = false, recent_given = false, observe_given = false, pool_given = false;
 };
+
+// --evict: which policy chooses the entries each K/V head keeps (core/evict.hpp).
+enum class evict_policy { none, h2o, snapkv };
 
 // The mistake rope-wrong-position: where a decode step rotates its new token (correct: p + t).
 enum class rope_position { correct, zero, step_index };
@@ -60,6 +70,10 @@ struct kv_config {
     // --sinks S: the cache keeps the first S positions and the last W (window), keys before rotation,
     // rotated at their cache positions each step (core/kvcache.hpp's streaming_cache). 0 = off.
     std::size_t sinks = 0;
+    // --evict: the policy, the budget B of entries per K/V head, H2O's recent part R, SnapKV's
+    // observation window W and pooling width k.
+    evict_policy evict = evict_policy::none;
+    std::size_t budget = 0, recent = 0, observe = 4, pool = 3;
     std::size_t total() const { return prompt_len + steps; }  // T
     std::size_t group() const { return heads / kv_heads; }  // query heads per K/V head
     std::size_t kv_head_of(std::size_t query_head) const { return query_head / group(); }
@@ -120,6 +134,12 @@ struct kv_step {
     std::vector<std::size_t> kept;
     std::vector<std::size_t> evicted;
     std::vector<double> sink_mass;
+    // --evict: per K/V head, the positions it holds after the step (ascending), the positions it
+    // evicted during the step, and its score of each kept entry (H2O: the accumulated attention;
+    // SnapKV: the pooled vote at the prefill, empty after). weights are [count, first + count] over
+    // the text's positions, 0 where a head holds no entry.
+    std::vector<std::vector<std::size_t>> kept_heads, evicted_heads;
+    std::vector<std::vector<double>> head_scores;
 };
 
 struct kv_report {
@@ -143,7 +163,15 @@ struct kv_report {
     // min(S, L) / L, what equal weights on every cached key would give the sinks.
     std::vector<double> mean_sink_mass;
     double uniform_sink_share = 0;
+    // --evict: `full` is full causal attention (the cache that keeps everything); SnapKV's votes per
+    // K/V head for the positions before the window, summed and max-pooled ([g][p − W] each; empty
+    // when nothing was compressed); the entries evicted in all.
+    std::vector<std::vector<double>> snap_votes, snap_pooled;
+    std::size_t evicted_total = 0;
 };
+
+// --evict: the policy's name ("h2o", "snapkv"; "" for none).
+const char* evict_name(evict_policy p);
 
 // Runs the prefill and the decode loop in the config's dtype, and full causal attention beside it.
 kv_report run_kvcache(const kv_config& c, const kv_inputs& in);
