@@ -270,6 +270,25 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     }
                     break;
                 }
+                case 40: {  // column sums of the causal weights; the smallest of positions 0 … 2 leaves
+                    const auto w = numbers_in(q.prompt.substr(q.prompt.find("0 … i): ") + 8));
+                    const double col[3] = {w[0] + w[1] + w[3] + w[6], w[2] + w[4] + w[7], w[5] + w[8]};
+                    want = static_cast<double>(std::min_element(col, col + 3) - col);
+                    break;
+                }
+                case 41: {  // the largest vote within j ± k/2, by hand
+                    const auto votes = numbers_in(q.prompt.substr(q.prompt.find("votes [") + 7));
+                    const int k = static_cast<int>(after(q.prompt, "width ")),
+                              j = static_cast<int>(after(q.prompt, "vote of position "));
+                    want = -1;
+                    for (int i = std::max(0, j - k / 2); i <= std::min(5, j + k / 2); ++i)
+                        want = std::max(want, votes[static_cast<std::size_t>(i)]);
+                    break;
+                }
+                case 42:  // 2 · layers · g · B · 128 · 2 bytes, in MiB
+                    want = 2 * after(q.prompt, "with ") * after(q.prompt, "g = ") * after(q.prompt, "B = ") * 128 * 2 /
+                        1048576.0;
+                    break;
                 case 37: {  // SwiGLU at the default d_ff: f = ⌈8d/3⌉ up to a multiple of 4, 3·d·f weights
                     const double d = after(q.prompt, "d_model = ");
                     const double f = std::ceil(std::ceil(8 * d / 3) / 4) * 4;
@@ -350,10 +369,10 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     const auto concepts = attn::drill::concept_bank(L());
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
-    const std::set<std::string> subjects = {"scaling",        "masks",      "projections", "heads",       "kvcache",
-                                            "memory",         "complexity", "einsum",      "softmax",     "shapes",
-                                            "positions",      "batching",   "sparse",      "serving",     "roofline",
-                                            "flash-backward", "logits",     "parallel",    "speculative", "block"};
+    const std::set<std::string> subjects = {
+        "scaling",  "masks",          "projections", "heads",     "kvcache",     "memory", "complexity",
+        "einsum",   "softmax",        "shapes",      "positions", "batching",    "sparse", "serving",
+        "roofline", "flash-backward", "logits",      "parallel",  "speculative", "block",  "eviction"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);

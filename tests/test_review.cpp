@@ -221,6 +221,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"flash-backward", {"flash --backward"}},
         {"speculative", {"speculative"}},
         {"block", {"block"}},
+        {"eviction", {"kv-cache --evict"}},
         {"logits", {"step --qk-norm", "step --softcap", "heads --qk-norm", "heads --softcap"}},
         {"parallel", {"parallel"}},
         {"sparse",

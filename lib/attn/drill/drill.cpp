@@ -25,13 +25,16 @@
 #include "attn/core/shapes.hpp"
 #include "attn/core/speculative.hpp"
 #include "attn/core/block.hpp"
+#include "attn/core/evict.hpp"
+#include "attn/core/kvcache.hpp"
 
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {
-        "shapes", "numeric", "concepts", "bugs",           "masks",  "heads",    "scaling",     "positions", "batching",
-        "sparse", "serving", "roofline", "flash-backward", "logits", "parallel", "speculative", "block",     "all"};
+    static const std::vector<std::string> names = {"shapes",      "numeric",  "concepts",       "bugs",     "masks",
+                                                   "heads",       "scaling",  "positions",      "batching", "sparse",
+                                                   "serving",     "roofline", "flash-backward", "logits",   "parallel",
+                                                   "speculative", "block",    "eviction",       "all"};
     return names;
 }
 
@@ -759,6 +762,72 @@ void draw_block_gelu(rng& g, numeric_draw& d) {
     round_to(d, gelu(one)(0, 0), 3, 0.0005);
 }
 
+// ---- eviction: a KV cache under a budget (core/evict.hpp) -----------------------------------
+
+// n weights in tenths summing to 1, each at least 0.1, as whole tenths
+std::vector<int> evict_tenths(rng& g, std::size_t n) {
+    std::vector<int> t(n, 1);
+    for (int left = 10 - static_cast<int>(n); left > 0; --left) ++t[g.below(n)];
+    return t;
+}
+
+// 40: the position H2O evicts after a prefill of 4 tokens (budget 3, the last 1 kept), from the
+// causal weights in tenths: the non-recent entry with the smallest column sum
+void draw_evict_h2o_victim(rng& g, numeric_draw& d) {
+    std::vector<double> sums;
+    std::string rows;
+    do {
+        sums.assign(4, 0.0);
+        rows.clear();
+        for (std::size_t i = 0; i < 4; ++i) {
+            const std::vector<int> t = evict_tenths(g, i + 1);
+            std::string row;
+            for (std::size_t j = 0; j <= i; ++j) {
+                sums[j] += t[j] / 10.0;
+                row += (j ? ", " : "") + num_text(t[j] / 10.0, 1);
+            }
+            rows += (i ? ", [" : "[") + row + "]";
+        }
+        std::vector<double> older(sums.begin(), sums.begin() + 3);
+        std::sort(older.begin(), older.end());
+        if (older[1] - older[0] > 0.05) break;  // one smallest: no tie to break
+    } while (true);
+    const std::vector<std::size_t> kept = h2o_keep(sums, 3, 1);
+    std::size_t gone = 0;
+    while (std::find(kept.begin(), kept.end(), gone) != kept.end()) ++gone;
+    d.v["rows"] = rows;
+    std::string list;
+    for (std::size_t j = 0; j < 4; ++j) list += (j ? ", " : "") + num_text(sums[j], 1);
+    d.v["sums"] = list;
+    d.answer = static_cast<double>(gone);
+    d.decimals = 0;
+}
+
+// 41: one position's SnapKV vote after max-pooling (width 3 or 5, same padding) of six votes
+void draw_evict_snapkv_pool(rng& g, numeric_draw& d) {
+    std::vector<double> votes(6);
+    std::string list;
+    for (std::size_t j = 0; j < 6; ++j) {
+        votes[j] = static_cast<double>(5 + 5 * g.below(19)) / 100;  // 0.05 … 0.95
+        list += (j ? ", " : "") + num_text(votes[j], 2);
+    }
+    const std::size_t width = pick(g, {3, 5}), j = g.below(6);
+    d.v["votes"] = list, d.v["k"] = std::to_string(width), d.v["j"] = std::to_string(j);
+    d.v["half"] = std::to_string(width / 2);
+    round_to(d, max_pool_same(votes, width)[j], 2, 0.005);
+}
+
+// 42: the MiB of one sequence's cache under an eviction budget of B entries per K/V head and layer
+void draw_evict_cache_mib(rng& g, numeric_draw& d) {
+    const std::size_t layers = pick(g, {24, 32, 40, 80}), kv = pick(g, {4, 8}), b = pick(g, {256, 512, 1024, 2048});
+    const std::size_t t = pick(g, {16384, 32768, 131072});
+    d.v["layers"] = std::to_string(layers), d.v["g"] = std::to_string(kv), d.v["b"] = std::to_string(b);
+    d.v["t"] = std::to_string(t);
+    const double mib = static_cast<double>(layers) * kv_cache_bytes(kv, b, 128, 2) / 1048576.0;
+    d.v["full"] = num_text(static_cast<double>(layers) * kv_cache_bytes(kv, t, 128, 2) / 1048576.0, 0);
+    size_in_mib(d, mib, 1);
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -807,6 +876,9 @@ constexpr numeric_generator numeric_generators[] = {
     {"block",      draw_block_swiglu_params},
     {"block",      draw_block_layer_norm},
     {"block",      draw_block_gelu},
+    {"eviction",   draw_evict_h2o_victim},
+    {"eviction",   draw_evict_snapkv_pool},
+    {"eviction",   draw_evict_cache_mib},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
