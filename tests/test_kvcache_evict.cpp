@@ -2,13 +2,10 @@
 // accumulated scores, SnapKV's pooling and selection), a budget that evicts nothing equals full
 // attention, the pages at 60/80/120 columns in English and Chinese, the JSON, the refusals.
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "attn/core/error.hpp"
 #include "attn/core/evict.hpp"
@@ -21,7 +18,6 @@
 
 namespace evict_test {
 
-namespace fs = std::filesystem;
 using idx = std::vector<std::size_t>;
 
 attn::kv_request evict_request(const std::string& policy, std::int64_t budget, std::int64_t p, std::int64_t t) {
@@ -41,22 +37,12 @@ struct evict_cli_result {
     std::string out, err;
 };
 
-evict_cli_result evict_cli(const std::string& args) {
-    static int counter = 0;
-    const fs::path err =
-        fs::temp_directory_path() / ("attn-evict-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    const test::command_result c =
-        test::capture("env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) + " kv-cache " + args +
-                      " </dev/null 2>" + err.string());
-    evict_cli_result r{c.code, c.out, ""};
-    if (FILE* f = std::fopen(err.c_str(), "r")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.err.append(buf, n);
-        std::fclose(f);
-    }
-    fs::remove(err);
-    return r;
+// The command's stdout, or (err) its stderr alone.
+evict_cli_result evict_cli(const std::string& args, bool err = false) {
+    const std::string cmd = "env -u NO_COLOR -u COLUMNS -u ATTN_EXPLAIN_LANG " + std::string(ATTN_EXE) + " kv-cache " +
+        args + " </dev/null";
+    const test::command_result c = test::capture(cmd + (err ? " 2>&1 >/dev/null" : " 2>/dev/null"));
+    return err ? evict_cli_result{c.code, "", c.out} : evict_cli_result{c.code, c.out, ""};
 }
 
 TEST_CASE("evict: H2O keeps the recent entries and the largest scores of the others", "[evict]") {
@@ -212,7 +198,7 @@ TEST_CASE("evict: pages at 60, 80 and 120 columns in English and Chinese, JSON a
           "--budget 3", "--evict h2o --budget 4 --observe 2", "--evict snapkv --budget 4 --recent 1",
           "--evict h2o --budget 4 --kv-dtype int8", "--evict h2o --budget 4 --mla 4",
           "--evict snapkv --budget 4 --mask window:3", "--evict h2o --budget 4 --sinks 1"}) {
-        const evict_cli_result r = evict_cli(bad);
+        const evict_cli_result r = evict_cli(bad, true);
         INFO(bad << ": " << r.err);
         CHECK(r.code == 2);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);

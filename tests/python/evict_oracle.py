@@ -15,28 +15,12 @@ output row with output.npy, and each step's error against full causal attention.
 Prints "ok" and exits 0, or prints the differences and exits 1. Usage: evict_oracle.py BIN [COUNT]."""
 import json
 import os
-import random
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-
-def rope(x, positions, base, style):
-    """x (n, d) rotated pairwise at positions (n,): half pairs (i, i + d/2) or interleaved (2i, 2i + 1)."""
-    n, d = x.shape
-    theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
-    ang = np.asarray(positions, dtype=np.float64)[:, None] * theta[None, :]
-    cos, sin = np.cos(ang), np.sin(ang)
-    out = x.copy()
-    if style == "half":
-        a, b = x[:, : d // 2], x[:, d // 2 :]
-        out[:, : d // 2], out[:, d // 2 :] = a * cos - b * sin, a * sin + b * cos
-    else:
-        a, b = x[:, 0::2], x[:, 1::2]
-        out[:, 0::2], out[:, 1::2] = a * cos - b * sin, a * sin + b * cos
-    return out
+from sinks_oracle import rope, run_oracle  # RoPE at positions (half or interleaved); the case loop
 
 
 def heads_of(X, WQ, WK, WV, h, g, rope_cfg):
@@ -205,21 +189,7 @@ def one_case(binary, rnd, folder):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 80
-    rnd = random.Random(3434)
-    errors = []
-    for _ in range(count):
-        with tempfile.TemporaryDirectory() as folder:
-            errors += one_case(sys.argv[1], rnd, os.path.join(folder, "run"))
-    for e in errors[:20]:
-        print(e)
-    if errors:
-        return 1
-    print(f"ok: {count} random evicting caches (H2O and SnapKV) agree with NumPy")
-    return 0
+    return run_oracle(one_case, 80, 3434, "random evicting caches (H2O and SnapKV)")
 
 
 if __name__ == "__main__":

@@ -94,6 +94,12 @@ RUNS = [
     ["kv-cache", "--sinks", "1", "--mask", "window:2", "--heads", "4", "--kv-heads", "2", "--rope", "--rope-style",
      "interleaved", "--dtype", "float64"],
     ["kv-cache", "--sinks", "3", "--mask", "window:1", "--prompt-len", "2", "--steps", "6"],
+    # kv-cache --evict (#34): the script replays H2O and SnapKV per K/V head and checks the kept sets
+    ["kv-cache", "--evict", "h2o", "--budget", "6", "--heads", "4", "--kv-heads", "2", "--steps", "3"],
+    ["kv-cache", "--evict", "h2o", "--budget", "5", "--recent", "0", "--rope", "--rope-style", "interleaved",
+     "--dtype", "float64"],
+    ["kv-cache", "--evict", "snapkv", "--budget", "8", "--observe", "3", "--pool", "5", "--heads", "4", "--kv-heads",
+     "1", "--rope"],
     ["mistake", "linear-weight-layout", "--d-k", "3"],
     ["mistake", "no-transpose", "--seq-len", "4"],
     ["mistake", "heads-no-transpose", "--mask", "causal"],

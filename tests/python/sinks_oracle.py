@@ -114,12 +114,13 @@ def one_case(binary, rnd, folder):
     return errors
 
 
-def main():
+def run_oracle(one_case, default_count, seed, what):
+    """Runs one_case(binary, rnd, folder) COUNT times (argv: BIN [COUNT]); prints the first errors or "ok"."""
     if len(sys.argv) < 2:
-        print(__doc__)
+        print(sys.modules["__main__"].__doc__)
         return 2
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    rnd = random.Random(2026)
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else default_count
+    rnd = random.Random(seed)
     errors = []
     for _ in range(count):
         with tempfile.TemporaryDirectory() as folder:
@@ -128,8 +129,12 @@ def main():
         print(e)
     if errors:
         return 1
-    print(f"ok: {count} random sink caches agree with NumPy")
+    print(f"ok: {count} {what} agree with NumPy")
     return 0
+
+
+def main():
+    return run_oracle(one_case, 60, 2026, "random sink caches")
 
 
 if __name__ == "__main__":
