@@ -24,8 +24,9 @@ void flags_of(flags& f, positions_options& opt) {
     r.seq_len = 6;
     r.d_model = r.d_k = r.d_v = 8;
     attn::positions_request& p = opt.request;
-    f.add("--encoding", p.encoding, "none | sinusoidal | learned | rope | alibi (default: a tour of all)")
-        .values({"none", "sinusoidal", "learned", "rope", "alibi"}, false);
+    f.add("--encoding", p.encoding,
+          "none | sinusoidal | learned | rope | alibi | t5 (default: a tour of the first five)")
+        .values({"none", "sinusoidal", "learned", "rope", "alibi", "t5"}, false);
     f.add("-n,--seq-len", r.seq_len, "Number of tokens n").show_default();
     f.add("--d-model", r.d_model, "Width of each token vector").show_default();
     f.add("--d-k", r.d_k, "Width of queries, keys and values (even, for RoPE)").show_default();
@@ -41,9 +42,20 @@ void flags_of(flags& f, positions_options& opt) {
         .show_default()
         .values({"half", "interleaved"}, false);
     f.add("--rope-base", p.rope.base, "RoPE base B: theta_i = B^(-2i/d_k)").show_default();
-    f.add("--heads", p.heads, "ALiBi heads h (slopes as in the paper)").show_default();
+    f.add("--rope-scaling", p.scaling.kind,
+          "RoPE past its training length: linear | ntk | yarn (needs --encoding rope)")
+        .values({"linear", "ntk", "yarn"}, false);
+    f.add("--factor", p.scaling.factor, "Context extension factor s of --rope-scaling (above 1)").show_default();
+    f.add("--original-len", p.scaling.original_len, "Training context L of --rope-scaling, in tokens").show_default();
+    f.add("--num-buckets", p.t5.num_buckets, "T5's relative-position buckets (--encoding t5)").show_default();
+    f.add("--max-distance", p.t5.max_distance, "T5's distance where the last bucket starts (--encoding t5)")
+        .show_default();
+    f.add("--heads", p.heads, "ALiBi (and T5) heads h (slopes as in the paper)").show_default();
     f.add("--shift", p.shift, "Offset s of the RoPE relative-position check").show_default();
-    f.after_parse([&r](const flags& parsed) {
+    f.after_parse([&r, &p](const flags& parsed) {
+        p.scaling.factor_given = parsed.given("--factor");
+        p.scaling.original_len_given = parsed.given("--original-len");
+        p.t5.given = parsed.given("--num-buckets") || parsed.given("--max-distance");
         r.dims_given = parsed.given("--seq-len") || parsed.given("--d-model") || parsed.given("--d-k");
         r.dtype_given = parsed.given("--dtype");
     });
@@ -86,7 +98,8 @@ output_size size_of(const positions_options& opt, const run_context&) {
     const double per_run = attn::estimated_elements(c.run);
     output_size s;
     for (attn::encoding e : c.encodings)
-        s.values += 3 * per_run * (e == attn::encoding::alibi ? static_cast<double>(c.heads) : 1.0);
+        s.values +=
+            3 * per_run * (e == attn::encoding::alibi || e == attn::encoding::t5 ? static_cast<double>(c.heads) : 1.0);
     s.float64 = c.run.type == attn::dtype::float64;
     s.smaller = dominant_flag(c.run);
     return s;

@@ -410,3 +410,192 @@ TEST_CASE("the RoPE mistakes: wrong position and pairing mismatch", "[positions]
     const auto wrong = positions_cli("step --mistake no-scale --rope --no-pause");
     CHECK(wrong.code == 2);
 }
+
+// ---- issue 33, positions round 2: RoPE scaling and T5's buckets ---------------------------------
+
+TEST_CASE("RoPE scaling: linear divides θ_i by s, ntk raises the base to base·s^(d/(d−2))",
+          "[positions][rope][scaling]") {
+    for (std::size_t d : {4, 8, 16, 128})
+        for (double base : {10000.0, 500000.0})
+            for (double s : {1.5, 4.0, 32.0}) {
+                attn::rope_scaling lin{attn::rope_scaling_kind::linear, s, 4096};
+                attn::rope_scaling ntk{attn::rope_scaling_kind::ntk, s, 4096};
+                const attn::rope_scaled a = attn::rope_scale(d, base, lin), b = attn::rope_scale(d, base, ntk);
+                const double nb = base * std::pow(s, static_cast<double>(d) / static_cast<double>(d - 2));
+                CHECK_THAT(b.base, Catch::Matchers::WithinRel(nb, 1e-14));
+                REQUIRE(a.inv_freq.size() == d / 2);
+                for (std::size_t i = 0; i < d / 2; ++i) {
+                    const double theta = 1.0 / std::pow(base, 2.0 * static_cast<double>(i) / static_cast<double>(d));
+                    CHECK_THAT(a.inv_freq[i], Catch::Matchers::WithinRel(theta / s, 1e-13));
+                    CHECK_THAT(b.inv_freq[i],
+                               Catch::Matchers::WithinRel(1.0 / std::pow(nb, 2.0 * static_cast<double>(i) / d), 1e-12));
+                }
+                // NTK keeps pair 0 and divides the last pair by exactly s
+                CHECK(b.inv_freq[0] == 1.0);
+                CHECK_THAT(b.inv_freq.back(),
+                           Catch::Matchers::WithinRel(attn::rope_theta(d / 2 - 1, d, base) / s, 1e-12));
+                CHECK(a.attention_scale == 1.0);
+                CHECK(b.attention_scale == 1.0);
+            }
+}
+
+// Hand-checked (d = 8, base 10000, s = 8, L = 2048): θ = 1, 0.1, 0.01, 0.001; find_correction_dim(32)
+// = 8·ln(2048/(64π))/(2·ln 10000) = 1.008 → low 1; find_correction_dim(1) = 8·ln(2048/(2π))/(2·ln 10000)
+// = 2.513 → high 3; ramp (i − 1)/2 = 0, 0, 0.5, 1: θ' = 1, 0.1, 0.01/8·0.5 + 0.01·0.5 = 0.005625,
+// 0.001/8 = 0.000125; scale 0.1·ln 8 + 1 = 1.2079441541679836. The other cases' values come from
+// tests/python/yarn_hand_values.py (the reference formula in plain Python).
+TEST_CASE("RoPE scaling: YaRN equals the reference formula's values", "[positions][rope][scaling]") {
+    struct yarn_case {
+        std::size_t d;
+        double base, s;
+        std::size_t len;
+        double low, high, scale;
+        std::vector<double> inv_freq;
+    };
+    const std::vector<yarn_case> cases = {
+        {8, 10000, 8, 2048, 1, 3, 1.2079441541679836, {1.0, 0.1, 0.005625, 0.000125}},
+        {16,
+         10000,
+         4,
+         4096,
+         2,
+         6,
+         1.138629436111989,
+         {1.0, 0.316227766017, 0.1, 0.0256935059889, 0.00625, 0.00138349647632, 0.00025, 7.90569415042e-05}},
+        {4, 10000, 2, 64, 0, 1, 1.0693147180559945, {1.0, 0.005}},
+    };
+    for (const yarn_case& c : cases) {
+        const attn::rope_scaled y = attn::rope_scale(c.d, c.base, {attn::rope_scaling_kind::yarn, c.s, c.len});
+        INFO("d " << c.d << " s " << c.s << " L " << c.len);
+        CHECK(y.low == c.low);
+        CHECK(y.high == c.high);
+        CHECK_THAT(y.attention_scale, Catch::Matchers::WithinRel(c.scale, 1e-14));
+        REQUIRE(y.inv_freq.size() == c.inv_freq.size());
+        for (std::size_t i = 0; i < c.inv_freq.size(); ++i)
+            CHECK_THAT(y.inv_freq[i], Catch::Matchers::WithinRel(c.inv_freq[i], 1e-10));
+    }
+    // d = 128, base 500000, s = 8, L = 8192: low 18, high 35 (the script), pairs below low kept
+    const attn::rope_scaled big = attn::rope_scale(128, 500000, {attn::rope_scaling_kind::yarn, 8, 8192});
+    CHECK(big.low == 18);
+    CHECK(big.high == 35);
+    CHECK_THAT(big.inv_freq[19], Catch::Matchers::WithinRel(0.0192827549378, 1e-10));
+    CHECK_THAT(big.inv_freq[63], Catch::Matchers::WithinRel(3.06892598891e-07, 1e-10));
+    for (std::size_t i = 0; i <= 18; ++i) CHECK(big.inv_freq[i] == attn::rope_theta(i, 128, 500000));
+}
+
+TEST_CASE("rope_relative_score equals rotating q and k and taking their dot product", "[positions][rope][scaling]") {
+    attn::rng g(5);
+    for (attn::rope_style st : {attn::rope_style::half, attn::rope_style::interleaved}) {
+        std::vector<double> q(8), k(8), theta;
+        for (double& v : q) v = g.normal();
+        for (double& v : k) v = g.normal();
+        for (std::size_t i = 0; i < 4; ++i) theta.push_back(attn::rope_theta(i, 8, 10000));
+        for (std::size_t m : {0, 3, 17, 400})
+            for (std::size_t n : {0, 2, 17}) {
+                if (m < n) continue;
+                const auto qr = attn::rope_rotate_row(q, m, 10000, st), kr = attn::rope_rotate_row(k, n, 10000, st);
+                double dot = 0;
+                for (std::size_t j = 0; j < 8; ++j) dot += qr[j] * kr[j];
+                CHECK_THAT(attn::rope_relative_score(q, k, static_cast<double>(m - n), theta, st),
+                           Catch::Matchers::WithinAbs(dot, 1e-10));
+            }
+    }
+}
+
+// HF's _relative_position_bucket by hand: bidirectional, 32 buckets, max_distance 128: 16 a side,
+// max_exact 8; distance 11: 8 + ⌊ln(11/8)/ln(16)·8⌋ = 8 + ⌊0.919⌋ = 8, 12: 8 + ⌊1.17⌋ = 9; causal:
+// max_exact 16, distance 128: 16 + ⌊ln 8/ln 8·16⌋ = 32 → 31.
+TEST_CASE("T5 buckets follow _relative_position_bucket", "[positions][t5]") {
+    using attn::t5_bucket;
+    CHECK(t5_bucket(0, true, 32, 128) == 0);
+    CHECK(t5_bucket(-1, true, 32, 128) == 1);
+    CHECK(t5_bucket(1, true, 32, 128) == 17);
+    CHECK(t5_bucket(-7, true, 32, 128) == 7);
+    CHECK(t5_bucket(-11, true, 32, 128) == 8);
+    CHECK(t5_bucket(-12, true, 32, 128) == 9);
+    CHECK(t5_bucket(12, true, 32, 128) == 25);
+    CHECK(t5_bucket(-128, true, 32, 128) == 15);
+    CHECK(t5_bucket(-100000, true, 32, 128) == 15);
+    CHECK(t5_bucket(5, false, 32, 128) == 0);  // a later key: distance 0 when causal
+    CHECK(t5_bucket(-15, false, 32, 128) == 15);
+    CHECK(t5_bucket(-16, false, 32, 128) == 16);
+    CHECK(t5_bucket(-128, false, 32, 128) == 31);
+    attn::matrix<double> values = xt::empty<double>({32, 2});
+    for (std::size_t b = 0; b < 32; ++b) values(b, 0) = static_cast<double>(b), values(b, 1) = -static_cast<double>(b);
+    const auto bias = attn::t5_bias(values, 4, 4, true, 128);
+    CHECK(bias(0, 0, 3) == 19);  // j − i = 3
+    CHECK(bias(1, 3, 0) == -3);
+}
+
+TEST_CASE("positions --rope-scaling and --encoding t5: flags are checked with one-line errors",
+          "[positions][cli][scaling][t5]") {
+    auto fails = [](const std::string& args, const std::string& words) {
+        const auto r = positions_cli("positions " + args + " --no-pause");
+        INFO(args << ": " << r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find(words) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    };
+    fails("--rope-scaling yarn", "--encoding rope");
+    fails("--encoding alibi --rope-scaling linear", "--encoding rope");
+    fails("--encoding rope --rope-scaling cubic", "linear, ntk or yarn");
+    fails("--encoding rope --rope-scaling linear --factor 1", "--factor 1");
+    fails("--encoding rope --rope-scaling linear --factor 0.5", "above 1");
+    fails("--encoding rope --rope-scaling linear --factor nan", "--factor");
+    fails("--encoding rope --rope-scaling yarn --original-len 1", "--original-len 1");
+    fails("--encoding rope --rope-scaling yarn --original-len 100000000", "--original-len");
+    fails("--encoding rope --factor 4", "--rope-scaling");
+    fails("--encoding rope --original-len 4096", "--rope-scaling");
+    fails("--encoding rope --rope-scaling ntk --d-k 2", "d ≥ 4");
+    fails("--encoding rope --num-buckets 16", "--encoding t5");
+    fails("--encoding t5 --num-buckets 2", "--num-buckets 2");
+    fails("--encoding t5 --num-buckets 32 --max-distance 16", "--max-distance 16");
+}
+
+TEST_CASE("positions --rope-scaling and --encoding t5: JSON", "[positions][cli][scaling][t5]") {
+    const auto r = positions_cli(
+        "positions --encoding rope --d-k 16 --rope-scaling yarn --factor 4 --original-len 4096 "
+        "--format json");
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& m = j["measures"];
+    CHECK(m["thetas"].size() == 8);
+    const auto& s = m["rope_scaling"];
+    CHECK(s["kind"] == "yarn");
+    CHECK(s["factor"].get<double>() == 4);
+    CHECK(s["inv_freq"].size() == 8);
+    CHECK_THAT(s["inv_freq"][3].get<double>(), Catch::Matchers::WithinRel(0.0256935059889, 1e-10));
+    CHECK_THAT(s["attention_scale"].get<double>(), Catch::Matchers::WithinRel(1.138629436111989, 1e-12));
+    const auto lin = nlohmann::json::parse(
+        positions_cli("positions --encoding rope --rope-scaling linear --format json").out)["measures"]["rope_scaling"];
+    CHECK(lin["attention_scale"].get<double>() == 1.0);
+    CHECK(!nlohmann::json::parse(positions_cli("positions --encoding rope --format json").out)["measures"].contains(
+        "rope_scaling"));
+
+    const auto t = positions_cli("positions --encoding t5 --heads 2 --format json");
+    REQUIRE(t.code == 0);
+    const auto tj = nlohmann::json::parse(t.out);
+    CHECK(tj["encoding"] == "t5");
+    CHECK(tj["measures"]["bidirectional"] == true);
+    CHECK(tj["measures"]["bucket_values"].size() == 32);
+    CHECK(tj["measures"]["buckets"][0][5] == 21);
+    std::vector<std::string> ids;
+    for (const auto& st : tj["steps"]) ids.push_back(st["id"]);
+    CHECK(std::find(ids.begin(), ids.end(), "t5_bias") != ids.end());
+}
+
+TEST_CASE("positions --rope-scaling and --encoding t5: every line fits 60, 80 and 120 columns, en and zh",
+          "[positions][cli][scaling][t5]") {
+    for (const char* cols : {"60", "80", "120"})
+        for (const char* lang : {"en", "zh"})
+            for (const char* enc : {"--encoding rope --rope-scaling linear --d-k 16",
+                                    "--encoding rope --rope-scaling ntk --factor 2.5 --original-len 100",
+                                    "--encoding rope --rope-scaling yarn --d-k 64 --rope-base 500000 --factor 32",
+                                    "--encoding t5", "--encoding t5 --mask causal --num-buckets 8 --max-distance 20"}) {
+                const auto r = positions_cli(std::string("positions --no-pause --lang ") + lang + " " + enc,
+                                             std::string("COLUMNS=") + cols);
+                INFO(cols << " " << lang << " " << enc << ": " << r.err);
+                REQUIRE(r.code == 0);
+                CHECK(widest(r.out, std::string(cols) == "60") <= static_cast<std::size_t>(std::stoi(cols)));
+            }
+}

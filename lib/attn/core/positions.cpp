@@ -104,6 +104,54 @@ std::vector<double> rope_decay_bound(std::size_t d, double base, std::size_t cou
     return out;
 }
 
+double rope_ntk_base(double base, double factor, std::size_t d) {
+    const double dd = static_cast<double>(d);
+    return base * std::pow(factor, dd / (dd - 2.0));
+}
+
+double yarn_correction_dim(double num_rot, std::size_t d, double base, std::size_t original_len) {
+    return static_cast<double>(d) * std::log(static_cast<double>(original_len) / (num_rot * 2.0 * M_PI)) /
+        (2.0 * std::log(base));
+}
+
+double yarn_attention_scale(double factor) { return factor <= 1.0 ? 1.0 : 0.1 * std::log(factor) + 1.0; }
+
+rope_scaled rope_scale(std::size_t d, double base, const rope_scaling& s) {
+    rope_scaled out;
+    out.base = s.kind == rope_scaling_kind::ntk ? rope_ntk_base(base, s.factor, d) : base;
+    for (std::size_t i = 0; i < d / 2; ++i) out.inv_freq.push_back(rope_theta(i, d, out.base));
+    if (s.kind == rope_scaling_kind::linear)
+        for (double& f : out.inv_freq) f /= s.factor;
+    if (s.kind != rope_scaling_kind::yarn) return out;
+    // pass 1: the correction range, beta_fast = 32 turns (floored), beta_slow = 1 turn (ceiled)
+    const double top = static_cast<double>(d) - 1.0;
+    out.low = std::max(std::floor(yarn_correction_dim(32.0, d, base, s.original_len)), 0.0);
+    out.high = std::min(std::ceil(yarn_correction_dim(1.0, d, base, s.original_len)), top);
+    // pass 2: the linear ramp over pair indices, clamped to [0, 1] (low == high: high + 0.001)
+    const double hi = out.low == out.high ? out.high + 0.001 : out.high;
+    // pass 3: θ'_i = interpolation·ramp + extrapolation·(1 − ramp)
+    for (std::size_t i = 0; i < d / 2; ++i) {
+        const double r = std::clamp((static_cast<double>(i) - out.low) / (hi - out.low), 0.0, 1.0);
+        const double extrapolation = 1.0 - r;
+        out.ramp.push_back(r);
+        out.inv_freq[i] = out.inv_freq[i] / s.factor * (1.0 - extrapolation) + out.inv_freq[i] * extrapolation;
+    }
+    out.attention_scale = yarn_attention_scale(s.factor);
+    return out;
+}
+
+double rope_relative_score(const std::vector<double>& q, const std::vector<double>& k, double delta,
+                           const std::vector<double>& inv_freq, rope_style s) {
+    const std::size_t d = q.size();
+    double total = 0;
+    for (std::size_t i = 0; i < d / 2 && i < inv_freq.size(); ++i) {
+        const auto [a, b] = rope_pair(i, d, s);
+        const double phi = delta * inv_freq[i];
+        total += (q[a] * k[a] + q[b] * k[b]) * std::cos(phi) - (q[b] * k[a] - q[a] * k[b]) * std::sin(phi);
+    }
+    return total;
+}
+
 namespace {
 std::vector<double> slopes_power_of_2(std::size_t h) {
     const double start = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(h)) - 3)));
@@ -132,6 +180,40 @@ xt::xtensor<double, 3> alibi_bias(const std::vector<double>& slopes, std::size_t
                 const double dist = static_cast<double>(i) - static_cast<double>(j);
                 b(hh, i, j) = -slopes[hh] * (symmetric ? std::fabs(dist) : dist);
             }
+    return b;
+}
+
+std::size_t t5_bucket(long relative, bool bidirectional, std::size_t num_buckets, std::size_t max_distance) {
+    std::size_t bucket = 0, nb = num_buckets;
+    long rp = relative;
+    if (bidirectional) {
+        nb /= 2;
+        if (rp > 0) bucket += nb;
+        rp = rp < 0 ? -rp : rp;
+    } else {
+        rp = rp < 0 ? -rp : 0;  // −min(rp, 0): later keys count as distance 0
+    }
+    const std::size_t max_exact = nb / 2, dist = static_cast<std::size_t>(rp);
+    if (dist < max_exact) return bucket + dist;
+    // float32, as torch.log(rp.float() / max_exact) / math.log(max_distance / max_exact) * (nb − max_exact)
+    const float lg = std::log(static_cast<float>(dist) / static_cast<float>(max_exact));
+    const float denom =
+        static_cast<float>(std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)));
+    const float scaled = lg / denom * static_cast<float>(nb - max_exact);
+    const std::size_t large = max_exact + static_cast<std::size_t>(scaled);  // .to(torch.long) truncates
+    return bucket + std::min(large, nb - 1);
+}
+
+xt::xtensor<double, 3> t5_bias(const matrix<double>& values, std::size_t n, std::size_t m, bool bidirectional,
+                               std::size_t max_distance) {
+    const std::size_t nb = values.shape(0), h = values.shape(1);
+    xt::xtensor<double, 3> b = xt::empty<double>({h, n, m});  // [h, n, m]
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j) {
+            const long rel = static_cast<long>(j) - static_cast<long>(i);
+            const std::size_t k = t5_bucket(rel, bidirectional, nb, max_distance);
+            for (std::size_t hh = 0; hh < h; ++hh) b(hh, i, j) = values(k, hh);
+        }
     return b;
 }
 

@@ -125,7 +125,19 @@ struct builder {
             return false;
         };
         if (has(encoding::rope)) banner += ", " + L.text("positions.config_rope", v);
+        if (has(encoding::rope) && r.config.scaling.kind != rope_scaling_kind::none)
+            banner += ", " +
+                L.text("positions.config_scaling",
+                       {{"kind", name_of(r.config.scaling.kind)},
+                        {"factor", fmt::format("{:g}", r.config.scaling.factor)},
+                        {"original_len", std::to_string(r.config.scaling.original_len)}});
         if (has(encoding::alibi)) banner += ", " + L.text("positions.config_alibi", v);
+        if (has(encoding::t5))
+            banner += ", " +
+                L.text("positions.config_t5",
+                       {{"heads", std::to_string(r.config.heads)},
+                        {"num_buckets", std::to_string(r.config.num_buckets)},
+                        {"max_distance", std::to_string(r.config.max_distance)}});
         if (has(encoding::rope) || has(encoding::sinusoidal)) banner += ", " + L.text("positions.config_shift", v);
         if (!r.config.tour)
             banner += ", " + L.text("positions.config_encoding", {{"encoding", name_of(r.runs[0].enc)}});
@@ -386,12 +398,199 @@ struct builder {
         return p;
     }
 
+    // --rope-scaling: the frequencies before and after, each pair's wavelength against L and s·L,
+    // and which pairs meet angles training never reached (computed, before and after).
+    void scaling_table_blocks(const encoding_run& e, const vars& v, std::vector<block>& out) const {
+        const bool yarn = r.config.scaling.kind == rope_scaling_kind::yarn;
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t i = 0; i < e.thetas.size(); ++i) {
+            const double t = e.thetas[i], u = e.scaled.inv_freq[i];
+            const bool b = e.unseen_before[i], a = e.unseen_after[i];
+            std::vector<std::string> row = {
+                std::to_string(i),
+                fmt::format("{:.4g}", t),
+                fmt::format("{:.4g}", u),
+                fmt::format("{:.4g}", 2 * M_PI / t),
+                fmt::format("{:.4g}", 2 * M_PI / u),
+                fmt::format("{:.3g}", static_cast<double>(r.config.scaling.original_len) * t / (2 * M_PI))};
+            if (yarn) row.push_back(fmt::format("{:.2f}", e.scaled.ramp[i]));
+            row.push_back(L.raw(std::string("positions.scaling.unseen_") +
+                                (b && a  ? "both"
+                                     : b ? "before"
+                                     : a ? "after"
+                                         : "none")));
+            rows.push_back(std::move(row));
+        }
+        std::vector<std::string> header = {"i", "θ_i", "θ'_i", "λ_i", "λ'_i", L.raw("positions.scaling.col_turns")};
+        if (yarn) header.push_back(L.raw("positions.scaling.col_ramp"));
+        header.push_back(L.raw("positions.scaling.col_unseen"));
+        out.push_back(doc::table(std::move(header), std::move(rows), yarn ? "rrrrrrrl" : "rrrrrrl"));
+        std::size_t before = 0, after = 0;
+        for (std::size_t i = 0; i < e.thetas.size(); ++i) before += e.unseen_before[i], after += e.unseen_after[i];
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < e.thetas.size(); ++i)
+            kept += std::fabs(e.scaled.inv_freq[i] - e.thetas[i]) <= 1e-12 * e.thetas[i];
+        vars u = v;
+        u["kept"] = std::to_string(kept);
+        u["unseen_before"] = std::to_string(before);
+        u["unseen_after"] = std::to_string(after);
+        out.push_back(doc::prose(L.text("positions.scaling.table_reading", u)));
+        out.push_back(doc::prose(L.text(after == 0           ? "positions.scaling.unseen_fixed"
+                                            : after < before ? "positions.scaling.unseen_fewer"
+                                                             : "positions.scaling.unseen_same",
+                                        u)));
+        out.push_back(doc::gap());
+    }
+
+    // One query's scores over distances 0 … s·L − 1, before and after, charted and sampled.
+    void scaling_scores_blocks(const encoding_run& e, const vars& v, std::vector<block>& out) const {
+        out.push_back(doc::heading(L.raw("positions.scaling.scores_title"), 2, tone::bold));
+        out.push_back(doc::prose(L.text("positions.scaling.scores_intro", v)));
+        // one under the other, so that the 48 points keep a column each down to about 58 columns
+        out.push_back(doc::chart(L.text("positions.scaling.chart_before", v), e.scores_before));
+        out.push_back(doc::chart(L.text("positions.scaling.chart_after", v), e.scores_after));
+        std::vector<std::vector<std::string>> rows;
+        const std::size_t len = r.config.scaling.original_len, last = e.distances.size() - 1;
+        double inside = 0, beyond = 0;
+        for (std::size_t k = 0; k <= last; ++k) {
+            const double diff = std::fabs(e.scores_after[k] - e.scores_before[k]);
+            double& worst = e.distances[k] < static_cast<double>(len) ? inside : beyond;
+            worst = std::max(worst, diff);
+            if (k % (last / 6 > 0 ? last / 6 : 1) != 0 && k != last) continue;
+            rows.push_back({fmt::format("{:.0f}", e.distances[k]),
+                            L.raw(e.distances[k] < static_cast<double>(len) ? "positions.scaling.inside"
+                                                                            : "positions.scaling.beyond"),
+                            format_number(e.scores_before[k], precision), format_number(e.scores_after[k], precision)});
+        }
+        out.push_back(doc::table({L.raw("positions.scaling.col_distance"), L.raw("positions.scaling.col_where"),
+                                  L.raw("positions.scaling.col_before"), L.raw("positions.scaling.col_after")},
+                                 std::move(rows), "rlrr"));
+        vars u = v;
+        u["diff_inside"] = g3(inside);
+        u["diff_beyond"] = g3(beyond);
+        out.push_back(doc::prose(L.text("positions.scaling.scores_reading", u)));
+        out.push_back(doc::gap());
+    }
+
+    doc::page scaling_page(const encoding_run& e) const {
+        const rope_scaling& sc = r.config.scaling;
+        const std::string kind = name_of(sc.kind);
+        vars v = with(e.values);
+        v["kind"] = kind;
+        v["factor"] = fmt::format("{:g}", sc.factor);
+        v["original_len"] = std::to_string(sc.original_len);
+        v["new_len"] = std::to_string(e.new_len);
+        v["far"] = std::to_string(e.new_len - 1);
+        v["points"] = std::to_string(e.distances.size());
+        v["d_k_minus_1"] = std::to_string(r.config.run.d_k - 1);
+        v["new_base"] = fmt::format("{:.6g}", e.scaled.base);
+        v["exponent"] = fmt::format("{:.4g}", static_cast<double>(r.config.run.d_k) / (r.config.run.d_k - 2.0));
+        v["low"] = fmt::format("{:g}", e.scaled.low);
+        v["high"] = fmt::format("{:g}", e.scaled.high);
+        v["low_dim"] =
+            fmt::format("{:.3g}", yarn_correction_dim(32, r.config.run.d_k, r.config.rope.base, sc.original_len));
+        v["high_dim"] =
+            fmt::format("{:.3g}", yarn_correction_dim(1, r.config.run.d_k, r.config.rope.base, sc.original_len));
+        v["attention_scale"] = fmt::format("{:.6g}", e.scaled.attention_scale);
+        v["logit_scale"] = fmt::format("{:.6g}", e.scaled.attention_scale * e.scaled.attention_scale);
+        doc::page p;
+        p.id = "rope-scaling";
+        p.title = L.text("positions.scaling.title", v);
+        p.blocks = {doc::heading(p.title), doc::prose(L.text("positions.scaling.intro_" + kind, v)),
+                    formula("positions.scaling.formula_" + kind, v), doc::gap()};
+        scaling_table_blocks(e, v, p.blocks);
+        scaling_scores_blocks(e, v, p.blocks);
+        p.blocks.push_back(doc::prose(L.raw("positions.scaling.cite"), tone::dim));
+        return p;
+    }
+
+    // T5's buckets: every offset j − i in [−max_distance, max_distance] by bucket, with head 0's
+    // value and ALiBi head 0's bias at the bucket's offset nearest 0.
+    void t5_bucket_table(const encoding_run& e, std::vector<block>& out) const {
+        const long far = static_cast<long>(r.config.max_distance);
+        const std::size_t nb = r.config.num_buckets;
+        std::vector<long> lo(nb, far + 1), hi(nb, -far - 1);
+        for (long off = -far; off <= far; ++off) {
+            const std::size_t b = t5_bucket(off, e.bidirectional, nb, r.config.max_distance);
+            lo[b] = std::min(lo[b], off), hi[b] = std::max(hi[b], off);
+        }
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t b = 0; b < nb; ++b) {
+            std::string range = "–", t5 = "–", alibi = "–";
+            if (lo[b] <= hi[b]) {
+                range = lo[b] == hi[b] ? std::to_string(lo[b])
+                    : hi[b] == far     ? "≥ " + std::to_string(lo[b])
+                    : lo[b] == -far    ? "≤ " + std::to_string(hi[b])
+                                       : fmt::format("{} … {}", lo[b], hi[b]);
+                const long near = std::labs(lo[b]) < std::labs(hi[b]) ? lo[b] : hi[b];
+                t5 = format_number(e.bucket_values(b, 0), precision);
+                const double dist = static_cast<double>(e.bidirectional ? std::labs(near) : -near);
+                alibi = format_number(-e.slopes.at(0) * dist, precision);
+            }
+            rows.push_back({std::to_string(b), range, t5, alibi});
+        }
+        out.push_back(doc::table({L.raw("positions.t5.col_bucket"), L.raw("positions.t5.col_offsets"),
+                                  L.raw("positions.t5.col_value"), L.raw("positions.t5.col_alibi")},
+                                 std::move(rows), "rrrr"));
+    }
+
+    doc::page t5(const encoding_run& e) const {
+        const std::size_t nb = r.config.num_buckets, h = r.config.heads;
+        const std::size_t half = e.bidirectional ? nb / 2 : nb, exact = half / 2;
+        vars v = with(e.values);
+        v["num_buckets"] = std::to_string(nb);
+        v["max_distance"] = std::to_string(r.config.max_distance);
+        v["half"] = std::to_string(half);
+        v["exact"] = std::to_string(exact);
+        v["log_buckets"] = std::to_string(half - exact);
+        v["slope"] = g3(e.slopes.at(0));
+        v["alibi_far"] = g3(-e.slopes.at(0) * static_cast<double>(r.config.max_distance));
+        v["mode"] = L.raw(e.bidirectional ? "positions.t5.bidirectional" : "positions.t5.causal");
+        doc::page p;
+        p.id = "t5";
+        p.title = L.raw("positions.t5.title");
+        p.blocks = {doc::heading(p.title),
+                    doc::prose(L.text("positions.t5.intro", v)),
+                    formula("positions.t5.formula", v),
+                    code(e, {"t5_bias", "scaled_scores_t5"}),
+                    doc::gap(),
+                    doc::prose(L.text("positions.t5.buckets", v))};
+        t5_bucket_table(e, p.blocks);
+        p.blocks.push_back(doc::prose(L.text("positions.t5.table_reading", v)));
+        p.blocks.push_back(doc::gap());
+        const std::size_t n = r.config.run.seq_len;
+        matrix<double> buckets = xt::empty<double>({n, n});
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j)
+                buckets(i, j) = static_cast<double>(
+                    t5_bucket(static_cast<long>(j) - static_cast<long>(i), e.bidirectional, nb, r.config.max_distance));
+        block bm = mat(L.raw("positions.t5.bucket_matrix"), buckets, true);
+        bm.precision = 0;
+        p.blocks.insert(p.blocks.end(), {bm, doc::gap()});
+        const xt::xtensor<double, 3> ab = alibi_bias(e.slopes, n, n, e.bidirectional);
+        p.blocks.push_back(doc::row(
+            {mat(L.text("positions.t5.bias_head", {{"head", "0"}}), slice(e.t.at(step_id::t5_bias).value, 0), true),
+             mat(L.text("positions.t5.alibi_head", {{"head", "0"}}), slice(tensor(ab), 0), true)}));
+        p.blocks.push_back(doc::prose(L.text("positions.t5.beside_alibi", v)));
+        p.blocks.push_back(doc::gap());
+        std::vector<block> maps;
+        for (std::size_t hh = 0; hh < h; ++hh) {
+            block b = weights_map(e, hh, L.text("positions.t5.head", {{"head", std::to_string(hh)}}));
+            b.legend = hh + 1 == h;
+            maps.push_back(std::move(b));
+        }
+        p.blocks.push_back(doc::row(std::move(maps), 2));
+        perm_line(p.blocks, e, v);
+        p.blocks.push_back(doc::prose(L.raw("positions.t5.cite"), tone::dim));
+        return p;
+    }
+
     doc::page summary() const {
         doc::page p;
         p.id = "summary";
         p.title = L.raw("positions.summary.title");
         std::vector<std::vector<std::string>> rows;
-        for (const char* e : {"none", "sinusoidal", "learned", "rope", "alibi"}) {
+        for (const char* e : {"none", "sinusoidal", "learned", "rope", "alibi", "t5"}) {
             const std::string k = std::string("positions.summary.") + e + "_";
             rows.push_back({e, L.raw(k + "where"), L.raw(k + "relative"), L.raw(k + "params"), L.raw(k + "models")});
         }
@@ -419,8 +618,12 @@ doc::document positions_document(const positions_report& r, const lessons& L, in
             case encoding::none: d.pages.push_back(b.none(e)); break;
             case encoding::sinusoidal:
             case encoding::learned: d.pages.push_back(b.absolute(e)); break;
-            case encoding::rope: d.pages.push_back(b.rope(e)); break;
+            case encoding::rope:
+                d.pages.push_back(b.rope(e));
+                if (r.config.scaling.kind != rope_scaling_kind::none) d.pages.push_back(b.scaling_page(e));
+                break;
             case encoding::alibi: d.pages.push_back(b.alibi(e)); break;
+            case encoding::t5: d.pages.push_back(b.t5(e)); break;
         }
     }
     d.pages.push_back(b.summary());

@@ -19,16 +19,33 @@ const char* name_of(encoding e) {
         case encoding::learned: return "learned";
         case encoding::rope: return "rope";
         case encoding::alibi: return "alibi";
+        case encoding::t5: return "t5";
     }
     return "none";
+}
+
+const char* name_of(rope_scaling_kind k) {
+    switch (k) {
+        case rope_scaling_kind::none: return "none";
+        case rope_scaling_kind::linear: return "linear";
+        case rope_scaling_kind::ntk: return "ntk";
+        case rope_scaling_kind::yarn: return "yarn";
+    }
+    return "none";
+}
+
+bool rope_pair_unseen(double theta, double scaled_theta, std::size_t original_len, std::size_t far) {
+    const double trained = static_cast<double>(original_len) * theta;  // training's distances stay below L
+    return trained<2 * M_PI&& static_cast<double>(far - 1) * scaled_theta> trained;
 }
 
 const char* name_of(rope_style s) { return s == rope_style::half ? "half" : "interleaved"; }
 
 encoding parse_encoding(const std::string& s) {
-    for (encoding e : {encoding::none, encoding::sinusoidal, encoding::learned, encoding::rope, encoding::alibi})
+    for (encoding e :
+         {encoding::none, encoding::sinusoidal, encoding::learned, encoding::rope, encoding::alibi, encoding::t5})
         if (s == name_of(e)) return e;
-    throw error(fmt::format("unknown encoding '{}': use none, sinusoidal, learned, rope or alibi", s));
+    throw error(fmt::format("unknown encoding '{}': use none, sinusoidal, learned, rope, alibi or t5", s));
 }
 
 rope_style parse_rope_style(const std::string& s) {
@@ -41,9 +58,10 @@ rope_style parse_rope_style(const std::string& s) {
 }
 
 const std::vector<std::string>& positions_step_ids() {
-    static const std::vector<std::string> ids = names_of(
-        {step_id::X, step_id::pe, step_id::X_pos, step_id::Q, step_id::K, step_id::V, step_id::Q_rot, step_id::K_rot,
-         step_id::alibi_bias, step_id::scores, step_id::scaled_scores, step_id::weights, step_id::output});
+    static const std::vector<std::string> ids =
+        names_of({step_id::X, step_id::pe, step_id::X_pos, step_id::Q, step_id::K, step_id::V, step_id::Q_rot,
+                  step_id::K_rot, step_id::alibi_bias, step_id::t5_bias, step_id::scores, step_id::scaled_scores,
+                  step_id::weights, step_id::output});
     return ids;
 }
 
@@ -68,11 +86,66 @@ bool positions_config::causal_for(encoding e) const {
     return e == encoding::none || e == encoding::alibi;
 }
 
+namespace {
+
+// --rope-scaling, --factor, --original-len: RoPE only; the factor extends (s > 1).
+void validate_rope_scaling(const positions_request& r, positions_config& c) {
+    const rope_scaling_request& q = r.scaling;
+    if (q.kind.empty()) {
+        if (q.factor_given || q.original_len_given)
+            throw error(fmt::format("{} applies to RoPE scaling: add --encoding rope --rope-scaling linear|ntk|yarn",
+                                    q.factor_given ? "--factor" : "--original-len"));
+        return;
+    }
+    rope_scaling s;
+    if (q.kind == "linear") s.kind = rope_scaling_kind::linear;
+    else if (q.kind == "ntk")
+        s.kind = rope_scaling_kind::ntk;
+    else if (q.kind == "yarn")
+        s.kind = rope_scaling_kind::yarn;
+    else
+        throw error(fmt::format("unknown --rope-scaling '{}': use linear, ntk or yarn", q.kind));
+    if (c.encodings.size() != 1 || c.encodings[0] != encoding::rope)
+        throw error("--rope-scaling scales RoPE's frequencies: add --encoding rope");
+    if (!std::isfinite(q.factor) || q.factor <= 1.0 || q.factor > 1024.0)
+        throw error(
+            fmt::format("--factor {} does not extend the context: use a factor above 1 and at most 1024, "
+                        "e.g. 4 (a 4096-token model read at 16384)",
+                        q.factor));
+    if (q.original_len < 2 || q.original_len > 10000000)
+        throw error(
+            fmt::format("--original-len {} is out of range: use the training context, 2 to 10000000 "
+                        "tokens, e.g. 4096 (LLaMA 2)",
+                        q.original_len));
+    s.factor = q.factor;
+    s.original_len = static_cast<std::size_t>(q.original_len);
+    c.scaling = s;
+}
+
+// --num-buckets, --max-distance: T5 only; each half of the buckets keeps max_exact ≥ 1 exact
+// distances and the log buckets need max_distance > max_exact.
+void validate_t5(const positions_request& r, positions_config& c) {
+    const bool t5 = c.encodings.size() == 1 && c.encodings[0] == encoding::t5;
+    if (r.t5.given && !t5) throw error("--num-buckets and --max-distance are T5's: add --encoding t5");
+    if (r.t5.num_buckets < 4 || r.t5.num_buckets > 1024)
+        throw error(fmt::format("--num-buckets {} is out of range: use 4 to 1024, e.g. 32 (T5)", r.t5.num_buckets));
+    c.num_buckets = static_cast<std::size_t>(r.t5.num_buckets);
+    const std::int64_t need = r.t5.num_buckets / 2;  // causal's max_exact (bidirectional's is half)
+    if (r.t5.max_distance <= need || r.t5.max_distance > 1000000)
+        throw error(
+            fmt::format("--max-distance {} is out of range: with --num-buckets {} use {} to 1000000 (the "
+                        "log-spaced buckets start past {} exact distances), e.g. 128 (T5)",
+                        r.t5.max_distance, r.t5.num_buckets, need + 1, need));
+    c.max_distance = static_cast<std::size_t>(r.t5.max_distance);
+}
+
+}  // namespace
+
 positions_config validate_positions(const positions_request& r) {
     positions_config c;
     if (r.encoding.empty()) {
         if (r.saving)
-            throw error("--save writes one encoding's tensors: add --encoding none|sinusoidal|learned|rope|alibi");
+            throw error("--save writes one encoding's tensors: add --encoding none|sinusoidal|learned|rope|alibi|t5");
         c.tour = true;
         c.encodings = {encoding::none, encoding::sinusoidal, encoding::learned, encoding::rope, encoding::alibi};
     } else {
@@ -92,6 +165,8 @@ positions_config validate_positions(const positions_request& r) {
         throw error(fmt::format("--shift {} is out of range: use 0 to 1000000, e.g. 3", r.shift));
     c.heads = static_cast<std::size_t>(r.heads);
     c.shift = static_cast<std::size_t>(r.shift);
+    validate_rope_scaling(r, c);
+    validate_t5(r, c);
     if (c.run.load_dir.empty()) check_positions(c);
     return c;
 }
@@ -99,6 +174,11 @@ positions_config validate_positions(const positions_request& r) {
 void check_positions(const positions_config& c) {
     if (c.run.seq_len > 512)  // every encoding keeps several n×n (ALiBi: h×n×n) tensors
         throw error(fmt::format("--seq-len {} is too long for this lesson: use at most 512", c.run.seq_len));
+    if (c.scaling.kind == rope_scaling_kind::ntk && c.run.d_k < 4)
+        throw error(
+            fmt::format("--rope-scaling ntk raises the base to base·s^(d/(d−2)), which needs d ≥ 4: --d-k is "
+                        "{}, use --d-k 4 or more",
+                        c.run.d_k));
     for (encoding e : c.encodings)
         if (e == encoding::rope && c.run.d_k % 2 != 0)
             throw error(
@@ -121,14 +201,16 @@ struct runner {
     const positions_config& c;
     const inputs& in;
     const matrix<double>& learned;
+    const matrix<double>& t5_values;  // [num_buckets, h]
     int precision;
     matrix<T> wq, wk, wv;
     std::size_t n, dm, dk;
 
-    runner(const positions_config& cc, const inputs& ii, const matrix<double>& table, int p)
+    runner(const positions_config& cc, const inputs& ii, const matrix<double>& table, const matrix<double>& t5v, int p)
         : c(cc),
           in(ii),
           learned(table),
+          t5_values(t5v),
           precision(p),
           wq(convert<T>(ii.w_q)),
           wk(convert<T>(ii.w_k)),
@@ -139,7 +221,7 @@ struct runner {
 
     struct pass {
         matrix<T> pe, x_pos, q, k, v, q_rot, k_rot, scores;  // [n, d_model] … [n, n]
-        xt::xtensor<double, 3> bias;  // [h, n, n] (alibi)
+        xt::xtensor<double, 3> bias;  // [h, n, n] (alibi, t5)
         std::vector<matrix<T>> scaled, weights, out;  // one per head (alibi: h, else 1)
     };
 
@@ -169,11 +251,13 @@ struct runner {
         }
         p.scores = attention_scores(*q, *k);  // [n, n]
         const matrix<T> scaled = scale_scores(p.scores, dk);
-        const std::size_t heads = e == encoding::alibi ? c.heads : 1;
+        const bool biased = e == encoding::alibi || e == encoding::t5;
+        const std::size_t heads = biased ? c.heads : 1;
         if (e == encoding::alibi) p.bias = alibi_bias(alibi_slopes(heads), n, n, !causal);
+        if (e == encoding::t5) p.bias = t5_bias(t5_values, n, n, !causal, c.max_distance);
         for (std::size_t h = 0; h < heads; ++h) {
             matrix<T> s = scaled;
-            if (e == encoding::alibi)
+            if (biased)
                 for (std::size_t i = 0; i < n; ++i)
                     for (std::size_t j = 0; j < n; ++j) s(i, j) += static_cast<T>(p.bias(h, i, j));
             const matrix<T> masked = causal ? apply_mask(s, mask_causal(n, n)) : s;
@@ -229,12 +313,13 @@ struct runner {
             add("K_rot", fmt::format("rope({}, positions 0..{}) -> {}", nk, n - 1, nk), d(p.k_rot));
         }
         if (e == encoding::alibi) add("alibi_bias", shape_str(std::vector<std::size_t>{c.heads, n, n}), tensor(p.bias));
+        if (e == encoding::t5) add("t5_bias", shape_str(std::vector<std::size_t>{c.heads, n, n}), tensor(p.bias));
         add("scores", fmt::format("{} @ {} -> {}", nk, shape_str(dk, n), nn), d(p.scores),
             e == encoding::rope ? "positions.scores_rope" : "");
         const std::string hnn = shape_str(std::vector<std::size_t>{c.heads, n, n});
-        if (e == encoding::alibi) {
+        if (e == encoding::alibi || e == encoding::t5) {
             add("scaled_scores", fmt::format("{} / √{} + {} -> {}", nn, dk, hnn, hnn), stack(p.scaled),
-                "positions.scaled_scores_alibi");
+                e == encoding::alibi ? "positions.scaled_scores_alibi" : "positions.scaled_scores_t5");
             add("weights", fmt::format("softmax({}{}, dim=-1) -> {}", hnn, causal ? " + causal mask" : "", hnn),
                 stack(p.weights));
             add("output", fmt::format("{} @ {} -> {}", hnn, nk, shape_str(std::vector<std::size_t>{c.heads, n, dk})),
@@ -264,6 +349,11 @@ struct runner {
             // bias[h, i, j] = −m_h·(i − j); without a causal mask the distance is |i − j| (core alibi_bias)
             pv["alibi_distance"] = causal ? "(torch.arange(n)[:, None] - torch.arange(n))"
                                           : "(torch.arange(n)[:, None] - torch.arange(n)).abs()";
+        }
+        if (e == encoding::t5) {
+            pv["t5_bidirectional"] = causal ? "False" : "True";
+            pv["num_buckets"] = std::to_string(c.num_buckets);
+            pv["max_distance"] = std::to_string(c.max_distance);
         }
     }
 
@@ -322,6 +412,33 @@ struct runner {
         v["other_style"] = name_of(other);
     }
 
+    // --rope-scaling: the scaled frequencies, which pairs meet angles training never reached
+    // before and after, and one query's scores over 0 … s·L − 1 (q = Q row 0 at distance δ from k =
+    // K row 0), before and after.
+    void rope_scaling_checks(const pass& p, encoding_run& r) const {
+        const rope_scaling& sc = c.scaling;
+        r.scaled = rope_scale(dk, c.rope.base, sc);
+        r.new_len = static_cast<std::size_t>(std::floor(sc.factor * static_cast<double>(sc.original_len)));
+        for (std::size_t i = 0; i < dk / 2; ++i) {
+            const double theta = rope_theta(i, dk, c.rope.base);
+            r.unseen_before.push_back(rope_pair_unseen(theta, theta, sc.original_len, r.new_len));
+            r.unseen_after.push_back(rope_pair_unseen(theta, r.scaled.inv_freq[i], sc.original_len, r.new_len));
+        }
+        std::vector<double> q(dk), k(dk), before(dk / 2);
+        for (std::size_t j = 0; j < dk; ++j)
+            q[j] = static_cast<double>(p.q(0, j)), k[j] = static_cast<double>(p.k(0, j));
+        for (std::size_t i = 0; i < dk / 2; ++i) before[i] = rope_theta(i, dk, c.rope.base);
+        const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(dk));
+        const double a2 = r.scaled.attention_scale * r.scaled.attention_scale;
+        for (std::size_t s = 0; s < scaling_points; ++s) {
+            const double delta =
+                std::round(static_cast<double>(s) * static_cast<double>(r.new_len - 1) / (scaling_points - 1));
+            r.distances.push_back(delta);
+            r.scores_before.push_back(rope_relative_score(q, k, delta, before, c.rope.style) * inv_sqrt);
+            r.scores_after.push_back(rope_relative_score(q, k, delta, r.scaled.inv_freq, c.rope.style) * inv_sqrt * a2);
+        }
+    }
+
     encoding_run run(encoding e, const std::vector<std::size_t>& perm) const {
         encoding_run r;
         r.enc = e;
@@ -355,7 +472,9 @@ struct runner {
             v["rotation_error"] = g3(r.rotation_error);
         }
         if (e == encoding::rope) rope_checks(e, x, p, r);
-        if (e == encoding::alibi) r.slopes = alibi_slopes(c.heads);
+        if (e == encoding::alibi || e == encoding::t5) r.slopes = alibi_slopes(c.heads);
+        if (e == encoding::t5) r.bucket_values = t5_values, r.bidirectional = !r.causal;
+        if (e == encoding::rope && c.scaling.kind != rope_scaling_kind::none) rope_scaling_checks(p, r);
         return r;
     }
 
@@ -384,7 +503,11 @@ positions_report run_typed(const positions_config& c, const inputs& in, int prec
     rng g(c.run.seed ^ 0x9E3779B97F4A7C15ull);
     rep.learned_table = xt::empty<double>({c.run.seq_len, c.run.d_model});
     for (double& v : rep.learned_table) v = g.normal();
-    const runner<T> r(c, in, rep.learned_table, precision);
+    // T5's values per bucket and head (T5 learns them): a third stream, N(0, 1).
+    rng g5(c.run.seed ^ 0xD1B54A32D192ED03ull);
+    rep.t5_values = xt::empty<double>({c.num_buckets, c.heads});
+    for (double& v : rep.t5_values) v = g5.normal();
+    const runner<T> r(c, in, rep.learned_table, rep.t5_values, precision);
     const std::vector<std::size_t> perm = seeded_permutation(c.run.seq_len, c.run.seed);
     rep.eq = r.order(perm);
     for (encoding e : c.encodings) rep.runs.push_back(r.run(e, perm));

@@ -16,9 +16,10 @@
 
 namespace attn {
 
-enum class encoding { none, sinusoidal, learned, rope, alibi };
+enum class encoding { none, sinusoidal, learned, rope, alibi, t5 };
 const char* name_of(encoding e);
 const char* name_of(rope_style s);
+const char* name_of(rope_scaling_kind k);
 // Unknown names throw attn::error listing the valid ones.
 encoding parse_encoding(const std::string& s);
 rope_style parse_rope_style(const std::string& s);
@@ -37,11 +38,26 @@ struct rope_config {
 // Throws attn::error: unknown style, base <= 1 or not finite, odd d_k (`what` names the width).
 rope_config validate_rope(const rope_request& r, std::size_t d_k, const std::string& what);
 
+// --rope-scaling linear|ntk|yarn --factor s --original-len L (positions --encoding rope only).
+struct rope_scaling_request {
+    std::string kind;  // "" = none
+    double factor = 4;
+    std::int64_t original_len = 4096;
+    bool factor_given = false, original_len_given = false;
+};
+// --encoding t5: T5's bucketed relative bias.
+struct t5_request {
+    std::int64_t num_buckets = 32, max_distance = 128;
+    bool given = false;  // either flag given
+};
+
 struct positions_request {
     step_request run;  // --seq-len --d-model --d-k --seed --init --dtype --tokens --load
     std::string encoding;  // "" = the tour: none, sinusoidal, learned, rope, alibi
     rope_request rope;
-    std::int64_t heads = 8;  // ALiBi heads
+    rope_scaling_request scaling;
+    t5_request t5;
+    std::int64_t heads = 8;  // ALiBi (and T5) heads
     std::int64_t shift = 3;  // the relative-offset demo
     std::string mask;  // "" = each encoding's own default (causal for none and alibi)
     bool saving = false;  // --save was given: one encoding only
@@ -52,6 +68,8 @@ struct positions_config {
     std::vector<encoding> encodings;  // one, or the tour
     bool tour = false;
     rope_config rope;
+    rope_scaling scaling;  // kind none unless --rope-scaling
+    std::size_t num_buckets = 32, max_distance = 128;  // t5
     std::size_t heads = 8, shift = 3;
     std::string mask;  // as given ("" = defaults)
     bool causal_for(encoding e) const;
@@ -89,8 +107,19 @@ struct encoding_run {
     double shift_diff = 0, norm_diff = 0;
     std::vector<double> thetas;  // θ_i, i < d_k / 2
     std::vector<double> decay_run, decay_128;  // the bound for distances 0, 8, 16, …
-    // alibi
+    // rope with --rope-scaling: the scaled frequencies, and one query's scores (q = Q row 0, k = K
+    // row 0, before rotation, ·1/√d_k) at distances 0 … s·L − 1 sampled, before and after (after:
+    // times attention_scale²)
+    rope_scaled scaled;
+    std::size_t new_len = 0;  // ⌊s·L⌋
+    std::vector<double> distances, scores_before, scores_after;
+    // per pair: meets angles at distance new_len − 1 that training (distance L − 1) never reached
+    std::vector<bool> unseen_before, unseen_after;
+    // alibi (and t5: ALiBi's slopes beside it)
     std::vector<double> slopes;
+    // t5: the learned values per bucket and head (here drawn from the seed) [num_buckets, h]
+    matrix<double> bucket_values;
+    bool bidirectional = false;
 };
 
 struct positions_report {
@@ -99,6 +128,7 @@ struct positions_report {
     equivariance_check eq;
     std::vector<encoding_run> runs;  // in the order of config.encodings
     matrix<double> learned_table;  // [n, d_model], drawn from the seed
+    matrix<double> t5_values;  // [num_buckets, heads], drawn from the seed (T5 learns them)
 };
 
 // Runs the permutation demo and every asked encoding in the config's dtype.
@@ -111,5 +141,10 @@ positions_report run_positions(const positions_config& c, const inputs& in, int 
 
 // The decay bound is sampled at distances 0, step, 2·step, … (count points).
 inline constexpr std::size_t decay_points = 64, decay_step = 8;
+// The long-range scores of --rope-scaling: this many distances, evenly from 0 to s·L − 1.
+inline constexpr std::size_t scaling_points = 48;
+// Pair i meets angles training never reached: its angle at distance far − 1 with θ' passes L·θ_i
+// (training's distances stay below L) while L·θ_i is under a full turn.
+bool rope_pair_unseen(double theta, double scaled_theta, std::size_t original_len, std::size_t far);
 
 }  // namespace attn

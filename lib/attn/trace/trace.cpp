@@ -27,7 +27,7 @@ constexpr std::pair<step_id, const char*> step_names[] = {
     {step_id::b_Q, "b_Q"}, {step_id::b_K, "b_K"}, {step_id::b_V, "b_V"},
     {step_id::Q, "Q"}, {step_id::K, "K"}, {step_id::V, "V"},
     {step_id::Q_heads, "Q_heads"}, {step_id::K_heads, "K_heads"}, {step_id::V_heads, "V_heads"},
-    {step_id::Q_normed, "Q_normed"}, {step_id::K_normed, "K_normed"}, {step_id::Q_rot, "Q_rot"}, {step_id::K_rot, "K_rot"}, {step_id::alibi_bias, "alibi_bias"},
+    {step_id::Q_normed, "Q_normed"}, {step_id::K_normed, "K_normed"}, {step_id::Q_rot, "Q_rot"}, {step_id::K_rot, "K_rot"}, {step_id::alibi_bias, "alibi_bias"}, {step_id::t5_bias, "t5_bias"},
     {step_id::scores, "scores"}, {step_id::scaled_scores, "scaled_scores"},
     {step_id::capped_scores, "capped_scores"}, {step_id::masked_scores, "masked_scores"},
     {step_id::weights, "weights"}, {step_id::heads_output, "heads_output"}, {step_id::merged, "merged"},

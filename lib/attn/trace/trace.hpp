@@ -25,7 +25,7 @@ namespace attn {
 // clang-format off
 enum class step_id {
     X, memory, pe, X_pos, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V,
-    Q, K, V, Q_heads, K_heads, V_heads, Q_normed, K_normed, Q_rot, K_rot, alibi_bias,
+    Q, K, V, Q_heads, K_heads, V_heads, Q_normed, K_normed, Q_rot, K_rot, alibi_bias, t5_bias,
     scores, scaled_scores, capped_scores, masked_scores, weights, heads_output, merged, output, full_output,
     target, G, d_output, d_V, d_P, d_capped_scores, d_S, d_Q_normed, d_K_normed, d_q_norm_weight,
     d_k_norm_weight, d_Q, d_K, d_W_Q, d_W_K, d_W_V, d_X
