@@ -237,7 +237,7 @@ TEST_CASE("positions: flags are checked with one-line errors", "[positions][cli]
     };
     fails("--encoding rope --d-k 7", "odd");
     fails("--d-k 5", "odd");
-    fails("--encoding bogus", "use none, sinusoidal, learned, rope or alibi");
+    fails("--encoding bogus", "use none, sinusoidal, learned, rope, alibi or t5");
     fails("--rope-style sideways", "use half");
     fails("--rope-base 1", "--rope-base");
     fails("--heads 0", "--heads");
