@@ -317,6 +317,20 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     want = u * (0.5 + area);
                     break;
                 }
+                case 43:  // 10000^(−2i/d) / s
+                    want = std::pow(10000.0, -2 * after(q.prompt, "pair i = ") / after(q.prompt, "d = ")) /
+                        after(q.prompt, "s = ");
+                    break;
+                case 44: {  // base·s^(d/(d−2))
+                    const double dd = after(q.prompt, "d = ");
+                    want = after(q.prompt, "base ") * std::pow(after(q.prompt, "s = "), dd / (dd - 2));
+                    break;
+                }
+                case 45: {  // q and k each × (0.1·ln s + 1)
+                    const double a = 0.1 * std::log(after(q.prompt, "s = ")) + 1;
+                    want = a * a;
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -370,9 +384,9 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
     const std::set<std::string> subjects = {
-        "scaling",  "masks",          "projections", "heads",     "kvcache",     "memory", "complexity",
-        "einsum",   "softmax",        "shapes",      "positions", "batching",    "sparse", "serving",
-        "roofline", "flash-backward", "logits",      "parallel",  "speculative", "block",  "eviction"};
+        "scaling", "masks",    "projections", "heads",    "kvcache",  "memory",      "complexity", "einsum",
+        "softmax", "shapes",   "positions",   "batching", "sparse",   "serving",     "roofline",   "flash-backward",
+        "logits",  "parallel", "speculative", "block",    "eviction", "rope-scaling"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);

@@ -31,10 +31,10 @@
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
-    static const std::vector<std::string> names = {"shapes",      "numeric",  "concepts",       "bugs",     "masks",
-                                                   "heads",       "scaling",  "positions",      "batching", "sparse",
-                                                   "serving",     "roofline", "flash-backward", "logits",   "parallel",
-                                                   "speculative", "block",    "eviction",       "all"};
+    static const std::vector<std::string> names = {
+        "shapes",   "numeric",  "concepts",     "bugs",     "masks",          "heads",  "scaling",  "positions",
+        "batching", "sparse",   "serving",      "roofline", "flash-backward", "logits", "parallel", "speculative",
+        "block",    "eviction", "rope-scaling", "all"};
     return names;
 }
 
@@ -828,6 +828,53 @@ void draw_evict_cache_mib(rng& g, numeric_draw& d) {
     size_in_mib(d, mib, 1);
 }
 
+// ---- rope-scaling: RoPE past its training length (core/positions.hpp rope_scale) -------------
+
+// 43: position interpolation: pair i's frequency θ_i / s (i ≤ d/4, so θ_i ≥ base^(−1/2) = 0.01)
+void draw_rope_linear_theta(rng& g, numeric_draw& d) {
+    std::size_t dm = 0, i = 0;
+    double s = 0, theta = 0;
+    do {
+        dm = pick(g, {8, 16, 32, 64, 128});
+        i = g.below(dm / 4 + 1);
+        s = static_cast<double>(pick(g, {2, 4, 8, 16}));
+        theta = rope_scale(dm, 10000.0, {rope_scaling_kind::linear, s, 4096}).inv_freq[i];
+    } while (rounding_tie(theta, 6));
+    d.v["d"] = std::to_string(dm);
+    d.v["i"] = std::to_string(i);
+    d.v["s"] = fmt::format("{:g}", s);
+    round_to(d, theta, 6, 1e-6);
+}
+
+// 44: NTK-aware: the new base base·s^(d/(d−2)), to the nearest whole number (within 0.1%)
+void draw_rope_ntk_base(rng& g, numeric_draw& d) {
+    std::size_t dm = 0;
+    double base = 0, s = 0, nb = 0;
+    do {
+        dm = pick(g, {16, 32, 64, 128});
+        base = static_cast<double>(pick(g, {10000, 500000}));
+        s = static_cast<double>(pick(g, {2, 4, 8, 16}));
+        nb = rope_scale(dm, base, {rope_scaling_kind::ntk, s, 4096}).base;
+    } while (rounding_tie(nb, 0));
+    d.v["d"] = std::to_string(dm);
+    d.v["base"] = fmt::format("{:g}", base);
+    d.v["s"] = fmt::format("{:g}", s);
+    d.v["exponent"] = num_text(static_cast<double>(dm) / static_cast<double>(dm - 2), 4);
+    round_to(d, nb, 0, 1e-3 * nb);
+}
+
+// 45: YaRN: the factor on the logits, (0.1·ln s + 1)² (q and k each take 0.1·ln s + 1)
+void draw_yarn_logit_scale(rng& g, numeric_draw& d) {
+    double s = 0, a = 0;
+    do {
+        s = static_cast<double>(pick(g, {2, 4, 8, 16, 32, 64})) * (g.below(2) ? 1.0 : 1.5);
+        a = rope_scale(8, 10000.0, {rope_scaling_kind::yarn, s, 4096}).attention_scale;
+    } while (rounding_tie(a * a, 4));
+    d.v["s"] = fmt::format("{:g}", s);
+    d.v["scale"] = num_text(a, 4);
+    round_to(d, a * a, 4, 1e-4);
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -879,6 +926,9 @@ constexpr numeric_generator numeric_generators[] = {
     {"eviction",   draw_evict_h2o_victim},
     {"eviction",   draw_evict_snapkv_pool},
     {"eviction",   draw_evict_cache_mib},
+    {"rope-scaling", draw_rope_linear_theta},
+    {"rope-scaling", draw_rope_ntk_base},
+    {"rope-scaling", draw_yarn_logit_scale},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");
