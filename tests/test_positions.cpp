@@ -246,6 +246,21 @@ TEST_CASE("positions: flags are checked with one-line errors", "[positions][cli]
     fails("--seq-len 100000", "--seq-len");
     fails("--save /tmp/attn-pos-x", "--encoding");
     fails("--mask sideways", "unknown mask");
+    // --rope-scaling and --encoding t5 (issue 33)
+    fails("--rope-scaling yarn", "--encoding rope");
+    fails("--encoding alibi --rope-scaling linear", "--encoding rope");
+    fails("--encoding rope --rope-scaling cubic", "linear, ntk or yarn");
+    fails("--encoding rope --rope-scaling linear --factor 1", "--factor 1");
+    fails("--encoding rope --rope-scaling linear --factor 0.5", "above 1");
+    fails("--encoding rope --rope-scaling linear --factor nan", "--factor");
+    fails("--encoding rope --rope-scaling yarn --original-len 1", "--original-len 1");
+    fails("--encoding rope --rope-scaling yarn --original-len 100000000", "--original-len");
+    fails("--encoding rope --factor 4", "--rope-scaling");
+    fails("--encoding rope --original-len 4096", "--rope-scaling");
+    fails("--encoding rope --rope-scaling ntk --d-k 2", "d ≥ 4");
+    fails("--encoding rope --num-buckets 16", "--encoding t5");
+    fails("--encoding t5 --num-buckets 2", "--num-buckets 2");
+    fails("--encoding t5 --num-buckets 32 --max-distance 16", "--max-distance 16");
 }
 
 TEST_CASE("positions: JSON has step's format plus equivariance; --save writes the ids", "[positions][cli]") {
@@ -525,31 +540,6 @@ TEST_CASE("T5 buckets follow _relative_position_bucket", "[positions][t5]") {
     const auto bias = attn::t5_bias(values, 4, 4, true, 128);
     CHECK(bias(0, 0, 3) == 19);  // j − i = 3
     CHECK(bias(1, 3, 0) == -3);
-}
-
-TEST_CASE("positions --rope-scaling and --encoding t5: flags are checked with one-line errors",
-          "[positions][cli][scaling][t5]") {
-    auto fails = [](const std::string& args, const std::string& words) {
-        const auto r = positions_cli("positions " + args + " --no-pause");
-        INFO(args << ": " << r.err);
-        CHECK(r.code == 2);
-        CHECK(r.err.find(words) != std::string::npos);
-        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    };
-    fails("--rope-scaling yarn", "--encoding rope");
-    fails("--encoding alibi --rope-scaling linear", "--encoding rope");
-    fails("--encoding rope --rope-scaling cubic", "linear, ntk or yarn");
-    fails("--encoding rope --rope-scaling linear --factor 1", "--factor 1");
-    fails("--encoding rope --rope-scaling linear --factor 0.5", "above 1");
-    fails("--encoding rope --rope-scaling linear --factor nan", "--factor");
-    fails("--encoding rope --rope-scaling yarn --original-len 1", "--original-len 1");
-    fails("--encoding rope --rope-scaling yarn --original-len 100000000", "--original-len");
-    fails("--encoding rope --factor 4", "--rope-scaling");
-    fails("--encoding rope --original-len 4096", "--rope-scaling");
-    fails("--encoding rope --rope-scaling ntk --d-k 2", "d ≥ 4");
-    fails("--encoding rope --num-buckets 16", "--encoding t5");
-    fails("--encoding t5 --num-buckets 2", "--num-buckets 2");
-    fails("--encoding t5 --num-buckets 32 --max-distance 16", "--max-distance 16");
 }
 
 TEST_CASE("positions --rope-scaling and --encoding t5: JSON", "[positions][cli][scaling][t5]") {

@@ -126,7 +126,7 @@ rope_scaled rope_scale(std::size_t d, double base, const rope_scaling& s) {
     // pass 1: the correction range, beta_fast = 32 turns (floored), beta_slow = 1 turn (ceiled)
     const double top = static_cast<double>(d) - 1.0;
     out.low = std::max(std::floor(yarn_correction_dim(32.0, d, base, s.original_len)), 0.0);
-    out.high = std::min(std::ceil(yarn_correction_dim(1.0, d, base, s.original_len)), top);
+    out.high = std::min(std::ceil(yarn_correction_dim(1.0, d, base, s.original_len)), top) + 0.0;  // no −0 (HF: an int)
     // pass 2: the linear ramp over pair indices, clamped to [0, 1] (low == high: high + 0.001)
     const double hi = out.low == out.high ? out.high + 0.001 : out.high;
     // pass 3: θ'_i = interpolation·ramp + extrapolation·(1 − ramp)

@@ -468,7 +468,10 @@ struct builder {
         vars u = v;
         u["diff_inside"] = g3(inside);
         u["diff_beyond"] = g3(beyond);
-        out.push_back(doc::prose(L.text("positions.scaling.scores_reading", u)));
+        double size = 1;  // the scores' size, for "unchanged" up to rounding
+        for (double x : e.scores_before) size = std::max(size, std::fabs(x));
+        out.push_back(doc::prose(L.text(
+            inside <= 1e-12 * size ? "positions.scaling.scores_kept_inside" : "positions.scaling.scores_reading", u)));
         out.push_back(doc::gap());
     }
 
@@ -541,6 +544,8 @@ struct builder {
         v["num_buckets"] = std::to_string(nb);
         v["max_distance"] = std::to_string(r.config.max_distance);
         v["half"] = std::to_string(half);
+        v["half_last"] = std::to_string(half - 1);
+        v["last"] = std::to_string(nb - 1);
         v["exact"] = std::to_string(exact);
         v["log_buckets"] = std::to_string(half - exact);
         v["slope"] = g3(e.slopes.at(0));
@@ -554,7 +559,8 @@ struct builder {
                     formula("positions.t5.formula", v),
                     code(e, {"t5_bias", "scaled_scores_t5"}),
                     doc::gap(),
-                    doc::prose(L.text("positions.t5.buckets", v))};
+                    doc::prose(L.text(
+                        e.bidirectional ? "positions.t5.buckets_bidirectional" : "positions.t5.buckets_causal", v))};
         t5_bucket_table(e, p.blocks);
         p.blocks.push_back(doc::prose(L.text("positions.t5.table_reading", v)));
         p.blocks.push_back(doc::gap());
