@@ -834,6 +834,31 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             return attn::run_positions(c, attn::make_inputs(c.run), 4);
         };
         pos_all(pos_of(6, 8, "", "half", 8));
+        {  // issue 33: --rope-scaling (fixed, fewer, same; short-range scores kept) and T5 both ways
+            struct scaling_run {
+                const char* kind;
+                double base, factor;
+                std::int64_t len, d_k;
+            };
+            // linear ×1024: no sampled distance but 0 inside L (short-range scores kept)
+            for (const scaling_run& sr :
+                 {scaling_run{"linear", 10000, 4, 4096, 8}, scaling_run{"ntk", 10000, 4, 4096, 16},
+                  scaling_run{"yarn", 10000, 4, 4096, 8}, scaling_run{"yarn", 1.5, 4, 2, 8},
+                  scaling_run{"linear", 10000, 1024, 4096, 8}}) {
+                attn::positions_request q;
+                q.run.seq_len = 6, q.run.d_model = 8, q.run.d_k = sr.d_k, q.encoding = "rope";
+                q.rope.base = sr.base, q.scaling.kind = sr.kind, q.scaling.original_len = sr.len;
+                q.scaling.factor = sr.factor;
+                const attn::positions_config c = attn::validate_positions(q);
+                pos_all(attn::run_positions(c, attn::make_inputs(c.run), 4));
+            }
+            for (const char* mask : {"none", "causal"}) {
+                attn::positions_request q;
+                q.run.seq_len = 6, q.run.d_model = 8, q.run.d_k = 8, q.encoding = "t5", q.mask = mask, q.heads = 2;
+                const attn::positions_config c = attn::validate_positions(q);
+                pos_all(attn::run_positions(c, attn::make_inputs(c.run), 4));
+            }
+        }
         {  // d_k = 2: one pair, a bound that does not fall on the whole
             attn::positions_request q;
             q.run.seq_len = 6, q.run.d_model = 2, q.run.d_k = 2, q.encoding = "rope";

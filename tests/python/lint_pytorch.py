@@ -73,6 +73,7 @@ FILL = {  # representative code for the placeholders of pytorch lines
     # positions (trace/positions.cpp fills them per run)
     "qkv_input": "X_pos", "softmax_input": "scaled", "rope_Q_code": "Q_rot = Q", "rope_K_code": "K_rot = K",
     "alibi_slopes": "[0.5, 0.25]", "alibi_distance": "(torch.arange(n)[:, None] - torch.arange(n)).abs()",
+    "t5_values": "[[0.5, -1.0], [0.25, 2.0]]", "t5_dist": "dist = rel.abs()", "t5_side": "(rel > 0).long() * 1 + ",
 }
 
 
@@ -163,7 +164,8 @@ RUNS = [
 out = subprocess.run([EXE, "mistakes"], capture_output=True, text=True, check=True).stdout
 RUNS += [["positions", "--encoding", e, "--mask", mk] + extra
          for e, extra in (("none", []), ("sinusoidal", ["--d-model", "7", "--d-k", "4"]), ("learned", []),
-                          ("rope", ["--rope-style", "interleaved"]), ("alibi", ["--heads", "6"]))
+                          ("rope", ["--rope-style", "interleaved"]), ("alibi", ["--heads", "6"]),
+                          ("t5", ["--heads", "2", "--num-buckets", "8", "--max-distance", "20"]))
          for mk in ("none", "causal")]
 RUNS += [["mistake", i] for i in re.findall(r"^  ([a-z0-9]+(?:-[a-z0-9]+)+) ", out, re.M)]
 lines = 0

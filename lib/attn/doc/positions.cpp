@@ -414,11 +414,9 @@ struct builder {
                 fmt::format("{:.4g}", 2 * M_PI / u),
                 fmt::format("{:.3g}", static_cast<double>(r.config.scaling.original_len) * t / (2 * M_PI))};
             if (yarn) row.push_back(fmt::format("{:.2f}", e.scaled.ramp[i]));
-            row.push_back(L.raw(std::string("positions.scaling.unseen_") +
-                                (b && a  ? "both"
-                                     : b ? "before"
-                                     : a ? "after"
-                                         : "none")));
+            // θ'_i ≤ θ_i for every kind (θ/s; a larger base; a blend of θ and θ/s), so a pair
+            // unseen after scaling was unseen before
+            row.push_back(L.raw(std::string("positions.scaling.unseen_") + (b && a ? "both" : b ? "before" : "none")));
             rows.push_back(std::move(row));
         }
         std::vector<std::string> header = {"i", "θ_i", "θ'_i", "λ_i", "λ'_i", L.raw("positions.scaling.col_turns")};
@@ -557,7 +555,7 @@ struct builder {
         p.blocks = {doc::heading(p.title),
                     doc::prose(L.text("positions.t5.intro", v)),
                     formula("positions.t5.formula", v),
-                    code(e, {"t5_bias", "scaled_scores_t5"}),
+                    code(e, {"scaled_scores_t5"}),
                     doc::gap(),
                     doc::prose(L.text(
                         e.bidirectional ? "positions.t5.buckets_bidirectional" : "positions.t5.buckets_causal", v))};

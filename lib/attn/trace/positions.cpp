@@ -350,11 +350,26 @@ struct runner {
             pv["alibi_distance"] = causal ? "(torch.arange(n)[:, None] - torch.arange(n))"
                                           : "(torch.arange(n)[:, None] - torch.arange(n)).abs()";
         }
-        if (e == encoding::t5) {
-            pv["t5_bidirectional"] = causal ? "False" : "True";
-            pv["num_buckets"] = std::to_string(c.num_buckets);
-            pv["max_distance"] = std::to_string(c.max_distance);
+        if (e == encoding::t5) t5_pytorch_values(causal, pv);
+    }
+
+    // T5's bucket and bias line (HF's _relative_position_bucket written out): the values per bucket
+    // and head as a literal, the sizes of this run's mode.
+    void t5_pytorch_values(bool causal, vars& pv) const {
+        const std::size_t half = causal ? c.num_buckets : c.num_buckets / 2, exact = half / 2;
+        std::string values = "[";
+        for (std::size_t b = 0; b < c.num_buckets; ++b) {
+            values += b ? ", [" : "[";
+            for (std::size_t h = 0; h < c.heads; ++h) values += fmt::format("{}{}", h ? ", " : "", t5_values(b, h));
+            values += "]";
         }
+        pv["t5_values"] = values + "]";
+        pv["t5_dist"] = causal ? "dist = (-rel).clamp(min=0)" : "dist = rel.abs()";
+        pv["t5_side"] = causal ? "" : fmt::format("(rel > 0).long() * {} + ", half);
+        pv["t5_exact"] = std::to_string(exact);
+        pv["t5_log"] = std::to_string(half - exact);
+        pv["t5_half_last"] = std::to_string(half - 1);
+        pv["max_distance"] = std::to_string(c.max_distance);
     }
 
     // PE(i + s) = R(s·ω_j)·PE(i) on each (sin, cos) pair: a rotation that does not depend on i; the
