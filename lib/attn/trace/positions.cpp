@@ -36,7 +36,8 @@ const char* name_of(rope_scaling_kind k) {
 
 bool rope_pair_unseen(double theta, double scaled_theta, std::size_t original_len, std::size_t far) {
     const double trained = static_cast<double>(original_len) * theta;  // training's distances stay below L
-    return trained<2 * M_PI&& static_cast<double>(far - 1) * scaled_theta> trained;
+    const double reached = static_cast<double>(far - 1) * scaled_theta;
+    return trained < 2 * M_PI && reached > trained;
 }
 
 const char* name_of(rope_style s) { return s == rope_style::half ? "half" : "interleaved"; }
