@@ -1,5 +1,5 @@
-// `attn-explain variant KIND`: other ways to attend (linear, performer, linformer, additive, MLA)
-// on the learner's numbers, beside softmax attention.
+// `attn-explain variant KIND`: other ways to attend (linear, performer, linformer, additive, MLA,
+// NSA) on the learner's numbers, beside softmax attention.
 #include "attn/core/error.hpp"
 #include "attn/doc/variant.hpp"
 #include "attn/trace/save.hpp"
@@ -16,10 +16,12 @@ struct variant_options {
     step_options run;
     long heads = 2, latent = 6, rope_dim = 2;  // mla
     long features = 64, rank = 2;  // performer, linformer
+    long cmp_block = 4, cmp_stride = 2, sel_block = 4, top_n = 4, window = 8;  // nsa
+    bool seq_len_given = false, mask_given = false;  // nsa: n = 32 and causal unless typed
 };
 
 void flags_of(flags& f, variant_options& opt) {
-    f.add("kind", opt.kind, "linear | performer | linformer | additive | mla").required();
+    f.add("kind", opt.kind, "linear | performer | linformer | additive | mla | nsa").required();
     opt.run.request.seq_len = 8;
     opt.run.request.d_model = 8;
     opt.run.request.init = "xavier";  // q·k/√d_k of order 1, where the approximations are meant to work
@@ -30,17 +32,36 @@ void flags_of(flags& f, variant_options& opt) {
     f.add("--heads", opt.heads, "mla: heads h").show_default();
     f.add("--latent", opt.latent, "mla: latent width d_c (the cache per token)").show_default();
     f.add("--rope-dim", opt.rope_dim, "mla: width d_r of the shared RoPE key (even)").show_default();
+    f.add("--cmp-block", opt.cmp_block, "nsa: keys l a compressed block (the paper: 32)").show_default();
+    f.add("--cmp-stride", opt.cmp_stride, "nsa: stride d between compressed blocks (the paper: 16)").show_default();
+    f.add("--sel-block", opt.sel_block, "nsa: keys l' a selection block (the paper: 64)").show_default();
+    f.add("--top-n", opt.top_n, "nsa: blocks selected, initial and 2 local included (the paper: 16)").show_default();
+    f.add("--window", opt.window, "nsa: sliding-window keys w (the paper: 512)").show_default();
+    f.after_parse([&opt](const flags& parsed) {
+        opt.seq_len_given = parsed.given("--seq-len");
+        opt.mask_given = parsed.given("--mask");
+    });
+}
+
+// The request the flags make; nsa runs nsa_default_seq_len tokens, causal, unless --seq-len or
+// --mask says otherwise.
+attn::variant_request variant_request_of(const variant_options& opt) {
+    attn::variant_request req;
+    req.kind = opt.kind;
+    req.run = opt.run.request;
+    req.heads = opt.heads, req.latent = opt.latent, req.rope_dim = opt.rope_dim;
+    req.features = opt.features, req.rank = opt.rank;
+    req.cmp_block = opt.cmp_block, req.cmp_stride = opt.cmp_stride, req.sel_block = opt.sel_block;
+    req.top_n = opt.top_n, req.window = opt.window;
+    if (opt.kind == "nsa" && !opt.seq_len_given) req.run.seq_len = attn::nsa_default_seq_len;
+    if (opt.kind == "nsa" && !opt.mask_given) req.run.mask = "causal";
+    return req;
 }
 
 std::optional<attn::variant_report> run(const variant_options& opt, run_context&) {
     const step_options& run = opt.run;
     if (!run.save.empty()) attn::check_save_dir(run.save);
-    attn::variant_request req;
-    req.kind = opt.kind;
-    req.run = run.request;
-    req.heads = opt.heads, req.latent = opt.latent, req.rope_dim = opt.rope_dim;
-    req.features = opt.features, req.rank = opt.rank;
-    attn::variant_report r = attn::run_variant(req);
+    attn::variant_report r = attn::run_variant(variant_request_of(opt));
     if (!run.save.empty()) attn::save_trace(attn::variant_trace(r), run.save, attn::save_layout::step);
     return r;
 }
@@ -50,13 +71,9 @@ std::optional<attn::variant_report> run(const variant_options& opt, run_context&
 output_size size_of(const variant_options& opt, const run_context&) {
     attn::step_config c;
     try {
-        attn::variant_request req;
-        req.kind = opt.kind;
-        req.run = opt.run.request;
-        req.heads = opt.heads, req.latent = opt.latent, req.rope_dim = opt.rope_dim;
-        req.features = opt.features, req.rank = opt.rank;
+        const attn::variant_request req = variant_request_of(opt);
         attn::check_variant_request(req);
-        c = validated(opt.run.request);
+        c = validated(req.run);
     } catch (const attn::error&) {
         return {};  // the run says what is wrong
     }
@@ -78,8 +95,8 @@ std::string json(const attn::variant_report& r, const run_context&) { return att
 
 report_spec<variant_options, attn::variant_report> spec() {
     auto s = spec_about<report_spec<variant_options, attn::variant_report>>(
-        "variant", "Other ways to attend: linear, performer, linformer, additive, MLA", 170, pages_and_json,
-        pages | numbers, {{"linear"}, {"mla"}, {"additive"}, {"performer"}, {"linformer"}});
+        "variant", "Other ways to attend: linear, performer, linformer, additive, MLA, NSA", 170, pages_and_json,
+        pages | numbers, {{"linear"}, {"mla"}, {"additive"}, {"performer"}, {"linformer"}, {"nsa"}});
     s.flags = flags_of;
     s.size = size_of;
     s.run = run;

@@ -343,6 +343,7 @@ doc::document mla_decode_document(const variant_report& r, const lessons& L, int
 doc::document variant_document(const variant_report& r, const lessons& L, int precision) {
     if (r.kind == "mla") return mla_document(r, L, precision);
     if (r.kind == "mla-decode") return mla_decode_document(r, L, precision);
+    if (r.kind == "nsa") return nsa_document(r, L, precision);
     vars v = variant_vars(r);
     doc::document d;
     d.title = "attn-explain variant " + r.kind;

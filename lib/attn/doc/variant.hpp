@@ -9,5 +9,7 @@ namespace attn {
 // Pages per kind. linear: "phi", "kv" (or "rnn", step by step, when causal), "quadratic", "cost",
 // "result". additive: "scores", "scale", "result". The last page ends with the two trade-off lines.
 doc::document variant_document(const variant_report& r, const lessons& L, int precision);
+// nsa's pages (doc/nsa.cpp): "compress", "select", "reads", "result".
+doc::document nsa_document(const variant_report& r, const lessons& L, int precision);
 
 }  // namespace attn

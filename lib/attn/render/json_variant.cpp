@@ -7,6 +7,38 @@
 
 namespace attn {
 
+namespace {
+
+std::string nsa_list(const std::vector<std::size_t>& xs) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + std::to_string(xs[i]);
+    return out + "]";
+}
+
+// nsa: the sizes, the reads per query against dense causal attention's t + 1, the blocks each
+// query selected, the gates [n][3] and each branch's reads.
+std::string nsa_json(const variant_report& r) {
+    const nsa_result& a = r.nsa;
+    const nsa_sizes& s = r.nsa_size;
+    std::string selected = "[", gates = "[";
+    for (std::size_t t = 0; t < a.selected.size(); ++t) {
+        selected += (t ? ", " : "") + nsa_list(a.selected[t]);
+        gates += fmt::format("{}[{}, {}, {}]", t ? ", " : "", json_number(a.gates(t, 0), dtype::float64),
+                             json_number(a.gates(t, 1), dtype::float64), json_number(a.gates(t, 2), dtype::float64));
+    }
+    return fmt::format(
+        ",\n \"cmp_block\": {}, \"cmp_stride\": {}, \"sel_block\": {}, \"top_n\": {}, \"window\": {}, "
+        "\"local_blocks\": {}, \"cmp_blocks\": {}, \"sel_blocks\": {},\n \"kv_read_per_query\": {},\n "
+        "\"dense_kv\": {},\n \"selected_blocks\": [{}],\n \"gates\": [{}],\n \"branches\": {{\"compressed\": "
+        "{{\"entries_per_query\": {}}}, \"selected\": {{\"keys_per_query\": {}}}, \"window\": "
+        "{{\"keys_per_query\": {}}}, \"raw_distinct_per_query\": {}}}",
+        s.cmp_block, s.cmp_stride, s.sel_block, s.top_n, s.window, nsa_local_blocks, a.k_cmp.shape(0),
+        nsa_sel_count(r.config.seq_len, s), nsa_list(a.kv_read), nsa_list(a.dense_kv), selected.substr(1),
+        gates.substr(1), nsa_list(a.cmp_read), nsa_list(a.sel_read), nsa_list(a.win_read), nsa_list(a.raw_read));
+}
+
+}  // namespace
+
 std::string render_variant_json(const variant_report& r) {
     const step_config& c = r.config;
     auto num = [](double x) { return json_number(x, dtype::float64); };
@@ -51,6 +83,7 @@ std::string render_variant_json(const variant_report& r) {
         out += fmt::format(",\n \"prompt_len\": {}, \"steps\": {}], \"max_diff\": {}", r.prompt_len, steps,
                            num(r.decode.max_diff));
     }
+    if (r.kind == "nsa") out += nsa_json(r);
     if (r.kind == "mla" || r.kind == "mla-decode")
         out += fmt::format(
             ", \"heads\": {}, \"d_c\": {}, \"d_r\": {}, \"max_diff_absorbed\": {}, "

@@ -16,7 +16,7 @@
 namespace attn {
 
 const std::vector<std::string>& variant_kinds() {
-    static const std::vector<std::string> kinds = {"linear", "performer", "linformer", "additive", "mla"};
+    static const std::vector<std::string> kinds = {"linear", "performer", "linformer", "additive", "mla", "nsa"};
     return kinds;
 }
 
@@ -73,14 +73,48 @@ variant_report run_variant(const std::string& kind, const step_request& request)
 
 namespace {
 variant_report run_mla(const variant_request& vr);
+
+// nsa's sizes: each at least 1, the stride dividing both block sizes (the paper's d | l, d | l'),
+// at least one compressed block, top-n from the 3 blocks always taken to the blocks there are.
+void check_nsa_request(const variant_request& vr) {
+    const step_request& r = vr.run;
+    if (r.mask != "causal")
+        throw error("variant nsa is causal, as the paper trains it: drop --mask " + r.mask + " (or give causal)");
+    for (const auto& [flag, value] : {std::pair<const char*, long>{"--cmp-block", vr.cmp_block},
+                                      {"--cmp-stride", vr.cmp_stride},
+                                      {"--sel-block", vr.sel_block},
+                                      {"--top-n", vr.top_n},
+                                      {"--window", vr.window}})
+        if (value < 1 || value > 4096) throw error(fmt::format("{} must be between 1 and 4096 (got {})", flag, value));
+    if (vr.cmp_block % vr.cmp_stride != 0 || vr.sel_block % vr.cmp_stride != 0)
+        throw error(
+            fmt::format("--cmp-stride {} must divide --cmp-block {} and --sel-block {}, as the paper's 16 "
+                        "divides 32 and 64",
+                        vr.cmp_stride, vr.cmp_block, vr.sel_block));
+    if (r.load_dir.empty() && (r.seq_len < vr.cmp_block || r.seq_len > 512))
+        throw error(
+            fmt::format("variant nsa needs --seq-len from --cmp-block ({}) to 512 (got {}): one "
+                        "compressed block at least",
+                        vr.cmp_block, r.seq_len));
+    const long blocks = r.seq_len > 0 ? (r.seq_len + vr.sel_block - 1) / vr.sel_block : 0;
+    if (vr.top_n < static_cast<long>(1 + nsa_local_blocks))
+        throw error(
+            fmt::format("--top-n {} is fewer than the initial block and the {} local blocks always "
+                        "selected: choose at least {}",
+                        vr.top_n, nsa_local_blocks, 1 + nsa_local_blocks));
+    if (r.load_dir.empty() && vr.top_n > blocks)
+        throw error(fmt::format("--top-n {} is more than the {} blocks of --sel-block {} in n = {}: choose up to {}",
+                                vr.top_n, blocks, vr.sel_block, r.seq_len, blocks));
 }
+}  // namespace
 
 void check_variant_request(const variant_request& vr) {
     const std::string& kind = vr.kind;
     const step_request& request = vr.run;
     if (std::find(variant_kinds().begin(), variant_kinds().end(), kind) == variant_kinds().end())
-        throw error("unknown variant '" + kind + "': choose linear, performer, linformer, additive or mla");
+        throw error("unknown variant '" + kind + "': choose linear, performer, linformer, additive, mla or nsa");
     if (kind == "mla") return;  // run_mla checks its own flags
+    if (kind == "nsa") check_nsa_request(vr);
     if (!request.mistake.empty()) throw error("variant runs no mistakes: drop --mistake");
     if ((kind == "performer" || kind == "linformer") && request.mask == "causal")
         throw error("variant " + kind + " is shown non-causal here: drop --mask causal (linear shows the causal form)");
@@ -302,16 +336,70 @@ matrix<double> run_additive(const variant_inputs& in, variant_report& r) {
     return r.additive.output;
 }
 
+// nsa's compression map [l·c, c]: the block's mean (1/l on each position's copy of the identity)
+// plus seeded noise N(0, 1)/(2·√(l·c)), so that it starts as mean pooling that knows positions.
+matrix<double> nsa_compression_weight(std::size_t l, std::size_t c, rng& g) {
+    matrix<double> w = xt::empty<double>({l * c, c});
+    for (double& x : w) x = g.normal() / (2 * std::sqrt(static_cast<double>(l * c)));
+    for (std::size_t p = 0; p < l; ++p)
+        for (std::size_t a = 0; a < c; ++a) w(p * c + a, a) += 1.0 / static_cast<double>(l);
+    return w;
+}
+
+// nsa: W_cmp_K, W_cmp_V and W_gate [d_k, 3] from a stream of their own, then the three branches.
+matrix<double> run_nsa(const variant_inputs& in, variant_report& r) {
+    const step_config& c = in.c;
+    variant_request checked = in.request;  // --load: n is X.npy's
+    checked.run.seq_len = static_cast<std::int64_t>(c.seq_len), checked.run.load_dir.clear();
+    check_nsa_request(checked);
+    const variant_request& vr = in.request;
+    nsa_sizes& s = r.nsa_size;
+    s.cmp_block = static_cast<std::size_t>(vr.cmp_block), s.cmp_stride = static_cast<std::size_t>(vr.cmp_stride);
+    s.sel_block = static_cast<std::size_t>(vr.sel_block), s.top_n = static_cast<std::size_t>(vr.top_n);
+    s.window = static_cast<std::size_t>(vr.window);
+    rng g(c.seed ^ 0x6e7361ULL);  // "nsa"
+    const matrix<double> w_ck = nsa_compression_weight(s.cmp_block, c.d_k, g);
+    const matrix<double> w_cv = nsa_compression_weight(s.cmp_block, c.d_v, g);
+    const matrix<double> w_gate = extra_weight("", "W_gate", c.d_k, 3, g);
+    r.nsa = nsa_attention(in.q, in.k, in.v, w_ck, w_cv, w_gate, s);
+    const nsa_result& a = r.nsa;
+    matrix<double> chosen = xt::zeros<double>({c.seq_len, nsa_sel_count(c.seq_len, s)});
+    for (std::size_t t = 0; t < a.selected.size(); ++t)
+        for (std::size_t j : a.selected[t]) chosen(t, j) = 1;
+    r.saved.push_back({"W_cmp_K", as_tensor(w_ck)});
+    r.saved.push_back({"W_cmp_V", as_tensor(w_cv)});
+    r.saved.push_back({"K_cmp", as_tensor(a.k_cmp)});
+    r.saved.push_back({"V_cmp", as_tensor(a.v_cmp)});
+    r.saved.push_back({"cmp_weights", as_tensor(a.cmp_weights)});
+    r.saved.push_back({"block_scores", as_tensor(a.block_scores)});
+    r.saved.push_back({"selected", as_tensor(chosen)});
+    r.saved.push_back({"sel_weights", as_tensor(a.sel_weights)});
+    r.saved.push_back({"win_weights", as_tensor(a.win_weights)});
+    r.saved.push_back({"W_gate", as_tensor(w_gate)});
+    r.saved.push_back({"gates", as_tensor(a.gates)});
+    r.saved.push_back({"out_cmp", as_tensor(a.out_cmp)});
+    r.saved.push_back({"out_sel", as_tensor(a.out_sel)});
+    r.saved.push_back({"out_win", as_tensor(a.out_win)});
+    r.saved.push_back({"dense_output", as_tensor(r.softmax_output)});
+    r.mean_max_weight = mean_max(a.sel_weights);
+    double reads = 0;
+    for (std::size_t x : a.kv_read) reads += static_cast<double>(x);
+    // QKᵀ and PV over the entries read, against causal dense attention's t + 1 a query
+    r.flops = 2.0 * reads * static_cast<double>(c.d_k + c.d_v);
+    double dense = 0;
+    for (std::size_t x : a.dense_kv) dense += static_cast<double>(x);
+    r.softmax_flops = 2.0 * dense * static_cast<double>(c.d_k + c.d_v);
+    return a.output;
+}
+
 // The kinds run_variant computes itself (mla has its own run), one row each.
 struct variant_kind {
     const char* name;
     matrix<double> (*run)(const variant_inputs&, variant_report&);
 };
 constexpr variant_kind variant_runs[] = {
-    {"linear", run_linear},
-    {"linformer", run_linformer},
-    {"performer", run_performer},
-    {"additive", run_additive},
+    {"linear", run_linear}, {"linformer", run_linformer}, {"performer", run_performer}, {"additive", run_additive},
+    {"nsa", run_nsa},
 };
 
 }  // namespace
@@ -320,7 +408,7 @@ variant_report run_variant(const variant_request& vr) {
     const std::string& kind = vr.kind;
     const step_request& request = vr.run;
     if (std::find(variant_kinds().begin(), variant_kinds().end(), kind) == variant_kinds().end())
-        throw error("unknown variant '" + kind + "': choose linear, performer, linformer, additive or mla");
+        throw error("unknown variant '" + kind + "': choose linear, performer, linformer, additive, mla or nsa");
     if (kind == "mla") return run_mla(vr);
     if (!request.load_dir.empty() && request.dims_given)
         throw error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
@@ -334,6 +422,7 @@ variant_report run_variant(const variant_request& vr) {
     if (kind == "performer" && (vr.features < 1 || vr.features > 4096))
         throw error("--features m must be between 1 and 4096");
     if (kind == "linformer" && vr.rank < 1) throw error("--rank k must be at least 1");
+    if (kind == "nsa" && request.load_dir.empty()) check_nsa_request(vr);
     step_config c = validate(request);
     refuse_sparse(c.pattern, "variant");
     if (c.cross()) throw error("variant is self-attention: drop --kv-len");

@@ -3,10 +3,12 @@
 // doc/variant.hpp builds its pages, render/json_variant.hpp writes its JSON.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attn/core/nsa.hpp"
 #include "attn/core/variants.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/kvcache.hpp"
@@ -18,11 +20,15 @@ namespace attn {
 const std::vector<std::string>& variant_kinds();
 
 struct variant_request {
-    std::string kind;  // linear | additive | mla
+    std::string kind;  // linear | performer | linformer | additive | mla | nsa
     step_request run;  // the usual flags
     long heads = 2, latent = 6, rope_dim = 2;  // mla: h, d_c, d_r
     long features = 64, rank = 2;  // performer: m; linformer: k
+    // nsa: the paper's 32/16/64 (l/d/l'), 16 blocks and w = 512 scaled down for n = 32
+    long cmp_block = 4, cmp_stride = 2, sel_block = 4, top_n = 4, window = 8;
 };
+// nsa's n when --seq-len is not given: 8 selection blocks of the default 4 keys.
+constexpr std::int64_t nsa_default_seq_len = 32;
 
 struct error_row {  // one size of an approximation, against exact softmax attention
     std::size_t size = 0;  // m (performer) or k (linformer)
@@ -59,6 +65,9 @@ struct variant_report {
     // mla
     mla_result mla;
     std::size_t heads = 0, d_c = 0, d_r = 0;
+    // nsa: the sizes (as checked) and the branches
+    nsa_sizes nsa_size;
+    nsa_result nsa;
     // kv-cache --mla: decoding with the latent cache
     mla_decode_result decode;
     std::size_t prompt_len = 0;
