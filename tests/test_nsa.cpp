@@ -174,7 +174,7 @@ TEST_CASE("cli: variant nsa in text, JSON and --save, and its refusals", "[nsa][
              {"variant nsa --sel-block 6 --cmp-stride 4 --cmp-block 4", "--cmp-stride 4 must divide"},
              {"variant nsa --top-n 9", "--top-n 9 is more than the 8 blocks"},
              {"variant nsa --top-n 2", "choose at least 3"},
-             {"variant nsa --seq-len 3", "--seq-len from --cmp-block (4)"},
+             {"variant nsa --seq-len 3", "--seq-len from --cmp-block (4, one compressed block) to 512 (got 3)"},
              {"variant nsa --seq-len 8", "--top-n 4 is more than the 2 blocks"},
              {"variant nsa --window 0", "--window must be between 1"},
              {"variant nsa --mask none", "variant nsa is causal"}}) {

@@ -93,8 +93,7 @@ void check_nsa_request(const variant_request& vr) {
                         vr.cmp_stride, vr.cmp_block, vr.sel_block));
     if (r.load_dir.empty() && (r.seq_len < vr.cmp_block || r.seq_len > 512))
         throw error(
-            fmt::format("variant nsa needs --seq-len from --cmp-block ({}) to 512 (got {}): one "
-                        "compressed block at least",
+            fmt::format("variant nsa needs --seq-len from --cmp-block ({}, one compressed block) to 512 (got {})",
                         vr.cmp_block, r.seq_len));
     const long blocks = r.seq_len > 0 ? (r.seq_len + vr.sel_block - 1) / vr.sel_block : 0;
     if (vr.top_n < static_cast<long>(1 + nsa_local_blocks))
