@@ -1,18 +1,13 @@
 // `attn-explain variant nsa` (Native Sparse Attention): the block arithmetic and the selection by
 // hand, the selected branch against dense causal attention when it reads every block, the pages'
-// widths in both languages, the JSON and --save, and the refusals. tests/python/nsa_oracle.py
-// checks random runs against NumPy.
-#include <algorithm>
+// widths in both languages (its command line: test_variant.cpp). tests/python/nsa_oracle.py checks
+// random runs against NumPy.
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "attn/core/nsa.hpp"
 #include "attn/core/rng.hpp"
@@ -22,10 +17,6 @@
 #include "attn/render/text.hpp"
 #include "attn/render/width.hpp"
 #include "attn/trace/variant.hpp"
-#include "cli_helpers.hpp"
-#include "helpers.hpp"
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -33,18 +24,6 @@ attn::matrix<double> nsa_random(std::size_t rows, std::size_t cols, attn::rng& g
     attn::matrix<double> m = xt::empty<double>({rows, cols});
     for (double& x : m) x = g.normal();
     return m;
-}
-
-test::command_result nsa_run(const std::string& args, const std::string& env = "") {
-    const fs::path err = fs::temp_directory_path() / ("attn-nsa-" + std::to_string(getpid()));
-    test::command_result r = test::capture("env -u NO_COLOR -u COLUMNS " + env + " " + ATTN_EXE + " " + args +
-                                           " </dev/null 2>" + err.string());
-    std::ifstream in(err);
-    std::ostringstream s;
-    s << in.rdbuf();
-    r.err = s.str();
-    fs::remove(err);
-    return r;
 }
 
 }  // namespace
@@ -142,47 +121,4 @@ TEST_CASE("nsa: the pages fit 60, 80 and 120 columns in both languages", "[nsa][
                 CHECK(attn::display_width(l) <= width);
             }
         }
-}
-
-TEST_CASE("cli: variant nsa in text, JSON and --save, and its refusals", "[nsa][variant][cli]") {
-    const test::command_result text = nsa_run("variant nsa --no-pause", "COLUMNS=80");
-    REQUIRE(text.code == 0);
-    CHECK_THAT(text.out, Catch::Contains("What it trades away"));
-    const auto doc = nlohmann::json::parse(nsa_run("variant nsa --format json").out);
-    CHECK(doc["kind"] == "nsa");
-    CHECK(doc["config"]["seq_len"] == 32);  // nsa's own default n
-    CHECK(doc["config"]["mask"] == "causal");
-    REQUIRE(doc["kv_read_per_query"].size() == 32);
-    REQUIRE(doc["dense_kv"].size() == 32);
-    CHECK(doc["dense_kv"][31] == 32);
-    CHECK(doc["selected_blocks"][31].size() == 4);
-    CHECK(doc["gates"][0].size() == 3);
-    for (std::size_t t = 0; t < 32; ++t) {
-        CHECK(doc["kv_read_per_query"][t].get<std::size_t>() ==
-              doc["branches"]["compressed"]["entries_per_query"][t].get<std::size_t>() +
-                  doc["branches"]["raw_distinct_per_query"][t].get<std::size_t>());
-    }
-    const fs::path dir = fs::temp_directory_path() / ("attn-nsa-save-" + std::to_string(getpid()));
-    fs::remove_all(dir);
-    REQUIRE(nsa_run("variant nsa --save " + dir.string()).code == 0);
-    for (const char* id : {"K_cmp", "V_cmp", "cmp_weights", "block_scores", "selected", "sel_weights", "win_weights",
-                           "gates", "out_cmp", "out_sel", "out_win", "dense_output", "output"})
-        CHECK(fs::exists(dir / (std::string(id) + ".npy")));
-    fs::remove_all(dir);
-    for (const auto& [cmd, words] : std::vector<std::pair<std::string, std::string>>{
-             {"variant nsa --cmp-stride 3", "--cmp-stride 3 must divide --cmp-block 4"},
-             {"variant nsa --sel-block 6 --cmp-stride 4 --cmp-block 4", "--cmp-stride 4 must divide"},
-             {"variant nsa --top-n 9", "--top-n 9 is more than the 8 blocks"},
-             {"variant nsa --top-n 2", "choose at least 3"},
-             {"variant nsa --seq-len 3", "--seq-len from --cmp-block (4, one compressed block) to 512 (got 3)"},
-             {"variant nsa --seq-len 8", "--top-n 4 is more than the 2 blocks"},
-             {"variant nsa --window 0", "--window must be between 1"},
-             {"variant nsa --mask none", "variant nsa is causal"}}) {
-        INFO(cmd);
-        const test::command_result r = nsa_run(cmd);
-        CHECK(r.code == 2);
-        CHECK(r.out.empty());
-        CHECK_THAT(r.err, Catch::StartsWith("attn-explain: error: ") && Catch::Contains(words));
-        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    }
 }

@@ -1,5 +1,6 @@
 // `attn-explain variant KIND`: golden tests against PyTorch (make_fixtures.py variants), the two
 // forms of linear attention, and the command's text, JSON, --save and errors.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -417,11 +418,47 @@ TEST_CASE("cli: variant in text, JSON, --save - and its errors", "[variant][cli]
              {"variant mla --latent 0", "--latent"},
              {"variant linear --mask diagonal", "causal"},
              {"variant linear --seq-len 0", "seq-len"},
-             {"variant linear --load /nonexistent-dir", "nonexistent"}}) {
+             {"variant linear --load /nonexistent-dir", "nonexistent"},
+             {"variant nsa --cmp-stride 3", "--cmp-stride 3 must divide --cmp-block 4"},
+             {"variant nsa --sel-block 6 --cmp-stride 4 --cmp-block 4", "--cmp-stride 4 must divide"},
+             {"variant nsa --top-n 9", "--top-n 9 is more than the 8 blocks"},
+             {"variant nsa --top-n 2", "choose at least 3"},
+             {"variant nsa --seq-len 3", "--seq-len from --cmp-block (4, one compressed block) to 512 (got 3)"},
+             {"variant nsa --seq-len 8", "--top-n 4 is more than the 2 blocks"},
+             {"variant nsa --window 0", "--window must be between 1"},
+             {"variant nsa --mask none", "variant nsa is causal"}}) {
         INFO(cmd);
         const test::command_result r = run(cmd);
         CHECK(r.code == 2);
         CHECK(r.out.empty());
         CHECK_THAT(r.err, Catch::StartsWith("attn-explain: error: ") && Catch::Contains(text));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line
     }
+}
+
+TEST_CASE("cli: variant nsa in text, JSON and --save (its refusals: above)", "[nsa][variant][cli]") {
+    const test::command_result text = run("variant nsa --no-pause", "COLUMNS=80");
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("What it trades away"));
+    const auto doc = nlohmann::json::parse(run("variant nsa --format json").out);
+    CHECK(doc["kind"] == "nsa");
+    CHECK(doc["config"]["seq_len"] == 32);  // nsa's own default n
+    CHECK(doc["config"]["mask"] == "causal");
+    REQUIRE(doc["kv_read_per_query"].size() == 32);
+    REQUIRE(doc["dense_kv"].size() == 32);
+    CHECK(doc["dense_kv"][31] == 32);
+    CHECK(doc["selected_blocks"][31].size() == 4);
+    CHECK(doc["gates"][0].size() == 3);
+    for (std::size_t t = 0; t < 32; ++t) {
+        CHECK(doc["kv_read_per_query"][t].get<std::size_t>() ==
+              doc["branches"]["compressed"]["entries_per_query"][t].get<std::size_t>() +
+                  doc["branches"]["raw_distinct_per_query"][t].get<std::size_t>());
+    }
+    const fs::path dir = fs::temp_directory_path() / ("attn-nsa-save-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    REQUIRE(run("variant nsa --save " + dir.string()).code == 0);
+    for (const char* id : {"K_cmp", "V_cmp", "cmp_weights", "block_scores", "selected", "sel_weights", "win_weights",
+                           "gates", "out_cmp", "out_sel", "out_win", "dense_output", "output"})
+        CHECK(fs::exists(dir / (std::string(id) + ".npy")));
+    fs::remove_all(dir);
 }
