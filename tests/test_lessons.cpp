@@ -802,6 +802,14 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             CHECK_NOTHROW(attn::render_text(vd, {}));
             CHECK_NOTHROW(attn::render_markdown(vd));
         }
+    for (const std::int64_t n : {32, 100}) {  // nsa: with its grids of reads, and past them (n > 48)
+        attn::variant_request vr;
+        vr.kind = "nsa";
+        vr.run.seq_len = n, vr.run.mask = "causal";
+        const attn::doc::document nd = attn::variant_document(attn::run_variant(vr), attn::lessons::embedded("en"), 4);
+        CHECK_NOTHROW(attn::render_text(nd, {}));
+        CHECK_NOTHROW(attn::render_markdown(nd));
+    }
     {  // performer: features that are not orthogonal (a loaded ω), and blocks of one row (d_k = 1)
         attn::step_request vr;
         attn::variant_report pr = attn::run_variant("performer", vr);
