@@ -125,7 +125,7 @@ stack_gradients stack_backward(const matrix<double>& x, const stack_pass& p, con
 double block_grad_norm(const block_weights<double>& d_w) {
     block_weights<double> copy = d_w;
     double sq = 0;
-    bs_visit(copy, [&](double* v, std::size_t size) {
+    bs_visit(copy, [&](const double* v, std::size_t size) {
         for (std::size_t i = 0; i < size; ++i) sq += v[i] * v[i];
     });
     return std::sqrt(sq);
@@ -180,6 +180,7 @@ warmup_run bs_train(const matrix<double>& x, const matrix<double>& target, block
         opt.lr = o.lr * (warmup == 0 ? 1.0 : std::min(1.0, static_cast<double>(t + 1) / static_cast<double>(warmup)));
         r.lr.push_back(opt.lr);
         std::vector<std::vector<double>*> ptrs;
+        ptrs.reserve(params.size());
         for (auto& v : params) ptrs.push_back(&v);
         opt.step(ptrs, grads);
         std::size_t k = 0;
