@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
@@ -321,6 +322,12 @@ std::string taken_elsewhere(const std::string& name, const std::vector<std::stri
             if (f.key == key) takers.push_back(c->name);
     }
     if (takers.empty()) return "";
+    // A flag most commands take (--no-pause, --precision) would list them all: name three, count the rest.
+    const std::size_t named = 3, more = takers.size() > named + 1 ? takers.size() - named : 0;
+    if (more > 0) {
+        takers.resize(named);
+        takers.push_back(fmt::format("{} other commands", more));
+    }
     return name + " does not take --" + key + ": " + and_list(takers) + (takers.size() == 1 ? " does" : " do") +
         " (attn-explain help " + name + " lists " + name + "'s flags)";
 }

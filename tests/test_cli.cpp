@@ -532,8 +532,13 @@ TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
         {"train --mistake nope", "random-target"},
         {"grad --loss l1", "use mse or sum"},
         {"grad --kv-len 3", "grad does not take --kv-len: step"},
+        // A flag most commands take names three of them and counts the rest: one short line.
+        {"cost --no-pause", "cost does not take --no-pause: step, mistake, heads and "},
     };
     expect_errors(cases);
+    const result r = run("cost --no-pause");
+    CHECK(r.err.size() < 160);
+    CHECK_THAT(r.err, Catch::Contains(" other commands do"));
 }
 
 TEST_CASE("cli: grad --load reads target.npy and agrees with torch autograd", "[cli][grad][golden]") {
