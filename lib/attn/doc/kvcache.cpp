@@ -57,6 +57,7 @@ vars step_vars_of(const kv_report& r, const kv_step& s, std::size_t index, const
             {"total", std::to_string(c.total())},
             {"before", shape3(c.kv_heads, s.cache_before, c.d_head)},
             {"after", shape3(c.kv_heads, s.cache_after, c.d_head)},
+            {"read", shape3(c.kv_heads, s.cache_before + s.count, c.d_head)},
             {"diff", fmt::format("{:.3g}", s.max_diff)},
             {"cached", group_digits(s.flops_cached)},
             {"full", group_digits(s.flops_full)},
@@ -110,7 +111,9 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     out.push_back(doc::heading(kv_step_title(r, index, L)));
     const bool evicting = c.evict != evict_policy::none;
     if (s.prefill) out.push_back(doc::prose(prefill_note(r, v, L)));
-    out.push_back(doc::prose(L.text("kvcache.cache_grow", v), tone::bold, "  "));
+    // --evict: a step reads the cache with its new rows, then trims it to the budget: both sizes.
+    const bool dropped = evicting && s.cache_after < s.cache_before + s.count;
+    out.push_back(doc::prose(L.text(dropped ? "kvcache_evict.cache_grow" : "kvcache.cache_grow", v), tone::bold, "  "));
     // The new rows: all of them for a decode step; the last one for the prefill.
     const std::size_t last = s.count - 1;
     vars rv = v;
