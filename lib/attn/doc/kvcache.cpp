@@ -102,6 +102,13 @@ std::string prefill_note(const kv_report& r, const vars& v, const lessons& L) {
     return L.text("kvcache.prefill_note", v);
 }
 
+// The step's cache sizes; with --evict a step reads the cache with its new rows, then trims it to
+// the budget, and the line shows both.
+std::string cache_line(const kv_report& r, const kv_step& s, const vars& v, const lessons& L) {
+    const bool trimmed = r.config.evict != evict_policy::none && s.cache_after < s.cache_before + s.count;
+    return L.text(trimmed ? "kvcache_evict.cache_grow" : "kvcache.cache_grow", v);
+}
+
 // One prefill or decode step: the cache growing, the new token's q, k and v, its weights over the
 // cache per query head, its output, the check against full attention and the FLOPs.
 void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, const lessons& L, int precision) {
@@ -111,9 +118,7 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     out.push_back(doc::heading(kv_step_title(r, index, L)));
     const bool evicting = c.evict != evict_policy::none;
     if (s.prefill) out.push_back(doc::prose(prefill_note(r, v, L)));
-    // --evict: a step reads the cache with its new rows, then trims it to the budget: both sizes.
-    const bool dropped = evicting && s.cache_after < s.cache_before + s.count;
-    out.push_back(doc::prose(L.text(dropped ? "kvcache_evict.cache_grow" : "kvcache.cache_grow", v), tone::bold, "  "));
+    out.push_back(doc::prose(cache_line(r, s, v, L), tone::bold, "  "));
     // The new rows: all of them for a decode step; the last one for the prefill.
     const std::size_t last = s.count - 1;
     vars rv = v;
