@@ -496,6 +496,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         mask_all(mask_of(4, 0, "causal", "4,2", "left", "top-left"));  // fully blocked rows
         mask_all(mask_of(2, 4, "causal", "4,3", "right", "top-left"));
         mask_all(mask_of(2, 4, "causal", "", "right", "bottom-right"));
+        mask_all(mask_of(2, 4, "causal", "", "right", "top-left"));  // is_causal, n != m
         mask_all(mask_of(4, 2, "causal", "", "right", "bottom-right"));  // n > m: fully blocked rows
         mask_all(mask_of(40, 50, "none", "", "right", "top-left"));  // elided
         mask_all(mask_of(3, 0, "none", "", "right", "top-left"));  // no mask at all

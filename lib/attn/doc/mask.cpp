@@ -392,6 +392,7 @@ doc::document mask_document(const mask_report& r, const lessons& L) {
         d.pages.back().blocks.push_back(doc::gap());
         d.pages.back().blocks.push_back(doc::prose(L.raw("mask.elided"), tone::dim));
     }
+    d.pages.push_back(mask_sdpa_page(r, L));
     return d;
 }
 

@@ -9,5 +9,8 @@
 namespace attn {
 
 doc::document mask_document(const mask_report& r, const lessons& L);
+// The SDPA page: how the mask reaches F.scaled_dot_product_attention and which backends it allows
+// (doc/mask_sdpa.cpp).
+doc::page mask_sdpa_page(const mask_report& r, const lessons& L);
 
 }  // namespace attn

@@ -47,6 +47,24 @@ std::string json_bools(const std::vector<bool>& v) {
     for (std::size_t j = 0; j < v.size(); ++j) out += (j ? ", " : "") + std::string(v[j] ? "true" : "false");
     return out + "]";
 }
+
+// "sdpa": how the mask reaches F.scaled_dot_product_attention and which backends it allows, with
+// the PyTorch source the table is pinned to (trace/sdpa_backends.hpp).
+std::string json_mask_sdpa(const sdpa_verdict& v, const lessons& L) {
+    std::string backends = "[";
+    for (std::size_t k = 0; k < v.backends.size(); ++k) {
+        const sdpa_backend_verdict& b = v.backends[k];
+        backends +=
+            fmt::format("{}\n      {{\"name\": {}, \"allowed\": {}, \"reason\": {}}}", k ? "," : "", json_string(b.id),
+                        b.allowed ? "true" : "false", json_string(L.raw("mask.sdpa.reason." + b.id + "." + b.reason)));
+    }
+    backends += "]";
+    return fmt::format(
+        ",\n  \"sdpa\": {{\"pytorch\": {}, \"passes\": {}, \"why\": {}, \"lower_right_bias\": {},\n    "
+        "\"backends\": {}}}",
+        json_string(sdpa_pytorch_source), json_string(name_of(v.passes)), json_string(v.why),
+        v.lower_right_bias ? "true" : "false", backends);
+}
 }  // namespace
 
 std::string render_mask_json(const mask_report& r, const lessons& L) {
@@ -114,6 +132,7 @@ std::string render_mask_json(const mask_report& r, const lessons& L) {
             fmt::format(",\n  \"alignment\": {{\"convention\": \"sdpa_bool\", \"top_left\": {}, \"bottom_right\": {}}}",
                         allowed(causal_align::top_left), allowed(causal_align::bottom_right));
     }
+    out += json_mask_sdpa(r.sdpa, L);
     return out + "\n}\n";
 }
 

@@ -92,6 +92,7 @@ mask_report analyze_mask(const mask_config& c) {
         r.items.push_back(std::move(it));
     }
     r.show_alignment = c.spec.causal && c.spec.queries != c.spec.keys;
+    r.sdpa = sdpa_verdict_for(c.spec);
     auto blocked = structure_blocked(c.spec);
     for (auto& row : blocked) row.flip();
     r.stats.allowed = std::move(blocked);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/core/masks.hpp"
+#include "attn/trace/sdpa_backends.hpp"
 
 namespace attn {
 
@@ -73,6 +74,7 @@ struct mask_report {
     std::vector<mask_item> items;
     bool show_alignment = false;  // n != m and causal: top-left vs bottom-right
     pattern_stats stats;
+    sdpa_verdict sdpa;  // how the mask reaches F.scaled_dot_product_attention and which backends run it
 };
 // The structure part alone (causal or the pattern, without padding), [n][m], true = blocked.
 std::vector<std::vector<bool>> structure_blocked(const mask_spec& s);
