@@ -286,9 +286,7 @@ TEST_CASE("mask: large masks are elided in text and narrow terminals fit", "[mas
         const std::string line = narrow.substr(start, end - start);
         // Lines that are one unbreakable word (a long identifier) may overflow; the rest fit.
         if (line.find("F.scaled_dot_product_attention") == std::string::npos &&
-            line.find("_unmask_unattended") == std::string::npos &&
-            line.find("key_padding_mask=") == std::string::npos &&
-            line.find("_constraints_on_sm86_89_or_120") == std::string::npos)  // the SDPA page's list of checks
+            line.find("_unmask_unattended") == std::string::npos && line.find("key_padding_mask=") == std::string::npos)
             widest = std::max(widest, attn::display_width(line));
         start = end + 1;
     }

@@ -49,16 +49,11 @@ struct sdpa_case {
     bool lower_right;
 };
 
-// The widest line; a line that is one unbreakable word (a long function name of PyTorch's source
-// in the list of checks) may overflow and is left out.
 std::size_t sdpa_widest(const std::string& text) {
     std::size_t start = 0, widest = 0;
     while (start < text.size()) {
         const std::size_t end = std::min(text.find('\n', start), text.size());
-        const std::string line = text.substr(start, end - start);
-        const std::size_t first = line.find_first_not_of(' ');
-        if (first != std::string::npos && line.find(' ', first) != std::string::npos)
-            widest = std::max(widest, attn::display_width(line));
+        widest = std::max(widest, attn::display_width(text.substr(start, end - start)));
         start = end + 1;
     }
     return widest;
