@@ -5,9 +5,9 @@
 //
 // Pinned to ONE PyTorch source, read for this table (Debian's PyTorch 1.13 has no SDPA, so none of
 // this is run here; tests/test_mask_sdpa.cpp checks the data's consistency and the mask logic):
-//   pytorch/pytorch main at commit 001f694aef6f922b4fdf6d27d59162d27bf3df58, newer than the 2.10
-//   branch (it holds PR #171627 of 2026-01-02, "cuDNN SDPA off-by-default for cuda < 12.9");
-//   that snapshot's version.txt was not readable, so no 2.x.y number is claimed for it.
+//   pytorch/pytorch, main branch at commit 001f694aef6f922b4fdf6d27d59162d27bf3df58 (the newest
+//   stored snapshot: it checks GPUs up to sm121, cites issue #169849 and cuDNN 9.15.1). Its
+//   version.txt was not readable, so no 2.x.y release number is claimed for it.
 //   aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:
 //     select_sdp_backend, priority_order, check_prefer_cudnn_attention (the order);
 //     can_use_flash_attention: check_for_attn_mask, check_head_dim_size_flash,
@@ -37,7 +37,7 @@
 namespace attn {
 
 // The source the table is pinned to (JSON "pytorch"; shown on the page).
-inline constexpr const char* sdpa_pytorch_source = "main@001f694a (newer than 2.10)";
+inline constexpr const char* sdpa_pytorch_source = "main@001f694a";
 
 // How the mask reaches SDPA.
 enum class sdpa_passes { none, is_causal, attn_mask };
