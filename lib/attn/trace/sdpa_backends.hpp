@@ -5,9 +5,12 @@
 //
 // Pinned to ONE PyTorch source, read for this table (Debian's PyTorch 1.13 has no SDPA, so none of
 // this is run here; tests/test_mask_sdpa.cpp checks the data's consistency and the mask logic):
-//   pytorch/pytorch, main branch at commit 001f694aef6f922b4fdf6d27d59162d27bf3df58 (the newest
-//   stored snapshot: it checks GPUs up to sm121, cites issue #169849 and cuDNN 9.15.1). Its
-//   version.txt was not readable, so no 2.x.y release number is claimed for it.
+//   pytorch/pytorch, main branch at commit 001f694aef6f922b4fdf6d27d59162d27bf3df58 (the stored
+//   snapshot of sdp_utils.cpp: it checks GPUs up to sm121, cites issue #169849 and cuDNN 9.15.1).
+//   Its version.txt was not readable, so no 2.x.y release number is claimed for it. The other
+//   files were stored at other commits of main (sdp_utils_cpp.h at 0119c205, sdp_utils_cpp.cpp at
+//   02315a42, bias.py at 04a372ff); where they differ from sdp_utils.cpp (the template arguments
+//   of check_batch_size_and_num_heads_dense), sdp_utils.cpp is followed.
 //   aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:
 //     select_sdp_backend, priority_order, check_prefer_cudnn_attention (the order);
 //     can_use_flash_attention: check_for_attn_mask, check_head_dim_size_flash,
