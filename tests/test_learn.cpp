@@ -116,6 +116,38 @@ TEST_CASE("the tiny transformer's gradients agree with finite differences", "[le
     }
 }
 
+// Issue 34: grouped-query attention, g K/V heads shared by the query heads: W_K and W_V are
+// [D, g·d_head] and a K/V head's gradient sums over the query heads that read it.
+TEST_CASE("the tiny transformer's gradients with grouped K/V heads agree with finite differences",
+          "[learn][grad][gqa]") {
+    using attn::position_kind;
+    struct one {
+        position_kind pos;
+        std::size_t heads, kv_heads, layers;
+        bool causal, qk_norm;
+        double softcap;
+    };
+    for (const one& o :
+         {one{position_kind::learned, 4, 2, 1, true, false, 0}, one{position_kind::learned, 4, 1, 2, false, false, 0},
+          one{position_kind::rope, 2, 1, 2, true, true, 0.9}, one{position_kind::sinusoidal, 4, 2, 2, true, true, 0}}) {
+        attn::tiny_config c;
+        c.vocab = 7;
+        c.seq_len = 6;
+        c.d_model = 8;
+        c.heads = o.heads;
+        c.kv_heads = o.kv_heads;
+        c.layers = o.layers;
+        c.positions = o.pos;
+        c.causal = o.causal;
+        c.qk_norm = o.qk_norm;
+        c.softcap = o.softcap;
+        const attn::tiny_model m = attn::init_tiny_model(c, 3);
+        REQUIRE(m.wk[0].size() == c.d_model * o.kv_heads * c.d_head());
+        INFO("heads " << o.heads << " kv_heads " << o.kv_heads << " layers " << o.layers);
+        CHECK(gradcheck(c, 3, attn::task_kind::reverse) < 1e-5);
+    }
+}
+
 // Issue 31: QK-norm (before RoPE, learned scales), the soft cap (before the mask) and z-loss.
 TEST_CASE("the tiny transformer's gradients with QK-norm, soft cap and z-loss agree with finite differences",
           "[learn][grad]") {
@@ -327,6 +359,15 @@ TEST_CASE("the tiny transformer's first step agrees with torch autograd and Adam
     attn::tiny_config all = q;
     all.vocab = 5, all.seq_len = 6, all.layers = 1, all.softcap = 1.0;
     check_learn_fixture("learn_step_all", all, 2, 0.05);
+    // Issue 34: GQA (4 query heads on 2 K/V heads) and MQA with RoPE, QK-norm and the soft cap:
+    // torch repeats each K/V head with repeat_interleave and autograd sums the shared gradients.
+    attn::tiny_config g = c;
+    g.heads = 4, g.kv_heads = 2;
+    check_learn_fixture("learn_step_gqa", g, 3, 0);
+    attn::tiny_config mq = c;
+    mq.vocab = 5, mq.seq_len = 6, mq.kv_heads = 1, mq.positions = attn::position_kind::rope, mq.qk_norm = true;
+    mq.softcap = 1.0;
+    check_learn_fixture("learn_step_mqa_rope", mq, 2, 0);
 }
 
 TEST_CASE("attn-explain learn: JSON contract, text width and exit codes", "[learn][cli]") {

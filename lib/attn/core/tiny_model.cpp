@@ -65,30 +65,31 @@ void tiny_rope_head(double* x, std::size_t dh, std::size_t pos, bool inverse) {
         x[p + 1] = a0 * sn + b0 * cs;
     }
 }
-// Every row t of x [T, D] at position t, every head.
-void rope_rows(vec& x, const tiny_config& c, bool inverse) {
-    const std::size_t D = c.d_model, dh = c.d_head();
+// Every row t of x [T, nh·d_h] at position t, every one of its nh heads.
+void rope_rows(vec& x, const tiny_config& c, std::size_t nh, bool inverse) {
+    const std::size_t dh = c.d_head(), W = nh * dh;
     for (std::size_t t = 0; t < c.seq_len; ++t)
-        for (std::size_t h = 0; h < c.heads; ++h) tiny_rope_head(&x[t * D + h * dh], dh, t, inverse);
+        for (std::size_t h = 0; h < nh; ++h) tiny_rope_head(&x[t * W + h * dh], dh, t, inverse);
 }
 
 constexpr double tiny_norm_eps = 1e-6;  // as core::qk_norm_eps
 
-// RMSNorm of each head's d_h values of `rows` rows of x [rows, D], in place, times g [d_h]:
+// RMSNorm of each head's d_h values of `rows` rows of x [rows, nh·d_h], in place, times g [d_h]:
 // x → x / √(mean(x²) + eps) · g. The normalised values (before g) into hat, the RMS into rms
-// ([rows, heads]), when non-null.
-void tiny_qk_norm(double* x, const vec& g, std::size_t rows, const tiny_config& c, double* hat, double* rms) {
-    const std::size_t D = c.d_model, dh = c.d_head();
+// ([rows, nh]), when non-null.
+void tiny_qk_norm(double* x, const vec& g, std::size_t rows, std::size_t nh, const tiny_config& c, double* hat,
+                  double* rms) {
+    const std::size_t dh = c.d_head(), W = nh * dh;
     for (std::size_t t = 0; t < rows; ++t)
-        for (std::size_t h = 0; h < c.heads; ++h) {
-            double* row = x + t * D + h * dh;
+        for (std::size_t h = 0; h < nh; ++h) {
+            double* row = x + t * W + h * dh;
             double ss = 0;
             for (std::size_t e = 0; e < dh; ++e) ss += row[e] * row[e];
             const double r = std::sqrt(ss / static_cast<double>(dh) + tiny_norm_eps);
-            if (rms) rms[t * c.heads + h] = r;
+            if (rms) rms[t * nh + h] = r;
             for (std::size_t e = 0; e < dh; ++e) {
                 const double y = row[e] / r;
-                if (hat) hat[t * D + h * dh + e] = y;
+                if (hat) hat[t * W + h * dh + e] = y;
                 row[e] = y * g[e];
             }
         }
@@ -160,8 +161,8 @@ tiny_model init_tiny_model(const tiny_config& c, std::uint64_t seed) {
     }
     for (std::size_t l = 0; l < c.layers; ++l) {
         m.wq.push_back(draw(D * D, sd));
-        m.wk.push_back(draw(D * D, sd));
-        m.wv.push_back(draw(D * D, sd));
+        m.wk.push_back(draw(D * c.kv_dim(), sd));
+        m.wv.push_back(draw(D * c.kv_dim(), sd));
         m.wo.push_back(draw(D * D, sd));
         if (c.qk_norm) {
             m.q_norm.emplace_back(c.d_head(), 1.0);
@@ -175,6 +176,7 @@ tiny_model init_tiny_model(const tiny_config& c, std::uint64_t seed) {
 tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& tokens) {
     const tiny_config& c = m.c;
     const std::size_t T = c.seq_len, D = c.d_model, V = c.vocab, H = c.heads, dh = c.d_head();
+    const std::size_t G = c.kv_count(), KD = c.kv_dim();
     const double sc = score_scale(c);
     tiny_forward f;
     f.tokens = tokens;
@@ -187,33 +189,33 @@ tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& toke
     vec srow(T);
     for (std::size_t l = 0; l < c.layers; ++l) {
         const vec& x = f.h[l];
-        vec q(T * D), k(T * D), v(T * D), z(T * D, 0.0);
+        vec q(T * D), k(T * KD), v(T * KD), z(T * D, 0.0);
         matmul_into(x.data(), m.wq[l].data(), q.data(), T, D, D, false);
-        matmul_into(x.data(), m.wk[l].data(), k.data(), T, D, D, false);
-        matmul_into(x.data(), m.wv[l].data(), v.data(), T, D, D, false);
+        matmul_into(x.data(), m.wk[l].data(), k.data(), T, D, KD, false);
+        matmul_into(x.data(), m.wv[l].data(), v.data(), T, D, KD, false);
         if (c.qk_norm) {
-            vec qh(T * D), kh(T * D), qr(T * H), kr(T * H);
-            tiny_qk_norm(q.data(), m.q_norm[l], T, c, qh.data(), qr.data());
-            tiny_qk_norm(k.data(), m.k_norm[l], T, c, kh.data(), kr.data());
+            vec qh(T * D), kh(T * KD), qr(T * H), kr(T * G);
+            tiny_qk_norm(q.data(), m.q_norm[l], T, H, c, qh.data(), qr.data());
+            tiny_qk_norm(k.data(), m.k_norm[l], T, G, c, kh.data(), kr.data());
             f.q_hat.push_back(std::move(qh));
             f.k_hat.push_back(std::move(kh));
             f.q_rms.push_back(std::move(qr));
             f.k_rms.push_back(std::move(kr));
         }
         if (c.positions == position_kind::rope) {
-            rope_rows(q, c, false);
-            rope_rows(k, c, false);
+            rope_rows(q, c, H, false);
+            rope_rows(k, c, G, false);
         }
         std::vector<vec> heads(H, vec(T * T, 0.0));  // [T, T] each
         for (std::size_t hh = 0; hh < H; ++hh) {
             vec& a = heads[hh];
-            const std::size_t o = hh * dh;
+            const std::size_t o = hh * dh, ko = c.kv_of(hh) * dh;  // its K/V head's columns
             for (std::size_t t = 0; t < T; ++t) {
                 const std::size_t last = c.causal ? t : T - 1;
                 double mx = -1e300;
                 for (std::size_t s = 0; s <= last; ++s) {
                     double d = 0;
-                    for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * D + o + e];
+                    for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * KD + ko + e];
                     srow[s] = tiny_cap(d * sc, c);
                     mx = std::max(mx, srow[s]);
                 }
@@ -223,7 +225,7 @@ tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& toke
                 for (std::size_t s = 0; s <= last; ++s) {
                     const double w = srow[s] / sum;
                     a[t * T + s] = w;
-                    for (std::size_t e = 0; e < dh; ++e) z[t * D + o + e] += w * v[s * D + o + e];
+                    for (std::size_t e = 0; e < dh; ++e) z[t * D + o + e] += w * v[s * KD + ko + e];
                 }
             }
         }
@@ -271,22 +273,24 @@ double cross_entropy_grad(const tiny_forward& f, const std::vector<int>& targets
     return loss;
 }
 
-// One head of layer l backwards: from dZ (its columns o … o + d_head) into dQ, dK and dV.
+// One head of layer l backwards: from dZ (its columns o … o + d_head) into dQ, dK and dV. With
+// GQA the query heads of a group add into the same columns ko … of dK and dV: a K/V head's
+// gradient is the sum over the query heads that read it.
 void head_backward(const tiny_config& c, const tiny_forward& f, std::size_t l, std::size_t hh, const vec& dz, vec& dq,
                    vec& dk, vec& dv, vec& da) {
-    const std::size_t T = c.seq_len, D = c.d_model, dh = c.d_head();
+    const std::size_t T = c.seq_len, D = c.d_model, dh = c.d_head(), KD = c.kv_dim();
     const double sc = score_scale(c);
     const vec &q = f.q[l], &k = f.k[l], &v = f.v[l];
     const vec& a = f.a[l][hh];
-    const std::size_t o = hh * dh;
+    const std::size_t o = hh * dh, ko = c.kv_of(hh) * dh;
     for (std::size_t t = 0; t < T; ++t) {
         const std::size_t last = c.causal ? t : T - 1;
         double rowdot = 0;
         for (std::size_t s = 0; s <= last; ++s) {
             double d = 0;  // dA = dZ·Vᵀ
             for (std::size_t e = 0; e < dh; ++e) {
-                d += dz[t * D + o + e] * v[s * D + o + e];
-                dv[s * D + o + e] += a[t * T + s] * dz[t * D + o + e];  // dV = Aᵀ·dZ
+                d += dz[t * D + o + e] * v[s * KD + ko + e];
+                dv[s * KD + ko + e] += a[t * T + s] * dz[t * D + o + e];  // dV = Aᵀ·dZ
             }
             da[s] = d;
             rowdot += d * a[t * T + s];
@@ -296,33 +300,34 @@ void head_backward(const tiny_config& c, const tiny_forward& f, std::size_t l, s
             if (ds == 0) continue;
             if (c.softcap > 0) {  // d/ds C·tanh(s/C) = 1 − tanh²(s/C), at the scaled score
                 double d = 0;
-                for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * D + o + e];
+                for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * KD + ko + e];
                 const double th = std::tanh(d * sc / c.softcap);
                 ds *= 1 - th * th;
             }
             for (std::size_t e = 0; e < dh; ++e) {
-                dq[t * D + o + e] += ds * k[s * D + o + e];
-                dk[s * D + o + e] += ds * q[t * D + o + e];
+                dq[t * D + o + e] += ds * k[s * KD + ko + e];
+                dk[s * KD + ko + e] += ds * q[t * D + o + e];
             }
         }
     }
 }
 
-// Back through y = x̂·g, x̂ = x / r, r = √(mean(x²) + eps), per row and head: dg += Σ dy ⊙ x̂,
-// and dy becomes dx = (dx̂ − x̂·mean(dx̂ ⊙ x̂)) / r with dx̂ = dy ⊙ g, in place.
-void tiny_qk_norm_backward(vec& dy, const vec& hat, const vec& rms, const vec& g, vec& dg, const tiny_config& c) {
-    const std::size_t D = c.d_model, dh = c.d_head();
+// Back through y = x̂·g, x̂ = x / r, r = √(mean(x²) + eps), per row and each of nh heads: dg +=
+// Σ dy ⊙ x̂, and dy becomes dx = (dx̂ − x̂·mean(dx̂ ⊙ x̂)) / r with dx̂ = dy ⊙ g, in place.
+void tiny_qk_norm_backward(vec& dy, const vec& hat, const vec& rms, const vec& g, vec& dg, std::size_t nh,
+                           const tiny_config& c) {
+    const std::size_t dh = c.d_head(), W = nh * dh;
     for (std::size_t t = 0; t < c.seq_len; ++t)
-        for (std::size_t h = 0; h < c.heads; ++h) {
-            double* d = &dy[t * D + h * dh];
-            const double* y = &hat[t * D + h * dh];
+        for (std::size_t h = 0; h < nh; ++h) {
+            double* d = &dy[t * W + h * dh];
+            const double* y = &hat[t * W + h * dh];
             double dot = 0;
             for (std::size_t e = 0; e < dh; ++e) {
                 dg[e] += d[e] * y[e];
                 d[e] *= g[e];
                 dot += d[e] * y[e];
             }
-            const double mean = dot / static_cast<double>(dh), r = rms[t * c.heads + h];
+            const double mean = dot / static_cast<double>(dh), r = rms[t * nh + h];
             for (std::size_t e = 0; e < dh; ++e) d[e] = (d[e] - y[e] * mean) / r;
         }
 }
@@ -332,7 +337,7 @@ void tiny_qk_norm_backward(vec& dy, const vec& hat, const vec& rms, const vec& g
 double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std::vector<int>& targets, double weight,
                           tiny_model* grad, std::size_t& scored, std::size_t& correct, double z_loss, double* z_sum) {
     const tiny_config& c = m.c;
-    const std::size_t T = c.seq_len, D = c.d_model, V = c.vocab, H = c.heads;
+    const std::size_t T = c.seq_len, D = c.d_model, V = c.vocab, H = c.heads, G = c.kv_count(), KD = c.kv_dim();
     vec dlogits(T * V, 0.0);  // [T, V]
     double zs = 0;
     const double loss = cross_entropy_grad(f, targets, weight, T, V, dlogits, scored, correct, z_loss, zs);
@@ -342,7 +347,7 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
     matmul_tn_add(f.h.back().data(), dlogits.data(), g.unembed.data(), T, D, V);  // dU = h_Lᵀ·dlogits
     vec dh_(T * D, 0.0);
     matmul_nt_add(dlogits.data(), m.unembed.data(), dh_.data(), T, D, V);  // dh_L = dlogits·Uᵀ
-    vec dz(T * D), dq(T * D), dk(T * D), dv(T * D), da(T);
+    vec dz(T * D), dq(T * D), dk(T * KD), dv(T * KD), da(T);
     for (std::size_t l = c.layers; l-- > 0;) {
         const vec& x = f.h[l];
         matmul_tn_add(f.z[l].data(), dh_.data(), g.wo[l].data(), T, D, D);  // dW_O = Zᵀ·dh
@@ -353,20 +358,20 @@ double tiny_loss_backward(const tiny_model& m, const tiny_forward& f, const std:
         std::fill(dv.begin(), dv.end(), 0.0);
         for (std::size_t hh = 0; hh < H; ++hh) head_backward(c, f, l, hh, dz, dq, dk, dv, da);
         if (c.positions == position_kind::rope) {
-            rope_rows(dq, c, true);
-            rope_rows(dk, c, true);
+            rope_rows(dq, c, H, true);
+            rope_rows(dk, c, G, true);
         }
         if (c.qk_norm) {
-            tiny_qk_norm_backward(dq, f.q_hat[l], f.q_rms[l], m.q_norm[l], g.q_norm[l], c);
-            tiny_qk_norm_backward(dk, f.k_hat[l], f.k_rms[l], m.k_norm[l], g.k_norm[l], c);
+            tiny_qk_norm_backward(dq, f.q_hat[l], f.q_rms[l], m.q_norm[l], g.q_norm[l], H, c);
+            tiny_qk_norm_backward(dk, f.k_hat[l], f.k_rms[l], m.k_norm[l], g.k_norm[l], G, c);
         }
         matmul_tn_add(x.data(), dq.data(), g.wq[l].data(), T, D, D);
-        matmul_tn_add(x.data(), dk.data(), g.wk[l].data(), T, D, D);
-        matmul_tn_add(x.data(), dv.data(), g.wv[l].data(), T, D, D);
+        matmul_tn_add(x.data(), dk.data(), g.wk[l].data(), T, D, KD);  // [D, kv_dim]
+        matmul_tn_add(x.data(), dv.data(), g.wv[l].data(), T, D, KD);
         // dh_l = dh_{l+1} (the residual) + dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ
         matmul_nt_add(dq.data(), m.wq[l].data(), dh_.data(), T, D, D);
-        matmul_nt_add(dk.data(), m.wk[l].data(), dh_.data(), T, D, D);
-        matmul_nt_add(dv.data(), m.wv[l].data(), dh_.data(), T, D, D);
+        matmul_nt_add(dk.data(), m.wk[l].data(), dh_.data(), T, D, KD);
+        matmul_nt_add(dv.data(), m.wv[l].data(), dh_.data(), T, D, KD);
     }
     const bool learned = c.positions == position_kind::learned;
     for (std::size_t t = 0; t < T; ++t)
@@ -416,7 +421,7 @@ namespace {
 
 struct tiny_cache_entry {
     std::size_t position;  // the token's position in the sequence
-    vec k, v;  // [D]: k after the norm, before any rotation
+    vec k, v;  // [kv_dim]: k after the norm, before any rotation
 };
 
 // One layer on the newest token's row x [D]: q, k, v; k and v cached, the cache cut to `kept`,
@@ -425,16 +430,16 @@ struct tiny_cache_entry {
 void tiny_stream_layer(const tiny_model& m, std::size_t l, vec& x, std::vector<tiny_cache_entry>& cache,
                        const std::vector<std::size_t>& kept, std::size_t sinks, std::vector<double>& mass) {
     const tiny_config& c = m.c;
-    const std::size_t D = c.d_model, dh = c.d_head();
+    const std::size_t D = c.d_model, dh = c.d_head(), KD = c.kv_dim();
     const double sc = score_scale(c);
     const bool rope = c.positions == position_kind::rope;
-    vec q(D), k(D), v(D), z(D, 0.0);
+    vec q(D), k(KD), v(KD), z(D, 0.0);
     matmul_into(x.data(), m.wq[l].data(), q.data(), 1, D, D, false);
-    matmul_into(x.data(), m.wk[l].data(), k.data(), 1, D, D, false);
-    matmul_into(x.data(), m.wv[l].data(), v.data(), 1, D, D, false);
+    matmul_into(x.data(), m.wk[l].data(), k.data(), 1, D, KD, false);
+    matmul_into(x.data(), m.wv[l].data(), v.data(), 1, D, KD, false);
     if (c.qk_norm) {
-        tiny_qk_norm(q.data(), m.q_norm[l], 1, c, nullptr, nullptr);
-        tiny_qk_norm(k.data(), m.k_norm[l], 1, c, nullptr, nullptr);
+        tiny_qk_norm(q.data(), m.q_norm[l], 1, c.heads, c, nullptr, nullptr);
+        tiny_qk_norm(k.data(), m.k_norm[l], 1, c.kv_count(), c, nullptr, nullptr);
     }
     cache.push_back({kept.back(), std::move(k), std::move(v)});
     cache.erase(std::remove_if(cache.begin(), cache.end(),
@@ -447,10 +452,11 @@ void tiny_stream_layer(const tiny_model& m, std::size_t l, vec& x, std::vector<t
     vec key(dh);
     for (std::size_t h = 0; h < c.heads; ++h) {
         double* qh = &q[h * dh];
+        const std::size_t ko = c.kv_of(h) * dh;
         if (rope) tiny_rope_head(qh, dh, last, false);
         double mx = -std::numeric_limits<double>::infinity();
         for (std::size_t i = 0; i < n; ++i) {
-            std::copy_n(&cache[i].k[h * dh], dh, key.begin());
+            std::copy_n(&cache[i].k[ko], dh, key.begin());
             if (rope) tiny_rope_head(key.data(), dh, i, false);  // at its cache position
             double d = 0;
             for (std::size_t e = 0; e < dh; ++e) d += qh[e] * key[e];
@@ -463,7 +469,7 @@ void tiny_stream_layer(const tiny_model& m, std::size_t l, vec& x, std::vector<t
         for (std::size_t i = 0; i < n; ++i) {
             const double a = w[i] / sum;
             if (i < sinks) mass[h] += a;
-            for (std::size_t e = 0; e < dh; ++e) z[h * dh + e] += a * cache[i].v[h * dh + e];
+            for (std::size_t e = 0; e < dh; ++e) z[h * dh + e] += a * cache[i].v[ko + e];
         }
     }
     matmul_into(z.data(), m.wo[l].data(), x.data(), 1, D, D, true);
@@ -526,34 +532,35 @@ void tiny_masked_check(const tiny_model& m, const std::vector<int>& tokens, cons
     }
 }
 
-// One layer of the masked pass: x [n, D] → x + Z·W_O.
-void tiny_masked_layer(const tiny_model& m, std::size_t l, vec& x, const std::vector<std::size_t>& positions,
-                       const std::vector<char>& allowed) {
+// One layer of the masked pass on x [n, D]: out += Z·W_O (out may be x itself: q, k and v are
+// computed before out is written).
+void tiny_masked_layer(const tiny_model& m, std::size_t l, const vec& x, vec& out,
+                       const std::vector<std::size_t>& positions, const std::vector<char>& allowed) {
     const tiny_config& c = m.c;
     const std::size_t n = positions.size(), D = c.d_model, H = c.heads, dh = c.d_head();
+    const std::size_t G = c.kv_count(), KD = c.kv_dim();
     const double sc = score_scale(c);
-    vec q(n * D), k(n * D), v(n * D), z(n * D, 0.0), srow(n);
+    vec q(n * D), k(n * KD), v(n * KD), z(n * D, 0.0), srow(n);
     matmul_into(x.data(), m.wq[l].data(), q.data(), n, D, D, false);
-    matmul_into(x.data(), m.wk[l].data(), k.data(), n, D, D, false);
-    matmul_into(x.data(), m.wv[l].data(), v.data(), n, D, D, false);
+    matmul_into(x.data(), m.wk[l].data(), k.data(), n, D, KD, false);
+    matmul_into(x.data(), m.wv[l].data(), v.data(), n, D, KD, false);
     if (c.qk_norm) {
-        tiny_qk_norm(q.data(), m.q_norm[l], n, c, nullptr, nullptr);
-        tiny_qk_norm(k.data(), m.k_norm[l], n, c, nullptr, nullptr);
+        tiny_qk_norm(q.data(), m.q_norm[l], n, H, c, nullptr, nullptr);
+        tiny_qk_norm(k.data(), m.k_norm[l], n, G, c, nullptr, nullptr);
     }
     if (c.positions == position_kind::rope)
-        for (std::size_t t = 0; t < n; ++t)
-            for (std::size_t h = 0; h < H; ++h) {
-                tiny_rope_head(&q[t * D + h * dh], dh, positions[t], false);
-                tiny_rope_head(&k[t * D + h * dh], dh, positions[t], false);
-            }
+        for (std::size_t t = 0; t < n; ++t) {
+            for (std::size_t h = 0; h < H; ++h) tiny_rope_head(&q[t * D + h * dh], dh, positions[t], false);
+            for (std::size_t h = 0; h < G; ++h) tiny_rope_head(&k[t * KD + h * dh], dh, positions[t], false);
+        }
     for (std::size_t hh = 0; hh < H; ++hh) {
-        const std::size_t o = hh * dh;
+        const std::size_t o = hh * dh, ko = c.kv_of(hh) * dh;
         for (std::size_t t = 0; t < n; ++t) {
             double mx = -1e300;
             for (std::size_t s = 0; s < n; ++s) {
                 if (!allowed[t * n + s]) continue;
                 double d = 0;
-                for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * D + o + e];
+                for (std::size_t e = 0; e < dh; ++e) d += q[t * D + o + e] * k[s * KD + ko + e];
                 srow[s] = tiny_cap(d * sc, c);
                 mx = std::max(mx, srow[s]);
             }
@@ -563,14 +570,56 @@ void tiny_masked_layer(const tiny_model& m, std::size_t l, vec& x, const std::ve
             for (std::size_t s = 0; s < n; ++s) {
                 if (!allowed[t * n + s]) continue;
                 const double w = srow[s] / sum;
-                for (std::size_t e = 0; e < dh; ++e) z[t * D + o + e] += w * v[s * D + o + e];
+                for (std::size_t e = 0; e < dh; ++e) z[t * D + o + e] += w * v[s * KD + ko + e];
             }
         }
     }
-    matmul_into(z.data(), m.wo[l].data(), x.data(), n, D, D, true);
+    matmul_into(z.data(), m.wo[l].data(), out.data(), n, D, D, true);
 }
 
 }  // namespace
+
+std::vector<double> tiny_layer_output(const tiny_model& m, std::size_t l, const std::vector<double>& x) {
+    const tiny_config& c = m.c;
+    const std::size_t n = x.size() / c.d_model;
+    if (l >= c.layers || n == 0 || x.size() != n * c.d_model)
+        throw error("tiny_layer_output needs a layer of the model and rows of d_model values");
+    std::vector<std::size_t> positions(n);
+    std::vector<char> allowed(n * n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        positions[i] = i;
+        for (std::size_t j = 0; j < n; ++j) allowed[i * n + j] = !c.causal || j <= i;
+    }
+    vec out(n * c.d_model, 0.0);
+    tiny_masked_layer(m, l, x, out, positions, allowed);
+    return out;
+}
+
+std::vector<double> gqa_mean_pool(const std::vector<double>& w, std::size_t rows, std::size_t heads, std::size_t d_head,
+                                  std::size_t groups) {
+    if (groups == 0 || heads % groups != 0)
+        throw error(fmt::format("{} K/V groups must divide {} heads", groups, heads));
+    if (w.size() != rows * heads * d_head) throw error("gqa_mean_pool: w is not [rows, heads·d_head]");
+    const std::size_t per = heads / groups, in_w = heads * d_head, out_w = groups * d_head;
+    vec out(rows * out_w, 0.0);  // [rows, groups·d_head]
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t h = 0; h < heads; ++h)  // head h joins group h / per
+            for (std::size_t e = 0; e < d_head; ++e)
+                out[r * out_w + (h / per) * d_head + e] += w[r * in_w + h * d_head + e] / static_cast<double>(per);
+    return out;
+}
+
+tiny_model tiny_gqa_from_mha(const tiny_model& m, std::size_t g) {
+    const tiny_config& c = m.c;
+    if (c.kv_count() != c.heads) throw error("tiny_gqa_from_mha pools an MHA model's heads: this one has GQA");
+    tiny_model out = m;
+    out.c.kv_heads = g;
+    for (std::size_t l = 0; l < c.layers; ++l) {
+        out.wk[l] = gqa_mean_pool(m.wk[l], c.d_model, c.heads, c.d_head(), g);
+        out.wv[l] = gqa_mean_pool(m.wv[l], c.d_model, c.heads, c.d_head(), g);
+    }
+    return out;
+}
 
 std::vector<double> tiny_forward_masked(const tiny_model& m, const std::vector<int>& tokens,
                                         const std::vector<std::size_t>& positions, const std::vector<char>& allowed) {
@@ -583,7 +632,7 @@ std::vector<double> tiny_forward_masked(const tiny_model& m, const std::vector<i
         for (std::size_t i = 0; i < D; ++i)
             x[t * D + i] =
                 m.embed[static_cast<std::size_t>(tokens[t]) * D + i] + (table ? m.pos[positions[t] * D + i] : 0.0);
-    for (std::size_t l = 0; l < c.layers; ++l) tiny_masked_layer(m, l, x, positions, allowed);
+    for (std::size_t l = 0; l < c.layers; ++l) tiny_masked_layer(m, l, x, x, positions, allowed);
     vec logits(n * V);
     matmul_into(x.data(), m.unembed.data(), logits.data(), n, D, V, false);
     return logits;

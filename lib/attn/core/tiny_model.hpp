@@ -39,14 +39,22 @@ struct tiny_config {
     bool scale = true;  // false: no 1/√d_h
     bool qk_norm = false;  // RMSNorm on q and k per head, with the learned scales q_norm, k_norm
     double softcap = 0;  // > 0: the scaled scores → softcap·tanh(scaled / softcap)
+    // Grouped-query attention (Ainslie et al. 2023): kv_heads K/V heads shared by the query heads,
+    // query head i reading K/V head i / (heads / kv_heads) (torch's repeat_interleave); 0 = heads
+    // (multi-head attention). kv_heads divides heads.
+    std::size_t kv_heads = 0;
     std::size_t d_head() const { return d_model / heads; }
+    std::size_t kv_count() const { return kv_heads ? kv_heads : heads; }
+    std::size_t kv_dim() const { return kv_count() * d_head(); }  // W_K, W_V: [D, kv_dim]
+    std::size_t kv_of(std::size_t head) const { return head / (heads / kv_count()); }
 };
 
 struct tiny_model {
     tiny_config c;
     std::vector<double> embed;  // [V, D]
     std::vector<double> pos;  // [T, D]: learned or sinusoidal; zeros otherwise
-    std::vector<std::vector<double>> wq, wk, wv, wo;  // one [D, D] per layer
+    std::vector<std::vector<double>> wq, wo;  // one [D, D] per layer
+    std::vector<std::vector<double>> wk, wv;  // one [D, kv_dim] per layer (D × D without GQA)
     std::vector<double> unembed;  // [D, V]
     std::vector<std::vector<double>> q_norm, k_norm;  // qk_norm: one [d_head] per layer, init 1
 
@@ -66,9 +74,10 @@ tiny_model init_tiny_model(const tiny_config& c, std::uint64_t seed);
 struct tiny_forward {
     std::vector<int> tokens;
     std::vector<std::vector<double>> h;  // L + 1 residual streams, [T, D] each
-    std::vector<std::vector<double>> q, k, v, z;  // per layer [T, D] (q, k after norm and rotation)
-    std::vector<std::vector<double>> q_hat, k_hat;  // qk_norm: per layer [T, D], rows / their RMS
-    std::vector<std::vector<double>> q_rms, k_rms;  // qk_norm: per layer [T, heads]
+    std::vector<std::vector<double>> q, k, v, z;  // per layer q, z [T, D], k, v [T, kv_dim] (q, k after
+        // norm and rotation)
+    std::vector<std::vector<double>> q_hat, k_hat;  // qk_norm: per layer as q and k, rows / their RMS
+    std::vector<std::vector<double>> q_rms, k_rms;  // qk_norm: per layer [T, heads], [T, kv heads]
     std::vector<std::vector<std::vector<double>>> a;  // per layer, per head [T, T]
     std::vector<double> logits;  // [T, V]
     double max_logit = 0;  // the largest score entering softmax (scaled, capped), over the unmasked
@@ -84,6 +93,19 @@ tiny_forward tiny_forward_pass(const tiny_model& m, const std::vector<int>& toke
 // vocabulary, a position past the model's table (learned, sinusoidal) or an empty mask row.
 std::vector<double> tiny_forward_masked(const tiny_model& m, const std::vector<int>& tokens,
                                         const std::vector<std::size_t>& positions, const std::vector<char>& allowed);
+
+// Layer l's attention output Z·W_O [n, D] on the rows x [n, D] (the layer's input), at positions
+// 0 … n − 1 under the model's own mask (causal or none): what the layer adds to the residual.
+std::vector<double> tiny_layer_output(const tiny_model& m, std::size_t l, const std::vector<double>& x);
+
+// GQA from MHA (Ainslie et al. 2023, §2.2): a K or V projection w [rows, heads·d_head] whose heads
+// are mean-pooled into `groups` groups of heads / groups consecutive heads: [rows, groups·d_head],
+// group j's columns the mean of heads j·(heads / groups) … (j + 1)·(heads / groups) − 1.
+// Throws attn::error unless groups divides heads.
+std::vector<double> gqa_mean_pool(const std::vector<double>& w, std::size_t rows, std::size_t heads, std::size_t d_head,
+                                  std::size_t groups);
+// An MHA tiny model (kv_heads = heads) with every layer's W_K and W_V pooled into g K/V heads.
+tiny_model tiny_gqa_from_mha(const tiny_model& m, std::size_t g);
 
 // Cross-entropy of one sequence: targets[t] < 0 is not scored. Adds `weight`·d(loss + λ·z)/dθ
 // into `grad` (when non-null), z = Σ (log Z)² over the scored positions (λ = z_loss). Returns

@@ -40,6 +40,8 @@ std::vector<std::size_t> tiny_shape(const tiny_config& c, const std::string& id)
     if (id == "pos") return {c.seq_len, c.d_model};
     if (id == "unembed") return {c.d_model, c.vocab};
     if (id.size() > 5 && id.compare(id.size() - 5, 5, "_norm") == 0) return {c.d_head()};
+    if (id.size() > 4 && (id.compare(id.size() - 4, 4, "_W_K") == 0 || id.compare(id.size() - 4, 4, "_W_V") == 0))
+        return {c.d_model, c.kv_dim()};
     return {c.d_model, c.d_model};
 }
 
@@ -87,6 +89,10 @@ tiny_model_file parse_tiny_json(const std::string& text, const std::string& name
     c.layers = tiny_size(j, "layers", 1, 4, name);
     if (c.d_model % c.heads != 0)
         throw error(fmt::format("{}: heads = {} does not divide d_model = {}", name, c.heads, c.d_model));
+    // GQA: "kv_heads" is written only when it is fewer than heads; without it, kv_heads = heads.
+    c.kv_heads = j.contains("kv_heads") ? tiny_size(j, "kv_heads", 1, c.heads, name) : c.heads;
+    if (c.heads % c.kv_heads != 0)
+        throw error(fmt::format("{}: kv_heads = {} does not divide heads = {}", name, c.kv_heads, c.heads));
     const std::string pos = tiny_string(j, "positions", name);
     if (pos == "learned") c.positions = position_kind::learned;
     else if (pos == "sinusoidal")
@@ -125,6 +131,7 @@ std::string tiny_model_json(const tiny_config& c, const std::string& task, std::
     j["seq_len"] = c.seq_len;
     j["d_model"] = c.d_model;
     j["heads"] = c.heads;
+    if (c.kv_count() < c.heads) j["kv_heads"] = c.kv_count();  // absent: as many as heads (older files too)
     j["layers"] = c.layers;
     j["positions"] = position_name(c.positions);
     j["causal"] = c.causal;

@@ -1,10 +1,11 @@
 // The trained tiny model of `learn --save DIR` as files another command can rebuild it from:
-//   DIR/model.json  {"vocab", "seq_len", "d_model", "heads", "layers", "positions" (learned |
+//   DIR/model.json  {"vocab", "seq_len", "d_model", "heads", "kv_heads" (only when fewer than
+//                   heads: grouped-query attention; absent = heads), "layers", "positions" (learned |
 //                   sinusoidal | rope | none), "causal", "scale", "qk_norm", "softcap" (C, or null
 //                   when off), "task", "seed"}
 //   DIR/<id>.npy    every trained tensor of tiny_model::tensors(), float64: embed [V, D], pos [T, D]
-//                   (learned only), layer<l>_W_Q, _W_K, _W_V, _W_O [D, D], layer<l>_q_norm and
-//                   layer<l>_k_norm [d_head] (qk_norm only), unembed [D, V].
+//                   (learned only), layer<l>_W_Q, _W_O [D, D], _W_K, _W_V [D, kv_heads·d_head],
+//                   layer<l>_q_norm and layer<l>_k_norm [d_head] (qk_norm only), unembed [D, V].
 // Reading checks everything before it allocates: a missing folder or file, JSON that is not
 // what learn writes, sizes outside learn's own limits, a tensor of the wrong shape or with a
 // non-finite value: one-line attn::error saying what to do.
