@@ -23,6 +23,7 @@ void flags_of(flags& f, learn_options& opt) {
     f.add("--vocab", r.vocab, "Vocabulary size (default: the task's)");
     f.add("--d-model", r.d_model, "Width of the residual stream (default: the task's)");
     f.add("--heads", r.heads, "Heads per layer (default: the task's)");
+    f.add("--kv-heads", r.kv_heads, "K/V heads shared by the query heads (GQA; default: --heads, MHA)").value_name("G");
     f.add("--layers", r.layers, "Attention layers (default: the task's; induction needs 2)");
     f.add("--steps", r.steps, "Adam steps (default: the task's)");
     f.add("--lr", r.lr, "Adam's learning rate (default: the task's)");
@@ -44,6 +45,7 @@ void flags_of(flags& f, learn_options& opt) {
                                {"--vocab", &r.vocab},
                                {"--d-model", &r.d_model},
                                {"--heads", &r.heads},
+                               {"--kv-heads", &r.kv_heads},
                                {"--layers", &r.layers},
                                {"--steps", &r.steps},
                                {"--batch", &r.batch}})
@@ -104,6 +106,7 @@ output_size size_of(const learn_options& opt, const run_context&) {
     output_size s;
     s.values = 3 * static_cast<double>(c.steps) + snapshots * layers * h * T * T;
     if (c.compare) s.values += 4 * 2 * static_cast<double>(c.steps);  // the four runs' max logit and entropy
+    if (c.model.kv_count() < c.model.heads) s.values += 3 * static_cast<double>(c.steps);  // the MHA run's curve
     s.kept = s.values + static_cast<double>(c.model.vocab + c.model.seq_len) * d * 3 + layers * 4 * d * d * 3 +
         static_cast<double>(c.batch) * T * (layers * (6 * d + 2 * h * T));
     s.float64 = true;

@@ -65,6 +65,7 @@ doc::page task_page(const learn_report& r, const lessons& L, const vars& v) {
     if (c.model.qk_norm) model += L.raw("ui.sentence_gap") + L.raw("learn.model_qk_norm");
     if (c.model.softcap > 0) model += L.raw("ui.sentence_gap") + L.text("learn.model_softcap", v);
     if (c.z_loss > 0) model += L.raw("ui.sentence_gap") + L.text("learn.model_z_loss", v);
+    if (r.gqa.on) model += L.raw("ui.sentence_gap") + L.text("learn.model_gqa", v);
     setup.blocks.push_back(doc::prose(model));
     if (c.compare) return setup;  // no heatmaps to label
     setup.blocks.push_back(doc::gap());
@@ -327,6 +328,38 @@ doc::page compare_page(const learn_report& r, const lessons& L, const vars& v) {
     return p;
 }
 
+// --kv-heads g < heads: this run against the MHA run of the same seed and data, and the KV cache
+// each keeps per token per layer.
+doc::page gqa_page(const learn_report& r, const lessons& L, const vars& v) {
+    const gqa_comparison& g = r.gqa;
+    doc::page p;
+    p.id = "gqa";
+    p.title = L.raw("learn.gqa.title");
+    p.blocks.push_back(doc::heading(p.title));
+    p.blocks.push_back(doc::prose(L.text("learn.gqa.intro", v)));
+    p.blocks.push_back(doc::gap());
+    auto row = [&](const char* name, std::size_t kv, double loss, double acc, std::size_t elements) {
+        return std::vector<std::string>{L.raw(name),
+                                        std::to_string(kv),
+                                        fmt::format("{:.3g}", loss),
+                                        fmt::format("{:.1f}%", 100 * acc),
+                                        std::to_string(elements),
+                                        std::to_string(elements * gqa_comparison::f16_bytes)};
+    };
+    std::vector<std::vector<std::string>> rows = {
+        row("learn.gqa.row_gqa", g.kv_heads, g.gqa_loss, g.gqa_accuracy, g.gqa_elements),
+        row("learn.gqa.row_mha", g.heads, g.mha_loss, g.mha_accuracy, g.mha_elements)};
+    p.blocks.push_back(
+        doc::table({L.raw("learn.gqa.col_run"), L.raw("learn.gqa.col_kv"), L.raw("learn.gqa.col_loss"),
+                    L.raw("learn.gqa.col_accuracy"), L.raw("learn.gqa.col_cache"), L.raw("learn.gqa.col_bytes")},
+                   std::move(rows), "lrrrrr"));
+    p.blocks.push_back(doc::gap());
+    p.blocks.push_back(doc::prose(L.text("learn.gqa.cache", v)));
+    p.blocks.push_back(doc::gap());
+    p.blocks.push_back(doc::prose(L.text("learn.gqa.cost", v)));
+    return p;
+}
+
 }  // namespace
 
 doc::document learn_document(const learn_report& r, const lessons& L) {
@@ -338,6 +371,7 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     if (c.model.softcap > 0) control += L.text("learn.banner_softcap", v);
     if (c.z_loss > 0) control += L.text("learn.banner_z_loss", v);
     if (c.compare) control += L.raw("learn.banner_compare");
+    if (r.gqa.on) control += L.text("learn.banner_kv_heads", v);
     v["logit_control"] = control;
     v["positions_text"] = L.raw("learn.positions_" + c.positions_name);
     v["layers_text"] = c.model.layers == 1 ? L.raw("learn.layer_one") : L.text("learn.layer_many", v);
@@ -354,6 +388,7 @@ doc::document learn_document(const learn_report& r, const lessons& L) {
     d.pages.push_back(heatmaps_page(r, L, v));
     if (c.model.layers * c.model.heads > 1) d.pages.push_back(heads_page(r, L));
     d.pages.push_back(learned_page(r, L, v));
+    if (r.gqa.on) d.pages.push_back(gqa_page(r, L, v));
     return d;
 }
 

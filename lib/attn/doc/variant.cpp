@@ -344,6 +344,7 @@ doc::document variant_document(const variant_report& r, const lessons& L, int pr
     if (r.kind == "mla") return mla_document(r, L, precision);
     if (r.kind == "mla-decode") return mla_decode_document(r, L, precision);
     if (r.kind == "nsa") return nsa_document(r, L, precision);
+    if (r.kind == "gqa-from-mha") return gqa_document(r, L, precision);
     vars v = variant_vars(r);
     doc::document d;
     d.title = "attn-explain variant " + r.kind;

@@ -11,5 +11,7 @@ namespace attn {
 doc::document variant_document(const variant_report& r, const lessons& L, int precision);
 // nsa's pages (doc/nsa.cpp): "compress", "select", "reads", "result".
 doc::document nsa_document(const variant_report& r, const lessons& L, int precision);
+// gqa-from-mha's pages (doc/variant_gqa.cpp): "pool", "error", and "task" for a learn --save model.
+doc::document gqa_document(const variant_report& r, const lessons& L, int precision);
 
 }  // namespace attn

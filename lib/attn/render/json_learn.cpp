@@ -41,19 +41,32 @@ std::string logit_runs_json(const std::vector<logit_run>& runs) {
             json_number(x.last_entropy));
     });
 }
+// --kv-heads g < heads: both runs' held-out loss and accuracy, and the KV cache per token per layer.
+std::string gqa_json(const gqa_comparison& g) {
+    return fmt::format(
+        "{{\"kv_heads\": {}, \"heads\": {}, \"d_head\": {}, \"gqa\": {{\"loss\": {}, \"accuracy\": {}}}, "
+        "\"mha\": {{\"loss\": {}, \"accuracy\": {}}}, \"kv_cache_per_token_per_layer\": {{\"gqa_elements\": {}, "
+        "\"mha_elements\": {}, \"gqa_bytes_fp16\": {}, \"mha_bytes_fp16\": {}, \"gqa_bytes_f64\": {}, "
+        "\"mha_bytes_f64\": {}}}}}",
+        g.kv_heads, g.heads, g.d_head, json_number(g.gqa_loss), json_number(g.gqa_accuracy), json_number(g.mha_loss),
+        json_number(g.mha_accuracy), g.gqa_elements, g.mha_elements, g.gqa_elements * gqa_comparison::f16_bytes,
+        g.mha_elements * gqa_comparison::f16_bytes, g.gqa_elements * gqa_comparison::f64_bytes,
+        g.mha_elements * gqa_comparison::f64_bytes);
+}
 }  // namespace
 
 std::string render_learn_json(const learn_report& r) {
     const learn_config& c = r.config;
     const tiny_config& m = c.model;
     std::string out = fmt::format(
-        "{{\"task\": {},\n \"config\": {{\"seq_len\": {}, \"vocab\": {}, \"d_model\": {}, \"heads\": {}, \"layers\": "
-        "{}, "
+        "{{\"task\": {},\n \"config\": {{\"seq_len\": {}, \"vocab\": {}, \"d_model\": {}, \"heads\": {}, \"kv_heads\": "
+        "{}, \"layers\": {}, "
         "\"steps\": {}, \"lr\": {}, \"batch\": {}, \"seed\": {}, \"positions\": {}, \"scale\": {}, \"causal\": {}, "
         "\"held_out\": {}, \"qk_norm\": {}, \"softcap\": {}, \"z_loss\": {}, \"compare_logit_control\": {}}},\n",
-        json_string(c.task_name), m.seq_len, m.vocab, m.d_model, m.heads, m.layers, c.steps, json_number(c.lr), c.batch,
-        c.seed, json_string(c.positions_name), m.scale ? "true" : "false", m.causal ? "true" : "false", c.held_out,
-        m.qk_norm, m.softcap > 0 ? json_number(m.softcap) : "null", json_number(c.z_loss), c.compare);
+        json_string(c.task_name), m.seq_len, m.vocab, m.d_model, m.heads, m.kv_count(), m.layers, c.steps,
+        json_number(c.lr), c.batch, c.seed, json_string(c.positions_name), m.scale ? "true" : "false",
+        m.causal ? "true" : "false", c.held_out, m.qk_norm, m.softcap > 0 ? json_number(m.softcap) : "null",
+        json_number(c.z_loss), c.compare);
     if (c.source)
         out += fmt::format(
             " \"source\": {{\"order\": 2, \"branches\": {}, \"smoothing\": {}, \"entropy_rate\": {}, "
@@ -97,6 +110,7 @@ std::string render_learn_json(const learn_report& r) {
              [](const std::vector<double>& row) { return list(row, [](double v) { return json_number(v); }); }) +
         ",\n";
     if (!r.runs.empty()) out += " \"runs\": " + logit_runs_json(r.runs) + ",\n";
+    if (r.gqa.on) out += " \"gqa_comparison\": " + gqa_json(r.gqa) + ",\n";
     out += " \"snapshots\": " + list(r.snapshots, [&](const learn_snapshot& s) {
                return fmt::format("\n  {{\"step\": {}, \"layer\": {}, \"head\": {}, \"weights\": {}}}", s.step, s.layer,
                                   s.head, rows(s.weights, m.seq_len));

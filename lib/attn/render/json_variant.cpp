@@ -37,6 +37,51 @@ std::string nsa_json(const variant_report& r) {
         gates.substr(1), nsa_list(a.cmp_read), nsa_list(a.sel_read), nsa_list(a.win_read), nsa_list(a.raw_read));
 }
 
+const char* gqa_positions(position_kind k) {
+    switch (k) {
+        case position_kind::learned: return "learned";
+        case position_kind::sinusoidal: return "sinusoidal";
+        case position_kind::rope: return "rope";
+        case position_kind::none: return "none";
+    }
+    return "learned";
+}
+
+// gqa-from-mha: the model, the groups, the error per layer and of the logits, the task before and
+// after pooling (a learn --save model; null for random weights), and the KV cache per token.
+std::string gqa_json(const variant_report& r) {
+    const gqa_merge& m = r.gqa;
+    const tiny_config& c = m.mha.c;
+    auto num = [](double x) { return json_number(x, dtype::float64); };
+    const std::size_t g = m.gqa.c.kv_count(), per = c.heads / g;
+    std::string groups = "[", layers = "[";
+    for (std::size_t j = 0; j < g; ++j) {
+        groups += j ? ", [" : "[";
+        for (std::size_t h = j * per; h < (j + 1) * per; ++h) groups += (h > j * per ? ", " : "") + std::to_string(h);
+        groups += "]";
+    }
+    for (std::size_t l = 0; l < m.layers.size(); ++l)
+        layers += fmt::format("{}{{\"layer\": {}, \"max_abs\": {}, \"relative\": {}}}", l ? ", " : "", l,
+                              num(m.layers[l].max_abs), num(m.layers[l].relative));
+    const std::string task = m.loaded
+        ? fmt::format(
+              "{{\"name\": {}, \"held_out\": {}, \"before\": {{\"loss\": {}, \"accuracy\": {}}}, "
+              "\"after\": {{\"loss\": {}, \"accuracy\": {}}}}}",
+              json_string(m.task), m.held_out, num(m.loss_before), num(m.accuracy_before), num(m.loss_after),
+              num(m.accuracy_after))
+        : std::string("null");
+    return fmt::format(
+        ",\n \"gqa\": {{\"heads\": {}, \"kv_heads\": {}, \"group_size\": {}, \"d_head\": {}, \"layers\": {}, "
+        "\"loaded\": {}, \"model\": {{\"vocab\": {}, \"seq_len\": {}, \"d_model\": {}, \"positions\": {}, "
+        "\"causal\": {}, \"scale\": {}, \"qk_norm\": {}, \"softcap\": {}}}, \"groups\": {}],\n  "
+        "\"layer_errors\": {}],\n  \"logits\": {{\"max_abs\": {}, \"relative\": {}}},\n  \"task\": {},\n  "
+        "\"kv_cache_per_token_per_layer\": {{\"mha_elements\": {}, \"gqa_elements\": {}}}}}",
+        c.heads, g, per, c.d_head(), c.layers, m.loaded, c.vocab, c.seq_len, c.d_model,
+        json_string(gqa_positions(c.positions)), c.causal, c.scale, c.qk_norm, c.softcap > 0 ? num(c.softcap) : "null",
+        groups, layers, num(m.logits.max_abs), num(m.logits.relative), task, 2 * c.heads * c.d_head(),
+        2 * g * c.d_head());
+}
+
 }  // namespace
 
 std::string render_variant_json(const variant_report& r) {
@@ -52,7 +97,8 @@ std::string render_variant_json(const variant_report& r) {
         "\"mask\": {}}},\n \"tensors\": {},\n \"softmax_output\": {},\n \"max_diff_vs_softmax\": {}, "
         "\"mean_max_weight\": {}, \"softmax_mean_max_weight\": {}, \"flops\": {}, \"softmax_flops\": {}",
         json_string(r.kind), c.seq_len, c.d_model, c.d_k, c.d_v, c.seed, json_string(name_of(c.mask)), tensors,
-        r.kind.rfind("mla", 0) == 0 ? std::string("null") : json_tensor(tensor(r.softmax_output), dtype::float64),
+        r.kind.rfind("mla", 0) == 0 || r.kind == "gqa-from-mha" ? std::string("null")
+                                                                : json_tensor(tensor(r.softmax_output), dtype::float64),
         num(r.vs_softmax), num(r.mean_max_weight), num(r.softmax_mean_max_weight), num(r.flops), num(r.softmax_flops));
     if (r.kind == "linear")
         out += fmt::format(", \"crossover_seq_len\": {}, \"max_diff_recurrence_vs_quadratic\": {}", num(r.crossover_n),
@@ -84,6 +130,7 @@ std::string render_variant_json(const variant_report& r) {
                            num(r.decode.max_diff));
     }
     if (r.kind == "nsa") out += nsa_json(r);
+    if (r.kind == "gqa-from-mha") out += gqa_json(r);
     if (r.kind == "mla" || r.kind == "mla-decode")
         out += fmt::format(
             ", \"heads\": {}, \"d_c\": {}, \"d_r\": {}, \"max_diff_absorbed\": {}, "

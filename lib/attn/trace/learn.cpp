@@ -160,6 +160,15 @@ learn_config validate_learn(const learn_request& given) {
             if (D % h == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(h);
         throw error(fmt::format("--heads {} must divide --d-model {}: try --heads {}", H, D, divisors));
     }
+    const long G = r.kv_heads ? r.kv_heads : H;
+    check_range("--kv-heads", G, 1, H);
+    if (H % G != 0)
+        throw error(
+            fmt::format("--kv-heads {} must divide --heads {}: each K/V head serves heads / kv-heads query "
+                        "heads",
+                        G, H));
+    if (G < H && r.compare_logit_control)
+        throw error("--kv-heads and --compare-logit-control each train extra runs: give one of them");
     check_range("--layers", L, 1, 4);
     check_range("--steps", S, 1, 20000);
     check_range("--batch", B, 1, 1024);
@@ -168,7 +177,8 @@ learn_config validate_learn(const learn_request& given) {
     // A guard against runs that would take minutes: steps · batch · T² · D, roughly the work.
     const double work = static_cast<double>(S) * static_cast<double>(B) * static_cast<double>(L) *
         static_cast<double>(T) * static_cast<double>(D) * static_cast<double>(std::max(T, 3 * D));
-    if (work > 4e10) throw error("this run would take minutes: lower --steps, --batch, --seq-len or --d-model");
+    if (work * (r.kv_heads && r.kv_heads < H ? 2 : 1) > 4e10)
+        throw error("this run would take minutes: lower --steps, --batch, --seq-len or --d-model");
     if (r.positions == "learned") m.positions = position_kind::learned;
     else if (r.positions == "sinusoidal")
         m.positions = position_kind::sinusoidal;
@@ -185,6 +195,7 @@ learn_config validate_learn(const learn_request& given) {
     m.vocab = static_cast<std::size_t>(V);
     m.d_model = static_cast<std::size_t>(D);
     m.heads = static_cast<std::size_t>(H);
+    m.kv_heads = static_cast<std::size_t>(G);
     m.layers = static_cast<std::size_t>(L);
     m.causal = task_causal(c.task);
     m.scale = !r.no_scale;
@@ -412,15 +423,87 @@ learn_report run_compare(const learn_config& c) {
 
 double compare_default_lr(task_kind) { return 0.1; }
 
+task_example learn_example(const learn_config& c) {
+    rng ex(c.seed ^ 0xe8a3b1eULL);
+    return make_task_example(c.task, c.model.seq_len, c.model.vocab, ex, c.source.get());
+}
+
+learn_batch learn_held_out(const learn_config& c) {
+    held_out_set s = make_set(c, c.held_out, 0x4e1d0a7ULL);
+    return {std::move(s.tokens), std::move(s.targets)};
+}
+
+learn_config learn_config_of_saved(const tiny_config& m, const std::string& task, std::uint64_t seed) {
+    const auto& ids = learn_task_ids();
+    const auto it = std::find(ids.begin(), ids.end(), task);
+    if (it == ids.end())
+        throw error("model.json: unknown task '" + task + "': save the model again with attn-explain learn --save DIR");
+    learn_config c;
+    c.task = static_cast<task_kind>(it - ids.begin());
+    if (m.seq_len < task_min_seq_len(c.task) || m.vocab < task_min_vocab(c.task, m.seq_len) ||
+        (c.task == task_kind::next_token && m.vocab > 32))  // learn's own limits for the task
+        throw error(
+            fmt::format("model.json: seq_len {} and vocab {} are not sizes learn trains --task {} at: save "
+                        "the model again with attn-explain learn --save DIR",
+                        m.seq_len, m.vocab, task));
+    c.task_name = task;
+    c.model = m;
+    c.seed = seed;
+    if (c.task == task_kind::next_token)
+        c.source = std::make_shared<const markov_source>(make_markov_source(m.vocab, seed));
+    return c;
+}
+
+gqa_comparison gqa_cache_of(const tiny_config& m) {
+    gqa_comparison g;
+    g.kv_heads = m.kv_count();
+    g.heads = m.heads;
+    g.d_head = m.d_head();
+    g.gqa_elements = 2 * g.kv_heads * g.d_head;  // one K and one V row per K/V head
+    g.mha_elements = 2 * g.heads * g.d_head;
+    return g;
+}
+
+namespace {
+
+// --kv-heads g < heads: the MHA run (g = heads) from the same seed and data, beside this one.
+void gqa_compare(const learn_config& c, learn_report& r) {
+    learn_config mha = c;
+    mha.model.kv_heads = c.model.heads;
+    const learn_report base = run_learn(mha, false);
+    gqa_comparison& g = r.gqa;
+    g = gqa_cache_of(c.model);
+    g.on = true;
+    g.mha_loss = base.final_loss;
+    g.mha_accuracy = base.final_accuracy;
+    g.gqa_loss = r.final_loss;
+    g.gqa_accuracy = r.final_accuracy;
+    vars& v = r.values;
+    v["kv_heads"] = std::to_string(g.kv_heads);
+    v["group"] = std::to_string(g.heads / g.kv_heads);
+    v["d_head"] = std::to_string(g.d_head);
+    v["kv_dim"] = std::to_string(g.kv_heads * g.d_head);
+    v["mha_loss"] = num3(g.mha_loss);
+    v["mha_accuracy"] = pct(g.mha_accuracy);
+    v["gqa_elements"] = std::to_string(g.gqa_elements);
+    v["mha_elements"] = std::to_string(g.mha_elements);
+    v["gqa_bytes"] = std::to_string(g.gqa_elements * gqa_comparison::f16_bytes);
+    v["mha_bytes"] = std::to_string(g.mha_elements * gqa_comparison::f16_bytes);
+    v["gqa_bytes64"] = std::to_string(g.gqa_elements * gqa_comparison::f64_bytes);
+    v["mha_bytes64"] = std::to_string(g.mha_elements * gqa_comparison::f64_bytes);
+    v["cache_ratio"] = fmt::format("{:g}", static_cast<double>(g.mha_elements) / static_cast<double>(g.gqa_elements));
+    v["loss_diff"] = fmt::format("{:+.3g}", g.gqa_loss - g.mha_loss);
+    v["accuracy_diff"] = fmt::format("{:+.1f}", 100 * (g.gqa_accuracy - g.mha_accuracy));
+}
+
+}  // namespace
+
 learn_report run_learn(const learn_config& c, bool baseline) {
     if (c.compare) return run_compare(c);
     learn_report r;
     r.config = c;
-    {
-        rng ex(c.seed ^ 0xe8a3b1eULL);
-        r.example = make_task_example(c.task, c.model.seq_len, c.model.vocab, ex, c.source.get());
-    }
-    const held_out_set test = make_set(c, c.held_out, 0x4e1d0a7ULL);
+    r.example = learn_example(c);
+    const held_out_set test = make_set(c, c.held_out, 0x4e1d0a7ULL);  // learn_held_out's
     tiny_model m = init_tiny_model(c.model, c.seed);
     const evaluation init = evaluate(c, m, test);
     train(c, m, r);
@@ -451,6 +534,7 @@ learn_report run_learn(const learn_config& c, bool baseline) {
     r.values["entropy_first"] = num3(r.curve.front().entropy);
     r.values["entropy_last"] = num3(r.curve.back().entropy);
     r.values["diverged"] = std::to_string(r.diverged);
+    if (baseline && c.model.kv_count() < c.model.heads) gqa_compare(c, r);
     return r;
 }
 

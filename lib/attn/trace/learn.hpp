@@ -22,6 +22,7 @@ constexpr long learn_given_zero = -(1L << 40);
 struct learn_request {
     std::string task = "previous", positions = "learned";
     long seq_len = 0, vocab = 0, d_model = 0, heads = 0, layers = 0, steps = 0, batch = 0;
+    long kv_heads = 0;  // --kv-heads g (0: as many as --heads, multi-head attention)
     double lr = 0;
     std::uint64_t seed = 0;
     bool no_scale = false;
@@ -90,6 +91,18 @@ struct logit_run {
     bool at_cap = false;  // softcap: the last max logit within 1% of the cap
 };
 constexpr double logit_growth_bar = 10, entropy_collapse_bar = 0.1;
+// --kv-heads g < heads: the same seed and data trained again with g = heads (MHA), and the KV
+// cache each keeps per token per layer: 2·g·d_head against 2·heads·d_head elements.
+struct gqa_comparison {
+    bool on = false;
+    std::size_t kv_heads = 0, heads = 0, d_head = 0;
+    double mha_loss = 0, mha_accuracy = 0;  // held out, the MHA run
+    double gqa_loss = 0, gqa_accuracy = 0;  // held out, this run
+    std::size_t gqa_elements = 0, mha_elements = 0;  // KV cache per token per layer
+    static constexpr std::size_t f64_bytes = 8, f16_bytes = 2;  // this tool's doubles; a served fp16 cache
+};
+gqa_comparison gqa_cache_of(const tiny_config& m);  // the cache sizes (the losses left at 0)
+
 struct learn_snapshot {
     std::size_t step = 0, layer = 0, head = 0;
     std::vector<double> weights;  // [T, T] on the fixed example
@@ -119,11 +132,23 @@ struct learn_report {
     long base_reach = -1;
     long diverged = -1;  // the first step with a non-finite loss (−1: none); training stopped there
     std::vector<logit_run> runs;  // --compare-logit-control: plain, qk-norm, softcap, z-loss
+    gqa_comparison gqa;  // --kv-heads g < heads
     tiny_model model;  // the trained weights
     vars values;  // numbers for the lessons
 };
 
 // `baseline`: with --positions none or --no-scale, also train the unbroken run and compare.
 learn_report run_learn(const learn_config& c, bool baseline = true);
+
+// What run_learn draws from the seed, for a command that reads a saved model back: the fixed
+// example its heatmaps show, and the c.held_out sequences it scores the model on.
+task_example learn_example(const learn_config& c);
+struct learn_batch {
+    std::vector<std::vector<int>> tokens, targets;
+};
+learn_batch learn_held_out(const learn_config& c);
+// The config of a model learn --save wrote (its task by name, its sizes, its seed); throws
+// attn::error for a task learn does not know.
+learn_config learn_config_of_saved(const tiny_config& m, const std::string& task, std::uint64_t seed);
 
 }  // namespace attn

@@ -16,11 +16,19 @@
 namespace attn {
 
 const std::vector<std::string>& variant_kinds() {
-    static const std::vector<std::string> kinds = {"linear", "performer", "linformer", "additive", "mla", "nsa"};
+    static const std::vector<std::string> kinds = {"linear", "performer", "linformer",   "additive",
+                                                   "mla",    "nsa",       "gqa-from-mha"};
     return kinds;
 }
 
 namespace {
+
+std::string variant_kinds_text() {  // "linear, performer, …, nsa or gqa-from-mha"
+    const auto& k = variant_kinds();
+    std::string out;
+    for (std::size_t i = 0; i < k.size(); ++i) out += (i == 0 ? "" : i + 1 == k.size() ? " or " : ", ") + k[i];
+    return out;
+}
 
 double spread(const matrix<double>& m, bool causal) {  // standard deviation of the visible entries
     double sum = 0, sq = 0, count = 0;
@@ -111,8 +119,9 @@ void check_variant_request(const variant_request& vr) {
     const std::string& kind = vr.kind;
     const step_request& request = vr.run;
     if (std::find(variant_kinds().begin(), variant_kinds().end(), kind) == variant_kinds().end())
-        throw error("unknown variant '" + kind + "': choose linear, performer, linformer, additive, mla or nsa");
+        throw error("unknown variant '" + kind + "': choose " + variant_kinds_text());
     if (kind == "mla") return;  // run_mla checks its own flags
+    if (kind == "gqa-from-mha") return check_gqa_request(vr);
     if (kind == "nsa") check_nsa_request(vr);
     if (!request.mistake.empty()) throw error("variant runs no mistakes: drop --mistake");
     if ((kind == "performer" || kind == "linformer") && request.mask == "causal")
@@ -407,8 +416,9 @@ variant_report run_variant(const variant_request& vr) {
     const std::string& kind = vr.kind;
     const step_request& request = vr.run;
     if (std::find(variant_kinds().begin(), variant_kinds().end(), kind) == variant_kinds().end())
-        throw error("unknown variant '" + kind + "': choose linear, performer, linformer, additive, mla or nsa");
+        throw error("unknown variant '" + kind + "': choose " + variant_kinds_text());
     if (kind == "mla") return run_mla(vr);
+    if (kind == "gqa-from-mha") return run_gqa_from_mha(vr);
     if (!request.load_dir.empty() && request.dims_given)
         throw error("--load takes the dimensions from the files: drop --seq-len/--d-model/--d-k/--d-v");
     if (!request.mistake.empty()) throw error("variant runs no mistakes: drop --mistake");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/core/nsa.hpp"
+#include "attn/core/tiny_model.hpp"
 #include "attn/core/variants.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/kvcache.hpp"
@@ -26,6 +27,31 @@ struct variant_request {
     long features = 64, rank = 2;  // performer: m; linformer: k
     // nsa: the paper's 32/16/64 (l/d/l'), 16 blocks and w = 512 scaled down for n = 32
     long cmp_block = 4, cmp_stride = 2, sel_block = 4, top_n = 4, window = 8;
+    // gqa-from-mha: g K/V groups; heads (from --heads when given, else gqa_default_heads; with
+    // --load the model's own)
+    long kv_heads = 2;
+    bool heads_given = false, kv_heads_given = false;
+};
+constexpr long gqa_default_heads = 4;
+// gqa-from-mha's random model: vocabulary and layers (the sizes from --seq-len, --d-model).
+constexpr std::size_t gqa_random_vocab = 10, gqa_random_layers = 1;
+constexpr std::size_t gqa_max_seq_len = 256, gqa_max_d_model = 256, gqa_held_out = 256;
+
+// gqa-from-mha: one layer's attention output Z·W_O on the MHA model's own input to that layer,
+// with the MHA W_K, W_V against the pooled ones.
+struct gqa_layer_error {
+    double max_abs = 0, relative = 0;  // max |Δ|, ‖Δ‖_F / ‖MHA output‖_F
+};
+struct gqa_merge {
+    bool loaded = false;  // --load DIR (a learn --save model); else random weights
+    std::string dir, task;
+    tiny_model mha, gqa;  // the checkpoint and its pooled copy
+    std::vector<int> tokens;  // the example (learn's own with --load)
+    std::vector<gqa_layer_error> layers;
+    gqa_layer_error logits;  // the whole model on the example
+    // --load: the task on learn's own held-out sequences, before and after pooling
+    double loss_before = 0, loss_after = 0, accuracy_before = 0, accuracy_after = 0;
+    std::size_t held_out = 0;
 };
 // nsa's n when --seq-len is not given: 8 selection blocks of the default 4 keys.
 constexpr std::int64_t nsa_default_seq_len = 32;
@@ -68,6 +94,7 @@ struct variant_report {
     // nsa: the sizes (as checked) and the branches
     nsa_sizes nsa_size;
     nsa_result nsa;
+    gqa_merge gqa;  // gqa-from-mha
     // kv-cache --mla: decoding with the latent cache
     mla_decode_result decode;
     std::size_t prompt_len = 0;
@@ -86,6 +113,11 @@ variant_report run_variant(const std::string& kind, const step_request& request)
 // d_h = d_v = d_model / heads), X from the seed as kv-cache draws it, the MLA weights from their own
 // stream; decodes with the latent cache. kind = "mla-decode". Throws attn::error.
 variant_report run_mla_decode(const kv_request& request, long d_c, long d_r);
+
+// gqa-from-mha (trace/variant_gqa.cpp): its own flag checks (before the run, for the output budget)
+// and its run. Throws attn::error.
+void check_gqa_request(const variant_request& request);
+variant_report run_gqa_from_mha(const variant_request& request);
 
 // The run's tensors as a trace of float64 steps, for save_trace.
 trace variant_trace(const variant_report& r);
