@@ -33,7 +33,7 @@ void flags_of(flags& f, variant_options& opt) {
         "Read X, W_Q, W_K, W_V (and W_1, W_2, v_a for additive) .npy from DIR; gqa-from-mha: a learn --save DIR");
     f.add("--features", opt.features, "performer: random features m").show_default();
     f.add("--rank", opt.rank, "linformer: rows k the sequence is projected to").show_default();
-    f.add("--heads", opt.heads, "mla: heads h; gqa-from-mha: the random model's heads (default 4)").show_default();
+    f.add("--heads", opt.heads, "mla: heads h (default 2); gqa-from-mha: the random model's heads (default 4)");
     f.add("--kv-heads", opt.kv_heads, "gqa-from-mha: K/V head groups g the heads are mean-pooled into").show_default();
     f.add("--latent", opt.latent, "mla: latent width d_c (the cache per token)").show_default();
     f.add("--rope-dim", opt.rope_dim, "mla: width d_r of the shared RoPE key (even)").show_default();
@@ -51,7 +51,7 @@ void flags_of(flags& f, variant_options& opt) {
 }
 
 // The request the flags make; nsa runs nsa_default_seq_len tokens, causal, unless --seq-len or
-// --mask says otherwise.
+// --mask says otherwise; gqa-from-mha's random model is causal unless --mask says otherwise.
 attn::variant_request variant_request_of(const variant_options& opt) {
     attn::variant_request req;
     req.kind = opt.kind;
@@ -63,6 +63,7 @@ attn::variant_request variant_request_of(const variant_options& opt) {
     req.kv_heads = opt.kv_heads, req.heads_given = opt.heads_given, req.kv_heads_given = opt.kv_heads_given;
     if (opt.kind == "nsa" && !opt.seq_len_given) req.run.seq_len = attn::nsa_default_seq_len;
     if (opt.kind == "nsa" && !opt.mask_given) req.run.mask = "causal";
+    if (opt.kind == "gqa-from-mha" && !opt.mask_given && req.run.load_dir.empty()) req.run.mask = "causal";
     return req;
 }
 
