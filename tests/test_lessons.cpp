@@ -59,6 +59,8 @@
 #include "attn/render/text.hpp"
 #include "attn/render/html.hpp"
 #include "attn/io/lessons.hpp"
+#include "attn/io/tiny_model_io.hpp"
+#include "files.hpp"
 #include "attn/doc/variant.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/doc/bench.hpp"
@@ -683,6 +685,26 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
         rc.runs[0].grew = false;  // nothing to control
         draw_all(attn::learn_document(rc, attn::lessons::embedded("en")));
+    }
+    {  // learn --kv-heads (GQA beside MHA); variant gqa-from-mha on random weights and a saved model
+        attn::learn_request gq;
+        gq.seq_len = 6, gq.vocab = 6, gq.d_model = 8, gq.heads = 2, gq.kv_heads = 1, gq.steps = 3;
+        attn::learn_config gc = attn::validate_learn(gq);
+        gc.held_out = 8;
+        const attn::learn_report gr = attn::run_learn(gc);
+        REQUIRE(gr.gqa.on);
+        draw_all(attn::learn_document(gr, attn::lessons::embedded("en")));
+        CHECK_NOTHROW(attn::render_learn_json(gr));
+        attn::variant_request vr;
+        vr.kind = "gqa-from-mha";
+        vr.run.seq_len = 6, vr.run.d_model = 8, vr.run.mask = "causal";
+        draw_all(attn::variant_document(attn::run_variant(vr), attn::lessons::embedded("en"), 4));
+        gq.kv_heads = 0;
+        const attn::learn_report mr = attn::run_learn(attn::validate_learn(gq));
+        const test::temp_dir tmp;
+        attn::write_tiny_model(mr.model, "previous", 0, tmp.path.string());
+        vr.run.load_dir = tmp.path.string(), vr.run.mask = "none", vr.kv_heads = 1;
+        draw_all(attn::variant_document(attn::run_variant(vr), attn::lessons::embedded("en"), 4));
     }
     // `exercise` and `check`: the list, every TASK.md and starter, and a report of every kind.
     {

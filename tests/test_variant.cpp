@@ -409,7 +409,7 @@ TEST_CASE("cli: variant in text, JSON, --save - and its errors", "[variant][cli]
         CHECK(fs::exists(dir / (std::string(id) + ".npy")));
     fs::remove_all(dir);
     for (const auto& [cmd, text] : std::vector<std::pair<std::string, std::string>>{
-             {"variant cubic", "choose linear, performer, linformer, additive, mla or nsa"},
+             {"variant cubic", "choose linear, performer, linformer, additive, mla, nsa or gqa-from-mha"},
              {"variant performer --mask causal", "drop --mask causal"},
              {"variant linformer --rank 9", "--rank 9"},
              {"variant performer --features 0", "--features"},
