@@ -3,6 +3,7 @@
 // Models from Multi-Head Checkpoints", §2.2), and the error that makes before any uptraining: per
 // layer on the model's own example, for the whole model's logits, and (a learn --save model) on
 // the task learn trained it for.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
