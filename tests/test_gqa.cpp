@@ -66,7 +66,7 @@ TEST_CASE("gqa_mean_pool: each group's columns are the mean of its consecutive h
     CHECK(c.kv_dim() == 8);
 }
 
-TEST_CASE("tiny_gqa_from_mha: identical heads pool without error; g = heads changes nothing", "[gqa]") {
+TEST_CASE("tiny_gqa_from_mha: identical heads pool without error, g = heads changes nothing", "[gqa]") {
     attn::tiny_config c;
     c.d_model = 8, c.heads = 4, c.layers = 2, c.vocab = 6, c.seq_len = 5;
     attn::tiny_model m = attn::init_tiny_model(c, 7);
@@ -96,7 +96,7 @@ TEST_CASE("tiny_gqa_from_mha: identical heads pool without error; g = heads chan
     CHECK_THROWS_AS(attn::tiny_gqa_from_mha(g, 1), attn::error);  // already GQA
 }
 
-TEST_CASE("learn --kv-heads: the default is MHA, unchanged; GQA trains beside its MHA run", "[gqa][cli]") {
+TEST_CASE("learn --kv-heads: the default is MHA, unchanged, and GQA trains beside its MHA run", "[gqa][cli]") {
     const test::temp_dir tmp;
     const std::string base = " learn --task previous --heads 4 --steps 30 --seed 2 ";
     // --kv-heads = heads is today's run, page and saved files byte for byte (no "kv_heads" key).
@@ -136,7 +136,7 @@ TEST_CASE("learn --kv-heads: bad values are one-line errors", "[gqa][cli]") {
     gqa_refused("learn --heads 2 --kv-heads 1 --compare-logit-control", "give one of them");
 }
 
-TEST_CASE("variant gqa-from-mha: random weights with the caveat; a learn --save model on its task", "[gqa][cli]") {
+TEST_CASE("variant gqa-from-mha: random weights with the caveat, a learn --save model on its task", "[gqa][cli]") {
     const test::temp_dir tmp;
     const nlohmann::json r = gqa_json_of("variant gqa-from-mha --seed 5");
     const nlohmann::json& g = r["gqa"];
