@@ -45,6 +45,7 @@ struct exercise_options {
     bool seed_given = false, force = false;
     long timed = 0;  // minutes (0: untimed)
     std::map<std::string, long> sizes;  // --seq-len, --d-model, …: named as exercise.toml's dims
+    std::string rope_style;  // rope: --rope-style half|interleaved ("" = half)
 };
 // `attn-explain check [DIR]`: grade it.
 struct check_options {
@@ -64,7 +65,7 @@ const std::vector<std::pair<std::string, std::string>>& size_flags() {
         {"batch", "Batch size B"},
         {"heads", "Query heads h (must divide d_model)"},
         {"kv_heads", "K/V heads g (gqa; must divide heads)"},
-        {"kv_len", "Memory positions m (cross)"},
+        {"kv_len", "Memory positions m (cross); key positions m (rope)"},
         {"prompt_len", "Prompt tokens p, processed at once (kv-decode)"},
         {"steps", "Decode steps, one token each (kv-decode)"},
         {"window", "Cache entries W kept by kv-decode-window"},
@@ -152,6 +153,8 @@ void exercise_flags(flags& f, exercise_options& opt) {
     f.add("--dir", opt.dir, "Create the exercise here (default ./attn-exercise-ID)").value_name("DIR");
     f.add("--seed", opt.seed, "Seed of the inputs (default: a fresh one)").on_given([&opt] { opt.seed_given = true; });
     f.add("--timed", opt.timed, "A time budget in minutes; check reports the time taken").range(1, 600);
+    f.add("--rope-style", opt.rope_style, "rope: the pairing of the features (default half)")
+        .values({"half", "interleaved"});
     f.flag("--force", opt.force,
            "Replace the exercise files in an existing folder (the old ones move to DIR/backup-TIME/)");
     // the sizes of the main case, as `step` and `heads` name them; each exercise takes its own
@@ -232,7 +235,7 @@ int run_exercise(const exercise_options& opt, run_context& ctx) {
         return 0;
     }
     const std::uint64_t seed = opt.seed_given ? opt.seed : std::random_device{}() % 100000;
-    ex::config c = ex::make_config(opt.id, seed, opt.sizes);
+    ex::config c = ex::make_config(opt.id, seed, opt.sizes, opt.rope_style);
     c.version = ATTN_VERSION;
     c.started = now_iso();
     c.budget_minutes = opt.timed;

@@ -260,7 +260,7 @@ TEST_CASE("mistake ids are validated", "[mistakes][config]") {
     r.mistake = "heads-no-transpose";  // multi-head: not part of the single-head walkthrough
     REQUIRE_THROWS_WITH(attn::validate(r), Catch::Contains("attn-explain mistake heads-no-transpose"));
     for (const attn::mistake_info& m : attn::mistake_catalogue()) CHECK(attn::find_mistake(m.id) == &m);
-    CHECK(attn::mistake_catalogue().size() == 30);  // + the exercise six, the RoPE two, the methods' seven
+    CHECK(attn::mistake_catalogue().size() == 32);  // + the exercise six, the RoPE four, the methods' seven
 }
 
 namespace {

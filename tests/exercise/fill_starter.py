@@ -112,6 +112,27 @@ def solve(X, W_Q, W_K, W_V, d_output):
     d_Q, d_K = d_S @ K * s, d_S.T @ Q * s
     return {k: _out(v) for k, v in dict(d_V=d_V, d_Q=d_Q, d_K=d_K, d_X=d_Q @ W_Q.T + d_K @ W_K.T + d_V @ W_V.T).items()}
 ''',
+    "rope": '''
+def solve(Q, K, q_positions, k_positions, base):
+    Q, K, qp, kp = map(_np, (Q, K, q_positions, k_positions))
+    d = Q.shape[1]
+    inv_freq = 1.0 / float(_np(base)) ** (np.arange(0, d, 2) / d)
+
+    def rope(x, pos):
+        a = pos[:, None] * inv_freq
+        c, s = np.cos(a), np.sin(a)
+        if case["rope_style"] == "half":
+            x1, x2 = x[:, :d // 2], x[:, d // 2:]
+            return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1)
+        out = x.copy()
+        out[:, 0::2], out[:, 1::2] = x[:, 0::2] * c - x[:, 1::2] * s, x[:, 0::2] * s + x[:, 1::2] * c
+        return out
+
+    Q_rot, K_rot = rope(Q, qp), rope(K, kp)
+    scores = Q_rot @ K_rot.T
+    return {k: _out(v) for k, v in dict(Q_rot=Q_rot, K_rot=K_rot, scores=scores,
+                                        scaled_scores=scores / np.sqrt(d)).items()}
+''',
 }
 
 ONLINE = '''

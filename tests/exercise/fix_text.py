@@ -40,7 +40,7 @@ def softmax(x, axis=-1):
 
 
 ANSWER_NAMES = ("Q", "K", "V", "Q_heads", "K_heads", "V_heads", "scores", "scaled_scores", "masked_scores",
-                "weights", "heads_output", "merged", "output", "d_P", "d_S", "d_Q", "d_K", "d_V")
+                "weights", "heads_output", "merged", "output", "d_P", "d_S", "d_Q", "d_K", "d_V", "Q_rot", "K_rot")
 
 
 def answers(names):
@@ -258,6 +258,39 @@ def update(state, K_tile, V_tile):
 ''', "finish": '''
 def finish(state):
     return state["acc"] / state["l"][:, None]
+'''},
+    "rope": {"solve": '''
+def solve(Q, K, q_positions, k_positions, base):
+    q, k = Q, K
+    n, d = q.shape
+    m = k.shape[0]
+    p = int(q_positions[0])
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / d)
+    q_pos = p + np.arange(n)
+    k_pos = np.arange(m)
+
+    def rotate_half(x):
+        x1, x2 = x[..., :d // 2], x[..., d // 2:]
+        rot = np.concatenate([-x2, x1], axis=-1)
+        return rot
+
+    def rope_half(x, pos):
+        angle = np.concatenate([pos[:, None] * inv_freq] * 2, axis=-1)
+        return x * np.cos(angle) + rotate_half(x) * np.sin(angle)
+
+    def rope_interleaved(x, pos):
+        angle = pos[:, None] * inv_freq
+        out = x.astype(np.float64)
+        out[:, 0::2] = x[:, 0::2] * np.cos(angle) - x[:, 1::2] * np.sin(angle)
+        out[:, 1::2] = x[:, 0::2] * np.sin(angle) + x[:, 1::2] * np.cos(angle)
+        return out
+
+    q_rot = rope_half(q, q_pos)
+    k_rot = rope_half(k, k_pos)
+    Q_rot, K_rot = q_rot, k_rot
+    scores = Q_rot @ K_rot.T
+    scaled_scores = scores / np.sqrt(d)
+    return answers(locals())
 '''},
 }
 

@@ -229,6 +229,35 @@ def backward(inp, bug):
             "d_W_V": X.T @ d_V, "d_X": d_Q @ W_Q.T + d_K @ W_K.T + d_V @ W_V.T}
 
 
+def rope(inp, bug, style):
+    """RoPE by hand: q and k rotated at their positions, then the scores."""
+    Q, K, base = inp["Q"].astype(np.float64), inp["K"].astype(np.float64), float(inp["base"])
+    qp, kp = inp["q_positions"].astype(np.float64), inp["k_positions"].astype(np.float64)
+    d = Q.shape[1]
+    if bug == "rope-wrong-base":
+        base = 10000.0
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / d)
+    if bug == "rope-wrong-position":
+        qp = np.arange(len(qp), dtype=np.float64)  # the index in the chunk, not the position
+    if bug == "rope-style-mismatch":
+        style = "half" if style == "interleaved" else "interleaved"
+    sign = -1.0 if bug == "rope-rotation-sign" else 1.0
+
+    def rotate(x, pos):
+        ang = pos[:, None] * inv_freq[None, :]
+        cos, sin = np.cos(ang), sign * np.sin(ang)
+        if style == "half":
+            x1, x2 = x[:, :d // 2], x[:, d // 2:]
+            return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=1)
+        out = x.copy()
+        out[:, 0::2], out[:, 1::2] = x[:, 0::2] * cos - x[:, 1::2] * sin, x[:, 0::2] * sin + x[:, 1::2] * cos
+        return out
+
+    Q_rot, K_rot = rotate(Q, qp), rotate(K, kp)
+    scores = Q_rot @ K_rot.T
+    return {"Q_rot": Q_rot, "K_rot": K_rot, "scores": scores, "scaled_scores": scores / np.sqrt(d)}
+
+
 def read_config(folder):
     import tomllib
     with open(os.path.join(folder, "exercise.toml"), "rb") as f:
@@ -253,6 +282,8 @@ def solve_case(folder, ex, bug, dims, rubric):
         return kv_decode(inp, bug, dims["prompt_len"], dims["window"])
     if ex == "softmax":
         return softmax_ex(inp, bug)
+    if ex == "rope":
+        return rope(inp, bug, dims["rope_style"])
     if ex == "online-softmax":
         if rubric < 2:
             return online_v1(inp, bug)

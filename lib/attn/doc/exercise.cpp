@@ -95,6 +95,7 @@ std::string flags_of(const exercise::config& c) {
         std::replace(f.begin(), f.end(), '_', '-');
         out.push_back(f + " " + std::to_string(c.dim(k)));
     }
+    if (!c.rope_style.empty()) out.push_back("--rope-style " + c.rope_style);
     return join(out, " ");
 }
 
@@ -104,9 +105,30 @@ std::string cases_literal(const exercise::config& c) {
     for (const exercise::config& x : exercise::all_cases(c)) {
         out += std::string(out.size() > 1 ? ",\n         " : "") + "{\"dir\": \"" + x.folder + "\"";
         for (const auto& [k, v] : exercise::find(c.id)->dims) out += ", \"" + k + "\": " + std::to_string(x.dim(k));
+        if (!x.rope_style.empty()) out += ", \"rope_style\": \"" + x.rope_style + "\"";
         out += "}";
     }
     return out + "]";
+}
+
+// rope: where the queries and keys sit and the base of this case ("" for the other exercises).
+std::string rope_where(const exercise::config& x, const lessons& L) {
+    if (x.kind() != exercise::exercise_id::rope) return "";
+    const long n = x.dim("seq_len"), m = x.dim("kv_len");
+    const std::string q = n == 1 ? std::to_string(m - 1) : std::to_string(m - n) + ".." + std::to_string(m - 1);
+    return L.text(
+        "exercise.rope.where",
+        {{"q", q}, {"k_last", std::to_string(m - 1)}, {"base", fmt::format("{:g}", exercise::rope_base_of(x))}});
+}
+
+// rope: the pairing the task asks for, said in full.
+std::string rope_task(const exercise::config& c, const lessons& L) {
+    if (c.kind() != exercise::exercise_id::rope) return "";
+    return "\n\n" +
+        L.text("exercise.rope.style",
+               {{"style", c.rope_style},
+                {"pairs", L.raw("exercise.rope.pairs_" + c.rope_style)},
+                {"flag", c.rope_style == "half" ? "interleaved" : "half"}});
 }
 
 }  // namespace
@@ -126,13 +148,14 @@ std::string exercise_task(const exercise::config& c, const lessons& L, const std
             L.text("task.answer_line", {{"name", name}, {"shape", exercise::shape_str(ref.at(name).shape)}}) + "\n";
     while (!inputs.empty() && inputs.back() == '\n') inputs.pop_back();
     while (!answers.empty() && answers.back() == '\n') answers.pop_back();
-    std::string sizes = L.text("task.sizes", {{"sizes", sizes_of(c)}, {"id", c.id}, {"flags", flags_of(c)}});
+    std::string sizes =
+        L.text("task.sizes", {{"sizes", sizes_of(c) + rope_where(c, L)}, {"id", c.id}, {"flags", flags_of(c)}});
     if (L.has(ex(c.id, "equal"))) sizes += " " + L.text("task.equal", {{"equal", L.raw(ex(c.id, "equal"))}});
     std::string cases;
     for (const exercise::config& x : exercise::all_cases(c))
         cases += L.text("task.case_line",
                         {{"folder", x.folder.empty() ? L.raw("task.main_folder") : x.folder + "/"},
-                         {"sizes", sizes_of(x)},
+                         {"sizes", sizes_of(x) + rope_where(x, L)},
                          {"edge", x.edge.empty() ? "" : L.raw("edge." + x.edge)}}) +
             "\n";
     while (!cases.empty() && cases.back() == '\n') cases.pop_back();
@@ -142,7 +165,7 @@ std::string exercise_task(const exercise::config& c, const lessons& L, const std
     std::string text = L.text("task.file",
                               {{"id", c.id},
                                {"title", L.raw(ex(c.id, "title"))},
-                               {"task", L.raw(ex(c.id, "task"))},
+                               {"task", L.raw(ex(c.id, "task")) + rope_task(c, L)},
                                {"sizes", sizes},
                                {"cases", cases},
                                {"protocol", L.has(ex(c.id, "protocol")) ? L.raw(ex(c.id, "protocol")) : ""},

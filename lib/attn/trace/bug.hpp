@@ -1,6 +1,6 @@
 // The exercises' switchboard of buggy lines: the reference pipeline of every exercise (sdpa,
 // causal, padding, mha, gqa, cross, kv-decode, kv-decode-window, softmax, online-softmax,
-// backward) is one function, and a `bug` says which of its lines a learner got wrong. The
+// backward, rope) is one function, and a `bug` says which of its lines a learner got wrong. The
 // mistakes catalogue (mistakes.hpp) holds, for each mistake, the bugs it is commonly written as;
 // `check` runs them on the folder's own inputs (exercise.cpp).
 #pragma once
@@ -39,6 +39,31 @@ struct bug {
         inverted,  // acc *= exp(m_new - m_old), the inverse factor
     };
     acc_rescale_t online_acc_rescale = acc_rescale_t::right;
+    // rope: the pairing the task does not name (half <-> interleaved)
+    bool rope_other_style = false;
+    enum class rope_pos_t {
+        right,  // queries at their positions, keys at theirs
+        q_index,  // queries at 0..n-1, their index in the chunk, not at the offset
+        q_plus_one,  // queries one position late
+        q_minus_one,  // queries one position early
+        k_plus_one,  // keys at 1..m (counted from 1)
+        both_plus_one,  // both counted from 1: the scores stay right, Q_rot and K_rot do not
+    };
+    rope_pos_t rope_pos = rope_pos_t::right;
+    enum class rope_sign_t {
+        right,  // (x1, x2) -> (x1 cos - x2 sin, x1 sin + x2 cos)
+        both,  // rotated by -θ: the transposed rotation, on q and k
+        q_only,  // only q rotated by -θ
+        k_only,  // only k rotated by -θ
+    };
+    rope_sign_t rope_sign = rope_sign_t::right;
+    enum class rope_base_t {
+        right,  // θ_i = base^(-2i/d)
+        default_base,  // base 10000, not the task's
+        no_two,  // base^(-i/d): the exponent without its 2
+        inverted,  // base^(+2i/d): the frequencies inverted
+    };
+    rope_base_t rope_base = rope_base_t::right;
 };
 
 }  // namespace attn::exercise

@@ -205,6 +205,10 @@ void refuse_mistake_lab_sizes(const mistake_info& m, const step_config& c) {
         throw error("rope-wrong-position needs a prompt and a decode token: use --seq-len 2 or more, e.g. 6");
     if (m.id == "rope-style-mismatch" && c.d_k < 4)
         throw error("rope-style-mismatch needs at least two pairs to mix up: use --d-k 4 or more, e.g. 8");
+    if (m.id == "rope-wrong-base" && c.d_k < 4)
+        throw error(
+            "rope-wrong-base needs a second pair (the first turns at 1 rad whatever the base): use --d-k 4 or "
+            "more, e.g. 8");
     if (m.id == "gqa-tile-not-interleave" && (c.heads < 4 || c.heads % 2 != 0))
         throw error(
             fmt::format("gqa-tile-not-interleave shares g = 2 K/V heads among the query heads, so tile and "
@@ -289,8 +293,8 @@ step_config validate(const step_request& request) {
     if (r.rope || (m && m->needs_rope)) {
         if (m && !m->needs_rope)
             throw error(
-                "this mistake runs without RoPE: drop --rope (the RoPE ones are rope-wrong-position and "
-                "rope-style-mismatch)");
+                "this mistake runs without RoPE: drop --rope (the RoPE ones are rope-wrong-position, "
+                "rope-style-mismatch, rope-rotation-sign and rope-wrong-base)");
         if (c.cross())
             throw error("--rope rotates by position within one sequence: drop --kv-len (cross-attention) or --rope");
         const rope_config rc = validate_rope({r.rope_style, r.rope_base}, 2, "");

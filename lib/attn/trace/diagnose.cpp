@@ -419,6 +419,15 @@ void rules_backward(rules& R, double s) {
     });
 }
 
+// rope: the scores from the learner's rotated q and k.
+void rules_rope(rules& R, double s) {
+    R(tid::scores, {tid::Q_rot, tid::K_rot},
+      [](const tensors& e) { return matmul(get(e, tid::Q_rot), get(e, tid::K_rot), true); });
+    R(tid::scaled_scores, {tid::scores}, [s](const tensors& e) { return scale(get(e, tid::scores), s); });
+    R(tid::scaled_scores, {tid::Q_rot, tid::K_rot},
+      [s](const tensors& e) { return scale(matmul(get(e, tid::Q_rot), get(e, tid::K_rot), true), s); });
+}
+
 std::vector<rule> rules_of(const config& c) {
     const exercise_id id = parse<exercise_id>(c.id);
     const double s = 1 / std::sqrt(d_k_of(c));
@@ -429,6 +438,7 @@ std::vector<rule> rules_of(const config& c) {
     if (id == xid::kv_decode) rules_kv_decode(R, s);
     if (id == xid::softmax) R(tid::weights, {}, [](const tensors& e) { return softmax_last(get(e, tid::scores)); });
     if (id == xid::backward) rules_backward(R, s);
+    if (id == xid::rope) rules_rope(R, s);
     return R.list;
 }
 
@@ -1318,6 +1328,163 @@ bool kv_window(ctx& x, const tensors& given) {
     return true;
 }
 
+// ---- rope: the classic slips of RoPE written by hand, each a run of its own ------------------
+
+// One way of writing RoPE wrongly: the other pairing, positions moved, a rotation by -θ on q
+// and/or k, or other frequencies (0: the task's, 1: base 10000, 2: base^(-i/d), 3: base^(+2i/d)).
+struct rope_slip {
+    bool other = false, q_index = false;
+    double q_shift = 0, k_shift = 0, q_sign = 1, k_sign = 1;
+    int freq = 0;
+};
+
+nd rope_turn(const nd& x, const std::vector<double>& pos, const std::vector<double>& inv, bool interleaved,
+             double sign) {
+    nd o = x;
+    const std::size_t d = x.shape.back(), half = d / 2;
+    for (std::size_t r = 0; r < pos.size(); ++r)
+        for (std::size_t i = 0; i < half; ++i) {
+            const std::size_t a = r * d + (interleaved ? 2 * i : i), b = r * d + (interleaved ? 2 * i + 1 : i + half);
+            const double t = pos[r] * inv[i], cs = std::cos(t), sn = sign * std::sin(t);
+            o.data[a] = x.data[a] * cs - x.data[b] * sn;
+            o.data[b] = x.data[a] * sn + x.data[b] * cs;
+        }
+    return o;
+}
+
+struct rope_inputs {
+    nd q, k;
+    std::vector<double> qp, kp;
+    double base = 0;
+    bool interleaved = false;
+    bool ok = false;
+};
+rope_inputs rope_inputs_of(const ctx& x) {
+    rope_inputs r;
+    const nd q = get(x.in, tid::Q), k = get(x.in, tid::K), b = get(x.in, tid::base);
+    const nd qp = get(x.in, tid::q_positions), kp = get(x.in, tid::k_positions);
+    if (!valid(q) || !valid(k) || q.shape.size() != 2 || k.shape.size() != 2 || q.shape[1] != k.shape[1] ||
+        b.data.size() != 1 || qp.data.size() != q.shape[0] || kp.data.size() != k.shape[0])
+        return r;
+    r.q = q, r.k = k, r.qp = qp.data, r.kp = kp.data, r.base = b.data[0];
+    r.interleaved = x.c.rope_style == "interleaved";
+    r.ok = true;
+    return r;
+}
+
+// The four answers of a run with slip `s`.
+tensors rope_slip_run(const rope_inputs& in, const rope_slip& s) {
+    const std::size_t d = in.q.shape[1];
+    std::vector<double> inv, qp = in.qp, kp = in.kp;
+    for (std::size_t i = 0; i < d / 2; ++i) {
+        const double e = -2.0 * static_cast<double>(i) / static_cast<double>(d);
+        inv.push_back(s.freq == 1       ? std::pow(10000.0, e)
+                          : s.freq == 2 ? std::pow(in.base, e / 2)
+                          : s.freq == 3 ? std::pow(in.base, -e)
+                                        : std::pow(in.base, e));
+    }
+    for (std::size_t i = 0; i < qp.size(); ++i) qp[i] = (s.q_index ? static_cast<double>(i) : qp[i]) + s.q_shift;
+    for (double& p : kp) p += s.k_shift;
+    const bool inter = in.interleaved != s.other;
+    const nd qr = rope_turn(in.q, qp, inv, inter, s.q_sign), kr = rope_turn(in.k, kp, inv, inter, s.k_sign);
+    const nd sc = matmul(qr, kr, true);
+    return {{name(tid::Q_rot), qr},
+            {name(tid::K_rot), kr},
+            {name(tid::scores), sc},
+            {name(tid::scaled_scores), scale(sc, 1 / std::sqrt(static_cast<double>(d)))}};
+}
+
+std::string pos_range(const std::vector<double>& p, double shift, bool index) {
+    if (p.empty()) return "";
+    const double first = (index ? 0 : p.front()) + shift,
+                 last = (index ? static_cast<double>(p.size() - 1) : p.back()) + shift;
+    return p.size() == 1 ? num(first) : num(first) + ".." + num(last);
+}
+
+// The finding of slip `s` on `step`: its lesson key, its evidence and the catalogue id.
+void add_rope_finding(ctx& x, tensor_id step, const rope_inputs& in, const rope_slip& s) {
+    const bool rotated = step == tid::Q_rot || step == tid::K_rot;
+    if (s.other) {
+        const std::string half = "(x[i], x[i + d_k/2])", inter = "(x[2i], x[2i + 1])";
+        const std::string style = in.interleaved ? "interleaved" : "half",
+                          used = in.interleaved ? "half" : "interleaved";
+        x.add(step, "rope_pairing",
+              {{"used", used},
+               {"style", style},
+               {"used_pairs", in.interleaved ? half : inter},
+               {"style_pairs", in.interleaved ? inter : half}},
+              "rope-style-mismatch");
+    } else if (s.freq) {
+        const std::string b = num(in.base);
+        const std::string used = s.freq == 1 ? "10000^(−2i/d_k)" : s.freq == 2 ? b + "^(−i/d_k)" : b + "^(+2i/d_k)";
+        x.add(step, "rope_base", {{"used", used}, {"base", b}}, "rope-wrong-base");
+    } else if (s.q_sign < 0 || s.k_sign < 0) {
+        const std::string which = s.q_sign < 0 && s.k_sign < 0 ? "q, k" : s.q_sign < 0 ? "q" : "k";
+        x.add(step, rotated ? "rope_sign" : "rope_sign_scores", {{"which", which}}, "rope-rotation-sign");
+    } else if (rotated) {
+        const bool q = step == tid::Q_rot;
+        const double shift = q ? s.q_shift : s.k_shift;
+        const bool index = q && s.q_index;
+        const double moved = index ? -(in.qp.empty() ? 0 : in.qp.front()) + shift : shift;
+        x.add(step, "rope_position",
+              {{"used", pos_range(q ? in.qp : in.kp, shift, index)},
+               {"right", pos_range(q ? in.qp : in.kp, 0, false)},
+               {"shift", fmt::format("{:+g}", moved)}},
+              "rope-wrong-position");
+    } else {
+        x.add(step, "rope_position_scores",
+              {{"q_used", pos_range(in.qp, s.q_shift, s.q_index)},
+               {"k_used", pos_range(in.kp, s.k_shift, false)},
+               {"q_right", pos_range(in.qp, 0, false)},
+               {"k_right", pos_range(in.kp, 0, false)}},
+              "rope-wrong-position");
+    }
+}
+
+// The slips tried, in the order they are named: pairing, frequencies, sign, positions.
+std::vector<rope_slip> rope_slips() {
+    std::vector<rope_slip> all;
+    rope_slip s;
+    s.other = true;
+    all.push_back(s);
+    for (const int f : {1, 2, 3}) {
+        s = {};
+        s.freq = f;
+        all.push_back(s);
+    }
+    for (const auto& [qs, ks] : {std::pair<double, double>{-1, -1}, {-1, 1}, {1, -1}}) {
+        s = {};
+        s.q_sign = qs, s.k_sign = ks;
+        all.push_back(s);
+    }
+    for (const auto& [qd, kd] : std::vector<std::pair<double, double>>{{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}}) {
+        s = {};
+        s.q_shift = qd, s.k_shift = kd;
+        all.push_back(s);
+    }
+    s = {};
+    s.q_index = true;
+    all.push_back(s);
+    return all;
+}
+
+// rope: `g` is the run of one classic slip.
+bool rope_slip_found(ctx& x, tensor_id step, const nd& g) {
+    if (x.ex != xid::rope) return false;
+    if (step != tid::Q_rot && step != tid::K_rot && step != tid::scores && step != tid::scaled_scores) return false;
+    const rope_inputs in = rope_inputs_of(x);
+    if (!in.ok) return false;
+    for (const rope_slip& s : rope_slips()) {
+        const tensors run = rope_slip_run(in, s);
+        const nd& cand = tensor_at(run, step);
+        if (cand.shape == g.shape && same(g, cand)) {
+            add_rope_finding(x, step, in, s);
+            return true;
+        }
+    }
+    return false;
+}
+
 // backward: a gradient formula with an operand transposed (dSᵀ for dS, P for Pᵀ).
 bool backward_formula(ctx& x, tensor_id step, const nd& g, const tensors& env) {
     if (x.ex != xid::backward) return false;
@@ -1389,6 +1556,7 @@ void analyse(ctx& x, tensor_id step, const nd& g, const nd& want, const tensors&
     const std::string ours = own ? "own" : "reference";
     const std::size_t before = x.out.size();
     if (projection_source(x, step, g)) return;
+    if (rope_slip_found(x, step, g)) return;
     if (kv_cache(x, step, g, want)) return;
     if (backward_formula(x, step, g, env)) return;
     if (head_mapping(x, step, g, env)) return;
@@ -1492,7 +1660,11 @@ const std::vector<std::string>& diagnosis_mistakes() {
                                                  "kv-cache-not-appended",
                                                  "kv-window-off-by-one",
                                                  "online-softmax-sum-not-rescaled",
-                                                 "online-softmax-acc-wrong-rescale"};
+                                                 "online-softmax-acc-wrong-rescale",
+                                                 "rope-style-mismatch",
+                                                 "rope-wrong-position",
+                                                 "rope-rotation-sign",
+                                                 "rope-wrong-base"};
     return all;
 }
 

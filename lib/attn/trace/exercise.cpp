@@ -113,6 +113,15 @@ const std::vector<info>& catalogue() {
          {{"seq_len", 5}, {"d_model", 8}, {"d_k", 4}, {"d_v", 6}},
          {{{{"seq_len", 1}, {"d_model", 3}, {"d_k", 2}, {"d_v", 4}}, "single"},
           {{{"seq_len", 7}, {"d_model", 5}, {"d_k", 3}, {"d_v", 2}}, ""}}},
+        // rope: n queries at the last n of m positions (kv_len - seq_len .. kv_len - 1), keys at 0..m-1
+        {"rope",
+         "2",
+         {"Q", "K", "q_positions", "k_positions", "base"},
+         {"Q_rot", "K_rot", "scores", "scaled_scores"},
+         {"Q_rot", "K_rot", "scaled_scores"},
+         {{"seq_len", 3}, {"kv_len", 7}, {"d_k", 8}},
+         {{{{"seq_len", 1}, {"kv_len", 5}, {"d_k", 6}}, "one_query"},
+          {{{"seq_len", 4}, {"kv_len", 6}, {"d_k", 2}}, "one_pair"}}},
     };
     return all;
 }
@@ -166,6 +175,8 @@ std::vector<std::pair<std::string, long>> quantities(const std::string& id, cons
     if (ex == exercise_id::online_softmax && get(d, "block_k") > 0)
         q.push_back({"the number of tiles T", (get(d, "seq_len") + get(d, "block_k") - 1) / get(d, "block_k")});
     if (ex == exercise_id::softmax) q.push_back({"the number of keys seq_len + 1", get(d, "seq_len") + 1});
+    if (ex == exercise_id::rope)
+        q.push_back({"the first query position kv_len - seq_len", get(d, "kv_len") - get(d, "seq_len")});
     return q;
 }
 
@@ -195,6 +206,14 @@ std::string dims_problem(const std::string& id, const std::map<std::string, long
     if (get(d, "window") && get(d, "window") >= get(d, "prompt_len") + get(d, "steps"))
         return fmt::format("--window {} must be smaller than prompt_len + steps = {}: the cache must evict",
                            get(d, "window"), get(d, "prompt_len") + get(d, "steps"));
+    if (ex == exercise_id::rope && get(d, "seq_len") >= get(d, "kv_len"))
+        return fmt::format(
+            "--seq-len {} must be smaller than --kv-len {}: the queries are the last seq_len of the kv_len "
+            "positions, after at least one earlier key",
+            get(d, "seq_len"), get(d, "kv_len"));
+    if (ex == exercise_id::rope && get(d, "d_k") % 2 != 0)
+        return fmt::format("--d-k {} must be even: RoPE rotates the features in pairs (try --d-k {})", get(d, "d_k"),
+                           get(d, "d_k") + 1);
     if (ex == exercise_id::padding && get(d, "batch") >= get(d, "seq_len"))
         return fmt::format("--batch {} must be smaller than --seq-len {}: every batch item gets a different length",
                            get(d, "batch"), get(d, "seq_len"));
@@ -220,11 +239,17 @@ std::string dims_problem(const std::string& id, const std::map<std::string, long
     return "";
 }
 
-config make_config(const std::string& id, std::uint64_t seed, const std::map<std::string, long>& sizes) {
+config make_config(const std::string& id, std::uint64_t seed, const std::map<std::string, long>& sizes,
+                   const std::string& rope_style) {
     const info* e = find(id);
     if (!e) throw error("unknown exercise '" + id + "': choose one of " + ids());
     config c;
     c.id = id;
+    if (c.kind() == exercise_id::rope) c.rope_style = rope_style.empty() ? "half" : rope_style;
+    else if (!rope_style.empty())
+        throw error("--rope-style applies to the exercise rope only, not to " + id);
+    if (!c.rope_style.empty() && c.rope_style != "half" && c.rope_style != "interleaved")
+        throw error("--rope-style " + c.rope_style + ": choose half or interleaved");
     c.seed = seed & 0x7fffffffffffffffULL;  // TOML integers are signed 64-bit
     for (const auto& [k, v] : e->dims) c.dims[k] = v;
     for (const auto& [k, v] : sizes) {
@@ -240,6 +265,7 @@ config make_config(const std::string& id, std::uint64_t seed, const std::map<std
         config x;
         x.id = id;
         x.seed = c.seed;
+        x.rope_style = c.rope_style;
         for (const auto& [n, v] : e->cases[k].dims) x.dims[n] = v;
         x.edge = e->cases[k].edge;
         x.index = k + 1;
@@ -278,6 +304,7 @@ toml::table dims_table(const config& c) {
     toml::table t;
     for (const auto& [k, v] : c.dims) t.insert(k, static_cast<std::int64_t>(v));
     if (!c.edge.empty()) t.insert("edge", c.edge);
+    if (!c.rope_style.empty()) t.insert("rope_style", c.rope_style);
     toml::table f;
     for (const auto& [k, v] : c.fingerprint) f.insert(k, v);
     if (!f.empty()) t.insert("fingerprint", f);
@@ -331,6 +358,10 @@ void check_shapes(const config& c, const std::string& where) {
         throw error(where + " heads must be a multiple of kv_heads");
     if (c.dims.count("block_k") && c.dim("block_k") > c.dim("seq_len"))
         throw error(where + " block_k must be at most seq_len");
+    if (c.kind() == exercise_id::rope && (c.dim("d_k") % 2 != 0 || c.dim("seq_len") > c.dim("kv_len")))
+        throw error(where + " d_k must be even and seq_len at most kv_len");
+    if (c.kind() == exercise_id::rope && c.rope_style != "half" && c.rope_style != "interleaved")
+        throw error(where + " rope_style must be \"half\" or \"interleaved\"");
 }
 
 }  // namespace
@@ -354,11 +385,12 @@ config parse_config(const std::string& text, const std::string& name) {
     if (c.rubric < 1 || c.rubric > current_rubric)
         throw error(fmt::format("{}: rubric {} is newer than this attn-explain (it grades rubrics 1 to {}): update it",
                                 name, c.rubric, current_rubric));
-    if (c.rubric == 1 && c.kind() == exercise_id::kv_decode_window)
+    if (c.rubric == 1 && (c.kind() == exercise_id::kv_decode_window || c.kind() == exercise_id::rope))
         throw error(name + ": not an exercise file (rubric 1 had no " + c.id + ")");
     std::vector<std::string> keys;
     for (const auto& [k, v] : e.dims) keys.push_back(k);
     read_dims(t["config"], keys, c.dims, c.fingerprint, c.edge, name + ": [config]");
+    if (c.kind() == exercise_id::rope) c.rope_style = t["config"]["rope_style"].value_or(std::string());
     check_shapes(c, name + ": [config]");
     c.edge.clear();
     if (c.rubric >= 2) {
@@ -367,7 +399,7 @@ config parse_config(const std::string& text, const std::string& name) {
             const std::string key = std::to_string(k + 1);
             if (!t["cases"][key].as_table()) throw error(name + ": no [cases." + key + "]");
             config x;
-            x.id = c.id, x.seed = c.seed, x.index = k + 1, x.folder = "cases/" + key;
+            x.id = c.id, x.seed = c.seed, x.index = k + 1, x.folder = "cases/" + key, x.rope_style = c.rope_style;
             read_dims(t["cases"][key], keys, x.dims, x.fingerprint, x.edge, name + ": [cases." + key + "]");
             check_shapes(x, name + ": [cases." + key + "]");
             if (x.fingerprint.empty()) throw error(name + ": [cases." + key + "] has no fingerprint of the inputs");
@@ -378,6 +410,11 @@ config parse_config(const std::string& text, const std::string& name) {
     c.started = t["config"]["started"].value_or(std::string());
     c.budget_minutes = static_cast<long>(t["config"]["time_budget_minutes"].value_or(std::int64_t{0}));
     return c;
+}
+
+double rope_base_of(const config& c) {
+    static const double bases[] = {100.0, 1000.0, 10000.0};
+    return bases[std::min<std::size_t>(c.index, 2)];
 }
 
 std::string fingerprint(const std::string& bytes) {
@@ -864,6 +901,57 @@ tensors run_backward(const tensors& in, const bug& b) {
             {"d_X", pack(dx)}};
 }
 
+// rope: the grader's own rotation (not core's rope_rotate, as `mat` is not attn::matrix). Pair i is
+// (i, i + d/2) with half, (2i, 2i + 1) with interleaved; its angle is position · inv_freq[i];
+// `sign` -1 rotates by -θ (the transposed rotation).
+mat rope_rot(const mat& x, const std::vector<double>& pos, const std::vector<double>& inv_freq, bool interleaved,
+             double sign) {
+    mat o = x;
+    const std::size_t half = x.c / 2;
+    for (std::size_t r = 0; r < x.r; ++r)
+        for (std::size_t i = 0; i < half; ++i) {
+            const std::size_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+            const double angle = pos[r] * inv_freq[i], cs = std::cos(angle), sn = sign * std::sin(angle);
+            o(r, a) = x(r, a) * cs - x(r, b) * sn;
+            o(r, b) = x(r, a) * sn + x(r, b) * cs;
+        }
+    return o;
+}
+
+tensors run_rope(const config& c, const tensors& in, const bug& b) {
+    using pos_t = bug::rope_pos_t;
+    using sign_t = bug::rope_sign_t;
+    using base_t = bug::rope_base_t;
+    const mat q = in2(in, "Q"), k = in2(in, "K");
+    const std::size_t d = q.c;
+    std::vector<double> qp = in.at("q_positions").data, kp = in.at("k_positions").data;
+    for (std::size_t i = 0; i < qp.size(); ++i) {
+        if (b.rope_pos == pos_t::q_index) qp[i] = static_cast<double>(i);
+        if (b.rope_pos == pos_t::q_plus_one || b.rope_pos == pos_t::both_plus_one) qp[i] += 1;
+        if (b.rope_pos == pos_t::q_minus_one) qp[i] -= 1;
+    }
+    if (b.rope_pos == pos_t::k_plus_one || b.rope_pos == pos_t::both_plus_one)
+        for (double& p : kp) p += 1;
+    double base = in.at("base").data.at(0);
+    if (b.rope_base == base_t::default_base) base = 10000.0;
+    std::vector<double> inv_freq;
+    for (std::size_t i = 0; i < d / 2; ++i) {
+        double e = -2.0 * static_cast<double>(i) / static_cast<double>(d);
+        if (b.rope_base == base_t::no_two) e /= 2;
+        if (b.rope_base == base_t::inverted) e = -e;
+        inv_freq.push_back(std::pow(base, e));
+    }
+    const bool interleaved = (c.rope_style == "interleaved") != b.rope_other_style;
+    const double sq = b.rope_sign == sign_t::both || b.rope_sign == sign_t::q_only ? -1.0 : 1.0;
+    const double sk = b.rope_sign == sign_t::both || b.rope_sign == sign_t::k_only ? -1.0 : 1.0;
+    const mat qr = rope_rot(q, qp, inv_freq, interleaved, sq), kr = rope_rot(k, kp, inv_freq, interleaved, sk);
+    const mat scores = mul(qr, tr(kr));
+    return {{"Q_rot", pack(qr)},
+            {"K_rot", pack(kr)},
+            {"scores", pack(scores)},
+            {"scaled_scores", pack(scaled(scores, 1 / std::sqrt(static_cast<double>(d))))}};
+}
+
 tensors run(const config& c, const tensors& in, const bug& b) {
     if (c.kind() == exercise_id::sdpa || c.kind() == exercise_id::causal) return run_single(c, in, b);
     if (c.kind() == exercise_id::cross) return run_cross(c, in, b);
@@ -872,6 +960,7 @@ tensors run(const config& c, const tensors& in, const bug& b) {
     if (c.kind() == exercise_id::kv_decode || c.kind() == exercise_id::kv_decode_window) return run_kv_decode(c, in, b);
     if (c.kind() == exercise_id::softmax) return run_softmax(in, b);
     if (c.kind() == exercise_id::online_softmax) return run_online(c, in, b);
+    if (c.kind() == exercise_id::rope) return run_rope(c, in, b);
     return run_backward(in, b);
 }
 
@@ -936,6 +1025,24 @@ nd draw_lengths(rng& g, std::size_t B, std::size_t n, bool blocked) {
     return len;
 }
 
+// rope: q and k of unit variance, the queries at the last n of the m key positions, the case's base.
+tensors draw_rope(const config& c, rng& g) {
+    const auto n = static_cast<std::size_t>(c.dim("seq_len")), m = static_cast<std::size_t>(c.dim("kv_len")),
+               d = static_cast<std::size_t>(c.dim("d_k"));
+    tensors in;
+    in["Q"] = randn(g, {n, d}, 1.0);
+    in["K"] = randn(g, {m, d}, 1.0);
+    nd qp, kp, base;
+    qp.integer = kp.integer = true;
+    qp.shape = {n}, kp.shape = {m};
+    for (std::size_t i = 0; i < n; ++i) qp.data.push_back(static_cast<double>(m - n + i));
+    for (std::size_t j = 0; j < m; ++j) kp.data.push_back(static_cast<double>(j));
+    base.shape = {};
+    base.data = {rope_base_of(c)};
+    in["q_positions"] = qp, in["k_positions"] = kp, in["base"] = base;
+    return in;
+}
+
 tensors draw_inputs(const config& c, rng& g) {
     const auto u = [&](const char* k) { return static_cast<std::size_t>(c.dim(k)); };
     tensors in;
@@ -952,6 +1059,7 @@ tensors draw_inputs(const config& c, rng& g) {
         in["scores"] = s;
         return in;
     }
+    if (c.kind() == exercise_id::rope) return draw_rope(c, g);
     const std::size_t d = u("d_model");
     const double sw = 1 / std::sqrt(static_cast<double>(d));
     std::size_t d_k = d, d_v = d;

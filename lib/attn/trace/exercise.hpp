@@ -57,7 +57,11 @@ std::string dims_problem(const std::string& id, const std::map<std::string, long
 
 // The main case with the exercise's defaults, `sizes` replacing some of them (throws attn::error
 // naming the flag when dims_problem() refuses them), and the cases of the catalogue.
-config make_config(const std::string& id, std::uint64_t seed, const std::map<std::string, long>& sizes = {});
+// rope_style: rope's pairing ("" = half); refused for the other exercises.
+config make_config(const std::string& id, std::uint64_t seed, const std::map<std::string, long>& sizes = {},
+                   const std::string& rope_style = "");
+// rope: the base of a case (the main case 100, then 1000 and 10000), the same for every seed.
+double rope_base_of(const config& c);
 // Every case of the folder, the main one first.
 std::vector<config> all_cases(const config& c);
 std::string to_toml(const config& c);

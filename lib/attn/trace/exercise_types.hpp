@@ -28,12 +28,13 @@ enum class exercise_id {
     softmax,
     online_softmax,
     backward,
+    rope,
     unknown
 };
 inline const std::vector<std::string>& exercise_names() {  // in the enum's order
     static const std::vector<std::string> names = {
-        "sdpa",    "causal",         "padding", "mha", "cross", "gqa", "kv-decode", "kv-decode-window",
-        "softmax", "online-softmax", "backward"};
+        "sdpa",    "causal",         "padding",  "mha", "cross", "gqa", "kv-decode", "kv-decode-window",
+        "softmax", "online-softmax", "backward", "rope"};
     return names;
 }
 
@@ -79,6 +80,11 @@ enum class tensor_id {
     d_W_K,
     d_W_V,
     d_X,  // backward
+    q_positions,
+    k_positions,
+    base,
+    Q_rot,
+    K_rot,  // rope
     unknown
 };
 inline const std::vector<std::string>& tensor_names() {  // in the enum's order
@@ -122,7 +128,12 @@ inline const std::vector<std::string>& tensor_names() {  // in the enum's order
                                                    "d_W_Q",
                                                    "d_W_K",
                                                    "d_W_V",
-                                                   "d_X"};
+                                                   "d_X",
+                                                   "q_positions",
+                                                   "k_positions",
+                                                   "base",
+                                                   "Q_rot",
+                                                   "K_rot"};
     return names;
 }
 
@@ -183,6 +194,7 @@ struct config {
     long budget_minutes = 0;  // --timed (0: untimed)
     int rubric = current_rubric;
     std::string edge;  // of this case ("" for the main case)
+    std::string rope_style;  // rope: "half" or "interleaved" (every case alike); "" for the others
     std::string folder;  // this case's folder relative to the exercise: "" (main) or "cases/1"
     std::size_t index = 0;  // 0: main, k: cases/k
     std::map<std::string, std::string> fingerprint;  // input name -> "fnv1a64:…" (empty in rubric 1)

@@ -600,6 +600,55 @@ void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
     symptom(r, "fix_scores_max_diff", max_abs_diff(good, f[2].value));
 }
 
+// x with the second feature of every pair negated: flip(rotate(flip(x), θ)) = rotate(x, -θ).
+template <class T>
+matrix<T> rope_flip_pairs(const matrix<T>& x, rope_style s) {
+    matrix<T> o = x;
+    const std::size_t d = x.shape(1);
+    for (std::size_t i = 0; i < d / 2; ++i) {
+        const std::size_t b = rope_pair(i, d, s).second;
+        for (std::size_t r = 0; r < x.shape(0); ++r) o(r, b) = -x(r, b);
+    }
+    return o;
+}
+
+// rope-rotation-sign: q and k rotated by -θ (the transposed rotation, rotate_half with its sign
+// flipped); the variant rotates only k so. Positions 0..n-1.
+template <class T>
+void rope_rotation_sign(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const config_rope& rc = c.rope;
+    auto minus = [&](const matrix<T>& x) {
+        return rope_flip_pairs(rope_rotate(rope_flip_pairs(x, rc.style), 0, rc.base, rc.style), rc.style);
+    };
+    auto& g = group(r, "buggy").steps;
+    push_rope(g, c, minus(c.q), minus(c.k), "rotated by -θ");
+    auto& v = group(r, "k_only").steps;
+    push_rope(v, c, rope_rotate(c.q, 0, rc.base, rc.style), minus(c.k), "k rotated by -θ");
+    const tensor& good = c.t.at(step_id::scores).value;
+    symptom(r, "sign_scores_max_diff", max_abs_diff(good, g[2].value));
+    symptom(r, "k_only_scores_max_diff", max_abs_diff(good, v[2].value));
+}
+
+// rope-wrong-base: the frequencies θ_i = base^(-i/d) (the 2 of the exponent dropped); the variant
+// keeps the default base 10000 where the model says another (equal to the right run when it is 10000).
+template <class T>
+void rope_wrong_base(mistake_run& r, const run_ctx<T>& c) {
+    r.kind = "silent";
+    const config_rope& rc = c.rope;
+    auto& g = group(r, "buggy").steps;
+    // base^(-i/d) = (√base)^(-2i/d): the rotation at base √base
+    const double root = std::sqrt(rc.base);
+    push_rope(g, c, rope_rotate(c.q, 0, root, rc.style), rope_rotate(c.k, 0, root, rc.style), "θ_i = base^(-i/d)");
+    auto& v = group(r, "default_base").steps;
+    push_rope(v, c, rope_rotate(c.q, 0, 10000.0, rc.style), rope_rotate(c.k, 0, 10000.0, rc.style), "base 10000");
+    r.values["base"] = num(rc.base);
+    r.values["root"] = num(root);
+    const tensor& good = c.t.at(step_id::scores).value;
+    symptom(r, "base_scores_max_diff", max_abs_diff(good, g[2].value));
+    symptom(r, "default_scores_max_diff", max_abs_diff(good, v[2].value));
+}
+
 // ---- the mistakes of the exercises' methods: decode loops, tiles, gradients, sources ----------
 
 // Rows of two matrices that differ (a NaN against a number counts).
@@ -917,6 +966,8 @@ void forward_rows(std::vector<mistake_info>& all) {
                                 lab_single<dropout_at_eval<float>, dropout_at_eval<double>>, {}, {}));
 }
 
+void rope_rows(std::vector<mistake_info>& all);
+
 // Numerical failures, then the mistakes met in `exercise` / `check`.
 void numerical_rows(std::vector<mistake_info>& all) {
     all.push_back(
@@ -950,11 +1001,34 @@ void numerical_rows(std::vector<mistake_info>& all) {
     all.push_back(catalogue_row("kv-cache-wrong-order", "silent", "K", lab_causal_no_step,
                                 lab_single<kv_cache_wrong_order<float>, kv_cache_wrong_order<double>>, {"kv-decode"},
                                 {bug_variant([](ex_bug& x) { x.cache_prepend = true; })}));
-    const lab_flags lab_rope{true, false, true, true, 6, 8};
+    rope_rows(all);
+}
+
+// The RoPE mistakes; `check` tries them on the exercise rope.
+void rope_rows(std::vector<mistake_info>& all) {
+    using pos_t = ex_bug::rope_pos_t;
+    using sign_t = ex_bug::rope_sign_t;
+    using base_t = ex_bug::rope_base_t;
+    const lab_flags lab_rope{true, false, true, true, 6, 8}, lab_rope_plain{true, false, false, true, 6, 8};
+    std::vector<ex_bug> positions;
+    for (const pos_t p :
+         {pos_t::q_index, pos_t::q_plus_one, pos_t::q_minus_one, pos_t::k_plus_one, pos_t::both_plus_one})
+        positions.push_back(bug_variant([p](ex_bug& x) { x.rope_pos = p; }));
     all.push_back(catalogue_row("rope-wrong-position", "silent", "Q_rot", lab_rope,
-                                lab_single<rope_wrong_position<float>, rope_wrong_position<double>>, {}, {}));
-    all.push_back(catalogue_row("rope-style-mismatch", "silent", "Q_rot", {true, false, false, true, 6, 8},
-                                lab_single<rope_style_mismatch<float>, rope_style_mismatch<double>>, {}, {}));
+                                lab_single<rope_wrong_position<float>, rope_wrong_position<double>>, {"rope"},
+                                positions));
+    all.push_back(catalogue_row("rope-style-mismatch", "silent", "Q_rot", lab_rope_plain,
+                                lab_single<rope_style_mismatch<float>, rope_style_mismatch<double>>, {"rope"},
+                                {bug_variant([](ex_bug& x) { x.rope_other_style = true; })}));
+    std::vector<ex_bug> signs, bases;
+    for (const sign_t v : {sign_t::both, sign_t::k_only, sign_t::q_only})
+        signs.push_back(bug_variant([v](ex_bug& x) { x.rope_sign = v; }));
+    for (const base_t v : {base_t::default_base, base_t::no_two, base_t::inverted})
+        bases.push_back(bug_variant([v](ex_bug& x) { x.rope_base = v; }));
+    all.push_back(catalogue_row("rope-rotation-sign", "silent", "Q_rot", lab_rope_plain,
+                                lab_single<rope_rotation_sign<float>, rope_rotation_sign<double>>, {"rope"}, signs));
+    all.push_back(catalogue_row("rope-wrong-base", "silent", "Q_rot", lab_rope_plain,
+                                lab_single<rope_wrong_base<float>, rope_wrong_base<double>>, {"rope"}, bases));
 }
 
 // The mistakes of the exercises' methods: heads, decode loops, tiles, gradients, sources (listed
