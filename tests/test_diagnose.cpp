@@ -493,3 +493,140 @@ TEST_CASE("diagnose: 2-D code's softmax dim=0 on batched weights is the batch (o
         }
     }
 }
+
+// ---- issue 33: the exercise rope ---------------------------------------------------------------
+
+namespace {
+// RoPE written as a learner writes it, for the tests: the pairing, the positions, the sign, θ_i.
+ex::nd rope_by_hand(const ex::nd& x, const std::vector<double>& pos, bool interleaved, double sign,
+                    const std::vector<double>& theta) {
+    ex::nd o = x;
+    const std::size_t d = x.shape[1];
+    for (std::size_t r = 0; r < x.shape[0]; ++r)
+        for (std::size_t i = 0; i < d / 2; ++i) {
+            const std::size_t a = r * d + (interleaved ? 2 * i : i), b = r * d + (interleaved ? 2 * i + 1 : i + d / 2);
+            const double c = std::cos(pos[r] * theta[i]), s = sign * std::sin(pos[r] * theta[i]);
+            o.data[a] = x.data[a] * c - x.data[b] * s;
+            o.data[b] = x.data[a] * s + x.data[b] * c;
+        }
+    return o;
+}
+struct rope_learner {
+    bool other = false;
+    double q_shift = 0, k_shift = 0, q_sign = 1, k_sign = 1;
+    bool q_index = false;
+    double base = 0;  // 0: the task's
+    double exponent = 2;  // θ_i = base^(-exponent·i/d)
+};
+ex::tensors rope_answers(const ex::config& c, const ex::tensors& in, const rope_learner& l) {
+    const std::size_t d = in.at("Q").shape[1];
+    const double base = l.base > 0 ? l.base : in.at("base").data[0];
+    std::vector<double> theta, qp = in.at("q_positions").data, kp = in.at("k_positions").data;
+    for (std::size_t i = 0; i < d / 2; ++i)
+        theta.push_back(std::pow(base, -l.exponent * static_cast<double>(i) / static_cast<double>(d)));
+    for (std::size_t i = 0; i < qp.size(); ++i) qp[i] = (l.q_index ? static_cast<double>(i) : qp[i]) + l.q_shift;
+    for (double& p : kp) p += l.k_shift;
+    const bool inter = (c.rope_style == "interleaved") != l.other;
+    const ex::nd q = rope_by_hand(in.at("Q"), qp, inter, l.q_sign, theta);
+    const ex::nd k = rope_by_hand(in.at("K"), kp, inter, l.k_sign, theta);
+    ex::nd s;
+    s.shape = {q.shape[0], k.shape[0]};
+    for (std::size_t i = 0; i < q.shape[0]; ++i)
+        for (std::size_t j = 0; j < k.shape[0]; ++j) {
+            double dot = 0;
+            for (std::size_t f = 0; f < d; ++f) dot += q.data[i * d + f] * k.data[j * d + f];
+            s.data.push_back(dot);
+        }
+    ex::nd scaled = s;
+    for (double& v : scaled.data) v /= std::sqrt(static_cast<double>(d));
+    return as_float32({{"Q_rot", q}, {"K_rot", k}, {"scores", s}, {"scaled_scores", scaled}});
+}
+}  // namespace
+
+TEST_CASE("diagnose: rope's four slips are named by the catalogue and explained", "[exercise][diagnose][rope]") {
+    struct slip {
+        const char* what;
+        rope_learner l;
+        const char* id;
+        const char* key;
+    };
+    const std::vector<slip> slips = {
+        {"other pairing", {true}, "rope-style-mismatch", "rope_pairing"},
+        {"queries from 0", {false, 0, 0, 1, 1, true}, "rope-wrong-position", "rope_position"},
+        {"queries one late", {false, 1}, "rope-wrong-position", "rope_position"},
+        {"keys from 1", {false, 0, 1}, "rope-wrong-position", "rope_position"},
+        {"rotated by -θ", {false, 0, 0, -1, -1}, "rope-rotation-sign", "rope_sign"},
+        {"k rotated by -θ", {false, 0, 0, 1, -1}, "rope-rotation-sign", "rope_sign"},
+        {"base 10000", {false, 0, 0, 1, 1, false, 10000}, "rope-wrong-base", "rope_base"},
+        {"base^(-i/d)", {false, 0, 0, 1, 1, false, 0, 1}, "rope-wrong-base", "rope_base"},
+    };
+    for (const char* style : {"half", "interleaved"})
+        for (const slip& s : slips) {
+            INFO(style << ": " << s.what);
+            const ex::config c = ex::make_config("rope", 4, {}, style);
+            const ex::tensors in = ex::make_inputs(c);
+            const ex::report r = ex::grade(c, in, rope_answers(c, in, s.l));
+            REQUIRE_FALSE(r.passed);
+            REQUIRE_FALSE(r.diagnosis.empty());
+            CHECK(r.diagnosis.front().mistake == s.id);
+            const ex::finding* f = find_key(r, s.key);
+            REQUIRE(f != nullptr);
+            CHECK(f->mistake == s.id);
+            for (const ex::finding& g : r.findings) CHECK((g.mistake.empty() || g.mistake == s.id));
+            speaks(r);
+            // from the scores alone (the rotated tensors left out) it is still named, by the scores
+            ex::tensors scores_only = rope_answers(c, in, s.l);
+            scores_only.erase("Q_rot"), scores_only.erase("K_rot");
+            const ex::report o = ex::grade(c, in, scores_only);
+            bool named = false;
+            for (const ex::finding& g : o.findings) named = named || g.mistake == s.id;
+            for (const ex::match& m : o.diagnosis) named = named || m.mistake == s.id;
+            CHECK(named);
+        }
+    // the evidence: positions 0..2 where they are 4..6, and the base
+    const ex::config c = ex::make_config("rope", 4);
+    const ex::tensors in = ex::make_inputs(c);
+    const ex::report r = ex::grade(c, in, rope_answers(c, in, {false, 0, 0, 1, 1, true}));
+    const ex::finding* f = find_key(r, "rope_position");
+    REQUIRE(f != nullptr);
+    CHECK(f->args.at("used") == "0..2");
+    CHECK(f->args.at("right") == "4..6");
+    CHECK(f->args.at("shift") == "-4");
+    const ex::report b = ex::grade(c, in, rope_answers(c, in, {false, 0, 0, 1, 1, false, 10000}));
+    REQUIRE(find_key(b, "rope_base") != nullptr);
+    CHECK(find_key(b, "rope_base")->args.at("used") == "10000^(−2i/d_k)");
+    CHECK(find_key(b, "rope_base")->args.at("base") == "100");
+}
+
+TEST_CASE("diagnose: rope's bugs no slip covers get a true finding and no RoPE name", "[exercise][diagnose][rope]") {
+    const ex::config c = ex::make_config("rope", 6);
+    const ex::tensors in = ex::make_inputs(c);
+    const ex::tensors right = rope_answers(c, in, {});
+    CHECK(ex::grade(c, in, right).passed);
+    // scores transposed: (m, n)
+    ex::tensors t = right;
+    ex::nd& s = t.at("scores");
+    ex::nd tr = s;
+    tr.shape = {s.shape[1], s.shape[0]};
+    for (std::size_t i = 0; i < s.shape[0]; ++i)
+        for (std::size_t j = 0; j < s.shape[1]; ++j) tr.data[j * s.shape[0] + i] = s.data[i * s.shape[1] + j];
+    s = tr;
+    const ex::report rt = ex::grade(c, in, t);
+    CHECK(rt.diagnosis.empty());
+    CHECK(find_key(rt, "transposed") != nullptr);
+    // scaled by 1/d_k: a ratio named √d_k's square
+    t = right;
+    for (double& v : t.at("scaled_scores").data) v /= std::sqrt(8.0);
+    const ex::report rr = ex::grade(c, in, t);
+    REQUIRE(find_key(rr, "ratio_named") != nullptr);
+    CHECK(find_key(rr, "ratio_named")->mistake == "scale-by-d-k");
+    // two slips at once (sign and positions on q): K_rot is named for its own slip, Q_rot is not named
+    const ex::report two = ex::grade(c, in, rope_answers(c, in, {false, 0, 0, -1, -1, true}));
+    CHECK(two.diagnosis.empty());
+    for (const ex::finding& f : two.findings) {
+        INFO(f.key << " " << f.step);
+        if (f.step == "Q_rot") CHECK(f.mistake.empty());
+        CHECK((f.mistake.empty() || f.mistake == "rope-rotation-sign"));
+    }
+    speaks(two);
+}

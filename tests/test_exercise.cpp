@@ -548,3 +548,97 @@ TEST_CASE("cli: every starter, NumPy and PyTorch, passes with a correct solution
             CHECK(r.code == 0);
         }
 }
+
+// ---- issue 33: rope -----------------------------------------------------------------------------
+
+TEST_CASE("exercise rope: positions, bases, pairings and the rotation by hand", "[exercise][rope]") {
+    const ex::config c = ex::make_config("rope", 9);
+    CHECK(c.rope_style == "half");
+    const std::vector<ex::config> all = ex::all_cases(c);
+    REQUIRE(all.size() == 3);
+    for (const ex::config& x : all) {
+        INFO("case " << x.index);
+        CHECK(x.rope_style == "half");
+        const ex::tensors in = ex::make_inputs(x);
+        const long n = x.dim("seq_len"), m = x.dim("kv_len");
+        REQUIRE(in.at("q_positions").data.size() == static_cast<std::size_t>(n));
+        CHECK(in.at("q_positions").data.front() == static_cast<double>(m - n));  // after the first keys: not 0
+        CHECK(in.at("k_positions").data.back() == static_cast<double>(m - 1));
+        CHECK(in.at("base").shape.empty());
+        CHECK(in.at("base").data.at(0) == ex::rope_base_of(x));
+        CHECK((ex::rope_base_of(x) != 10000.0 || x.dim("d_k") == 2));  // a wrong base shows where it can
+    }
+    CHECK(all[1].edge == "one_query");
+    CHECK(all[1].dim("seq_len") == 1);
+    CHECK(all[2].edge == "one_pair");
+    // by hand: d_k = 2, one pair turned by p rad at position p (θ_0 = base^0 = 1)
+    const ex::tensors in2 = ex::make_inputs(all[2]);
+    const ex::tensors ref2 = ex::reference(all[2], in2);
+    for (std::size_t r = 0; r < 4; ++r) {
+        const double p = in2.at("q_positions").data[r], a = in2.at("Q").data[2 * r], b = in2.at("Q").data[2 * r + 1];
+        CHECK(ref2.at("Q_rot").data[2 * r] == Approx(a * std::cos(p) - b * std::sin(p)));
+        CHECK(ref2.at("Q_rot").data[2 * r + 1] == Approx(a * std::sin(p) + b * std::cos(p)));
+    }
+    // by hand, d_k = 8, base 100: half pairs feature 1 with 5 at θ_1 = 100^(-2/8); interleaved 2 with 3
+    const ex::tensors in = ex::make_inputs(c);
+    const double p = in.at("q_positions").data[0], th = std::pow(100.0, -0.25);
+    const double* q = in.at("Q").data.data();
+    const ex::tensors half = ex::reference(c, in);
+    CHECK(half.at("Q_rot").data[1] == Approx(q[1] * std::cos(p * th) - q[5] * std::sin(p * th)));
+    CHECK(half.at("Q_rot").data[5] == Approx(q[1] * std::sin(p * th) + q[5] * std::cos(p * th)));
+    ex::config inter = ex::make_config("rope", 9, {}, "interleaved");
+    const ex::tensors il = ex::reference(inter, in);
+    CHECK(il.at("Q_rot").data[2] == Approx(q[2] * std::cos(p * th) - q[3] * std::sin(p * th)));
+    CHECK(il.at("Q_rot").data[3] == Approx(q[2] * std::sin(p * th) + q[3] * std::cos(p * th)));
+    // the scores: q_rot · k_rotᵀ / √d_k; a shift of every position leaves them unchanged (relative)
+    double dot = 0;
+    for (std::size_t f = 0; f < 8; ++f) dot += half.at("Q_rot").data[f] * half.at("K_rot").data[f];
+    CHECK(half.at("scaled_scores").data[0] == Approx(dot / std::sqrt(8.0)));
+    ex::tensors shifted = in;
+    for (double& v : shifted.at("q_positions").data) v += 5;
+    for (double& v : shifted.at("k_positions").data) v += 5;
+    const ex::tensors sh = ex::reference(c, shifted);
+    for (std::size_t i = 0; i < sh.at("scores").data.size(); ++i)
+        CHECK(sh.at("scores").data[i] == Approx(half.at("scores").data[i]).margin(1e-9));
+}
+
+TEST_CASE("exercise rope: sizes and the pairing refused with one line, the pairing kept in exercise.toml",
+          "[exercise][rope]") {
+    CHECK_THROWS_WITH(ex::make_config("rope", 1, {{"seq_len", 7}}), Catch::Contains("smaller than --kv-len"));
+    CHECK_THROWS_WITH(ex::make_config("rope", 1, {{"d_k", 5}}), Catch::Contains("must be even"));
+    CHECK_THROWS_WITH(ex::make_config("rope", 1, {}, "sideways"), Catch::Contains("half or interleaved"));
+    CHECK_THROWS_WITH(ex::make_config("sdpa", 1, {}, "half"), Catch::Contains("rope only"));
+    CHECK_THROWS_WITH(ex::make_config("rope", 1, {{"seq_len", 4}, {"kv_len", 8}}), Catch::Contains("both 4"));
+    ex::config c = ex::make_config("rope", 3, {}, "interleaved");
+    for (ex::config& x : c.cases) x.fingerprint["Q"] = "fnv1a64:0";
+    c.fingerprint["Q"] = "fnv1a64:0";
+    const ex::config back = ex::parse_config(ex::to_toml(c), "exercise.toml");
+    CHECK(back.rope_style == "interleaved");
+    for (const ex::config& x : back.cases) CHECK(x.rope_style == "interleaved");
+    std::string bad = ex::to_toml(c);
+    for (std::size_t at; (at = bad.find("interleaved")) != std::string::npos;) bad.replace(at, 11, "diagonal");
+    CHECK_THROWS_WITH(ex::parse_config(bad, "exercise.toml"), Catch::Contains("rope_style"));
+}
+
+TEST_CASE("cli: exercise rope --rope-style, TASK.md states the pairing, the base and the positions",
+          "[exercise][cli][rope]") {
+    temp_dir t;
+    const std::string d = (t.path / "r").string();
+    const auto made = sh(exe + " exercise rope --rope-style interleaved --seed 2 --dir " + d);
+    REQUIRE(made.code == 0);
+    std::ifstream f(d + "/TASK.md");
+    std::stringstream task;
+    task << f.rdbuf();
+    CHECK_THAT(task.str(),
+               Catch::Contains("Pairing: interleaved") && Catch::Contains("(x[2i], x[2i + 1])") &&
+                   Catch::Contains("queries at positions 4..6, keys at 0..6, base 100") &&
+                   Catch::Contains("--rope-style half"));
+    const auto wrong = sh(exe + " exercise sdpa --rope-style half --dir " + (t.path / "s").string());
+    CHECK(wrong.code != 0);
+    CHECK(wrong.code <= 2);
+    CHECK_THAT(wrong.out, Catch::Contains("rope only"));
+    CHECK(std::count(wrong.out.begin(), wrong.out.end(), '\n') <= 1);
+    CHECK_FALSE(fs::exists(t.path / "s"));
+    const auto style = sh(exe + " exercise rope --rope-style sideways --dir " + (t.path / "x").string());
+    CHECK(style.code == 2);
+}

@@ -394,7 +394,8 @@ TEST_CASE("kv-cache --rope: cached decoding equals full causal attention with Ro
     CHECK(diff(attn::tensor(attn::run_kvcache(plain, in).full), load(dir + "full.npy")) > 1e-3);
 }
 
-TEST_CASE("the RoPE mistakes: wrong position and pairing mismatch", "[positions][mistakes]") {
+TEST_CASE("the RoPE mistakes: wrong position, pairing mismatch, rotation sign and wrong base",
+          "[positions][mistakes]") {
     for (const char* id : {"rope-wrong-position", "rope-style-mismatch"}) {
         SECTION(id) {
             REQUIRE(attn::find_mistake(id) != nullptr);
@@ -418,6 +419,36 @@ TEST_CASE("the RoPE mistakes: wrong position and pairing mismatch", "[positions]
             INFO(cli.err);
             CHECK(cli.code == 0);
             CHECK(widest(cli.out, true) <= 80);  // step's own masked_scores code line is longer
+        }
+    }
+    for (const char* id : {"rope-rotation-sign", "rope-wrong-base"}) {
+        SECTION(id) {
+            attn::step_request r;
+            r.mistake = id;
+            r.walkthrough = false;
+            const attn::step_config c = attn::validate(r);
+            CHECK(c.rope);
+            const attn::trace t = attn::build_trace(c, attn::make_inputs(c), 4);
+            REQUIRE(t.has_mistake);
+            CHECK(t.mistake.diffs.at("buggy/Q_rot") > 1e-3);
+            CHECK(t.mistake.diffs.at("buggy/output") > 1e-3);
+            // row 0 sits at position 0: no angle, so neither slip changes it
+            const attn::step& q = t.mistake.buggy().front();
+            REQUIRE(q.id == "Q_rot");
+            for (std::size_t j = 0; j < q.value.shape(1); ++j) CHECK(q.value(0, j) == t.at("Q_rot").value(0, j));
+            if (std::string(id) == "rope-rotation-sign") {
+                CHECK(t.mistake.symptom("sign_scores_max_diff") > 1e-2);
+                CHECK(t.mistake.symptom("k_only_scores_max_diff") > 1e-2);
+            } else {
+                CHECK(t.mistake.symptom("base_scores_max_diff") > 1e-2);
+                CHECK(t.mistake.symptom("default_scores_max_diff") == 0.0);  // the run's base is 10000 itself
+                // the first pair turns at 1 rad whatever the base: features 0 and d/2 (half) are right
+                for (std::size_t i = 0; i < q.value.shape(0); ++i)
+                    CHECK(q.value(i, 0) == Approx(t.at("Q_rot").value(i, 0)).margin(1e-6));
+            }
+            const auto cli = positions_cli(std::string("mistake ") + id + " --no-pause", "COLUMNS=80");
+            CHECK(cli.code == 0);
+            CHECK(widest(cli.out, true) <= 80);
         }
     }
     const auto step = positions_cli("step --mistake rope-style-mismatch --no-pause");

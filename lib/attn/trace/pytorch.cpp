@@ -90,23 +90,27 @@ std::string allowed_matrix_expr(const step_config& c) {
 // `out = in` rotated by RoPE at `positions` (an integer tensor expression): pairs (i, i + D/2)
 // (half) or (2i, 2i + 1) (interleaved) turned by position · base^(−2i/D), the angles in float64
 // and cos, sin cast to the run's dtype, as core/positions.cpp does.
+// `slip`: the code a RoPE mistake runs ("sign": rotate_half with the sign on the wrong half,
+// rotating by -θ; "no_two": θ_i = base^(-i/d), the exponent without its 2; "" the right code).
 std::string rope_code(const std::string& out, const std::string& in, const std::string& width,
-                      const std::string& positions, rope_style style, double base) {
+                      const std::string& positions, rope_style style, double base, const std::string& slip) {
     const std::string& D = width;
-    std::string code =
-        fmt::format("ang = ({}).double()[:, None] * {} ** (-torch.arange(0, {}, 2, dtype=torch.float64) / {}); ",
-                    positions, fmt::format("{}", base), D, D);
+    const std::string exponent = slip == "no_two" ? fmt::format("torch.arange({} // 2, dtype=torch.float64)", D)
+                                                  : fmt::format("torch.arange(0, {}, 2, dtype=torch.float64)", D);
+    std::string code = fmt::format("ang = ({}).double()[:, None] * {} ** (-{} / {}); ", positions,
+                                   fmt::format("{}", base), exponent, D);
+    const bool minus = slip == "sign";
     if (style == rope_style::half)
         return code +
             fmt::format(
                    "ang = torch.cat([ang, ang], dim=-1); {} = {} * ang.cos().to({}.dtype) + "
-                   "torch.cat([-{}[..., {} // 2:], {}[..., :{} // 2]], dim=-1) * ang.sin().to({}.dtype)",
-                   out, in, in, in, D, in, D, in);
+                   "torch.cat([{}{}[..., {} // 2:], {}{}[..., :{} // 2]], dim=-1) * ang.sin().to({}.dtype)",
+                   out, in, in, minus ? "" : "-", in, D, minus ? "-" : "", in, D, in);
     return code +
         fmt::format(
                "ang = ang.repeat_interleave(2, dim=-1); {} = {} * ang.cos().to({}.dtype) + "
-               "torch.stack([-{}[..., 1::2], {}[..., 0::2]], dim=-1).flatten(-2) * ang.sin().to({}.dtype)",
-               out, in, in, in, in, in);
+               "torch.stack([{}{}[..., 1::2], {}{}[..., 0::2]], dim=-1).flatten(-2) * ang.sin().to({}.dtype)",
+               out, in, in, minus ? "" : "-", in, minus ? "-" : "", in, in);
 }
 
 std::string blocked_expr(const step_config& c) {
@@ -186,6 +190,10 @@ vars pytorch_vars(const trace& t) {
             const std::string pos = "torch.cat([torch.arange(" + p + "), torch.arange(n - " + p + ")])";
             v["rope_Q_bad"] = rope_code("Q_rot", "Q", width, pos, c.rope_style, c.rope_base);
             v["rope_K_bad"] = rope_code("K_rot", "K", width, pos, c.rope_style, c.rope_base);
+        } else if (t.has_mistake && (t.mistake.id == "rope-rotation-sign" || t.mistake.id == "rope-wrong-base")) {
+            const std::string slip = t.mistake.id == "rope-rotation-sign" ? "sign" : "no_two";
+            v["rope_Q_bad"] = rope_code("Q_rot", "Q", width, "torch.arange(n)", c.rope_style, c.rope_base, slip);
+            v["rope_K_bad"] = rope_code("K_rot", "K", width, "torch.arange(n)", c.rope_style, c.rope_base, slip);
         } else if (t.has_mistake) {
             const rope_style other = c.rope_style == rope_style::half ? rope_style::interleaved : rope_style::half;
             v["rope_Q_bad"] = rope_code("Q_rot", "Q", width, "torch.arange(n)", other, c.rope_base);

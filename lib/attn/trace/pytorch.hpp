@@ -38,7 +38,7 @@ std::vector<std::pair<std::string, tensor>> run_biases(const trace& t);
 // features in dim -1; `positions` is an integer tensor expression (torch.arange(n)). Angles
 // position · base^(−2i/width) in float64, cos and sin cast to in's dtype, as core/positions.cpp.
 std::string rope_code(const std::string& out, const std::string& in, const std::string& width,
-                      const std::string& positions, rope_style style, double base);
+                      const std::string& positions, rope_style style, double base, const std::string& slip = "");
 
 // Placeholders the lessons' pytorch lines use: {kv_src}, {plus_b_Q} … {plus_b_O}, {blocked},
 // {loss_expr}, {sdpa_mask}, {mha_kv}, {mha_masks}, {mha_bias}.

@@ -23,12 +23,13 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXERCISES = ["sdpa", "causal", "padding", "mha", "cross", "gqa", "kv-decode", "kv-decode-window", "softmax",
-             "online-softmax", "backward"]
+             "online-softmax", "backward", "rope"]
 # Dimension sets tried on top of the defaults, when `exercise` accepts the flags (issue 26 §2).
 DIMS = {
     "sdpa": [["--seq-len", "5", "--d-model", "7", "--d-k", "3", "--d-v", "2"]],
     "causal": [["--seq-len", "6", "--d-model", "7", "--d-k", "3", "--d-v", "2"]],
     "cross": [["--seq-len", "3", "--kv-len", "6", "--d-model", "7", "--d-k", "4", "--d-v", "2"]],
+    "rope": [["--rope-style", "interleaved"], ["--seq-len", "2", "--kv-len", "9", "--d-k", "6"]],
 }
 
 
@@ -41,7 +42,8 @@ def case_folders(d):
     import tomllib
     with open(os.path.join(d, "exercise.toml"), "rb") as f:
         cfg = tomllib.load(f)
-    ints = lambda t: {k: v for k, v in t.items() if isinstance(v, int)}  # noqa: E731
+    # the sizes, and rope's pairing (a string)
+    ints = lambda t: {k: v for k, v in t.items() if isinstance(v, int) or k == "rope_style"}  # noqa: E731
     out = [(d, ints(cfg["config"]))]
     for k, dims in sorted(cfg.get("cases", {}).items(), key=lambda kv: int(kv[0])):
         out.append((os.path.join(d, "cases", k), ints(dims)))
