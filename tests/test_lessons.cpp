@@ -718,6 +718,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             CHECK_NOTHROW(attn::doc::exercise_starter(c, E, "numpy"));
             CHECK_NOTHROW(attn::doc::exercise_starter(c, E, "torch"));
         }
+        CHECK_NOTHROW(attn::doc::exercise_task(ex::make_config("rope", 1, {}, "interleaved"), E, "dir"));
         CHECK_NOTHROW(attn::doc::exercise_created(E, "d") + attn::doc::exercise_exists(E, "d") +
                       attn::doc::exercise_not_regular(E, "p") + attn::doc::check_no_exercise(E, "d"));
         using fk = attn::folder::failure::kind;
