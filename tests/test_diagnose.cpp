@@ -620,13 +620,30 @@ TEST_CASE("diagnose: rope's bugs no slip covers get a true finding and no RoPE n
     const ex::report rr = ex::grade(c, in, t);
     REQUIRE(find_key(rr, "ratio_named") != nullptr);
     CHECK(find_key(rr, "ratio_named")->mistake == "scale-by-d-k");
-    // two slips at once (sign and positions on q): K_rot is named for its own slip, Q_rot is not named
+    // two slips at once (sign, and the queries from 0): no single catalogue run reproduces them;
+    // K_rot has the sign alone, Q_rot both, each part named
     const ex::report two = ex::grade(c, in, rope_answers(c, in, {false, 0, 0, -1, -1, true}));
     CHECK(two.diagnosis.empty());
+    std::vector<std::string> q_parts;
     for (const ex::finding& f : two.findings) {
         INFO(f.key << " " << f.step);
-        if (f.step == "Q_rot") CHECK(f.mistake.empty());
-        CHECK((f.mistake.empty() || f.mistake == "rope-rotation-sign"));
+        if (f.step == "K_rot") CHECK(f.mistake == "rope-rotation-sign");
+        if (f.step == "Q_rot") q_parts.push_back(f.key + (f.mistake.empty() ? "" : " " + f.mistake));
     }
+    CHECK(q_parts ==
+          std::vector<std::string>{"rope_two", "rope_part_sign rope-rotation-sign",
+                                   "rope_part_position rope-wrong-position"});
     speaks(two);
+    // the other pairing with base 10000 on both, and a pairing that changes nothing (d_k = 2) is not named
+    const ex::report pb = ex::grade(c, in, rope_answers(c, in, {true, 0, 0, 1, 1, false, 10000}));
+    CHECK(find_key(pb, "rope_two") != nullptr);
+    CHECK(find_key(pb, "rope_part_pairing") != nullptr);
+    CHECK(find_key(pb, "rope_part_base") != nullptr);
+    speaks(pb);
+    const ex::config pair = ex::all_cases(c)[2];
+    REQUIRE(pair.dim("d_k") == 2);
+    const ex::tensors in2 = ex::make_inputs(pair);
+    const ex::report one = ex::grade(pair, in2, rope_answers(pair, in2, {true, 0, 0, -1, -1}));
+    CHECK(find_key(one, "rope_two") == nullptr);
+    CHECK(find_key(one, "rope_sign") != nullptr);
 }

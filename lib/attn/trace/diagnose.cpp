@@ -1402,13 +1402,15 @@ std::string pos_range(const std::vector<double>& p, double shift, bool index) {
 }
 
 // The finding of slip `s` on `step`: its lesson key, its evidence and the catalogue id.
-void add_rope_finding(ctx& x, tensor_id step, const rope_inputs& in, const rope_slip& s) {
+// `part`: one of two slips found together (rope_part_*: a clause after the rope_two sentence).
+void add_rope_finding(ctx& x, tensor_id step, const rope_inputs& in, const rope_slip& s, bool part = false) {
     const bool rotated = step == tid::Q_rot || step == tid::K_rot;
+    const std::string pre = part ? "rope_part_" : "rope_";
     if (s.other) {
         const std::string half = "(x[i], x[i + d_k/2])", inter = "(x[2i], x[2i + 1])";
         const std::string style = in.interleaved ? "interleaved" : "half",
                           used = in.interleaved ? "half" : "interleaved";
-        x.add(step, "rope_pairing",
+        x.add(step, pre + "pairing",
               {{"used", used},
                {"style", style},
                {"used_pairs", in.interleaved ? half : inter},
@@ -1417,22 +1419,23 @@ void add_rope_finding(ctx& x, tensor_id step, const rope_inputs& in, const rope_
     } else if (s.freq) {
         const std::string b = num(in.base);
         const std::string used = s.freq == 1 ? "10000^(−2i/d_k)" : s.freq == 2 ? b + "^(−i/d_k)" : b + "^(+2i/d_k)";
-        x.add(step, "rope_base", {{"used", used}, {"base", b}}, "rope-wrong-base");
+        x.add(step, pre + "base", {{"used", used}, {"base", b}}, "rope-wrong-base");
     } else if (s.q_sign < 0 || s.k_sign < 0) {
-        const std::string which = s.q_sign < 0 && s.k_sign < 0 ? "q, k" : s.q_sign < 0 ? "q" : "k";
-        x.add(step, rotated ? "rope_sign" : "rope_sign_scores", {{"which", which}}, "rope-rotation-sign");
+        std::string which = s.q_sign < 0 && s.k_sign < 0 ? "q, k" : s.q_sign < 0 ? "q" : "k";
+        if (rotated) which = step == tid::Q_rot ? "q" : "k";  // a rotated answer holds one of them
+        x.add(step, pre + (rotated || part ? "sign" : "sign_scores"), {{"which", which}}, "rope-rotation-sign");
     } else if (rotated) {
         const bool q = step == tid::Q_rot;
         const double shift = q ? s.q_shift : s.k_shift;
         const bool index = q && s.q_index;
         const double moved = index ? -(in.qp.empty() ? 0 : in.qp.front()) + shift : shift;
-        x.add(step, "rope_position",
+        x.add(step, pre + "position",
               {{"used", pos_range(q ? in.qp : in.kp, shift, index)},
                {"right", pos_range(q ? in.qp : in.kp, 0, false)},
                {"shift", fmt::format("{:+g}", moved)}},
               "rope-wrong-position");
     } else {
-        x.add(step, "rope_position_scores",
+        x.add(step, pre + "position_scores",
               {{"q_used", pos_range(in.qp, s.q_shift, s.q_index)},
                {"k_used", pos_range(in.kp, s.k_shift, false)},
                {"q_right", pos_range(in.qp, 0, false)},
@@ -1468,20 +1471,51 @@ std::vector<rope_slip> rope_slips() {
     return all;
 }
 
-// rope: `g` is the run of one classic slip.
+// The kind of a slip (0 pairing, 1 frequencies, 2 sign, 3 positions), and two slips of different
+// kinds made at once.
+int rope_kind(const rope_slip& s) {
+    if (s.other) return 0;
+    if (s.freq) return 1;
+    return s.q_sign < 0 || s.k_sign < 0 ? 2 : 3;
+}
+rope_slip rope_both(const rope_slip& a, const rope_slip& b) {
+    rope_slip o = a;
+    o.other = a.other || b.other, o.q_index = a.q_index || b.q_index;
+    o.q_shift = a.q_shift + b.q_shift, o.k_shift = a.k_shift + b.k_shift;
+    o.q_sign = a.q_sign * b.q_sign, o.k_sign = a.k_sign * b.k_sign;
+    o.freq = std::max(a.freq, b.freq);
+    return o;
+}
+
+// rope: `g` is the run of one classic slip, or of two of different kinds.
 bool rope_slip_found(ctx& x, tensor_id step, const nd& g) {
     if (x.ex != xid::rope) return false;
     if (step != tid::Q_rot && step != tid::K_rot && step != tid::scores && step != tid::scaled_scores) return false;
     const rope_inputs in = rope_inputs_of(x);
     if (!in.ok) return false;
-    for (const rope_slip& s : rope_slips()) {
-        const tensors run = rope_slip_run(in, s);
-        const nd& cand = tensor_at(run, step);
-        if (cand.shape == g.shape && same(g, cand)) {
+    const std::vector<rope_slip> slips = rope_slips();
+    std::vector<nd> single;
+    for (const rope_slip& s : slips) {
+        single.push_back(tensor_at(rope_slip_run(in, s), step));
+        if (single.back().shape == g.shape && same(g, single.back())) {
             add_rope_finding(x, step, in, s);
             return true;
         }
     }
+    // two slips of different kinds at once, each of which changes this answer on its own
+    const nd& ref = tensor_at(x.expected, step);
+    for (std::size_t i = 0; i < slips.size(); ++i)
+        for (std::size_t j = i + 1; j < slips.size(); ++j) {
+            if (rope_kind(slips[i]) == rope_kind(slips[j])) continue;
+            const nd cand = tensor_at(rope_slip_run(in, rope_both(slips[i], slips[j])), step);
+            if (cand.shape != g.shape || !same(g, cand) || same(single[i], ref) || same(single[j], ref) ||
+                same(cand, single[i]) || same(cand, single[j]))
+                continue;
+            x.add(step, "rope_two", {});
+            add_rope_finding(x, step, in, slips[i], true);
+            add_rope_finding(x, step, in, slips[j], true);
+            return true;
+        }
     return false;
 }
 

@@ -170,12 +170,13 @@ def not_scaled(i, d):
     return _run(i, d, scale="none")
 
 
-@learner("buggy", names=["rope-rotation-sign", "rope-wrong-position"], note="two bugs: sign and queries from 0")
+@learner("buggy", names=["rope-rotation-sign", "rope-wrong-position"], strict=True, note="two bugs: sign and queries from 0")
 def sign_and_position(i, d):
     return _run(i, d, q_pos="index", q_sign=-1.0, k_sign=-1.0)
 
 
-@learner("buggy", names=["rope-wrong-base", "rope-style-mismatch"], note="two bugs: base 10000 and the other pairing")
+@learner("buggy", names=["rope-wrong-base", "rope-style-mismatch"], strict=True,
+         note="two bugs: base 10000 and the other pairing")
 def base_and_pairing(i, d):
     if d["d_k"] == 2:
         return _run(i, d)
