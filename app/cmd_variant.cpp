@@ -47,6 +47,8 @@ void flags_of(flags& f, variant_options& opt) {
         opt.mask_given = parsed.given("--mask");
         opt.heads_given = parsed.given("--heads");
         opt.kv_heads_given = parsed.given("--kv-heads");
+        if (opt.kind == "gqa-from-mha" && parsed.given("--init"))
+            throw attn::error("gqa-from-mha draws the tiny model's own initial weights: drop --init");
     });
 }
 

@@ -73,7 +73,6 @@ void gqa_refuse_flags(const variant_request& vr) {
     if (r.kv_len > 0) throw error("variant is self-attention: drop --kv-len");
     if (r.dtype_given) throw error("gqa-from-mha runs the tiny model in float64, as learn does: drop --dtype");
     if (!r.tokens.empty()) throw error("gqa-from-mha runs the model on its own example tokens: drop --tokens");
-    if (r.init != "xavier") throw error("gqa-from-mha draws the tiny model's own initial weights: drop --init");
     if (!r.load_dir.empty() && r.dims_given)
         throw error("--load takes the sizes from the model's model.json: drop --seq-len/--d-model/--d-k/--d-v");
     if (!r.load_dir.empty() && r.mask != "none")
