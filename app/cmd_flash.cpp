@@ -16,7 +16,8 @@ namespace {
 struct flash_options {
     step_options run;
     long block_q = 4, block_k = 3, row = 0;
-    bool backward = false;
+    bool backward = false, io = false;
+    long sram = -1;  // --sram BYTES (-1: not given)
 };
 
 void flags_of(flags& f, flash_options& opt) {
@@ -26,12 +27,17 @@ void flags_of(flags& f, flash_options& opt) {
     f.add("--block-k", opt.block_k, "Key tile size Bc").show_default();
     f.add("--row", opt.row, "The query row followed tile by tile").show_default();
     f.flag("--backward", opt.backward, "Also run FlashAttention-2's tiled backward, checked against grad's");
+    f.flag("--io", opt.io,
+           "Add the HBM-SRAM traffic of standard and tiled attention, and FlashAttention-1 against -2 on "
+           "these blocks");
+    f.add("--sram", opt.sram, "With --io: on-chip memory in bytes (default 196608, the A100's 192 KiB a SM)")
+        .value_name("BYTES");
     f.drop({"--tokens"});  // the tiles are followed by index
 }
 
 std::optional<attn::flash_report> run(const flash_options& opt, run_context&) {
     attn::flash_config config =
-        attn::validate_flash({opt.run.request, opt.block_q, opt.block_k, opt.row, opt.backward});
+        attn::validate_flash({opt.run.request, opt.block_q, opt.block_k, opt.row, opt.backward, opt.io, opt.sram});
     if (!opt.run.save.empty()) attn::check_save_dir(opt.run.save);
     attn::flash_run r = attn::run_flash(config, !opt.run.save.empty());
     if (!opt.run.save.empty()) attn::save_trace(r.tensors, opt.run.save, attn::save_layout::step);
@@ -50,7 +56,8 @@ report_spec<flash_options, attn::flash_report> spec() {
         {{""},
          {"--dtype float16"},
          {"--mask window:3 --block-q 2 --block-k 2"},
-         {"--backward --mask causal --seq-len 7"}});
+         {"--backward --mask causal --seq-len 7"},
+         {"--io --sram 1024 --seq-len 16"}});
     s.flags = flags_of;
     s.run = run;
     s.page = page;

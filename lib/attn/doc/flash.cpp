@@ -12,6 +12,7 @@
 
 #include "attn/core/shapes.hpp"
 #include "attn/doc/chrome.hpp"
+#include "attn/doc/flash_io.hpp"
 
 namespace attn {
 
@@ -279,6 +280,10 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     d.pages.push_back(std::move(result));
 
     d.pages.push_back(memory_page(r, L, v));
+    if (r.io) {
+        d.pages.push_back(flash_io_page(r, L));
+        d.pages.push_back(flash_versions_page(r, L));
+    }
     if (r.backward) d.pages.push_back(backward_page(r, L, v));
 
     if (r.precision) {

@@ -35,6 +35,43 @@ std::string flash_backward_json(const flash_report& r) {
         json_tensor(b.tiled.d_k, dtype::float64), json_tensor(b.tiled.d_v, dtype::float64), b.tiled.sram_peak,
         b.tiled.p_bytes, b.tiled.kept_bytes, json_number(b.tiled.flops_run, dtype::float64));
 }
+
+// --io: one (n, d) case's traffic in bytes and FA-1's blocks ("block_q", "block_k": null when the
+// SRAM holds no block).
+std::string flash_io_case_json(const flash_io::io_case& c, std::size_t e) {
+    const auto bytes = [e](std::uint64_t elements) { return std::to_string(elements * e); };
+    const auto opt = [](bool has, const std::string& v) { return has ? v : std::string("null"); };
+    const bool fits = c.b.has_value();
+    return fmt::format(
+        "\"seq_len\": {}, \"d\": {}, \"standard_bytes\": {}, \"tiled_bytes\": {}, \"block_q\": {}, "
+        "\"block_k\": {}, \"tiles_q\": {}, \"tiles_k\": {}, \"standard_backward_bytes\": {}, "
+        "\"tiled_backward_bytes\": {}, \"crossover_elements\": {}, \"crossover_bytes\": {}",
+        c.n, c.d, bytes(c.standard_fw.total()), opt(fits, bytes(c.tiled_fw.total())),
+        opt(fits, fits ? std::to_string(c.b->block_q) : ""), opt(fits, fits ? std::to_string(c.b->block_k) : ""),
+        opt(fits, fits ? std::to_string(c.b->tiles_q) : ""), opt(fits, fits ? std::to_string(c.b->tiles_k) : ""),
+        bytes(c.standard_bw.total()), opt(fits, bytes(c.tiled_bw.total())),
+        opt(c.crossover.has_value(), c.crossover ? std::to_string(*c.crossover) : ""),
+        opt(c.crossover.has_value(), c.crossover ? bytes(*c.crossover) : ""));
+}
+
+std::string flash_version_json(const flash_io::version_work& w) {
+    return fmt::format(
+        "{{\"rescale_rows\": {}, \"rescale_multiplies\": {}, \"divide_rows\": {}, \"divisions\": {}, "
+        "\"o_writes\": {}, \"stats_writes\": {}, \"thread_blocks_per_head\": {}}}",
+        w.rescale_rows, w.rescale_mults, w.divide_rows, w.divide_elems, w.o_writes, w.stats_writes, w.parallel);
+}
+
+std::string flash_io_json(const flash_report& r) {
+    const flash_io_report& io = *r.io;
+    std::string large = "[";
+    for (std::size_t i = 0; i < io.large.size(); ++i)
+        large += (i ? ",\n   {" : "{") + flash_io_case_json(io.large[i], io.element) + "}";
+    return fmt::format(
+        ",\n \"io\": {{\"element_bytes\": {}, \"sram_bytes\": {}, \"sram_elements\": {}, {},\n  "
+        "\"large\": {}]}},\n \"versions\": {{\"row_tiles\": {}, \"fa1\": {}, \"fa2\": {}}}",
+        io.element, io.sram_bytes, io.run.b->m, flash_io_case_json(io.run, io.element), large, io.versions.row_tiles,
+        flash_version_json(io.versions.fa1), flash_version_json(io.versions.fa2));
+}
 }  // namespace
 
 std::string render_flash_json(const flash_report& r) {
@@ -79,6 +116,7 @@ std::string render_flash_json(const flash_report& r) {
                            json_string(r.low_name), json_number(r.precision->tiled_error, dtype::float64),
                            json_number(r.precision->naive_error, dtype::float64));
     if (r.backward) out += flash_backward_json(r);
+    if (r.io) out += flash_io_json(r);
     return out + "\n}\n";
 }
 

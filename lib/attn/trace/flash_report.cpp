@@ -34,6 +34,12 @@ flash_config validate_flash(const flash_request& r) {
     c.block_k = static_cast<std::size_t>(r.block_k);
     c.row = static_cast<std::size_t>(r.row);
     c.backward = r.backward;
+    if (r.sram != -1 && !r.io) throw error("--sram goes with --io: add --io, or drop --sram");
+    if (r.io) {
+        if (r.sram != -1 && (r.sram <= 0 || r.sram > (1L << 30)))
+            throw error(fmt::format("--sram must be 1 to 1073741824 bytes (got {})", r.sram));
+        c.sram = r.sram == -1 ? default_sram_bytes : static_cast<std::size_t>(r.sram);
+    }
     return c;
 }
 
@@ -79,6 +85,29 @@ flash_backward_report flash_backward_of(const step_config& c, const inputs& in, 
     b.diff_v = max_abs_diff(b.tiled.d_v, b.grad_d_v);
     return b;
 }
+
+// --io: the traffic of the run's sizes and of n = 4096 at d = 64 and 128, with the same SRAM
+// (checked before the run; FlashAttention-1 against -2 is added once the tiles have run).
+flash_io_report flash_io_of(const flash_config& fc, const flash_report& r, std::size_t element) {
+    if (r.d_k != r.d_v)
+        throw error(
+            fmt::format("--io counts FlashAttention's one head width d: d_k = {} and d_v = {} differ, "
+                        "give --d-v {}",
+                        r.d_k, r.d_v, r.d_k));
+    flash_io_report io;
+    io.element = element;
+    io.sram_bytes = *fc.sram;
+    const std::size_t m = io.sram_bytes / element, d = r.d_k;
+    if (m < 4 * d)
+        throw error(
+            fmt::format("--sram {} holds {} elements of {} bytes, under 4·d = {}: the SRAM cannot hold "
+                        "one block (use --sram {} or more)",
+                        io.sram_bytes, m, element, 4 * d, 4 * d * element));
+    io.run = flash_io::count_case(r.n, d, m);
+    for (const std::size_t large_d : {std::size_t{64}, std::size_t{128}})
+        io.large.push_back(flash_io::count_case(io_large_n, large_d, m));
+    return io;
+}
 }  // namespace
 
 flash_run run_flash(flash_config& fc, bool keep_tensors) {
@@ -110,7 +139,11 @@ flash_run run_flash(flash_config& fc, bool keep_tensors) {
     // A block larger than the sequence is the whole sequence: clamped to n, so no size is absurd.
     report.block_q = std::min(fc.block_q, c.seq_len);
     report.block_k = std::min(fc.block_k, c.keys());
+    if (fc.sram) report.io = flash_io_of(fc, report, fc.low ? 2 : f32 ? 4 : 8);
     report.result = flash_forward(q, k, v, report.block_q, report.block_k, c.pattern, fc.row, f32);
+    if (report.io)
+        report.io->versions =
+            flash_io::compare_versions(report.n, report.d_k, report.block_q, report.block_k, report.result.runs);
     report.dtype = f32 ? "float32" : "float64";
     if (fc.low) report.precision = low_precision_errors(q, k, v, report.block_q, report.block_k, c.pattern, *fc.low);
     if (fc.backward) report.backward = flash_backward_of(c, in, report, q, k, v, f32);

@@ -10,6 +10,7 @@
 
 #include "attn/core/flash.hpp"
 #include "attn/core/flash_backward.hpp"
+#include "attn/core/flash_io.hpp"
 #include "attn/core/lowp.hpp"
 #include "attn/trace/config.hpp"
 #include "attn/trace/trace.hpp"
@@ -26,6 +27,21 @@ struct flash_backward_report {
     double diff_q = 0, diff_k = 0, diff_v = 0;  // max |tiled − grad's|
 };
 
+// --io: the HBM ↔ SRAM traffic of the standard and the tiled kernels (core/flash_io.hpp), for the run
+// and for n = 4096 at d = 64 and 128 with the same SRAM, and FlashAttention-1 against -2 on the run's
+// own blocks.
+struct flash_io_report {
+    std::size_t element = 4;  // bytes an element (the run's --dtype)
+    std::size_t sram_bytes = 0;  // --sram
+    flash_io::io_case run;  // n, d = d_k = d_v of the run
+    std::vector<flash_io::io_case> large;  // n = 4096, d = 64 and 128
+    flash_io::versions versions;  // on --block-q, --block-k and the tiles that run
+};
+// --sram's default: the A100's 192 KiB of shared memory / L1 per SM (Dao et al. 2022, §2.1; NVIDIA's
+// A100 whitepaper).
+constexpr std::size_t default_sram_bytes = 192 * 1024;
+constexpr std::size_t io_large_n = 4096;
+
 struct flash_report {
     std::size_t n = 0, d_k = 0, d_v = 0, block_q = 0, block_k = 0;
     std::uint64_t seed = 0;
@@ -36,6 +52,7 @@ struct flash_report {
     std::string low_name;  // "float16" | "bfloat16"
     std::string dtype = "float64";  // the run's own dtype: "float32" | "float64"
     std::optional<flash_backward_report> backward;  // with --backward
+    std::optional<flash_io_report> io;  // with --io
 };
 
 // The flags of one run: the shared run flags, --block-q, --block-k and --row as typed.
@@ -43,6 +60,8 @@ struct flash_request {
     step_request run;
     long block_q = 4, block_k = 3, row = 0;
     bool backward = false;
+    bool io = false;
+    long sram = -1;  // --sram BYTES (-1: not given)
 };
 
 // A request checked: the run's config (float32 or float64: a float16 / bfloat16 run is exact and
@@ -53,6 +72,7 @@ struct flash_config {
     std::string low_name;  // "float16" | "bfloat16" | ""
     std::size_t block_q = 0, block_k = 0, row = 0;  // as typed; run_flash clamps the blocks to n
     bool backward = false;
+    std::optional<std::size_t> sram;  // with --io: the SRAM's bytes
 };
 // Throws attn::error (one line naming the flag) for sizes below 1, dimensions typed beside --load,
 // files in --load the command would not read, and anything validate() refuses.
