@@ -34,7 +34,7 @@ void flags_of(flags& f, drill_options& opt) {
     f.add("--count", opt.count, "Number of questions").range(1, 500).show_default();
     f.add("--topic", opt.topic,
           "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | serving | "
-          "roofline | flash-backward | logits | parallel | speculative | block | eviction | rope-scaling | all")
+          "roofline | flash-backward | logits | parallel | speculative | block | eviction | rope-scaling | io | all")
         .show_default()
         .values(attn::drill::topic_names(), true, "attn-explain help drill");
     f.add("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");

@@ -331,6 +331,39 @@ TEST_CASE("every numeric generator agrees with an independent computation", "[dr
                     want = a * a;
                     break;
                 }
+                case 46: {  // Q, K, V, O: n·d each; S and P written and read: 4nd + 4n², 2 bytes
+                    const double n = after(q.prompt, "n = "), d = after(q.prompt, "d = ");
+                    want = (4 * n * d + 4 * n * n) * 2 / 1048576.0;
+                    break;
+                }
+                case 47: {  // init O, l, m; K, V once; Tc passes of Q, O, l, m read and O, l, m written
+                    const double n = after(q.prompt, "n = "), d = after(q.prompt, "d = ");
+                    const double m = after(q.prompt, "KiB (M = ");
+                    CHECK(m == after(q.prompt, "SRAM of ") * 1024 / 2);
+                    const double tc = std::ceil(n / std::min(std::floor(m / (4 * d)), n));
+                    want = ((n * d + 2 * n) + 2 * n * d + tc * (2 * n * d + 2 * n + n * d + 2 * n)) * 2 / 1048576.0;
+                    break;
+                }
+                case 48: {  // 3d², accepted within the stated 10%
+                    const double d = after(q.prompt, "d = ");
+                    want = q.number;
+                    CHECK(attn::drill::is_right(q, fmt::format("{:.0f}", 3 * d * d)));
+                    CHECK(std::fabs(q.number - 3 * d * d) < 0.1 * 3 * d * d);
+                    break;
+                }
+                case 49: {  // M = KiB·1024 / bytes, Bc = ⌊M/(4d)⌋, Tc = ⌈n/Bc⌉
+                    const double m =
+                        after(q.prompt, "SRAM of ") * 1024 / after(q.prompt.substr(q.prompt.find("KiB in ")), "(");
+                    const double d = after(q.prompt, "d = "), n = after(q.prompt, "n = ");
+                    want = std::ceil(n / std::min(std::floor(m / (4 * d)), n));
+                    break;
+                }
+                case 50: {  // ⌈n/Bc⌉ key tiles, each dividing all n·d elements
+                    const double n = after(q.prompt, "n = "), d = after(q.prompt, "d = ");
+                    want = std::ceil(n / after(q.prompt, "Bc = ")) * n * d;
+                    CHECK(after(q.prompt, "n·d = ") == n * d);
+                    break;
+                }
                 default: want = 2 * x[0] * x[1] * x[3] * x[4] * 2 / 1048576.0; break;  // layers, d, (fp16), b, t
             }
             CHECK(std::fabs(q.number - want) <= q.tolerance + 0.005 + 1e-9 * want);
@@ -384,9 +417,9 @@ TEST_CASE("content lint: the question bank", "[drill][lint]") {
     CHECK(concepts.size() >= 40);
     std::set<std::string> ids;
     const std::set<std::string> subjects = {
-        "scaling", "masks",    "projections", "heads",    "kvcache",  "memory",      "complexity", "einsum",
-        "softmax", "shapes",   "positions",   "batching", "sparse",   "serving",     "roofline",   "flash-backward",
-        "logits",  "parallel", "speculative", "block",    "eviction", "rope-scaling"};
+        "scaling", "masks",    "projections", "heads",    "kvcache",  "memory",       "complexity", "einsum",
+        "softmax", "shapes",   "positions",   "batching", "sparse",   "serving",      "roofline",   "flash-backward",
+        "logits",  "parallel", "speculative", "block",    "eviction", "rope-scaling", "io"};
     std::map<std::string, int> per_subject;
     for (const question& q : concepts) {
         INFO(q.id);

@@ -222,6 +222,7 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"speculative", {"speculative"}},
         {"block", {"block"}},
         {"eviction", {"kv-cache --evict"}},
+        {"io", {"flash --io"}},
         {"rope-scaling", {"positions --encoding rope --rope-scaling", "positions --encoding rope --d-k"}},
         {"logits", {"step --qk-norm", "step --softcap", "heads --qk-norm", "heads --softcap"}},
         {"parallel", {"parallel"}},

@@ -27,14 +27,16 @@
 #include "attn/core/block.hpp"
 #include "attn/core/evict.hpp"
 #include "attn/core/kvcache.hpp"
+#include "attn/core/flash_io.hpp"
 
 namespace attn::drill {
 
 const std::vector<std::string>& topic_names() {
     static const std::vector<std::string> names = {
-        "shapes",   "numeric",  "concepts",     "bugs",     "masks",          "heads",  "scaling",  "positions",
-        "batching", "sparse",   "serving",      "roofline", "flash-backward", "logits", "parallel", "speculative",
-        "block",    "eviction", "rope-scaling", "all"};
+        "shapes",         "numeric",   "concepts", "bugs",        "masks",   "heads",
+        "scaling",        "positions", "batching", "sparse",      "serving", "roofline",
+        "flash-backward", "logits",    "parallel", "speculative", "block",   "eviction",
+        "rope-scaling",   "io",        "all"};
     return names;
 }
 
@@ -875,6 +877,65 @@ void draw_yarn_logit_scale(rng& g, numeric_draw& d) {
     round_to(d, a * a, 4, 1e-4);
 }
 
+// ---- io: FlashAttention's memory traffic (core/flash_io.hpp) ---------------------------------
+
+constexpr double io_mib = 1048576.0;
+
+// 46: standard attention's forward traffic in float16 (Algorithm 0: 4nd + 4n² elements), in MiB
+void draw_io_standard_mib(rng& g, numeric_draw& d) {
+    const std::size_t n = pick(g, {1024, 2048, 4096, 8192}), dh = pick(g, {64, 128});
+    const std::uint64_t elements = flash_io::standard_forward(n, dh).total();
+    d.v["n"] = std::to_string(n), d.v["d"] = std::to_string(dh), d.v["elements"] = std::to_string(elements);
+    d.v["share"] = num_text(std::round(100.0 * static_cast<double>(n) / static_cast<double>(n + dh)), 0);
+    size_in_mib(d, static_cast<double>(elements) * 2 / io_mib, 1);
+}
+
+// 47: FlashAttention-1's tiled forward traffic in float16 for an SRAM of K KiB, in MiB
+void draw_io_tiled_mib(rng& g, numeric_draw& d) {
+    const std::size_t n = pick(g, {2048, 4096, 8192}), dh = pick(g, {64, 128}), kib = pick(g, {64, 100, 192});
+    const flash_io::blocks b = flash_io::fa1_blocks(n, dh, kib * 1024 / 2);
+    const std::uint64_t elements = flash_io::tiled_forward(n, dh, b).total();
+    d.v["n"] = std::to_string(n), d.v["d"] = std::to_string(dh), d.v["kib"] = std::to_string(kib);
+    d.v["m"] = std::to_string(b.m), d.v["bc"] = std::to_string(b.block_k), d.v["tc"] = std::to_string(b.tiles_k);
+    d.v["elements"] = std::to_string(elements);
+    d.v["standard"] = num_text(static_cast<double>(flash_io::standard_forward(n, dh).total()) * 2 / io_mib, 1);
+    size_in_mib(d, static_cast<double>(elements) * 2 / io_mib, 1);
+}
+
+// 48: the crossover M* at n = 4096 (scanned from the exact counts), graded within 10%: 3d² passes
+void draw_io_crossover(rng& g, numeric_draw& d) {
+    const std::size_t dh = pick(g, {32, 64, 96, 128});
+    const std::size_t mstar = *flash_io::crossover_m(4096, dh);
+    d.v["d"] = std::to_string(dh), d.v["three_d2"] = std::to_string(3 * dh * dh);
+    d.answer = static_cast<double>(mstar);
+    d.decimals = 0;
+    d.tolerance = 0.1 * static_cast<double>(mstar);
+}
+
+// 49: the outer passes Tc = ⌈n/⌊M/(4d)⌋⌉ of Algorithm 1 for a real SRAM size and dtype
+void draw_io_passes(rng& g, numeric_draw& d) {
+    const std::size_t n = pick(g, {1000, 2048, 3000, 4096}), dh = pick(g, {64, 128});
+    const std::size_t kib = pick(g, {48, 100, 164, 228}), e = pick(g, {2, 4});
+    const flash_io::blocks b = flash_io::fa1_blocks(n, dh, kib * 1024 / e);
+    d.v["n"] = std::to_string(n), d.v["d"] = std::to_string(dh), d.v["kib"] = std::to_string(kib);
+    d.v["dtype"] = e == 2 ? "float16" : "float32", d.v["e"] = std::to_string(e);
+    d.v["m"] = std::to_string(b.m), d.v["bc"] = std::to_string(b.block_k);
+    d.answer = static_cast<double>(b.tiles_k);
+    d.decimals = 0;
+}
+
+// 50: FA-1's divisions by l on a run's blocks (every tile divides: Tc·n·d), FA-2's being n·d
+void draw_io_divisions(rng& g, numeric_draw& d) {
+    const std::size_t n = pick(g, {8, 12, 16, 20, 32}), dh = pick(g, {4, 8, 16});
+    const std::size_t br = pick(g, {2, 3, 4, 8}), bc = pick(g, {2, 3, 4, 5, 8});
+    const flash_io::versions v = flash_io::compare_versions(n, dh, br, bc, {});
+    d.v["n"] = std::to_string(n), d.v["d"] = std::to_string(dh), d.v["br"] = std::to_string(br);
+    d.v["bc"] = std::to_string(bc), d.v["fa2"] = std::to_string(v.fa2.divide_elems);
+    d.v["tc"] = std::to_string((n + bc - 1) / bc);
+    d.answer = static_cast<double>(v.fa1.divide_elems);
+    d.decimals = 0;
+}
+
 // The numeric generators, one row a variant (its number is its row): the topic it adds to
 // "numeric", and the function that draws it. Its lesson is drill.gen.numeric<row>.
 struct numeric_generator {
@@ -929,6 +990,11 @@ constexpr numeric_generator numeric_generators[] = {
     {"rope-scaling", draw_rope_linear_theta},
     {"rope-scaling", draw_rope_ntk_base},
     {"rope-scaling", draw_yarn_logit_scale},
+    {"io",         draw_io_standard_mib},
+    {"io",         draw_io_tiled_mib},
+    {"io",         draw_io_crossover},
+    {"io",         draw_io_passes},
+    {"io",         draw_io_divisions},
 };
 // clang-format on
 static_assert(std::size(numeric_generators) == numeric_variants, "one row per numeric variant");

@@ -73,7 +73,7 @@ std::vector<question> bug_bank(const lessons& L, std::uint64_t seed);
 // The generators, exposed for tests: each draws its numbers from the seed.
 question gen_shape(const lessons& L, std::uint64_t seed, int variant);  // variant 0..6
 question gen_numeric(const lessons& L, std::uint64_t seed, int variant);  // variant 0..numeric_variants - 1
-constexpr int shape_variants = 7, numeric_variants = 46;
+constexpr int shape_variants = 7, numeric_variants = 51;
 // An exact value that lies halfway between two roundings at `decimals` decimals (0.03125 at
 // four): "rounded to four decimals" then has two answers. The generators never ask one.
 bool rounding_tie(double exact, int decimals);
