@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "attn/doc/batching.hpp"
 #include "attn/doc/parallel.hpp"
@@ -47,6 +48,7 @@
 #include "attn/render/markdown.hpp"
 #include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
+#include "attn/trace/flash_report.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/doc/block_depth.hpp"
 #include "attn/doc/cost_training.hpp"
@@ -379,6 +381,18 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
             fb.backward = b;
             CHECK_NOTHROW(attn::render_text(attn::flash_document(fb, F, 4), o));
             CHECK_NOTHROW(attn::render_flash_json(fb));
+        }
+        // --io: the default SRAM (above M*; d = 128 at n = 4096 below its M*), a typed SRAM below M*
+        // (no block at n = 4096), a causal run (skipped tiles), n = 2 with d = 8 (no crossover).
+        for (const auto& [n, d, sram, mask] :
+             {std::tuple{8L, 4L, -1L, "none"}, std::tuple{16L, 4L, 128L, "causal"}, std::tuple{2L, 8L, -1L, "none"}}) {
+            attn::flash_request req;
+            req.run.seq_len = n, req.run.d_model = d, req.run.d_k = d, req.run.d_v = d, req.run.mask = mask;
+            req.io = true, req.sram = sram;
+            attn::flash_config fc = attn::validate_flash(req);
+            const attn::flash_report fi = attn::run_flash(fc, false).report;
+            CHECK_NOTHROW(attn::render_text(attn::flash_document(fi, F, 4), o));
+            CHECK_NOTHROW(attn::render_flash_json(fi));
         }
         // What each mask does to the KV cache: causal, dilated (its reach), bidirectional, and a
         // pattern that is neither (block:1).

@@ -21,9 +21,9 @@ std::size_t fio_rows(std::size_t n, std::size_t br, std::size_t i) { return std:
 }  // namespace
 
 blocks fa1_blocks(std::size_t n, std::size_t d, std::size_t m) {
-    if (n == 0 || d == 0) throw error("flash --io: n and d must be at least 1");
+    if (n == 0 || d == 0) throw error("n and d must be at least 1");
     if (m < 4 * d)
-        throw error(fmt::format("--sram holds {} elements, under 4·d = {}: the SRAM cannot hold one block", m, 4 * d));
+        throw error(fmt::format("an SRAM of {} elements is under 4·d = {}: it cannot hold one block", m, 4 * d));
     blocks b;
     b.m = m;
     b.block_k = std::min(m / (4 * d), n);
@@ -113,7 +113,7 @@ io_case count_case(std::size_t n, std::size_t d, std::size_t m) {
 
 versions compare_versions(std::size_t n, std::size_t d, std::size_t block_q, std::size_t block_k,
                           const std::vector<std::vector<bool>>& runs) {
-    if (n == 0 || d == 0 || block_q == 0 || block_k == 0) throw error("flash: n, d and the blocks must be at least 1");
+    if (n == 0 || d == 0 || block_q == 0 || block_k == 0) throw error("n, d and the blocks must be at least 1");
     block_q = std::min(block_q, n), block_k = std::min(block_k, n);
     const std::size_t tiles_q = fio_ceil_div(n, block_q), tiles_k = fio_ceil_div(n, block_k);
     versions v;

@@ -97,6 +97,21 @@ std::string fio_crossover_text(const flash_report& r, const lessons& L, vars v) 
     return L.text("flash_io.crossover", v);
 }
 
+// After the n = 4096 table: each d whose M* this SRAM is below, and what tiling costs there.
+std::string fio_large_below(const flash_report& r, const lessons& L) {
+    std::string out;
+    for (const io_case& c : r.io->large) {
+        if (!c.b || !c.crossover || c.b->m >= *c.crossover) continue;
+        out += (out.empty() ? "" : " ") +
+            L.text("flash_io.large_below",
+                   {{"d", std::to_string(c.d)},
+                    {"m", std::to_string(c.b->m)},
+                    {"mstar", std::to_string(*c.crossover)},
+                    {"more", fio_ratio(c.tiled_fw.total(), c.standard_fw.total())}});
+    }
+    return out;
+}
+
 }  // namespace
 
 doc::page flash_io_page(const flash_report& r, const lessons& L) {
@@ -125,6 +140,7 @@ doc::page flash_io_page(const flash_report& r, const lessons& L) {
         fio_large_table(r, L),
         doc::gap(),
         doc::prose(L.raw("flash_io.monotone"))};
+    if (const std::string below = fio_large_below(r, L); !below.empty()) p.blocks.push_back(doc::prose(below));
     return p;
 }
 
