@@ -16,6 +16,7 @@
 #include "attn/io/progress.hpp"
 #include "attn/render/json_drill.hpp"
 #include "attn/render/text.hpp"
+#include "drill_ask.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
 
@@ -260,4 +261,14 @@ report_spec<drill_options, sheet> spec() {
 const registrar registered(spec());
 
 }  // namespace
+
+drill_reply ask_drill_question(const attn::drill::question& q, const attn::lessons& L, const output_options& out,
+                               std::string& reply) {
+    const speaker say{L, out};
+    const reply_kind k = ask(q, say, !probe_terminal().stdin_tty, reply);
+    return k == reply_kind::answered ? drill_reply::answered
+        : k == reply_kind::skipped   ? drill_reply::skipped
+                                     : drill_reply::quit;
+}
+
 }  // namespace app

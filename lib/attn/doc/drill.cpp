@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "attn/drill/course.hpp"
+
 namespace attn::drill {
 
 namespace {
@@ -140,6 +142,11 @@ doc::document summary_document(const lessons& L, const std::map<std::string, std
 
 doc::document stats_document(const lessons& L, const progress& p, const std::string& path) {
     std::vector<doc::block> b = {doc::prose(L.text("drill.ui.stats_title", {{"path", path}}), tone::bold)};
+    // the same count as `course` shows (a passed exercise is its lesson done)
+    if (const auto [done, all] = course::count_done(course::load_path(L), p); done > 0) {
+        b.push_back(doc::prose(
+            L.text("drill.ui.stats_course", {{"done", std::to_string(done)}, {"all", std::to_string(all)}})));
+    }
     if (!p.exercises.empty()) {
         b.push_back(doc::prose(L.text("drill.ui.stats_exercises", {{"count", std::to_string(p.exercises.size())}})));
         for (const auto& e : p.exercises) b.push_back(doc::prose(e, tone::plain, "  "));

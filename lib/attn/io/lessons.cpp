@@ -118,7 +118,12 @@ const lessons& lessons::embedded(const std::string& language) {
 
 void lessons::fill_missing_from(const lessons& base) {
     for (const auto& [key, text] : base.text_)
-        if (text_.emplace(key, text).second) file_[key] = base.file_.at(key), ++borrowed_;
+        if (text_.emplace(key, text).second) {
+            file_[key] = base.file_.at(key);
+            // course.path.*: the course's path (lessons/en/course.toml), data the same in every
+            // language, not text to translate
+            if (key.rfind("course.path.", 0) != 0) ++borrowed_;
+        }
 }
 
 bool lessons::has(const std::string& key) const { return text_.count(key) != 0; }

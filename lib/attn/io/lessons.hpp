@@ -23,7 +23,8 @@ public:
 
     // A translation may be partial: keys it lacks are taken from `base` (English).
     void fill_missing_from(const lessons& base);
-    // How many texts came from `base` (0 for a complete translation and for English itself).
+    // How many texts came from `base` (0 for a complete translation and for English itself); the
+    // course's path (course.path.*, data the same in every language) is not counted.
     std::size_t borrowed() const { return borrowed_; }
 
     bool has(const std::string& key) const;

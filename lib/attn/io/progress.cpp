@@ -106,6 +106,7 @@ std::string serialize(const progress& p) {
     for (const auto& [id, times] : p.missed) out += fmt::format("missed {} {}\n", id, times);
     for (const auto& s : p.sessions) out += "session " + s + "\n";
     for (const auto& s : p.exercises) out += "exercise " + s + "\n";
+    for (const auto& s : p.lessons) out += "lesson " + s + "\n";
     return out;
 }
 
@@ -146,6 +147,10 @@ progress parse_progress(const std::string& text) {
             std::getline(words, rest);
             if (rest.size() < 2) throw bad("bad exercise line");
             p.exercises.push_back(rest.substr(1));
+        } else if (kind == "lesson") {
+            std::string id;
+            if (!(words >> id)) throw bad("bad lesson line");
+            p.lessons.push_back(id);
         } else {
             throw bad("unexpected '" + kind + "'");
         }

@@ -20,6 +20,7 @@ struct progress {
     std::map<std::string, int> missed;  // question id -> times missed (not yet answered right)
     std::vector<std::string> sessions;  // "2026-11-29T10:00Z 7/10"
     std::vector<std::string> exercises;  // passed `check`s: "sdpa seed 5 2026-12-01T10:00:00Z 12.5/20 min"
+    std::vector<std::string> lessons;  // `course` lessons done, by id, in the order they were done
 };
 
 // $XDG_STATE_HOME/attn-explain/drill-progress.txt (XDG_STATE_HOME only when absolute, as the XDG
