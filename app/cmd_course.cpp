@@ -13,6 +13,7 @@
 #include "attn/core/error.hpp"
 #include "attn/doc/course.hpp"
 #include "attn/doc/drill.hpp"
+#include "attn/render/format.hpp"
 #include "attn/render/json_course.hpp"
 #include "attn/render/text.hpp"
 #include "cli.hpp"
@@ -67,7 +68,9 @@ int course_run_command(std::vector<std::string> args, const run_context& ctx) {
 
 // --reset: asks on stdin; only "y" or "yes" forgets (EOF is no).
 void course_reset(const attn::drill::state_file& state, const run_context& ctx) {
-    emit(attn::course::reset_prompt(ctx.L(), state.path));
+    const std::vector<std::string> lines =
+        attn::wrap(attn::course::reset_prompt(ctx.L(), state.path), ctx.out.text.width);
+    for (std::size_t i = 0; i < lines.size(); ++i) emit(lines[i] + (i + 1 < lines.size() ? "\n" : " "));
     std::fflush(stdout);
     std::string answer;
     const bool got = static_cast<bool>(std::getline(std::cin, answer));
@@ -90,7 +93,7 @@ bool course_exercise(const attn::course::lesson& l, const course_options& opt, c
         course_say(attn::course::exercise_document(ctx.L(), l, dir, true), ctx);
         return false;
     }
-    std::vector<std::string> args = {"check", "--dir", dir};
+    std::vector<std::string> args = {"check", dir};
     if (!opt.state.empty()) args.insert(args.end(), {"--state", opt.state});
     if (course_run_command(args, ctx) == 0) return true;
     course_say(attn::course::exercise_document(ctx.L(), l, dir, false), ctx);

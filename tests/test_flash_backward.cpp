@@ -15,6 +15,7 @@
 #include "files.hpp"
 #include "helpers.hpp"
 
+#include "attn/core/error.hpp"
 #include "attn/core/backward.hpp"
 #include "attn/core/flash.hpp"
 #include "attn/core/flash_backward.hpp"
