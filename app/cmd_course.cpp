@@ -183,7 +183,7 @@ int run_course(const course_options& opt, run_context& ctx) {
 custom_spec<course_options> course_spec() {
     auto s = spec_about<custom_spec<course_options>>(
         "course", "The learning path: every command and exercise in order, with what is done", 5, pages_and_json, pages,
-        {{"--state progress.txt"}, {"--state progress.txt --format json"}});
+        {{"--state progress.txt"}, {"--state progress.txt --color never"}});
     s.flags = course_flags;
     s.run = run_course;
     return s;

@@ -533,7 +533,7 @@ TEST_CASE("cli: grad and train errors are one line", "[cli][grad][errors]") {
         {"grad --loss l1", "use mse or sum"},
         {"grad --kv-len 3", "grad does not take --kv-len: step"},
         // A flag most commands take names three of them and counts the rest: one short line.
-        {"cost --no-pause", "cost does not take --no-pause: step, mistake, heads and "},
+        {"cost --no-pause", "cost does not take --no-pause: course, step, mistake and "},
     };
     expect_errors(cases);
     const result r = run("cost --no-pause");

@@ -60,6 +60,7 @@
 #include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
 #include "attn/render/html.hpp"
+#include "attn/doc/course.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/io/tiny_model_io.hpp"
 #include "files.hpp"
@@ -289,6 +290,30 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         draw_all(stats_document(D, pr, "/tmp/x"));
         draw_all(reset_document(D, true, "/tmp/x"));
         draw_all(reset_document(D, false, "/tmp/x"));
+    }
+    {  // the course: the path (nothing done, some done, all done) and every lesson's pages
+        const attn::lessons& D = attn::lessons::embedded("en");
+        const auto path = attn::course::load_path(D);
+        attn::drill::progress pr;
+        draw_all(attn::course::path_document(D, path, pr));
+        attn::course::mark_done(pr, "step");
+        draw_all(attn::course::path_document(D, path, pr));
+        draw_all(attn::drill::stats_document(D, pr, "/tmp/x"));
+        for (const auto& u : path)
+            for (const auto& l : u.lessons) {
+                draw_all(attn::course::intro_document(D, path, l));
+                for (bool done : {true, false}) {
+                    draw_all(attn::course::outcome_document(D, path, pr, l, done));
+                    draw_all(attn::course::exercise_document(D, l, "/tmp/x", done));
+                }
+                attn::course::mark_done(pr, l.id);
+            }
+        draw_all(attn::course::path_document(D, path, pr));
+        draw_all(attn::course::questions_document(D, 2));
+        draw_all(attn::course::finished_document(D));
+        draw_all(attn::course::reset_document(D, true, "/tmp/x"));
+        draw_all(attn::course::reset_document(D, false, "/tmp/x"));
+        CHECK_NOTHROW(attn::course::reset_prompt(D, "/tmp/x"));
     }
     {  // grad (with the check and the sweep, both losses) and train (every mistake)
         attn::step_request g;
