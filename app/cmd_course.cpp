@@ -52,7 +52,8 @@ std::string course_language(const run_context& ctx) {
     return "en";
 }
 
-// Runs `attn-explain ARGS` in-process through the registry, with this run's language and pausing.
+// Runs `attn-explain ARGS` in-process through the registry, with this run's language, and
+// --no-pause unless this run pauses (then the command pauses on a terminal as it always does).
 int course_run_command(std::vector<std::string> args, const run_context& ctx) {
     const command* c = find_command(args.at(0));
     if (!c) throw attn::error("course: the lesson runs an unknown command '" + args[0] + "'");
@@ -89,6 +90,7 @@ bool course_exercise(const attn::course::lesson& l, const course_options& opt, c
     const std::string dir = (std::filesystem::path(opt.dir) / ("attn-exercise-" + l.exercise)).string();
     std::error_code ec;
     if (!std::filesystem::exists(std::filesystem::path(dir) / "exercise.toml", ec)) {
+        std::filesystem::create_directories(opt.dir, ec);  // --dir's folder; exercise says what fails
         if (course_run_command({"exercise", l.exercise, "--dir", dir}, ctx) != 0) return false;
         course_say(attn::course::exercise_document(ctx.L(), l, dir, true), ctx);
         return false;
@@ -155,6 +157,8 @@ void course_lesson(const std::vector<attn::course::unit>& path, const attn::cour
 int run_course(const course_options& opt, run_context& ctx) {
     const std::vector<attn::course::unit> path = attn::course::load_path(ctx.L());
     const attn::drill::state_file state = attn::drill::resolve_state(opt.state);
+    if ((opt.reset || !opt.lesson.empty()) && ctx.format() != output_format::text)
+        throw attn::error("--format goes with the path alone (no lesson, no --reset)");
     if (opt.reset) {
         if (!opt.lesson.empty()) throw attn::error("--reset takes no lesson");
         course_reset(state, ctx);
@@ -168,7 +172,6 @@ int run_course(const course_options& opt, run_context& ctx) {
             show(attn::course::path_document(ctx.L(), path, loaded.data), ctx.out);
         return 0;
     }
-    if (ctx.format() != output_format::text) throw attn::error("--format goes with the path alone (no lesson)");
     const attn::course::lesson* l = opt.lesson == "next" ? attn::course::next_lesson(path, loaded.data)
                                                          : attn::course::find_lesson(path, opt.lesson);
     if (!l && opt.lesson == "next") {

@@ -33,30 +33,36 @@ doc::block course_next_line(const lessons& L, const std::vector<unit>& path, con
 }  // namespace
 
 doc::document path_document(const lessons& L, const std::vector<unit>& path, const drill::progress& p) {
-    std::vector<doc::block> b = {doc::banner(L.raw("course.ui.path_title"))};
     int minutes_left = 0;
-    for (std::size_t i = 0; i < path.size(); ++i) {
+    for (const unit& u : path)
+        for (const lesson& l : u.lessons) minutes_left += is_done(l, p) ? 0 : l.minutes;
+    const auto [done, all] = count_done(path, p);
+    doc::document d = course_document_of(L, {});
+    d.pages.clear();
+    std::vector<doc::block> first = {
+        doc::banner(L.raw("course.ui.path_title")),
+        doc::prose(L.text(
+            "course.ui.summary",
+            {{"done", std::to_string(done)}, {"all", std::to_string(all)}, {"minutes", std::to_string(minutes_left)}})),
+        course_next_line(L, path, p)};
+    for (std::size_t i = 0; i < path.size(); ++i) {  // a page a unit (--from N starts at unit N)
         const unit& u = path[i];
-        b.push_back(doc::heading(L.text("course.ui.unit", {{"n", std::to_string(i + 1)}, {"title", u.title}}), 2));
+        const std::string heading = L.text("course.ui.unit", {{"n", std::to_string(i + 1)}, {"title", u.title}});
+        std::vector<doc::block> b = i == 0 ? std::move(first) : std::vector<doc::block>{};
+        b.push_back(doc::heading(heading, 2));
         for (const lesson& l : u.lessons) {
-            const bool done = is_done(l, p);
-            if (!done) minutes_left += l.minutes;
+            const bool ok = is_done(l, p);
             b.push_back(doc::prose(L.text("course.ui.lesson_line",
-                                          {{"mark", done ? "[x]" : "[ ]"},
+                                          {{"mark", ok ? "[x]" : "[ ]"},
                                            {"id", l.id},
                                            {"title", l.title},
                                            {"minutes", std::to_string(l.minutes)}}),
-                                   done ? tone::dim : tone::plain, "  ", "      "));
+                                   ok ? tone::dim : tone::plain, "  ", "      "));
             b.push_back(doc::prose(l.command, tone::dim, "      ", "        "));
         }
+        d.pages.push_back({u.id, heading, std::move(b)});
     }
-    const auto [done, all] = count_done(path, p);
-    b.push_back(doc::gap());
-    b.push_back(doc::prose(L.text(
-        "course.ui.summary",
-        {{"done", std::to_string(done)}, {"all", std::to_string(all)}, {"minutes", std::to_string(minutes_left)}})));
-    b.push_back(course_next_line(L, path, p));
-    return course_document_of(L, std::move(b));
+    return d;
 }
 
 doc::document intro_document(const lessons& L, const std::vector<unit>& path, const lesson& l) {
