@@ -78,13 +78,12 @@ drill::question course_question(const lessons& L, const std::string& entry, std:
 }
 
 lesson course_lesson(const lessons& L, const std::string& unit_id, const std::string& id) {
-    const std::string k = "course.path.lesson." + id;  // the data; the text is under course.lesson.ID
-    lesson l;
+    lesson l;  // the data under course.path.lesson.ID, the text under course.lesson.ID
     l.id = id, l.unit = unit_id;
     l.title = L.raw("course.lesson." + id + ".title");
     l.intro = L.raw("course.lesson." + id + ".intro");
-    l.command = L.raw(k + ".command");
-    const std::string& minutes = L.raw(k + ".minutes");
+    l.command = L.raw("course.path.lesson." + id + ".command");
+    const std::string& minutes = L.raw("course.path.lesson." + id + ".minutes");
     if (minutes.empty() || minutes.size() > 3 || !std::all_of(minutes.begin(), minutes.end(), ::isdigit))
         throw error(fmt::format("course: lesson {}: minutes '{}' is not a number", id, minutes));
     l.minutes = std::stoi(minutes);
@@ -92,7 +91,8 @@ lesson course_lesson(const lessons& L, const std::string& unit_id, const std::st
     if (words.size() < 2 || words[0] != "attn-explain")
         throw error(fmt::format("course: lesson {}: the command must start with attn-explain", id));
     l.args.assign(words.begin() + 1, words.end());
-    if (L.has(k + ".drill")) l.drill = course_topics(L.raw(k + ".drill"));
+    if (L.has("course.path.lesson." + id + ".drill"))
+        l.drill = course_topics(L.raw("course.path.lesson." + id + ".drill"));
     for (const std::string& t : l.drill) course_check_entry(id, t);
     if (l.args[0] == "exercise") {
         if (l.args.size() != 2) throw error(fmt::format("course: lesson {}: exercise takes one id", id));
