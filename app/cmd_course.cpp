@@ -52,13 +52,13 @@ std::string course_language(const run_context& ctx) {
     return "en";
 }
 
-// Runs `attn-explain ARGS` in-process through the registry, with this run's language, and
+// Runs `attn-explain ARGS` in-process through the registry, with this run's language and colour, and
 // --no-pause unless this run pauses (then the command pauses on a terminal as it always does).
 int course_run_command(std::vector<std::string> args, const run_context& ctx) {
     const command* c = find_command(args.at(0));
     if (!c) throw attn::error("course: the lesson runs an unknown command '" + args[0] + "'");
     args.insert(args.begin(), "attn-explain");
-    args.insert(args.end(), {"--lang", course_language(ctx)});
+    args.insert(args.end(), {"--lang", course_language(ctx), "--color", ctx.out.text.color ? "always" : "never"});
     if ((c->shared & pages) && !ctx.out.interactive) args.push_back("--no-pause");
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
