@@ -37,6 +37,7 @@ void flags_of(flags& f, drill_options& opt) {
           "shapes | numeric | concepts | bugs | masks | heads | scaling | positions | batching | sparse | serving | "
           "roofline | flash-backward | logits | parallel | speculative | block | eviction | rope-scaling | io | all")
         .show_default()
+        .named(attn::drill::topic_names(), "drill.topic.")  // 掩码 for masks, as the zh pages name it
         .values(attn::drill::topic_names(), true, "attn-explain help drill");
     f.add("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     f.flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");

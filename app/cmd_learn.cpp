@@ -18,7 +18,9 @@ struct learn_options {
 
 void flags_of(flags& f, learn_options& opt) {
     attn::learn_request& r = opt.request;
-    f.add("--task", r.task, "previous | reverse | max | induction | next-token").show_default();
+    f.add("--task", r.task, "previous | reverse | max | induction | next-token")
+        .show_default()
+        .named(attn::learn_task_ids(), "learn.task.", ".name");  // 归纳 for induction, as the zh pages name it
     f.add("-n,--seq-len", r.seq_len, "Tokens per sequence (default: the task's)");
     f.add("--vocab", r.vocab, "Vocabulary size (default: the task's)");
     f.add("--d-model", r.d_model, "Width of the residual stream (default: the task's)");

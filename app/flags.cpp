@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/core/error.hpp"
+#include "attn/io/lessons.hpp"
 #include "errors.hpp"
 
 namespace app {
@@ -126,6 +127,22 @@ option& option::values(std::vector<std::string> values, bool closed, const std::
     if (closed)
         o_->check(
             CLI::Validator([s](std::string& typed) { return typed.empty() ? "" : refuse_unknown(typed, s); }, "", ""));
+    return *this;
+}
+
+option& option::named(std::vector<std::string> values, const std::string& prefix, const std::string& suffix) {
+    o_->transform(CLI::Validator(
+        [values, prefix, suffix](std::string& typed) {
+            if (std::find(values.begin(), values.end(), typed) != values.end()) return std::string();
+            for (const std::string& language : attn::embedded_languages())
+                if (language != "en") {
+                    const std::string v =  // the language's lessons are parsed only now
+                        attn::value_named(attn::lessons::embedded(language), values, prefix, suffix, typed);
+                    if (!v.empty()) typed = v;
+                }
+            return std::string();
+        },
+        "", ""));
     return *this;
 }
 

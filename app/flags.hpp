@@ -51,6 +51,10 @@ public:
     // with `closed` a value that is none of them is refused at parse time with the closest ones
     // ("did you mean") and `listed_by`.
     option& values(std::vector<std::string> values, bool closed = true, const std::string& listed_by = "");
+    // A value may also be typed by its name in another language's lessons: the key `prefix` +
+    // value + `suffix` (drill topics: "drill.topic." + "masks" + "" = "掩码"). Spaces, case and
+    // fullwidth forms do not count. Declare before values().
+    option& named(std::vector<std::string> values, const std::string& prefix, const std::string& suffix = "");
 
 private:
     CLI::Option* o_;

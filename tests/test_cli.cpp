@@ -472,6 +472,12 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     const result bad = run("drill --topic poetry");
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("--topic: unknown value 'poetry': use shapes"));
+    // The Chinese names the zh pages show are taken as the topic (issue 37, point 7), in any language.
+    const result zh = run("drill --topic 掩码 --sheet --count 2 --seed 3 --no-save --format json");
+    CHECK(zh.code == 0);
+    CHECK_THAT(zh.out, Catch::Contains("\"topic\": \"masks\""));
+    CHECK(run("drill --topic 找BUG --sheet --count 1 --no-save").code == 0);
+    CHECK(run("drill --topic 掩 --sheet --count 1 --no-save").code == 2);
 }
 
 TEST_CASE("cli: every command the drill points to runs", "[cli][drill][lint][walk]") {

@@ -575,6 +575,58 @@ TEST_CASE("the batching topic has concept and generated questions", "[drill][bat
     CHECK(kinds == std::set<std::string>{"concept", "numeric"});
 }
 
+TEST_CASE("answers typed the way Chinese speakers type them: 选c, 答案：c, c。, （c）, a choice's text",
+          "[drill][answers]") {
+    using attn::drill::grade;
+    using attn::drill::verdict;
+    attn::drill::question mc;
+    mc.kind = "concept";
+    mc.choices = {"方差随 d_k 增长，softmax 会饱和", "为了让梯度更大", "方差随 batch 增长", "No reason."};
+    mc.answer = "a";
+    for (const char* r : {"选a", "选 a", "我选A", "选择：a", "答案：a", "答案: A", "答案是a", "a。", "Ａ", "ａ。",
+                          "（a）", "(a)", "【a】", "「a」", "a)", "the answer is a", "正确答案是（Ａ）。"})
+        CHECK(grade(mc, r) == verdict::right);
+    for (const char* r : {"选b", "答案：c", "d。", "（Ｂ）"}) CHECK(grade(mc, r) == verdict::wrong);
+    // a choice's whole text, or a prefix only one choice starts with
+    for (const char* r :
+         {"方差随 d_k 增长，softmax 会饱和", "方差随 d_k 增长，softmax 会饱和。", "方差随 d_k", "选 方差随 d_k 增长"})
+        CHECK(grade(mc, r) == verdict::right);
+    CHECK(grade(mc, "为了让梯度更大") == verdict::wrong);
+    CHECK(grade(mc, "no reason") == verdict::wrong);
+    CHECK(grade(mc, "为了") == verdict::wrong);  // a prefix of one choice only
+    CHECK(grade(mc, "方差随") == verdict::unreadable);  // starts two choices: names none
+    CHECK(grade(mc, "方") == verdict::unreadable);  // one character is not a prefix
+    CHECK(grade(mc, "我也不知道") == verdict::unreadable);  // no choice: asked again, not marked
+    CHECK(grade(mc, "e") == verdict::unreadable);  // past the last choice
+    CHECK(grade(mc, "选") == verdict::unreadable);
+
+    attn::drill::question nu;
+    nu.kind = "numeric";
+    nu.number = 1024;
+    nu.tolerance = 0.5;
+    for (const char* r : {"1024", "１０２４", "1，024", "１，０２４", "约1024", "约 1024", "大约 1,024", "≈1024",
+                          "~1024", "1024。", "答案是 1024", "答案：约１０２４", "1024左右", "about 1024"})
+        CHECK(grade(nu, r) == verdict::right);
+    CHECK(grade(nu, "约 2048") == verdict::wrong);
+    CHECK(grade(nu, "1，02") == verdict::unreadable);  // not a thousands separator
+    CHECK(grade(nu, "约") == verdict::unreadable);
+    nu.unit = "B";
+    CHECK(grade(nu, "1024 字节") == verdict::right);
+    CHECK(grade(nu, "约 1 KiB") == verdict::right);
+    nu.unit = "MiB";
+    nu.number = 0.25;
+    nu.tolerance = 0.01;
+    CHECK(grade(nu, "262144字节") == verdict::right);
+
+    attn::drill::question sh;
+    sh.kind = "shape";
+    sh.shape = {32, 10, 10};
+    CHECK(grade(sh, "答案：（32，10，10）") == verdict::right);
+    CHECK(grade(sh, "（３２，１０，１０）。") == verdict::right);
+    CHECK(grade(sh, "约 (32, 10, 10)") == verdict::right);
+    CHECK(grade(sh, "（３２，１０）") == verdict::wrong);
+}
+
 TEST_CASE("answers typed with a Chinese input method: fullwidth forms and yes/no words", "[drill][answers]") {
     attn::drill::question shape;
     shape.kind = "shape";

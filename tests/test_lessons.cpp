@@ -1172,6 +1172,21 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         draw_all(attn::roofline_document(plain, rl_en));
     }
 
+    // Flag values typed by the name a page shows (--topic 掩码, --task 归纳): each name in each
+    // language gives its own value back, and only it.
+    for (const std::string& language : attn::embedded_languages()) {
+        const attn::lessons& T = attn::lessons::embedded(language);
+        for (const auto& [values, prefix, suffix] :
+             {std::tuple{attn::drill::topic_names(), std::string("drill.topic."), std::string()},
+              std::tuple{attn::learn_task_ids(), std::string("learn.task."), std::string(".name")}})
+            for (const std::string& v : values) {
+                INFO(language << ": " << prefix << v << suffix);
+                REQUIRE(T.has(prefix + v + suffix));
+                CHECK(attn::value_named(T, values, prefix, suffix, T.raw(prefix + v + suffix)) == v);
+                if (language == "en") CHECK(T.raw(prefix + v + suffix) == v);
+            }
+    }
+
     const attn::lessons& L = attn::lessons::embedded("en");
     for (const std::string& key : L.keys()) {
         if (L.file_of(key).rfind("en/help/", 0) == 0) continue;  // the help pages: tests/test_help.cpp

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/drill/drill.hpp"
@@ -173,23 +174,123 @@ std::string yes_no_choice(const question& q, const std::string& r) {
 }
 }  // namespace
 
+namespace {
+bool strip_lead(std::string& t, std::string_view lead) {
+    if (t.size() < lead.size() || t.compare(0, lead.size(), lead) != 0) return false;
+    t = lower_trim(t.substr(lead.size()));
+    return true;
+}
+bool strip_tail(std::string& t, std::string_view tail) {
+    if (t.size() < tail.size() || t.compare(t.size() - tail.size(), tail.size(), tail) != 0) return false;
+    t = lower_trim(t.substr(0, t.size() - tail.size()));
+    return true;
+}
+
+// An answer typed in a sentence, as a Chinese input method types it: a leading 选 / 我选 /
+// 答案： / "the answer is" (and, before a number, 约 / 大约 / about / ≈), a trailing 。 . ! ? ; or
+// 左右, come off; what is left is the answer. `r` is already folded (fullwidth forms are ASCII).
+std::string answer_core(std::string r, bool number) {
+    static constexpr std::string_view leads[] = {
+        "正确答案是", "正确答案为", "正确答案",      "答案是",    "答案为", "答案",     "我选择", "我选",  "选择",
+        "选项",       "选",         "the answer is", "answer is", "answer", "i choose", "i pick", "option"};
+    static constexpr std::string_view about[] = {
+        "大约是",        "大约为",  "大约",   "大概是", "大概",    "约为",   "约等于", "约是", "约",
+        "approximately", "approx.", "approx", "about",  "roughly", "around", "~",      "≈"};
+    for (bool again = true; again && !r.empty();) {
+        again = false;
+        for (std::string_view t : {"。", "．", ".", "!", "?", ";", "左右"})
+            if (r.size() > t.size() && strip_tail(r, t)) again = true;
+        for (std::string_view l : leads)
+            if (r.size() > l.size() && strip_lead(r, l)) {
+                for (std::string_view sep : {":", "是", "为"})
+                    if (strip_lead(r, sep)) break;
+                again = true;
+                break;
+            }
+        if (number)
+            for (std::string_view l : about)
+                if (r.size() > l.size() && strip_lead(r, l)) {
+                    again = true;
+                    break;
+                }
+    }
+    if (number && strip_tail(r, "字节")) r += " b";  // 4096 字节 = 4096 bytes
+    return r;
+}
+
+// "(c)", "【c】", "「c」", "[c]", "c)", "c." -> "c"; anything else unchanged.
+std::string choice_letter(const std::string& r) {
+    static constexpr std::pair<std::string_view, std::string_view> pairs[] = {{"(", ")"},   {"[", "]"},   {"【", "】"},
+                                                                              {"「", "」"}, {"『", "』"}, {"〔", "〕"}};
+    std::string t = r;
+    for (const auto& [open, close] : pairs)
+        if (t.size() > open.size() + close.size() && t.compare(0, open.size(), open) == 0 &&
+            t.compare(t.size() - close.size(), close.size(), close) == 0) {
+            t = lower_trim(t.substr(open.size(), t.size() - open.size() - close.size()));
+            break;
+        }
+    if (t.size() == 2 && (t.back() == ')' || t.back() == '.' || t.back() == ',' || t.back() == ':')) t.pop_back();
+    return t;
+}
+
+std::size_t code_points(const std::string& s) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.size(); i += std::max<std::size_t>(1, utf8_sequence_length(s, i))) ++n;
+    return n;
+}
+
+// A choice's text as compared: folded, lower case, without its closing punctuation.
+std::string choice_text(const std::string& c) {
+    std::string t = lower_trim(fold_fullwidth(c));
+    for (std::string_view tail : {"。", ".", "!", "?", ";"})
+        if (t.size() > tail.size()) strip_tail(t, tail);
+    return t;
+}
+
+// A choice named by its text: the whole text, or a prefix of two or more characters that starts
+// exactly one choice (a prefix that starts several names none: asked again). The reply is tried
+// as typed and without a leading 选 / 答案：
+std::optional<std::size_t> choice_by_text(const question& q, const std::string& folded) {
+    std::vector<std::string> texts;
+    for (const std::string& c : q.choices) texts.push_back(choice_text(c));
+    for (const std::string& r : {choice_text(folded), answer_core(folded, false)}) {
+        for (std::size_t i = 0; i < texts.size(); ++i)
+            if (texts[i] == r) return i;
+        if (code_points(r) < 2) continue;
+        std::optional<std::size_t> found;
+        bool several = false;
+        for (std::size_t i = 0; i < texts.size(); ++i)
+            if (texts[i].compare(0, r.size(), r) == 0) {
+                several = several || found.has_value();
+                found = i;
+            }
+        if (found && !several) return found;
+    }
+    return std::nullopt;
+}
+
+verdict grade_choice(const question& q, const std::string& folded) {
+    const std::string r = answer_core(folded, false);
+    if (r.empty()) return verdict::unreadable;
+    std::string letter = choice_letter(r);
+    if (const std::string yn = yes_no_choice(q, letter); !yn.empty()) letter = yn;
+    if (letter.size() == 1) {
+        const char c = letter[0];
+        if (c < 'a' || static_cast<std::size_t>(c - 'a') >= q.choices.size()) return verdict::unreadable;
+        return letter == q.answer ? verdict::right : verdict::wrong;
+    }
+    const std::optional<std::size_t> named = choice_by_text(q, folded);
+    if (!named) return verdict::unreadable;
+    return std::string(1, static_cast<char>('a' + *named)) == q.answer ? verdict::right : verdict::wrong;
+}
+}  // namespace
+
 verdict grade(const question& q, const std::string& reply) {
     // What a Chinese input method types (（３２，１０）, Ａ) reads as its ASCII twin.
-    const std::string r = lower_trim(fold_fullwidth(reply));
-    if (r.empty()) return verdict::unreadable;
-    if (!q.choices.empty()) {
-        std::string letter = r;
-        if (const std::string yn = yes_no_choice(q, r); !yn.empty()) letter = yn;
-        if (letter.size() == 3 && letter.front() == '(' && letter.back() == ')') letter = letter.substr(1, 1);
-        if (letter.size() == 2 && (letter.back() == ')' || letter.back() == '.')) letter = letter.substr(0, 1);
-        if (letter.size() == 1) {
-            const char c = letter[0];
-            if (c < 'a' || static_cast<std::size_t>(c - 'a') >= q.choices.size()) return verdict::unreadable;
-            return letter == q.answer ? verdict::right : verdict::wrong;
-        }
-        const std::size_t right = q.answer.empty() ? q.choices.size() : static_cast<std::size_t>(q.answer[0] - 'a');
-        return right < q.choices.size() && r == lower_trim(q.choices[right]) ? verdict::right : verdict::wrong;
-    }
+    const std::string folded = lower_trim(fold_fullwidth(reply));
+    if (folded.empty()) return verdict::unreadable;
+    if (!q.choices.empty()) return grade_choice(q, folded);
+    const std::string r = answer_core(folded, true);
     if (q.kind == "shape") {
         const auto s = parse_shape(r);
         if (!s) return verdict::unreadable;

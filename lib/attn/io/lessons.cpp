@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "attn/io/embedded.hpp"
+#include "attn/io/utf8.hpp"
 #include "attn/core/error.hpp"
 
 namespace attn {
@@ -197,6 +198,25 @@ std::vector<std::string> placeholders(const std::string& tmpl) {
     scan(
         tmpl, [](const std::string&) {}, [&](const std::string& name) { names.push_back(name); });
     return names;
+}
+
+namespace {
+// "找 bug", "找BUG" -> "找bug": a name compared without spaces, case or fullwidth forms.
+std::string lessons_name_key(const std::string& s) {
+    std::string out;
+    for (const char c : fold_fullwidth(s))
+        if (!std::isspace(static_cast<unsigned char>(c)))
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+}  // namespace
+
+std::string value_named(const lessons& L, const std::vector<std::string>& values, const std::string& prefix,
+                        const std::string& suffix, const std::string& typed) {
+    const std::string key = lessons_name_key(typed);
+    for (const std::string& v : values)
+        if (L.has(prefix + v + suffix) && lessons_name_key(L.raw(prefix + v + suffix)) == key) return v;
+    return "";
 }
 
 }  // namespace attn

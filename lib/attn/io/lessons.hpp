@@ -45,6 +45,12 @@ private:
     std::size_t borrowed_ = 0;
 };
 
+// The one of `values` whose name in `L` (the text under prefix + value + suffix: "drill.topic." +
+// "masks" -> "掩码") is `typed`, spaces, case and fullwidth forms aside ("找BUG" is "找 bug"); ""
+// when none is. Lets a flag take a value by the name a translated page shows for it.
+std::string value_named(const lessons& L, const std::vector<std::string>& values, const std::string& prefix,
+                        const std::string& suffix, const std::string& typed);
+
 // Fills {name} placeholders; throws attn::error if a name has no value.
 std::string fill(const std::string& tmpl, const vars& v, const std::string& where = "lesson text");
 // The placeholder names used in a template, in order of appearance.
