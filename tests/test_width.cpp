@@ -102,6 +102,23 @@ TEST_CASE("source lines of a Chinese paragraph join without a space", "[width]")
     CHECK(lines[0] == "第一行第二行");
 }
 
+TEST_CASE("no space beside CJK punctuation, wherever lines or sentences are joined (issue 37, point 4)", "[width]") {
+    CHECK(attn::join_source_lines("在他们的任务上，", "NoPE 解码器") == "在他们的任务上，NoPE 解码器");
+    CHECK(attn::join_source_lines("加权求和。", "softmax(x)") == "加权求和。softmax(x)");
+    CHECK(attn::join_source_lines("d_k", "（键的维度）") == "d_k（键的维度）");
+    CHECK(attn::join_source_lines("sum.", "Next") == "sum. Next");  // English keeps its space
+    CHECK(attn::join_source_lines("Ｂ", "x") == "Ｂ x");  // a fullwidth letter is not punctuation
+    CHECK(attn::tighten_cjk_spaces("求和。 softmax，  x （y） z") == "求和。softmax，x（y）z");
+    CHECK(attn::tighten_cjk_spaces("a  b, c") == "a  b, c");
+    for (const char* joined : {"平均值为 0.5084。 ‖J‖ 的平均值", "平均值为 0.5084， ‖J‖ 的平均值"}) {
+        const auto lines = attn::wrap(joined, 80);
+        REQUIRE(lines.size() == 1);
+        CHECK(lines[0].find("。 ") == std::string::npos);
+        CHECK(lines[0].find("， ") == std::string::npos);
+        CHECK(lines[0].find("为 0.5084") != std::string::npos);  // Chinese and digits keep their space
+    }
+}
+
 #include "attn/io/lessons.hpp"
 #include "attn/io/utf8.hpp"
 

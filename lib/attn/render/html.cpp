@@ -116,7 +116,7 @@ std::string label_of(const std::vector<std::string>& labels, std::size_t i) {
 std::string paragraphs(const std::string& text, const std::string& cls) {
     std::string out, para;
     auto flush = [&] {
-        if (!para.empty()) out += "<p" + class_attr(cls) + ">" + esc(para) + "</p>\n";
+        if (!para.empty()) out += "<p" + class_attr(cls) + ">" + esc(tighten_cjk_spaces(para)) + "</p>\n";
         para.clear();
     };
     std::vector<std::string> example;

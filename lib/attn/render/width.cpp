@@ -189,7 +189,9 @@ std::vector<text_unit> break_units(const std::string& line) {
             continue;
         }
         if (cur.text.empty() || !cjk_break(prev, c)) {
-            if (cur.text.empty()) cur.space_before = space && !units.empty();
+            if (cur.text.empty())  // never a space beside CJK punctuation (。 x, x （)
+                cur.space_before = space && !units.empty() && !is_cjk_punctuation(c) &&
+                    !is_cjk_punctuation(last_char(units.back().text));
             cur.text += bytes;
         } else {
             push();
@@ -224,11 +226,36 @@ std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::si
     return out;
 }
 
+bool is_cjk_punctuation(char32_t c) {
+    return (c >= 0x3000 && c <= 0x303F) ||  // 、。「」《》【】 …
+        (c >= 0xFF01 && c <= 0xFF65 && !(c >= 0xFF10 && c <= 0xFF19) && !(c >= 0xFF21 && c <= 0xFF3A) &&
+         !(c >= 0xFF41 && c <= 0xFF5A));  // ，：；？！（）, not the fullwidth letters and digits
+}
+
+std::string tighten_cjk_spaces(const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size();) {
+        if (s[i] != ' ') {
+            const std::size_t at = i;
+            next_char(s, i);
+            out.append(s, at, i - at);
+            continue;
+        }
+        std::size_t j = i;
+        while (j < s.size() && s[j] == ' ') ++j;
+        if (!(is_cjk_punctuation(last_char(out)) || (j < s.size() && is_cjk_punctuation(char_at(s, j)))))
+            out.append(s, i, j - i);
+        i = j;
+    }
+    return out;
+}
+
 std::string join_source_lines(const std::string& a, const std::string& b) {
     if (a.empty()) return b;
     if (b.empty()) return a;
     const char32_t x = last_char(a), y = first_char(b);
-    return is_cjk(x) && is_cjk(y) ? a + b : a + " " + b;
+    const bool tight = (is_cjk(x) && is_cjk(y)) || is_cjk_punctuation(x) || is_cjk_punctuation(y);
+    return tight ? a + b : a + " " + b;
 }
 
 }  // namespace attn

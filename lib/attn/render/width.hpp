@@ -22,6 +22,8 @@ std::string cut_to_width(const std::string& s, std::size_t width);
 
 // Ideographs, kana, hangul and CJK/fullwidth punctuation: text written without spaces.
 bool is_cjk(char32_t c);
+// CJK punctuation (、。「」 and the fullwidth ，：；？！（）): no space is ever set beside it.
+bool is_cjk_punctuation(char32_t c);
 
 // The character starting at byte i (U+FFFD for an invalid sequence).
 char32_t char_at(const std::string& s, std::size_t i);
@@ -42,8 +44,13 @@ std::vector<text_unit> break_units(const std::string& line);
 // its own). The first line has `first_width` columns, the rest `width`.
 std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width, std::size_t width);
 
+// The text without the spaces beside CJK punctuation ("求和。 softmax" -> "求和。softmax"), where a
+// sentence was joined to the next with a space.
+std::string tighten_cjk_spaces(const std::string& s);
+
 // Joins two source lines of one paragraph: with a space, unless the join falls between two CJK
-// characters (Chinese source text may be broken anywhere; a space there would show).
+// characters or beside CJK punctuation (Chinese source text may be broken anywhere; a space there
+// would show).
 std::string join_source_lines(const std::string& a, const std::string& b);
 
 }  // namespace attn
