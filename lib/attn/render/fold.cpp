@@ -216,7 +216,7 @@ std::string fold_markdown(const std::string& md, std::size_t width) {
             fence = !fence;
             lines = {line};
         } else if (fence) {
-            lines = break_line(line, width);
+            lines = {line};  // code is never folded: pasted, it must run (a viewer scrolls it)
         } else if (display_width(line) <= width || line.empty() || line[0] == '|' || line[0] == '#') {
             lines = {line};
         } else {

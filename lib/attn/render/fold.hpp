@@ -6,8 +6,9 @@
 // "> ", a list item's continue under its text). Breaks fall at spaces and after Chinese
 // punctuation first (a line break inside Chinese shows as a space in some Markdown viewers), then
 // between CJK characters; never inside a code span, a Latin word or a number, and never where the
-// next line would start a list, quote, heading or table. Lines of fenced code break as the text
-// pages break them. Table rows and headings are left whole (the renderer keeps tables narrow).
+// next line would start a list, quote, heading or table. Lines of fenced code are left whole:
+// folded, pasted code would not run (issue 37, point 11). Table rows and headings are left whole
+// (the renderer keeps tables narrow).
 //
 // HTML: breaks fall where a newline is invisible: inside a tag (between attributes, or just
 // before its `>`), at a space in ordinary text, at spaces of CSS outside strings, at spaces of SVG

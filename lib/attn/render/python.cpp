@@ -57,6 +57,13 @@ std::string trim(std::string s) {
     return s;
 }
 
+// `s` with every `from` replaced by `to`.
+std::string python_replace_all(std::string s, const std::string& from, const std::string& to) {
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+        s.replace(at, from.size(), to);
+    return s;
+}
+
 // Preamble: imports, the dtype and tolerance, and check(), which every step calls.
 //
 // float32: PyTorch's BLAS and the tool sum their dot products in different orders, so the two
@@ -84,8 +91,8 @@ std::string preamble(dtype type, const lessons& L, const std::string& command) {
     if (f32) out += comment(L.raw("python.tolerance_float32"));
     out += f32 ? "import contextlib\nimport io\n" : "";
     out += "import math\nimport sys\n\nimport torch\nimport torch.nn.functional as F\n\n";
-    out += f32 ? "SHADOW = globals().get(\"SHADOW\", False)  # True in the float64 pass\n"
-                 "DTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\nUPSTREAM = 0.0\n"
+    out += f32 ? "SHADOW = globals().get(\"SHADOW\", False)  # " + L.raw("python.code.shadow") +
+            "\nDTYPE = torch.float64 if SHADOW else torch.float32\nTOL = 1e-5\nFACTOR = 8\nUPSTREAM = 0.0\n"
                : "SHADOW = False\nDTYPE = torch.float64\nTOL = 1e-10\n";
     out += "TORCH = tuple(int(p) for p in torch.__version__.split('+')[0].split('.')[:2])\n";
     out += "WANT = {}\nEXACT = []\nmatched = 0\n";
@@ -117,11 +124,11 @@ def compare(what, got, want, rows_with_keys_only=False):
     agree = both_nan | same_inf
     diff = (got - want).abs().masked_fill(agree, 0).nan_to_num(nan=math.inf)
     bound = TOL * torch.clamp(want.abs().nan_to_num(nan=0, posinf=0, neginf=0), min=1)
-    if exact is not None:  # float32: or as close to the exact value as PyTorch's float32 is
+    if exact is not None:  # @exact@
         torch_error = (got - exact).abs().masked_fill(agree, 0).nan_to_num(nan=0, posinf=0)
         tool_error = (want - exact).abs().masked_fill(agree, 0).nan_to_num(nan=math.inf)
         global UPSTREAM
-        UPSTREAM = max(UPSTREAM, torch_error.max().item())  # this step's and every earlier step's
+        UPSTREAM = max(UPSTREAM, torch_error.max().item())  # @upstream@
         near = tool_error <= torch.maximum(bound, FACTOR * UPSTREAM * torch.ones_like(bound))
         diff = diff.masked_fill(near, 0)
     if bool((diff > bound).any()):
@@ -140,16 +147,18 @@ def check(step_id, got, want, **kw):
 )";
     if (f32)
         out += R"(
-if DTYPE == torch.float32:  # the float64 pass first: this same code, quietly
+if DTYPE == torch.float32:  # @first@
     shadow = {"__name__": "__shadow__", "SHADOW": True}
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             exec(sys._getframe().f_code, shadow)
-        except (Exception, SystemExit):  # a step it cannot run is checked in float32 below
+        except (Exception, SystemExit):  # @cannot_run@
             pass
     EXACT = shadow.get("EXACT", [])
 )";
     out += "\n";
+    for (const char* name : {"exact", "upstream", "first", "cannot_run"})  // the comments, in the page's language
+        out = python_replace_all(out, fmt::format("@{}@", name), L.raw(fmt::format("python.code.{}", name)));
     return out;
 }
 
