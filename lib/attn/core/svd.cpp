@@ -1,17 +1,43 @@
 // LAPACK through its Fortran ABI (column-major, every argument by pointer, hidden string lengths
-// not needed for one-character arguments on the Debian build): kept to this file.
+// not needed for one-character arguments on the Debian build): kept to this file. liblapack.so.3
+// is loaded the first time an SVD is taken, not at every start of the program: Debian's default
+// LAPACK is often OpenBLAS, which brings libgfortran and starts its thread pool when loaded.
 #include "attn/core/svd.hpp"
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
-extern "C" void dgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, double* a, const int* lda,
-                        double* s, double* u, const int* ldu, double* vt, const int* ldvt, double* work,
-                        const int* lwork, int* info);
+#include <dlfcn.h>
+
+#include "attn/core/error.hpp"
 
 namespace attn {
 
 namespace {
+using svd_dgesvd_fn = void (*)(const char* jobu, const char* jobvt, const int* m, const int* n, double* a,
+                               const int* lda, double* s, double* u, const int* ldu, double* vt, const int* ldvt,
+                               double* work, const int* lwork, int* info);
+
+svd_dgesvd_fn svd_load_dgesvd() {
+    void* lib = dlopen("liblapack.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char* why = dlerror();
+        throw error(std::string("the SVD needs LAPACK's liblapack.so.3 (apt install liblapack3): ") +
+                    (why ? why : "not found"));
+    }
+    auto f = reinterpret_cast<svd_dgesvd_fn>(dlsym(lib, "dgesvd_"));
+    if (!f) throw error("liblapack.so.3 has no dgesvd_: reinstall liblapack3");
+    return f;  // never dlclose'd: the process keeps it, as it would a linked library
+}
+
+// LAPACK's dgesvd, loaded on the first call (a failure is retried on the next).
+void svd_dgesvd(const char* jobu, const char* jobvt, const int* m, const int* n, double* a, const int* lda, double* s,
+                double* u, const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* info) {
+    static const svd_dgesvd_fn f = svd_load_dgesvd();
+    f(jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info);
+}
+
 struct svd_parts {
     std::vector<double> s, u, vt;  // u: [r, p] column-major, vt: [p, c] column-major, p = min(r, c)
 };
@@ -34,12 +60,12 @@ svd_parts run_svd(const matrix<double>& a, bool vectors) {
         out.u.resize(1), out.vt.resize(1);
     int info = 0, lwork = -1;
     double query = 0;
-    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, &query, &lwork,
-            &info);
+    svd_dgesvd(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, &query,
+               &lwork, &info);
     lwork = static_cast<int>(query);
     std::vector<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
-    dgesvd_(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, work.data(),
-            &lwork, &info);
+    svd_dgesvd(&job, &job, &r, &c, col.data(), &r, out.s.data(), out.u.data(), &ldu, out.vt.data(), &ldvt, work.data(),
+               &lwork, &info);
     if (info != 0) throw std::runtime_error("LAPACK dgesvd did not converge");
     return out;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,11 +21,61 @@ namespace attn::npz {
 
 namespace {
 
+// libzip, loaded the first time an archive is read rather than at every start of the program
+// (it brings libcrypto, libbz2 and libz): the functions this file calls, from Debian's libzip4.
+struct npz_libzip {
+    decltype(&::zip_fdopen) fdopen = nullptr;
+    decltype(&::zip_discard) discard = nullptr;
+    decltype(&::zip_get_num_entries) get_num_entries = nullptr;
+    decltype(&::zip_stat_init) stat_init = nullptr;
+    decltype(&::zip_stat_index) stat_index = nullptr;
+    decltype(&::zip_fopen_index) fopen_index = nullptr;
+    decltype(&::zip_fread) fread = nullptr;
+    decltype(&::zip_fclose) fclose = nullptr;
+    decltype(&::zip_strerror) strerror = nullptr;
+    decltype(&::zip_file_get_error) file_get_error = nullptr;
+    decltype(&::zip_error_init_with_code) error_init_with_code = nullptr;
+    decltype(&::zip_error_strerror) error_strerror = nullptr;
+    decltype(&::zip_error_fini) error_fini = nullptr;
+    decltype(&::zip_error_code_zip) error_code_zip = nullptr;
+};
+
+template <class F>
+void npz_symbol(void* lib, const char* name, F& f) {
+    f = reinterpret_cast<F>(dlsym(lib, name));
+    if (!f) throw npy::error(std::string("libzip.so.4 lacks ") + name + ": reinstall libzip4 to read .npz archives");
+}
+
+npz_libzip npz_load_libzip() {
+    void* lib = dlopen("libzip.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char* why = dlerror();
+        throw npy::error(std::string("reading .npz archives needs libzip.so.4 (apt install libzip4): ") +
+                         (why ? why : "not found"));
+    }
+    npz_libzip z;
+    npz_symbol(lib, "zip_fdopen", z.fdopen), npz_symbol(lib, "zip_discard", z.discard);
+    npz_symbol(lib, "zip_get_num_entries", z.get_num_entries), npz_symbol(lib, "zip_stat_init", z.stat_init);
+    npz_symbol(lib, "zip_stat_index", z.stat_index), npz_symbol(lib, "zip_fopen_index", z.fopen_index);
+    npz_symbol(lib, "zip_fread", z.fread), npz_symbol(lib, "zip_fclose", z.fclose);
+    npz_symbol(lib, "zip_strerror", z.strerror), npz_symbol(lib, "zip_file_get_error", z.file_get_error);
+    npz_symbol(lib, "zip_error_init_with_code", z.error_init_with_code);
+    npz_symbol(lib, "zip_error_strerror", z.error_strerror), npz_symbol(lib, "zip_error_fini", z.error_fini);
+    npz_symbol(lib, "zip_error_code_zip", z.error_code_zip);
+    return z;  // never dlclose'd: the process keeps it, as it would a linked library
+}
+
+// The loaded library (loaded on the first call; a failure is retried on the next).
+const npz_libzip& lz() {
+    static const npz_libzip z = npz_load_libzip();
+    return z;
+}
+
 struct archive_closer {
-    void operator()(zip_t* za) const { zip_discard(za); }
+    void operator()(zip_t* za) const { lz().discard(za); }
 };
 struct member_closer {
-    void operator()(zip_file_t* zf) const { zip_fclose(zf); }
+    void operator()(zip_file_t* zf) const { lz().fclose(zf); }
 };
 using archive_ptr = std::unique_ptr<zip_t, archive_closer>;
 using member_ptr = std::unique_ptr<zip_file_t, member_closer>;
@@ -74,8 +125,8 @@ std::string duplicate_name(int fd, std::size_t file_size) {
 }
 
 std::string member_error(zip_file_t* zf) {
-    const zip_error_t* e = zip_file_get_error(zf);
-    return e ? zip_error_strerror(const_cast<zip_error_t*>(e)) : "read error";
+    const zip_error_t* e = lz().file_get_error(zf);
+    return e ? lz().error_strerror(const_cast<zip_error_t*>(e)) : "read error";
 }
 
 // Reads up to `size` more bytes of the member onto `data`; false on a read error.
@@ -84,7 +135,7 @@ bool read_more(zip_file_t* zf, std::string& data, std::size_t size) {
     data.resize(start + size);
     std::size_t done = 0;
     while (done < size) {
-        const zip_int64_t got = zip_fread(zf, &data[start + done], size - done);
+        const zip_int64_t got = lz().fread(zf, &data[start + done], size - done);
         if (got < 0) return false;
         if (got == 0) break;
         done += static_cast<std::size_t>(got);
@@ -96,6 +147,7 @@ bool read_more(zip_file_t* zf, std::string& data, std::size_t size) {
 // Opens `path` as a zip archive: a regular, non-empty file of at most max_bytes. The archive owns
 // the descriptor.
 archive_ptr open_archive(const std::string& path, std::size_t max_bytes) {
+    lz();  // libzip first: a missing library is said before the file is opened
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) throw npy::error("cannot open " + path + ": no such file");
@@ -116,15 +168,15 @@ archive_ptr open_archive(const std::string& path, std::size_t max_bytes) {
         throw npy::error(path + ": the file is too large");
     }
     int code = 0;
-    zip_t* za = zip_fdopen(fd, ZIP_RDONLY | ZIP_CHECKCONS, &code);
+    zip_t* za = lz().fdopen(fd, ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (!za) {
         const std::string twice = code == ZIP_ER_EXISTS ? duplicate_name(fd, static_cast<std::size_t>(st.st_size)) : "";
         ::close(fd);
         if (!twice.empty()) throw npy::error(path + " holds " + twice + " twice: save each answer once");
         zip_error_t err;
-        zip_error_init_with_code(&err, code);
-        const std::string why = zip_error_strerror(&err);
-        zip_error_fini(&err);
+        lz().error_init_with_code(&err, code);
+        const std::string why = lz().error_strerror(&err);
+        lz().error_fini(&err);
         throw npy::error(path + ": not a readable .npz (zip) archive: " + why);
     }
     return archive_ptr(za);
@@ -166,10 +218,10 @@ void read_member_data(zip_file_t* member, std::size_t size, const npy::header& h
         throw npy::error(where + ": truncated or corrupt member: " + member_error(member));
     if (data.size() < size) throw npy::error(where + ": truncated or corrupt member: it ends before its size");
     char extra = 0;
-    const zip_int64_t tail = zip_fread(member, &extra, 1);
+    const zip_int64_t tail = lz().fread(member, &extra, 1);
     if (tail < 0) {
-        const zip_error_t* e = zip_file_get_error(member);
-        if (e && zip_error_code_zip(e) == ZIP_ER_CRC)
+        const zip_error_t* e = lz().file_get_error(member);
+        if (e && lz().error_code_zip(e) == ZIP_ER_CRC)
             throw npy::error(where + ": its CRC-32 does not match its bytes: the archive is corrupt; " + resave);
         throw npy::error(where + ": truncated or corrupt member: " + member_error(member));
     }
@@ -182,12 +234,12 @@ std::map<std::string, npy::array> read(const std::string& path, std::size_t max_
     const archive_ptr archive = open_archive(path, max_bytes);
     zip_t* za = archive.get();
     std::map<std::string, npy::array> out;
-    const zip_int64_t count = zip_get_num_entries(za, 0);
+    const zip_int64_t count = lz().get_num_entries(za, 0);
     std::size_t total = 0;
     for (zip_int64_t i = 0; i < count; ++i) {
         zip_stat_t zs;
-        zip_stat_init(&zs);
-        if (zip_stat_index(za, static_cast<zip_uint64_t>(i), 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME) ||
+        lz().stat_init(&zs);
+        if (lz().stat_index(za, static_cast<zip_uint64_t>(i), 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME) ||
             !(zs.valid & ZIP_STAT_SIZE))
             throw npy::error(path + ": a damaged member in the archive");
         std::string name = zs.name;
@@ -197,8 +249,8 @@ std::map<std::string, npy::array> read(const std::string& path, std::size_t max_
             throw npy::error(path + " holds " + name + " twice: save each answer once");
         if (zs.size > max_bytes || total + zs.size > max_bytes)
             throw npy::error(where + ": too large once uncompressed");
-        const member_ptr member(zip_fopen_index(za, static_cast<zip_uint64_t>(i), 0));
-        if (!member) throw npy::error(where + ": cannot open the member: " + zip_strerror(za));
+        const member_ptr member(lz().fopen_index(za, static_cast<zip_uint64_t>(i), 0));
+        if (!member) throw npy::error(where + ": cannot open the member: " + lz().strerror(za));
         std::string data;
         npy::header h;
         read_member_header(member.get(), static_cast<std::size_t>(zs.size), where, max_elements, data, h);
