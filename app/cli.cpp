@@ -397,19 +397,22 @@ struct builtin_commands {
     help_request help_req;
 };
 
-// Every registered command as a subcommand of cli, with its own and its shared flags, in --help order.
+// A registered command as a subcommand of cli, with its own and its shared flags.
+bound_command bind_command(CLI::App& cli, const command& c) {
+    bound_command b;
+    b.entry = &c;
+    b.sub = cli.add_subcommand(c.name, c.summary);
+    b.declared = std::make_unique<flags>(b.sub);
+    b.run = c.bind(*b.declared);
+    b.shared = std::make_unique<shared_values>();
+    add_shared_flags(*b.declared, c, *b.shared);
+    return b;
+}
+
+// Every registered command as a subcommand of cli, in --help order.
 std::vector<bound_command> bind_commands(CLI::App& cli) {
     std::vector<bound_command> bound;
-    for (const command* c : commands()) {
-        bound_command b;
-        b.entry = c;
-        b.sub = cli.add_subcommand(c->name, c->summary);
-        b.declared = std::make_unique<flags>(b.sub);
-        b.run = c->bind(*b.declared);
-        b.shared = std::make_unique<shared_values>();
-        add_shared_flags(*b.declared, *c, *b.shared);
-        bound.push_back(std::move(b));
-    }
+    for (const command* c : commands()) bound.push_back(bind_command(cli, *c));
     return bound;
 }
 
@@ -477,21 +480,60 @@ int print_completion(const std::vector<bound_command>& bound, const builtin_comm
     return 0;
 }
 
+// The top level of the command line, before any subcommand is declared.
+void set_up_top(CLI::App& cli) {
+    cli.formatter(std::make_shared<wrapping_formatter>(probe_terminal().width));  // before the subcommands copy it
+    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
+    cli.require_subcommand(0, 1);
+}
+
+// The first word on the line that is not a flag: the command asked for ("" when none).
+std::string first_word(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (argv[i][0] != '-') return argv[i];
+    return "";
+}
+
+// The quick path, for a registered command named first on the line (or none, for --version):
+// only that command is declared to CLI11, not all of them, which was most of the time a short run
+// took (tests/bench/startup.sh). Anything but a clean parse of it (a typo, --help, a word of
+// another command) gives nullopt, and the caller parses again with every command declared, so that
+// errors, help and suggestions read as they always did.
+std::optional<int> run_named_only(int argc, char** argv) {
+    const std::string word = first_word(argc, argv);
+    const command* only = word.empty() ? nullptr : find_command(word);
+    if (!word.empty() && !only) return std::nullopt;
+    CLI::App cli{"attn-explain", "attn-explain"};
+    set_up_top(cli);
+    std::vector<bound_command> bound;
+    if (only) bound.push_back(bind_command(cli, *only));
+    check_numbers(&cli);
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::CallForVersion& e) {
+        return cli.exit(e);
+    } catch (const CLI::Error&) {
+        return std::nullopt;
+    }
+    if (bound.empty() || !cli.got_subcommand(bound.front().sub)) return std::nullopt;
+    note_language_encoding(bound.front().shared->lang);
+    return dispatch(bound.front());
+}
+
 }  // namespace
 
 int run_command_line(int argc, char** argv) {
     for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
     if (!registry_problems().empty()) return 70;
+    if (asks_json(argc, argv)) json_errors(true);
+    if (const std::optional<int> code = run_named_only(argc, argv)) return *code;
     CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step",
                  "attn-explain"};
-    cli.formatter(std::make_shared<wrapping_formatter>(probe_terminal().width));  // before the subcommands copy it
-    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
-    cli.require_subcommand(0, 1);
+    set_up_top(cli);
     const std::vector<bound_command> bound = bind_commands(cli);
     builtin_commands builtin;
     add_builtin_commands(cli, builtin);
     check_numbers(&cli);
-    if (asks_json(argc, argv)) json_errors(true);
     if (const std::optional<int> code = parse(cli, argc, argv)) return *code;
 
     if (cli.got_subcommand(builtin.completion)) return print_completion(bound, builtin);
