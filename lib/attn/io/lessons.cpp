@@ -1,59 +1,56 @@
 // Lessons: TOML files parsed with toml++ and flattened into dotted keys.
 #include "attn/io/lessons.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include "attn/io/embedded.hpp"
-#include "attn/io/utf8.hpp"
 #include "attn/core/error.hpp"
+#include "attn/io/embedded.hpp"
+#include "attn/io/lesson_flatten.hpp"
+#include "attn/io/utf8.hpp"
 
 namespace attn {
 
-namespace {
-void flatten(const toml::table& table, const std::string& prefix, const std::string& file,
-             std::map<std::string, std::string>& text, std::map<std::string, std::string>& files) {
-    for (const auto& [k, node] : table) {
-        const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-        if (key == "format_version") continue;
-        if (const toml::table* sub = node.as_table()) {
-            flatten(*sub, key, file, text, files);
-        } else if (const auto* s = node.as_string()) {
-            if (!text.emplace(key, s->get()).second)
-                throw error(fmt::format("lessons: key '{}' is defined twice ({} and {})", key, files[key], file));
-            files[key] = file;
-        } else {
-            throw error(fmt::format("lessons/{}: '{}' must be a string", file, key));
-        }
-    }
-}
-}  // namespace
-
 lessons lessons::parse(const std::vector<std::pair<std::string, std::string>>& files) {
     lessons out;
-    for (const auto& [path, content] : files) {
-        toml::table table;
-        try {
-            table = toml::parse(content, path);
-        } catch (const toml::parse_error& e) {
-            throw error(fmt::format("lessons/{}:{}: {}", path, e.source().begin.line, e.description()));
-        }
-        const auto version = table["format_version"].value<int64_t>();
-        if (!version || *version != 1) throw error(fmt::format("lessons/{}: format_version must be 1", path));
-        flatten(table, "", path, out.text_, out.file_);
-    }
+    for (const auto& [path, content] : files) lesson_flatten::add_file(path, content, out.text_, out.file_);
     return out;
 }
 
+namespace {
+std::string_view lesson_piece(std::uint32_t at, std::uint32_t size) {
+    return std::string_view(lesson_tables().blob + at, size);
+}
+std::string_view lesson_key(const lesson_entry& e) { return lesson_piece(e.key, e.key_size); }
+
+// The embedded table of `language` (nullptr when none).
+const lesson_table* lesson_table_of(const std::string& language) {
+    const lesson_tables_view all = lesson_tables();
+    for (std::size_t i = 0; i < all.size; ++i)
+        if (language == all.tables[i].language) return &all.tables[i];
+    return nullptr;
+}
+
+// The entry of `key` in `t` (nullptr when none): a binary search, the table being sorted.
+const lesson_entry* lesson_entry_of(const lesson_table* t, const std::string& key) {
+    if (!t) return nullptr;
+    const lesson_entry* end = t->entries + t->size;
+    const lesson_entry* it =
+        std::lower_bound(t->entries, end, std::string_view(key),
+                         [](const lesson_entry& e, std::string_view k) { return lesson_key(e) < k; });
+    return it != end && lesson_key(*it) == key ? it : nullptr;
+}
+}  // namespace
+
 std::vector<std::string> embedded_languages() {
     std::set<std::string> langs;
-    for (const embedded_file& f : embedded_lessons()) {
-        const auto slash = f.path.find('/');
-        if (slash != std::string_view::npos) langs.insert(std::string(f.path.substr(0, slash)));
-    }
+    const lesson_tables_view all = lesson_tables();
+    for (std::size_t i = 0; i < all.size; ++i) langs.insert(all.tables[i].language);
     return {langs.begin(), langs.end()};
 }
 
@@ -99,62 +96,65 @@ const lessons& lessons::embedded(const std::string& language) {
     static std::map<std::string, lessons> cache;
     auto it = cache.find(language);
     if (it != cache.end()) return it->second;
-    auto files_of = [](const std::string& lang) {
-        std::vector<std::pair<std::string, std::string>> files;
-        for (const embedded_file& f : embedded_lessons())
-            if (f.path.substr(0, lang.size() + 1) == lang + "/")
-                files.emplace_back(std::string(f.path), std::string(f.content));
-        return files;
-    };
-    const auto files = files_of(language);
-    if (files.empty()) {
+    const lesson_table* own = lesson_table_of(language);
+    if (!own) {
         std::string known;
         for (const std::string& l : embedded_languages()) known += (known.empty() ? "" : ", ") + l;
         throw error(fmt::format("no lessons in language '{}': available: {}", language, known));
     }
-    lessons out = parse(files);
-    if (language != "en") out.fill_missing_from(parse(files_of("en")));
+    lessons out;
+    out.own_ = own;
+    if (language != "en") out.base_ = lesson_table_of("en"), out.borrowed_ = own->borrowed;
     return cache.emplace(language, std::move(out)).first->second;
 }
 
+const std::string* lessons::find(const std::string& key) const {
+    auto it = text_.find(key);
+    if (it != text_.end()) return &it->second;
+    const lesson_entry* e = lesson_entry_of(own_, key);
+    if (!e) e = lesson_entry_of(base_, key);
+    if (!e) return nullptr;
+    file_.emplace(key, lesson_piece(e->file, e->file_size));
+    return &text_.emplace(key, lesson_piece(e->text, e->text_size)).first->second;
+}
+
 void lessons::fill_missing_from(const lessons& base) {
-    for (const auto& [key, text] : base.text_)
-        if (text_.emplace(key, text).second) {
-            file_[key] = base.file_.at(key);
-            // course.path.*: the course's path (lessons/en/course.toml), data the same in every
-            // language, not text to translate
-            if (key.rfind("course.path.", 0) != 0) ++borrowed_;
+    for (const std::string& key : base.keys())
+        if (!find(key)) {
+            text_.emplace(key, *base.find(key)), file_[key] = base.file_of(key);
+            if (lesson_flatten::counts_as_borrowed(key)) ++borrowed_;
         }
 }
 
-bool lessons::has(const std::string& key) const { return text_.count(key) != 0; }
+bool lessons::has(const std::string& key) const { return find(key) != nullptr; }
 
 const std::string& lessons::raw(const std::string& key) const {
-    auto it = text_.find(key);
-    if (it == text_.end()) throw error(fmt::format("lessons: no text for '{}'", key));
+    const std::string* t = find(key);
+    if (!t) throw error(fmt::format("lessons: no text for '{}'", key));
     used_.insert(key);
-    return it->second;
+    return *t;
 }
 
 std::string lessons::text(const std::string& key, const vars& v) const { return fill(raw(key), v, key); }
 
 std::vector<std::string> lessons::keys() const {
-    std::vector<std::string> out;
-    for (const auto& kv : text_) out.push_back(kv.first);
-    return out;
+    std::set<std::string> all;
+    for (const auto& kv : text_) all.insert(kv.first);
+    for (const lesson_table* t : {own_, base_})
+        for (std::size_t i = 0; t && i < t->size; ++i) all.insert(std::string(lesson_key(t->entries[i])));
+    return {all.begin(), all.end()};
 }
 
 const std::string& lessons::file_of(const std::string& key) const {
-    auto it = file_.find(key);
-    if (it == file_.end()) throw error(fmt::format("lessons: no text for '{}'", key));
-    return it->second;
+    if (!find(key)) throw error(fmt::format("lessons: no text for '{}'", key));
+    return file_.at(key);
 }
 
 namespace {
 bool is_name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
-// Calls on_text for literal runs and on_name for each placeholder.
+// Calls on_text for literal runs (a brace alone is literal) and on_name for each placeholder.
 template <class Text, class Name>
 void scan(const std::string& t, Text on_text, Name on_name) {
     std::size_t i = 0;
@@ -173,8 +173,9 @@ void scan(const std::string& t, Text on_text, Name on_name) {
                 continue;
             }
         }
-        on_text(t.substr(i, 1));
-        ++i;
+        const std::size_t next = std::min(t.find_first_of("{}", i + 1), t.size());  // a literal run
+        on_text(t.substr(i, next - i));
+        i = next;
     }
 }
 }  // namespace

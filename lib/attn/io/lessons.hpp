@@ -11,12 +11,14 @@
 namespace attn {
 
 using vars = std::map<std::string, std::string>;
+struct lesson_table;  // attn/io/embedded.hpp
 
 class lessons {
 public:
-    // The embedded lesson files of one language (a folder under lessons/), parsed once; keys
-    // a translation lacks fall back to English. Throws attn::error if the language is unknown
-    // or a file does not parse.
+    // The embedded lessons of one language (a folder under lessons/), read from the table the
+    // build flattened them into (cmake/lesson_table.cpp): a text is copied out the first time it
+    // is read. Keys a translation lacks fall back to English. Throws attn::error if the language
+    // is unknown.
     static const lessons& embedded(const std::string& language = "en");
     // Parses (path, content) pairs; used by embedded() and by tests.
     static lessons parse(const std::vector<std::pair<std::string, std::string>>& files);
@@ -39,10 +41,15 @@ public:
     const std::set<std::string>& used() const { return used_; }
 
 private:
-    std::map<std::string, std::string> text_;
-    std::map<std::string, std::string> file_;
+    // The texts: all of them for parsed lessons; for embedded ones, those read so far.
+    mutable std::map<std::string, std::string> text_;
+    mutable std::map<std::string, std::string> file_;
+    const lesson_table* own_ = nullptr;  // embedded: this language's table
+    const lesson_table* base_ = nullptr;  // embedded translation: English's, for what it lacks
     mutable std::set<std::string> used_;
     std::size_t borrowed_ = 0;
+    // The text of `key` (nullptr when there is none), without counting it as used.
+    const std::string* find(const std::string& key) const;
 };
 
 // The one of `values` whose name in `L` (the text under prefix + value + suffix: "drill.topic." +
