@@ -127,12 +127,12 @@ char32_t first_char(const std::string& s) {
 }  // namespace
 
 std::size_t char_width(char32_t c) {
-    if (c == 0) return 0;
+    if (c < 0x300) return c == 0 ? 0 : 1;  // below both tables: most of every page, looked up quickly
     if (in(zero_width, c)) return 0;
     return in(wide, c) ? 2 : 1;
 }
 
-bool is_cjk(char32_t c) { return in(wide, c) && !(c >= 0x1F000 && c <= 0x1FAFF); }
+bool is_cjk(char32_t c) { return c >= 0x1100 && in(wide, c) && !(c >= 0x1F000 && c <= 0x1FAFF); }
 
 char32_t char_at(const std::string& s, std::size_t i) { return i < s.size() ? next_char(s, i) : 0; }
 
