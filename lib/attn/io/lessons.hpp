@@ -20,7 +20,7 @@ public:
     // is read. Keys a translation lacks fall back to English. Throws attn::error if the language
     // is unknown.
     static const lessons& embedded(const std::string& language = "en");
-    // Parses (path, content) pairs; used by embedded() and by tests.
+    // Parses (path, content) pairs with toml++ (the tests; the build flattens the embedded ones).
     static lessons parse(const std::vector<std::pair<std::string, std::string>>& files);
 
     // A translation may be partial: keys it lacks are taken from `base` (English).
