@@ -59,6 +59,14 @@ enum class kind {
     // legend (symbol, meaning)
 };
 
+// How one matrix cell's number is made, computed from the run (doc/cell_notes.hpp): the HTML page
+// shows it when the cell is hovered or clicked. Every line is already in the page's language.
+struct cell_note {
+    std::string title;  // "scores[0, 1] = q_0 · k_1"
+    std::vector<std::string> terms;  // one line per term: "0.1234 × 0.5678 = 0.0701"
+    std::vector<std::string> result;  // the closing lines: "Σ = 0.2345", "÷ √d_k = ÷ 2.0000 = 0.1172"
+};
+
 struct block {
     doc::kind kind = doc::kind::prose;
     tone style = tone::plain;
@@ -76,8 +84,11 @@ struct block {
     int precision = -1;  // matrix: decimals (-1: the document's)
     bool show_shape = true;  // matrix: "title (rows, cols)"
     bool legend = true;  // heatmap: the colour scale under it
-    std::vector<bool> blocked;  // heatmap: rows·cols, row-major; true = masked (may not attend),
-        // drawn unlike a 0% weight; empty: nothing masked
+    std::vector<bool> blocked;  // heatmap, matrix: rows·cols, row-major; true = masked (may not
+        // attend), drawn unlike a 0% weight; empty: nothing masked
+    std::vector<cell_note> notes;  // matrix: rows·cols, row-major, how each cell is computed (an
+        // empty title: none); empty: no notes
+    bool bug = false;  // row, stack: a mistake's panel beside the correct run (HTML: a switch hides it)
     // plot
     std::vector<double> xs;
     std::vector<bool> dots;
@@ -113,6 +124,11 @@ struct chrome {
     std::string legend = "weight";
     std::string masked = "masked (may not attend)";  // the heatmap legend's entry for masked cells
     std::string plot_shared = "two or more lines in one cell";  // a text plot's "&"
+    // The interactive HTML page's controls (document::interactive).
+    std::string lang = "en";  // the page's lang attribute
+    std::string prev = "previous", next = "next", all = "show all", one = "one at a time";
+    std::string bug = "show the mistake";  // the switch beside a mistake's panels
+    std::string hint = "Click or hover over a number to see how it is computed; the arrow keys move between steps.";
 };
 
 struct document {
@@ -120,6 +136,7 @@ struct document {
     std::string language = "en";
     int precision = 4;  // default decimals of matrices
     chrome ui;
+    bool interactive = false;  // HTML: a script adds step navigation, cell notes and the mistake switch
     std::vector<page> pages;
 };
 

@@ -249,6 +249,7 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     const vars v = flash_vars(r);
     doc::document d;
     d.title = "attn-explain flash";
+    d.interactive = true;  // HTML: step navigation (html.hpp)
     d.precision = precision;
     d.ui = doc::chrome_from(L);
 

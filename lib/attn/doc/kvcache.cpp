@@ -324,6 +324,7 @@ doc::document kvcache_document(const kv_report& r, const lessons& L, int precisi
     const vars v = kv_vars(r, L);
     doc::document d;
     d.title = "attn-explain kv-cache";
+    d.interactive = true;  // HTML: step navigation (html.hpp)
     d.precision = precision;
     d.ui = doc::chrome_from(L);
 

@@ -283,6 +283,7 @@ doc::page paged_memory_page(const paged_report& r, const lessons& L) {
 doc::document paged_document(const paged_report& r, const lessons& L) {
     doc::document d;
     d.title = L.raw("paged.doc_title");
+    d.interactive = true;  // HTML: step navigation (html.hpp)
     d.ui = doc::chrome_from(L);
     d.pages.push_back(paged_pool_page(r, L, paged_vars(r, L)));
     for (std::size_t k = 0; k < std::min(r.steps.size(), paged_shown_steps); ++k)

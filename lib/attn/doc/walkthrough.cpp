@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/doc/cell_notes.hpp"
 #include "attn/doc/chrome.hpp"
 #include "attn/trace/mistakes.hpp"
 #include "attn/trace/positions.hpp"
@@ -123,6 +124,7 @@ document new_document(const std::string& title, const lessons& L, const view& v)
     d.title = title;
     d.precision = v.precision;
     d.ui = chrome_from(L);
+    d.interactive = true;  // HTML: step navigation, cell notes, the mistake switch
     return d;
 }
 
@@ -202,14 +204,18 @@ struct builder {
 
     // A tensor of any rank: rank 2 as one matrix; higher ranks as their 2-D slices [b, h, …],
     // at most four of them (the first three and the last) unless --full.
+    // With `explain` (a step of the correct run): each slice's cell notes (cell_notes.hpp) and,
+    // for the masked scores and the weights, its masked cells.
     std::vector<block> tensor_blocks(const std::string& title, const tensor& x, const std::string& id,
-                                     const tensor* against = nullptr) const {
+                                     const tensor* against = nullptr, const step* explain = nullptr) const {
         if (x.dimension() <= 2) {  // a vector is one row
             const std::size_t rows = x.dimension() == 2 ? x.shape(0) : 1,
                               cols = x.size() / std::max<std::size_t>(rows, 1);
             const bool compare = against && against->shape() == x.shape();
-            return {matrix_block(title, slice_of(x, 0, rows, cols), id,
-                                 compare ? slice_of(*against, 0, rows, cols) : grid{})};
+            block b = matrix_block(title, slice_of(x, 0, rows, cols), id,
+                                   compare ? slice_of(*against, 0, rows, cols) : grid{});
+            explained(b, explain, 0);
+            return {std::move(b)};
         }
         const std::size_t rows = x.shape(x.dimension() - 2), cols = x.shape(x.dimension() - 1);
         const std::size_t slices = x.size() / (rows * cols);
@@ -239,8 +245,15 @@ struct builder {
             blocks.push_back(matrix_block(id + "[" + index + "]", slice_of(x, sidx, rows, cols),
                                           heads_dim || x.dimension() == 3 ? id : "",
                                           compare ? slice_of(*against, sidx, rows, cols) : grid{}));
+            explained(blocks.back(), explain, sidx);
         }
         return blocks;
+    }
+    void explained(block& b, const step* s, std::size_t slice) const {
+        if (!s) return;
+        b.notes = cell_notes(t, L, *s, slice, v.precision);
+        if (s->is(step_id::masked_scores) || s->is(step_id::weights))
+            b.blocked = blocked_cells(slice, b.values.rows(), b.values.cols());
     }
     void add_all(std::vector<block> bs) {
         for (auto& b : bs) add(std::move(b));
@@ -343,7 +356,7 @@ struct builder {
                 add(extra_block(e, s.id));
                 add(gap());
             }
-        add_all(tensor_blocks(s.id, s.value, s.id));
+        add_all(tensor_blocks(s.id, s.value, s.id, nullptr, &s));
         add(gap());
         for (const named_matrix& e : s.extras)
             if (e.label == "row_sums") {
@@ -410,11 +423,15 @@ struct builder {
         std::vector<block> left = tensor_blocks(L.raw("label.correct") + " " + b.id, good.value, b.id);
         std::vector<block> right = tensor_blocks(label + " " + b.id, b.value, b.id, &good.value);
         if (good.value.shape() == b.value.shape()) {
-            add(row({stack(std::move(left)), stack(std::move(right))}));
+            block bug = stack(std::move(right));
+            bug.bug = true;  // HTML: the mistake's switch shows or hides it
+            add(row({stack(std::move(left)), std::move(bug)}));
         } else {
             add_all(std::move(left));
             add(gap());
-            add_all(std::move(right));
+            block bug = stack(std::move(right));
+            bug.bug = true;
+            add(std::move(bug));
         }
         const auto d = r().diffs.find(g.name + "/" + b.id);
         if (d != r().diffs.end())

@@ -12,6 +12,7 @@
 #include "attn/core/shapes.hpp"
 #include "attn/io/utf8.hpp"
 #include "attn/render/format.hpp"
+#include "attn/render/html_script.hpp"
 #include "attn/render/plot.hpp"
 #include "attn/render/timeline.hpp"
 
@@ -46,7 +47,7 @@ p.dim { color: var(--muted); }
 .good { color: var(--good); font-weight: 600; } .error { color: var(--error); } .warn { color: var(--warn); }
 dl.fields { display: grid; grid-template-columns: 6.5rem 1fr; gap: .25rem .8rem; margin: .6rem 0; }
 dl.fields dt { color: var(--muted); font-size: .85rem; padding-top: .15rem; }
-dl.fields dd { margin: 0; max-width: 46rem; }
+dl.fields dd { margin: 0; max-width: 46rem; min-width: 0; }
 code, pre, table.matrix, table.data td { font-family: "DejaVu Sans Mono", "Noto Sans Mono", ui-monospace, monospace; font-size: .9rem; }
 dd.formula code { color: var(--formula); } dd.code code { color: var(--code); }
 dd.code code, dd.formula code, dd.shape code { white-space: pre-wrap; }
@@ -71,6 +72,33 @@ table.data td.r { text-align: right; }
 .scroll { overflow-x: auto; max-width: 100%; }
 svg text { font-family: "DejaVu Sans Mono", "Noto Sans Mono", monospace; }
 section { margin-bottom: 1.5rem; }
+[hidden] { display: none !important; }
+table.matrix td.masked { background: repeating-linear-gradient(45deg, #f1f2f5 0 3px, #d5d9e2 3px 5px); color: var(--muted); }
+.masked-key { display: inline-block; width: 1.4rem; height: .8rem; margin-right: .4rem; vertical-align: middle;
+              border: 1px solid #9aa3b5; background: repeating-linear-gradient(45deg, #f1f2f5 0 3px, #d5d9e2 3px 5px); }
+nav.ax-nav { position: sticky; top: 0; z-index: 2; display: flex; flex-wrap: wrap; gap: .4rem .6rem; align-items: center;
+             background: var(--panel); border: 1px solid var(--rule); border-radius: 8px; padding: .4rem .6rem; margin: .5rem 0 1rem; }
+nav.ax-nav button { font: inherit; font-size: .9rem; padding: .2rem .7rem; border: 1px solid #9aa3b5; border-radius: 6px;
+                    background: var(--bg); color: var(--fg); cursor: pointer; }
+nav.ax-nav .ax-pos { font-variant-numeric: tabular-nums; min-width: 4rem; text-align: center; }
+nav.ax-nav label { font-size: .9rem; }
+nav.ax-nav p.ax-hint { flex-basis: 100%; margin: 0; font-size: .8rem; color: var(--muted); }
+.ax-js td[data-n] { cursor: pointer; }
+.ax-js td[data-n]:hover, td.ax-on { outline: 2px solid var(--title); outline-offset: -2px; }
+.ax-nobug .ax-bug { display: none; }
+aside.ax-note { position: fixed; left: 0; right: 0; bottom: 0; z-index: 3; max-height: 45vh; overflow: auto;
+                background: #fffdf4; border-top: 2px solid var(--formula); padding: .5rem 1rem .7rem;
+                font-family: "DejaVu Sans Mono", "Noto Sans Mono", ui-monospace, monospace; font-size: .85rem; }
+aside.ax-note p { margin: .15rem 0; max-width: none; }
+aside.ax-note .ax-title { font-weight: 700; color: var(--formula); font-family: system-ui, sans-serif; }
+aside.ax-note ol { margin: .2rem 0; padding-left: 0; list-style: none; columns: 18rem auto; }
+aside.ax-note .ax-result { font-weight: 700; }
+@media (max-width: 600px) {
+  main { padding: 1rem .8rem 3rem; }
+  nav.toc ol { columns: 1; }
+  dl.fields { grid-template-columns: 1fr; gap: 0; }
+  dl.fields dd { margin-bottom: .5rem; }
+}
 )";
 
 std::string attr_id(const std::string& s) {
@@ -158,6 +186,24 @@ struct heatmap_geometry {
 struct html_writer {
     const doc::document& d;
     mutable int gradients = 0;  // each colour scale's gradient gets its own id
+    mutable std::vector<const doc::cell_note*> notes = {};  // cells' notes, numbered as their data-n
+    mutable bool any_bug = false;  // a mistake's panel was drawn
+
+    // A matrix cell: its number, its class (differs, masked) and the number of its note.
+    std::string matrix_cell(const block& b, std::size_t i, std::size_t j, const std::string& cell, bool differs,
+                            bool& masked) const {
+        const std::size_t at = i * b.values.cols() + j;
+        std::string attrs;
+        masked = b.blocked.size() == b.values.rows() * b.values.cols() && b.blocked[at];
+        if (differs) attrs += " class=\"diff\"";
+        else if (masked)
+            attrs += " class=\"masked\"";
+        if (d.interactive && b.notes.size() == b.values.rows() * b.values.cols() && !b.notes[at].title.empty()) {
+            attrs += fmt::format(" data-n=\"{}\"", notes.size());
+            notes.push_back(&b.notes[at]);
+        }
+        return "<td" + attrs + ">" + esc(cell) + "</td>";
+    }
 
     std::string matrix_table(const block& b) const {
         const grid& m = b.values;
@@ -175,6 +221,7 @@ struct html_writer {
             out += "<th>" + esc(label_of(b.col_labels, cp.shown[c])) + "</th>";
         }
         out += "</tr></thead><tbody>\n";
+        bool any_masked = false;
         for (std::size_t r = 0; r < rp.shown.size(); ++r) {
             if (rp.gap_after && r == rp.gap_after) {
                 out += "<tr><th class=\"gap\">…</th>";
@@ -188,17 +235,16 @@ struct html_writer {
                 if (cp.gap_after && c == cp.gap_after) out += "<td class=\"gap\">…</td>";
                 const double v = m(i, cp.shown[c]);
                 const std::string cell = format_cell(v, prec, sci);
-                bool differs = false;
-                if (a) {
-                    const double x = (*a)(i, cp.shown[c]);
-                    // As the terminal marks them: the printed numbers differ.
-                    differs = format_cell(x, prec, sci) != cell;
-                }
-                out += std::string(differs ? "<td class=\"diff\">" : "<td>") + esc(cell) + "</td>";
+                // As the terminal marks them: the printed numbers differ.
+                const bool differs = a && format_cell((*a)(i, cp.shown[c]), prec, sci) != cell;
+                bool masked = false;
+                out += matrix_cell(b, i, cp.shown[c], cell, differs, masked);
+                any_masked = any_masked || masked;
             }
             out += "</tr>\n";
         }
         out += "</tbody></table>";
+        if (any_masked) out += "<p class=\"dim\"><span class=\"masked-key\"></span>" + esc(d.ui.masked) + "</p>";
         if (rp.gap_after || cp.gap_after) out += "<p class=\"dim\">" + esc(d.ui.elided) + "</p>";
         return out + "</figure>\n";
     }
@@ -462,11 +508,15 @@ struct html_writer {
             case kind::stack: {
                 std::string out;
                 for (const block& c : b.children) out += render(c);
-                return out;
+                any_bug = any_bug || b.bug;
+                return b.bug ? "<div class=\"ax-bug\">" + out + "</div>\n" : out;
             }
             case kind::row: {
                 std::string out = "<div class=\"row\">\n";
-                for (const block& c : b.children) out += "<div>" + render(c) + "</div>\n";
+                for (const block& c : b.children) {
+                    any_bug = any_bug || c.bug;
+                    out += (c.bug ? "<div class=\"ax-bug\">" : "<div>") + render(c) + "</div>\n";
+                }
                 return out + "</div>\n";
             }
             case kind::gap: return "";
@@ -479,6 +529,66 @@ struct html_writer {
         return "";
     }
 };
+
+// A JSON string: quotes, backslashes and control characters escaped, and '<', '>' and '&' as
+// \u escapes so the script element's text holds none of them.
+std::string json_text(const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') out += std::string("\\") + c;
+        else if (c == '<' || c == '>' || c == '&' || (static_cast<unsigned char>(c) < 0x20))
+            out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+        else
+            out += c;
+    }
+    return out + "\"";
+}
+
+// The notes as a JSON array of [title, [terms…], [results…]], one token after another in lines
+// of at most 78 columns (newlines between tokens are JSON whitespace).
+std::string notes_json(const std::vector<const doc::cell_note*>& notes) {
+    std::string out;
+    std::size_t col = 0;
+    auto put = [&](const std::string& tok) {
+        const std::size_t w = display_width(tok);
+        if (col > 0 && col + w > 78) out += "\n", col = 0;
+        out += tok, col += w;
+    };
+    auto list = [&](const std::vector<std::string>& items, const std::string& after) {
+        put("[");
+        for (std::size_t k = 0; k < items.size(); ++k) put(json_text(items[k]) + (k + 1 < items.size() ? "," : ""));
+        put("]" + after);
+    };
+    put("[");
+    for (std::size_t k = 0; k < notes.size(); ++k) {
+        put("[" + json_text(notes[k]->title) + ",");
+        list(notes[k]->terms, ",");
+        list(notes[k]->result, k + 1 < notes.size() ? "]," : "]");
+    }
+    put("]");
+    return out;
+}
+
+// The controls, hidden until the script shows them (they go before the sections).
+std::string interactive_nav(const doc::document& d, const html_writer& w) {
+    std::string nav = "<nav class=\"ax-nav\" hidden=\"hidden\">";
+    nav += "<button type=\"button\" class=\"ax-prev\">" + esc(d.ui.prev) + "</button>";
+    nav += "<span class=\"ax-pos\"></span>";
+    nav += "<button type=\"button\" class=\"ax-next\">" + esc(d.ui.next) + "</button>";
+    nav += "<button type=\"button\" class=\"ax-all\" data-all=\"" + esc(d.ui.all) + "\" data-one=\"" + esc(d.ui.one) +
+        "\">" + esc(d.ui.all) + "</button>";
+    if (w.any_bug)
+        nav += "<label class=\"ax-bugswitch\"><input type=\"checkbox\" checked=\"checked\"/> " + esc(d.ui.bug) +
+            "</label>";
+    return nav + "<p class=\"ax-hint\">" + esc(d.ui.hint) + "</p></nav>\n";
+}
+
+// The notes' panel, the notes and the script (they go after main).
+std::string interactive_tail(const html_writer& w) {
+    std::string tail = "<aside class=\"ax-note\" hidden=\"hidden\" aria-live=\"polite\"></aside>\n";
+    tail += "<script type=\"application/json\" id=\"ax-notes\">\n" + notes_json(w.notes) + "\n</script>\n";
+    return tail + "<script>" + html_script() + "</script>\n";
+}
 
 }  // namespace
 
@@ -511,8 +621,9 @@ std::string html_escape(const std::string& s) {
 }
 
 std::string render_html(const doc::document& d) {
-    const html_writer w{d, 0};
-    std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"" + esc(d.language) +
+    const html_writer w{d};
+    const std::string lang = d.language != "en" ? d.language : d.ui.lang;  // help pages set their own
+    std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"" + esc(lang) +
         "\">\n<head>\n<meta charset=\"utf-8\"/>\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +
         esc(d.title) + "</title>\n<style>" + css + "</style>\n</head>\n<body>\n<main>\n<h1>" + esc(d.title) + "</h1>\n";
@@ -520,12 +631,16 @@ std::string render_html(const doc::document& d) {
     for (const doc::page& p : d.pages)
         if (!p.title.empty()) toc += "<li><a href=\"#" + attr_id(p.id) + "\">" + esc(p.title) + "</a></li>\n";
     if (!toc.empty()) out += "<nav class=\"toc\"><h2>" + esc(d.ui.contents) + "</h2><ol>\n" + toc + "</ol></nav>\n";
+    std::string sections;
     for (const doc::page& p : d.pages) {
-        out += "<section" + (p.id.empty() ? std::string() : " id=\"" + attr_id(p.id) + "\"") + ">\n";
-        for (const block& b : p.blocks) out += w.render(b);
-        out += "</section>\n";
+        sections += "<section" + (p.id.empty() ? std::string() : " id=\"" + attr_id(p.id) + "\"") + ">\n";
+        for (const block& b : p.blocks) sections += w.render(b);
+        sections += "</section>\n";
     }
-    return fold_html(out + "</main>\n</body>\n</html>\n", 80);
+    if (!d.interactive) return fold_html(out + sections + "</main>\n</body>\n</html>\n", 80);
+    // The controls and the notes after the sections are drawn: they need what the sections hold.
+    out += interactive_nav(d, w) + sections + "</main>\n" + interactive_tail(w);
+    return fold_html(out + "</body>\n</html>\n", 80);
 }
 
 }  // namespace attn
