@@ -18,6 +18,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,15 @@ def poll(what, fn, deadline=DEADLINE):
     fail(f"timed out waiting for {what} (last: {last!r})")
 
 
+def die_with_parent():
+    """In Chromium's process, before exec: killed when this script dies, even by SIGKILL."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class Browser:
     def __init__(self, work):
         exe = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -69,7 +79,8 @@ class Browser:
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
              "--remote-debugging-port=0", "--remote-allow-origins=*", "--no-first-run",
              "--user-data-dir=" + self.profile, "--window-size=1280,900", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "chromium.log"), "w"))
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "chromium.log"), "w"),
+            preexec_fn=die_with_parent)
         self.ws = None
         self.next_id = 0
 
@@ -350,6 +361,8 @@ def run(binary, out_dir, work):
 
 def main():
     binary, out_dir = sys.argv[1], sys.argv[2]
+    # ctest's timeout sends SIGTERM: leave through the finally blocks, which kill Chromium.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     os.makedirs(out_dir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="attn-click-")
     try:

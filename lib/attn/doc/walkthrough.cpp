@@ -420,7 +420,7 @@ struct builder {
             return;
         }
         const step& good = t.at(b.id);
-        std::vector<block> left = tensor_blocks(L.raw("label.correct") + " " + b.id, good.value, b.id);
+        std::vector<block> left = tensor_blocks(L.raw("label.correct") + " " + b.id, good.value, b.id, nullptr, &good);
         std::vector<block> right = tensor_blocks(label + " " + b.id, b.value, b.id, &good.value);
         if (good.value.shape() == b.value.shape()) {
             block bug = stack(std::move(right));
