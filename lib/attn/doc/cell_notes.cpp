@@ -11,7 +11,7 @@ namespace attn::doc {
 
 namespace {
 
-constexpr std::size_t notes_max_side = 64, notes_max_terms = 100000;
+constexpr std::size_t notes_max_side = 64, notes_max_terms = 50000;
 
 // Slice k (of the last two axes) of a tensor, read in place.
 struct notes_slice {

@@ -17,8 +17,9 @@ namespace attn::doc {
 // The notes of slice `slice` (the 2-D slices of the last two axes, row-major) of step `s`:
 // rows·cols, row-major. Empty when the step is none of scores, scaled_scores, masked_scores,
 // weights, output (single head) or heads_output; when the slice is too big to explain (more than
-// 64 rows or columns, or 100000 terms); or when recomputing a cell from its inputs does not give
-// the run's number (a variant these notes do not model), so a note never explains a wrong sum.
+// 64 rows or columns, or 50000 terms: a page of megabytes); or when recomputing a cell from its
+// inputs does not give the run's number (a variant these notes do not model), so a note never
+// explains a wrong sum.
 std::vector<cell_note> cell_notes(const trace& t, const lessons& L, const step& s, std::size_t slice, int precision);
 
 }  // namespace attn::doc

@@ -6,6 +6,7 @@
 // written from traces and reports (render/json*.hpp).
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -86,8 +87,10 @@ struct block {
     bool legend = true;  // heatmap: the colour scale under it
     std::vector<bool> blocked;  // heatmap, matrix: rows·cols, row-major; true = masked (may not
         // attend), drawn unlike a 0% weight; empty: nothing masked
-    std::vector<cell_note> notes;  // matrix: rows·cols, row-major, how each cell is computed (an
-        // empty title: none); empty: no notes
+    // matrix: how each cell is computed, rows·cols row-major (an empty title: none; no notes: an
+    // empty vector or no function). Made when drawn, by the renderers that show them (HTML): a
+    // terminal page never pays for them.
+    std::function<std::vector<cell_note>()> notes;
     bool bug = false;  // row, stack: a mistake's panel beside the correct run (HTML: a switch hides it)
     // plot
     std::vector<double> xs;

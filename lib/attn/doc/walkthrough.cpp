@@ -251,7 +251,9 @@ struct builder {
     }
     void explained(block& b, const step* s, std::size_t slice) const {
         if (!s) return;
-        b.notes = cell_notes(t, L, *s, slice, v.precision);
+        b.notes = [&tr = t, &les = L, s, slice, precision = v.precision] {
+            return cell_notes(tr, les, *s, slice, precision);
+        };
         if (s->is(step_id::masked_scores) || s->is(step_id::weights))
             b.blocked = blocked_cells(slice, b.values.rows(), b.values.cols());
     }

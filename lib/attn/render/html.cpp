@@ -186,21 +186,21 @@ struct heatmap_geometry {
 struct html_writer {
     const doc::document& d;
     mutable int gradients = 0;  // each colour scale's gradient gets its own id
-    mutable std::vector<const doc::cell_note*> notes = {};  // cells' notes, numbered as their data-n
+    mutable std::vector<doc::cell_note> notes = {};  // cells' notes, numbered as their data-n
     mutable bool any_bug = false;  // a mistake's panel was drawn
 
     // A matrix cell: its number, its class (differs, masked) and the number of its note.
-    std::string matrix_cell(const block& b, std::size_t i, std::size_t j, const std::string& cell, bool differs,
-                            bool& masked) const {
+    std::string matrix_cell(const block& b, const std::vector<doc::cell_note>& cell_notes, std::size_t i, std::size_t j,
+                            const std::string& cell, bool differs, bool& masked) const {
         const std::size_t at = i * b.values.cols() + j;
         std::string attrs;
         masked = b.blocked.size() == b.values.rows() * b.values.cols() && b.blocked[at];
         if (differs) attrs += " class=\"diff\"";
         else if (masked)
             attrs += " class=\"masked\"";
-        if (d.interactive && b.notes.size() == b.values.rows() * b.values.cols() && !b.notes[at].title.empty()) {
+        if (cell_notes.size() == b.values.rows() * b.values.cols() && !cell_notes[at].title.empty()) {
             attrs += fmt::format(" data-n=\"{}\"", notes.size());
-            notes.push_back(&b.notes[at]);
+            notes.push_back(cell_notes[at]);
         }
         return "<td" + attrs + ">" + esc(cell) + "</td>";
     }
@@ -222,6 +222,8 @@ struct html_writer {
         }
         out += "</tr></thead><tbody>\n";
         bool any_masked = false;
+        const std::vector<doc::cell_note> cell_notes =
+            d.interactive && b.notes ? b.notes() : std::vector<doc::cell_note>{};
         for (std::size_t r = 0; r < rp.shown.size(); ++r) {
             if (rp.gap_after && r == rp.gap_after) {
                 out += "<tr><th class=\"gap\">…</th>";
@@ -238,7 +240,7 @@ struct html_writer {
                 // As the terminal marks them: the printed numbers differ.
                 const bool differs = a && format_cell((*a)(i, cp.shown[c]), prec, sci) != cell;
                 bool masked = false;
-                out += matrix_cell(b, i, cp.shown[c], cell, differs, masked);
+                out += matrix_cell(b, cell_notes, i, cp.shown[c], cell, differs, masked);
                 any_masked = any_masked || masked;
             }
             out += "</tr>\n";
@@ -546,7 +548,7 @@ std::string json_text(const std::string& s) {
 
 // The notes as a JSON array of [title, [terms…], [results…]], one token after another in lines
 // of at most 78 columns (newlines between tokens are JSON whitespace).
-std::string notes_json(const std::vector<const doc::cell_note*>& notes) {
+std::string notes_json(const std::vector<doc::cell_note>& notes) {
     std::string out;
     std::size_t col = 0;
     auto put = [&](const std::string& tok) {
@@ -561,9 +563,9 @@ std::string notes_json(const std::vector<const doc::cell_note*>& notes) {
     };
     put("[");
     for (std::size_t k = 0; k < notes.size(); ++k) {
-        put("[" + json_text(notes[k]->title) + ",");
-        list(notes[k]->terms, ",");
-        list(notes[k]->result, k + 1 < notes.size() ? "]," : "]");
+        put("[" + json_text(notes[k].title) + ",");
+        list(notes[k].terms, ",");
+        list(notes[k].result, k + 1 < notes.size() ? "]," : "]");
     }
     put("]");
     return out;
