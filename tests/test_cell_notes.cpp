@@ -123,6 +123,9 @@ TEST_CASE("cell notes: an output cell is the weighted sum of V; heads explain ea
         const auto hn = attn::doc::cell_notes(th, L, sc, k, 4);
         REQUIRE(hn.size() == n_rows * n_rows);
         CHECK(hn[0].result[0] == "Σ = " + f4(sc.value.data()[k * n_rows * n_rows]));
+        // the title names the slice as the page's matrix does: scores[batch, head][i, j]
+        const std::string slice = fmt::format("scores[{}, {}][0, 1]", k / sc.value.shape(1), k % sc.value.shape(1));
+        CHECK(hn[1].title.rfind(slice + " = q_0 · k_1", 0) == 0);
     }
     CHECK_FALSE(attn::doc::cell_notes(th, L, th.at(attn::step_id::heads_output), 1, 4).empty());
 }

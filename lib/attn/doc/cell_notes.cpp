@@ -50,8 +50,21 @@ struct note_maker {
     int precision;
 
     std::string num(double v) const { return format_number(v, precision); }
+    // The step's name, with the slice's index when it has more than two axes ("weights[0, 1]" for
+    // batch 0, head 1), as the page titles the slice's matrix.
+    std::string name() const {
+        const tensor& x = s.value;
+        if (x.dimension() <= 2) return s.id;
+        std::string index;
+        std::size_t rest = slice;
+        for (std::size_t dim = x.dimension() - 2; dim-- > 0;) {
+            index = std::to_string(rest % x.shape(dim)) + (index.empty() ? "" : ", ") + index;
+            rest /= x.shape(dim);
+        }
+        return s.id + "[" + index + "]";
+    }
     vars at(std::size_t i, std::size_t j) const {
-        return {{"step", s.id}, {"i", std::to_string(i)}, {"j", std::to_string(j)}};
+        return {{"step", name()}, {"i", std::to_string(i)}, {"j", std::to_string(j)}};
     }
     static bool small(const notes_slice& out, std::size_t inner) {
         return out.rows <= notes_max_side && out.cols <= notes_max_side &&

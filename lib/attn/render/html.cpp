@@ -547,7 +547,8 @@ std::string json_text(const std::string& s) {
 }
 
 // The notes as a JSON array of [title, [terms…], [results…]], one token after another in lines
-// of at most 78 columns (newlines between tokens are JSON whitespace).
+// of at most 78 columns (newlines between tokens are JSON whitespace; a longer string is split
+// into an array of pieces).
 std::string notes_json(const std::vector<doc::cell_note>& notes) {
     std::string out;
     std::size_t col = 0;
@@ -556,14 +557,29 @@ std::string notes_json(const std::vector<doc::cell_note>& notes) {
         if (col > 0 && col + w > 78) out += "\n", col = 0;
         out += tok, col += w;
     };
+    // A string too long for a line goes as an array of pieces (the script joins them).
+    auto text = [&](const std::string& item, const std::string& after) {
+        if (display_width(json_text(item) + after) <= 72) return put(json_text(item) + after);
+        put("[");
+        std::size_t i = 0;
+        while (i < item.size()) {
+            std::size_t end = i;
+            while (end < item.size() && display_width(item.substr(i, end - i)) < 48)
+                end += std::max<std::size_t>(utf8_sequence_length(item, end), 1);
+            put(json_text(item.substr(i, end - i)) + (end < item.size() ? "," : ""));
+            i = end;
+        }
+        put("]" + after);
+    };
     auto list = [&](const std::vector<std::string>& items, const std::string& after) {
         put("[");
-        for (std::size_t k = 0; k < items.size(); ++k) put(json_text(items[k]) + (k + 1 < items.size() ? "," : ""));
+        for (std::size_t k = 0; k < items.size(); ++k) text(items[k], k + 1 < items.size() ? "," : "");
         put("]" + after);
     };
     put("[");
     for (std::size_t k = 0; k < notes.size(); ++k) {
-        put("[" + json_text(notes[k].title) + ",");
+        put("[");
+        text(notes[k].title, ",");
         list(notes[k].terms, ",");
         list(notes[k].result, k + 1 < notes.size() ? "]," : "]");
     }

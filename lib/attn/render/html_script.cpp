@@ -46,15 +46,16 @@ const char* const html_script_text = R"js(
     parent.appendChild(e);
     return e;
   }
+  function str(t) { return Array.isArray(t) ? t.join("") : t; }
   function explain(td) {
     var n = notes[Number(td.getAttribute("data-n"))];
     panel.textContent = "";
-    add(panel, "p", "ax-title", n[0]);
+    add(panel, "p", "ax-title", str(n[0]));
     if (n[1].length) {
       var ol = add(panel, "ol", "", "");
-      n[1].forEach(function (t) { add(ol, "li", "", t); });
+      n[1].forEach(function (t) { add(ol, "li", "", str(t)); });
     }
-    n[2].forEach(function (t) { add(panel, "p", "ax-result", t); });
+    n[2].forEach(function (t) { add(panel, "p", "ax-result", str(t)); });
     panel.hidden = false;
   }
   function unpin() {
