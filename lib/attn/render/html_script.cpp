@@ -34,6 +34,8 @@ const char* const html_script_text = R"js(
     doc.body.setAttribute("data-step", all ? "all" : String(cur));
   }
   function go(k) {
+    unpin();
+    panel.hidden = true;  // a note belongs to the step it was opened on
     all = false;
     cur = Math.max(0, Math.min(secs.length - 1, k));
     show();
