@@ -150,6 +150,9 @@ class Browser:
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=900 if not mobile else 844,
                   deviceScaleFactor=1, mobile=mobile)
         poll(f"the layout at {width} px", lambda: self.js("window.innerWidth") == width)
+        # the clicked cell (if any) back in view above the note's panel after the reflow
+        self.js("(function(){var c = document.querySelector('td.ax-on');"
+                "if (c) window.scrollBy(0, c.getBoundingClientRect().top - window.innerHeight / 4);})()")
         shot = self.call("Page.captureScreenshot", format="png")
         with open(path, "wb") as f:
             f.write(base64.b64decode(shot["data"]))

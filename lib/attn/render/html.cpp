@@ -86,6 +86,7 @@ nav.ax-nav p.ax-hint { flex-basis: 100%; margin: 0; font-size: .8rem; color: var
 .ax-js td[data-n] { cursor: pointer; }
 .ax-js td[data-n]:hover, td.ax-on { outline: 2px solid var(--title); outline-offset: -2px; }
 .ax-nobug .ax-bug { display: none; }
+.ax-js main { padding-bottom: 45vh; }
 aside.ax-note { position: fixed; left: 0; right: 0; bottom: 0; z-index: 3; max-height: 45vh; overflow: auto;
                 background: #fffdf4; border-top: 2px solid var(--formula); padding: .5rem 1rem .7rem;
                 font-family: "DejaVu Sans Mono", "Noto Sans Mono", ui-monospace, monospace; font-size: .85rem; }
