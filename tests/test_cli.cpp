@@ -674,6 +674,28 @@ TEST_CASE("cli: bench reports every implementation in JSON - and refuses bad siz
     CHECK_THAT(html.out, Catch::Contains("<table class=\"data\">") && Catch::EndsWith("</html>\n"));
 }
 
+TEST_CASE("cli: bench --batch --heads runs B·h heads and says so in JSON", "[cli][kernels][batched]") {
+    const result r = run("bench --sizes 40 --d 12 --repeat 1 --batch 2 --heads 3 --window 8 --format json");
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["batch"] == 2);
+    CHECK(doc["heads"] == 3);
+    REQUIRE(doc["results"].size() == 5);
+    for (const auto& row : doc["results"]) CHECK(row["max_diff"].get<double>() < 1e-5);
+    const result one = run("bench --sizes 40 --d 12 --repeat 1 --format json");
+    REQUIRE(one.code == 0);
+    CHECK(nlohmann::json::parse(one.out)["batch"] == 1);
+    const char* cases[][2] = {
+        {"bench --batch 0", "--batch"},
+        {"bench --heads 2000", "--heads"},
+        {"bench --sizes 4096 --d 512 --batch 9", "at most"},
+    };
+    expect_errors(cases);
+    const result text = run("bench --sizes 40 --d 12 --repeat 1 --batch 2 --heads 3");
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("B·h = 6"));
+}
+
 TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 columns)", "[cli][width][walk]") {
     // Every registered command's examples (tests/walk.hpp), and these runs besides.
     std::vector<test::walk_run> runs = test::walk_runs();
@@ -694,6 +716,7 @@ TEST_CASE("cli: every command's text fits the terminal when piped (60 and 80 col
              {"grad", "--mask dilated:2,2 --check"},
              {"cost", "--mask global:2,64"},
              {"bench", "--sizes 64 --d 8 --repeat 1 --window 16"},
+             {"bench", "--sizes 64,5000 --d 8 --repeat 1 --batch 2 --heads 2"},
              {"step", "--from weights"},
              {"grad", "--from d_S"},
              {"heads", "--max-output 10M"}})

@@ -86,6 +86,55 @@ TEST_CASE("kernels: full matches reference", "[kernels]") {
     }
 }
 
+TEST_CASE("kernels: full matches reference where the tiles do not divide n or d", "[kernels][full]") {
+    // Default tiles (96 × 96: n = 97 and 193 leave one row and one key over), odd tiles, 1 to 3
+    // threads; d not a multiple of the micro-kernel's 8 or 16 columns.
+    for (const std::size_t n : {97, 193, 211}) {
+        for (const std::size_t d : {13, 100}) {
+            const inputs in = make_inputs(n, d, static_cast<std::uint32_t>(n * 29 + d));
+            const std::vector<float> ref = run(k::impl::reference, in);
+            for (const std::size_t br : {96, 5}) {
+                for (const unsigned threads : {1u, 2u, 3u}) {
+                    k::options opt;
+                    opt.block_rows = br;
+                    opt.block_cols = br == 96 ? 96 : 13;
+                    opt.threads = threads;
+                    INFO("n = " << n << ", d = " << d << ", Br = " << br << ", threads = " << threads);
+                    CHECK(max_diff(run(k::impl::full, in, opt), ref) < 1e-5);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("kernels: tiled_heads gives each head exactly what tiled_band gives it alone", "[kernels][batched]") {
+    // 5 heads of n = 101, d = 24 ([heads, n, d]): each head's output bit for bit the single-head
+    // run's, dense and masked, on 1 to 3 threads (the blocks of different heads interleave).
+    const std::size_t heads = 5, n = 101, d = 24, size = n * d;
+    const inputs in = make_inputs(heads * n, d, 77);  // [heads·n, d] = [heads, n, d]
+    for (const k::band band : {k::band{}, k::band{true, 0}, k::band{true, 17}}) {
+        for (const unsigned threads : {1u, 2u, 3u}) {
+            k::options opt;
+            opt.block_rows = 32;
+            opt.block_cols = 24;
+            opt.threads = threads;
+            std::vector<float> all(heads * size, -7.0f), one(size, -7.0f);
+            k::tiled_heads(in.q.data(), in.key.data(), in.v.data(), all.data(), heads, n, d, band, opt);
+            for (std::size_t h = 0; h < heads; ++h) {
+                const std::size_t off = h * size;
+                k::tiled_band(in.q.data() + off, in.key.data() + off, in.v.data() + off, one.data(), n, d, band, opt);
+                INFO("head " << h << ", causal " << band.causal << ", window " << band.window << ", threads "
+                             << threads);
+                CHECK(std::equal(one.begin(), one.end(), all.begin() + static_cast<std::ptrdiff_t>(off)));
+                std::vector<float> ref(size);
+                k::reference_rows_band(in.q.data() + off, in.key.data() + off, in.v.data() + off, ref.data(), n, d, 0,
+                                       n, band);
+                CHECK(max_diff(one, ref) < 1e-5);
+            }
+        }
+    }
+}
+
 TEST_CASE("kernels: large scores are stable (the running max is subtracted)", "[kernels]") {
     // Scores of several hundred: a naive exp would overflow; α rescaling must keep everything finite.
     const inputs in = make_inputs(130, 16, 9, 6.0f);

@@ -8,13 +8,19 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <functional>
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ATTN_KERNELS_X86 1
@@ -41,36 +47,54 @@ private:
     std::atomic<std::size_t> current_{0}, peak_{0};
 };
 
+// A scratch buffer of `count` floats, counted by the meter, starting on a 64-byte cache line (a row
+// of 16 floats then never straddles two lines, which would slow every second load of the products).
+// A large one (full's n×n scores) is asked to be backed by 2 MiB pages where Linux offers them
+// (madvise): its first touch then costs 32 page faults at n = 4096, not 16384 (a third of the
+// kernel's time). `zeroed`: filled with 0 (a kernel that writes every entry first passes false).
 class scratch {
 public:
-    scratch(scratch_meter& meter, std::size_t count)
-        : data_(new float[count == 0 ? 1 : count]()), bytes_(count * sizeof(float)), meter_(&meter) {
+    scratch(scratch_meter& meter, std::size_t count, bool zeroed = true)
+        : bytes_(count * sizeof(float)), meter_(&meter) {
+        const std::size_t align = bytes_ >= (std::size_t{4} << 20) ? std::size_t{2} << 20 : 64;
+        const std::size_t size = (std::max<std::size_t>(bytes_, 1) + align - 1) / align * align;
+        data_ = static_cast<float*>(std::aligned_alloc(align, size));
+        if (!data_) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (align > 64) madvise(data_, size, MADV_HUGEPAGE);  // a hint: ignored where not supported
+#endif
+        if (zeroed) std::memset(data_, 0, size);
         meter_->add(bytes_);
     }
-    ~scratch() { meter_->sub(bytes_); }
+    ~scratch() {
+        meter_->sub(bytes_);
+        std::free(data_);
+    }
     scratch(const scratch&) = delete;
     scratch& operator=(const scratch&) = delete;
-    float* data() { return data_.get(); }
+    float* data() { return data_; }
 
 private:
-    std::unique_ptr<float[]> data_;
+    float* data_ = nullptr;
     std::size_t bytes_;
     scratch_meter* meter_;
 };
 
 // ---------------------------------------------------------------------------------------------
 // The two building blocks of the fast paths, each in a portable and an AVX2+FMA version:
-//   gemm_acc:     C[M×N] += A[M×K]·B[K×N]; A(i,k) = A[i*ars + k*acs] (any strides), B and C row-major;
+//   gemm_acc:     C[M×N] += A[M×K]·B[K×N] (or C = A·B when !accumulate: C is never read);
+//                 A(i,k) = A[i*ars + k*acs] (any strides), B and C row-major;
 //   softmax_tile: the online-softmax step on one tile of transposed scores (see tiled below).
 using gemm_fn = void (*)(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                         const float* B, std::size_t ldb, float* C, std::size_t ldc);
+                         const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate);
 using softmax_tile_fn = void (*)(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
                                  float* l, float* alpha);
 
 void gemm_acc_portable(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                       const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+                       const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate) {
     for (std::size_t i = 0; i < M; ++i) {
         float* c = C + i * ldc;
+        if (!accumulate) std::fill(c, c + N, 0.0f);
         for (std::size_t k = 0; k < K; ++k) {
             const float a = A[i * ars + k * acs];
             const float* b = B + k * ldb;
@@ -99,6 +123,19 @@ void softmax_tile_portable(float* st, std::size_t rows, std::size_t cols, std::s
     }
 }
 
+// full's softmax of `rows` whole rows (ld apart) of n scores: p = exp(scale·(s − max)) / Σ, in place.
+void softmax_rows_portable(float* s, std::size_t rows, std::size_t n, std::size_t ld, float scale) {
+    for (std::size_t i = 0; i < rows; ++i) {
+        float* row = s + i * ld;
+        const float max = *std::max_element(row, row + n);
+        float sum = 0.0f;
+        for (std::size_t j = 0; j < n; ++j) sum += row[j] = std::exp(scale * (row[j] - max));
+        const float inv = 1.0f / sum;
+        for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
+    }
+}
+using softmax_rows_fn = void (*)(float* s, std::size_t rows, std::size_t n, std::size_t ld, float scale);
+
 #if ATTN_KERNELS_X86
 #define ATTN_AVX2 __attribute__((target("avx2,fma")))
 
@@ -123,13 +160,16 @@ void softmax_tile_portable(float* st, std::size_t rows, std::size_t cols, std::s
     _mm256_storeu_ps(C + (r)*ldc, c##r##0); \
     if constexpr (NV > 1) _mm256_storeu_ps(C + (r)*ldc + 8, c##r##1);
 
-template <int MR, int NV>
+template <int MR, int NV, bool LOAD>
 ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ars, std::size_t acs, const float* B,
                                    std::size_t ldb, float* C, std::size_t ldc) {
     static_assert(MR >= 1 && MR <= 6 && (NV == 1 || NV == 2), "micro_kernel: MR in 1..6, NV in 1..2");
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    ATTN_MK_ALL(ATTN_MK_LOAD)
+    if constexpr (LOAD) {
+        ATTN_MK_ALL(ATTN_MK_LOAD)
+    }
+#pragma GCC unroll 8
     for (std::size_t k = 0; k < K; ++k) {
         const __m256 b0 = _mm256_loadu_ps(B + k * ldb);
         const __m256 b1 = NV > 1 ? _mm256_loadu_ps(B + k * ldb + 8) : b0;
@@ -145,80 +185,153 @@ ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ar
 #undef ATTN_MK_FMA
 #undef ATTN_MK_STORE
 
-template <int MR>
+template <int MR, bool LOAD>
 ATTN_AVX2 void gemm_rows_avx2(std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
                               const float* B, std::size_t ldb, float* C, std::size_t ldc) {
     std::size_t j = 0;
-    for (; j + 16 <= N; j += 16) micro_kernel<MR, 2>(K, A, ars, acs, B + j, ldb, C + j, ldc);
-    for (; j + 8 <= N; j += 8) micro_kernel<MR, 1>(K, A, ars, acs, B + j, ldb, C + j, ldc);
+    for (; j + 16 <= N; j += 16) micro_kernel<MR, 2, LOAD>(K, A, ars, acs, B + j, ldb, C + j, ldc);
+    for (; j + 8 <= N; j += 8) micro_kernel<MR, 1, LOAD>(K, A, ars, acs, B + j, ldb, C + j, ldc);
     for (; j < N; ++j)  // the last N mod 8 columns
         for (int r = 0; r < MR; ++r) {
-            float sum = C[r * ldc + j];
+            float sum = LOAD ? C[r * ldc + j] : 0.0f;
             for (std::size_t k = 0; k < K; ++k) sum += A[r * ars + k * acs] * B[k * ldb + j];
             C[r * ldc + j] = sum;
         }
 }
 
-ATTN_AVX2 void gemm_acc_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
-                             std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+template <bool LOAD>
+ATTN_AVX2 void gemm_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
+                         const float* B, std::size_t ldb, float* C, std::size_t ldc) {
     std::size_t i = 0;
-    for (; i + 6 <= M; i += 6) gemm_rows_avx2<6>(N, K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc);
+    for (; i + 6 <= M; i += 6) gemm_rows_avx2<6, LOAD>(N, K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc);
     const float* a = A + i * ars;
     float* c = C + i * ldc;
     switch (M - i) {
-        case 5: gemm_rows_avx2<5>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 4: gemm_rows_avx2<4>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 3: gemm_rows_avx2<3>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 2: gemm_rows_avx2<2>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 1: gemm_rows_avx2<1>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 5: gemm_rows_avx2<5, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 4: gemm_rows_avx2<4, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 3: gemm_rows_avx2<3, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 2: gemm_rows_avx2<2, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 1: gemm_rows_avx2<1, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
         default: break;
     }
 }
 
-// exp(x) for x ≤ 0, 8 lanes: Cephes' expf. x = n·ln2 + r with n = round(x/ln2), |r| ≤ ln2/2;
-// e^r by a degree-6 polynomial (relative error ~1e-7); 2ⁿ built in the exponent bits. x < −87 gives 0.
-ATTN_AVX2 inline __m256 exp_avx2(__m256 x) {
-    const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
-    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // ln2 split in two for exactness
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-    return _mm256_andnot_ps(underflow, y);
+ATTN_AVX2 void gemm_acc_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
+                             std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc,
+                             bool accumulate) {
+    if (accumulate) gemm_avx2<true>(M, N, K, A, ars, acs, B, ldb, C, ldc);
+    else
+        gemm_avx2<false>(M, N, K, A, ars, acs, B, ldb, C, ldc);
+}
+
+// 2^t for t ≤ 0, 8 lanes: t = n + f with n = round(t) and |f| ≤ 1/2; 2^f by a degree-5
+// polynomial (fitted for the least largest relative error on [−1/2, 1/2]: 7.5e−8 in exact
+// arithmetic, 2.3e−7 evaluated in float32; tests/python/exp2_fit.py), 2^n added into the exponent
+// bits. t is clamped at −125, so t < −125 gives 2^−125 ≈ 2e−38 instead of 0: nothing beside a
+// row's largest term, 1. The scores are scaled by log2(e) beforehand (exp(x) = 2^(x·log2 e)),
+// so there is no round or convert instruction: the whole exp is 11 instructions, most of them
+// on the ports the products' FMAs use.
+ATTN_AVX2 inline __m256 exp2_avx2(__m256 t) {
+    t = _mm256_max_ps(t, _mm256_set1_ps(-125.0f));
+    const __m256 magic = _mm256_set1_ps(12582912.0f);  // 1.5·2^23: t + magic holds round(t) in its low bits
+    const __m256 tm = _mm256_add_ps(t, magic);
+    const __m256 f = _mm256_sub_ps(t, _mm256_sub_ps(tm, magic));
+    __m256 p = _mm256_set1_ps(1.327646679e-3f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.675541293e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550713290e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402211972e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931469671e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000072e+00f));
+    const __m256i n = _mm256_slli_epi32(_mm256_castps_si256(tm), 23);  // round(t) << 23 (mod 2^32)
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), n));
+}
+
+// The largest of st[j*ld] over j < rows, 8 lanes, on top of m: four running maxima, so the loop
+// is not one chain of dependent max instructions (each waits ~4 cycles for the one before).
+ATTN_AVX2 inline __m256 column_max_avx2(const float* st, std::size_t rows, std::size_t ld, __m256 m) {
+    __m256 m1 = m, m2 = m, m3 = m;
+    std::size_t j = 0;
+    for (; j + 4 <= rows; j += 4) {
+        m = _mm256_max_ps(m, _mm256_loadu_ps(st + j * ld));
+        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(st + (j + 1) * ld));
+        m2 = _mm256_max_ps(m2, _mm256_loadu_ps(st + (j + 2) * ld));
+        m3 = _mm256_max_ps(m3, _mm256_loadu_ps(st + (j + 3) * ld));
+    }
+    for (; j < rows; ++j) m = _mm256_max_ps(m, _mm256_loadu_ps(st + j * ld));
+    return _mm256_max_ps(_mm256_max_ps(m, m1), _mm256_max_ps(m2, m3));
 }
 
 ATTN_AVX2 void softmax_tile_avx2(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
                                  float* l, float* alpha) {
-    const __m256 vscale = _mm256_set1_ps(scale);
+    const __m256 vscale = _mm256_set1_ps(scale * 1.44269504088896341f);  // scale·log2(e): exp(x) = 2^(x·log2 e)
     std::size_t i = 0;
     for (; i + 8 <= cols; i += 8) {  // 8 query rows at a time, one per lane
         const __m256 m_old = _mm256_loadu_ps(m + i);
-        __m256 m_new = m_old;
-        for (std::size_t j = 0; j < rows; ++j) m_new = _mm256_max_ps(m_new, _mm256_loadu_ps(st + j * ld + i));
-        // α = exp(m_old − m_new) (scaled); on the first tile m_old = −∞, so α = 0.
-        const __m256 a = exp_avx2(_mm256_mul_ps(vscale, _mm256_sub_ps(m_old, m_new)));
+        const __m256 m_new = column_max_avx2(st + i, rows, ld, m_old);
+        // α = exp(m_old − m_new) (scaled); on the first tile m_old = −∞, so α = 2^−125 ≈ 0 (l = acc = 0 then).
+        const __m256 a = exp2_avx2(_mm256_mul_ps(vscale, _mm256_sub_ps(m_old, m_new)));
         const __m256 ms = _mm256_mul_ps(vscale, m_new);
-        __m256 sum = _mm256_setzero_ps();
-        for (std::size_t j = 0; j < rows; ++j) {
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = sum0;
+        std::size_t j = 0;
+        for (; j + 2 <= rows; j += 2) {  // two sums: two chains of adds
             float* s = st + j * ld + i;
-            const __m256 p = exp_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(s), ms));
+            const __m256 p0 = exp2_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(s), ms));
+            const __m256 p1 = exp2_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(s + ld), ms));
+            _mm256_storeu_ps(s, p0);
+            _mm256_storeu_ps(s + ld, p1);
+            sum0 = _mm256_add_ps(sum0, p0);
+            sum1 = _mm256_add_ps(sum1, p1);
+        }
+        if (j < rows) {
+            float* s = st + j * ld + i;
+            const __m256 p = exp2_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(s), ms));
             _mm256_storeu_ps(s, p);
-            sum = _mm256_add_ps(sum, p);
+            sum0 = _mm256_add_ps(sum0, p);
         }
         _mm256_storeu_ps(alpha + i, a);
-        _mm256_storeu_ps(l + i, _mm256_fmadd_ps(a, _mm256_loadu_ps(l + i), sum));  // l = α·l + Σ p
+        _mm256_storeu_ps(l + i,
+                         _mm256_fmadd_ps(a, _mm256_loadu_ps(l + i), _mm256_add_ps(sum0, sum1)));  // l = α·l + Σ p
         _mm256_storeu_ps(m + i, m_new);
     }
     if (i < cols) softmax_tile_portable(st + i, rows, cols - i, ld, scale, m + i, l + i, alpha + i);
+}
+
+// full's softmax of `rows` whole rows (ld apart) of n scores: p = exp(scale·(s − max)) / Σ, in
+// place, with the same exp as the tiled kernel (exp2_avx2), 8 scores at a time.
+ATTN_AVX2 void softmax_rows_avx2(float* s, std::size_t rows, std::size_t n, std::size_t ld, float scale) {
+    const float scale2 = scale * 1.44269504088896341f;
+    const __m256 vscale = _mm256_set1_ps(scale2);
+    const std::size_t n8 = n / 8 * 8;
+    for (std::size_t i = 0; i < rows; ++i) {
+        float* row = s + i * ld;
+        float lanes[8];
+        _mm256_storeu_ps(lanes,
+                         column_max_avx2(row, n8 / 8, 8, _mm256_set1_ps(-std::numeric_limits<float>::infinity())));
+        float max = *std::max_element(lanes, lanes + 8);
+        for (std::size_t j = n8; j < n; ++j) max = std::max(max, row[j]);
+        const __m256 ms = _mm256_set1_ps(scale2 * max);
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = sum0;
+        std::size_t j = 0;
+        for (; j + 16 <= n8; j += 16) {
+            const __m256 p0 = exp2_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(row + j), ms));
+            const __m256 p1 = exp2_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(row + j + 8), ms));
+            _mm256_storeu_ps(row + j, p0);
+            _mm256_storeu_ps(row + j + 8, p1);
+            sum0 = _mm256_add_ps(sum0, p0);
+            sum1 = _mm256_add_ps(sum1, p1);
+        }
+        for (; j < n8; j += 8) {
+            const __m256 p = exp2_avx2(_mm256_fmsub_ps(vscale, _mm256_loadu_ps(row + j), ms));
+            _mm256_storeu_ps(row + j, p);
+            sum0 = _mm256_add_ps(sum0, p);
+        }
+        _mm256_storeu_ps(lanes, _mm256_add_ps(sum0, sum1));
+        float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+        for (j = n8; j < n; ++j) sum += row[j] = std::exp(scale * (row[j] - max));
+        const __m256 inv = _mm256_set1_ps(1.0f / sum);
+        for (j = 0; j < n8; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(inv, _mm256_loadu_ps(row + j)));
+        for (j = n8; j < n; ++j) row[j] *= 1.0f / sum;
+    }
 }
 
 // A tight FMA loop: 10 independent accumulators (named, so they stay in registers) hide the FMA latency.
@@ -285,6 +398,27 @@ softmax_tile_fn pick_softmax_tile() {
     return softmax_tile_portable;
 }
 
+softmax_rows_fn pick_softmax_rows() {
+#if ATTN_KERNELS_X86
+    if (cpu_has_avx2()) return softmax_rows_avx2;
+#endif
+    return softmax_rows_portable;
+}
+
+// Runs work(t, b) for every b < count on `threads` threads (t = 0 is the calling thread); each
+// thread takes the next b not yet taken, so uneven pieces still keep every thread busy.
+template <class F>
+void run_blocks(std::size_t count, unsigned threads, F&& work) {
+    std::atomic<std::size_t> next{0};
+    auto worker = [&](unsigned t) {
+        for (std::size_t b = next++; b < count; b = next++) work(t, b);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+    worker(0);
+    for (auto& th : pool) th.join();
+}
+
 void finish(stats* st, const scratch_meter& meter) {
     if (st) st->extra_bytes = meter.peak();
 }
@@ -322,8 +456,7 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
     for (std::size_t j0 = j_begin; j0 < j_end; j0 += Bc) {
         const std::size_t bc = std::min(Bc, n - j0);
         // 1. Scores of this key tile: Sᵀ[j, i] = k_j · q_i (Bc × br), the only n-dependent work.
-        for (std::size_t j = 0; j < bc; ++j) std::fill(s.st + j * Br, s.st + j * Br + br, 0.0f);
-        gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br);
+        gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br, false);
         // Only tiles that straddle the band's edge need masking: one wholly inside it (every key
         // at or before the block's first query, and within W of its last) is used as it is.
         const bool inside = !mask.causal || (j0 + bc <= i0 + 1 && (mask.window == 0 || i0 + br - j0 <= mask.window));
@@ -339,7 +472,7 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
             const float al = s.alpha[i];
             for (std::size_t c = 0; c < d; ++c) a[c] *= al;
         }
-        gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d);
+        gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d, true);
     }
     // 4. Normalise once at the end: out = acc / l.
     for (std::size_t i = 0; i < br; ++i) {
@@ -396,33 +529,55 @@ void reference(const float* q, const float* k, const float* v, float* out, std::
     reference_rows(q, k, v, out, n, d, 0, n, st);
 }
 
-// full: S = Q·Kᵀ/√d materialised (n × n floats: 64 MiB at n = 4096), softmax per row, then S·V.
-void full(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options&,
+namespace {
+
+// Kᵀ packed key tile by key tile: the tile of keys [j0, j0 + bc) is a d × bc row-major block at
+// kt + j0·d, so that each score tile is a plain row-major product Q_block·Kᵀ_tile.
+void full_pack_kt(const float* k, float* kt, std::size_t n, std::size_t d, std::size_t Bc) {
+    for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
+        const std::size_t bc = std::min(Bc, n - j0);
+        float* tile = kt + j0 * d;
+        for (std::size_t j = 0; j < bc; ++j)
+            for (std::size_t c = 0; c < d; ++c) tile[c * bc + j] = k[(j0 + j) * d + c];
+    }
+}
+
+// The query rows [i0, i0 + br) of full: their n scores each into S (key tile by key tile), the
+// softmax of each whole row, then out rows = P·V (key tile by key tile). The rows' br·n scores
+// are still in the cache between the three steps; the n×n matrix is written all the same.
+void full_block(const float* q, const float* kt, const float* v, float* s, float* out, std::size_t n, std::size_t d,
+                std::size_t i0, std::size_t br, std::size_t Bc, gemm_fn gemm, softmax_rows_fn softmax_rows) {
+    float* rows = s + i0 * n;
+    for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
+        const std::size_t bc = std::min(Bc, n - j0);
+        gemm(br, bc, d, q + i0 * d, d, 1, kt + j0 * d, bc, rows + j0, n, false);  // S = Q·Kᵀ
+    }
+    softmax_rows(rows, br, n, n, 1.0f / std::sqrt(static_cast<float>(d)));  // P = softmax(S/√d)
+    for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
+        const std::size_t bc = std::min(Bc, n - j0);
+        gemm(br, d, bc, rows + j0, n, 1, v + j0 * d, d, out + i0 * d, d, j0 > 0);  // out = P·V
+    }
+}
+
+}  // namespace
+
+// full: S = Q·Kᵀ/√d materialised (n × n floats: 64 MiB at n = 4096), softmax per row, then P·V, on
+// the same micro-kernel and exp as tiled, query blocks shared out to the threads. Extra memory:
+// S (n² floats) and Kᵀ (n·d floats).
+void full(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options& opt,
           stats* st) {
     scratch_meter meter;
-    {
+    if (n > 0) {
+        const std::size_t Br = std::max<std::size_t>(1, opt.block_rows), Bc = std::max<std::size_t>(1, opt.block_cols);
+        const std::size_t blocks = (n + Br - 1) / Br;
         const gemm_fn gemm = pick_gemm();
-        scratch kt(meter, d * n);  // Kᵀ, so that Q·Kᵀ is a row-major product
-        scratch scores(meter, n * n);
-        for (std::size_t j = 0; j < n; ++j)
-            for (std::size_t c = 0; c < d; ++c) kt.data()[c * n + j] = k[j * d + c];
-        float* s = scores.data();
-        gemm(n, n, d, q, d, 1, kt.data(), n, s, n);
-        const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-        for (std::size_t i = 0; i < n; ++i) {
-            float* row = s + i * n;
-            float max = -std::numeric_limits<float>::infinity();
-            for (std::size_t j = 0; j < n; ++j) max = std::max(max, row[j]);
-            float sum = 0.0f;
-            for (std::size_t j = 0; j < n; ++j) {
-                row[j] = std::exp(scale * (row[j] - max));
-                sum += row[j];
-            }
-            const float inv = 1.0f / sum;
-            for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
-        }
-        std::fill(out, out + n * d, 0.0f);
-        gemm(n, d, n, s, n, 1, v, d, out, d);
+        const softmax_rows_fn softmax_rows = pick_softmax_rows();
+        scratch kt(meter, d * n, false), scores(meter, n * n, false);  // every entry written first
+        full_pack_kt(k, kt.data(), n, d, Bc);
+        run_blocks(blocks, std::max(1u, opt.threads), [&](unsigned, std::size_t b) {
+            full_block(q, kt.data(), v, scores.data(), out, n, d, b * Br, std::min(Br, n - b * Br), Bc, gemm,
+                       softmax_rows);
+        });
     }
     finish(st, meter);
 }
@@ -433,19 +588,23 @@ void full(const float* q, const float* k, const float* v, float* out, std::size_
 // Extra memory per thread: Qᵀ (Br·d) + score tile (Br·Bc) + acc (Br·d) + m, l, α (3·Br) floats.
 void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options& opt,
            stats* st) {
-    tiled_band(q, k, v, out, n, d, band{}, opt, st);
+    tiled_heads(q, k, v, out, 1, n, d, band{}, opt, st);
 }
 
 void tiled_band(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
                 const band& mask, const options& opt, stats* st) {
+    tiled_heads(q, k, v, out, 1, n, d, mask, opt, st);
+}
+
+void tiled_heads(const float* q, const float* k, const float* v, float* out, std::size_t heads, std::size_t n,
+                 std::size_t d, const band& mask, const options& opt, stats* st) {
     scratch_meter meter;
     const std::size_t Br = std::max<std::size_t>(1, opt.block_rows), Bc = std::max<std::size_t>(1, opt.block_cols);
-    const std::size_t blocks = (n + Br - 1) / Br;
+    const std::size_t per_head = (n + Br - 1) / Br, blocks = per_head * heads;
     const unsigned threads =
         static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(opt.threads, blocks)));
     const gemm_fn gemm = pick_gemm();
     const softmax_tile_fn softmax_tile = pick_softmax_tile();
-    std::atomic<std::size_t> next{0};
     // Each thread's scratch is allocated here, before any thread starts, so the meter counts
     // every thread's working set by construction (not by racing for an overlap).
     struct thread_scratch {
@@ -454,22 +613,17 @@ void tiled_band(const float* q, const float* k, const float* v, float* out, std:
             : qt(m, d_ * Br_), sc(m, Bc_ * Br_), acc(m, Br_ * d_), mla(m, 3 * Br_) {}
     };
     std::vector<std::unique_ptr<thread_scratch>> per_thread;
-    if (n > 0)
+    if (blocks > 0)
         for (unsigned t = 0; t < threads; ++t) per_thread.push_back(std::make_unique<thread_scratch>(meter, d, Br, Bc));
-    auto worker = [&](thread_scratch& mine) {
+    // The (head, query block) pairs are one list, so a few short heads still keep every thread busy.
+    run_blocks(blocks, threads, [&](unsigned t, std::size_t b) {
+        thread_scratch& mine = *per_thread[t];
         const tile_scratch s{mine.qt.data(),  mine.sc.data(),       mine.acc.data(),
                              mine.mla.data(), mine.mla.data() + Br, mine.mla.data() + 2 * Br};
-        for (std::size_t b = next++; b < blocks; b = next++) {
-            const std::size_t i0 = b * Br;
-            tiled_block(q, k, v, out, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile, mask);
-        }
-    };
-    if (n > 0) {
-        std::vector<std::thread> pool;
-        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(*per_thread[t]));
-        worker(*per_thread[0]);
-        for (auto& t : pool) t.join();
-    }
+        const std::size_t h = b / per_head, i0 = b % per_head * Br, off = h * n * d;
+        tiled_block(q + off, k + off, v + off, out + off, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile,
+                    mask);
+    });
     finish(st, meter);
 }
 
@@ -509,7 +663,7 @@ void decode_rows(const float* q, const float* k, const float* v, float* out, std
             softmax_tile(s, bc, rows, rows, scale, m, l, alpha);
             for (std::size_t i = 0; i < rows; ++i)
                 for (std::size_t c = 0; c < d; ++c) a[i * d + c] *= alpha[i];
-            gemm(rows, d, bc, s, 1, rows, v + j0 * d, d, a, d);
+            gemm(rows, d, bc, s, 1, rows, v + j0 * d, d, a, d, true);
         }
         for (std::size_t i = 0; i < rows; ++i)  // 4. out = acc / l
             for (std::size_t c = 0; c < d; ++c) out[i * d + c] = a[i * d + c] / l[i];

@@ -12,9 +12,9 @@ namespace attn::kernels {
 enum class impl { reference, full, tiled };
 
 struct options {
-    std::size_t block_rows = 96;  // Br: query rows per block (tiled)
-    std::size_t block_cols = 96;  // Bc: keys per tile (tiled)
-    unsigned threads = 2;  // worker threads over query blocks (tiled)
+    std::size_t block_rows = 96;  // Br: query rows per block (tiled, full)
+    std::size_t block_cols = 96;  // Bc: keys per tile (tiled, full)
+    unsigned threads = 2;  // worker threads over query blocks (tiled, full)
 };
 
 struct stats {
@@ -42,6 +42,13 @@ struct band {
 // skipped (never computed), so causal costs about half of dense and window:W about n·W, not n².
 void tiled_band(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
                 const band& mask, const options& opt = {}, stats* st = nullptr);
+
+// tiled (with a band, or none) on `heads` independent heads in one call: q, k, v and out are
+// [heads, n, d] (a (B, h, n, d) batch with heads = B·h); the (head, query block) pairs are shared
+// out to the threads, so many short heads keep every thread as busy as one long one. Each head's
+// output is bit for bit the one tiled_band gives for it alone.
+void tiled_heads(const float* q, const float* k, const float* v, float* out, std::size_t heads, std::size_t n,
+                 std::size_t d, const band& mask, const options& opt = {}, stats* st = nullptr);
 
 // reference with the band, for the rows [row_begin, row_end); out is [row_end - row_begin, d].
 void reference_rows_band(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,

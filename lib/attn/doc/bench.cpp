@@ -27,11 +27,16 @@ document bench_document(const bench_report& r, const lessons& L) {
                     {"isa", L.raw(r.avx2 ? "bench.isa_avx2" : "bench.isa_portable")},
                     {"peak", fmt::format("{:.1f}", r.peak_gflops)},
                     {"max_n", std::to_string(bench_full_reference_max_n)},
-                    {"rows", std::to_string(bench_reference_subset_rows)}};
+                    {"rows", std::to_string(bench_reference_subset_rows)},
+                    {"batch", std::to_string(r.batch)},
+                    {"heads", std::to_string(r.heads)},
+                    {"bh", std::to_string(r.batch * r.heads)}};
+    const bool batched = r.batch * r.heads > 1;
     page p;
     p.id = "bench";
     p.blocks.push_back(banner(L.text("bench.config", v)));
     p.blocks.push_back(prose(L.text("bench.peak", v)));
+    if (batched) p.blocks.push_back(prose(L.text("bench.batched", v)));
     p.blocks.push_back(gap());
     std::vector<std::vector<std::string>> rows;
     bool any_subset = false, any_once = false;
@@ -60,7 +65,8 @@ document bench_document(const bench_report& r, const lessons& L) {
     if (any_once || any_subset || r.busy) p.blocks.push_back(gap());
     if (r.busy) p.blocks.push_back(prose(L.text("bench.busy", v), tone::warn));
     if (any_once) p.blocks.push_back(prose(L.raw("bench.once")));
-    if (any_subset) p.blocks.push_back(prose(L.text("bench.subset", v)));
+    if (any_subset && !batched) p.blocks.push_back(prose(L.text("bench.subset", v)));
+    if (batched) p.blocks.push_back(prose(L.text("bench.batch_subset", v)));
     p.blocks.push_back(gap());
     p.blocks.push_back(prose(L.text("bench.masked", {{"w", std::to_string(r.window)}})));
     d.pages.push_back(std::move(p));

@@ -6,7 +6,8 @@
 namespace attn {
 
 std::string render_bench_json(const bench_report& rep) {
-    std::string s = fmt::format("{{\"peak_gflops\": {:.3f}, \"results\": [", rep.peak_gflops);
+    std::string s = fmt::format("{{\"peak_gflops\": {:.3f}, \"batch\": {}, \"heads\": {}, \"results\": [",
+                                rep.peak_gflops, rep.batch, rep.heads);
     for (std::size_t i = 0; i < rep.rows.size(); ++i) {
         const bench_row& r = rep.rows[i];
         s += fmt::format(

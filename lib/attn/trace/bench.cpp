@@ -60,61 +60,114 @@ double best_seconds(std::size_t runs, F&& f) {
     return best;
 }
 
-// max |a[i] − b[i]| over the first `count` entries.
-double max_diff(const std::vector<float>& a, const std::vector<float>& b, std::size_t count) {
+// The inputs of one size n: B·h heads of seeded random Q, K, V ([heads, n, d] each), and which of
+// them the reference checks (the first and the last head; the first ref_rows rows of each).
+struct bench_inputs {
+    std::size_t n = 0, d = 0, heads = 1, ref_rows = 0;
+    std::vector<std::size_t> checked;
+    std::vector<float> q, key, v, out;
+};
+
+bench_inputs make_bench_inputs(std::size_t n, std::size_t d, std::size_t heads) {
+    bench_inputs in;
+    in.n = n, in.d = d, in.heads = heads;
+    in.ref_rows = n > bench_full_reference_max_n ? bench_reference_subset_rows : n;
+    in.checked = heads > 1 ? std::vector<std::size_t>{0, heads - 1} : std::vector<std::size_t>{0};
+    std::mt19937 rng(static_cast<std::uint32_t>(20240 + n * 7 + d));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (auto* m : {&in.q, &in.key, &in.v}) {
+        m->resize(heads * n * d);
+        for (float& x : *m) x = normal(rng);
+    }
+    in.out.assign(heads * n * d, 0.0f);
+    return in;
+}
+
+// The reference under `band` on the checked heads' first ref_rows rows, one after the other.
+// Returns the seconds of the first head's run (the best of `runs`).
+double bench_reference(const bench_inputs& in, const kernels::band& band, std::vector<float>& ref, std::size_t runs,
+                       kernels::stats* st) {
+    const std::size_t n = in.n, d = in.d, rows = in.ref_rows;
+    ref.assign(in.checked.size() * rows * d, 0.0f);
+    double first = 0.0;
+    for (std::size_t c = 0; c < in.checked.size(); ++c) {
+        const std::size_t off = in.checked[c] * n * d;
+        const double s = best_seconds(c == 0 ? runs : 1, [&] {
+            kernels::reference_rows_band(in.q.data() + off, in.key.data() + off, in.v.data() + off,
+                                         ref.data() + c * rows * d, n, d, 0, rows, band, st);
+        });
+        if (c == 0) first = s;
+    }
+    return first;
+}
+
+// max |out − ref| over the checked heads' rows.
+double bench_diff(const bench_inputs& in, const std::vector<float>& ref) {
     double diff = 0.0;
-    for (std::size_t i = 0; i < count; ++i) diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+    const std::size_t rows = in.ref_rows * in.d;
+    for (std::size_t c = 0; c < in.checked.size(); ++c) {
+        const float* out = in.out.data() + in.checked[c] * in.n * in.d;
+        for (std::size_t i = 0; i < rows; ++i)
+            diff = std::max(diff, static_cast<double>(std::fabs(out[i] - ref[c * rows + i])));
+    }
     return diff;
 }
 
+// full on every head, one after the other (each split over the threads).
+void bench_full_heads(bench_inputs& in, const kernels::options& kopt, kernels::stats* st) {
+    const std::size_t size = in.n * in.d;
+    for (std::size_t h = 0; h < in.heads; ++h)
+        kernels::full(in.q.data() + h * size, in.key.data() + h * size, in.v.data() + h * size,
+                      in.out.data() + h * size, in.n, in.d, kopt, st);
+}
+
+// The reference row, then full and tiled (dense), all heads.
+void bench_dense_rows(bench_report& rep, bench_inputs& in, const kernels::options& kopt) {
+    namespace k = kernels;
+    const std::size_t n = in.n, d = in.d;
+    const double heads = static_cast<double>(in.heads);
+    const double flops = heads * 4.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d);
+    const bool subset = in.ref_rows < n || in.heads > 1;  // time scaled up, diff over part of the output
+    std::vector<float> ref;
+    k::stats st;
+    // The reference: best of R for small n and one head, computed once otherwise.
+    double best = bench_reference(in, k::band{}, ref, n <= 1024 && in.heads == 1 ? rep.repeat : 1, &st);
+    best *= static_cast<double>(n) / static_cast<double>(in.ref_rows) * heads;  // extrapolated
+    rep.rows.push_back({n, d, "reference", best * 1e3, flops / best / 1e9, st.extra_bytes, 0.0, subset});
+    for (const k::impl which : {k::impl::full, k::impl::tiled}) {
+        best = best_seconds(rep.repeat, [&] {
+            if (which == k::impl::full) bench_full_heads(in, kopt, &st);
+            else
+                k::tiled_heads(in.q.data(), in.key.data(), in.v.data(), in.out.data(), in.heads, n, d, k::band{}, kopt,
+                               &st);
+        });
+        rep.rows.push_back(
+            {n, d, k::name(which), best * 1e3, flops / best / 1e9, st.extra_bytes, bench_diff(in, ref), subset});
+    }
+}
+
 // The rows of one size n: the reference, the full and tiled kernels, the tiled kernel masked
-// (causal, and a window when one is asked).
+// (causal, and a causal window), against the reference under the same mask.
 void bench_size(bench_report& rep, std::size_t n, const kernels::options& kopt) {
     namespace k = kernels;
-    const std::size_t d = rep.d, repeat = rep.repeat;
-    std::mt19937 rng(static_cast<std::uint32_t>(20240 + n * 7 + d));
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::vector<float> q(n * d), key(n * d), v(n * d), out(n * d), ref;
-    for (auto* m : {&q, &key, &v})
-        for (float& x : *m) x = normal(rng);
-    const double flops = 4.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d);
-
-    // The reference: best of R for small n, computed once up to 4096, on a subset of rows above.
-    const bool subset = n > bench_full_reference_max_n;
-    const std::size_t ref_rows = subset ? bench_reference_subset_rows : n;
-    ref.assign(ref_rows * d, 0.0f);
-    {
-        k::stats st;
-        double best = best_seconds(n <= 1024 ? repeat : 1, [&] {
-            k::reference_rows(q.data(), key.data(), v.data(), ref.data(), n, d, 0, ref_rows, &st);
-        });
-        best *= static_cast<double>(n) / static_cast<double>(ref_rows);  // extrapolated when subset
-        rep.rows.push_back({n, d, "reference", best * 1e3, flops / best / 1e9, st.extra_bytes, 0.0, subset});
-    }
-    for (const k::impl which : {k::impl::full, k::impl::tiled}) {
-        k::stats st;
-        const double best =
-            best_seconds(repeat, [&] { k::get(which)(q.data(), key.data(), v.data(), out.data(), n, d, kopt, &st); });
-        const double diff = max_diff(out, ref, ref_rows * d);
-        rep.rows.push_back({n, d, k::name(which), best * 1e3, flops / best / 1e9, st.extra_bytes, diff, subset});
-    }
-    // The tiled kernel with a mask, skipping the tiles it blocks entirely, against the
-    // reference under the same mask (on the same rows as above).
+    bench_inputs in = make_bench_inputs(n, rep.d, rep.batch * rep.heads);
+    bench_dense_rows(rep, in, kopt);
     const double dense_ms = rep.rows.back().ms;
+    const bool subset = rep.rows.back().reference_subset;
     for (const std::size_t w : {std::size_t{0}, rep.window}) {
         const k::band band{true, w};
-        std::vector<float> masked_ref(ref_rows * d, 0.0f);
-        k::reference_rows_band(q.data(), key.data(), v.data(), masked_ref.data(), n, d, 0, ref_rows, band);
+        std::vector<float> masked_ref;
+        bench_reference(in, band, masked_ref, 1, nullptr);
         k::stats st;
-        const double best = best_seconds(
-            repeat, [&] { k::tiled_band(q.data(), key.data(), v.data(), out.data(), n, d, band, kopt, &st); });
-        const double diff = max_diff(out, masked_ref, ref_rows * d);
+        const double best = best_seconds(rep.repeat, [&] {
+            k::tiled_heads(in.q.data(), in.key.data(), in.v.data(), in.out.data(), in.heads, n, rep.d, band, kopt, &st);
+        });
         mask_pattern p;
         p.kind = w ? pattern_kind::window : pattern_kind::causal;
         p.window = w;
-        const double useful = 4.0 * pattern_pairs(p, n) * static_cast<double>(d);  // allowed pairs only
-        rep.rows.push_back({n, d, w ? "tiled-window" : "tiled-causal", best * 1e3, useful / best / 1e9, st.extra_bytes,
-                            diff, subset, w, best * 1e3 / dense_ms});
+        const double useful = static_cast<double>(in.heads) * 4.0 * pattern_pairs(p, n) * static_cast<double>(rep.d);
+        rep.rows.push_back({n, rep.d, w ? "tiled-window" : "tiled-causal", best * 1e3, useful / best / 1e9,
+                            st.extra_bytes, bench_diff(in, masked_ref), subset, w, best * 1e3 / dense_ms});
     }
 }
 
@@ -126,6 +179,12 @@ bench_report run_bench(const bench_request& req) {
     rep.d = parse_count(req.d, "--d", bench_max_d);
     rep.repeat = parse_count(req.repeat, "--repeat", bench_max_repeat);
     rep.window = parse_count(req.window, "--window", bench_max_n);
+    rep.batch = parse_count(req.batch, "--batch", bench_max_heads);
+    rep.heads = parse_count(req.heads, "--heads", bench_max_heads);
+    for (const std::size_t n : sizes)
+        if (rep.batch * rep.heads * n * rep.d > bench_max_values)
+            throw error(fmt::format("--batch × --heads × n × --d must be at most {}, got {}×{}×{}×{}", bench_max_values,
+                                    rep.batch, rep.heads, n, rep.d));
 
     namespace k = kernels;
     const k::options kopt;
