@@ -81,17 +81,25 @@ def loaded_blas():
     return sorted(libs)
 
 
+def blas_library():
+    """The BLAS library behind libblas.so.3 (Debian's alternatives pick it), or the one mapped."""
+    libs = [lib for lib in loaded_blas() if "lapack" not in lib]
+    named = [lib for lib in libs if re.search("openblas|mkl", os.path.basename(lib))]
+    return ", ".join(named or libs) or "no BLAS library loaded"
+
+
 def numpy_blas():
-    name = [lib for lib in loaded_blas() if "blas" in lib]
-    return "NumPy %s: %s, %d threads" % (np.__version__, ", ".join(name) or "unknown BLAS", ARGS.threads)
+    return "NumPy %s: %s, %d threads" % (np.__version__, blas_library(), ARGS.threads)
 
 
 def torch_blas():
     if torch is None:
         return "PyTorch: not installed"
     info = re.search(r"BLAS_INFO=([^,]*)", torch.__config__.show())
+    info = info.group(1) if info else "?"
+    where = " (libblas.so.3: %s)" % blas_library() if info == "generic" else ""
     mkldnn = "oneDNN" if torch.backends.mkldnn.is_available() else "no oneDNN"
-    return "PyTorch %s: BLAS_INFO=%s, %s, %d threads" % (torch.__version__, info.group(1) if info else "?", mkldnn,
+    return "PyTorch %s: BLAS_INFO=%s%s, %s, %d threads" % (torch.__version__, info, where, mkldnn,
                                                            torch.get_num_threads())
 
 
@@ -142,16 +150,16 @@ def main():
         torch.set_num_threads(ARGS.threads)
     print("compare.py, %s UTC" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"))
     print("machine: %s" % machine())
-    print("BLAS: %s; %s" % (numpy_blas(), torch_blas()))
-    print("%6s %4s  %-20s %9s %9s  %9s" % ("n", "d", "implementation", "ms", "x bound", "max|diff|"))
+    print(numpy_blas())
+    print(torch_blas())
+    print("%5s %4s  %-19s %8s %7s %8s" % ("n", "d", "implementation", "ms", "xbound", "max|diff|"))
     for n in (int(x) for x in ARGS.sizes.split(",")):
         for d in (int(x) for x in ARGS.d.split(",")):
             results, peak = measure(n, d)
             bound_ms = 4.0 * n * n * d / (peak * 1e9) * 1e3
-            print("%6d %4d  %-20s %9.2f %9s  %9s   (peak %.1f GFLOP/s)" % (n, d, "FMA bound", bound_ms, "1.00", "",
-                                                                          peak))
+            print("%5d %4d  %-19s %8.2f %7.2f  (peak %.0f GFLOP/s)" % (n, d, "FMA bound", bound_ms, 1.0, peak))
             for name, ms, diff in results:
-                print("%6d %4d  %-20s %9.2f %9.2f  %9.1e" % (n, d, name, ms, ms / bound_ms, diff))
+                print("%5d %4d  %-19s %8.2f %7.2f %8.1e" % (n, d, name, ms, ms / bound_ms, diff))
     return 0
 
 
