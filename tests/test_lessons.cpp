@@ -481,6 +481,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         attn::bench_report br;
         br.avx2 = avx2;
         br.busy = avx2;
+        br.heads = avx2 ? 4 : 1;  // and a batched run: its two notes
         br.peak_gflops = 50;
         br.rows = {{64, 8, "reference", 1, 1, 8, 0, false},
                    {64, 8, "tiled", 1, 2, 8, 1e-7, false},
