@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "attn/core/error.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/render/format.hpp"
+#include "cli_text.hpp"
 #include "completion.hpp"
 #include "errors.hpp"
 #include "help.hpp"
@@ -32,25 +34,25 @@ namespace {
 // Numbers are checked as typed, before CLI11 converts them: "-1" for an unsigned flag would wrap
 // to 2⁶⁴ − 1, a value past the type's range would be clamped, and "" would pass as "not given".
 std::string check_number(const std::string& typed, bool is_unsigned, bool is_float) {
-    const std::string what = is_float ? "a number" : is_unsigned ? "a whole number, 0 or more" : "a whole number";
-    const std::string quoted = "'" + (typed.size() > 40 ? typed.substr(0, 40) + "…" : typed) + "'";
-    if (typed.empty()) return "expects " + what + ", got an empty value";
+    const std::string what = cli_error(is_float ? "a_number" : is_unsigned ? "a_count" : "a_whole_number");
+    const std::string quoted = cli_error("quoted", {{"value", typed.size() > 40 ? typed.substr(0, 40) + "…" : typed}});
+    const std::string wrong = cli_error("expects_got", {{"what", what}, {"typed", quoted}});
+    if (typed.empty()) return cli_error("expects_empty", {{"what", what}});
     errno = 0;
     char* end = nullptr;
     if (is_float) {
         const double v = std::strtod(typed.c_str(), &end);
-        if (end != typed.c_str() + typed.size() || !std::isfinite(v)) return "expects " + what + ", got " + quoted;
-        if (errno == ERANGE) return "the value " + quoted + " is out of range";
+        if (end != typed.c_str() + typed.size() || !std::isfinite(v)) return wrong;
+        if (errno == ERANGE) return cli_error("out_of_range", {{"typed", quoted}});
         return "";
     }
     const std::size_t first = typed[0] == '+' || typed[0] == '-' ? 1 : 0;
-    if (first == typed.size() || typed.find_first_not_of("0123456789", first) != std::string::npos)
-        return "expects " + what + ", got " + quoted;
-    if (is_unsigned && typed[0] == '-') return "expects " + what + ", got " + quoted;
+    if (first == typed.size() || typed.find_first_not_of("0123456789", first) != std::string::npos) return wrong;
+    if (is_unsigned && typed[0] == '-') return wrong;
     if (is_unsigned) std::strtoull(typed.c_str(), &end, 10);
     else
         std::strtoll(typed.c_str(), &end, 10);
-    if (errno == ERANGE) return "the value " + quoted + " is out of range";
+    if (errno == ERANGE) return cli_error("out_of_range", {{"typed", quoted}});
     return "";
 }
 
@@ -63,10 +65,7 @@ void check_numbers(CLI::App* app) {
         if (type != "INT" && !is_unsigned && !is_float) {
             if (o->get_type_size() != 0)
                 o->check(CLI::Validator(
-                    [](std::string& v) {
-                        return v.empty() ? std::string("expects a value, got an empty one") : std::string();
-                    },
-                    "", ""));
+                    [](std::string& v) { return v.empty() ? cli_error("empty_value") : std::string(); }, "", ""));
             continue;
         }
         o->check(CLI::Validator(
@@ -122,26 +121,12 @@ void add_shared_flags(flags& f, const command& c, shared_values& v) {
             .value_name("SIZE");
 }
 
-// "text, json, markdown or html"
-std::string or_list(const std::vector<std::string>& items) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
-    return out;
-}
-std::string and_list(const std::vector<std::string>& items) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
-    return out;
-}
-
 // --format as typed, checked against what the command offers.
 output_format chosen_format(const command& c, const std::string& typed) {
     std::vector<std::string> pages_and_json;
     for (output_format f : c.formats.list())
         if (f != output_format::python) pages_and_json.push_back(name_of(f));
-    const std::string use = or_list(pages_and_json);
+    const std::string use = cli_or_list(pages_and_json);
     const bool python = c.formats.has(output_format::python);
     const std::optional<output_format> f = parse_format(typed);
     if (!f) {
@@ -149,19 +134,19 @@ output_format chosen_format(const command& c, const std::string& typed) {
         for (output_format x : c.formats.list()) offered.push_back(name_of(x));
         const std::vector<std::string> near = closest_names(typed, offered);
         if (!near.empty())
-            throw attn::error("unknown --format '" + typed + "'; " + did_you_mean(near) + " (attn-explain help " +
-                              c.name + " lists the formats)");
-        throw attn::error("unknown --format '" + typed + "': use " + use +
-                          (python ? " (or python for a PyTorch script)" : ""));
+            throw attn::error(
+                cli_error("format_near", {{"typed", typed}, {"near", did_you_mean(near)}, {"command", c.name}}));
+        throw attn::error(
+            cli_error(python ? "format_unknown_python" : "format_unknown", {{"typed", typed}, {"use", use}}));
     }
     if (c.formats.has(*f)) return *f;
     if (*f == output_format::python) {
         std::vector<std::string> writers;
         for (const command* other : commands())
             if (other->formats.has(output_format::python)) writers.push_back(other->name);
-        throw attn::error("--format python is for " + and_list(writers) + ": use " + use + " here");
+        throw attn::error(cli_error("format_python_elsewhere", {{"writers", cli_and_list(writers)}, {"use", use}}));
     }
-    throw attn::error("--format " + typed + " is not one of " + c.name + "'s: use " + use);
+    throw attn::error(cli_error("format_not_offered", {{"typed", typed}, {"command", c.name}, {"use", use}}));
 }
 
 run_context make_context(const command& c, const shared_values& v) {
@@ -208,20 +193,42 @@ std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extr
         std::vector<std::string> near = closest_names(word, names);
         if (near.empty()) return "";
         for (std::string& n : near) n = "attn-explain " + n;
-        return "; " + did_you_mean(near);
+        return cli_error("then") + did_you_mean(near);
     }
     for (const CLI::Option* o : parsed.front()->get_options())
         for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
     const std::string best = closest(word, names);
     if (best.empty()) return "";
-    return "; did you mean " + best + "?";
+    return cli_error("then") + cli_error("did_you_mean", {{"names", best}});
 }
 
 // CLI11's help with every description wrapped to the terminal's width (80 when piped), under its
 // column; CLI11 itself writes each description on one line however long.
 class wrapping_formatter : public CLI::Formatter {
 public:
-    explicit wrapping_formatter(std::size_t width) : width_(std::max<std::size_t>(width, 40)) {}
+    // The labels ("Usage", "OPTIONS", the section titles) in the command line's language.
+    explicit wrapping_formatter(std::size_t width) : width_(std::max<std::size_t>(width, 40)) {
+        const attn::lessons& L = cli_lessons();
+        for (const auto& [label, key] : {std::pair<const char*, const char*>{"Usage", "cli.label.usage"},
+                                         {"OPTIONS", "cli.label.options_badge"},
+                                         {"SUBCOMMAND", "cli.label.subcommand_badge"},
+                                         {"Options", "cli.label.options"},
+                                         {"Positionals", "cli.label.positionals"},
+                                         {"Subcommands", "cli.label.subcommands"},
+                                         {"REQUIRED", "cli.label.required"}})
+            this->label(label, L.raw(key));  // CLI11 looks them up by these English names
+    }
+
+    std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override {
+        return CLI::Formatter::make_group(get_label(group), is_positional, std::move(opts));
+    }
+    std::string make_subcommands(const CLI::App* app, CLI::AppFormatMode mode) const override {
+        std::string out = CLI::Formatter::make_subcommands(app, mode);
+        const std::string title = "\nSubcommands:\n", at = "\n" + get_label("Subcommands") + ":\n";
+        const std::size_t found = out.find(title);
+        if (found != std::string::npos) out.replace(found, title.size(), at);
+        return out;
+    }
 
     std::string make_description(const CLI::App* app) const override {
         std::string out;
@@ -284,8 +291,8 @@ int help(const CLI::App& cli, const std::vector<bound_command>& bound, const std
         }
     }
     const std::vector<std::string> near = closest_names(topic, names);
-    print_error("no command '" + topic + "'" + (near.empty() ? "" : "; " + did_you_mean(near)) +
-                " (attn-explain help --list lists them)");
+    print_error(cli_error("no_command",
+                          {{"topic", topic}, {"near", near.empty() ? "" : cli_error("then") + did_you_mean(near)}}));
     return 2;
 }
 
@@ -326,10 +333,10 @@ std::string taken_elsewhere(const std::string& name, const std::vector<std::stri
     const std::size_t named = 3, more = takers.size() > named + 1 ? takers.size() - named : 0;
     if (more > 0) {
         takers.resize(named);
-        takers.push_back(fmt::format("{} other commands", more));
+        takers.push_back(cli_error("other_commands", {{"count", std::to_string(more)}}));
     }
-    return name + " does not take --" + key + ": " + and_list(takers) + (takers.size() == 1 ? " does" : " do") +
-        " (attn-explain help " + name + " lists " + name + "'s flags)";
+    return cli_error(takers.size() == 1 ? "taken_by_one" : "taken_by_many",
+                     {{"command", name}, {"key", key}, {"takers", cli_and_list(takers)}});
 }
 
 // Parses; on a parse error prints it (with "did you mean") and returns its exit code.
@@ -354,19 +361,21 @@ std::optional<int> parse(CLI::App& cli, int argc, char** argv) {
                 return 2;
             }
         }
-        print_error(std::string(e.what()) + suggestion(cli, extras) +
-                    (parsed.empty() ? " (attn-explain help --list lists the commands)"
-                                    : " (see attn-explain " + parsed.front()->get_name() + " --help)"));
+        print_error(translate_parse_error(e.what()) + suggestion(cli, extras) +
+                    (parsed.empty() ? cli_error("list_commands")
+                                    : cli_error("see_command_help", {{"command", parsed.front()->get_name()}})));
         return 2;
     } catch (const CLI::ParseError& e) {
         // A value refused with its closest ones already names the command that lists them.
-        const std::string what = e.what();
+        const std::string what = translate_parse_error(e.what());
         const auto parsed = cli.get_subcommands();
-        if (!what.empty() && what.back() == ')') print_error(what);
+        const bool names_lister =
+            what.size() >= 3 && (what.back() == ')' || what.compare(what.size() - 3, 3, "）") == 0);
+        if (names_lister) print_error(what);
         else
             print_error(what +
-                        (parsed.empty() ? " (see attn-explain --help)"
-                                        : " (see attn-explain " + parsed.front()->get_name() + " --help)"));
+                        (parsed.empty() ? cli_error("see_help")
+                                        : cli_error("see_command_help", {{"command", parsed.front()->get_name()}})));
         return 2;
     }
     return std::nullopt;
@@ -416,30 +425,45 @@ std::vector<bound_command> bind_commands(CLI::App& cli) {
     return bound;
 }
 
+// In a translation, each registered command's line on --help (its page's summary) and each of its
+// flags' lines (short_flag_help); English keeps the registry's own lines.
+void translate_help_lines(const std::vector<bound_command>& bound) {
+    const attn::lessons& L = cli_lessons();
+    for (const bound_command& b : bound) {
+        const std::string summary = "help." + b.entry->name + ".summary";
+        if (L.has(summary)) b.sub->description(L.raw(summary));
+        for (const flag_info& f : b.declared->describe()) {
+            const std::string line = short_flag_help(b.entry->name, f.key, f.accepts.values);
+            if (!line.empty()) b.declared->get(f.names.back()).describe(line);
+        }
+    }
+}
+
 // Declares `completion SHELL` and `help [COMMAND] [--list] [--format] [--color] [--lang]` on cli.
 void add_builtin_commands(CLI::App& cli, builtin_commands& in) {
-    in.completion = cli.add_subcommand("completion", "Print a shell completion script: bash, zsh or fish");
+    const attn::lessons& L = cli_lessons();
+    in.completion = cli.add_subcommand("completion", L.raw("cli.builtin.completion"));
     in.completion_flags = std::make_unique<flags>(in.completion);
-    in.completion_flags->add("shell", in.completion_shell, "bash | zsh | fish")
+    in.completion_flags->add("shell", in.completion_shell, L.raw("cli.builtin.completion_shell"))
         .required()
         .values({"bash", "zsh", "fish"});
     // `attn-explain help [CMD]`, as git and cargo have it: CMD's page (help.hpp).
-    in.help = cli.add_subcommand("help", "Show the help of attn-explain, or one command's page");
+    in.help = cli.add_subcommand("help", L.raw("cli.builtin.help"));
     in.help_flags = std::make_unique<flags>(in.help);
     flags& help_flags = *in.help_flags;
     std::vector<std::string> names;
     for (const command* c : commands()) names.push_back(c->name);
-    help_flags.add("command", in.help_topic, "The command to explain: what it teaches, every flag, the JSON keys")
+    help_flags.add("command", in.help_topic, L.raw("cli.builtin.help_command"))
         .values(names, false, "attn-explain help --list");
-    help_flags.flag("--list", in.help_list, "Print the names of the commands, one a line");
+    help_flags.flag("--list", in.help_list, L.raw("cli.builtin.help_list"));
     std::string help_format_list;
     for (const std::string& f : help_formats()) help_format_list += (help_format_list.empty() ? "" : " | ") + f;
     help_flags.add("--format", in.help_req.format, help_format_list).show_default().values(help_formats());
-    help_flags.add("--color", in.help_req.color, "auto | always | never (NO_COLOR is honoured)")
+    help_flags.add("--color", in.help_req.color, L.raw("cli.builtin.help_color"))
         .show_default()
         .values({"auto", "always", "never"});
     in.help_req.lang = attn::default_language(environment_language());
-    help_flags.add("--lang", in.help_req.lang, "Language of the page")
+    help_flags.add("--lang", in.help_req.lang, L.raw("cli.builtin.help_lang"))
         .show_default()
         .values(attn::embedded_languages());
 }
@@ -473,7 +497,7 @@ int print_completion(const std::vector<bound_command>& bound, const builtin_comm
     all.push_back({"completion", in.completion_flags->describe()});
     const std::string script = completion_script(all, in.completion_shell);
     if (script.empty()) {
-        print_error("unknown shell '" + in.completion_shell + "': use bash, zsh or fish");
+        print_error(cli_error("unknown_shell", {{"shell", in.completion_shell}}));
         return 2;
     }
     std::fputs(script.c_str(), stdout);
@@ -482,8 +506,10 @@ int print_completion(const std::vector<bound_command>& bound, const builtin_comm
 
 // The top level of the command line, before any subcommand is declared.
 void set_up_top(CLI::App& cli) {
+    const attn::lessons& L = cli_lessons();
     cli.formatter(std::make_shared<wrapping_formatter>(probe_terminal().width));  // before the subcommands copy it
-    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION);
+    cli.set_help_flag("-h,--help", L.raw("cli.help_flag"));
+    cli.set_version_flag("--version", "attn-explain " ATTN_VERSION, L.raw("cli.version_flag"));
     cli.require_subcommand(0, 1);
 }
 
@@ -525,14 +551,16 @@ std::optional<int> run_named_only(int argc, char** argv) {
 int run_command_line(int argc, char** argv) {
     for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
     if (!registry_problems().empty()) return 70;
+    set_cli_language(scan_language(argc, argv, environment_language()));  // --help and parse errors speak it
     if (asks_json(argc, argv)) json_errors(true);
     if (const std::optional<int> code = run_named_only(argc, argv)) return *code;
-    CLI::App cli{"attn-explain: learn scaled dot-product attention by watching it computed, step by step",
-                 "attn-explain"};
+    const attn::lessons& L = cli_lessons();
+    CLI::App cli{L.raw("cli.about"), "attn-explain"};
     set_up_top(cli);
     const std::vector<bound_command> bound = bind_commands(cli);
     builtin_commands builtin;
     add_builtin_commands(cli, builtin);
+    if (!cli_in_english()) translate_help_lines(bound);
     check_numbers(&cli);
     if (const std::optional<int> code = parse(cli, argc, argv)) return *code;
 
@@ -546,7 +574,7 @@ int run_command_line(int argc, char** argv) {
             note_language_encoding(b.shared->lang);
             return dispatch(b);
         }
-    print_error("a subcommand is required: try 'attn-explain step' (or --help)");
+    print_error(cli_error("subcommand_required"));
     return 2;
 }
 

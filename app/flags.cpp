@@ -8,6 +8,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/io/lessons.hpp"
+#include "cli_text.hpp"
 #include "errors.hpp"
 
 namespace app {
@@ -37,12 +38,10 @@ std::string refuse_unknown(const std::string& typed, const value_set& s) {
         candidates.push_back(head.empty() ? v : head + (rest.empty() ? v.substr(head.size()) : rest));
     }
     const std::vector<std::string> near = closest_names(typed, candidates);
-    std::string listed = s.listed_by.empty() ? "" : " (" + s.listed_by + " lists them)";
-    if (!near.empty()) return "unknown value '" + typed + "'; " + did_you_mean(near) + listed;
-    std::string all;
-    for (std::size_t i = 0; i < s.values.size(); ++i)
-        all += (i == 0 ? "" : i + 1 == s.values.size() ? " or " : ", ") + s.values[i];
-    return "unknown value '" + typed + "': use " + all + listed;
+    const std::string listed = s.listed_by.empty() ? "" : cli_error("listed_by", {{"by", s.listed_by}});
+    if (!near.empty())
+        return cli_error("unknown_value_near", {{"typed", typed}, {"near", did_you_mean(near)}, {"listed", listed}});
+    return cli_error("unknown_value", {{"typed", typed}, {"values", cli_or_list(s.values)}, {"listed", listed}});
 }
 }  // namespace
 
@@ -91,10 +90,9 @@ std::vector<std::string> closest_names(const std::string& word, const std::vecto
 
 std::string did_you_mean(const std::vector<std::string>& names) {
     if (names.empty()) return "";
-    std::string out = "did you mean ";
-    for (std::size_t i = 0; i < names.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("'" + names[i] + "'");
-    return out + "?";
+    std::vector<std::string> quoted;
+    for (const std::string& n : names) quoted.push_back(cli_error("quoted", {{"value", n}}));
+    return cli_error("did_you_mean", {{"names", cli_or_list(quoted)}});
 }
 
 option& option::show_default() {
