@@ -3,9 +3,11 @@
 // lines from the lessons (lessons/zh/help/cli.toml and each command's page), the argument parser's
 // errors are Chinese on one line (exit 2, the JSON error object as in English), and every line fits
 // 80 columns piped and 60 with COLUMNS=60.
+#include <algorithm>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -60,7 +62,7 @@ std::string zh_text(const std::string& key) { return attn::lessons::embedded("zh
 }  // namespace
 
 TEST_CASE("cli zh: help --lang zh and the top-level --help list the commands in Chinese", "[cli][zh]") {
-    for (const std::string& args : {"help --lang zh", "--help --lang zh"}) {
+    for (const std::string& args : std::vector<std::string>{"help --lang zh", "--help --lang zh"}) {
         const test::command_result r = test::capture(en_env + ATTN_EXE + " " + args + " 2>/dev/null");
         INFO(args << "\n" << r.out);
         REQUIRE(r.code == 0);
@@ -90,19 +92,18 @@ TEST_CASE("cli zh: step --help under LANG=zh_CN.UTF-8 describes every flag in Ch
 }
 
 TEST_CASE("cli zh: the argument parser's errors are Chinese, one line, exit 2", "[cli][zh]") {
-    const std::vector<std::pair<std::string, std::string>> cases = {
-        {"", "需要一个子命令"},
-        {"stpe", "attn-explain step"},
-        {"step --seq-len x", "需要一个整数"},
-        {"step --seq-len", "缺少"},
-        {"step --precision 13", "不在 0 到 12 的范围内"},
-        {"step --bogus", "多余的参数"},
-        {"step --sq-len 3", "你是不是想用 --seq-len"},
-        {"drill --topic mskz", "未知的值"},
-        {"step --mask foo", "未知的值"},
-        {"help nope", "没有命令"},
-        {"completion", "缺少 shell"},
-        {"step --format jsn", "未知的 --format"}};
+    const std::vector<std::pair<std::string, std::string>> cases = {{"", "需要一个子命令"},
+                                                                    {"stpe", "attn-explain step"},
+                                                                    {"step --seq-len x", "需要一个整数"},
+                                                                    {"step --seq-len", "缺少"},
+                                                                    {"step --precision 13", "不在 0 到 12 的范围内"},
+                                                                    {"step --bogus", "多余的参数"},
+                                                                    {"step --sq-len 3", "你是不是想用 --seq-len"},
+                                                                    {"drill --topic mskz", "未知的值"},
+                                                                    {"step --mask foo", "未知的值"},
+                                                                    {"help nope", "没有命令"},
+                                                                    {"completion", "缺少 shell"},
+                                                                    {"step --format jsn", "未知的 --format"}};
     for (const auto& [args, says] : cases) {
         const test::command_result r = zh_error(args);
         INFO(args << "\n" << r.out);
@@ -120,19 +121,19 @@ TEST_CASE("cli zh: the argument parser's errors are Chinese, one line, exit 2", 
 }
 
 TEST_CASE("cli zh: English errors are worded as before", "[cli][zh]") {
-    const test::command_result r =
-        test::capture(en_env + ATTN_EXE + " step --seq-len x </dev/null 2>&1 >/dev/null");
+    const test::command_result r = test::capture(en_env + ATTN_EXE + " step --seq-len x </dev/null 2>&1 >/dev/null");
     CHECK(r.out == "attn-explain: error: --seq-len: expects a whole number, got 'x' (see attn-explain step --help)\n");
     const test::command_result s = test::capture(en_env + ATTN_EXE + " stpe </dev/null 2>&1 >/dev/null");
-    CHECK(s.out == "attn-explain: error: The following argument was not expected: stpe; did you mean 'attn-explain "
-                   "step'? (attn-explain help --list lists the commands)\n");
+    CHECK(s.out ==
+          "attn-explain: error: The following argument was not expected: stpe; did you mean 'attn-explain "
+          "step'? (attn-explain help --list lists the commands)\n");
 }
 
 TEST_CASE("cli zh: --help of every command fits 80 columns piped and 60 with COLUMNS=60", "[cli][zh][width]") {
     std::vector<std::string> all = {"", "help", "completion"};
     for (const app::command* c : app::commands()) all.push_back(c->name);
     for (const std::string& name : all)
-        for (const std::string& columns : {"", "60"}) {
+        for (const std::string& columns : std::vector<std::string>{"", "60"}) {
             const test::command_result r = zh_run(name + " --help", columns);
             INFO(name << " --help at " << (columns.empty() ? "80" : columns) << " columns\n" << r.out);
             REQUIRE(r.code == 0);
