@@ -199,7 +199,7 @@ std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extr
         for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
     const std::string best = closest(word, names);
     if (best.empty()) return "";
-    return cli_error("then") + cli_error("did_you_mean", {{"names", best}});
+    return cli_error("then") + cli_error("did_you_mean_flag", {{"flag", best}});
 }
 
 // CLI11's help with every description wrapped to the terminal's width (80 when piped), under its

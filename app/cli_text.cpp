@@ -23,8 +23,14 @@ bool cli_known_language(const std::string& lang) {
 std::string cli_joined(const std::vector<std::string>& items, const std::string& last) {
     const attn::lessons& L = cli_lessons();
     std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == items.size() ? L.raw(last) : L.raw("cli.list.separator")) + items[i];
+    auto wide = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        std::string joiner = i == 0 ? "" : i + 1 == items.size() ? L.raw(last) : L.raw("cli.list.separator");
+        // no space beside a Chinese word ("grad 和另外 2 个命令")
+        if (!joiner.empty() && joiner.back() == ' ' && !items[i].empty() && wide(items[i].front())) joiner.pop_back();
+        if (!joiner.empty() && joiner.front() == ' ' && !out.empty() && wide(out.back())) joiner.erase(0, 1);
+        out += joiner + items[i];
+    }
     return out;
 }
 
