@@ -230,45 +230,52 @@ std::string save_progress(const std::string& path, const progress& p, bool creat
     return "";
 }
 
-std::string update_progress(const state_file& f, const std::function<void(progress&)>& update) {
+std::string with_file_lock(const std::string& path, bool create_parent, const std::string& what,
+                           const std::string& lost, const std::function<std::string()>& body) {
     std::error_code ec;
-    if (f.create_parent && fs::path(f.path).has_parent_path())
-        fs::create_directories(fs::path(f.path).parent_path(), ec);
-    const std::string lock_path = f.path + ".lock";
+    if (create_parent && fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
+    const std::string lock_path = path + ".lock";
     int lock = -1;
     if (kind_of(lock_path) >= 0) lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (lock < 0) {
         const int e = errno;
         struct stat st {};
         if (::lstat(lock_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-            const char* what = S_ISLNK(st.st_mode)           ? "a symbolic link"
+            const char* kind = S_ISLNK(st.st_mode)           ? "a symbolic link"
                 : S_ISDIR(st.st_mode)                        ? "a folder"
                 : S_ISFIFO(st.st_mode)                       ? "a FIFO"
                 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node"
                                                              : "not a regular file";
             return fmt::format(
-                "cannot lock the progress file {}: its lock file {} is {}; it holds nothing and can be removed "
-                "(rm -r {}): progress was not saved",
-                f.path, lock_path, what, lock_path);
+                "cannot lock the {} {}: its lock file {} is {}; it holds nothing and can be removed "
+                "(rm -r {}): {} was not saved",
+                what, path, lock_path, kind, lock_path, lost);
         }
-        return fmt::format(
-            "cannot lock the progress file {}: cannot create its lock file {}: {}: progress was not saved", f.path,
-            lock_path, std::strerror(e));
+        return fmt::format("cannot lock the {} {}: cannot create its lock file {}: {}: {} was not saved", what, path,
+                           lock_path, std::strerror(e), lost);
     }
     while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {}
     std::string warning;
     try {
+        warning = body();
+    } catch (const error& e) {
+        warning = fmt::format("{}: {} was not saved", e.what(), lost);
+    }
+    ::flock(lock, LOCK_UN);
+    ::close(lock);
+    return warning;
+}
+
+std::string update_progress(const state_file& f, const std::function<void(progress&)>& update) {
+    return with_file_lock(f.path, f.create_parent, "progress file", "progress", [&] {
+        std::string warning;
         load_result now = load_progress(f.path);  // what other sessions wrote meanwhile
         if (!now.warning.empty()) warning = now.warning;
         update(now.data);
         const std::string w = save_progress(f.path, now.data, f.create_parent);
         if (!w.empty()) warning = w;
-    } catch (const error& e) {
-        warning = fmt::format("{}: progress was not saved", e.what());
-    }
-    ::flock(lock, LOCK_UN);
-    ::close(lock);
-    return warning;
+        return warning;
+    });
 }
 
 bool reset_progress(const std::string& path) {

@@ -53,6 +53,11 @@ std::string save_progress(const std::string& path, const progress& p, bool creat
 // Under an exclusive lock (flock on <path>.lock): reads the file again, applies `update` and
 // writes it back, so that sessions running at the same time all count. Returns a warning, or "".
 std::string update_progress(const state_file& f, const std::function<void(progress&)>& update);
+// Runs `body` under an exclusive lock (flock on <path>.lock, created beside `path`, and its folder
+// too with create_parent); a lock file that is not a regular file is never used. Returns body's
+// warning, or why nothing was saved: "cannot lock the `what` PATH: …: `lost` was not saved".
+std::string with_file_lock(const std::string& path, bool create_parent, const std::string& what,
+                           const std::string& lost, const std::function<std::string()>& body);
 // --reset: removes the progress file (a regular file only). False when there was none.
 bool reset_progress(const std::string& path);
 
