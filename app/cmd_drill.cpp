@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -109,13 +110,16 @@ struct speaker {
 };
 
 // What the learner did with one question.
-enum class reply_kind { answered, skipped, quit };
+enum class reply_kind { answered, skipped, quit, expired };
 
 // Reads replies to question `q` until one is an answer, a skip or a quit: h shows the hint, an
 // empty line asks again, an unreadable answer shows the accepted forms and asks again.
-reply_kind ask(const attn::drill::question& q, const speaker& say, bool echo, std::string& reply) {
+reply_kind ask(const attn::drill::question& q, const speaker& say, bool echo, std::string& reply,
+               const std::function<std::string()>& prefix = {}, const std::function<bool()>& expired = {}) {
     for (;;) {
-        emit(attn::drill::prompt_text(say.L));
+        if (expired && expired()) return reply_kind::expired;
+        emit((prefix ? prefix() : std::string()) + attn::drill::prompt_text(say.L));
+        std::fflush(stdout);
         const line_read got = interrupted ? line_read::end : read_answer(reply);
         if (got == line_read::end || interrupted) {  // EOF or Ctrl-C: like q
             emit("\n");
@@ -264,12 +268,20 @@ const registrar registered(spec());
 }  // namespace
 
 drill_reply ask_drill_question(const attn::drill::question& q, const attn::lessons& L, const output_options& out,
-                               std::string& reply) {
+                               std::string& reply, const std::function<std::string()>& prefix,
+                               const std::function<bool()>& expired) {
     const speaker say{L, out};
-    const reply_kind k = ask(q, say, !probe_terminal().stdin_tty, reply);
+    const reply_kind k = ask(q, say, !probe_terminal().stdin_tty, reply, prefix, expired);
     return k == reply_kind::answered ? drill_reply::answered
         : k == reply_kind::skipped   ? drill_reply::skipped
+        : k == reply_kind::expired   ? drill_reply::expired
                                      : drill_reply::quit;
+}
+
+bool read_drill_line(std::string& line) {
+    if (interrupted) return false;
+    const line_read got = read_answer(line);
+    return got == line_read::line || got == line_read::too_long;
 }
 
 }  // namespace app

@@ -30,6 +30,7 @@
 #include "attn/render/json_exercise.hpp"
 #include "attn/trace/exercise.hpp"
 #include "attn/trace/traceback.hpp"
+#include "check_folder.hpp"
 #include "check_run.hpp"
 #include "registry.hpp"
 #include "terminal.hpp"
@@ -357,7 +358,7 @@ ex::tensors read_answers(const ex::config& x, const std::string& dir, const std:
     return given;
 }
 
-int check_once(const check_options& opt, run_context& ctx) {
+int check_once(const check_options& opt, run_context& ctx, std::vector<ex::report>* graded = nullptr) {
     const attn::lessons& L = ctx.L();
     const std::string toml_path = opt.dir + "/exercise.toml";
     const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
@@ -390,6 +391,7 @@ int check_once(const check_options& opt, run_context& ctx) {
         const ex::tensors given = read_answers(x, dir, x.index == 0 ? opt.answer : "", expected, L);
         reports.push_back(ex::grade(x, in, given));
     }
+    if (graded) *graded = reports;
     ex::report r = reports.front();
     r.passed = std::all_of(reports.begin(), reports.end(), [](const ex::report& x) { return x.passed; });
     const double taken = c.budget_minutes > 0 ? minutes_since(c.started) : -1;
@@ -475,4 +477,20 @@ custom_spec<check_options> check_spec() {
 const registrar check_registered(check_spec());
 
 }  // namespace
+
+folder_check check_folder(const std::string& dir, const std::string& state, run_context& ctx) {
+    check_options opt;
+    opt.dir = dir;
+    opt.state = state;
+    std::vector<ex::report> reports;
+    folder_check out;
+    out.passed = check_once(opt, ctx, &reports) == 0;
+    for (const ex::report& r : reports) {  // the diagnosis, then the findings that name a mistake
+        for (const ex::match& m : r.diagnosis) out.mistakes.push_back(m.mistake);
+        for (const ex::finding& f : r.findings)
+            if (!f.mistake.empty()) out.mistakes.push_back(f.mistake);
+    }
+    return out;
+}
+
 }  // namespace app
