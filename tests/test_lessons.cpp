@@ -61,6 +61,7 @@
 #include "attn/render/text.hpp"
 #include "attn/render/html.hpp"
 #include "attn/doc/course.hpp"
+#include "attn/doc/interview.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/io/tiny_model_io.hpp"
 #include "files.hpp"
@@ -290,6 +291,44 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         draw_all(stats_document(D, pr, "/tmp/x"));
         draw_all(reset_document(D, true, "/tmp/x"));
         draw_all(reset_document(D, false, "/tmp/x"));
+    }
+    {  // the interview: every page, every part, every level's questions, the report and history
+        const attn::lessons& D = attn::lessons::embedded("en");
+        namespace iv = attn::interview;
+        iv::session s;
+        s.level = "mid", s.exercise = "causal", s.date = "2026-12-06T14:30Z";
+        for (int minutes : {0, 45}) {
+            s.minutes = minutes;
+            draw_all(iv::intro_document(D, s));
+            CHECK_NOTHROW(iv::clock_prefix(D, minutes, 60, 30));
+        }
+        for (int p = 0; p < iv::part_count; ++p) draw_all(iv::part_document(D, p));
+        draw_all(iv::coding_document(D, "causal", "/tmp/x"));
+        CHECK_NOTHROW(iv::coding_prompt(D));
+        for (auto n : {iv::coding_note::unknown, iv::coding_note::passed, iv::coding_note::failed})
+            draw_all(iv::coding_note_document(D, n, "/tmp/x"));
+        draw_all(iv::followups_document(D, 3, 1));
+        draw_all(iv::time_up_document(D, true));
+        draw_all(iv::time_up_document(D, false));
+        draw_all(iv::ended_document(D));
+        for (const std::string& level : iv::level_names()) {
+            CHECK(iv::warmup_questions(D, level, 1).size() == 5);
+            CHECK_NOTHROW(iv::design_question(D, level, 1));
+            CHECK_NOTHROW(iv::followup_questions(D, level, {"no-scale"}, 1));
+        }
+        draw_all(iv::report_document(D, s));  // never checked
+        s.checks = 1;
+        draw_all(iv::report_document(D, s));  // checked, no mistake
+        s.mistakes = {"no-scale", "mask-fill-zero"};
+        s.partial = s.time_up = true;
+        s.parts[0].reached = true;
+        s.answers.push_back({0, "x", "prompt", "(2, 3)", "", false});
+        s.answers.push_back({0, "y", "prompt", "(2, 3)", "(3, 2)", false});
+        draw_all(iv::report_document(D, s));
+        draw_all(iv::files_document(D, "/tmp/x/report.md", "/tmp/x/report.html"));
+        draw_all(iv::history_document(D, {}, "/tmp/x"));
+        draw_all(iv::history_document(D, {{"2026-12-06T14:30Z", "mid", 3, 12, true, "d"}, {"d", "junior", 1, 1, false, "e"}},
+                                      "/tmp/x"));
     }
     {  // the course: the path (nothing done, some done, all done) and every lesson's pages
         const attn::lessons& D = attn::lessons::embedded("en");
