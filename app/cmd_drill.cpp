@@ -278,6 +278,8 @@ drill_reply ask_drill_question(const attn::drill::question& q, const attn::lesso
                                      : drill_reply::quit;
 }
 
+void catch_drill_interrupt() { catch_interrupt(); }
+
 bool read_drill_line(std::string& line) {
     if (interrupted) return false;
     const line_read got = read_answer(line);

@@ -277,6 +277,7 @@ int run_interview(const interview_options& opt, run_context& ctx) {
     r.s.exercise = iv::coding_exercise(r.s.level, r.s.seed);
     r.s.parts = {iv::part_score{0, iv::warmup_count}, {0, iv::coding_max}, {0, 2}, {0, iv::design_max}};
     r.say(iv::intro_document(ctx.L(), r.s));
+    catch_drill_interrupt();  // Ctrl-C ends the interview as the end of input does: the report is written
     interview_parts(r);
     interview_report(r, state);
     return 0;
@@ -285,7 +286,7 @@ int run_interview(const interview_options& opt, run_context& ctx) {
 custom_spec<interview_options> interview_spec() {
     auto s = spec_about<custom_spec<interview_options>>(
         "interview", "A timed mock interview: warm-up, code, follow-ups and design, with a report", 6, pages_and_json,
-        0, {{"--history --state progress.txt"}});
+        0, {{"--history --state progress.txt", "interview --minutes 0 --seed 3 --dir iv --state progress.txt"}});
     s.format_note = "(with --history)";
     s.flags = interview_flags;
     s.run = run_interview;

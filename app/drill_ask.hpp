@@ -19,5 +19,8 @@ drill_reply ask_drill_question(const attn::drill::question& q, const attn::lesso
 // One line of stdin as the drill reads it (at most 4 KiB kept, no NUL byte): false at the end of
 // the input, on binary input or an endless line, and after Ctrl-C.
 bool read_drill_line(std::string& line);
+// From now on Ctrl-C ends the conversation as the end of input does (the read returns; no
+// SA_RESTART), so that what was done is still reported.
+void catch_drill_interrupt();
 
 }  // namespace app
