@@ -18,7 +18,7 @@ namespace attn::interview {
 
 namespace {
 
-std::size_t level_index(const std::string& level) {
+std::size_t interview_level_index(const std::string& level) {
     const auto& all = level_names();
     return static_cast<std::size_t>(std::find(all.begin(), all.end(), level) - all.begin());
 }
@@ -29,7 +29,7 @@ std::size_t interview_pick(rng& g, std::initializer_list<std::size_t> options) {
 
 std::string interview_letter(std::size_t i) { return std::string(1, static_cast<char>('a' + i)); }
 
-drill::question concept_by_id(const lessons& L, const std::string& id) {
+drill::question interview_concept(const lessons& L, const std::string& id) {
     for (drill::question& q : drill::concept_bank(L))
         if (q.id == id) return q;
     throw error("interview: no drill question " + id);
@@ -43,7 +43,8 @@ const std::vector<std::string>& level_names() {
 }
 
 void check_level(const std::string& level) {
-    if (level_index(level) >= level_names().size()) throw error("--level " + level + ": use junior, mid or senior");
+    if (interview_level_index(level) >= level_names().size())
+        throw error("--level " + level + ": use junior, mid or senior");
 }
 
 std::vector<drill::question> warmup_questions(const lessons& L, const std::string& level, std::uint64_t seed) {
@@ -54,7 +55,7 @@ std::vector<drill::question> warmup_questions(const lessons& L, const std::strin
                                                        {"shapes:6", "shapes:3", "numeric:5", "numeric:20", "serving"}};
     course::lesson l;
     l.id = "interview-" + level;
-    l.drill = entries[level_index(level)];
+    l.drill = entries[interview_level_index(level)];
     return course::lesson_questions(L, l, seed);
 }
 
@@ -62,7 +63,7 @@ std::string coding_exercise(const std::string& level, std::uint64_t seed) {
     check_level(level);
     static const std::vector<std::string> choices[] = {
         {"sdpa", "softmax"}, {"causal", "mha", "padding"}, {"gqa", "online-softmax", "rope", "kv-decode"}};
-    const std::vector<std::string>& c = choices[level_index(level)];
+    const std::vector<std::string>& c = choices[interview_level_index(level)];
     rng g(seed ^ 0x1f2e3d4c5b6a7988ULL);
     return c[g.below(c.size())];
 }
@@ -108,8 +109,8 @@ std::vector<drill::question> followup_questions(const lessons& L, const std::str
     // cache of a model, 18 a GQA cache's bytes per token)
     static const char* concept_of[] = {"concept.sqrt-dk-why", "concept.mask-causal-triu", "concept.gqa-shrinks-cache"};
     static const int numeric_of[] = {1, 5, 18};
-    const std::size_t k = level_index(level);
-    out.push_back(concept_by_id(L, concept_of[k]));
+    const std::size_t k = interview_level_index(level);
+    out.push_back(interview_concept(L, concept_of[k]));
     out.push_back(drill::gen_numeric(L, seed + 101, numeric_of[k]));
     return out;
 }

@@ -32,7 +32,7 @@ int history_kind(const std::string& path) {
 }
 
 // A folder name on one line: line breaks and tabs become spaces.
-std::string one_line(std::string s) {
+std::string history_one_line(std::string s) {
     for (char& c : s)
         if (c == '\n' || c == '\r' || c == '\t') c = ' ';
     return s;
@@ -50,7 +50,7 @@ std::string serialize_history(const std::vector<record>& rs) {
     out += "version 1\n";
     for (const record& r : rs)
         out += fmt::format("interview {} {} {} {} {} {}\n", r.date, r.level, r.score, r.max_score,
-                           r.partial ? "partial" : "complete", one_line(r.dir));
+                           r.partial ? "partial" : "complete", history_one_line(r.dir));
     return out;
 }
 
