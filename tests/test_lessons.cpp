@@ -327,8 +327,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         draw_all(iv::report_document(D, s));
         draw_all(iv::files_document(D, "/tmp/x/report.md", "/tmp/x/report.html"));
         draw_all(iv::history_document(D, {}, "/tmp/x"));
-        draw_all(iv::history_document(D, {{"2026-12-06T14:30Z", "mid", 3, 12, true, "d"}, {"d", "junior", 1, 1, false, "e"}},
-                                      "/tmp/x"));
+        draw_all(iv::history_document(
+            D, {{"2026-12-06T14:30Z", "mid", 3, 12, true, "d"}, {"d", "junior", 1, 1, false, "e"}}, "/tmp/x"));
     }
     {  // the course: the path (nothing done, some done, all done) and every lesson's pages
         const attn::lessons& D = attn::lessons::embedded("en");

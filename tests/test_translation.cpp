@@ -71,8 +71,8 @@ bool has_words(const std::string& text, const std::string& term) {
 // Values that are code, commands or ids, never translated prose.
 bool is_code_key(const std::string& key) {
     const std::string last = key.substr(key.rfind('.') + 1);
-    return last == "command" || last == "example" || last == "topics" || last == "answer" || last == "id" || last == "formula" ||
-        last.find("code") != std::string::npos || last.rfind("pytorch", 0) == 0;
+    return last == "command" || last == "example" || last == "topics" || last == "answer" || last == "id" ||
+        last == "formula" || last.find("code") != std::string::npos || last.rfind("pytorch", 0) == 0;
 }
 
 }  // namespace
