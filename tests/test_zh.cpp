@@ -279,3 +279,17 @@ TEST_CASE("zh: code comments are Chinese and the code they annotate is the Engli
     CHECK(compared > 40);
     CHECK(translated > 40);
 }
+
+TEST_CASE("zh: flash's trace lines put their = in one column (issue 37, point 10)", "[zh][width]") {
+    const output r = run_zh("flash --no-pause");
+    REQUIRE(r.code == 0);
+    std::istringstream lines(r.out);
+    std::set<std::size_t> columns;
+    for (std::string line; std::getline(lines, line);) {
+        const std::size_t eq = line.find(" = ");
+        if (line.rfind("  ", 0) != 0 || eq == std::string::npos || line.find("  acc") == 0) continue;
+        if (line.find("分块最大值") != std::string::npos || line.rfind("  s ", 0) == 0 || line.rfind("  m ", 0) == 0)
+            columns.insert(attn::display_width(line.substr(0, eq)));
+    }
+    CHECK(columns.size() == 1);
+}

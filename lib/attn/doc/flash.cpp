@@ -13,6 +13,7 @@
 #include "attn/core/shapes.hpp"
 #include "attn/doc/chrome.hpp"
 #include "attn/doc/flash_io.hpp"
+#include "attn/io/utf8.hpp"
 
 namespace attn {
 
@@ -41,10 +42,23 @@ std::string row_text(const std::vector<double>& v) {
     return s + "]";
 }
 
-// Characters (UTF-8 code points), to line up the "=" of the trace lines.
-std::size_t chars(const std::string& s) {
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
+// Terminal columns of a label, to line up the "=" of the trace lines: a code point takes one,
+// a Chinese character or fullwidth form two (the labels are lesson text: Latin, Greek or Chinese;
+// render/width.hpp has the whole table, which this layer does not see).
+std::size_t label_columns(const std::string& s) {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = std::max<std::size_t>(1, utf8_sequence_length(s, i));
+        char32_t c = 0;
+        if (len == 3)
+            c = ((static_cast<unsigned char>(s[i]) & 0x0Fu) << 12) |
+                ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) | (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+        const bool wide = (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7A3) ||
+            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6);
+        w += wide ? 2 : 1;
+        i += len;
+    }
+    return w;
 }
 
 vars flash_vars(const flash_report& r) {
@@ -75,9 +89,10 @@ vars flash_vars(const flash_report& r) {
 // and the accumulator, as the kernel updates them.
 std::vector<std::string> tile_lines(const tile_record& t, const lessons& L) {
     const std::string tile_max = L.raw("flash.tile_max");
-    const std::size_t col = std::max<std::size_t>(10, chars(tile_max) + 2);
+    const std::size_t col = std::max<std::size_t>(10, label_columns(tile_max) + 2);
     auto line = [&](const std::string& label, const std::string& value) {
-        return "  " + label + std::string(col > chars(label) ? col - chars(label) : 1, ' ') + "= " + value;
+        return "  " + label + std::string(col > label_columns(label) ? col - label_columns(label) : 1, ' ') + "= " +
+            value;
     };
     return {line("s", row_text(t.scores)),
             line(tile_max, format_number(t.tile_max, 4)),
