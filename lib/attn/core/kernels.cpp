@@ -227,12 +227,15 @@ ATTN_AVX2 void gemm_acc_avx2(std::size_t M, std::size_t N, std::size_t K, const 
 // 2^t for t ≤ 0, 8 lanes: t = n + f with n = round(t) and |f| ≤ 1/2; 2^f by a degree-5
 // polynomial (fitted for the least largest relative error on [−1/2, 1/2]: 7.5e−8 in exact
 // arithmetic, 2.3e−7 evaluated in float32; tests/python/exp2_fit.py), 2^n added into the exponent
-// bits. t is clamped at −125, so t < −125 gives 2^−125 ≈ 2e−38 instead of 0: nothing beside a
-// row's largest term, 1. The scores are scaled by log2(e) beforehand (exp(x) = 2^(x·log2 e)),
-// so there is no round or convert instruction: the whole exp is 11 instructions, most of them
-// on the ports the products' FMAs use.
+// bits. t < −100 gives exactly 0 (2^−100 is nothing beside a row's largest term, 1): a tiny
+// but nonzero P would make its products with V subnormal, and every FMA on a subnormal takes a
+// microcode assist of ~100 cycles (a window mask, whose edge tiles are mostly −1e30, ran 7 times
+// slower than the dense kernel that way). The scores are scaled by log2(e) beforehand
+// (exp(x) = 2^(x·log2 e)), so there is no round or convert instruction: the whole exp is 13
+// instructions, most of them on the ports the products' FMAs use.
 ATTN_AVX2 inline __m256 exp2_avx2(__m256 t) {
-    t = _mm256_max_ps(t, _mm256_set1_ps(-125.0f));
+    const __m256 kept = _mm256_cmp_ps(t, _mm256_set1_ps(-100.0f), _CMP_GE_OQ);  // false for −1e30 and NaN
+    t = _mm256_max_ps(t, _mm256_set1_ps(-100.0f));
     const __m256 magic = _mm256_set1_ps(12582912.0f);  // 1.5·2^23: t + magic holds round(t) in its low bits
     const __m256 tm = _mm256_add_ps(t, magic);
     const __m256 f = _mm256_sub_ps(t, _mm256_sub_ps(tm, magic));
@@ -243,7 +246,7 @@ ATTN_AVX2 inline __m256 exp2_avx2(__m256 t) {
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931469671e-1f));
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000072e+00f));
     const __m256i n = _mm256_slli_epi32(_mm256_castps_si256(tm), 23);  // round(t) << 23 (mod 2^32)
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), n));
+    return _mm256_and_ps(kept, _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), n)));
 }
 
 // The largest of st[j*ld] over j < rows, 8 lanes, on top of m: four running maxima, so the loop
