@@ -1,6 +1,8 @@
 // Library errors in the words of the command line (see errors.hpp).
 #include "errors.hpp"
 
+#include "cli_text.hpp"
+
 #include <cctype>
 #include <map>
 #include <utility>
@@ -38,7 +40,8 @@ std::string flag_of_param(const std::string& param) {
 }
 
 std::string user_message(const attn::error& e) {
-    const std::string what = e.what();
+    // Translated first (the templates are the library's English), then each parameter named by its flag.
+    const std::string what = translate_message(e.what());
     const auto* a = dynamic_cast<const attn::argument_error*>(&e);
     if (!a) return what;
     // Found in the library's message first, replaced from the last: a flag put in ("--kv-heads")

@@ -2,6 +2,7 @@
 #include "terminal.hpp"
 
 #include "attn/render/json.hpp"
+#include "cli_text.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -173,7 +174,8 @@ void close_stdout() {
     errno = 0;
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         const int e = errno;
-        std::fprintf(stderr, "attn-explain: error: writing the output: %s\n", e ? std::strerror(e) : "write failed");
+        const std::string message = std::string("writing the output: ") + (e ? std::strerror(e) : "write failed");
+        std::fprintf(stderr, "%s%s\n", error_prefix().c_str(), translate_message(message).c_str());
         std::_Exit(2);
     }
 }
@@ -185,18 +187,19 @@ bool errors_as_json = false, json_error_written = false;
 void json_errors(bool on) { errors_as_json = on; }
 
 void print_error(const std::string& message) {
-    // One line, no escape sequences from a file name or a token, never kilobytes long.
-    const std::string line = attn::safe_line(message);
-    std::fprintf(stderr, "attn-explain: error: %s\n", line.c_str());
+    // One line, no escape sequences from a file name or a token, never kilobytes long; in the
+    // run's language (the English text is the message's id: cli_text.hpp).
+    const std::string line = attn::safe_line(translate_message(message));
+    std::fprintf(stderr, "%s%s\n", error_prefix().c_str(), line.c_str());
     // never into a stdout that has failed (the error is that writing it failed)
-    if (errors_as_json && !json_error_written && !std::ferror(stdout) && line.rfind("writing the output", 0) != 0) {
+    if (errors_as_json && !json_error_written && !std::ferror(stdout) && message.rfind("writing the output", 0) != 0) {
         json_error_written = true;
         std::fputs(("{\"error\": " + attn::json_string(line) + "}\n").c_str(), stdout);
         std::fflush(stdout);
     }
 }
 void print_warning(const std::string& message) {
-    std::fprintf(stderr, "attn-explain: warning: %s\n", attn::safe_line(message).c_str());
+    std::fprintf(stderr, "%s%s\n", warning_prefix().c_str(), attn::safe_line(translate_message(message)).c_str());
 }
 
 }  // namespace app

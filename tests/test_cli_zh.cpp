@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "app/cli_text.hpp"
 #include "app/registry.hpp"
 #include "attn/io/lessons.hpp"
 #include "attn/render/width.hpp"
@@ -110,7 +111,8 @@ TEST_CASE("cli zh: the argument parser's errors are Chinese, one line, exit 2", 
         CHECK(r.code == 2);
         CHECK_THAT(r.out, Catch::Contains(says));
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
-        CHECK(has_cjk(r.out.substr(r.out.find("error: ") + 7)));
+        CHECK(r.out.rfind("attn-explain：错误：", 0) == 0);
+        CHECK(has_cjk(r.out.substr(r.out.find("错误：") + 9)));
     }
     const test::command_result j =
         test::capture(zh_env + ATTN_EXE + " step --format json --seq-len x 2>/dev/null </dev/null");
@@ -118,6 +120,29 @@ TEST_CASE("cli zh: the argument parser's errors are Chinese, one line, exit 2", 
     const nlohmann::json e = nlohmann::json::parse(j.out);
     REQUIRE(e.size() == 1);
     CHECK_THAT(e.at("error").get<std::string>(), Catch::Contains("需要一个整数"));
+}
+
+TEST_CASE("cli zh: a library's message is translated by the template it matches", "[cli][zh]") {
+    app::set_cli_language("zh");
+    CHECK(app::translate_message("out of memory: choose smaller dimensions") == zh_text("error.app.out_of_memory"));
+    // a piece named {reason} is a message of its own, translated in turn
+    CHECK(app::translate_message("writing the output: write failed") == "写输出时出错：写入失败");
+    CHECK(app::translate_message("writing the output: No space left on device") ==
+          "写输出时出错：No space left on device");
+    // the pieces are what the message had there, file names and all
+    CHECK(app::translate_message("unknown --dtype 'a: b': use float32, float16, bfloat16 or fp8") ==
+          "未知的 --dtype「a: b」：可用 float32、float16、bfloat16 或 fp8");
+    CHECK(app::translate_message("unexpected failure: x (y) (please report this)") ==
+          "意外故障：x (y)（请报告这个问题）");
+    // no template, or not the whole message: unchanged
+    CHECK(app::translate_message("no template says this") == "no template says this");
+    CHECK(app::translate_message("out of memory: choose smaller dimensions!") ==
+          "out of memory: choose smaller dimensions!");
+    CHECK(app::translate_message("") == "");
+    app::set_cli_language("en");
+    CHECK(app::translate_message("out of memory: choose smaller dimensions") ==
+          "out of memory: choose smaller dimensions");
+    CHECK(app::error_prefix() == "attn-explain: error: ");
 }
 
 TEST_CASE("cli zh: English errors are worded as before", "[cli][zh]") {
