@@ -44,9 +44,32 @@ def argument(src: str, start: int, index: int) -> str:
     return lk.first_argument(src, start + len(first) + 1)
 
 
+def join_literals(expr: str) -> str:
+    """expr with adjacent string literals ("a " "b", which C++ joins) written as one literal."""
+    out, i, n = [], 0, len(expr)  # tokens: a literal is one, any other character one each
+    while i < n:
+        c = expr[i]
+        if c not in "\"'":
+            out.append(c)
+            i += 1
+            continue
+        j = i + 1
+        while j < n and expr[j] != c:
+            j += 2 if expr[j] == "\\" else 1
+        token, i = expr[i:j + 1], j + 1
+        k = len(out)
+        while k > 0 and out[k - 1].isspace():
+            k -= 1
+        if c == '"' and k > 0 and out[k - 1].startswith('"') and len(out[k - 1]) > 1:
+            out[k - 1:] = [out[k - 1][:-1] + token[1:]]
+        else:
+            out.append(token)
+    return "".join(out)
+
+
 def samples(expr: str) -> list[str] | None:
     """The texts an expression may give, HOLE where the code puts a value; None when unknown."""
-    expr = lk.strip_parens(expr)
+    expr = lk.strip_parens(join_literals(expr))
     q = lk.split_top(expr, "?")
     if len(q) == 2:
         branches = lk.split_top(q[1][0], ":")
