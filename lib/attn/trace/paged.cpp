@@ -164,9 +164,11 @@ paged_config validate_paged(const paged_request& r) {
     else
         c.shared_prefix = static_cast<std::size_t>(r.shared_prefix);
     if (r.follow < 0 || r.follow >= static_cast<std::int64_t>(c.count()))
-        throw error(fmt::format("--follow {}: there is no such request: the ids are 0 … {} ({} listed{})", r.follow,
-                                c.count() - 1, c.specs.size(),
-                                c.samples > 1 ? fmt::format(", then {} samples of request 0", c.samples - 1) : ""));
+        throw error(c.samples > 1 ? fmt::format("--follow {}: there is no such request: the ids are 0 … {} ({} listed, "
+                                                "then {} samples of request 0)",
+                                                r.follow, c.count() - 1, c.specs.size(), c.samples - 1)
+                                  : fmt::format("--follow {}: there is no such request: the ids are 0 … {} ({} listed)",
+                                                r.follow, c.count() - 1, c.specs.size()));
     c.follow = static_cast<std::size_t>(r.follow);
     paged_sizes(r, c);
     paged_budget(c);
