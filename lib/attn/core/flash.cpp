@@ -133,8 +133,10 @@ matrix<double> tiled_pass(const matrix<double>& q, const matrix<double>& k, cons
 
 // The full pass: the whole n×m score matrix, softmax, then ·V, each result rounded by `low`.
 // `every_op` rounds each operation too (a float32 run: softmax in float, sums rounded per term).
+// `weights`, when given, receives the softmax P [n, m] as the pass multiplies it with V.
 matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const matrix<double>& v,
-                         const mask_pattern& mask, rounding low, bool every_op = false) {
+                         const mask_pattern& mask, rounding low, bool every_op = false,
+                         matrix<double>* weights = nullptr) {
     const std::size_t n = q.shape(0), m = k.shape(0), dk = q.shape(1), dv = v.shape(1);
     const rounding op = every_op ? low : keep;
     matrix<double> s = xt::empty<double>({n, m});  // [n, m]
@@ -152,6 +154,7 @@ matrix<double> full_pass(const matrix<double>& q, const matrix<double>& k, const
         p = softmax_rows(s);
     }
     for (auto& x : p) x = low(x);
+    if (weights) *weights = p;
     matrix<double> out = xt::zeros<double>({n, dv});
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j)
@@ -190,8 +193,10 @@ flash_result flash_forward(const matrix<double>& q, const matrix<double>& k, con
     meter.element = element;
     r.tiled = tiled_pass(qq, kk, vv, block_q, block_k, mask, keep, &meter, r.row_index, &r.row, op, &r.lse);
     r.extra_bytes = meter.peak;
-    r.full = full_pass(qq, kk, vv, mask, op, float32);
     const std::size_t n = q.shape(0), m = k.shape(0);
+    const bool keep_weights = n * m <= flash_kept_weights;
+    r.full = full_pass(qq, kk, vv, mask, op, float32, keep_weights ? &r.weights : nullptr);
+    if (keep_weights) r.values = vv;
     r.runs = tiles_to_run(pattern_blocked(mask, n, m, causal_align::top_left), block_q, block_k);
     const double per_pair = 2.0 * static_cast<double>(q.shape(1)) + 2.0 * static_cast<double>(v.shape(1));
     for (std::size_t tq = 0; tq < r.runs.size(); ++tq)

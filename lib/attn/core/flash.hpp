@@ -25,8 +25,14 @@ struct tile_record {  // one key tile, for the row being followed
         // m, l and acc pass through unchanged (α = 1)
 };
 
+// The full pass keeps its weights when n·m is at most this (64 × 64: what a page explains cell by cell).
+inline constexpr std::size_t flash_kept_weights = 64 * 64;
+
 struct flash_result {
     matrix<double> tiled, full;  // [n, d_v]: the tiled output and full attention
+    // The full pass's weights P [n, m] and the V [m, d_v] it multiplied (float32-rounded in a float32
+    // run), kept when n·m ≤ flash_kept_weights (else empty): an output cell's terms on the HTML page.
+    matrix<double> weights, values;
     std::vector<double> lse;  // [n]: softmax_lse, L = m + log l per row (what the backward keeps)
     double max_diff = 0;  // max |tiled - full|
     std::vector<tile_record> row;  // the followed row, tile by tile

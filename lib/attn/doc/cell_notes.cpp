@@ -35,13 +35,6 @@ const step* notes_first_of(const trace& t, std::initializer_list<step_id> ids) {
     return nullptr;
 }
 
-// Does a recomputed number give the run's own (stored in float32 or float64)?
-bool notes_agree(double mine, double run) {
-    if (std::isnan(run) || std::isnan(mine)) return std::isnan(run) && std::isnan(mine);
-    if (std::isinf(run) || std::isinf(mine)) return mine == run;
-    return std::fabs(mine - run) <= 1e-3 * std::max(1.0, std::fabs(run));
-}
-
 struct note_maker {
     const trace& t;
     const lessons& L;
@@ -218,6 +211,12 @@ struct note_maker {
 };
 
 }  // namespace
+
+bool notes_agree(double mine, double run) {
+    if (std::isnan(run) || std::isnan(mine)) return std::isnan(run) && std::isnan(mine);
+    if (std::isinf(run) || std::isinf(mine)) return mine == run;
+    return std::fabs(mine - run) <= 1e-3 * std::max(1.0, std::fabs(run));
+}
 
 std::vector<cell_note> cell_notes(const trace& t, const lessons& L, const step& s, std::size_t slice, int precision) {
     const note_maker m{t, L, s, slice, precision};

@@ -22,4 +22,9 @@ namespace attn::doc {
 // explains a wrong sum.
 std::vector<cell_note> cell_notes(const trace& t, const lessons& L, const step& s, std::size_t slice, int precision);
 
+// Does a number recomputed for a note give the run's own (float32 or float64)? Within 1e-3
+// relative; NaN and ±∞ only as themselves. The other commands' notes (flash_notes.hpp,
+// kvcache_notes.hpp) keep the same rule: a cell whose sum disagrees gets no note.
+bool notes_agree(double mine, double run);
+
 }  // namespace attn::doc

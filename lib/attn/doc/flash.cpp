@@ -13,6 +13,7 @@
 #include "attn/core/shapes.hpp"
 #include "attn/doc/chrome.hpp"
 #include "attn/doc/flash_io.hpp"
+#include "attn/doc/flash_notes.hpp"
 #include "attn/io/utf8.hpp"
 
 namespace attn {
@@ -291,6 +292,9 @@ doc::document flash_document(const flash_report& r, const lessons& L, int precis
     block full = doc::matrix_of(L.raw("flash.full_label"), r.result.full);
     block tiled = doc::matrix_of(L.raw("flash.tiled_label"), r.result.tiled);
     tiled.against = r.result.full;  // differing cells stand out
+    // HTML: each cell explains itself (flash_notes.hpp)
+    full.notes = [&r, &L, precision] { return doc::flash_output_notes(r, L, false, precision); };
+    tiled.notes = [&r, &L, precision] { return doc::flash_output_notes(r, L, true, precision); };
     result.blocks = {doc::heading(L.raw("flash.result_title")), doc::prose(L.text("flash.finish", v)), doc::gap(),
                      doc::row({std::move(full), std::move(tiled)}), doc::prose(L.text("flash.max_diff", v))};
     d.pages.push_back(std::move(result));
