@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "attn/doc/chrome.hpp"
+#include "attn/doc/kvcache_notes.hpp"
 #include "attn/trace/positions.hpp"
 
 namespace attn {
@@ -95,6 +96,11 @@ block labelled_rows(std::vector<std::string> labels, matrix<double> values, int 
     return b;
 }
 
+// HTML: the drawn rows' cells explain themselves (kvcache_notes.hpp); `rows` as kv_row_notes reads it.
+void kv_explained(block& b, const kv_report& r, std::size_t index, const char* rows, const lessons& L, int precision) {
+    b.notes = [&r, index, rows, &L, precision] { return doc::kv_row_notes(r, index, rows, L, precision); };
+}
+
 // The prefill's note: how the prompt goes through this run's cache.
 std::string prefill_note(const kv_report& r, const vars& v, const lessons& L) {
     if (r.config.evict != evict_policy::none) return L.text("kvcache_evict.prefill_note", v);
@@ -107,6 +113,30 @@ std::string prefill_note(const kv_report& r, const vars& v, const lessons& L) {
 std::string cache_line(const kv_report& r, const kv_step& s, const vars& v, const lessons& L) {
     const bool trimmed = r.config.evict != evict_policy::none && s.cache_after < s.cache_before + s.count;
     return L.text(trimmed ? "kvcache_evict.cache_grow" : "kvcache.cache_grow", v);
+}
+
+// The step's last position's q, k and v rows, each cell explained on the HTML page. q has
+// h·d_head columns, k and v g·d_head: one matrix when they are as wide (g = h), else two.
+void kv_new_rows(std::vector<block>& out, const kv_report& r, std::size_t index, const vars& rv, const lessons& L,
+                 int precision) {
+    const kv_step& s = r.steps[index];
+    const std::size_t last = s.count - 1;
+    const std::string q_label = L.text("kvcache.row_q", rv), k_label = L.text("kvcache.row_k", rv),
+                      v_label = L.text("kvcache.row_v", rv);
+    if (s.q.shape(1) == s.k.shape(1)) {
+        matrix<double> qkv = xt::empty<double>({std::size_t{3}, s.q.shape(1)});
+        for (std::size_t j = 0; j < s.q.shape(1); ++j)
+            qkv(0, j) = s.q(last, j), qkv(1, j) = s.k(last, j), qkv(2, j) = s.v(last, j);
+        out.push_back(labelled_rows({q_label, k_label, v_label}, std::move(qkv), precision));
+        kv_explained(out.back(), r, index, "qkv", L, precision);
+    } else {
+        out.push_back(labelled_rows({q_label}, row_of(s.q, last), precision));
+        kv_explained(out.back(), r, index, "q", L, precision);
+        matrix<double> kv = xt::empty<double>({std::size_t{2}, s.k.shape(1)});
+        for (std::size_t j = 0; j < s.k.shape(1); ++j) kv(0, j) = s.k(last, j), kv(1, j) = s.v(last, j);
+        out.push_back(labelled_rows({k_label, v_label}, std::move(kv), precision));
+        kv_explained(out.back(), r, index, "kv", L, precision);
+    }
 }
 
 // One prefill or decode step: the cache growing, the new token's q, k and v, its weights over the
@@ -139,20 +169,7 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         out.push_back(
             doc::prose(L.text(s.prefill ? "kvcache_rope.prefill" : "kvcache_rope.decode", pv), tone::plain, "  "));
     }
-    // q has h·d_head columns, k and v g·d_head: one matrix when they are as wide (g = h), else two.
-    const std::string q_label = L.text("kvcache.row_q", rv), k_label = L.text("kvcache.row_k", rv),
-                      v_label = L.text("kvcache.row_v", rv);
-    if (s.q.shape(1) == s.k.shape(1)) {
-        matrix<double> qkv = xt::empty<double>({std::size_t{3}, s.q.shape(1)});
-        for (std::size_t j = 0; j < s.q.shape(1); ++j)
-            qkv(0, j) = s.q(last, j), qkv(1, j) = s.k(last, j), qkv(2, j) = s.v(last, j);
-        out.push_back(labelled_rows({q_label, k_label, v_label}, std::move(qkv), precision));
-    } else {
-        out.push_back(labelled_rows({q_label}, row_of(s.q, last), precision));
-        matrix<double> kv = xt::empty<double>({std::size_t{2}, s.k.shape(1)});
-        for (std::size_t j = 0; j < s.k.shape(1); ++j) kv(0, j) = s.k(last, j), kv(1, j) = s.v(last, j);
-        out.push_back(labelled_rows({k_label, v_label}, std::move(kv), precision));
-    }
+    kv_new_rows(out, r, index, rv, L, precision);
     add_quant_rows(out, r, s, rv, L, precision);
     const char* weights_intro = evicting ? "kvcache_evict.weights"
         : c.sinks == 0                   ? "kvcache.weights_intro"
@@ -171,6 +188,7 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
     }
     out.push_back(labelled_rows(std::move(heads), std::move(w), std::min(precision, 3)));
     out.push_back(labelled_rows({L.text("kvcache.row_out", rv)}, row_of(s.output, last), precision));
+    out.back().notes = [&r, index, &L, precision] { return doc::kv_output_notes(r, index, L, precision); };
     if (c.sinks > 0) add_sinks_step(out, r, s, rv, L);
     if (evicting) add_evict_step(out, r, s, rv, L);
     if (c.window > 0 && !s.slots.empty()) {  // the ring buffer: where the new key went

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "attn/doc/kvcache.hpp"
+#include "attn/doc/kvcache_notes.hpp"
 #include "attn/trace/cache_policy.hpp"
 
 namespace attn {
@@ -62,6 +63,9 @@ void add_quant_rows(std::vector<doc::block>& out, const kv_report& r, const kv_s
                                   {L.text("kvcache_quant.row_k_stored", v), L.text("kvcache_quant.row_v_stored", v)});
     b.show_shape = false;
     b.precision = precision;
+    // HTML: each stored cell says what it was quantised from (kvcache_notes.hpp)
+    const std::size_t index = static_cast<std::size_t>(&s - r.steps.data());
+    b.notes = [&r, index, &L, precision] { return doc::kv_row_notes(r, index, "KV", L, precision); };
     out.push_back(std::move(b));
     if (s.k_scales.shape(1) > 0) {
         v["k_scales"] = kvq_list(s.k_scales, last);
