@@ -4,9 +4,11 @@ protocol (python3-websocket). Opens `step --format html` (file://, a temporary f
 cell of `scores`, of `scaled_scores`, of `weights` (a kept and a masked one) and of `output`, and
 checks that each explanation's numbers equal `step --format json`'s (same flags) at the page's
 precision; checks that the arrow keys and the buttons change the visible step; on
-`mistake no-scale` checks that the switch hides and shows the buggy panels; at 390 px checks that
-nothing but the scrollable matrices is wider than the window. Screenshots at 1280 and 390 px go
-into OUT_DIR for review.
+`mistake no-scale` checks that the switch hides and shows the buggy panels; on `flash` clicks a
+cell of the full and of the tiled output (the followed row: its tiles' m, α, ℓ and acc) and on
+`kv-cache` a cell of a decode step's output (the weighted sum of the cached V), each against its
+own `--format json`; at 390 px checks that nothing but the scrollable matrices is wider than the
+window. Screenshots at 1280 and 390 px go into OUT_DIR for review.
 
 Usage: html_click.py ATTN_EXPLAIN_BINARY OUT_DIR. Exit 77 (skipped) when Chromium or
 python3-websocket is missing (.ci/run installs both). Every wait polls a condition with a
@@ -188,14 +190,15 @@ def matrix_cell(section, i, j):
             f".tBodies[0].rows[{i}].cells[{j + 1}]")
 
 
-def explanation_of(b, section, i, j):
-    """Clicks cell (i, j) of the first matrix of `section`; returns (title, terms, results)."""
+def explanation_of(b, section, i, j, cell=None, want=None):
+    """Clicks cell (i, j) of the first matrix of `section` (or the cell `cell`, JS); returns (title,
+    terms, results) once the note whose title holds `want` (default "[i, j]") shows."""
     go_to(b, section)
-    cell = matrix_cell(section, i, j)
+    cell = cell or matrix_cell(section, i, j)
     if not b.js(f"{cell}.hasAttribute('data-n')"):
         fail(f"{section}[{i}, {j}] has no note")
     b.click_at(cell)
-    want = f"[{i}, {j}]"
+    want = want or f"[{i}, {j}]"
     note = poll(f"the note of {section}{want}", lambda: b.js(
         "(function(){var a = document.querySelector('aside.ax-note');"
         "if (a.hidden) return null; var t = a.querySelector('.ax-title').textContent;"
@@ -263,6 +266,68 @@ def check_output(b, data, i, c):
     print(f"ok   output[{i}, {c}]: {title} ... {' '.join(results)}")
 
 
+FLASH_FLAGS = ["--mask", "causal", "--seq-len", "7", "--block-q", "3", "--block-k", "2", "--row", "5",
+               "--seed", "7"]
+KV_FLAGS = ["--seed", "7", "--heads", "4", "--kv-heads", "2"]
+
+
+def nth_matrix(section, k, i, j):
+    """JS for cell (i, j) of the k-th matrix of `section`."""
+    return f"document.querySelectorAll('#{section} table.matrix')[{k}].tBodies[0].rows[{i}].cells[{j + 1}]"
+
+
+def check_flash(b, data, i, c):
+    """flash's result page: full[i, c] is its weighted sum of V; output[i, c] the same sum and, on the
+    followed row, its tiles (m, α, ℓ, acc as the JSON's "tiles") and acc ÷ ℓ."""
+    for k, key in ((0, "full"), (1, "output")):
+        title, terms, results = explanation_of(b, "p-result", i, c, nth_matrix("p-result", k, i, c),
+                                               f"{key}[{i}, {c}]")
+        if re.findall(NUMBER, results[0]) != [shown(data[key][i][c])]:
+            fail(f"flash {key}[{i}, {c}]: {results[0]!r}, JSON {data[key][i][c]}")
+        products = [t for t in terms if t.startswith("j = ")]
+        if len(products) != len(data["full"]):
+            fail(f"flash {key}[{i}, {c}]: {len(products)} products for n = {len(data['full'])}")
+        total = sum(float(re.findall(NUMBER, t.split(":", 1)[1])[2]) for t in products)
+        if abs(total - data[key][i][c]) > 1e-3 * len(products):
+            fail(f"flash {key}[{i}, {c}]: the products add to {total}, JSON {data[key][i][c]}")
+        if key == "output" and i == data["row"]:
+            tiles = [t for t in terms if "acc[" in t]
+            if len(tiles) != len(data["tiles"]):
+                fail(f"flash output[{i}, {c}]: {len(tiles)} tile lines, JSON {len(data['tiles'])}")
+            for line, t in zip(tiles, data["tiles"]):
+                if f"acc[{c}] = {shown(t['acc'][c])}" not in line:
+                    fail(f"flash tile {t['tile']}: {line!r}, JSON acc {t['acc'][c]}")
+                if not t["skipped"] and f"α = {shown(t['alpha'])}" not in line:
+                    fail(f"flash tile {t['tile']}: {line!r}, JSON alpha {t['alpha']}")
+            last = data["tiles"][-1]
+            want = [shown(last["acc"][c]), shown(last["l_new"]), shown(data["output"][i][c])]
+            if re.findall(NUMBER, results[-1])[-3:] != want:
+                fail(f"flash output[{i}, {c}]: {results[-1]!r}, want {want}")
+        print(f"ok   flash {key}[{i}, {c}]: {title} ... {' '.join(results)}")
+
+
+def check_kvcache(b, data, k, c):
+    """kv-cache's decode step k: out[c] is the weighted sum of the cached V with the JSON's weights."""
+    step = data["steps"][k]
+    section = f"p-step-{k}"
+    cell = (f"Array.prototype.filter.call(document.querySelectorAll('#{section} table.matrix'),"
+            "function(t){return t.tBodies[0].rows[0].cells[0].textContent.indexOf('out_') === 0;})[0]"
+            f".tBodies[0].rows[0].cells[{c + 1}]")
+    pos = step["positions"][1]
+    title, terms, results = explanation_of(b, section, 0, c, cell, f"out_{pos}[{c}]")
+    head = c // data["config"]["d_head"]
+    weights = step["weights"][head][-1]
+    if len(terms) != len(weights):
+        fail(f"kv-cache out_{pos}[{c}]: {len(terms)} terms for {len(weights)} cache entries")
+    for j, (line, w) in enumerate(zip(terms, weights)):
+        nums = re.findall(NUMBER, line.split(":", 1)[1])
+        if nums[0] != shown(w):
+            fail(f"kv-cache out_{pos}[{c}] entry {j}: {line!r}, JSON weight {w}")
+    if re.findall(NUMBER, results[0]) != [shown(step["output"][-1][c])]:
+        fail(f"kv-cache out_{pos}[{c}]: {results[0]!r}, JSON output {step['output'][-1][c]}")
+    print(f"ok   kv-cache out_{pos}[{c}]: {title} ... {' '.join(results)}")
+
+
 def check_navigation(b):
     go_to(b, "p-X")
     order = b.js("Array.prototype.map.call(document.querySelectorAll('main > section'),"
@@ -321,6 +386,12 @@ def run(binary, out_dir, work):
     zh_html = make(["step"] + FLAGS + ["--format", "html", "--lang", "zh"], "step-zh.html")
     with open(step_json) as f:
         data = {s["id"]: s.get("data") for s in json.load(f)["steps"]}
+    flash_html = make(["flash"] + FLASH_FLAGS + ["--format", "html"], "flash.html")
+    with open(make(["flash"] + FLASH_FLAGS + ["--format", "json"], "flash.json")) as f:
+        flash_data = json.load(f)
+    kv_html = make(["kv-cache"] + KV_FLAGS + ["--format", "html"], "kv.html")
+    with open(make(["kv-cache"] + KV_FLAGS + ["--format", "json"], "kv.json")) as f:
+        kv_data = json.load(f)
 
     b = Browser(work)
     try:
@@ -357,6 +428,15 @@ def run(binary, out_dir, work):
         poll("a Chinese note", lambda: "softmax" in (b.js("document.querySelector('aside.ax-note').textContent") or ""))
         b.screenshot(390, os.path.join(out_dir, "step-zh-weights-390.png"), mobile=True)
         check_no_overflow(b, "step --lang zh p-weights")
+        for page, check, shots in ((flash_html, lambda: check_flash(b, flash_data, 5, 1), "flash-output"),
+                                   (kv_html, lambda: check_kvcache(b, kv_data, 2, 5), "kvcache-output")):
+            b.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1,
+                   mobile=False)
+            b.open(page)
+            check()
+            b.screenshot(1280, os.path.join(out_dir, f"{shots}-1280.png"))
+            b.screenshot(390, os.path.join(out_dir, f"{shots}-390.png"), mobile=True)
+            check_no_overflow(b, shots)
     finally:
         b.close()
     print(f"screenshots in {out_dir}")
