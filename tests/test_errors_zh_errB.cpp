@@ -41,7 +41,7 @@ TEST_CASE("errors zh (core, trace config): bad command lines give one Chinese li
         {"batching --buckets 64,32", "--buckets 必须递增：32 排在 64 之后"},
         {"block --depth 99", "--depth 必须在 1 到 48 之间（得到的是 99）"},
         {"bench --sizes x", "--sizes 必须是整数，得到的是「x」"},
-        {"step --mask window:x", "--mask window:x：「x」不是整数"},
+        {"step --mask window:x", "--mask window:x：「x」不是整数：请写成 window:W，例如 window:4"},
         {"step --seq-len 5 --tokens a,b", "--tokens 给了 1 个词元，但 seq_len 是 5"},
         {"step --rope --d-k 3", "RoPE 成对旋转特征；试试 --d-k 4"},
         {"kv-cache --evict h2o --sinks 2", "--sinks 不能与 --evict h2o 同时使用：H2O 按注意力选择"},
