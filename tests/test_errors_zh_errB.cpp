@@ -23,7 +23,7 @@ bool errb_has_cjk(const std::string& s) {
 }
 }  // namespace
 
-TEST_CASE("errors zh (core, trace config): bad command lines give one Chinese line", "[cli][zh][errors]") {
+TEST_CASE("errors zh core and trace: bad command lines give one Chinese line", "[cli][zh][errors]") {
     struct bad_line {
         std::string args, says;
     };
@@ -61,7 +61,7 @@ TEST_CASE("errors zh (core, trace config): bad command lines give one Chinese li
     }
 }
 
-TEST_CASE("errors zh (core): English is unchanged, and a hint is no English tail", "[cli][zh][errors]") {
+TEST_CASE("errors zh core: English is unchanged, and a hint is no English tail", "[cli][zh][errors]") {
     const test::command_result r =
         test::capture(errb_en_env + ATTN_EXE + " cost --heads 5 --d-model 16 </dev/null 2>&1 >/dev/null");
     CHECK(r.out == "attn-explain: error: --heads 5 must divide --d-model 16 (or give the head width: --d-head)\n");
