@@ -68,10 +68,10 @@ TEST_CASE("errors zh core: English is unchanged, and a hint is no English tail",
     app::set_cli_language("zh");
     // the divisors the code appends are a more specific template, not a piece left in English
     CHECK(app::translate_message("heads (5) must divide d_model (16): try 1, 2, 4, 8, 16") ==
-          "heads（5）必须整除 d_model（16）：试试 1, 2, 4, 8, 16");
+          "heads (5) 必须整除 d_model (16)：试试 1, 2, 4, 8, 16");
     CHECK(app::translate_message("heads must be at least 1 (got 0)") == "heads 必须至少为 1（得到的是 0）");
     // a reason the message wraps is translated in turn
     CHECK(app::translate_message("the SVD needs LAPACK's liblapack.so.3 (apt install liblapack3): not found") ==
-          "SVD 需要 LAPACK 的 liblapack.so.3（apt install liblapack3）：找不到");
+          "SVD 需要 LAPACK 的 liblapack.so.3 (apt install liblapack3)：找不到");
     app::set_cli_language("en");
 }
