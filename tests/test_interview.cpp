@@ -22,6 +22,7 @@
 namespace fs = std::filesystem;
 namespace iv = attn::interview;
 using test::sh;
+using test::temp_dir;  // not from another file of a unity batch
 
 namespace {
 
