@@ -116,10 +116,9 @@ TEST_CASE("translations keep every placeholder and code span of the English text
             if (key.rfind("glossary.", 0) == 0 || tr.file_of(key).rfind(lang + "/", 0) != 0) continue;
             INFO(lang << " " << key);
             REQUIRE(en.has(key));
-            auto a = attn::placeholders(en.raw(key)), b = attn::placeholders(tr.raw(key));
-            std::sort(a.begin(), a.end());
-            std::sort(b.begin(), b.end());
-            CHECK(a == b);
+            // the same names; a translation may say one twice (a PyTorch error quoted after its Chinese)
+            const auto a = attn::placeholders(en.raw(key)), b = attn::placeholders(tr.raw(key));
+            CHECK(std::set<std::string>(a.begin(), a.end()) == std::set<std::string>(b.begin(), b.end()));
             const auto spans = code_spans(en.raw(key)), tr_spans = code_spans(tr.raw(key));
             for (const std::string& s : spans) CHECK(tr_spans.count(s) >= 1);
         }
