@@ -112,6 +112,23 @@ bool message_match(const message_template& t, const std::string& text, std::vect
     return message_match_from(t, text, t.literal[0].size(), 0, got);
 }
 
+// A piece that is a list the code joined in English ("1, 2, 4, 8 or 16", "none and causal": words
+// without spaces) joined again in the command line's language; any other piece as it is.
+std::string message_list(const std::string& piece) {
+    static const std::regex list("([^ ,]+(?:, [^ ,]+)*) (or|and) ([^ ,]+)");
+    std::smatch m;
+    if (!std::regex_match(piece, m, list)) return piece;
+    std::vector<std::string> items;
+    const std::string head = m[1];
+    for (std::size_t at = 0; at <= head.size();) {
+        const std::size_t comma = head.find(", ", at);
+        items.push_back(head.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        at = comma == std::string::npos ? head.size() + 1 : comma + 2;
+    }
+    items.push_back(m[3]);
+    return m[2] == "or" ? cli_or_list(items) : cli_and_list(items);
+}
+
 std::string translate_message_depth(const std::string& english, int depth) {
     if (cli_in_english() || english.empty() || depth > 3) return english;
     const attn::lessons& en = attn::lessons::embedded("en");
@@ -133,7 +150,8 @@ std::string translate_message_depth(const std::string& english, int depth) {
     attn::vars v;
     for (std::size_t i = 0; i < best->second.names.size(); ++i) {
         const std::string& name = best->second.names[i];
-        v[name] = name == "message" || name == "reason" ? translate_message_depth(best_got[i], depth + 1) : best_got[i];
+        v[name] = name == "message" || name == "reason" ? translate_message_depth(best_got[i], depth + 1)
+                                                        : message_list(best_got[i]);
     }
     return cli_lessons().text(best->first, v);
 }

@@ -134,6 +134,9 @@ TEST_CASE("cli zh: a library's message is translated by the template it matches"
           "未知的 --dtype「a: b」：可用 float32、float16、bfloat16 或 fp8");
     CHECK(app::translate_message("unexpected failure: x (y) (please report this)") ==
           "意外故障：x (y)（请报告这个问题）");
+    // a list the code joined in English is joined in Chinese
+    CHECK(app::translate_message("unknown --dtype 'a, b or c': use float32, float16, bfloat16 or fp8") ==
+          "未知的 --dtype「a、b 或 c」：可用 float32、float16、bfloat16 或 fp8");
     // no template, or not the whole message: unchanged
     CHECK(app::translate_message("no template says this") == "no template says this");
     CHECK(app::translate_message("out of memory: choose smaller dimensions!") ==
