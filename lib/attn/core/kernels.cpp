@@ -1,7 +1,8 @@
 // Attention forward kernels: reference loops, the full n×n version, and the FlashAttention-style tiled
 // version. The hot loops exist twice: portable C++ (any x86-64 / any CPU), and AVX2+FMA intrinsics in
-// functions marked __attribute__((target("avx2,fma"))), chosen at run time by __builtin_cpu_supports,
-// so the build needs no -mavx2 / -march=native and runs on CI machines of unknown CPU.
+// functions marked __attribute__((target("avx2,fma"))), chosen at run time from the CPU's flags as
+// glibc's loader already read them (cpu_has_avx2), so the build needs no -mavx2 / -march=native and
+// runs on CI machines of unknown CPU.
 #include "attn/core/kernels.hpp"
 
 #include <algorithm>
@@ -24,6 +25,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ATTN_KERNELS_X86 1
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>  // glibc ≥ 2.33: CPU_FEATURE_ACTIVE
+#endif
+#endif
 #else
 #define ATTN_KERNELS_X86 0
 #endif
@@ -378,8 +384,14 @@ double fma_loop_portable(std::size_t iterations) {
 }
 constexpr double fma_loop_flops_per_iteration_portable = 16 * 2;
 
+// AVX2 and FMA usable (the CPU has them and the OS saves the ymm registers). glibc's
+// CPU_FEATURE_ACTIVE reads what the loader found at start; __builtin_cpu_supports would link
+// libgcc's constructor, which runs cpuid at every start of every command (under a hypervisor each
+// cpuid is a trap to the host, tens of microseconds in all) for the one command that asks.
 bool cpu_has_avx2() {
-#if ATTN_KERNELS_X86
+#if ATTN_KERNELS_X86 && defined(CPU_FEATURE_ACTIVE)
+    return CPU_FEATURE_ACTIVE(AVX2) && CPU_FEATURE_ACTIVE(FMA);
+#elif ATTN_KERNELS_X86
     static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return has;
 #else

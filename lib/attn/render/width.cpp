@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 
 #include "attn/io/utf8.hpp"
 
@@ -141,7 +142,16 @@ bool cjk_break(char32_t before, char32_t after) {
         char_width(after) != 0;
 }
 
+// Whether every byte of s is printable ASCII or a tab (no escape, no NUL, no UTF-8 sequence): then
+// its width is its length and no character of it is CJK, the common case of every page.
+bool plain_ascii(const std::string& s) {
+    for (const char c : s)
+        if (static_cast<unsigned char>(c) >= 0x7f || (c < 0x20 && c != '\t')) return false;
+    return true;
+}
+
 std::size_t display_width(const std::string& s) {
+    if (plain_ascii(s)) return s.size();
     std::size_t w = 0;
     for (std::size_t i = 0; i < s.size();) {
         if (const std::size_t e = escape_length(s, i)) {
@@ -169,7 +179,28 @@ std::string cut_to_width(const std::string& s, std::size_t width) {
     return s.substr(0, i);
 }
 
+namespace {
+
+// break_units of plain ASCII (plain_ascii): the words between spaces, each after a space but the first.
+std::vector<text_unit> break_ascii_units(const std::string& line) {
+    std::vector<text_unit> units;
+    bool space = false;
+    for (std::size_t i = 0; i < line.size();) {
+        if (line[i] == ' ') {
+            space = true, ++i;
+            continue;
+        }
+        const std::size_t end = std::min(line.find(' ', i), line.size());
+        units.push_back(text_unit{line.substr(i, end - i), space && !units.empty()});
+        i = end;
+    }
+    return units;
+}
+
+}  // namespace
+
 std::vector<text_unit> break_units(const std::string& line) {
+    if (plain_ascii(line)) return break_ascii_units(line);
     std::vector<text_unit> units;
     text_unit cur;
     bool space = false;  // a space since the last unit ended
@@ -181,7 +212,7 @@ std::vector<text_unit> break_units(const std::string& line) {
     for (std::size_t i = 0; i < line.size();) {
         const std::size_t at = i;
         const char32_t c = next_char(line, i);
-        const std::string bytes = line.substr(at, i - at);
+        const std::string_view bytes(line.data() + at, i - at);
         if (c == ' ') {
             push();
             space = true;
