@@ -210,6 +210,12 @@ std::vector<text_unit> break_units(const std::string& line) {
         cur = text_unit{};
     };
     for (std::size_t i = 0; i < line.size();) {
+        const unsigned char b = static_cast<unsigned char>(line[i]);
+        if (b > ' ' && b < 0x7f && !cur.text.empty() && prev < 0x1100) {  // ASCII inside a word: no break
+            cur.text += static_cast<char>(b);
+            prev = b, space = false, ++i;
+            continue;
+        }
         const std::size_t at = i;
         const char32_t c = next_char(line, i);
         const std::string_view bytes(line.data() + at, i - at);
