@@ -89,18 +89,24 @@ private:
 // ---------------------------------------------------------------------------------------------
 // The two building blocks of the fast paths, each in a portable and an AVX2+FMA version:
 //   gemm_acc:     C[M×N] += A[M×K]·B[K×N] (or C = A·B when !accumulate: C is never read);
-//                 A(i,k) = A[i*ars + k*acs] (any strides), B and C row-major;
+//                 A(i,k) = A[i*ars + k*acs] (any strides), B and C row-major; with a row_scale
+//                 (and accumulate), C's row i is first multiplied by row_scale[i] (tiled's
+//                 rescale by α, done as the accumulators are loaded, not as a pass of its own);
 //   softmax_tile: the online-softmax step on one tile of transposed scores (see tiled below).
 using gemm_fn = void (*)(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                         const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate);
+                         const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate,
+                         const float* row_scale);
 using softmax_tile_fn = void (*)(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
                                  float* l, float* alpha);
 
 void gemm_acc_portable(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                       const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate) {
+                       const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate,
+                       const float* row_scale) {
     for (std::size_t i = 0; i < M; ++i) {
         float* c = C + i * ldc;
         if (!accumulate) std::fill(c, c + N, 0.0f);
+        else if (row_scale)
+            for (std::size_t j = 0; j < N; ++j) c[j] *= row_scale[i];
         for (std::size_t k = 0; k < K; ++k) {
             const float a = A[i * ars + k * acs];
             const float* b = B + k * ldb;
@@ -156,9 +162,15 @@ using softmax_rows_fn = void (*)(float* s, std::size_t rows, std::size_t n, std:
 #define ATTN_MK_LOAD(r)                     \
     c##r##0 = _mm256_loadu_ps(C + (r)*ldc); \
     if constexpr (NV > 1) c##r##1 = _mm256_loadu_ps(C + (r)*ldc + 8);
+#define ATTN_MK_SCALE(r)                                           \
+    {                                                              \
+        const __m256 s = _mm256_broadcast_ss(row_scale + (r));     \
+        c##r##0 = _mm256_mul_ps(s, c##r##0);                       \
+        if constexpr (NV > 1) c##r##1 = _mm256_mul_ps(s, c##r##1); \
+    }
 #define ATTN_MK_FMA(r)                                                   \
     {                                                                    \
-        const __m256 a = _mm256_broadcast_ss(A + (r)*ars + k * acs);     \
+        const __m256 a = _mm256_broadcast_ss(A + (r)*rs + k * cs);       \
         c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                       \
         if constexpr (NV > 1) c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); \
     }
@@ -166,15 +178,23 @@ using softmax_rows_fn = void (*)(float* s, std::size_t rows, std::size_t n, std:
     _mm256_storeu_ps(C + (r)*ldc, c##r##0); \
     if constexpr (NV > 1) _mm256_storeu_ps(C + (r)*ldc + 8, c##r##1);
 
-template <int MR, int NV, bool LOAD>
+// LOAD: 0 = C starts at 0, 1 = C is loaded, 2 = C is loaded and its rows scaled by row_scale.
+// UNIT: 1 = A's rows are 1 apart (ars = 1), 2 = its columns are (acs = 1), 0 = any strides; a
+// unit stride known at compile time makes each broadcast's address a constant offset.
+template <int MR, int NV, int LOAD, int UNIT>
 ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ars, std::size_t acs, const float* B,
-                                   std::size_t ldb, float* C, std::size_t ldc) {
+                                   std::size_t ldb, float* C, std::size_t ldc, const float* row_scale) {
     static_assert(MR >= 1 && MR <= 6 && (NV == 1 || NV == 2), "micro_kernel: MR in 1..6, NV in 1..2");
+    const std::size_t rs = UNIT == 1 ? 1 : ars, cs = UNIT == 2 ? 1 : acs;
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    if constexpr (LOAD) {
+    if constexpr (LOAD > 0) {
         ATTN_MK_ALL(ATTN_MK_LOAD)
     }
+    if constexpr (LOAD == 2) {
+        ATTN_MK_ALL(ATTN_MK_SCALE)
+    }
+    (void)row_scale;
 #pragma GCC unroll 8
     for (std::size_t k = 0; k < K; ++k) {
         const __m256 b0 = _mm256_loadu_ps(B + k * ldb);
@@ -188,46 +208,62 @@ ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ar
 #undef ATTN_MK_ROW
 #undef ATTN_MK_ALL
 #undef ATTN_MK_LOAD
+#undef ATTN_MK_SCALE
 #undef ATTN_MK_FMA
 #undef ATTN_MK_STORE
 
-template <int MR, bool LOAD>
+template <int MR, int LOAD, int UNIT>
 ATTN_AVX2 void gemm_rows_avx2(std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                              const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+                              const float* B, std::size_t ldb, float* C, std::size_t ldc, const float* rsc) {
     std::size_t j = 0;
-    for (; j + 16 <= N; j += 16) micro_kernel<MR, 2, LOAD>(K, A, ars, acs, B + j, ldb, C + j, ldc);
-    for (; j + 8 <= N; j += 8) micro_kernel<MR, 1, LOAD>(K, A, ars, acs, B + j, ldb, C + j, ldc);
+    for (; j + 16 <= N; j += 16) micro_kernel<MR, 2, LOAD, UNIT>(K, A, ars, acs, B + j, ldb, C + j, ldc, rsc);
+    for (; j + 8 <= N; j += 8) micro_kernel<MR, 1, LOAD, UNIT>(K, A, ars, acs, B + j, ldb, C + j, ldc, rsc);
     for (; j < N; ++j)  // the last N mod 8 columns
         for (int r = 0; r < MR; ++r) {
-            float sum = LOAD ? C[r * ldc + j] : 0.0f;
+            float sum = LOAD == 0 ? 0.0f : LOAD == 1 ? C[r * ldc + j] : C[r * ldc + j] * rsc[r];
             for (std::size_t k = 0; k < K; ++k) sum += A[r * ars + k * acs] * B[k * ldb + j];
             C[r * ldc + j] = sum;
         }
 }
 
-template <bool LOAD>
+template <int LOAD, int UNIT>
 ATTN_AVX2 void gemm_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                         const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+                         const float* B, std::size_t ldb, float* C, std::size_t ldc, const float* rsc) {
     std::size_t i = 0;
-    for (; i + 6 <= M; i += 6) gemm_rows_avx2<6, LOAD>(N, K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc);
+    for (; i + 6 <= M; i += 6)
+        gemm_rows_avx2<6, LOAD, UNIT>(N, K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, rsc + (rsc ? i : 0));
     const float* a = A + i * ars;
     float* c = C + i * ldc;
+    const float* r = rsc + (rsc ? i : 0);
     switch (M - i) {
-        case 5: gemm_rows_avx2<5, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 4: gemm_rows_avx2<4, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 3: gemm_rows_avx2<3, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 2: gemm_rows_avx2<2, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
-        case 1: gemm_rows_avx2<1, LOAD>(N, K, a, ars, acs, B, ldb, c, ldc); break;
+        case 5: gemm_rows_avx2<5, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
+        case 4: gemm_rows_avx2<4, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
+        case 3: gemm_rows_avx2<3, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
+        case 2: gemm_rows_avx2<2, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
+        case 1: gemm_rows_avx2<1, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
         default: break;
     }
 }
 
+template <int LOAD>
+ATTN_AVX2 void gemm_load_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
+                              std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc,
+                              const float* rsc) {
+    if (ars == 1) gemm_avx2<LOAD, 1>(M, N, K, A, ars, acs, B, ldb, C, ldc, rsc);
+    else if (acs == 1)
+        gemm_avx2<LOAD, 2>(M, N, K, A, ars, acs, B, ldb, C, ldc, rsc);
+    else
+        gemm_avx2<LOAD, 0>(M, N, K, A, ars, acs, B, ldb, C, ldc, rsc);
+}
+
 ATTN_AVX2 void gemm_acc_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
                              std::size_t acs, const float* B, std::size_t ldb, float* C, std::size_t ldc,
-                             bool accumulate) {
-    if (accumulate) gemm_avx2<true>(M, N, K, A, ars, acs, B, ldb, C, ldc);
+                             bool accumulate, const float* row_scale) {
+    if (!accumulate) gemm_load_avx2<0>(M, N, K, A, ars, acs, B, ldb, C, ldc, nullptr);
+    else if (!row_scale)
+        gemm_load_avx2<1>(M, N, K, A, ars, acs, B, ldb, C, ldc, nullptr);
     else
-        gemm_avx2<false>(M, N, K, A, ars, acs, B, ldb, C, ldc);
+        gemm_load_avx2<2>(M, N, K, A, ars, acs, B, ldb, C, ldc, row_scale);
 }
 
 // 2^t for t ≤ 0, 8 lanes: t = n + f with n = round(t) and |f| ≤ 1/2; 2^f by a degree-5
@@ -471,7 +507,7 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
     for (std::size_t j0 = j_begin; j0 < j_end; j0 += Bc) {
         const std::size_t bc = std::min(Bc, n - j0);
         // 1. Scores of this key tile: Sᵀ[j, i] = k_j · q_i (Bc × br), the only n-dependent work.
-        gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br, false);
+        gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br, false, nullptr);
         // Only tiles that straddle the band's edge need masking: one wholly inside it (every key
         // at or before the block's first query, and within W of its last) is used as it is.
         const bool inside = !mask.causal || (j0 + bc <= i0 + 1 && (mask.window == 0 || i0 + br - j0 <= mask.window));
@@ -481,13 +517,8 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
                     if (mask.blocks(i0 + i, j0 + j)) s.st[j * Br + i] = -1e30f;
         // 2. Online softmax: new running max m, P = exp(S − m), α = exp(m_old − m_new), l = α·l + rowsum(P).
         softmax_tile(s.st, bc, br, Br, scale, s.m, s.l, s.alpha);
-        // 3. Rescale the accumulator by α, then acc += P·V_tile (P read through Sᵀ's strides).
-        for (std::size_t i = 0; i < br; ++i) {
-            float* a = s.acc + i * d;
-            const float al = s.alpha[i];
-            for (std::size_t c = 0; c < d; ++c) a[c] *= al;
-        }
-        gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d, true);
+        // 3. acc = α·acc + P·V_tile (P read through Sᵀ's strides; α applied as acc is loaded).
+        gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d, true, s.alpha);
     }
     // 4. Normalise once at the end: out = acc / l.
     for (std::size_t i = 0; i < br; ++i) {
@@ -565,12 +596,12 @@ void full_block(const float* q, const float* kt, const float* v, float* s, float
     float* rows = s + i0 * n;
     for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
         const std::size_t bc = std::min(Bc, n - j0);
-        gemm(br, bc, d, q + i0 * d, d, 1, kt + j0 * d, bc, rows + j0, n, false);  // S = Q·Kᵀ
+        gemm(br, bc, d, q + i0 * d, d, 1, kt + j0 * d, bc, rows + j0, n, false, nullptr);  // S = Q·Kᵀ
     }
     softmax_rows(rows, br, n, n, 1.0f / std::sqrt(static_cast<float>(d)));  // P = softmax(S/√d)
     for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
         const std::size_t bc = std::min(Bc, n - j0);
-        gemm(br, d, bc, rows + j0, n, 1, v + j0 * d, d, out + i0 * d, d, j0 > 0);  // out = P·V
+        gemm(br, d, bc, rows + j0, n, 1, v + j0 * d, d, out + i0 * d, d, j0 > 0, nullptr);  // out = P·V
     }
 }
 
@@ -674,11 +705,9 @@ void decode_rows(const float* q, const float* k, const float* v, float* out, std
             // 1. Scores of this key tile, transposed as tiled keeps them: s[j, i] = k_j · q_i.
             for (std::size_t j = 0; j < bc; ++j)
                 for (std::size_t i = 0; i < rows; ++i) s[j * rows + i] = decode_dot(k + (j0 + j) * d, q + i * d, d);
-            // 2. Online softmax over the tile; 3. rescale acc by α, then acc += P·V_tile.
+            // 2. Online softmax over the tile; 3. acc = α·acc + P·V_tile.
             softmax_tile(s, bc, rows, rows, scale, m, l, alpha);
-            for (std::size_t i = 0; i < rows; ++i)
-                for (std::size_t c = 0; c < d; ++c) a[i * d + c] *= alpha[i];
-            gemm(rows, d, bc, s, 1, rows, v + j0 * d, d, a, d, true);
+            gemm(rows, d, bc, s, 1, rows, v + j0 * d, d, a, d, true, alpha);
         }
         for (std::size_t i = 0; i < rows; ++i)  // 4. out = acc / l
             for (std::size_t c = 0; c < d; ++c) out[i * d + c] = a[i * d + c] / l[i];
