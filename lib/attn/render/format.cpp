@@ -123,9 +123,12 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
     std::size_t label_w = 0;
     for (std::size_t i : rp.shown) label_w = std::max(label_w, display_width(rl[i]));
     std::size_t cell_w = 1;
-    for (std::size_t i : rp.shown)
-        for (std::size_t j = 0; j < cols; ++j)
-            cell_w = std::max(cell_w, display_width(format_cell(m(i, j), s.precision, sci)));
+    std::vector<std::string> cells(rp.shown.size() * cols);  // the shown rows' cells, formatted once
+    for (std::size_t r = 0; r < rp.shown.size(); ++r)
+        for (std::size_t j = 0; j < cols; ++j) {
+            cells[r * cols + j] = format_cell(m(rp.shown[r], j), s.precision, sci);
+            cell_w = std::max(cell_w, display_width(cells[r * cols + j]));
+        }
     for (const std::string& l : cl) cell_w = std::max(cell_w, std::min<std::size_t>(display_width(l), 12));
 
     // Without colour a differing cell is marked with a trailing '*' (a space when it does not differ).
@@ -167,7 +170,7 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
             if (cp.gap_after && c == cp.gap_after) line += "  " + ellipsis;
             const std::size_t j = cp.shown[c];
             const double v = m(i, j);
-            std::string cell = pad_left(format_cell(v, s.precision, sci), cell_w);
+            std::string cell = pad_left(cells[r * cols + j], cell_w);
             bool differs = false;
             if (s.highlight_against && s.highlight_against->same_shape(m)) {
                 const double o = (*s.highlight_against)(i, j);
