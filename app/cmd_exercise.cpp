@@ -408,7 +408,7 @@ int check_once(const check_options& opt, run_context& ctx, std::vector<ex::repor
         if (!state.path.empty()) {
             const std::string warning =
                 attn::drill::update_progress(state, [&](attn::drill::progress& p) { p.exercises.push_back(line); });
-            if (!warning.empty()) std::fprintf(stderr, "attn-explain: warning: %s\n", warning.c_str());
+            if (!warning.empty()) print_warning(warning);
         }
     }
     return r.passed ? 0 : 1;

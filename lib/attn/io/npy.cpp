@@ -363,11 +363,11 @@ std::vector<double> fortran_to_c(const std::vector<double>& f, const std::vector
 // else the number of bytes needed (when `partial`; otherwise a short file is an error).
 std::size_t parse_preamble(const std::string& bytes, const std::string& name, bool partial, header_info& info,
                            std::size_t& data_start) {
-    const std::string npy_hint = "; save it with numpy.save or torch -> .numpy()";
-    if (bytes.empty() && !partial) throw error(name + ": not a .npy file (the file is empty)" + npy_hint);
+    const std::string npy_hint = "save it with numpy.save or torch -> .numpy()";
+    if (bytes.empty() && !partial) throw error(name + ": not a .npy file (the file is empty); " + npy_hint);
     const std::size_t check = bytes.size() < magic_len ? bytes.size() : magic_len;
     if (bytes.compare(0, check, magic_bytes, check) != 0) {
-        throw error(name + ": not a .npy file (bad magic)" + npy_hint);
+        throw error(name + ": not a .npy file (bad magic); " + npy_hint);
     }
     if (bytes.size() < magic_len + 2) {
         if (partial) return magic_len + 4;

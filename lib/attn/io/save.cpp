@@ -122,10 +122,9 @@ void save_folder(const std::string& dir_arg, const std::function<void(const std:
             if (::lstat(dest.c_str(), &st) != 0) continue;  // nothing there yet
             const bool want_dir = fs::is_directory(p);
             if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
-                throw error(
-                    fmt::format("--save {}: {} exists and is not a {}: nothing was saved; move it or save "
-                                "elsewhere",
-                                dir_arg, dest.string(), want_dir ? "folder" : "regular file"));
+                throw error("--save " + dir_arg + ": " + dest.string() +
+                            (want_dir ? " exists and is not a folder" : " exists and is not a regular file") +
+                            ": nothing was saved; move it or save elsewhere");
         }
         for (const fs::path& p : entries) {
             const fs::path rel = fs::relative(p, tmp);
