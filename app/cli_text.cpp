@@ -226,8 +226,10 @@ std::string translate_parse_error(const std::string& what) {
             {{"flag", m[1]},
              {"message",
               cli_error("not_in_range", {{"value", m[2]}, {"low", cli_number(m[3])}, {"high", cli_number(m[4])}})}});
-    if (std::regex_match(what, m, flag)) return cli_error("flag_message", {{"flag", m[1]}, {"message", m[2]}});
-    return what;
+    // a validator's message (CLI11 puts the flag before it): translated as the library's are
+    if (std::regex_match(what, m, flag))
+        return cli_error("flag_message", {{"flag", m[1]}, {"message", translate_message(m[2])}});
+    return translate_message(what);  // CLI11's other words ("Could not convert: …"): lessons/*/errors.toml
 }
 
 }  // namespace app

@@ -128,7 +128,7 @@ TEST_CASE("cli zh: a library's message is translated by the template it matches"
     // a piece named {reason} is a message of its own, translated in turn
     CHECK(app::translate_message("writing the output: write failed") == "写输出时出错：写入失败");
     CHECK(app::translate_message("writing the output: No space left on device") ==
-          "写输出时出错：No space left on device");
+          "写输出时出错：设备上没有剩余空间");  // std::strerror's text: error.errno.*
     // the pieces are what the message had there, file names and all
     CHECK(app::translate_message("unknown --dtype 'a: b': use float32, float16, bfloat16 or fp8") ==
           "未知的 --dtype「a: b」：可用 float32、float16、bfloat16 或 fp8");
