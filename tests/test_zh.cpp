@@ -225,7 +225,7 @@ TEST_CASE("zh: a Chinese locale alone picks Chinese once the translation is comp
     const output c = run_zh("step --no-pause --lang zh", "LANG=C");
     REQUIRE(c.code == 0);
     CHECK(c.out == zh.out);
-    CHECK(c.err.find("not a UTF-8 locale") != std::string::npos);
+    CHECK(c.err.find(attn::lessons::embedded("zh").raw("error.cli.not_utf8_locale")) != std::string::npos);
 }
 
 TEST_CASE("zh: golden text of one Chinese step page", "[zh][golden]") {
