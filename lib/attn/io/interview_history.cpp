@@ -103,8 +103,10 @@ history_load load_history(const std::string& path) {
             if (!fs::exists(fs::symlink_status(backup, ec))) break;
         }
         fs::rename(path, backup, ec);
-        h.warning = fmt::format("the interview history {} is corrupt ({}); it was moved to {}", path, e.what(),
-                                ec ? "nowhere (rename failed: " + ec.message() + ")" : backup);
+        h.warning = ec
+            ? fmt::format("the interview history {} is corrupt ({}); it could not be moved aside ({})", path, e.what(),
+                          ec.message())
+            : fmt::format("the interview history {} is corrupt ({}); it was moved to {}", path, e.what(), backup);
     }
     return h;
 }

@@ -189,8 +189,13 @@ load_result load_progress(const std::string& path) {
             if (!fs::exists(fs::symlink_status(backup, ec))) break;
         }
         fs::rename(path, backup, ec);
-        r.warning = fmt::format("the progress file {} is corrupt ({}); it was moved to {} and progress starts fresh",
-                                path, e.what(), ec ? "nowhere (rename failed: " + ec.message() + ")" : backup);
+        r.warning = ec
+            ? fmt::format(
+                  "the progress file {} is corrupt ({}); it could not be moved aside ({}) and progress "
+                  "starts fresh",
+                  path, e.what(), ec.message())
+            : fmt::format("the progress file {} is corrupt ({}); it was moved to {} and progress starts fresh", path,
+                          e.what(), backup);
         r.data = progress{};
     }
     return r;
