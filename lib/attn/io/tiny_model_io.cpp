@@ -169,7 +169,8 @@ tiny_model_file read_tiny_model(const std::string& dir) {
         try {
             a = npy::read(path, p->size() * 8 + 4096);  // no larger than the tensor this config needs
         } catch (const npy::error& e) {
-            throw error(fmt::format("{}: {}", e.what(), tiny_resave));
+            // tiny_resave's words, written out so that the message's template can be checked (error_catalogue.py)
+            throw error(fmt::format("{}: save the model again with attn-explain learn --save DIR", e.what()));
         }
         if (a.shape != want)
             throw error(fmt::format("{}: shape ({}) but model.json needs ({}): {}", path, fmt::join(a.shape, ", "),
