@@ -410,6 +410,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         const attn::doc::document fd = attn::flash_document(fr, F, 4);
         CHECK_NOTHROW(attn::render_text(fd, o));
         CHECK_NOTHROW(attn::render_markdown(fd));
+        CHECK_NOTHROW(attn::render_html(fd));  // the cells' notes
         CHECK_NOTHROW(attn::render_flash_json(fr));
         attn::cost_input ci;
         for (std::size_t n : {std::size_t{256}, std::size_t{8192}}) {  // both sides of the crossover
@@ -429,6 +430,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         fw.mask = attn::parse_pattern("window:2");
         fw.result = attn::flash_forward(m, m, m, 2, 2, fw.mask, 4);
         CHECK_NOTHROW(attn::render_text(attn::flash_document(fw, F, 4), o));
+        CHECK_NOTHROW(attn::render_html(attn::flash_document(fw, F, 4)));  // a skipped tile's note
         CHECK_NOTHROW(attn::render_flash_json(fw));
         // --backward: causal (skipped steps, P larger than L and D) and n = 2 with a loaded dO (no
         // step skipped, P no larger than L and D).
