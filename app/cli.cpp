@@ -23,6 +23,7 @@
 #include "attn/render/format.hpp"
 #include "cli_text.hpp"
 #include "completion.hpp"
+#include "locale_output.hpp"
 #include "errors.hpp"
 #include "help.hpp"
 #include "registry.hpp"
@@ -103,11 +104,12 @@ void add_shared_flags(flags& f, const command& c, shared_values& v) {
     // Chinese locale picks zh), so a flag given always wins.
     v.lang = attn::default_language(environment_language());
     std::string langs;
-    for (const std::string& l : attn::embedded_languages()) langs += (langs.empty() ? "" : ", ") + l;
+    for (const std::string& l : lang_choices()) langs += (langs.empty() ? "" : ", ") + l;
     f.add("--lang", v.lang,
           "Language of the lessons: " + langs + " (default from ATTN_EXPLAIN_LANG, LC_ALL, LC_MESSAGES, LANG)")
         .show_default()
-        .values(attn::embedded_languages(), false);  // one we lack: the lessons' error lists them
+        .rewrite(lesson_language)  // zh-Hant, zh_TW, zh-HK: the zh lessons (in Traditional: locale_output.hpp)
+        .values(lang_choices(), false);  // one we lack: the lessons' error lists them
     if (c.shared & numbers) {
         f.add("--precision", v.precision, "Decimals shown").range(0, 12).show_default();
         f.flag("--full", v.full, "Never elide large matrices");
@@ -153,7 +155,10 @@ run_context make_context(const command& c, const shared_values& v) {
     run_context ctx;
     ctx.lessons = &attn::lessons::embedded(v.lang);
     const bool no_pause = !(c.shared & pages) || v.no_pause;
-    ctx.out = make_output(chosen_format(c, v.format), v.color, v.full, no_pause, ctx.L().raw("ui.pause"));
+    const output_format format = chosen_format(c, v.format);
+    // JSON, HTML and Python are UTF-8 by definition: only text and Markdown take the terminal's charset
+    stdout_stays_utf8(format != output_format::text && format != output_format::markdown);
+    ctx.out = make_output(format, v.color, v.full, no_pause, ctx.L().raw("ui.pause"));
     start_from(ctx.out, v.from);
     ctx.precision = v.precision;
     ctx.full = v.full;
@@ -168,8 +173,8 @@ void note_language_encoding(const std::string& lang) {
     if (attn::language_of(lang) != lang) return;
     set_display_language(lang);
     if (lang == "en") return;
-    if (!attn::locale_is_utf8(environment_language()))
-        print_warning("not a UTF-8 locale; writing UTF-8 anyway (LANG=C.UTF-8)");
+    const std::string charset = charset_warning(lang);  // GB18030, GBK, Big5: converted, no warning
+    if (!charset.empty()) print_warning(charset);
     const attn::lessons& L = attn::lessons::embedded(lang);
     if (L.borrowed() > 0)
         print_warning(lang + ": " + std::to_string(L.borrowed()) + " of " +
@@ -273,7 +278,9 @@ int help(const CLI::App& cli, const std::vector<bound_command>& bound, const std
         return 0;
     }
     if (topic.empty()) {
-        std::fputs(cli.get_formatter()->make_help(&cli, "attn-explain", CLI::AppFormatMode::Normal).c_str(), stdout);
+        std::fputs(
+            to_terminal(cli.get_formatter()->make_help(&cli, "attn-explain", CLI::AppFormatMode::Normal)).c_str(),
+            stdout);
         return 0;
     }
     std::vector<std::string> names;
@@ -339,16 +346,25 @@ std::string taken_elsewhere(const std::string& name, const std::vector<std::stri
                      {{"command", name}, {"key", key}, {"takers", cli_and_list(takers)}});
 }
 
+// CLI11's --help, --help-all and --version, written in the terminal's character set.
+int exit_converted(const CLI::App& cli, const CLI::Error& e) {
+    std::ostringstream out, err;
+    const int code = cli.exit(e, out, err);
+    std::fputs(to_terminal(out.str()).c_str(), stdout);
+    std::fputs(to_terminal(err.str()).c_str(), stderr);
+    return code;
+}
+
 // Parses; on a parse error prints it (with "did you mean") and returns its exit code.
 std::optional<int> parse(CLI::App& cli, int argc, char** argv) {
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-        return cli.exit(e);
+        return exit_converted(cli, e);
     } catch (const CLI::CallForAllHelp& e) {
-        return cli.exit(e);
+        return exit_converted(cli, e);
     } catch (const CLI::CallForVersion& e) {
-        return cli.exit(e);
+        return exit_converted(cli, e);
     } catch (const CLI::ExtrasError& e) {
         std::vector<std::string> extras = cli.remaining();
         for (const CLI::App* sub : cli.get_subcommands())
@@ -465,7 +481,8 @@ void add_builtin_commands(CLI::App& cli, builtin_commands& in) {
     in.help_req.lang = attn::default_language(environment_language());
     help_flags.add("--lang", in.help_req.lang, L.raw("cli.builtin.help_lang"))
         .show_default()
-        .values(attn::embedded_languages());
+        .rewrite(lesson_language)
+        .values(lang_choices());
 }
 
 // --format json (or --format=json) after a command that offers JSON: every error, usage errors
@@ -537,7 +554,7 @@ std::optional<int> run_named_only(int argc, char** argv) {
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForVersion& e) {
-        return cli.exit(e);
+        return exit_converted(cli, e);
     } catch (const CLI::Error&) {
         return std::nullopt;
     }
@@ -551,7 +568,9 @@ std::optional<int> run_named_only(int argc, char** argv) {
 int run_command_line(int argc, char** argv) {
     for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
     if (!registry_problems().empty()) return 70;
-    set_cli_language(scan_language(argc, argv, environment_language()));  // --help and parse errors speak it
+    const std::string language = scan_language(argc, argv, environment_language());
+    set_up_locale_output(argc, argv, language);  // the terminal's charset, Traditional Chinese: before any text
+    set_cli_language(language);  // --help and parse errors speak it
     if (asks_json(argc, argv)) json_errors(true);
     if (const std::optional<int> code = run_named_only(argc, argv)) return *code;
     const attn::lessons& L = cli_lessons();

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "attn/render/width.hpp"
+#include "locale_output.hpp"
 
 namespace app {
 
@@ -171,7 +172,7 @@ std::string scan_language(int argc, char** argv, const attn::language_env& env) 
         if (arg == "--lang" && i + 1 < argc) value = argv[i + 1];
         else if (arg.rfind("--lang=", 0) == 0)
             value = arg.substr(7);
-        if (!value.empty() && cli_known_language(value)) chosen = value;
+        if (!value.empty() && cli_known_language(lesson_language(value))) chosen = lesson_language(value);
     }
     return chosen.empty() ? attn::default_language(env) : chosen;
 }

@@ -75,6 +75,7 @@ void course_reset(const attn::drill::state_file& state, const run_context& ctx) 
     std::fflush(stdout);
     std::string answer;
     const bool got = static_cast<bool>(std::getline(std::cin, answer));
+    answer = from_terminal(answer);
     if (!probe_terminal().stdin_tty) emit((got ? answer : std::string()) + "\n");
     const bool yes = got && (answer == "y" || answer == "Y" || answer == "yes");
     if (yes) {

@@ -69,10 +69,12 @@ line_read read_answer(std::string& line) {
         if (c == std::char_traits<char>::eof()) {
             std::cin.setstate(std::ios::eofbit);
             if (length > max_answer_bytes) return line_read::too_long;
+            line = from_terminal(line);  // typed in GB18030, GBK or Big5: as UTF-8
             return length > 0 ? line_read::line : line_read::end;
         }
         if (c == '\0') return line_read::binary;
-        if (c == '\n') return length > max_answer_bytes ? line_read::too_long : line_read::line;
+        if (c == '\n')
+            return line = from_terminal(line), length > max_answer_bytes ? line_read::too_long : line_read::line;
         if (++length > max_line_bytes) return line_read::endless;  // no end of line in sight: not answers
         if (length <= max_answer_bytes) line.push_back(static_cast<char>(c));
     }

@@ -128,6 +128,16 @@ option& option::values(std::vector<std::string> values, bool closed, const std::
     return *this;
 }
 
+option& option::rewrite(std::function<std::string(const std::string&)> f) {
+    o_->transform(CLI::Validator(
+        [f](std::string& typed) {
+            typed = f(typed);
+            return std::string();
+        },
+        "", ""));
+    return *this;
+}
+
 option& option::named(std::vector<std::string> values, const std::string& prefix, const std::string& suffix) {
     o_->transform(CLI::Validator(
         [values, prefix, suffix](std::string& typed) {

@@ -55,6 +55,8 @@ public:
     // value + `suffix` (drill topics: "drill.topic." + "masks" + "" = "掩码"). Spaces, case and
     // fullwidth forms do not count. Declare before values().
     option& named(std::vector<std::string> values, const std::string& prefix, const std::string& suffix = "");
+    // Rewrites the value as typed before it is checked and stored ("zh-Hant" -> "zh" for --lang).
+    option& rewrite(std::function<std::string(const std::string&)> f);
 
 private:
     CLI::Option* o_;

@@ -81,6 +81,7 @@ void show_help(const command& c, const std::vector<flag_info>& flags, const help
     const std::optional<help_format> format = parse_help_format(r.format);
     if (!format) throw attn::error("unknown --format '" + r.format + "': use text, markdown, html or man");
     if (*format == help_format::markdown) return emit(attn::render_markdown(d));
+    stdout_stays_utf8(*format == help_format::html);  // the page says <meta charset="utf-8">
     if (*format == help_format::html) return emit(attn::render_html(d));
     if (*format == help_format::man) {
         attn::man_header h;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "attn/core/error.hpp"
+#include "attn/io/charset.hpp"
 #include "attn/io/utf8.hpp"
 
 namespace app {
@@ -145,7 +147,7 @@ bool read_line(std::string& line) {
     for (;;) {
         const int c = read_byte();
         if (c == -1 || c == 27 || c == 3 || c == 4) return false;  // end, Escape, Ctrl-C, Ctrl-D
-        if (c == '\n' || c == '\r') return true;
+        if (c == '\n' || c == '\r') return line = from_terminal(line), true;
         if (c == 127 || c == 8) {
             if (line.empty()) continue;
             line.pop_back();
@@ -158,9 +160,38 @@ bool read_line(std::string& line) {
     }
 }
 
-void emit(const std::string& s) {
+namespace {
+struct terminal_charset_state {
+    std::string name;  // "" = UTF-8
+    std::unique_ptr<attn::charset::converter> out;  // stdout's (holds a character cut between writes)
+    bool raw_stdout = false;  // stdout_stays_utf8
+};
+terminal_charset_state& charset_state() {
+    static terminal_charset_state s;
+    return s;
+}
+}  // namespace
+
+void set_terminal_charset(const std::string& iconv_name) {
+    terminal_charset_state& s = charset_state();
+    s.out = iconv_name.empty() ? nullptr : std::make_unique<attn::charset::converter>(iconv_name);
+    s.name = iconv_name;
+}
+const std::string& terminal_charset() { return charset_state().name; }
+void stdout_stays_utf8(bool on) { charset_state().raw_stdout = on; }
+
+std::string to_terminal(const std::string& utf8) {
+    if (charset_state().name.empty()) return utf8;
+    attn::charset::converter c(charset_state().name);
+    return c.convert(utf8) + c.flush();
+}
+std::string from_terminal(const std::string& typed) { return attn::charset::to_utf8(charset_state().name, typed); }
+
+void emit(const std::string& text) {
     // A full disk, /dev/full or a closed stdout must not pass for success: the output is lost.
     // (A reader that went away, as `| head` does, ends the program through SIGPIPE, quietly.)
+    terminal_charset_state& cs = charset_state();
+    const std::string& s = cs.out && !cs.raw_stdout ? cs.out->convert(text) : text;
     errno = 0;
     const bool ok = std::fwrite(s.data(), 1, s.size(), stdout) == s.size() && std::fflush(stdout) == 0;
     if (!ok) {
@@ -171,6 +202,11 @@ void emit(const std::string& s) {
 }
 
 void close_stdout() {
+    terminal_charset_state& cs = charset_state();
+    if (cs.out && !cs.raw_stdout) {  // a character cut at the very end: '?' rather than half of it
+        const std::string rest = cs.out->flush();
+        std::fwrite(rest.data(), 1, rest.size(), stdout);
+    }
     errno = 0;
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         const int e = errno;
@@ -188,9 +224,9 @@ void json_errors(bool on) { errors_as_json = on; }
 
 void print_error(const std::string& message) {
     // One line, no escape sequences from a file name or a token, never kilobytes long; in the
-    // run's language (the English text is the message's id: cli_text.hpp).
+    // run's language (the English text is the message's id: cli_text.hpp), in the terminal's charset.
     const std::string line = attn::safe_line(translate_message(message));
-    std::fprintf(stderr, "%s%s\n", error_prefix().c_str(), line.c_str());
+    std::fprintf(stderr, "%s", to_terminal(error_prefix() + line + "\n").c_str());
     // never into a stdout that has failed (the error is that writing it failed)
     if (errors_as_json && !json_error_written && !std::ferror(stdout) && message.rfind("writing the output", 0) != 0) {
         json_error_written = true;
@@ -199,7 +235,8 @@ void print_error(const std::string& message) {
     }
 }
 void print_warning(const std::string& message) {
-    std::fprintf(stderr, "%s%s\n", warning_prefix().c_str(), attn::safe_line(translate_message(message)).c_str());
+    std::fprintf(stderr, "%s",
+                 to_terminal(warning_prefix() + attn::safe_line(translate_message(message)) + "\n").c_str());
 }
 
 }  // namespace app

@@ -40,6 +40,20 @@ void print_warning(const std::string& message);
 // with --format json answers a JSON object on every exit code, usage errors included.
 void json_errors(bool on);
 
+// The terminal's character set (#37 point 8). "" (the default) while output stays UTF-8; an iconv
+// name ("GB18030", "GBK", "GB2312", "BIG5", "BIG5-HKSCS") converts from then on everything emit,
+// print_error and print_warning write, and from_terminal converts what is read from stdin back.
+// Decided once a run from the locale (locale_output.hpp); throws attn::error if iconv lacks it.
+void set_terminal_charset(const std::string& iconv_name);
+const std::string& terminal_charset();
+// --format json, html and python write UTF-8 on stdout whatever the terminal (JSON is UTF-8 by its
+// RFC, the HTML page says <meta charset="utf-8">, a Python script is UTF-8): emit leaves them alone.
+void stdout_stays_utf8(bool on);
+// A complete text as the terminal's character set has it (unchanged when that is UTF-8).
+std::string to_terminal(const std::string& utf8);
+// A line typed on the terminal, as UTF-8 (unchanged when the terminal is UTF-8).
+std::string from_terminal(const std::string& typed);
+
 // For std::atexit: flushes stdout; if anything written could not be delivered, says so on stderr
 // and ends with exit code 2 (as gnulib's close_stdout does).
 void close_stdout();

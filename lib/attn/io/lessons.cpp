@@ -11,6 +11,7 @@
 
 #include "attn/core/error.hpp"
 #include "attn/io/embedded.hpp"
+#include "attn/io/hant.hpp"
 #include "attn/io/lesson_flatten.hpp"
 #include "attn/io/utf8.hpp"
 
@@ -112,10 +113,13 @@ const std::string* lessons::find(const std::string& key) const {
     auto it = text_.find(key);
     if (it != text_.end()) return &it->second;
     const lesson_entry* e = lesson_entry_of(own_, key);
+    const bool chinese = e && std::string_view(own_->language) == "zh";
     if (!e) e = lesson_entry_of(base_, key);
     if (!e) return nullptr;
     file_.emplace(key, lesson_piece(e->file, e->file_size));
-    return &text_.emplace(key, lesson_piece(e->text, e->text_size)).first->second;
+    std::string t(lesson_piece(e->text, e->text_size));
+    if (chinese) t = hant::convert(t);  // Traditional when the run asked for it (hant.hpp)
+    return &text_.emplace(key, std::move(t)).first->second;
 }
 
 void lessons::fill_missing_from(const lessons& base) {

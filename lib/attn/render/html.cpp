@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/shapes.hpp"
+#include "attn/io/hant.hpp"
 #include "attn/io/utf8.hpp"
 #include "attn/render/format.hpp"
 #include "attn/render/html_script.hpp"
@@ -641,7 +642,8 @@ std::string html_escape(const std::string& s) {
 
 std::string render_html(const doc::document& d) {
     const html_writer w{d};
-    const std::string lang = d.language != "en" ? d.language : d.ui.lang;  // help pages set their own
+    std::string lang = d.language != "en" ? d.language : d.ui.lang;  // help pages set their own
+    if (lang == "zh") lang = attn::hant::html_lang(attn::hant::active());  // zh-Hant-TW when converted
     std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"" + esc(lang) +
         "\">\n<head>\n<meta charset=\"utf-8\"/>\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +
