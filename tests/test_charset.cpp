@@ -30,9 +30,10 @@ std::string to_target(const std::string& target, const std::string& utf8) {
 }
 
 // The environment of a run: no language or locale variable but those given.
-std::string charset_run(const std::string& env, const std::string& args, const std::string& streams = "2>/dev/null") {
+std::string charset_run(const std::string& env, const std::string& args, const std::string& streams = "2>/dev/null",
+                        const std::string& input = "</dev/null") {
     return "env -u ATTN_EXPLAIN_LANG -u LC_ALL -u LC_CTYPE -u LC_MESSAGES -u LANG " + env + " " + ATTN_EXE + " " +
-        args + " </dev/null " + streams;
+        args + " " + input + " " + streams;
 }
 }  // namespace
 
@@ -141,6 +142,16 @@ TEST_CASE("charset: LANG=zh_CN.GB18030 prints the UTF-8 run's page in GB18030", 
     CHECK(bad.out.find("\xE9\x94\x99") == std::string::npos);  // no UTF-8 错
     const test::command_result json = test::capture(charset_run("LANG=zh_CN.GB18030", "step --lang zh --format json"));
     CHECK(json.out.find("注意力") != std::string::npos);
+}
+
+TEST_CASE("charset: what is typed on a GB18030 terminal is read as UTF-8", "[charset][cli]") {
+    // the drill echoes an answer read from a pipe: the echo is the converted line, converted back
+    const std::string typed = "printf '\\321\\241c\\nq\\n' | ";  // 选c in GB18030, then q
+    const test::command_result r =
+        test::capture(typed + charset_run("LANG=zh_CN.GB18030", "drill --no-save --seed 1 --lang zh", "2>&1", ""));
+    CHECK(attn::charset::to_utf8("GB18030", r.out).find("> 选c") != std::string::npos);
+    const test::command_result help = test::capture(charset_run("LANG=zh_CN.GB18030", "step --help --lang zh"));
+    CHECK(attn::charset::to_utf8("GB18030", help.out).find("用法") != std::string::npos);
 }
 
 TEST_CASE("charset: a locale that is neither UTF-8 nor converted warns in the page's language", "[charset][cli]") {

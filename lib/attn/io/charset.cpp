@@ -178,8 +178,7 @@ std::string converter::convert(std::string_view utf8) {
         const std::size_t lead = static_cast<unsigned char>(in[i]);
         const std::size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
         bool cut = lead >= 0xC2 && lead <= 0xF4 && i + want > in.size();
-        for (std::size_t k = i + 1; cut && k < in.size(); ++k)
-            cut = (static_cast<unsigned char>(in[k]) & 0xC0) == 0x80;
+        for (std::size_t k = i + 1; cut && k < in.size(); ++k) cut = (static_cast<unsigned char>(in[k]) & 0xC0) == 0x80;
         if (cut) {  // the start of a character at the end: held for the next piece
             held_ = in.substr(i);
             break;
