@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "attn/core/error.hpp"
 #include "attn/io/charset.hpp"
 #include "terminal.hpp"
 
@@ -47,10 +46,7 @@ void set_up_locale_output(int argc, char** argv, const std::string& language) {
     const attn::language_env env{std::getenv("ATTN_EXPLAIN_LANG"), std::getenv("LC_ALL"), std::getenv("LC_MESSAGES"),
                                  std::getenv("LC_CTYPE"), std::getenv("LANG")};
     const std::string target = attn::charset::conversion_target(attn::charset::of_locale(env));
-    try {
-        set_terminal_charset(target);
-    } catch (const attn::error&) {  // iconv without it (a libc without gconv modules): UTF-8 as before
-    }
+    set_terminal_charset(target);  // "" when iconv lacks it: UTF-8 as before
     const attn::hant::variant v = scan_hant(argc, argv, env, language);
     std::string why;
     if (v != attn::hant::variant::none && !attn::hant::use(v, why)) {

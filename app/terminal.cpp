@@ -175,7 +175,8 @@ terminal_charset_state& charset_state() {
 void set_terminal_charset(const std::string& iconv_name) {
     terminal_charset_state& s = charset_state();
     s.out = iconv_name.empty() ? nullptr : std::make_unique<attn::charset::converter>(iconv_name);
-    s.name = iconv_name;
+    if (s.out && !s.out->ok()) s.out = nullptr;  // iconv lacks it: UTF-8 as before
+    s.name = s.out ? iconv_name : std::string();
 }
 const std::string& terminal_charset() { return charset_state().name; }
 void stdout_stays_utf8(bool on) { charset_state().raw_stdout = on; }

@@ -43,7 +43,7 @@ void json_errors(bool on);
 // The terminal's character set (#37 point 8). "" (the default) while output stays UTF-8; an iconv
 // name ("GB18030", "GBK", "GB2312", "BIG5", "BIG5-HKSCS") converts from then on everything emit,
 // print_error and print_warning write, and from_terminal converts what is read from stdin back.
-// Decided once a run from the locale (locale_output.hpp); throws attn::error if iconv lacks it.
+// Decided once a run from the locale (locale_output.hpp); stays "" when iconv lacks it.
 void set_terminal_charset(const std::string& iconv_name);
 const std::string& terminal_charset();
 // --format json, html and python write UTF-8 on stdout whatever the terminal (JSON is UTF-8 by its

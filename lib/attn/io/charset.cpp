@@ -10,7 +10,6 @@
 #include <langinfo.h>
 #include <locale.h>
 
-#include "attn/core/error.hpp"
 #include "attn/io/utf8.hpp"
 
 namespace attn::charset {
@@ -100,15 +99,16 @@ std::string conversion_target(const std::string& codeset) {
 
 converter::converter(const std::string& target) : target_(target) {
     iconv_t cd = charset_open(target, "UTF-8"), tr = charset_open(target + "//TRANSLIT", "UTF-8");
-    if (!charset_ok(cd) || !charset_ok(tr)) {
+    if (!charset_ok(cd) || !charset_ok(tr)) {  // iconv lacks it (a libc without its gconv modules)
         if (charset_ok(cd)) iconv_close(cd);
         if (charset_ok(tr)) iconv_close(tr);
-        throw error("iconv cannot convert UTF-8 to " + target);
+        return;
     }
     cd_ = cd, translit_ = tr;
 }
 
 converter::~converter() {
+    if (!ok()) return;
     iconv_close(static_cast<iconv_t>(cd_));
     iconv_close(static_cast<iconv_t>(translit_));
 }
@@ -154,6 +154,7 @@ std::size_t converter::fallback(std::string_view in, std::size_t at, std::string
 }
 
 std::string converter::convert(std::string_view utf8) {
+    if (!ok()) return std::string(utf8);
     std::string in = held_ + std::string(utf8), out;
     held_.clear();
     out.reserve(in.size());

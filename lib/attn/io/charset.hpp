@@ -29,7 +29,8 @@ bool is_utf8(const std::string& codeset);
 // Invalid UTF-8 becomes '?'.
 class converter {
 public:
-    explicit converter(const std::string& target);  // throws attn::error when iconv lacks it
+    explicit converter(const std::string& target);
+    bool ok() const { return cd_ != nullptr; }  // false when iconv lacks the target: then text passes unchanged
     ~converter();
     converter(const converter&) = delete;
     converter& operator=(const converter&) = delete;
