@@ -569,8 +569,8 @@ int run_command_line(int argc, char** argv) {
     for (const std::string& p : registry_problems()) print_error("the command registry: " + p);
     if (!registry_problems().empty()) return 70;
     const std::string language = scan_language(argc, argv, environment_language());
-    set_up_locale_output(argc, argv, language);  // the terminal's charset, Traditional Chinese: before any text
     set_cli_language(language);  // --help and parse errors speak it
+    set_up_locale_output(argc, argv, language);  // the terminal's charset, Traditional Chinese: before any text
     if (asks_json(argc, argv)) json_errors(true);
     if (const std::optional<int> code = run_named_only(argc, argv)) return *code;
     const attn::lessons& L = cli_lessons();

@@ -51,7 +51,7 @@ void set_up_locale_output(int argc, char** argv, const std::string& language) {
     std::string why;
     if (v != attn::hant::variant::none && !attn::hant::use(v, why)) {
         const attn::lessons& L = attn::lessons::embedded("zh");  // Simplified: Traditional is what failed
-        print_warning(L.text("charset.opencc_missing", {{"library", attn::hant::opencc_library()}}));
+        print_warning(L.text("charset.opencc_missing"));  // one line of 80 columns: why is left out
     }
 }
 
@@ -61,7 +61,7 @@ std::string charset_warning(const std::string& language) {
     const std::string codeset = attn::charset::of_locale(env);
     if (attn::charset::is_utf8(codeset)) return "";
     const attn::lessons& L = attn::lessons::embedded(language);
-    return L.text("charset.not_utf8", {{"charset", codeset.empty() ? std::string("C") : codeset}});
+    return L.text("charset.not_utf8");  // short: the line fits 80 columns with its prefix
 }
 
 }  // namespace app

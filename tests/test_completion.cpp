@@ -72,7 +72,7 @@ TEST_CASE("completion: bash completes mistake ids, exercise ids, topics, masks, 
     CHECK(bash_offers("attn-explain step --format ") ==
           std::set<std::string>{"text", "json", "markdown", "html", "python"});
     CHECK(bash_offers("attn-explain mask --format ") == std::set<std::string>{"text", "json", "markdown", "html"});
-    CHECK(bash_offers("attn-explain step --lang ") == std::set<std::string>{"en", "zh"});
+    CHECK(bash_offers("attn-explain step --lang ") == std::set<std::string>{"en", "zh", "zh-Hant"});
     CHECK(bash_offers("attn-explain help --format ") == std::set<std::string>{"text", "markdown", "html", "man"});
     CHECK(bash_offers("attn-explain help mistak") == std::set<std::string>{"mistake", "mistakes"});
     CHECK(bash_offers("attn-explain completion ") == std::set<std::string>{"bash", "zsh", "fish"});
