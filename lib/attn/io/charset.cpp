@@ -26,7 +26,9 @@ std::string charset_key(const std::string& s) {
 }
 
 iconv_t charset_open(const std::string& to, const std::string& from) { return iconv_open(to.c_str(), from.c_str()); }
-bool charset_ok(iconv_t cd) { return cd != reinterpret_cast<iconv_t>(-1); }
+bool charset_ok(iconv_t cd) {
+    return cd != reinterpret_cast<iconv_t>(-1);  // NOLINT(performance-no-int-to-ptr): iconv_open's failure value
+}
 
 // The ASCII a superscript stands for ("" when `c` is none): ᵀ -> T, ⁻ -> -, ² -> 2.
 const char* charset_superscript(std::string_view c) {
@@ -89,7 +91,7 @@ std::string of_locale(const language_env& env) {
 bool is_utf8(const std::string& codeset) { return charset_key(codeset) == "UTF8"; }
 
 std::string conversion_target(const std::string& codeset) {
-    const std::string k = charset_key(codeset);
+    std::string k = charset_key(codeset);
     if (k == "GB18030" || k == "GBK") return k;
     if (k == "GB2312" || k == "EUCCN") return "GB2312";
     if (k == "BIG5") return "BIG5";

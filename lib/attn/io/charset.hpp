@@ -42,7 +42,7 @@ private:
     std::string target_, held_;
     void* cd_ = nullptr;  // iconv_t
     void* translit_ = nullptr;  // iconv_t to target//TRANSLIT
-    bool put(std::string_view utf8_char, std::string& out);  // false when the target lacks it
+    bool put(std::string_view c, std::string& out);  // false when the target lacks it
     std::size_t fallback(std::string_view in, std::size_t at, std::string& out);
 };
 

@@ -89,7 +89,9 @@ bool use(variant v, std::string& why) {
         return false;
     }
     o.handle = o.open(opencc_config(v));
-    if (o.handle == reinterpret_cast<hant_opencc_t>(-1) || !o.handle) {
+    const auto failed =
+        reinterpret_cast<hant_opencc_t>(-1);  // NOLINT(performance-no-int-to-ptr): OpenCC's failure value
+    if (o.handle == failed || !o.handle) {
         const char* e = o.error();
         why = std::string(opencc_config(v)) + ": " + (e ? e : "cannot be opened");
         return false;
