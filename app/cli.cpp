@@ -173,8 +173,8 @@ void note_language_encoding(const std::string& lang) {
     if (attn::language_of(lang) != lang) return;
     set_display_language(lang);
     if (lang == "en") return;
-    const std::string charset = charset_warning(lang);  // GB18030, GBK, Big5: converted, no warning
-    if (!charset.empty()) print_warning(charset);
+    if (charset_needs_warning(lang))  // GB18030, GBK, Big5: converted, no warning
+        print_warning("not a UTF-8 locale; writing UTF-8 anyway (LANG=C.UTF-8)");
     const attn::lessons& L = attn::lessons::embedded(lang);
     if (L.borrowed() > 0)
         print_warning(lang + ": " + std::to_string(L.borrowed()) + " of " +

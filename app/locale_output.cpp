@@ -55,13 +55,10 @@ void set_up_locale_output(int argc, char** argv, const std::string& language) {
     }
 }
 
-std::string charset_warning(const std::string& language) {
-    if (language == "en" || !terminal_charset().empty()) return "";
+bool charset_needs_warning(const std::string& language) {
+    if (language == "en" || !terminal_charset().empty()) return false;
     const attn::language_env env{nullptr, std::getenv("LC_ALL"), nullptr, std::getenv("LC_CTYPE"), std::getenv("LANG")};
-    const std::string codeset = attn::charset::of_locale(env);
-    if (attn::charset::is_utf8(codeset)) return "";
-    const attn::lessons& L = attn::lessons::embedded(language);
-    return L.text("charset.not_utf8");  // short: the line fits 80 columns with its prefix
+    return !attn::charset::is_utf8(attn::charset::of_locale(env));
 }
 
 }  // namespace app

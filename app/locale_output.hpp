@@ -19,9 +19,9 @@ attn::hant::variant scan_hant(int argc, char** argv, const attn::language_env& e
 // Sets up the terminal's character set and the Traditional conversion, once a process; a missing
 // OpenCC is a warning (in the run's language: which package to install) and Simplified output.
 void set_up_locale_output(int argc, char** argv, const std::string& language);
-// The warning when the locale's character set is neither UTF-8 nor one the output is converted to
-// and the run prints `language` other than English ("" when there is nothing to say).
-std::string charset_warning(const std::string& language);
+// Whether to warn that the text comes in UTF-8 anyway: the locale's character set is neither UTF-8 nor
+// one the output is converted to, and the run prints `language` other than English.
+bool charset_needs_warning(const std::string& language);
 // --lang's value as the lessons know it: "zh-Hant", "zh_TW", "zh-HK" -> "zh"; others unchanged.
 std::string lesson_language(const std::string& typed);
 // The values --lang lists (help, completion): the embedded languages and zh-Hant.
