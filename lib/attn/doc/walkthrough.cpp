@@ -345,7 +345,7 @@ struct builder {
         const std::string formula = !form.empty() && L.has(key + form) ? key + form : key + ".formula";
         labelled(kind::formula, "formula", L.text(formula, sv), tone::formula);
         labelled(kind::code, "pytorch", pytorch_line(t, L, s), tone::code);
-        if (!s.brief) labelled(kind::shape, "shape", s.shape_line, tone::bold);
+        if (!s.brief) labelled(kind::shape, "shape", shape_text(s, L), tone::bold);
         add(gap());
         if (s.brief) {
             labelled(kind::note, "note", L.text(key + ".brief", sv), tone::plain);
@@ -413,17 +413,25 @@ struct builder {
         closing(mv);
     }
 
+    // A group's label and a step's id: "fix weights"; no space after a full-width parenthesis
+    // ("修复：……（nan_to_num）weights", lessons/zh/STYLE.md rule 2).
+    static std::string mistake_label_join(const std::string& label, const std::string& id) {
+        const std::string last = label.size() >= 3 ? label.substr(label.size() - 3) : "";
+        const bool closed = last == "）" || last == "」";
+        return label + (closed ? "" : " ") + id;
+    }
+
     // The correct step beside one of a group's steps, cells that differ highlighted.
     void side_by_side(const step_group& g, const step& b) {
         const std::string label = g.name == "buggy" ? L.raw("label.buggy") : L.raw("label.group_" + g.name);
         if (!t.has(b.id)) {
-            add_all(tensor_blocks(label + " " + b.id, b.value, b.id));
+            add_all(tensor_blocks(mistake_label_join(label, b.id), b.value, b.id));
             add(gap());
             return;
         }
         const step& good = t.at(b.id);
         std::vector<block> left = tensor_blocks(L.raw("label.correct") + " " + b.id, good.value, b.id, nullptr, &good);
-        std::vector<block> right = tensor_blocks(label + " " + b.id, b.value, b.id, &good.value);
+        std::vector<block> right = tensor_blocks(mistake_label_join(label, b.id), b.value, b.id, &good.value);
         if (good.value.shape() == b.value.shape()) {
             block bug = stack(std::move(right));
             bug.bug = true;  // HTML: the mistake's switch shows or hides it
@@ -568,7 +576,7 @@ struct builder {
         add(gap());
         std::vector<std::pair<std::string, std::string>> chain;
         for (const step& s : t.steps)
-            if (!s.brief) chain.push_back({s.id, s.shape_line});
+            if (!s.brief) chain.push_back({s.id, shape_text(s, L)});
         block kv = keyvalue(std::move(chain), L.raw(key + ".chain"));
         kv.style = tone::plain;
         add(std::move(kv));
@@ -632,7 +640,7 @@ document mistake_document(const trace& t, const lessons& L, const view& v) {
         const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
         b.add(heading(L.raw(key + ".title")));
         b.labelled(kind::code, "pytorch", pytorch_line(t, L, s, true), tone::code);
-        b.labelled(kind::shape, "buggy", s.shape_line, tone::error);
+        b.labelled(kind::shape, "buggy", shape_text(s, L), tone::error);
         b.add(gap());
         b.side_by_side(t.mistake.groups[0], s);
         d.pages.push_back(b.take("buggy-" + s.id, L.raw(key + ".title")));

@@ -88,7 +88,7 @@ std::string shape_json(const tensor& m) {
 void append_step(std::string& out, const step& s, const lessons& L, const trace& t, bool buggy) {
     const std::string key = lesson_key(t, s);
     out += fmt::format("{{\"id\": {}, \"title\": {}, \"shape\": {}, \"shape_line\": {}", json_string(s.id),
-                       json_string(L.raw(key + ".title")), shape_json(s.value), json_string(s.shape_line));
+                       json_string(L.raw(key + ".title")), shape_json(s.value), json_string(shape_text(s, L)));
     if (!buggy)
         out += fmt::format(", \"formula\": {}, \"pytorch\": {}", json_string(L.text(key + ".formula", step_vars(t, s))),
                            json_string(pytorch_line(t, L, s)));

@@ -175,7 +175,7 @@ std::string step_code(const trace& t, const lessons& L, const step& s, std::size
                       bool buggy) {
     const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
     std::string out = fmt::format("# {}/{} {}: {}\n", number, total, s.id, L.raw(key + ".title"));
-    out += "# " + s.shape_line + "\n";
+    out += "# " + shape_text(s, L) + "\n";
     const std::string line = pytorch_line(t, L, s, buggy);
     const std::string var = pytorch_variable(s.id);
     if (is_input_step(s.id) && !buggy) {

@@ -253,7 +253,8 @@ template <class T>
 void no_scale(mistake_run& r, const run_ctx<T>& c) {
     r.kind = "silent";
     auto& g = group(r, "buggy").steps;
-    g.push_back(make("scaled_scores", c.sq() + " (not scaled)", c.scores));
+    g.push_back(make("scaled_scores", c.sq(), c.scores));
+    g.back().shape_note = "not_scaled";
     push_tail(g, c, c.masked(c.scores));
     const tensor& good = c.t.at(step_id::weights).value;
     const tensor& bad = g[2].value;  // weights
@@ -287,7 +288,8 @@ void mask_after_softmax(mistake_run& r, const run_ctx<T>& c) {
     const matrix<T> p = softmax_rows(c.scaled);  // softmax first: the future already took weight
     // buggy: mask the probabilities with -inf, then softmax again (softmax of probabilities)
     auto& g = group(r, "buggy").steps;
-    g.push_back(make("masked_scores", c.sq() + " (no mask yet)", c.scaled));
+    g.push_back(make("masked_scores", c.sq(), c.scaled));
+    g.back().shape_note = "no_mask_yet";
     push_weights_output(g, c, softmax_rows(apply_mask(p, c.causal)), "softmax(softmax({}).masked_fill(future, -inf))");
     // variant: fill the probabilities with 0 and never renormalise
     matrix<T> zeroed = p;
@@ -535,12 +537,14 @@ void kv_cache_wrong_order(mistake_run& r, const run_ctx<T>& c) {
 // The RoPE steps of a buggy run: Q_rot, K_rot and everything after them.
 template <class T>
 void push_rope(std::vector<step>& g, const run_ctx<T>& c, const matrix<T>& q_rot, const matrix<T>& k_rot,
-               const std::string& how) {
+               const std::string& how, const vars& how_values = {}) {
     const std::string nk = shape_str(c.n, c.d_k);
-    g.push_back(make("Q_rot", fmt::format("{} -> {}  ({})", nk, nk, how), q_rot));
-    g.back().lesson = "rope_step.Q_rot";
-    g.push_back(make("K_rot", fmt::format("{} -> {}  ({})", nk, nk, how), k_rot));
-    g.back().lesson = "rope_step.K_rot";
+    for (const char* id : {"Q_rot", "K_rot"}) {
+        g.push_back(make(id, fmt::format("{} -> {}", nk, nk), id[0] == 'Q' ? q_rot : k_rot));
+        g.back().lesson = std::string("rope_step.") + id;
+        g.back().shape_note = how;  // mistakes.shape_note.<how>
+        g.back().values.insert(how_values.begin(), how_values.end());
+    }
     const matrix<T> scores = attention_scores(q_rot, k_rot);
     g.push_back(make("scores", fmt::format("{} @ {} -> {}", nk, shape_str(c.d_k, c.n), c.sq()), scores));
     const matrix<T> scaled = scale_scores(scores, c.d_k);
@@ -564,7 +568,7 @@ void rope_wrong_position(mistake_run& r, const run_ctx<T>& c) {
         const std::vector<std::size_t> pos = positions(at_zero);
         auto& g = group(r, at_zero ? "at_zero" : "buggy").steps;
         push_rope(g, c, rope_rotate(c.q, pos, rc.base, rc.style), rope_rotate(c.k, pos, rc.base, rc.style),
-                  at_zero ? "decode tokens rotated at 0" : "decode tokens rotated at t");
+                  at_zero ? "rotated_at_0" : "rotated_at_t");
     }
     r.values["prompt"] = std::to_string(p);
     r.values["decode"] = std::to_string(decode);
@@ -581,8 +585,8 @@ void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
     const config_rope& rc = c.rope;
     const rope_style other = rc.style == rope_style::half ? rope_style::interleaved : rope_style::half;
     auto& g = group(r, "buggy").steps;
-    push_rope(g, c, rope_rotate(c.q, 0, rc.base, other), rope_rotate(c.k, 0, rc.base, other),
-              std::string(name_of(other)) + " pairs");
+    push_rope(g, c, rope_rotate(c.q, 0, rc.base, other), rope_rotate(c.k, 0, rc.base, other), "pairs",
+              {{"note_style", std::string(name_of(other))}});
     // The fix: run the other pairing on converted weights. From half to interleaved the columns move
     // back: W_other[:, perm[j]] = W[:, j]; from interleaved to half W_other = W[:, perm].
     const std::vector<std::size_t> perm = interleaved_to_half(c.d_k);
@@ -591,8 +595,8 @@ void rope_style_mismatch(mistake_run& r, const run_ctx<T>& c) {
         for (std::size_t j = 0; j < perm.size(); ++j) cols[perm[j]] = j;
     const matrix<T> q2 = project(c.x, permute_cols(c.w_q, cols)), k2 = project(c.x, permute_cols(c.w_k, cols));
     auto& f = group(r, "fix_permute").steps;
-    push_rope(f, c, rope_rotate(q2, 0, rc.base, other), rope_rotate(k2, 0, rc.base, other),
-              std::string(name_of(other)) + " pairs on permuted W");
+    push_rope(f, c, rope_rotate(q2, 0, rc.base, other), rope_rotate(k2, 0, rc.base, other), "pairs_permuted",
+              {{"note_style", std::string(name_of(other))}});
     r.values["style"] = name_of(rc.style);
     r.values["other_style"] = name_of(other);
     const tensor& good = c.t.at(step_id::scores).value;
@@ -622,9 +626,9 @@ void rope_rotation_sign(mistake_run& r, const run_ctx<T>& c) {
         return rope_flip_pairs(rope_rotate(rope_flip_pairs(x, rc.style), 0, rc.base, rc.style), rc.style);
     };
     auto& g = group(r, "buggy").steps;
-    push_rope(g, c, minus(c.q), minus(c.k), "rotated by -θ");
+    push_rope(g, c, minus(c.q), minus(c.k), "rotated_minus");
     auto& v = group(r, "k_only").steps;
-    push_rope(v, c, rope_rotate(c.q, 0, rc.base, rc.style), minus(c.k), "k rotated by -θ");
+    push_rope(v, c, rope_rotate(c.q, 0, rc.base, rc.style), minus(c.k), "k_rotated_minus");
     const tensor& good = c.t.at(step_id::scores).value;
     symptom(r, "sign_scores_max_diff", max_abs_diff(good, g[2].value));
     symptom(r, "k_only_scores_max_diff", max_abs_diff(good, v[2].value));
@@ -639,9 +643,9 @@ void rope_wrong_base(mistake_run& r, const run_ctx<T>& c) {
     auto& g = group(r, "buggy").steps;
     // base^(-i/d) = (√base)^(-2i/d): the rotation at base √base
     const double root = std::sqrt(rc.base);
-    push_rope(g, c, rope_rotate(c.q, 0, root, rc.style), rope_rotate(c.k, 0, root, rc.style), "θ_i = base^(-i/d)");
+    push_rope(g, c, rope_rotate(c.q, 0, root, rc.style), rope_rotate(c.k, 0, root, rc.style), "theta_no_two");
     auto& v = group(r, "default_base").steps;
-    push_rope(v, c, rope_rotate(c.q, 0, 10000.0, rc.style), rope_rotate(c.k, 0, 10000.0, rc.style), "base 10000");
+    push_rope(v, c, rope_rotate(c.q, 0, 10000.0, rc.style), rope_rotate(c.k, 0, 10000.0, rc.style), "base_10000");
     r.values["base"] = num(rc.base);
     r.values["root"] = num(root);
     const tensor& good = c.t.at(step_id::scores).value;
@@ -677,7 +681,8 @@ void kv_cache_not_appended(mistake_run& r, const run_ctx<T>& c) {
         for (std::size_t j = p; j < i; ++j) blocked[i][j] = true;  // tokens decoded before i: never stored
     auto& g = group(r, "buggy").steps;
     push_tail(g, c, apply_mask(c.scaled, blocked));
-    g[0].shape_line = c.sq() + " decode step i sees K_cache[:p] and k_i only";
+    g[0].shape_line = c.sq();
+    g[0].shape_note = "cache_not_appended";
     r.values["prompt"] = std::to_string(p);
     r.values["decode"] = std::to_string(decode);
     r.values["second_decode"] = std::to_string(p + 1);
@@ -698,7 +703,9 @@ void kv_window_off_by_one(mistake_run& r, const run_ctx<T>& c) {
         for (std::size_t j = 0; j + W < i; ++j) blocked[i][j] = true;  // j < i - W: one key too many kept
     auto& g = group(r, "buggy").steps;
     push_tail(g, c, apply_mask(c.scaled, blocked));
-    g[0].shape_line = c.sq() + fmt::format(" window of {} keys, not {}", W + 1, W);
+    g[0].shape_line = c.sq();
+    g[0].shape_note = "window_off_by_one";
+    g[0].values["note_kept"] = std::to_string(W + 1), g[0].values["note_window"] = std::to_string(W);
     double stale = 0;  // weight on key i - W, which the window had evicted
     for (std::size_t i = W; i < c.n; ++i) stale += g[1].value(i, i - W);
     r.values["window"] = std::to_string(W);
@@ -757,8 +764,9 @@ constexpr std::size_t online_block = 2;  // keys per tile in the online-softmax 
 template <class T>
 void push_online(mistake_run& r, const run_ctx<T>& c, const std::string& name, const online_run<T>& o) {
     auto& g = group(r, name).steps;
-    g.push_back(
-        make("output", fmt::format("{} in tiles of {} keys -> {}", c.sq(), online_block, c.shape_v()), o.output));
+    g.push_back(make("output", c.sq(), o.output));
+    g.back().shape_note = "tiles";
+    g.back().values["note_tile_keys"] = std::to_string(online_block), g.back().values["note_shape_v"] = c.shape_v();
     r.values["block"] = std::to_string(online_block);
     r.values["tiles"] = std::to_string((c.n + online_block - 1) / online_block);
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/positions.hpp"
+#include "attn/io/lessons.hpp"
 #include "attn/trace/inputs.hpp"
 #include "attn/trace/mask_report.hpp"
 #include "attn/trace/positions.hpp"
@@ -85,6 +86,11 @@ step make_step(const std::string& id, std::string shape_line, tensor value) {
     s.value = std::move(value);
     return s;
 }
+std::string shape_text(const step& s, const lessons& L) {
+    if (s.shape_note.empty()) return s.shape_line;
+    return s.shape_line + L.text("mistakes.shape_note." + s.shape_note, s.values);
+}
+
 step make_step(step_id id, std::string shape_line, tensor value) {
     return make_step(std::string(name_of(id)), std::move(shape_line), std::move(value));
 }

@@ -59,9 +59,16 @@ struct step {
     vars values;  // numbers for this step's lesson placeholders
     bool brief = false;  // shown without its matrix (masked_scores with no mask)
     std::string lesson;  // its lesson table when not "<trace.lessons>.<id>" (e.g. "grad.d_V")
+    // A mistake's words after shape_line ("" none): the key under mistakes.shape_note, filled from
+    // `values` (" (not scaled)", "  (rotated by -θ)"); shape_text writes both in the page's language.
+    std::string shape_note;
 
     bool is(step_id k) const;  // the step of that id
 };
+
+class lessons;
+// The step's shape line and its note (shape_note) in L's language.
+std::string shape_text(const step& s, const lessons& L);
 
 // A named list of buggy steps: "buggy" itself, or a variant of the bug or one of its fixes
 // (e.g. "fill_zero" for mask-after-softmax, "fix_finite_min" for all-masked-row).
