@@ -50,14 +50,13 @@ output_size size_of(const heads_options& opt, const run_context&) {
     return run_size(c, opt.svg.empty() ? 0.0 : static_cast<double>(c.heads * c.seq_len * c.keys()));
 }
 
-std::string heads_svg(const walk& w, long batch_index) {
+std::string heads_svg(const walk& w, long batch_index, const attn::lessons& L) {
     const attn::tensor& weights = w.trace.at(attn::step_id::weights).value;  // [B, h, n, m]
     const std::size_t b = batch_index >= 0 ? static_cast<std::size_t>(batch_index) : 0;
     const std::size_t h = weights.shape(1), n = weights.shape(2), m = weights.shape(3);
     attn::tensor item = xt::empty<double>({h, n, m});
     std::copy(weights.data() + b * h * n * m, weights.data() + (b + 1) * h * n * m, item.data());
-    attn::svg_options opt;
-    opt.title = fmt::format("attention weights, batch item {} ({} heads)", b, h);
+    attn::svg_options opt = attn::heads_svg_options(L, b, h);
     const auto& tokens = w.trace.config.tokens;
     if (tokens.size() == n) opt.query_labels = tokens;
     if (tokens.size() == m && !w.trace.config.cross()) opt.key_labels = tokens;
@@ -77,7 +76,7 @@ std::optional<walk> run(const heads_options& opt, run_context& ctx) {
     w.view.head = opt.head;
     w.view.batch_index = opt.batch_index;
     if (!opt.run.save.empty()) attn::save_trace(w.trace, opt.run.save, attn::save_layout::step);
-    if (!opt.svg.empty()) attn::write_file(opt.svg, heads_svg(w, opt.batch_index), "--svg");
+    if (!opt.svg.empty()) attn::write_file(opt.svg, heads_svg(w, opt.batch_index, ctx.L()), "--svg");
     return w;
 }
 

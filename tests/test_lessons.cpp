@@ -75,6 +75,7 @@
 #include "attn/render/html.hpp"
 #include "attn/render/json.hpp"
 #include "attn/render/python.hpp"
+#include "attn/render/svg.hpp"
 #include "attn/render/markdown.hpp"
 #include "attn/render/format.hpp"
 #include "attn/render/text.hpp"
@@ -1230,6 +1231,7 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
     }
 
     const attn::lessons& L = attn::lessons::embedded("en");
+    CHECK(attn::heads_svg_options(L, 0, 2).head_titles.size() == 2);  // heads --svg's titles
     for (const std::string& key : L.keys()) {
         if (L.file_of(key).rfind("en/help/", 0) == 0) continue;  // the help pages: tests/test_help.cpp
         if (key.rfind("error.", 0) == 0) continue;  // messages' templates: tests/lessons/error_catalogue.py

@@ -314,4 +314,13 @@ std::string weights_svg(const xt::xarray<double>& weights, const svg_options& op
     return out;
 }
 
+svg_options heads_svg_options(const lessons& L, std::size_t batch_item, std::size_t heads) {
+    svg_options opt;
+    opt.title = L.text("heads.svg.title", {{"b", std::to_string(batch_item)}, {"h", std::to_string(heads)}});
+    opt.row_axis = L.raw("heads.svg.row_axis"), opt.col_axis = L.raw("heads.svg.col_axis");
+    for (std::size_t k = 0; k < heads; ++k)
+        opt.head_titles.push_back(L.text("heads.svg.head", {{"k", std::to_string(k)}}));
+    return opt;
+}
+
 }  // namespace attn

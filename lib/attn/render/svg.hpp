@@ -6,6 +6,8 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "attn/io/lessons.hpp"
+
 namespace attn {
 
 struct svg_options {
@@ -28,5 +30,9 @@ struct svg_options {
 // Markers a reader (or a test) can count: <g class="head"> per panel, <rect class="cell"> per
 // cell, <g class="colorbar"> once. All coordinates are whole pixels: same input, same bytes.
 std::string weights_svg(const xt::xarray<double>& weights, const svg_options& opt);
+
+// The title, axis titles and head titles of `heads --svg` in L's language (heads.svg.*): one batch
+// item of `heads` heads.
+svg_options heads_svg_options(const lessons& L, std::size_t batch_item, std::size_t heads);
 
 }  // namespace attn
