@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "attn/doc/chrome.hpp"
+
 namespace attn::course {
 
 namespace {
@@ -12,7 +14,7 @@ using doc::tone;
 doc::document course_document_of(const lessons& L, std::vector<doc::block> blocks) {
     doc::document d;
     d.title = L.raw("course.ui.doc_title");
-    d.ui.contents = L.raw("ui.contents");
+    d.ui = doc::chrome_from(L);  // the page's language and its chrome (lang="zh" in HTML)
     d.pages.push_back({"", "", std::move(blocks)});
     return d;
 }

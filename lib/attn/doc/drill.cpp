@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/doc/chrome.hpp"
 #include "attn/drill/course.hpp"
 
 namespace attn::drill {
@@ -21,7 +22,7 @@ std::string topic_label(const lessons& L, const question& q) {
 doc::document document_of(const lessons& L, std::vector<doc::block> blocks) {
     doc::document d;
     d.title = L.raw("drill.ui.doc_title");
-    d.ui.contents = L.raw("ui.contents");
+    d.ui = doc::chrome_from(L);  // the page's language and its chrome (lang="zh" in HTML)
     d.pages.push_back({"", "", std::move(blocks)});
     return d;
 }

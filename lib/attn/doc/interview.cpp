@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/doc/chrome.hpp"
 #include "attn/drill/course.hpp"
 
 namespace attn::interview {
@@ -14,7 +15,7 @@ using doc::tone;
 doc::document interview_doc(const lessons& L, std::vector<doc::block> blocks) {
     doc::document d;
     d.title = L.raw("interview.ui.doc_title");
-    d.ui.contents = L.raw("ui.contents");
+    d.ui = doc::chrome_from(L);  // the page's language and its chrome (lang="zh" in HTML)
     d.pages.push_back({"", "", std::move(blocks)});
     return d;
 }
