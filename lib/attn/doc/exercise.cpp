@@ -412,7 +412,9 @@ std::string case_sizes(const exercise::config& c, const lessons& L) {
     for (const auto& [k, v] : exercise::find(c.id)->dims) out.push_back(k + " = " + std::to_string(c.dim(k)));
     std::string edge = c.edge.empty() ? "" : L.raw("edge." + c.edge);
     while (!edge.empty() && edge.front() == ' ') edge.erase(0, 1);
-    return join(out) + rope_where(c, L) + (edge.empty() ? "" : " " + edge);
+    // A full-width parenthesis takes no space before it (lessons/zh/STYLE.md rule 2).
+    const std::string space = edge.empty() || edge.rfind("（", 0) == 0 ? "" : " ";
+    return join(out) + rope_where(c, L) + space + edge;
 }
 
 }  // namespace

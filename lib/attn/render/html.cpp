@@ -214,7 +214,8 @@ struct html_writer {
         const index_plan rp = plan_indices(m.rows(), html_edge), cp = plan_indices(m.cols(), html_edge);
         const grid* a = !b.against.empty() && b.against.same_shape(m) ? &b.against : nullptr;
         std::string title = b.title;
-        if (b.show_shape) title += (title.empty() ? "" : " ") + shape_str(m.rows(), m.cols());
+        if (b.show_shape)
+            title = tighten_cjk_spaces(title + (title.empty() ? "" : " ") + shape_str(m.rows(), m.cols()));
         std::string out = "<figure class=\"scroll\">";
         if (!title.empty()) out += "<figcaption>" + esc(title) + "</figcaption>";
         out += "<table class=\"matrix\"><thead><tr><th></th>";

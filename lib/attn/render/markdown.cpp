@@ -89,7 +89,7 @@ std::string md_paragraphs(const std::string& text) {
             out += (out.empty() ? "" : "\n\n") + (display_width(code) <= md_width ? code : fenced(example, "text")) +
                 "\n\n";
         } else {
-            line = md_text(line);
+            line = md_text(tighten_cjk_spaces(line));  // "「the」 的" -> "「the」的" (STYLE.md rule 2)
             if (out.empty() || out.back() == '\n') out += line;
             else
                 out = line.empty() ? out + "\n\n" : join_source_lines(out, line);  // no space inside Chinese
@@ -234,7 +234,7 @@ struct markdown_writer {
                 std::size_t col = 0;
                 for (const auto& [text, span] : b.groups) {
                     for (std::size_t k = col; k < col + span && k < header.size(); ++k)
-                        if (!text.empty()) header[k] = text + " " + header[k];
+                        if (!text.empty()) header[k] = tighten_cjk_spaces(text + " " + header[k]);
                     col += span;
                 }
                 return fitted(
