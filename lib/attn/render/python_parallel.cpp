@@ -88,7 +88,7 @@ def run(rank):
     q = (x @ W_Q).view(b, H, DH)
     k = (x @ W_K).view(b, G, DH)
     v = (x @ W_V).view(b, G, DH)
-    # sequence-sharded -> head-sharded: slot j of the send buffer goes to device j
+    # @send@
     send_q = torch.stack([q[:, j * hl:(j + 1) * hl] for j in range(P)]).contiguous()
     send_k = torch.stack([k[:, kv_range(j)[0]:kv_range(j)[1]] for j in range(P)]).contiguous()
     send_v = torch.stack([v[:, kv_range(j)[0]:kv_range(j)[1]] for j in range(P)]).contiguous()
@@ -100,7 +100,7 @@ def run(rank):
     g0, g1 = kv_range(rank)
     q_all, k_all, v_all = got_q.reshape(N, hl, DH), got_k.reshape(N, g1 - g0, DH), got_v.reshape(N, g1 - g0, DH)
     o = attend_heads(q_all, every, k_all, v_all, rank * hl, g0)
-    # head-sharded -> sequence-sharded: slot j holds device j's rows of my heads
+    # @gather@
     send_o = o.view(P, b, hl * DH).contiguous()
     got_o = torch.empty_like(send_o)
     dist.all_to_all_single(got_o, send_o)
@@ -108,7 +108,7 @@ def run(rank):
 
 
 def attend_heads(q, qpos, k, v, head0, kv0):
-    # query head head0 + a reads K/V head (head0 + a) // (H // G), local index minus kv0
+    # @kv_index@
     idx = torch.tensor([(head0 + a) // (H // G) - kv0 for a in range(q.shape[1])], device=DEVICE)
     return attend(q, qpos, k[:, idx], v[:, idx], qpos, 1)
 )";
@@ -121,7 +121,7 @@ def run(rank):
     k = (X @ W_K[:, rank * gl * DH:(rank + 1) * gl * DH]).view(N, gl, DH)
     v = (X @ W_V[:, rank * gl * DH:(rank + 1) * gl * DH]).view(N, gl, DH)
     o = attend(q, rows, k, v, rows, H // G)
-    y = o @ W_O[rank * hl * DH:(rank + 1) * hl * DH]  # a partial sum of Y
+    y = o @ W_O[rank * hl * DH:(rank + 1) * hl * DH]  # @partial@
     dist.all_reduce(y)
     return rows, y
 )";
@@ -159,12 +159,22 @@ def worker(rank, init):
 
 if __name__ == "__main__":
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
-        worker(int(os.environ["RANK"]), None)  # torchrun: one rank, env:// rendezvous
+        worker(int(os.environ["RANK"]), None)  # @torchrun@
     else:
         import torch.multiprocessing as mp
-        with tempfile.TemporaryDirectory() as folder:  # a file:// store: no port to collide on
+        with tempfile.TemporaryDirectory() as folder:  # @store@
             mp.spawn(worker, args=("file://" + os.path.join(folder, "store"),), nprocs=P, join=True)
 )";
+
+// The script's code with its comments (@name@, parallel.pytorch.comment.name) in L's language.
+std::string par_py_comments(std::string code, const lessons& L) {
+    for (std::size_t at = code.find("# @"); at != std::string::npos; at = code.find("# @", at)) {
+        const std::size_t end = code.find('@', at + 3);
+        const std::string name = code.substr(at + 3, end - at - 3);
+        code.replace(at + 2, end + 1 - (at + 2), L.raw("parallel.pytorch.comment." + name));
+    }
+    return code;
+}
 
 }  // namespace
 
@@ -193,8 +203,9 @@ std::string render_parallel_python(const parallel_report& r, const lessons& L) {
     const char* body = r.config.scheme == parallel::scheme::ring ? par_py_ring
         : r.config.scheme == parallel::scheme::ulysses           ? par_py_ulysses
                                                                  : par_py_heads;
-    out += python_comment(L.raw(std::string("parallel.pytorch.") + parallel::scheme_name(r.config.scheme))) + body;
-    out += "\n" + python_comment(L.raw("parallel.pytorch.main")) + par_py_main;
+    out += python_comment(L.raw(std::string("parallel.pytorch.") + parallel::scheme_name(r.config.scheme))) +
+        par_py_comments(body, L);
+    out += "\n" + python_comment(L.raw("parallel.pytorch.main")) + par_py_comments(par_py_main, L);
     return out;
 }
 
