@@ -4,8 +4,9 @@ English left behind on stdout.
 
 The runs: every registered command (`help --list`) with each example of its help page (their setups
 first, in one fresh folder), every mistake id, every exercise id (created, then `check`ed), every
-course lesson, the drill asked with answers on stdin, `interview --history`, `heads --svg`, and
-`help` itself, each in every --format the command offers (its `--help` lists them). For each
+course lesson, the drill asked with answers on stdin and every topic's sheet, `interview --history`,
+`heads --svg`, `help COMMAND` and `COMMAND --help`, each in every --format the command offers (its
+`--help` lists them). For each
 output, what is code is left out (Markdown code blocks and spans, HTML <pre>/<code>/<script>/<style>,
 the Python script's code but not its comments, JSON keys, ids and single-word values) and each line
 is checked for
@@ -16,7 +17,8 @@ is checked for
   - a space beside CJK punctuation (STYLE.md rule 2);
   - HTML without lang="zh" on its <html> tag.
 
-  python3 tests/lessons/zh_accept.py BIN ROOT [--only COMMAND]
+  python3 tests/lessons/zh_accept.py BIN ROOT [--only COMMAND]   (--only: one command, to iterate;
+  the JSON keys the other commands document are then not known as names)
 Exit 1 on any finding (each printed with the command line, format and line) but the known ones of
 tests/lessons/zh_accept_known.txt (left to another change, each with its reason).
 """
@@ -149,6 +151,7 @@ def plan(binary, only):
         if command == "heads":
             runs.append(([], ["heads", "--heads", "2", "--svg", "w.svg"], ["svg"], ""))
         runs.append(([], ["help", command], ["text", "markdown", "html"], ""))
+        runs.append(([], [command, "--help"], ["text"], ""))  # CLI11's short help
     if not only:
         # The overview is CLI11's text in every --format (help --format html writes no HTML): text.
         runs.append(([], ["help"], ["text"], ""))
@@ -386,6 +389,8 @@ def tool_identifiers(binary, results):
         for m in re.finditer(r"values: (.*(?:\n      .*)*)", page):
             names.update(re.findall(r"[A-Za-z]+", m.group(1)))
         _, usage = run(binary, [command, "--help"], "/")  # CLI11's lists: ring | ulysses | heads
+        m = re.search(r"Usage: .*", usage)  # and its positional's name: [lesson]
+        names.update(re.findall(r"[a-z]+", m.group().split("[OPTIONS]")[-1]) if m else [])
         for m in re.finditer(r"[\w-]+(?:\s+\|\s+[\w-]+)+", usage):
             names.update(re.findall(r"[A-Za-z]+", m.group()))
         for _, args in examples_of(page, command):  # the kinds a positional names: variant nsa
