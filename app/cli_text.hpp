@@ -35,12 +35,7 @@ std::string short_flag_help(const std::string& command, const std::string& key, 
 std::string translate_parse_error(const std::string& what);
 
 // A message the library or the command line wrote in English (an error, a warning), in the command
-// line's language. The English texts are the message ids, as gettext's are: lessons/en/errors.toml
-// holds each one under error.* as a template ("--steps must be between 1 and {max}"), the
-// translation the same key in its words. The template the message matches (the one with the most
-// literal text when several do; a {name} stands for any non-empty text) is filled in the
-// translation with what the message had at each {name}; a {message} or {reason} piece is itself
-// translated (a message that wraps another). Unchanged in English, or when no template matches.
+// line's language: attn::translate_message (attn/io/messages.hpp) with the command line's lessons.
 std::string translate_message(const std::string& english);
 
 // The line's prefix of an error or a warning ("attn-explain: error: ") in the command line's language.

@@ -8,6 +8,7 @@
 #include "attn/render/json_parallel.hpp"
 #include "attn/render/python_parallel.hpp"
 #include "attn/trace/parallel.hpp"
+#include "cli_text.hpp"
 #include "registry.hpp"
 
 namespace app {
@@ -52,7 +53,13 @@ output_size parallel_size(const attn::parallel_request& r, const run_context&) {
 attn::doc::document parallel_page(const attn::parallel_report& r, const run_context& ctx) {
     return attn::parallel_document(r, ctx.L());
 }
-std::string parallel_json(const attn::parallel_report& r, const run_context&) { return attn::render_parallel_json(r); }
+// The JSON's "why" (a scheme that cannot run here) in the run's language, as the page says it.
+std::string parallel_json(const attn::parallel_report& r, const run_context&) {
+    attn::parallel_report said = r;
+    for (auto* table : {&said.run_table, &said.scale_table})
+        for (attn::parallel_row& row : *table) row.cost.why = translate_message(row.cost.why);
+    return attn::render_parallel_json(said);
+}
 std::string parallel_python(const attn::parallel_report& r, const run_context& ctx) {
     return attn::render_parallel_python(r, ctx.L());
 }

@@ -1,6 +1,8 @@
 // The pages of `attn-explain parallel` (see parallel.hpp).
 #include "attn/doc/parallel.hpp"
 
+#include "attn/io/messages.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -206,8 +208,9 @@ void par_formulas(doc::page& p, const std::vector<parallel_row>& rows, const par
     for (const parallel_row& row : rows) {
         const std::string name = parallel::scheme_name(row.scheme);
         if (!row.cost.valid) {
-            p.blocks.push_back(
-                doc::field(doc::kind::note, name, L.text("parallel.not_valid", {{"why", row.cost.why}})));
+            p.blocks.push_back(doc::field(
+                doc::kind::note, name,
+                L.text("parallel.not_valid", {{"why", translate_message(lessons::embedded("en"), L, row.cost.why)}})));
             continue;
         }
         p.blocks.push_back(doc::field(doc::kind::formula, name,
@@ -242,8 +245,9 @@ doc::page par_summary_page(const parallel_report& r, const lessons& L, vars v) {
     p.blocks.push_back(par_cost_table(r.scale_table, L));
     for (const parallel_row& row : r.scale_table)
         if (!row.cost.valid)
-            p.blocks.push_back(doc::field(doc::kind::note, parallel::scheme_name(row.scheme),
-                                          L.text("parallel.not_valid", {{"why", row.cost.why}})));
+            p.blocks.push_back(doc::field(
+                doc::kind::note, parallel::scheme_name(row.scheme),
+                L.text("parallel.not_valid", {{"why", translate_message(lessons::embedded("en"), L, row.cost.why)}})));
     p.blocks.push_back(doc::prose(L.raw("parallel.scale_note")));
     return p;
 }
