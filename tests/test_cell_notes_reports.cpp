@@ -93,8 +93,12 @@ TEST_CASE("cell notes: flash's output cells are the weighted sum of V, the follo
     CHECK(attn::doc::flash_output_notes(br, L, false, 4).empty());
 }
 
-TEST_CASE("cell notes: kv-cache's output row is the weighted sum of the cached V, in every variant",
-          "[html][notes][kvcache]") {
+using cell_note_t = attn::doc::cell_note;
+
+TEST_CASE(
+    "cell notes: kv-cache's output row is the weighted sum of the cached V, its weights their softmax, in every "
+    "variant",
+    "[html][notes][kvcache]") {
     const attn::lessons& L = attn::lessons::embedded("en");
     std::vector<std::pair<std::string, attn::kv_request>> runs;
     attn::kv_request base;
@@ -133,6 +137,19 @@ TEST_CASE("cell notes: kv-cache's output row is the weighted sum of the cached V
                 for (std::size_t t = 0; t < wrow.size(); ++t)
                     CHECK_THAT(notes[c].terms[t], Catch::Contains(": " + rn4(wrow[t].get<double>()) + " × "));
             }
+            // The weights matrix: each weight the softmax of its head's scores over the cache.
+            const auto weights = attn::doc::kv_weight_notes(r, k, L, 3);
+            const std::size_t keys = st.weights[0].shape(1);
+            // (sinks here run RoPE at the cache's positions: scores these notes do not rebuild, so none)
+            CHECK(weights.size() == (name == "sinks" ? 0 : r.config.heads * keys));
+            for (std::size_t head = 0; head < r.config.heads && !weights.empty(); ++head)
+                for (std::size_t t = 0; t < keys; ++t) {
+                    const cell_note_t& n = weights[head * keys + t];
+                    REQUIRE(n.terms.size() == keys + 1);  // the max, then one line an entry
+                    CHECK_THAT(
+                        n.result[1],
+                        Catch::EndsWith(" = " + attn::format_number(js["weights"][head][last][t].get<double>(), 3)));
+                }
             // The drawn rows: q, k and v say whose they are; a stored cell what it came from.
             const auto rows = attn::doc::kv_row_notes(r, k, "kv", L, 4);
             REQUIRE(rows.size() == 2 * st.k.shape(1));
@@ -147,6 +164,7 @@ TEST_CASE("cell notes: kv-cache's output row is the weighted sum of the cached V
     const attn::kv_report qr = rn_kv(q);
     const std::string html = attn::render_html(attn::kvcache_document(qr, L, 4));
     CHECK(html.find("the weighted sum of the cached V") != std::string::npos);
+    CHECK(html.find("w[head 0, entry 0]") != std::string::npos);
     CHECK(html.find("dequantized as the cache reads it") != std::string::npos);
     CHECK(html.find("with the scale ") != std::string::npos);
     const std::string zh = attn::render_html(attn::kvcache_document(qr, attn::lessons::embedded("zh"), 4));

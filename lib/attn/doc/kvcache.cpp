@@ -187,6 +187,8 @@ void add_step(std::vector<block>& out, const kv_report& r, std::size_t index, co
         for (std::size_t j = 0; j < keys; ++j) w(hh, j) = s.weights[hh](last, j);
     }
     out.push_back(labelled_rows(std::move(heads), std::move(w), std::min(precision, 3)));
+    const int shown = std::min(precision, 3);
+    out.back().notes = [&r, index, &L, shown] { return doc::kv_weight_notes(r, index, L, shown); };
     out.push_back(labelled_rows({L.text("kvcache.row_out", rv)}, row_of(s.output, last), precision));
     out.back().notes = [&r, index, &L, precision] { return doc::kv_output_notes(r, index, L, precision); };
     if (c.sinks > 0) add_sinks_step(out, r, s, rv, L);

@@ -1,6 +1,7 @@
 // kv-cache's cells, explained (see kvcache_notes.hpp).
 #include "attn/doc/kvcache_notes.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "attn/core/shapes.hpp"
@@ -21,6 +22,19 @@ std::vector<const double*> kvn_value_rows(const kv_report& r, std::size_t index)
         const bool stored = r.config.quant != kv_dtype::none && s.v_stored.shape(0) == s.count;
         const matrix<double>& v = stored ? s.v_stored : s.v;
         for (std::size_t i = 0; i < s.count; ++i) rows.push_back(i < v.shape(0) ? &v(i, 0) : nullptr);
+    }
+    return rows;
+}
+
+// The K row (g·d_head values) of every position the steps up to `index` appended, as the cache
+// holds it (dequantized with --kv-dtype).
+std::vector<const double*> kvn_key_rows(const kv_report& r, std::size_t index) {
+    std::vector<const double*> rows;
+    for (std::size_t k = 0; k <= index && k < r.steps.size(); ++k) {
+        const kv_step& s = r.steps[k];
+        const bool stored = r.config.quant != kv_dtype::none && s.k_stored.shape(0) == s.count;
+        const matrix<double>& m = stored ? s.k_stored : s.k;
+        for (std::size_t i = 0; i < s.count; ++i) rows.push_back(i < m.shape(0) ? &m(i, 0) : nullptr);
     }
     return rows;
 }
@@ -157,6 +171,75 @@ std::vector<cell_note> kv_output_notes(const kv_report& r, std::size_t index, co
         }
         if (!notes_agree(sum, s.output(last, e))) return {};
         n.result.push_back(L.text("ui.explain.sum", {{"sum", num(s.output(last, e))}}));
+    }
+    return notes;
+}
+
+std::vector<cell_note> kv_weight_notes(const kv_report& r, std::size_t index, const lessons& L, int precision) {
+    if (index >= r.steps.size()) return {};
+    const kv_config& c = r.config;
+    const kv_step& s = r.steps[index];
+    const std::size_t last = s.count - 1, dh = c.d_head;
+    const std::size_t keys = s.weights.empty() ? 0 : s.weights[0].shape(1);
+    if (keys == 0 || keys > kvn_max_side || c.heads > kvn_max_side || s.weights.size() != c.heads ||
+        last >= s.q.shape(0))
+        return {};
+    const std::vector<std::size_t> pos = kvn_column_positions(r, index, keys);
+    const std::vector<const double*> k_rows = kvn_key_rows(r, index);
+    if (pos.size() != keys) return {};
+    const auto num = [precision](double x) { return format_number(x, precision); };
+    const double root = std::sqrt(static_cast<double>(dh));
+    std::vector<cell_note> notes(c.heads * keys);
+    for (std::size_t hh = 0; hh < c.heads; ++hh) {
+        const std::size_t kv = c.kv_head_of(hh);
+        std::vector<double> score(keys);
+        for (std::size_t j = 0; j < keys; ++j) {  // q · k ÷ √d_head over the cache this head reads
+            if (pos[j] >= k_rows.size() || !k_rows[pos[j]]) return {};
+            double dot = 0;
+            for (std::size_t f = 0; f < dh; ++f) dot += s.q(last, hh * dh + f) * k_rows[pos[j]][kv * dh + f];
+            score[j] = dot / root;
+        }
+        if (c.evict != evict_policy::none) {  // the positions this K/V head evicted read as −∞
+            if (kv >= s.kept_heads.size() || kv >= s.evicted_heads.size()) return {};
+            // what the head held as it attended: what it keeps after the step and what it evicted then
+            std::vector<std::size_t> held = s.kept_heads[kv];
+            held.insert(held.end(), s.evicted_heads[kv].begin(), s.evicted_heads[kv].end());
+            for (std::size_t j = 0; j < keys; ++j)
+                if (std::find(held.begin(), held.end(), pos[j]) == held.end()) score[j] = -INFINITY;
+        }
+        double top = -INFINITY, total = 0;
+        for (double x : score) top = std::max(top, x);
+        if (!std::isfinite(top)) return {};
+        std::vector<std::string> terms = {L.text("ui.explain.max", {{"max", num(top)}})};
+        for (std::size_t j = 0; j < keys; ++j) {
+            if (!std::isfinite(score[j])) {
+                terms.push_back(
+                    L.text("ui.explain.kv_score_evicted", {{"j", std::to_string(j)}, {"p", std::to_string(pos[j])}}));
+                continue;
+            }
+            total += std::exp(score[j] - top);
+            terms.push_back(L.text("ui.explain.kv_score",
+                                   {{"j", std::to_string(j)},
+                                    {"p", std::to_string(pos[j])},
+                                    {"d", std::to_string(dh)},
+                                    {"s", num(score[j])},
+                                    {"e", num(std::exp(score[j] - top))}}));
+        }
+        for (std::size_t j = 0; j < keys; ++j) {
+            const double e = std::isfinite(score[j]) ? std::exp(score[j] - top) : 0.0, w = s.weights[hh](last, j);
+            if (std::fabs(e / total - w) > 1e-4) return {};  // a variant these notes do not model
+            cell_note& n = notes[hh * keys + j];
+            n.title = L.text("ui.explain.kv_weight",
+                             {{"head", std::to_string(hh)},
+                              {"kv", std::to_string(kv)},
+                              {"j", std::to_string(j)},
+                              {"p", std::to_string(pos[j])},
+                              {"pos", std::to_string(s.first + last)}});
+            n.terms = terms;
+            n.result.push_back(L.text("ui.explain.total", {{"sum", num(total)}}));
+            n.result.push_back(
+                L.text("ui.explain.kv_weight_value", {{"e", num(e)}, {"sum", num(total)}, {"value", num(w)}}));
+        }
     }
     return notes;
 }

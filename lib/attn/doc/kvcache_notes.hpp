@@ -21,6 +21,10 @@ namespace attn::doc {
 // give the run's number (a variant these notes do not model).
 std::vector<cell_note> kv_output_notes(const kv_report& r, std::size_t index, const lessons& L, int precision);
 
+// Notes of step `index`'s weights matrix (heads × cache entries, as the page draws it): each weight
+// the softmax of its head's row of q · k ÷ √d_head over the cached keys. Empty as above.
+std::vector<cell_note> kv_weight_notes(const kv_report& r, std::size_t index, const lessons& L, int precision);
+
 // Notes of the rows drawn for step `index`'s last position, one character a row: 'q', 'k', 'v'
 // (as projected), 'K', 'V' (as the cache stores them with --kv-dtype). rows·cols, row-major.
 std::vector<cell_note> kv_row_notes(const kv_report& r, std::size_t index, const std::string& rows, const lessons& L,
