@@ -26,7 +26,7 @@ struct tile_record {  // one key tile, for the row being followed
 };
 
 // The full pass keeps its weights when n·m is at most this (64 × 64: what a page explains cell by cell).
-inline constexpr std::size_t flash_kept_weights = 64 * 64;
+inline constexpr std::size_t flash_kept_weights = std::size_t{64} * 64;
 
 struct flash_result {
     matrix<double> tiled, full;  // [n, d_v]: the tiled output and full attention

@@ -26,7 +26,7 @@
 #include <immintrin.h>
 #define ATTN_KERNELS_X86 1
 #if defined(__has_include)
-#if __has_include(<sys/platform/x86.h>)
+#if __has_include(<sys/platform/x86.h>) && !defined(__clang__)  // C (_Bool), which clang in C++ refuses
 #include <sys/platform/x86.h>  // glibc ≥ 2.33: CPU_FEATURE_ACTIVE
 #endif
 #endif
