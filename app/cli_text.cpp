@@ -23,20 +23,6 @@ bool cli_known_language(const std::string& lang) {
     return std::find(all.begin(), all.end(), lang) != all.end();
 }
 
-std::string cli_joined(const std::vector<std::string>& items, const std::string& last) {
-    const attn::lessons& L = cli_lessons();
-    std::string out;
-    auto wide = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        std::string joiner = i == 0 ? "" : i + 1 == items.size() ? L.raw(last) : L.raw("cli.list.separator");
-        // no space beside a Chinese word ("grad 和另外 2 个命令")
-        if (!joiner.empty() && joiner.back() == ' ' && !items[i].empty() && wide(items[i].front())) joiner.pop_back();
-        if (!joiner.empty() && joiner.front() == ' ' && !out.empty() && wide(out.back())) joiner.erase(0, 1);
-        out += joiner + items[i];
-    }
-    return out;
-}
-
 // The help text of a flag in L: the command's own, else the shared one.
 std::string cli_flag_text(const attn::lessons& L, const std::string& command, const std::string& key,
                           const std::string& field) {
@@ -83,8 +69,12 @@ void set_cli_language(const std::string& lang) { cli_language() = cli_known_lang
 const attn::lessons& cli_lessons() { return attn::lessons::embedded(cli_language()); }
 bool cli_in_english() { return cli_language() == "en"; }
 
-std::string cli_or_list(const std::vector<std::string>& items) { return cli_joined(items, "cli.list.last_or"); }
-std::string cli_and_list(const std::vector<std::string>& items) { return cli_joined(items, "cli.list.last_and"); }
+std::string cli_or_list(const std::vector<std::string>& items) {
+    return attn::joined_list(cli_lessons(), items, "cli.list.last_or");
+}
+std::string cli_and_list(const std::vector<std::string>& items) {
+    return attn::joined_list(cli_lessons(), items, "cli.list.last_and");
+}
 
 std::string cli_error(const std::string& name, const attn::vars& v) {
     const attn::lessons& L = cli_lessons();

@@ -13,27 +13,15 @@ namespace {
 
 constexpr std::size_t kvn_max_side = 64;
 
-// The V row (g·d_head values) of every position the steps up to `index` appended: as the cache
-// stores it (dequantized) with --kv-dtype, else as projected.
-std::vector<const double*> kvn_value_rows(const kv_report& r, std::size_t index) {
+// The K or V row (g·d_head values) of every position the steps up to `index` appended: as the
+// cache stores it (dequantized) with --kv-dtype, else as projected.
+std::vector<const double*> kvn_cached_rows(const kv_report& r, std::size_t index, bool keys) {
     std::vector<const double*> rows;
     for (std::size_t k = 0; k <= index && k < r.steps.size(); ++k) {
         const kv_step& s = r.steps[k];
-        const bool stored = r.config.quant != kv_dtype::none && s.v_stored.shape(0) == s.count;
-        const matrix<double>& v = stored ? s.v_stored : s.v;
-        for (std::size_t i = 0; i < s.count; ++i) rows.push_back(i < v.shape(0) ? &v(i, 0) : nullptr);
-    }
-    return rows;
-}
-
-// The K row (g·d_head values) of every position the steps up to `index` appended, as the cache
-// holds it (dequantized with --kv-dtype).
-std::vector<const double*> kvn_key_rows(const kv_report& r, std::size_t index) {
-    std::vector<const double*> rows;
-    for (std::size_t k = 0; k <= index && k < r.steps.size(); ++k) {
-        const kv_step& s = r.steps[k];
-        const bool stored = r.config.quant != kv_dtype::none && s.k_stored.shape(0) == s.count;
-        const matrix<double>& m = stored ? s.k_stored : s.k;
+        const matrix<double>& stored_rows = keys ? s.k_stored : s.v_stored;
+        const bool stored = r.config.quant != kv_dtype::none && stored_rows.shape(0) == s.count;
+        const matrix<double>& m = stored ? stored_rows : keys ? s.k : s.v;
         for (std::size_t i = 0; i < s.count; ++i) rows.push_back(i < m.shape(0) ? &m(i, 0) : nullptr);
     }
     return rows;
@@ -143,7 +131,7 @@ std::vector<cell_note> kv_output_notes(const kv_report& r, std::size_t index, co
     const std::size_t keys = s.weights.empty() ? 0 : s.weights[0].shape(1);
     if (keys == 0 || keys > kvn_max_side || d > kvn_max_side || s.weights.size() != c.heads) return {};
     const std::vector<std::size_t> pos = kvn_column_positions(r, index, keys);
-    const std::vector<const double*> values = kvn_value_rows(r, index);
+    const std::vector<const double*> values = kvn_cached_rows(r, index, false);
     if (pos.size() != keys) return {};
     const auto num = [precision](double x) { return format_number(x, precision); };
     const std::string at = std::to_string(s.first + last);
@@ -185,7 +173,7 @@ std::vector<cell_note> kv_weight_notes(const kv_report& r, std::size_t index, co
         last >= s.q.shape(0))
         return {};
     const std::vector<std::size_t> pos = kvn_column_positions(r, index, keys);
-    const std::vector<const double*> k_rows = kvn_key_rows(r, index);
+    const std::vector<const double*> k_rows = kvn_cached_rows(r, index, true);
     if (pos.size() != keys) return {};
     const auto num = [precision](double x) { return format_number(x, precision); };
     const double root = std::sqrt(static_cast<double>(dh));

@@ -11,19 +11,6 @@ namespace attn {
 
 namespace {
 
-// items joined by L's separators ("a, b or c"; "a、b 或 c"), no space beside a Chinese word.
-std::string joined_list(const lessons& L, const std::vector<std::string>& items, const std::string& last) {
-    std::string out;
-    auto wide = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        std::string joiner = i == 0 ? "" : i + 1 == items.size() ? L.raw(last) : L.raw("cli.list.separator");
-        if (!joiner.empty() && joiner.back() == ' ' && !items[i].empty() && wide(items[i].front())) joiner.pop_back();
-        if (!joiner.empty() && joiner.front() == ' ' && !out.empty() && wide(out.back())) joiner.erase(0, 1);
-        out += joiner + items[i];
-    }
-    return out;
-}
-
 // A template split into its literal text and its {name} placeholders ({{ and }} are braces).
 struct message_template {
     std::vector<std::string> literal;  // literal[0] name[0] literal[1] name[1] ... literal[n]
@@ -127,6 +114,18 @@ std::string translate_message_depth(const lessons& en, const lessons& L, const s
 }
 
 }  // namespace
+
+std::string joined_list(const lessons& L, const std::vector<std::string>& items, const std::string& last) {
+    std::string out;
+    auto wide = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        std::string joiner = i == 0 ? "" : i + 1 == items.size() ? L.raw(last) : L.raw("cli.list.separator");
+        if (!joiner.empty() && joiner.back() == ' ' && !items[i].empty() && wide(items[i].front())) joiner.pop_back();
+        if (!joiner.empty() && joiner.front() == ' ' && !out.empty() && wide(out.back())) joiner.erase(0, 1);
+        out += joiner + items[i];
+    }
+    return out;
+}
 
 std::string translate_message(const lessons& en, const lessons& L, const std::string& english) {
     return translate_message_depth(en, L, english, 0);

@@ -8,6 +8,7 @@
 // ("1, 2 or 4") is joined again in the translation's words.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "attn/io/lessons.hpp"
 
@@ -16,5 +17,9 @@ namespace attn {
 // `english` in L's language; unchanged when L is `en` itself or no template matches. `en` is the
 // English lessons (lessons::embedded("en")), whose error.* texts are the templates.
 std::string translate_message(const lessons& en, const lessons& L, const std::string& english);
+
+// items joined by L's words, cli.list.separator and the key `last` (cli.list.last_or or
+// cli.list.last_and): "a, b or c"; "a、b 或 c", no space beside a Chinese word ("grad 和另外 2 个命令").
+std::string joined_list(const lessons& L, const std::vector<std::string>& items, const std::string& last);
 
 }  // namespace attn
