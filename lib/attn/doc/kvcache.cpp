@@ -218,9 +218,10 @@ std::string window_summary(const kv_report& r, const lessons& L) {
     if (r.config.sinks > 0) return kv_sinks_summary(r, L);
     // The cache length and bytes after every step: flat once the ring is full.
     std::string lens, bytes;
+    const std::string& sep = L.raw("ui.list_separator");  // "、" in Chinese
     for (const kv_step& s : r.steps) {
-        lens += (lens.empty() ? "" : ", ") + std::to_string(s.cache_after);
-        bytes += (bytes.empty() ? "" : ", ") + bytes_str(L, s.cache_bytes);
+        lens += (lens.empty() ? "" : sep) + std::to_string(s.cache_after);
+        bytes += (bytes.empty() ? "" : sep) + bytes_str(L, s.cache_bytes);
     }
     vars v = kv_vars(r, L);
     v["w"] = std::to_string(r.config.window);

@@ -42,7 +42,8 @@ vars kv_sinks_vars(const kv_report& r, const lessons& L) {
     v["factor"] = fmt::format("{:g}", sinks_lean_factor);
     v["means"] = per_head(r.mean_sink_mass, L);
     std::string lens;
-    for (const kv_step& s : r.steps) lens += (lens.empty() ? "" : ", ") + std::to_string(s.cache_after);
+    for (const kv_step& s : r.steps)
+        lens += (lens.empty() ? "" : L.raw("ui.list_separator")) + std::to_string(s.cache_after);
     v["lens"] = lens;
     return v;
 }
