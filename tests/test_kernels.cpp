@@ -37,7 +37,11 @@ std::vector<float> run(k::impl which, const inputs& in, const k::options& opt = 
 double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
     REQUIRE(a.size() == b.size());
     double m = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(a[i] - b[i])));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double diff = std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        m = std::isnan(diff) ? HUGE_VAL : std::max(m, diff);  // a NaN is as far off as can be
+        if (std::isinf(m)) break;
+    }
     return m;
 }
 
@@ -188,4 +192,96 @@ TEST_CASE("kernels: names and the FMA peak", "[kernels]") {
     CHECK(std::string(k::name(k::impl::full)) == "full");
     CHECK(std::string(k::name(k::impl::tiled)) == "tiled");
     CHECK(k::measure_fma_peak_gflops(1, 0.002) > 0.0);
+}
+
+namespace {
+
+// The instruction sets this CPU runs: portable always, then AVX2 and AVX-512 where it has them.
+std::vector<k::isa> isas_here() {
+    std::vector<k::isa> out{k::isa::portable};
+    for (const k::isa i : {k::isa::avx2, k::isa::avx512})
+        if (k::used_isa(i) == i) out.push_back(i);
+    return out;
+}
+
+std::vector<float> run_band(const inputs& in, const k::band& band, const k::options& opt, const float* v = nullptr) {
+    std::vector<float> out(in.n * in.d, -7.0f);
+    k::tiled_band(in.q.data(), in.key.data(), v ? v : in.v.data(), out.data(), in.n, in.d, band, opt);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("kernels: every instruction set the CPU has gives the reference's numbers", "[kernels][isa]") {
+    // d = 128 and 256 copy V's tiles into panels (rows 512 bytes apart); 40 and 24 end in a
+    // narrower panel or an 8-wide strip; n = 131 leaves partial blocks and tiles.
+    for (const std::size_t d : {std::size_t{24}, std::size_t{40}, std::size_t{128}, std::size_t{256}}) {
+        const inputs in = make_inputs(131, d, static_cast<std::uint32_t>(d));
+        const std::vector<float> ref = run(k::impl::reference, in);
+        for (const k::isa use : isas_here()) {
+            k::options opt;
+            opt.max_isa = use;
+            opt.block_rows = 48;
+            opt.block_cols = 40;
+            INFO("d " << d << ", isa " << static_cast<int>(use));
+            CHECK(max_diff(run(k::impl::tiled, in, opt), ref) < 1e-5);
+            CHECK(max_diff(run(k::impl::full, in, opt), ref) < 1e-5);
+            for (const k::band band : {k::band{true, 0}, k::band{true, 9}}) {
+                std::vector<float> masked(in.n * in.d);
+                k::reference_rows_band(in.q.data(), in.key.data(), in.v.data(), masked.data(), in.n, in.d, 0, in.n,
+                                       band);
+                CHECK(max_diff(run_band(in, band, opt), masked) < 1e-5);
+            }
+        }
+    }
+}
+
+TEST_CASE("kernels: the AVX-512 softmax gives the AVX2 numbers bit for bit", "[kernels][isa]") {
+    if (k::used_isa(k::isa::avx512) != k::isa::avx512) {
+        WARN("this CPU has no AVX-512F: the AVX-512 softmax is not run here");
+        return;
+    }
+    const inputs in = make_inputs(203, 64, 5, 2.0f);
+    k::options wide, narrow;
+    wide.max_isa = k::isa::avx512;
+    narrow.max_isa = k::isa::avx2;
+    CHECK(run(k::impl::tiled, in, wide) == run(k::impl::tiled, in, narrow));
+    CHECK(run(k::impl::full, in, wide) == run(k::impl::full, in, narrow));
+    for (const k::band band : {k::band{true, 0}, k::band{true, 7}})
+        CHECK(run_band(in, band, wide) == run_band(in, band, narrow));
+}
+
+TEST_CASE("kernels: a window that blocks whole rows of a tile gives no NaN", "[kernels][isa]") {
+    // W = 5 with tiles of 32 keys: the first tile a block visits blocks every key for most of its
+    // rows (their scores all masked_score); α = 0 at the next tile must wipe them, on every path.
+    const inputs in = make_inputs(160, 16, 21, 3.0f);
+    for (const std::size_t w : {std::size_t{1}, std::size_t{5}, std::size_t{33}}) {
+        const k::band band{true, w};
+        std::vector<float> masked(in.n * in.d);
+        k::reference_rows_band(in.q.data(), in.key.data(), in.v.data(), masked.data(), in.n, in.d, 0, in.n, band);
+        for (const k::isa use : isas_here()) {
+            k::options opt;
+            opt.max_isa = use;
+            opt.block_rows = 32;
+            opt.block_cols = 32;
+            const std::vector<float> out = run_band(in, band, opt);
+            INFO("window " << w << ", isa " << static_cast<int>(use));
+            CHECK(std::all_of(out.begin(), out.end(), [](float x) { return std::isfinite(x); }));
+            CHECK(max_diff(out, masked) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("kernels: V on any address gives the same numbers; the aligned allocator starts on 64 bytes",
+          "[kernels][isa]") {
+    const inputs in = make_inputs(97, 32, 8);
+    k::aligned_floats shifted(in.v.size() + 1);
+    REQUIRE(reinterpret_cast<std::uintptr_t>(shifted.data()) % 64 == 0);
+    std::copy(in.v.begin(), in.v.end(), shifted.begin() + 1);  // V's rows now 4 bytes off a line
+    for (const k::band band : {k::band{}, k::band{true, 0}}) {
+        const std::vector<float> straight = run_band(in, band, k::tuned_options(32));
+        CHECK(run_band(in, band, k::tuned_options(32), shifted.data() + 1) == straight);
+    }
+    CHECK(k::tuned_options(64).block_rows == 64);
+    CHECK(k::tuned_options(128).block_rows == 96);
 }

@@ -271,12 +271,12 @@ ATTN_AVX2 void gemm_acc_avx2(std::size_t M, std::size_t N, std::size_t K, const 
 // arithmetic, 2.3e−7 evaluated in float32; tests/python/exp2_fit.py), 2^n added into the exponent
 // bits. t < −100 gives exactly 0 (2^−100 is nothing beside a row's largest term, 1): a tiny
 // but nonzero P would make its products with V subnormal, and every FMA on a subnormal takes a
-// microcode assist of ~100 cycles (a window mask, whose edge tiles are mostly −1e30, ran 7 times
+// microcode assist of ~100 cycles (a window mask, whose edge tiles are mostly masked_score, ran 7 times
 // slower than the dense kernel that way). The scores are scaled by log2(e) beforehand
 // (exp(x) = 2^(x·log2 e)), so there is no round or convert instruction: the whole exp is 13
 // instructions, most of them on the ports the products' FMAs use.
 ATTN_AVX2 inline __m256 exp2_avx2(__m256 t) {
-    const __m256 kept = _mm256_cmp_ps(t, _mm256_set1_ps(-100.0f), _CMP_GE_OQ);  // false for −1e30 and NaN
+    const __m256 kept = _mm256_cmp_ps(t, _mm256_set1_ps(-100.0f), _CMP_GE_OQ);  // false for a masked score and NaN
     t = _mm256_max_ps(t, _mm256_set1_ps(-100.0f));
     const __m256 magic = _mm256_set1_ps(12582912.0f);  // 1.5·2^23: t + magic holds round(t) in its low bits
     const __m256 tm = _mm256_add_ps(t, magic);
@@ -379,6 +379,124 @@ ATTN_AVX2 void softmax_rows_avx2(float* s, std::size_t rows, std::size_t n, std:
     }
 }
 
+// The softmax again with AVX-512F, 16 lanes: the same steps and the same numbers bit for bit as the
+// AVX2 versions above (each lane does the same operations in the same order; vroundscaleps gives
+// round(t) and vscalefps multiplies by 2^round(t) exactly as adding it into the exponent bits does
+// for these arguments, and its zero-masking does the "t < −100 gives 0" of exp2_avx2). The exp is 9
+// instructions instead of 13 and each handles 16 scores: on a CPU that runs 512-bit instructions
+// as two 256-bit halves (AMD Zen 4) the softmax still costs about 0.6 of the AVX2 one. The
+// products stay on the AVX2 micro-kernel, which already runs at 98% of the FMA peak in cache.
+#define ATTN_AVX512 __attribute__((target("avx512f,fma")))
+// GCC 12's headers build _mm512_max_ps and _mm512_roundscale_ps on _mm512_undefined_ps (a
+// self-initialised variable on purpose), which -Wmaybe-uninitialized reports once inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+ATTN_AVX512 inline __m512 exp2_avx512(__m512 t) {
+    const __mmask16 kept =
+        _mm512_cmp_ps_mask(t, _mm512_set1_ps(-100.0f), _CMP_GE_OQ);  // false for a masked score and NaN
+    const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 f = _mm512_sub_ps(t, n);
+    __m512 p = _mm512_set1_ps(1.327646679e-3f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.675541293e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550713290e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402211972e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931469671e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000072e+00f));
+    return _mm512_maskz_scalef_ps(kept, p, n);
+}
+
+ATTN_AVX512 inline __m512 column_max_avx512(const float* st, std::size_t rows, std::size_t ld, __m512 m) {
+    __m512 m1 = m, m2 = m, m3 = m;
+    std::size_t j = 0;
+    for (; j + 4 <= rows; j += 4) {
+        m = _mm512_max_ps(m, _mm512_loadu_ps(st + j * ld));
+        m1 = _mm512_max_ps(m1, _mm512_loadu_ps(st + (j + 1) * ld));
+        m2 = _mm512_max_ps(m2, _mm512_loadu_ps(st + (j + 2) * ld));
+        m3 = _mm512_max_ps(m3, _mm512_loadu_ps(st + (j + 3) * ld));
+    }
+    for (; j < rows; ++j) m = _mm512_max_ps(m, _mm512_loadu_ps(st + j * ld));
+    return _mm512_max_ps(_mm512_max_ps(m, m1), _mm512_max_ps(m2, m3));
+}
+
+ATTN_AVX512 void softmax_tile_avx512(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
+                                     float* m, float* l, float* alpha) {
+    const __m512 vscale = _mm512_set1_ps(scale * 1.44269504088896341f);
+    std::size_t i = 0;
+    for (; i + 16 <= cols; i += 16) {  // 16 query rows at a time, one per lane
+        const __m512 m_old = _mm512_loadu_ps(m + i);
+        const __m512 m_new = column_max_avx512(st + i, rows, ld, m_old);
+        const __m512 a = exp2_avx512(_mm512_mul_ps(vscale, _mm512_sub_ps(m_old, m_new)));
+        const __m512 ms = _mm512_mul_ps(vscale, m_new);
+        __m512 sum0 = _mm512_setzero_ps(), sum1 = sum0;
+        std::size_t j = 0;
+        for (; j + 2 <= rows; j += 2) {
+            float* s = st + j * ld + i;
+            const __m512 p0 = exp2_avx512(_mm512_fmsub_ps(vscale, _mm512_loadu_ps(s), ms));
+            const __m512 p1 = exp2_avx512(_mm512_fmsub_ps(vscale, _mm512_loadu_ps(s + ld), ms));
+            _mm512_storeu_ps(s, p0);
+            _mm512_storeu_ps(s + ld, p1);
+            sum0 = _mm512_add_ps(sum0, p0);
+            sum1 = _mm512_add_ps(sum1, p1);
+        }
+        if (j < rows) {
+            float* s = st + j * ld + i;
+            const __m512 p = exp2_avx512(_mm512_fmsub_ps(vscale, _mm512_loadu_ps(s), ms));
+            _mm512_storeu_ps(s, p);
+            sum0 = _mm512_add_ps(sum0, p);
+        }
+        _mm512_storeu_ps(alpha + i, a);
+        _mm512_storeu_ps(l + i, _mm512_fmadd_ps(a, _mm512_loadu_ps(l + i), _mm512_add_ps(sum0, sum1)));
+        _mm512_storeu_ps(m + i, m_new);
+    }
+    if (i < cols) softmax_tile_avx2(st + i, rows, cols - i, ld, scale, m + i, l + i, alpha + i);
+}
+
+// full's row softmax with AVX-512F: the lanes of the AVX2 version (8 running maxima and two sums
+// of 8 lanes each, summed in the same order), so the numbers are the same bit for bit; only the
+// exp of 16 scores at a time is new.
+ATTN_AVX512 void softmax_rows_avx512(float* s, std::size_t rows, std::size_t n, std::size_t ld, float scale) {
+    const float scale2 = scale * 1.44269504088896341f;
+    const __m512 vscale = _mm512_set1_ps(scale2);
+    const std::size_t n8 = n / 8 * 8;
+    for (std::size_t i = 0; i < rows; ++i) {
+        float* row = s + i * ld;
+        float lanes[8];
+        _mm256_storeu_ps(lanes,
+                         column_max_avx2(row, n8 / 8, 8, _mm256_set1_ps(-std::numeric_limits<float>::infinity())));
+        float max = *std::max_element(lanes, lanes + 8);
+        for (std::size_t j = n8; j < n; ++j) max = std::max(max, row[j]);
+        const __m512 ms = _mm512_set1_ps(scale2 * max);
+        // sum of the AVX2 version: lanes 0–7 of its sum0 take the scores j ≡ 0–7 (mod 16), sum1 the
+        // scores j ≡ 8–15, then sum0 + sum1: one 16-lane sum holds both, added the same way.
+        __m512 sum = _mm512_setzero_ps();
+        std::size_t j = 0;
+        for (; j + 16 <= n8; j += 16) {
+            const __m512 p = exp2_avx512(_mm512_fmsub_ps(vscale, _mm512_loadu_ps(row + j), ms));
+            _mm512_storeu_ps(row + j, p);
+            sum = _mm512_add_ps(sum, p);
+        }
+        __m256 sum0 = _mm512_castps512_ps256(sum);
+        const __m256 sum1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sum), 1));
+        for (; j < n8; j += 8) {
+            const __m256 p = exp2_avx2(
+                _mm256_fmsub_ps(_mm512_castps512_ps256(vscale), _mm256_loadu_ps(row + j), _mm512_castps512_ps256(ms)));
+            _mm256_storeu_ps(row + j, p);
+            sum0 = _mm256_add_ps(sum0, p);
+        }
+        _mm256_storeu_ps(lanes, _mm256_add_ps(sum0, sum1));
+        float total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+        for (j = n8; j < n; ++j) total += row[j] = std::exp(scale * (row[j] - max));
+        const __m512 inv = _mm512_set1_ps(1.0f / total);
+        for (j = 0; j + 16 <= n8; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(inv, _mm512_loadu_ps(row + j)));
+        for (; j < n8; j += 8)
+            _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm512_castps512_ps256(inv), _mm256_loadu_ps(row + j)));
+        for (j = n8; j < n; ++j) row[j] *= 1.0f / total;
+    }
+}
+
+#pragma GCC diagnostic pop
+
 // A tight FMA loop: 10 independent accumulators (named, so they stay in registers) hide the FMA latency.
 ATTN_AVX2 double fma_loop_avx2(std::size_t iterations) {
     const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
@@ -420,10 +538,11 @@ double fma_loop_portable(std::size_t iterations) {
 }
 constexpr double fma_loop_flops_per_iteration_portable = 16 * 2;
 
-// AVX2 and FMA usable (the CPU has them and the OS saves the ymm registers). glibc's
-// CPU_FEATURE_ACTIVE reads what the loader found at start; __builtin_cpu_supports would link
-// libgcc's constructor, which runs cpuid at every start of every command (under a hypervisor each
-// cpuid is a trap to the host, tens of microseconds in all) for the one command that asks.
+// AVX2 and FMA usable (the CPU has them and the OS saves the ymm registers), and AVX-512F (the
+// OS saves the zmm registers too). glibc's CPU_FEATURE_ACTIVE reads what the loader found at
+// start; __builtin_cpu_supports would link libgcc's constructor, which runs cpuid at every start of
+// every command (under a hypervisor each cpuid is a trap to the host, tens of microseconds in all)
+// for the one command that asks.
 bool cpu_has_avx2() {
 #if ATTN_KERNELS_X86 && defined(CPU_FEATURE_ACTIVE)
     return CPU_FEATURE_ACTIVE(AVX2) && CPU_FEATURE_ACTIVE(FMA);
@@ -435,24 +554,46 @@ bool cpu_has_avx2() {
 #endif
 }
 
-gemm_fn pick_gemm() {
-#if ATTN_KERNELS_X86
-    if (cpu_has_avx2()) return gemm_acc_avx2;
+bool cpu_has_avx512() {
+#if ATTN_KERNELS_X86 && defined(CPU_FEATURE_ACTIVE)
+    return cpu_has_avx2() && CPU_FEATURE_ACTIVE(AVX512F);
+#elif ATTN_KERNELS_X86
+    static const bool has = cpu_has_avx2() && __builtin_cpu_supports("avx512f");
+    return has;
+#else
+    return false;
 #endif
+}
+
+isa best_isa(isa limit) {
+    if (limit >= isa::avx512 && cpu_has_avx512()) return isa::avx512;
+    if (limit >= isa::avx2 && cpu_has_avx2()) return isa::avx2;
+    return isa::portable;
+}
+
+gemm_fn pick_gemm(isa use) {
+#if ATTN_KERNELS_X86
+    if (use >= isa::avx2) return gemm_acc_avx2;
+#endif
+    (void)use;
     return gemm_acc_portable;
 }
 
-softmax_tile_fn pick_softmax_tile() {
+softmax_tile_fn pick_softmax_tile(isa use) {
 #if ATTN_KERNELS_X86
-    if (cpu_has_avx2()) return softmax_tile_avx2;
+    if (use == isa::avx512) return softmax_tile_avx512;
+    if (use == isa::avx2) return softmax_tile_avx2;
 #endif
+    (void)use;
     return softmax_tile_portable;
 }
 
-softmax_rows_fn pick_softmax_rows() {
+softmax_rows_fn pick_softmax_rows(isa use) {
 #if ATTN_KERNELS_X86
-    if (cpu_has_avx2()) return softmax_rows_avx2;
+    if (use == isa::avx512) return softmax_rows_avx512;
+    if (use == isa::avx2) return softmax_rows_avx2;
 #endif
+    (void)use;
     return softmax_rows_portable;
 }
 
@@ -482,7 +623,58 @@ struct tile_scratch {
     float* m;  // running max of each query row
     float* l;  // running sum of exp of each query row
     float* alpha;  // rescale factor α = exp(m_old − m_new) of the current tile
+    float* vp;  // V's tile as panels of 16 columns (see pack_v), or nullptr
 };
+
+// Whether tiled copies each V tile into panels of 16 columns before P·V (as FlashAttention copies
+// each K/V tile into on-chip memory). It pays when V's rows are a multiple of 512 bytes apart
+// (d = 128, 256, …): a 16-column strip of the tile then falls into 1/8 of the L1 cache's sets (64
+// sets of 64-byte lines, 8 ways) and 96 rows fight for 64 places. A panel starts on a cache line
+// and is contiguous, so its rows use every set; the products are bit for bit the same (the same
+// micro-kernel on the same values in the same order). At other d the copy costs more than it
+// saves, even for rows that are not 32-byte aligned (every second 8-float load of P·V then spans
+// two cache lines, 5% slower: callers allocate on 64 bytes, as bench and PyTorch do).
+bool pack_v(std::size_t d) { return d % 128 == 0; }
+
+// V's rows [j0, j0 + bc) as panels of up to 16 columns: the panel of columns [c, c + w) is bc rows
+// of w floats at vp + c·bc (w = 16 but for the last panel when 16 does not divide d).
+void pack_v_tile(const float* v, std::size_t d, std::size_t j0, std::size_t bc, float* vp) {
+    for (std::size_t c = 0; c < d; c += 16) {
+        const std::size_t w = std::min<std::size_t>(16, d - c);
+        float* panel = vp + c * bc;
+        const float* from = v + j0 * d + c;
+        if (w == 16)  // a constant size: the copy is two 32-byte moves, not a call
+            for (std::size_t j = 0; j < bc; ++j) std::memcpy(panel + j * 16, from + j * d, 16 * sizeof(float));
+        else
+            for (std::size_t j = 0; j < bc; ++j) std::memcpy(panel + j * w, from + j * d, w * sizeof(float));
+    }
+}
+
+// The score a blocked key gets: huge and negative but finite (see tiled_block), and a power of two,
+// so that scale·(s − m) as the exps compute it, fmsub(scale, s, round(scale·m)), is exactly 0 on a
+// row blocked across a whole tile (s = m = −2^100: the product is exact, there is no rounding
+// residue). −1e30 left a residue of up to ±1e22 there, whose exp is +∞ (AVX-512) or garbage (AVX2),
+// and α = 0 times +∞ is NaN.
+constexpr float masked_score = -0x1p100f;
+
+// Sets the blocked scores of one straddling tile (Sᵀ: key rows j, query columns i, ld apart) to
+// masked_score. Key j0 + j is allowed for query i0 + i when key ≤ query and, with a window
+// W, query − key < W: one run of query columns [lo, hi) per key row, so two fills a row.
+void mask_tile(float* st, std::size_t ld, std::size_t i0, std::size_t br, std::size_t j0, std::size_t bc,
+               const band& mask) {
+    const auto rows = static_cast<std::ptrdiff_t>(br);
+    for (std::size_t j = 0; j < bc; ++j) {
+        const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(j0 + j) - static_cast<std::ptrdiff_t>(i0);
+        const std::ptrdiff_t lo = std::clamp<std::ptrdiff_t>(first, 0, rows);
+        std::ptrdiff_t hi = mask.window > 0
+            ? std::clamp<std::ptrdiff_t>(first + static_cast<std::ptrdiff_t>(mask.window), 0, rows)
+            : rows;
+        hi = std::max(hi, lo);
+        float* row = st + j * ld;
+        std::fill(row, row + lo, masked_score);
+        std::fill(row + hi, row + rows, masked_score);
+    }
+}
 
 // With a band mask, only the key tiles that hold an allowed key for some query of the block are
 // visited; blocked scores in them are set to a huge negative finite value (not −∞, so that a row
@@ -511,14 +703,19 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
         // Only tiles that straddle the band's edge need masking: one wholly inside it (every key
         // at or before the block's first query, and within W of its last) is used as it is.
         const bool inside = !mask.causal || (j0 + bc <= i0 + 1 && (mask.window == 0 || i0 + br - j0 <= mask.window));
-        if (!inside)
-            for (std::size_t j = 0; j < bc; ++j)
-                for (std::size_t i = 0; i < br; ++i)
-                    if (mask.blocks(i0 + i, j0 + j)) s.st[j * Br + i] = -1e30f;
+        if (!inside) mask_tile(s.st, Br, i0, br, j0, bc, mask);
         // 2. Online softmax: new running max m, P = exp(S − m), α = exp(m_old − m_new), l = α·l + rowsum(P).
         softmax_tile(s.st, bc, br, Br, scale, s.m, s.l, s.alpha);
         // 3. acc = α·acc + P·V_tile (P read through Sᵀ's strides; α applied as acc is loaded).
-        gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d, true, s.alpha);
+        if (s.vp) {  // the tile copied into panels first (see pack_v)
+            pack_v_tile(v, d, j0, bc, s.vp);
+            for (std::size_t c = 0; c < d; c += 16) {
+                const std::size_t w = std::min<std::size_t>(16, d - c);
+                gemm(br, w, bc, s.st, 1, Br, s.vp + c * bc, w, s.acc + c, d, true, s.alpha);
+            }
+        } else {
+            gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d, true, s.alpha);
+        }
     }
     // 4. Normalise once at the end: out = acc / l.
     for (std::size_t i = 0; i < br; ++i) {
@@ -530,6 +727,14 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
 }  // namespace
 
 bool uses_avx2() { return cpu_has_avx2(); }
+
+options tuned_options(std::size_t d) {
+    options opt;
+    if (d <= 64) opt.block_rows = opt.block_cols = 64;
+    return opt;
+}
+
+isa used_isa(isa limit) { return best_isa(limit); }
 
 // ---------------------------------------------------------------------------------------------
 // reference: for each query row, the n scores, their softmax, the weighted sum of V. Accumulates in
@@ -591,17 +796,25 @@ void full_pack_kt(const float* k, float* kt, std::size_t n, std::size_t d, std::
 // The query rows [i0, i0 + br) of full: their n scores each into S (key tile by key tile), the
 // softmax of each whole row, then out rows = P·V (key tile by key tile). The rows' br·n scores
 // are still in the cache between the three steps; the n×n matrix is written all the same.
-void full_block(const float* q, const float* kt, const float* v, float* s, float* out, std::size_t n, std::size_t d,
-                std::size_t i0, std::size_t br, std::size_t Bc, gemm_fn gemm, softmax_rows_fn softmax_rows) {
+void full_block(const float* q, const float* kt, const float* v, const float* vp, float* s, float* out, std::size_t n,
+                std::size_t d, std::size_t i0, std::size_t br, std::size_t Bc, gemm_fn gemm,
+                softmax_rows_fn softmax_rows) {
     float* rows = s + i0 * n;
     for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
         const std::size_t bc = std::min(Bc, n - j0);
         gemm(br, bc, d, q + i0 * d, d, 1, kt + j0 * d, bc, rows + j0, n, false, nullptr);  // S = Q·Kᵀ
     }
     softmax_rows(rows, br, n, n, 1.0f / std::sqrt(static_cast<float>(d)));  // P = softmax(S/√d)
-    for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
+    for (std::size_t j0 = 0; j0 < n; j0 += Bc) {  // out = P·V
         const std::size_t bc = std::min(Bc, n - j0);
-        gemm(br, d, bc, rows + j0, n, 1, v + j0 * d, d, out + i0 * d, d, j0 > 0, nullptr);  // out = P·V
+        if (!vp) {
+            gemm(br, d, bc, rows + j0, n, 1, v + j0 * d, d, out + i0 * d, d, j0 > 0, nullptr);
+            continue;
+        }
+        for (std::size_t c = 0; c < d; c += 16) {  // V's tile as panels (see pack_v)
+            const std::size_t w = std::min<std::size_t>(16, d - c);
+            gemm(br, w, bc, rows + j0, n, 1, vp + j0 * d + c * bc, w, out + i0 * d + c, d, j0 > 0, nullptr);
+        }
     }
 }
 
@@ -609,20 +822,24 @@ void full_block(const float* q, const float* kt, const float* v, float* s, float
 
 // full: S = Q·Kᵀ/√d materialised (n × n floats: 64 MiB at n = 4096), softmax per row, then P·V, on
 // the same micro-kernel and exp as tiled, query blocks shared out to the threads. Extra memory:
-// S (n² floats) and Kᵀ (n·d floats).
+// S (n² floats), Kᵀ (n·d floats) and, where pack_v says so, V as panels (n·d floats).
 void full(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options& opt,
           stats* st) {
     scratch_meter meter;
     if (n > 0) {
         const std::size_t Br = std::max<std::size_t>(1, opt.block_rows), Bc = std::max<std::size_t>(1, opt.block_cols);
         const std::size_t blocks = (n + Br - 1) / Br;
-        const gemm_fn gemm = pick_gemm();
-        const softmax_rows_fn softmax_rows = pick_softmax_rows();
+        const gemm_fn gemm = pick_gemm(best_isa(opt.max_isa));
+        const softmax_rows_fn softmax_rows = pick_softmax_rows(best_isa(opt.max_isa));
         scratch kt(meter, d * n, false), scores(meter, n * n, false);  // every entry written first
         full_pack_kt(k, kt.data(), n, d, Bc);
+        const bool packed = pack_v(d);
+        scratch vp(meter, packed ? n * d : 0, false);
+        for (std::size_t j0 = 0; packed && j0 < n; j0 += Bc)
+            pack_v_tile(v, d, j0, std::min(Bc, n - j0), vp.data() + j0 * d);
         run_blocks(blocks, std::max(1u, opt.threads), [&](unsigned, std::size_t b) {
-            full_block(q, kt.data(), v, scores.data(), out, n, d, b * Br, std::min(Br, n - b * Br), Bc, gemm,
-                       softmax_rows);
+            full_block(q, kt.data(), v, packed ? vp.data() : nullptr, scores.data(), out, n, d, b * Br,
+                       std::min(Br, n - b * Br), Bc, gemm, softmax_rows);
         });
     }
     finish(st, meter);
@@ -649,24 +866,35 @@ void tiled_heads(const float* q, const float* k, const float* v, float* out, std
     const std::size_t per_head = (n + Br - 1) / Br, blocks = per_head * heads;
     const unsigned threads =
         static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(opt.threads, blocks)));
-    const gemm_fn gemm = pick_gemm();
-    const softmax_tile_fn softmax_tile = pick_softmax_tile();
+    const gemm_fn gemm = pick_gemm(best_isa(opt.max_isa));
+    const softmax_tile_fn softmax_tile = pick_softmax_tile(best_isa(opt.max_isa));
     // Each thread's scratch is allocated here, before any thread starts, so the meter counts
     // every thread's working set by construction (not by racing for an overlap).
     struct thread_scratch {
-        scratch qt, sc, acc, mla;
-        thread_scratch(scratch_meter& m, std::size_t d_, std::size_t Br_, std::size_t Bc_)
-            : qt(m, d_ * Br_), sc(m, Bc_ * Br_), acc(m, Br_ * d_), mla(m, 3 * Br_) {}
+        scratch qt, sc, acc, mla, vp;
+        thread_scratch(scratch_meter& m, std::size_t d_, std::size_t Br_, std::size_t Bc_, bool packed)
+            : qt(m, d_ * Br_), sc(m, Bc_ * Br_), acc(m, Br_ * d_), mla(m, 3 * Br_), vp(m, packed ? Bc_ * d_ : 0) {}
     };
+    const bool packed = pack_v(d);
     std::vector<std::unique_ptr<thread_scratch>> per_thread;
     if (blocks > 0)
-        for (unsigned t = 0; t < threads; ++t) per_thread.push_back(std::make_unique<thread_scratch>(meter, d, Br, Bc));
+        for (unsigned t = 0; t < threads; ++t)
+            per_thread.push_back(std::make_unique<thread_scratch>(meter, d, Br, Bc, packed));
     // The (head, query block) pairs are one list, so a few short heads still keep every thread busy.
+    // Under a causal mask a block's cost grows with its position (block b visits b + 1 key tiles),
+    // so the list runs from the last blocks of every head to the first: the longest pieces are
+    // taken first and the short ones fill in at the end, not one long block left running alone.
     run_blocks(blocks, threads, [&](unsigned t, std::size_t b) {
         thread_scratch& mine = *per_thread[t];
-        const tile_scratch s{mine.qt.data(),  mine.sc.data(),       mine.acc.data(),
-                             mine.mla.data(), mine.mla.data() + Br, mine.mla.data() + 2 * Br};
-        const std::size_t h = b / per_head, i0 = b % per_head * Br, off = h * n * d;
+        const tile_scratch s{mine.qt.data(),
+                             mine.sc.data(),
+                             mine.acc.data(),
+                             mine.mla.data(),
+                             mine.mla.data() + Br,
+                             mine.mla.data() + 2 * Br,
+                             packed ? mine.vp.data() : nullptr};
+        const std::size_t h = mask.causal ? b % heads : b / per_head;
+        const std::size_t i0 = (mask.causal ? per_head - 1 - b / heads : b % per_head) * Br, off = h * n * d;
         tiled_block(q + off, k + off, v + off, out + off, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile,
                     mask);
     });
@@ -697,8 +925,8 @@ void decode_rows(const float* q, const float* k, const float* v, float* out, std
         scratch sc(meter, Bc * rows), acc(meter, rows * d), ml(meter, 3 * rows);
         float *s = sc.data(), *a = acc.data(), *m = ml.data(), *l = m + rows, *alpha = l + rows;
         std::fill(m, m + rows, -std::numeric_limits<float>::infinity());  // m = −∞, l = 0, acc = 0
-        const gemm_fn gemm = pick_gemm();
-        const softmax_tile_fn softmax_tile = pick_softmax_tile();
+        const gemm_fn gemm = pick_gemm(best_isa(opt.max_isa));
+        const softmax_tile_fn softmax_tile = pick_softmax_tile(best_isa(opt.max_isa));
         const float scale = 1.0f / std::sqrt(static_cast<float>(d));
         for (std::size_t j0 = 0; j0 < n; j0 += Bc) {
             const std::size_t bc = std::min(Bc, n - j0);

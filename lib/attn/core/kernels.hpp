@@ -5,16 +5,25 @@
 // Q, K, V and out are row-major [n, d]. Scratch memory is counted by a small meter (stats).
 #pragma once
 #include <cstddef>
+#include <cstdlib>
+#include <new>
 #include <string>
+#include <vector>
 
 namespace attn::kernels {
 
 enum class impl { reference, full, tiled };
 
+// The instruction sets the fast paths can use, each including the one before: portable C++ loops;
+// AVX2+FMA (the products and the softmax); AVX-512F (the softmax's exp: 16 lanes, with
+// vroundscaleps/vscalefps, the same numbers bit for bit as the AVX2 softmax).
+enum class isa { portable, avx2, avx512 };
+
 struct options {
     std::size_t block_rows = 96;  // Br: query rows per block (tiled, full)
     std::size_t block_cols = 96;  // Bc: keys per tile (tiled, full)
     unsigned threads = 2;  // worker threads over query blocks (tiled, full)
+    isa max_isa = isa::avx512;  // the most the kernels may use (tests lower it to check each path)
 };
 
 struct stats {
@@ -30,6 +39,38 @@ void full(const float* q, const float* k, const float* v, float* out, std::size_
           const options& opt = {}, stats* st = nullptr);
 void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
            const options& opt = {}, stats* st = nullptr);
+
+// The block sizes tiled runs fastest with at head size d (measured on the 2-core machines of
+// tests/bench): 64 × 64 for d ≤ 64, where a score tile and the accumulator (64·64 + 64·d floats,
+// 32 KiB) fit in L1 together; 96 × 96 above, where the products' calls are longer.
+options tuned_options(std::size_t d);
+
+// An allocator on 64-byte boundaries (a cache line), as PyTorch's CPU allocator: the kernels'
+// 8-float loads of V's rows then never straddle two cache lines (malloc's 16-byte alignment makes
+// every second one do so, and P·V 5% slower).
+template <class T>
+struct aligned_allocator {
+    using value_type = T;
+    aligned_allocator() = default;
+    template <class U>
+    aligned_allocator(const aligned_allocator<U>&) {}
+    T* allocate(std::size_t count) {
+        if (count > (static_cast<std::size_t>(-1) - 64) / sizeof(T)) throw std::bad_alloc();
+        const std::size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
+        if (void* p = std::aligned_alloc(64, bytes ? bytes : 64)) return static_cast<T*>(p);
+        throw std::bad_alloc();
+    }
+    void deallocate(T* p, std::size_t) { std::free(p); }
+    template <class U>
+    bool operator==(const aligned_allocator<U>&) const {
+        return true;
+    }
+    template <class U>
+    bool operator!=(const aligned_allocator<U>&) const {
+        return false;
+    }
+};
+using aligned_floats = std::vector<float, aligned_allocator<float>>;
 
 // A causal band: query i sees keys j <= i, and with window W > 0 only j > i - W (window:W).
 struct band {
@@ -80,5 +121,7 @@ double measure_copy_bandwidth(unsigned threads = 2, std::size_t bytes = std::siz
 
 // Whether the AVX2+FMA paths are in use (chosen at run time from the CPU's flags).
 bool uses_avx2();
+// The instruction set the kernels use under `limit`: the best this CPU has, at most `limit`.
+isa used_isa(isa limit = isa::avx512);
 
 }  // namespace attn::kernels

@@ -24,7 +24,7 @@ document bench_document(const bench_report& r, const lessons& L) {
                     {"block_rows", std::to_string(r.block_rows)},
                     {"block_cols", std::to_string(r.block_cols)},
                     {"threads", std::to_string(r.threads)},
-                    {"isa", L.raw(r.avx2 ? "bench.isa_avx2" : "bench.isa_portable")},
+                    {"isa", L.raw("bench.isa_" + r.isa)},
                     {"peak", fmt::format("{:.1f}", r.peak_gflops)},
                     {"max_n", std::to_string(bench_full_reference_max_n)},
                     {"rows", std::to_string(bench_reference_subset_rows)},

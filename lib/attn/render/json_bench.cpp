@@ -6,8 +6,9 @@
 namespace attn {
 
 std::string render_bench_json(const bench_report& rep) {
-    std::string s = fmt::format("{{\"peak_gflops\": {:.3f}, \"batch\": {}, \"heads\": {}, \"results\": [",
-                                rep.peak_gflops, rep.batch, rep.heads);
+    std::string s =
+        fmt::format("{{\"peak_gflops\": {:.3f}, \"batch\": {}, \"heads\": {}, \"isa\": \"{}\", \"results\": [",
+                    rep.peak_gflops, rep.batch, rep.heads, rep.isa);
     for (std::size_t i = 0; i < rep.rows.size(); ++i) {
         const bench_row& r = rep.rows[i];
         s += fmt::format(

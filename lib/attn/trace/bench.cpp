@@ -65,7 +65,7 @@ double best_seconds(std::size_t runs, F&& f) {
 struct bench_inputs {
     std::size_t n = 0, d = 0, heads = 1, ref_rows = 0;
     std::vector<std::size_t> checked;
-    std::vector<float> q, key, v, out;
+    kernels::aligned_floats q, key, v, out;  // on cache lines, as PyTorch allocates
 };
 
 bench_inputs make_bench_inputs(std::size_t n, std::size_t d, std::size_t heads) {
@@ -187,11 +187,12 @@ bench_report run_bench(const bench_request& req) {
                                     rep.batch, rep.heads, n, rep.d));
 
     namespace k = kernels;
-    const k::options kopt;
+    const k::options kopt = k::tuned_options(rep.d);
     rep.threads = kopt.threads;
     rep.block_rows = kopt.block_rows;
     rep.block_cols = kopt.block_cols;
-    rep.avx2 = k::uses_avx2();
+    const k::isa used = k::used_isa(kopt.max_isa);
+    rep.isa = used == k::isa::avx512 ? "avx512" : used == k::isa::avx2 ? "avx2" : "portable";
     // The peak is measured again between the sizes and the best kept: one measurement taken while
     // another program ran would make every ratio too high (it printed 345.9% of peak once).
     rep.peak_gflops = k::measure_fma_peak_gflops(kopt.threads, 0.05);

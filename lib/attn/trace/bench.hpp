@@ -36,7 +36,7 @@ struct bench_row {
 struct bench_report {
     std::size_t d = 64, repeat = 5, threads = 1, block_rows = 0, block_cols = 0, window = 256;
     std::size_t batch = 1, heads = 1;  // every kernel runs B·h = batch·heads heads; GFLOP/s counts them all
-    bool avx2 = false;
+    std::string isa = "portable";  // what the kernels ran: portable, avx2 (AVX2+FMA) or avx512 (and AVX-512F)
     double peak_gflops = 0;  // the best of the peak measurements taken between the kernels
     bool busy = false;  // a kernel measured faster than the peak: the machine was busy
     std::vector<bench_row> rows;
