@@ -113,8 +113,13 @@ double bench_diff(const bench_inputs& in, const std::vector<float>& ref) {
     return diff;
 }
 
-// full on every head, one after the other (each split over the threads).
-void bench_full_heads(bench_inputs& in, const kernels::options& kopt, kernels::stats* st) {
+// full on every head, one after the other (each split over the threads). full keeps its own
+// blocks (the options' defaults, 96 × 96): a block of query rows' n scores is what it reads
+// back, and tiled's smaller blocks at d ≤ 64 made it 2–3% slower there.
+void bench_full_heads(bench_inputs& in, const kernels::options& tiled_opt, kernels::stats* st) {
+    kernels::options kopt;
+    kopt.threads = tiled_opt.threads;
+    kopt.max_isa = tiled_opt.max_isa;
     const std::size_t size = in.n * in.d;
     for (std::size_t h = 0; h < in.heads; ++h)
         kernels::full(in.q.data() + h * size, in.key.data() + h * size, in.v.data() + h * size,
