@@ -181,10 +181,18 @@ TEST_CASE("kernels: extra memory is counted and tiled stays small", "[kernels]")
     k::options opt;  // Br = Bc = 96, 2 threads
     const std::size_t tiled = k::measure_extra_bytes(k::impl::tiled, n, d, opt);
     const std::size_t full = k::measure_extra_bytes(k::impl::full, n, d, opt);
-    const std::size_t per_thread = (opt.block_rows * d * 2 + opt.block_rows * opt.block_cols + 3 * opt.block_rows) * 4;
+    // Qᵀ and acc (Br·d each), the score tile (Br·Bc), m, l, α and m_new (4·Br), per thread
+    const std::size_t per_thread = (opt.block_rows * d * 2 + opt.block_rows * opt.block_cols + 4 * opt.block_rows) * 4;
     CHECK(tiled == 2 * per_thread);
     CHECK(full == (n * n + n * d) * 4);
     CHECK(k::measure_extra_bytes(k::impl::reference, n, d, opt) == n * sizeof(double));
+    // d = 128: V's tiles are copied into panels (Bc·d more per thread), and full keeps V as panels (n·d)
+    const std::size_t wide = 128;
+    CHECK(
+        k::measure_extra_bytes(k::impl::tiled, n, wide, opt) ==
+        2 * (opt.block_rows * wide * 2 + opt.block_rows * opt.block_cols + 4 * opt.block_rows + opt.block_cols * wide) *
+            4);
+    CHECK(k::measure_extra_bytes(k::impl::full, n, wide, opt) == (n * n + 2 * n * wide) * 4);
 }
 
 TEST_CASE("kernels: names and the FMA peak", "[kernels]") {

@@ -97,7 +97,10 @@ using gemm_fn = void (*)(std::size_t M, std::size_t N, std::size_t K, const floa
                          const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate,
                          const float* row_scale);
 using softmax_tile_fn = void (*)(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
-                                 float* l, float* alpha);
+                                 float* l, float* alpha, const float* m_new);
+// Sᵀ = A·B with A's columns 1 apart, and col_max[j] = max(col_max[j], max_i C[i, j]) (AVX2 only).
+using gemm_max_fn = void (*)(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
+                             const float* B, std::size_t ldb, float* C, std::size_t ldc, float* col_max);
 
 void gemm_acc_portable(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
                        const float* B, std::size_t ldb, float* C, std::size_t ldc, bool accumulate,
@@ -118,11 +121,14 @@ void gemm_acc_portable(std::size_t M, std::size_t N, std::size_t K, const float*
 // st is the transposed score tile: rows = keys j of this tile, cols = query rows i, st[j*ld + i] = q_i·k_j.
 // For each query column i:  m_new = max(m, max_j s_ij);  α = exp(scale·(m − m_new));
 //                           p_ij = exp(scale·(s_ij − m_new)) (written over st);  l = α·l + Σ_j p_ij;  m = m_new.
+// `known_max`, where not null, is m_new already found (by gemm_scores_max_avx2); else it is found here.
 void softmax_tile_portable(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
-                           float* l, float* alpha) {
+                           float* l, float* alpha, const float* known_max) {
     for (std::size_t i = 0; i < cols; ++i) {
         float m_new = m[i];
-        for (std::size_t j = 0; j < rows; ++j) m_new = std::max(m_new, st[j * ld + i]);
+        if (known_max) m_new = known_max[i];
+        else
+            for (std::size_t j = 0; j < rows; ++j) m_new = std::max(m_new, st[j * ld + i]);
         alpha[i] = std::exp(scale * (m[i] - m_new));  // α = exp(m_old − m_new): 0 on the first tile (m = −∞)
         float sum = 0.0f;
         for (std::size_t j = 0; j < rows; ++j) {
@@ -174,21 +180,26 @@ using softmax_rows_fn = void (*)(float* s, std::size_t rows, std::size_t n, std:
         c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                       \
         if constexpr (NV > 1) c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); \
     }
+#define ATTN_MK_MAX(r)               \
+    m0 = _mm256_max_ps(m0, c##r##0); \
+    if constexpr (NV > 1) m1 = _mm256_max_ps(m1, c##r##1);
 #define ATTN_MK_STORE(r)                    \
     _mm256_storeu_ps(C + (r)*ldc, c##r##0); \
     if constexpr (NV > 1) _mm256_storeu_ps(C + (r)*ldc + 8, c##r##1);
 
-// LOAD: 0 = C starts at 0, 1 = C is loaded, 2 = C is loaded and its rows scaled by row_scale.
+// LOAD: 0 = C starts at 0, 1 = C is loaded, 2 = C is loaded and its rows scaled by row_scale,
+// 3 = C starts at 0 and each column's largest value is folded into col_max (tiled's scores: the
+// softmax then needs no pass of its own to find the running max).
 // UNIT: 1 = A's rows are 1 apart (ars = 1), 2 = its columns are (acs = 1), 0 = any strides; a
 // unit stride known at compile time makes each broadcast's address a constant offset.
 template <int MR, int NV, int LOAD, int UNIT>
 ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ars, std::size_t acs, const float* B,
-                                   std::size_t ldb, float* C, std::size_t ldc, const float* row_scale) {
+                                   std::size_t ldb, float* C, std::size_t ldc, const float* row_scale, float* col_max) {
     static_assert(MR >= 1 && MR <= 6 && (NV == 1 || NV == 2), "micro_kernel: MR in 1..6, NV in 1..2");
     const std::size_t rs = UNIT == 1 ? 1 : ars, cs = UNIT == 2 ? 1 : acs;
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    if constexpr (LOAD > 0) {
+    if constexpr (LOAD == 1 || LOAD == 2) {
         ATTN_MK_ALL(ATTN_MK_LOAD)
     }
     if constexpr (LOAD == 2) {
@@ -202,6 +213,13 @@ ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ar
         ATTN_MK_ALL(ATTN_MK_FMA)
     }
     ATTN_MK_ALL(ATTN_MK_STORE)
+    if constexpr (LOAD == 3) {  // the largest of the MR rows, then of that and col_max
+        __m256 m0 = c00, m1 = c01;
+        ATTN_MK_ALL(ATTN_MK_MAX)
+        _mm256_storeu_ps(col_max, _mm256_max_ps(m0, _mm256_loadu_ps(col_max)));
+        if constexpr (NV > 1) _mm256_storeu_ps(col_max + 8, _mm256_max_ps(m1, _mm256_loadu_ps(col_max + 8)));
+    }
+    (void)col_max;
     (void)c00, (void)c01, (void)c10, (void)c11, (void)c20, (void)c21, (void)c30, (void)c31, (void)c40, (void)c41,
         (void)c50, (void)c51;
 }
@@ -211,36 +229,42 @@ ATTN_AVX2 inline void micro_kernel(std::size_t K, const float* A, std::size_t ar
 #undef ATTN_MK_SCALE
 #undef ATTN_MK_FMA
 #undef ATTN_MK_STORE
+#undef ATTN_MK_MAX
 
 template <int MR, int LOAD, int UNIT>
 ATTN_AVX2 void gemm_rows_avx2(std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                              const float* B, std::size_t ldb, float* C, std::size_t ldc, const float* rsc) {
+                              const float* B, std::size_t ldb, float* C, std::size_t ldc, const float* rsc,
+                              float* cmax) {
     std::size_t j = 0;
-    for (; j + 16 <= N; j += 16) micro_kernel<MR, 2, LOAD, UNIT>(K, A, ars, acs, B + j, ldb, C + j, ldc, rsc);
-    for (; j + 8 <= N; j += 8) micro_kernel<MR, 1, LOAD, UNIT>(K, A, ars, acs, B + j, ldb, C + j, ldc, rsc);
+    for (; j + 16 <= N; j += 16)
+        micro_kernel<MR, 2, LOAD, UNIT>(K, A, ars, acs, B + j, ldb, C + j, ldc, rsc, cmax + (cmax ? j : 0));
+    for (; j + 8 <= N; j += 8)
+        micro_kernel<MR, 1, LOAD, UNIT>(K, A, ars, acs, B + j, ldb, C + j, ldc, rsc, cmax + (cmax ? j : 0));
     for (; j < N; ++j)  // the last N mod 8 columns
         for (int r = 0; r < MR; ++r) {
-            float sum = LOAD == 0 ? 0.0f : LOAD == 1 ? C[r * ldc + j] : C[r * ldc + j] * rsc[r];
+            float sum = LOAD == 1 ? C[r * ldc + j] : LOAD == 2 ? C[r * ldc + j] * rsc[r] : 0.0f;
             for (std::size_t k = 0; k < K; ++k) sum += A[r * ars + k * acs] * B[k * ldb + j];
             C[r * ldc + j] = sum;
+            if (LOAD == 3) cmax[j] = std::max(cmax[j], sum);
         }
 }
 
 template <int LOAD, int UNIT>
 ATTN_AVX2 void gemm_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars, std::size_t acs,
-                         const float* B, std::size_t ldb, float* C, std::size_t ldc, const float* rsc) {
+                         const float* B, std::size_t ldb, float* C, std::size_t ldc, const float* rsc,
+                         float* cmax = nullptr) {
     std::size_t i = 0;
     for (; i + 6 <= M; i += 6)
-        gemm_rows_avx2<6, LOAD, UNIT>(N, K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, rsc + (rsc ? i : 0));
+        gemm_rows_avx2<6, LOAD, UNIT>(N, K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, rsc + (rsc ? i : 0), cmax);
     const float* a = A + i * ars;
     float* c = C + i * ldc;
     const float* r = rsc + (rsc ? i : 0);
     switch (M - i) {
-        case 5: gemm_rows_avx2<5, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
-        case 4: gemm_rows_avx2<4, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
-        case 3: gemm_rows_avx2<3, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
-        case 2: gemm_rows_avx2<2, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
-        case 1: gemm_rows_avx2<1, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r); break;
+        case 5: gemm_rows_avx2<5, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r, cmax); break;
+        case 4: gemm_rows_avx2<4, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r, cmax); break;
+        case 3: gemm_rows_avx2<3, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r, cmax); break;
+        case 2: gemm_rows_avx2<2, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r, cmax); break;
+        case 1: gemm_rows_avx2<1, LOAD, UNIT>(N, K, a, ars, acs, B, ldb, c, ldc, r, cmax); break;
         default: break;
     }
 }
@@ -254,6 +278,13 @@ ATTN_AVX2 void gemm_load_avx2(std::size_t M, std::size_t N, std::size_t K, const
         gemm_avx2<LOAD, 2>(M, N, K, A, ars, acs, B, ldb, C, ldc, rsc);
     else
         gemm_avx2<LOAD, 0>(M, N, K, A, ars, acs, B, ldb, C, ldc, rsc);
+}
+
+// tiled's scores Sᵀ = K_tile·Qᵀ (A's columns 1 apart), each column's largest score folded into
+// col_max on the way out of the registers.
+ATTN_AVX2 void gemm_scores_max_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
+                                    const float* B, std::size_t ldb, float* C, std::size_t ldc, float* col_max) {
+    gemm_avx2<3, 2>(M, N, K, A, ars, 1, B, ldb, C, ldc, nullptr, col_max);
 }
 
 ATTN_AVX2 void gemm_acc_avx2(std::size_t M, std::size_t N, std::size_t K, const float* A, std::size_t ars,
@@ -307,12 +338,12 @@ ATTN_AVX2 inline __m256 column_max_avx2(const float* st, std::size_t rows, std::
 }
 
 ATTN_AVX2 void softmax_tile_avx2(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* m,
-                                 float* l, float* alpha) {
+                                 float* l, float* alpha, const float* known_max) {
     const __m256 vscale = _mm256_set1_ps(scale * 1.44269504088896341f);  // scale·log2(e): exp(x) = 2^(x·log2 e)
     std::size_t i = 0;
     for (; i + 8 <= cols; i += 8) {  // 8 query rows at a time, one per lane
         const __m256 m_old = _mm256_loadu_ps(m + i);
-        const __m256 m_new = column_max_avx2(st + i, rows, ld, m_old);
+        const __m256 m_new = known_max ? _mm256_loadu_ps(known_max + i) : column_max_avx2(st + i, rows, ld, m_old);
         // α = exp(m_old − m_new) (scaled); on the first tile m_old = −∞, so α = 2^−125 ≈ 0 (l = acc = 0 then).
         const __m256 a = exp2_avx2(_mm256_mul_ps(vscale, _mm256_sub_ps(m_old, m_new)));
         const __m256 ms = _mm256_mul_ps(vscale, m_new);
@@ -338,7 +369,9 @@ ATTN_AVX2 void softmax_tile_avx2(float* st, std::size_t rows, std::size_t cols, 
                          _mm256_fmadd_ps(a, _mm256_loadu_ps(l + i), _mm256_add_ps(sum0, sum1)));  // l = α·l + Σ p
         _mm256_storeu_ps(m + i, m_new);
     }
-    if (i < cols) softmax_tile_portable(st + i, rows, cols - i, ld, scale, m + i, l + i, alpha + i);
+    if (i < cols)
+        softmax_tile_portable(st + i, rows, cols - i, ld, scale, m + i, l + i, alpha + i,
+                              known_max ? known_max + i : nullptr);
 }
 
 // full's softmax of `rows` whole rows (ld apart) of n scores: p = exp(scale·(s − max)) / Σ, in
@@ -420,12 +453,12 @@ ATTN_AVX512 inline __m512 column_max_avx512(const float* st, std::size_t rows, s
 }
 
 ATTN_AVX512 void softmax_tile_avx512(float* st, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
-                                     float* m, float* l, float* alpha) {
+                                     float* m, float* l, float* alpha, const float* known_max) {
     const __m512 vscale = _mm512_set1_ps(scale * 1.44269504088896341f);
     std::size_t i = 0;
     for (; i + 16 <= cols; i += 16) {  // 16 query rows at a time, one per lane
         const __m512 m_old = _mm512_loadu_ps(m + i);
-        const __m512 m_new = column_max_avx512(st + i, rows, ld, m_old);
+        const __m512 m_new = known_max ? _mm512_loadu_ps(known_max + i) : column_max_avx512(st + i, rows, ld, m_old);
         const __m512 a = exp2_avx512(_mm512_mul_ps(vscale, _mm512_sub_ps(m_old, m_new)));
         const __m512 ms = _mm512_mul_ps(vscale, m_new);
         __m512 sum0 = _mm512_setzero_ps(), sum1 = sum0;
@@ -449,7 +482,9 @@ ATTN_AVX512 void softmax_tile_avx512(float* st, std::size_t rows, std::size_t co
         _mm512_storeu_ps(l + i, _mm512_fmadd_ps(a, _mm512_loadu_ps(l + i), _mm512_add_ps(sum0, sum1)));
         _mm512_storeu_ps(m + i, m_new);
     }
-    if (i < cols) softmax_tile_avx2(st + i, rows, cols - i, ld, scale, m + i, l + i, alpha + i);
+    if (i < cols)
+        softmax_tile_avx2(st + i, rows, cols - i, ld, scale, m + i, l + i, alpha + i,
+                          known_max ? known_max + i : nullptr);
 }
 
 // full's row softmax with AVX-512F: the lanes of the AVX2 version (8 running maxima and two sums
@@ -588,6 +623,14 @@ softmax_tile_fn pick_softmax_tile(isa use) {
     return softmax_tile_portable;
 }
 
+gemm_max_fn pick_gemm_max(isa use) {
+#if ATTN_KERNELS_X86
+    if (use >= isa::avx2) return gemm_scores_max_avx2;
+#endif
+    (void)use;
+    return nullptr;  // the portable softmax finds the max itself
+}
+
 softmax_rows_fn pick_softmax_rows(isa use) {
 #if ATTN_KERNELS_X86
     if (use == isa::avx512) return softmax_rows_avx512;
@@ -624,7 +667,17 @@ struct tile_scratch {
     float* l;  // running sum of exp of each query row
     float* alpha;  // rescale factor α = exp(m_old − m_new) of the current tile
     float* vp;  // V's tile as panels of 16 columns (see pack_v), or nullptr
+    float* m_new;  // the running max after the current tile, as gemm_max finds it
 };
+
+// The functions tiled_block runs, for one instruction set.
+struct tile_kernels {
+    gemm_fn gemm;
+    gemm_max_fn gemm_max;  // null: the softmax finds the max itself
+    softmax_tile_fn softmax_tile;
+};
+
+tile_kernels pick_tile_kernels(isa use) { return {pick_gemm(use), pick_gemm_max(use), pick_softmax_tile(use)}; }
 
 // Whether tiled copies each V tile into panels of 16 columns before P·V (as FlashAttention copies
 // each K/V tile into on-chip memory). It pays when V's rows are a multiple of 512 bytes apart
@@ -681,8 +734,8 @@ void mask_tile(float* st, std::size_t ld, std::size_t i0, std::size_t br, std::s
 // blocked across a whole tile gives no NaN: its weight is wiped by α = 0 at the first allowed key,
 // which every row has, its own position, in the last tile visited).
 void tiled_block(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d,
-                 std::size_t i0, std::size_t br, std::size_t Br, std::size_t Bc, const tile_scratch& s, gemm_fn gemm,
-                 softmax_tile_fn softmax_tile, const band& mask = {}) {
+                 std::size_t i0, std::size_t br, std::size_t Br, std::size_t Bc, const tile_scratch& s,
+                 const tile_kernels& run, const band& mask = {}) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     // Qᵀ once per block, so that the score tile is a plain row-major product Sᵀ = K_tile·Qᵀ.
     for (std::size_t i = 0; i < br; ++i)
@@ -699,22 +752,29 @@ void tiled_block(const float* q, const float* k, const float* v, float* out, std
     for (std::size_t j0 = j_begin; j0 < j_end; j0 += Bc) {
         const std::size_t bc = std::min(Bc, n - j0);
         // 1. Scores of this key tile: Sᵀ[j, i] = k_j · q_i (Bc × br), the only n-dependent work.
-        gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br, false, nullptr);
         // Only tiles that straddle the band's edge need masking: one wholly inside it (every key
-        // at or before the block's first query, and within W of its last) is used as it is.
+        // at or before the block's first query, and within W of its last) is used as it is, and
+        // its running max is found as the scores leave the registers (m_new = max(m, the tile's)).
         const bool inside = !mask.causal || (j0 + bc <= i0 + 1 && (mask.window == 0 || i0 + br - j0 <= mask.window));
-        if (!inside) mask_tile(s.st, Br, i0, br, j0, bc, mask);
+        const bool fused = inside && run.gemm_max;
+        if (fused) {
+            std::copy(s.m, s.m + br, s.m_new);
+            run.gemm_max(bc, br, d, k + j0 * d, d, s.qt, Br, s.st, Br, s.m_new);
+        } else {
+            run.gemm(bc, br, d, k + j0 * d, d, 1, s.qt, Br, s.st, Br, false, nullptr);
+            if (!inside) mask_tile(s.st, Br, i0, br, j0, bc, mask);
+        }
         // 2. Online softmax: new running max m, P = exp(S − m), α = exp(m_old − m_new), l = α·l + rowsum(P).
-        softmax_tile(s.st, bc, br, Br, scale, s.m, s.l, s.alpha);
+        run.softmax_tile(s.st, bc, br, Br, scale, s.m, s.l, s.alpha, fused ? s.m_new : nullptr);
         // 3. acc = α·acc + P·V_tile (P read through Sᵀ's strides; α applied as acc is loaded).
         if (s.vp) {  // the tile copied into panels first (see pack_v)
             pack_v_tile(v, d, j0, bc, s.vp);
             for (std::size_t c = 0; c < d; c += 16) {
                 const std::size_t w = std::min<std::size_t>(16, d - c);
-                gemm(br, w, bc, s.st, 1, Br, s.vp + c * bc, w, s.acc + c, d, true, s.alpha);
+                run.gemm(br, w, bc, s.st, 1, Br, s.vp + c * bc, w, s.acc + c, d, true, s.alpha);
             }
         } else {
-            gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d, true, s.alpha);
+            run.gemm(br, d, bc, s.st, 1, Br, v + j0 * d, d, s.acc, d, true, s.alpha);
         }
     }
     // 4. Normalise once at the end: out = acc / l.
@@ -848,7 +908,8 @@ void full(const float* q, const float* k, const float* v, float* out, std::size_
 // tiled: FlashAttention's forward. Query blocks of Br rows are shared out to the threads; each block
 // walks the keys in tiles of Bc, keeping per query row a running max m, a running sum l and an
 // accumulator acc (Br × d), rescaled by α = exp(m_old − m_new) whenever the max grows.
-// Extra memory per thread: Qᵀ (Br·d) + score tile (Br·Bc) + acc (Br·d) + m, l, α (3·Br) floats.
+// Extra memory per thread: Qᵀ (Br·d) + score tile (Br·Bc) + acc (Br·d) + m, l, α, m_new (4·Br) floats, and
+// where pack_v says so, a V tile as panels (Bc·d).
 void tiled(const float* q, const float* k, const float* v, float* out, std::size_t n, std::size_t d, const options& opt,
            stats* st) {
     tiled_heads(q, k, v, out, 1, n, d, band{}, opt, st);
@@ -866,14 +927,13 @@ void tiled_heads(const float* q, const float* k, const float* v, float* out, std
     const std::size_t per_head = (n + Br - 1) / Br, blocks = per_head * heads;
     const unsigned threads =
         static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(opt.threads, blocks)));
-    const gemm_fn gemm = pick_gemm(best_isa(opt.max_isa));
-    const softmax_tile_fn softmax_tile = pick_softmax_tile(best_isa(opt.max_isa));
+    const tile_kernels run = pick_tile_kernels(best_isa(opt.max_isa));
     // Each thread's scratch is allocated here, before any thread starts, so the meter counts
     // every thread's working set by construction (not by racing for an overlap).
     struct thread_scratch {
         scratch qt, sc, acc, mla, vp;
         thread_scratch(scratch_meter& m, std::size_t d_, std::size_t Br_, std::size_t Bc_, bool packed)
-            : qt(m, d_ * Br_), sc(m, Bc_ * Br_), acc(m, Br_ * d_), mla(m, 3 * Br_), vp(m, packed ? Bc_ * d_ : 0) {}
+            : qt(m, d_ * Br_), sc(m, Bc_ * Br_), acc(m, Br_ * d_), mla(m, 4 * Br_), vp(m, packed ? Bc_ * d_ : 0) {}
     };
     const bool packed = pack_v(d);
     std::vector<std::unique_ptr<thread_scratch>> per_thread;
@@ -892,11 +952,11 @@ void tiled_heads(const float* q, const float* k, const float* v, float* out, std
                              mine.mla.data(),
                              mine.mla.data() + Br,
                              mine.mla.data() + 2 * Br,
-                             packed ? mine.vp.data() : nullptr};
+                             packed ? mine.vp.data() : nullptr,
+                             mine.mla.data() + 3 * Br};
         const std::size_t h = mask.causal ? b % heads : b / per_head;
         const std::size_t i0 = (mask.causal ? per_head - 1 - b / heads : b % per_head) * Br, off = h * n * d;
-        tiled_block(q + off, k + off, v + off, out + off, n, d, i0, std::min(Br, n - i0), Br, Bc, s, gemm, softmax_tile,
-                    mask);
+        tiled_block(q + off, k + off, v + off, out + off, n, d, i0, std::min(Br, n - i0), Br, Bc, s, run, mask);
     });
     finish(st, meter);
 }
@@ -934,7 +994,7 @@ void decode_rows(const float* q, const float* k, const float* v, float* out, std
             for (std::size_t j = 0; j < bc; ++j)
                 for (std::size_t i = 0; i < rows; ++i) s[j * rows + i] = decode_dot(k + (j0 + j) * d, q + i * d, d);
             // 2. Online softmax over the tile; 3. acc = α·acc + P·V_tile.
-            softmax_tile(s, bc, rows, rows, scale, m, l, alpha);
+            softmax_tile(s, bc, rows, rows, scale, m, l, alpha, nullptr);
             gemm(rows, d, bc, s, 1, rows, v + j0 * d, d, a, d, true, alpha);
         }
         for (std::size_t i = 0; i < rows; ++i)  // 4. out = acc / l
