@@ -207,6 +207,20 @@ std::string suggestion(const CLI::App& cli, const std::vector<std::string>& extr
     return cli_error("then") + cli_error("did_you_mean_flag", {{"flag", best}});
 }
 
+// `text` with the colon CLI11 writes after `label` ("Usage: ", "Options:") made full-width when
+// the label is Chinese ("用法：attn-explain", "选项："), as Chinese punctuation wants; an English
+// label keeps its ASCII colon.
+std::string colon_after(std::string text, const std::string& label) {
+    if (label.empty() || static_cast<unsigned char>(label.back()) < 0x80) return text;
+    for (const std::string& colon : {std::string(": "), std::string(":")}) {
+        const std::size_t at = text.find(label + colon);
+        if (at == std::string::npos) continue;
+        text.replace(at + label.size(), colon.size(), "：");
+        break;
+    }
+    return text;
+}
+
 // CLI11's help with every description wrapped to the terminal's width (80 when piped), under its
 // column; CLI11 itself writes each description on one line however long.
 class wrapping_formatter : public CLI::Formatter {
@@ -225,14 +239,18 @@ public:
     }
 
     std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override {
-        return CLI::Formatter::make_group(get_label(group), is_positional, std::move(opts));
+        const std::string label = get_label(group);
+        return colon_after(CLI::Formatter::make_group(label, is_positional, std::move(opts)), label);
+    }
+    std::string make_usage(const CLI::App* app, std::string name) const override {
+        return colon_after(CLI::Formatter::make_usage(app, std::move(name)), get_label("Usage"));
     }
     std::string make_subcommands(const CLI::App* app, CLI::AppFormatMode mode) const override {
         std::string out = CLI::Formatter::make_subcommands(app, mode);
         const std::string title = "\nSubcommands:\n", at = "\n" + get_label("Subcommands") + ":\n";
         const std::size_t found = out.find(title);
         if (found != std::string::npos) out.replace(found, title.size(), at);
-        return out;
+        return colon_after(std::move(out), get_label("Subcommands"));
     }
 
     std::string make_description(const CLI::App* app) const override {

@@ -67,8 +67,9 @@ TEST_CASE("cli zh: help --lang zh and the top-level --help list the commands in 
         const test::command_result r = test::capture(en_env + ATTN_EXE + " " + args + " 2>/dev/null");
         INFO(args << "\n" << r.out);
         REQUIRE(r.code == 0);
-        CHECK_THAT(r.out, Catch::Contains(zh_text("cli.label.usage") + ":"));
-        CHECK_THAT(r.out, Catch::Contains(zh_text("cli.label.subcommands") + ":"));
+        CHECK_THAT(r.out,
+                   Catch::Contains(zh_text("cli.label.usage") + "："));  // a full-width colon after a Chinese label
+        CHECK_THAT(r.out, Catch::Contains(zh_text("cli.label.subcommands") + "："));
         CHECK_THAT(unwrapped(r.out), Catch::Contains(unwrapped(zh_text("cli.about"))));
         CHECK_THAT(unwrapped(r.out), Catch::Contains(unwrapped(zh_text("help.step.summary"))));
         CHECK_THAT(r.out, !Catch::Contains("Walk through self-attention"));
@@ -83,7 +84,8 @@ TEST_CASE("cli zh: step --help under LANG=zh_CN.UTF-8 describes every flag in Ch
     const test::command_result r = zh_run("step --help");
     INFO(r.out);
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains(zh_text("cli.label.options") + ":"));
+    CHECK_THAT(r.out, Catch::Contains(zh_text("cli.label.options") + "："));
+    CHECK_THAT(r.out, !Catch::Contains(zh_text("cli.label.usage") + ": "));  // no ASCII colon inside Chinese
     CHECK_THAT(unwrapped(r.out), Catch::Contains(unwrapped(zh_text("cli.help_flag"))));
     CHECK_THAT(unwrapped(r.out), Catch::Contains("把一个经典错误和正确代码并排运行"));  // --mistake's first sentence
     CHECK_THAT(unwrapped(r.out), Catch::Contains("token数n"));  // --seq-len: help_flags.seq-len
