@@ -625,6 +625,15 @@ TEST_CASE("answers typed the way Chinese speakers type them: 选c, 答案：c, c
     CHECK(grade(sh, "（３２，１０，１０）。") == verdict::right);
     CHECK(grade(sh, "约 (32, 10, 10)") == verdict::right);
     CHECK(grade(sh, "（３２，１０）") == verdict::wrong);
+    // a lone number is not a shape of three dimensions: asked again, not marked
+    CHECK(grade(sh, "12") == verdict::unreadable);
+    CHECK(grade(sh, "１０") == verdict::unreadable);
+    CHECK(grade(sh, "(12)") == verdict::wrong);  // brackets: a shape, graded
+    attn::drill::question one;
+    one.kind = "shape";
+    one.shape = {12};
+    CHECK(grade(one, "12") == verdict::right);  // a one-dimensional shape can be a lone number
+    CHECK(grade(one, "13") == verdict::wrong);
 }
 
 TEST_CASE("answers typed with a Chinese input method: fullwidth forms and yes/no words", "[drill][answers]") {

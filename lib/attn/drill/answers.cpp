@@ -294,6 +294,11 @@ verdict grade(const question& q, const std::string& reply) {
     if (q.kind == "shape") {
         const auto s = parse_shape(r);
         if (!s) return verdict::unreadable;
+        // A lone number where the shape has several dimensions ("12" for (2, 12, 64)) is a count
+        // or one dimension, not a shape: shown the forms and asked again, not marked wrong. A
+        // one-dimensional answer in brackets or with a comma ("(12,)") is a shape and is graded.
+        const bool lone_number = r.find_first_not_of("0123456789") == std::string::npos;
+        if (s->size() == 1 && q.shape.size() > 1 && lone_number) return verdict::unreadable;
         return *s == q.shape ? verdict::right : verdict::wrong;
     }
     const auto v = parse_amount(r, q.unit);
