@@ -14,6 +14,7 @@
 #include "attn/core/error.hpp"
 #include "attn/doc/drill.hpp"
 #include "attn/drill/drill.hpp"
+#include "attn/io/interview_history.hpp"
 #include "attn/io/progress.hpp"
 #include "attn/render/json_drill.hpp"
 #include "attn/render/text.hpp"
@@ -43,7 +44,7 @@ void flags_of(flags& f, drill_options& opt) {
     f.add("--seed", opt.seed, "The same seed gives the same questions, on any machine (default: new each time)");
     f.flag("--sheet", opt.sheet, "Print the questions with answers and explanations instead of asking");
     f.flag("--stats", opt.stats, "Show progress history");
-    f.flag("--reset", opt.reset, "Clear progress history");
+    f.flag("--reset", opt.reset, "Clear progress history (and the interview history)");
     f.add("--state", opt.state, "Keep progress in FILE").value_name("FILE");
     f.flag("--no-save", opt.no_save, "Neither read nor write progress");
     f.after_parse([&opt](const flags& parsed) { opt.seed_given = parsed.given("--seed"); });
@@ -223,9 +224,11 @@ std::optional<sheet> run(const drill_options& opt, run_context& ctx) {
     attn::drill::state_file state;
     if (opt.reset || opt.stats || !opt.no_save) state = attn::drill::resolve_state(opt.state);
     const std::string& path = state.path;
-    if (opt.reset) {
+    if (opt.reset) {  // the progress and the interview history kept beside it: all the history there is
         const bool existed = attn::drill::reset_progress(path);
-        say(attn::drill::reset_document(ctx.L(), existed, path));
+        const std::string history = attn::interview::history_path(path);
+        const bool had_history = attn::drill::reset_progress(history);
+        say(attn::drill::reset_document(ctx.L(), existed, path, had_history ? history : std::string()));
         return std::nullopt;
     }
     if (opt.stats) {

@@ -464,9 +464,13 @@ TEST_CASE("cli: drill progress is saved - shown - reset - and survives corruptio
     const result unwritable = run_with_input("drill --seed 1 --count 1 --state /proc/attn-explain/p.txt", "s\n");
     CHECK(unwritable.code == 2);  // an explicit --state in a folder that does not exist: no mkdir -p
     CHECK_THAT(unwritable.err, Catch::Contains("does not exist"));
+    const std::string history = (t.path / "interview-history.txt").string();  // interview's, beside the progress
+    std::ofstream(history) << "# attn-explain interview history\n";
     const result reset = run("drill --reset --state " + state);
-    CHECK_THAT(reset.out, Catch::Contains("cleared"));
+    CHECK_THAT(reset.out, Catch::Contains("cleared") && Catch::Contains("Interview history cleared"));
     CHECK_FALSE(fs::exists(state));
+    CHECK_FALSE(fs::exists(history));
+    CHECK_THAT(run("drill --reset --state " + state).out, !Catch::Contains("Interview history"));
     const result xdg = run_with_input("drill --seed 2 --count 1", "s\n", "XDG_STATE_HOME=" + t.path.string());
     CHECK(fs::exists(t.path / "attn-explain" / "drill-progress.txt"));
     const result bad = run("drill --topic poetry");

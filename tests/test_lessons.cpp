@@ -290,8 +290,8 @@ TEST_CASE("every placeholder is filled and every lesson key is used", "[lessons]
         pr.sessions.push_back("s");
         pr.exercises.push_back("sdpa seed 1");
         draw_all(stats_document(D, pr, "/tmp/x"));
-        draw_all(reset_document(D, true, "/tmp/x"));
-        draw_all(reset_document(D, false, "/tmp/x"));
+        draw_all(reset_document(D, true, "/tmp/x", "/tmp/interview-history.txt"));
+        draw_all(reset_document(D, false, "/tmp/x", ""));
     }
     {  // the interview: every page, every part, every level's questions, the report and history
         const attn::lessons& D = attn::lessons::embedded("en");

@@ -175,9 +175,11 @@ doc::document stats_document(const lessons& L, const progress& p, const std::str
     return document_of(L, std::move(b));
 }
 
-doc::document reset_document(const lessons& L, bool existed, const std::string& path) {
-    return document_of(L,
-                       {doc::prose(L.text(existed ? "drill.ui.reset_done" : "drill.ui.reset_none", {{"path", path}}))});
+doc::document reset_document(const lessons& L, bool existed, const std::string& path, const std::string& history) {
+    std::vector<doc::block> b = {
+        doc::prose(L.text(existed ? "drill.ui.reset_done" : "drill.ui.reset_none", {{"path", path}}))};
+    if (!history.empty()) b.push_back(doc::prose(L.text("drill.ui.reset_history", {{"path", history}})));
+    return document_of(L, std::move(b));
 }
 
 const std::string& prompt_text(const lessons& L) { return L.raw("drill.ui.prompt"); }

@@ -36,7 +36,8 @@ doc::document summary_document(const lessons& L, const std::map<std::string, std
                                int asked, std::size_t planned, int skipped = 0);
 // Topics by their --topic names (the finer ones kept for the session plan are not listed).
 doc::document stats_document(const lessons& L, const progress& p, const std::string& path);
-doc::document reset_document(const lessons& L, bool existed, const std::string& path);
+// `history`: the interview history removed with the progress, or empty when there was none.
+doc::document reset_document(const lessons& L, bool existed, const std::string& path, const std::string& history);
 // What the session prints before reading an answer.
 const std::string& prompt_text(const lessons& L);
 
