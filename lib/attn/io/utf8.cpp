@@ -3,7 +3,7 @@
 
 namespace attn {
 
-std::size_t utf8_sequence_length(const std::string& s, std::size_t i) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
     if (len == 0 || i + len > s.size()) return 0;

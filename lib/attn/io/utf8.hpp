@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace attn {
 
@@ -18,6 +19,6 @@ std::string safe_line(const std::string& s, std::size_t max_bytes = 1000);
 // enumeration comma 、 a comma. Everything else is kept as it is.
 std::string fold_fullwidth(const std::string& s);
 // The length of the valid UTF-8 sequence at s[i], or 0 when it is not one.
-std::size_t utf8_sequence_length(const std::string& s, std::size_t i);
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 
 }  // namespace attn

@@ -69,7 +69,7 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
     const std::size_t room = width > iw + 20 ? width - iw : 20;
     for (std::size_t i = 0; i < logical.size(); ++i) {
         if (!verbatim[i]) {
-            for (auto& l : fill_units(break_units(logical[i]), room, room)) out.push_back(std::move(l));
+            for (auto& l : fill_line(logical[i], room, room)) out.push_back(std::move(l));
             continue;
         }
         // A verbatim line keeps its leading spaces; if too long it breaks where a line may break
@@ -80,9 +80,8 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
         }
         const std::string lead = logical[i].substr(0, logical[i].find_first_not_of(' '));
         const std::string hang = lead + "    ";
-        const auto lines =
-            fill_units(break_units(logical[i].substr(lead.size())), room > lead.size() + 10 ? room - lead.size() : 10,
-                       room > hang.size() + 10 ? room - hang.size() : 10);
+        const auto lines = fill_line(logical[i].substr(lead.size()), room > lead.size() + 10 ? room - lead.size() : 10,
+                                     room > hang.size() + 10 ? room - hang.size() : 10);
         for (std::size_t k = 0; k < lines.size(); ++k) out.push_back((k ? hang : lead) + lines[k]);
     }
     for (std::size_t i = 1; i < out.size(); ++i) out[i] = indent + out[i];

@@ -45,7 +45,7 @@ std::size_t longest_word(const std::string& s) {
 // Greedy fill to exactly `width` columns, breaking where width.hpp allows (a unit longer than that
 // gets a line of its own).
 lines_t wrap_cell(const std::string& s, std::size_t width) {
-    lines_t out = fill_units(break_units(s), width, width);
+    lines_t out = fill_line(s, width, width);
     if (out.empty()) out.push_back("");
     return out;
 }

@@ -92,7 +92,7 @@ bool no_break_after(char32_t c) {
 // clang-format on
 
 // Decodes the character at s[i] (invalid bytes decode as U+FFFD, one byte each); advances i.
-char32_t next_char(const std::string& s, std::size_t& i) {
+char32_t next_char(std::string_view s, std::size_t& i) {
     const std::size_t len = utf8_sequence_length(s, i);
     if (len == 0) {
         ++i;
@@ -106,7 +106,7 @@ char32_t next_char(const std::string& s, std::size_t& i) {
 }
 
 // The length of an ANSI escape sequence at s[i], or 0.
-std::size_t escape_length(const std::string& s, std::size_t i) {
+std::size_t escape_length(std::string_view s, std::size_t i) {
     if (s[i] != '\x1b' || i + 1 >= s.size() || s[i + 1] != '[') return 0;
     std::size_t j = i + 2;
     while (j < s.size() && !(s[j] >= 0x40 && s[j] <= 0x7e)) ++j;
@@ -144,13 +144,15 @@ bool cjk_break(char32_t before, char32_t after) {
 
 // Whether every byte of s is printable ASCII or a tab (no escape, no NUL, no UTF-8 sequence): then
 // its width is its length and no character of it is CJK, the common case of every page.
-bool plain_ascii(const std::string& s) {
+bool plain_ascii(std::string_view s) {
     for (const char c : s)
         if (static_cast<unsigned char>(c) >= 0x7f || (c < 0x20 && c != '\t')) return false;
     return true;
 }
 
-std::size_t display_width(const std::string& s) {
+namespace {
+// display_width of a piece of a string (a word of a line), without copying it out.
+std::size_t width_of(std::string_view s) {
     if (plain_ascii(s)) return s.size();
     std::size_t w = 0;
     for (std::size_t i = 0; i < s.size();) {
@@ -162,6 +164,9 @@ std::size_t display_width(const std::string& s) {
     }
     return w;
 }
+}  // namespace
+
+std::size_t display_width(const std::string& s) { return width_of(s); }
 
 std::string cut_to_width(const std::string& s, std::size_t width) {
     std::size_t w = 0, i = 0;
@@ -260,6 +265,46 @@ std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::si
         cur_w += gap + w;
     }
     if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+namespace {
+// Whether no character of s is CJK or CJK punctuation: then break_units cuts it only at its spaces,
+// as it cuts plain ASCII (the English pages: √, ·, ᵀ and — included).
+bool breaks_at_spaces_only(const std::string& s) {
+    for (std::size_t i = 0; i < s.size();) {
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        const char32_t c = next_char(s, i);
+        if (c >= 0x1100 && (is_cjk(c) || is_cjk_punctuation(c))) return false;
+    }
+    return true;
+}
+}  // namespace
+
+std::vector<std::string> fill_line(const std::string& line, std::size_t first_width, std::size_t width) {
+    if (!breaks_at_spaces_only(line)) return fill_units(break_units(line), first_width, width);
+    // The words between spaces, as break_units cuts them, joined by one space each.
+    std::vector<std::string> out;
+    std::string cur;
+    std::size_t cur_w = 0;
+    for (std::size_t i = 0; i < line.size();) {
+        if (line[i] == ' ') {
+            ++i;
+            continue;
+        }
+        const std::size_t end = std::min(line.find(' ', i), line.size());
+        const std::size_t w = width_of(std::string_view(line).substr(i, end - i));
+        const std::size_t room = out.empty() ? first_width : width;
+        if (!cur.empty() && cur_w + 1 + w > room) out.push_back(std::move(cur)), cur.clear(), cur_w = 0;
+        if (!cur.empty()) cur += ' ', ++cur_w;
+        cur.append(line, i, end - i);
+        cur_w += w;
+        i = end;
+    }
+    if (!cur.empty()) out.push_back(std::move(cur));
     return out;
 }
 

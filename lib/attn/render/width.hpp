@@ -43,6 +43,9 @@ std::vector<text_unit> break_units(const std::string& line);
 // Greedy fill of units into lines of at most `width` columns (a unit wider than that gets a line of
 // its own). The first line has `first_width` columns, the rest `width`.
 std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width, std::size_t width);
+// fill_units(break_units(line), first_width, width), the same lines; plain ASCII (most of every
+// page) is filled word by word in place, without a string per word.
+std::vector<std::string> fill_line(const std::string& line, std::size_t first_width, std::size_t width);
 
 // The text without the spaces beside CJK punctuation ("求和。 softmax" -> "求和。softmax"), where a
 // sentence was joined to the next with a space.
