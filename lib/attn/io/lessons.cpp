@@ -115,8 +115,7 @@ const std::string* lessons::find(const std::string& key) const {
     const lesson_entry* e = lesson_entry_of(own_, key);
     const bool chinese = e && std::string_view(own_->language) == "zh";
     if (!e) e = lesson_entry_of(base_, key);
-    if (!e) return nullptr;
-    file_.emplace(key, lesson_piece(e->file, e->file_size));
+    if (!e) return nullptr;  // file_of reads the file from the table again: only the linter asks
     std::string t(lesson_piece(e->text, e->text_size));
     if (chinese) t = hant::convert(t);  // Traditional when the run asked for it (hant.hpp)
     return &text_.emplace(key, std::move(t)).first->second;
@@ -151,16 +150,22 @@ std::vector<std::string> lessons::keys() const {
 
 const std::string& lessons::file_of(const std::string& key) const {
     if (!find(key)) throw error(fmt::format("lessons: no text for '{}'", key));
-    return file_.at(key);
+    const auto known = file_.find(key);
+    if (known != file_.end()) return known->second;
+    const lesson_entry* e = lesson_entry_of(own_, key);
+    if (!e) e = lesson_entry_of(base_, key);
+    if (!e) throw error(fmt::format("lessons: no file for '{}'", key));
+    return file_.emplace(key, lesson_piece(e->file, e->file_size)).first->second;
 }
 
 namespace {
 bool is_name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
-// Calls on_text for literal runs (a brace alone is literal) and on_name for each placeholder.
+// Calls on_text for literal runs (a brace alone is literal) and on_name for each placeholder, each
+// a view into t (no string per piece: a page fills hundreds of templates).
 template <class Text, class Name>
-void scan(const std::string& t, Text on_text, Name on_name) {
+void scan(std::string_view t, Text on_text, Name on_name) {
     std::size_t i = 0;
     while (i < t.size()) {
         if (t.compare(i, 2, "{{") == 0 || t.compare(i, 2, "}}") == 0) {
@@ -188,9 +193,9 @@ std::string fill(const std::string& tmpl, const vars& v, const std::string& wher
     std::string out;
     out.reserve(tmpl.size());
     scan(
-        tmpl, [&](const std::string& s) { out += s; },
-        [&](const std::string& name) {
-            auto it = v.find(name);
+        tmpl, [&](std::string_view s) { out += s; },
+        [&](std::string_view name) {
+            auto it = v.find(std::string(name));  // names are short: no allocation
             if (it == v.end())
                 throw error(fmt::format("lessons: {} uses {{{}}}, which this run does not provide", where, name));
             out += it->second;
@@ -201,7 +206,7 @@ std::string fill(const std::string& tmpl, const vars& v, const std::string& wher
 std::vector<std::string> placeholders(const std::string& tmpl) {
     std::vector<std::string> names;
     scan(
-        tmpl, [](const std::string&) {}, [&](const std::string& name) { names.push_back(name); });
+        tmpl, [](std::string_view) {}, [&](std::string_view name) { names.emplace_back(name); });
     return names;
 }
 
