@@ -50,15 +50,16 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
     while (start <= text.size()) {
         std::size_t end = text.find('\n', start);
         if (end == std::string::npos) end = text.size();
-        const std::string line = text.substr(start, end - start);
-        if (line.empty()) {
+        if (end == start) {
             flush();
             if (!logical.empty() && start < text.size()) logical.push_back(""), verbatim.push_back(true);
-        } else if (line[0] == ' ') {
+        } else if (text[start] == ' ') {
             flush();
-            logical.push_back(line), verbatim.push_back(true);
+            logical.push_back(text.substr(start, end - start)), verbatim.push_back(true);
+        } else if (para.empty()) {  // the first line of a paragraph, copied once
+            para.assign(text, start, end - start);
         } else {
-            para = join_source_lines(para, line);
+            para = join_source_lines(para, text.substr(start, end - start));
         }
         start = end + 1;
     }
@@ -84,7 +85,8 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
                                      room > hang.size() + 10 ? room - hang.size() : 10);
         for (std::size_t k = 0; k < lines.size(); ++k) out.push_back((k ? hang : lead) + lines[k]);
     }
-    for (std::size_t i = 1; i < out.size(); ++i) out[i] = indent + out[i];
+    if (!indent.empty())
+        for (std::size_t i = 1; i < out.size(); ++i) out[i].insert(0, indent);
     return out;
 }
 
@@ -202,6 +204,7 @@ std::vector<std::string> split_lines(const std::string& s) {
 }
 
 std::vector<std::string> break_line(const std::string& line, std::size_t width) {
+    if (display_width(line) <= width) return {line};  // most lines fit: no copies to break them
     std::vector<std::string> out;
     const std::size_t n = std::min(line.find_first_not_of(' '), line.size());
     const std::string hang = line.substr(0, n) + "    ";
@@ -219,7 +222,7 @@ std::vector<std::string> break_line(const std::string& line, std::size_t width) 
             before = at;
             const bool space = rest[p] == ' ', after = rest[p - 1] == '(' || rest[p - 1] == ',' || cjk;
             if (!space && !after && rest[p - 1] != '.') continue;
-            if (display_width(rest.substr(0, p)) > width) break;
+            if (display_width(std::string_view(rest).substr(0, p)) > width) break;
             const std::size_t q = rest.find_first_not_of(' ', p);
             if (q == std::string::npos) break;
             if (space || after) cut = p, next = q;

@@ -136,12 +136,16 @@ struct text_writer {
                 out.push_back(paint(label, style::label, o.color) + paint_text(ls[i], b.style));
                 continue;
             }
-            const std::string l = verbatim ? hang + ls[i] : ls[i];
-            if (l.find_first_not_of(' ') == std::string::npos) {  // a blank line between paragraphs
+            std::string l = verbatim ? hang + ls[i] : std::move(ls[i]);
+            const std::size_t text_start = l.find_first_not_of(' ');
+            if (text_start == std::string::npos) {  // a blank line between paragraphs
                 out.push_back("");
                 continue;
             }
-            const std::size_t text_start = l.find_first_not_of(' ');
+            if (!o.color || b.style == doc::tone::plain) {  // unpainted: the line as it is
+                out.push_back(std::move(l));
+                continue;
+            }
             out.push_back(l.substr(0, text_start) + paint_text(l.substr(text_start), b.style));
         }
         return out;

@@ -166,7 +166,7 @@ std::size_t width_of(std::string_view s) {
 }
 }  // namespace
 
-std::size_t display_width(const std::string& s) { return width_of(s); }
+std::size_t display_width(std::string_view s) { return width_of(s); }
 
 std::string cut_to_width(const std::string& s, std::size_t width) {
     std::size_t w = 0, i = 0;
@@ -270,41 +270,62 @@ std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::si
 
 namespace {
 // Whether no character of s is CJK or CJK punctuation: then break_units cuts it only at its spaces,
-// as it cuts plain ASCII (the English pages: √, ·, ᵀ and — included).
-bool breaks_at_spaces_only(const std::string& s) {
+// as it cuts plain ASCII (the English pages: √, ·, ᵀ and — included). `ascii` says whether it is
+// plain ASCII too (plain_ascii), when a word's width is its length.
+bool breaks_at_spaces_only(const std::string& s, bool& ascii) {
+    ascii = true;
     for (std::size_t i = 0; i < s.size();) {
-        if (static_cast<unsigned char>(s[i]) < 0x80) {
+        const unsigned char b = static_cast<unsigned char>(s[i]);
+        if (b < 0x80) {
+            ascii = ascii && b != 0x7f && (b >= 0x20 || b == '\t');
             ++i;
             continue;
         }
+        ascii = false;
         const char32_t c = next_char(s, i);
         if (c >= 0x1100 && (is_cjk(c) || is_cjk_punctuation(c))) return false;
     }
     return true;
 }
+
+// line[from, to) with each run of spaces in it made one, as fill_units joins words.
+std::string joined_words(const std::string& line, std::size_t from, std::size_t to, bool single_spaces) {
+    if (single_spaces) return line.substr(from, to - from);
+    std::string out;
+    out.reserve(to - from);
+    for (std::size_t i = from; i < to; ++i)
+        if (line[i] != ' ' || line[i - 1] != ' ') out += line[i];
+    return out;
+}
 }  // namespace
 
 std::vector<std::string> fill_line(const std::string& line, std::size_t first_width, std::size_t width) {
-    if (!breaks_at_spaces_only(line)) return fill_units(break_units(line), first_width, width);
-    // The words between spaces, as break_units cuts them, joined by one space each.
+    bool ascii = false;
+    if (!breaks_at_spaces_only(line, ascii)) return fill_units(break_units(line), first_width, width);
+    // The words between spaces, as break_units cuts them, joined by one space each: a line of the
+    // result is line[from, to) with its runs of spaces made one.
     std::vector<std::string> out;
-    std::string cur;
-    std::size_t cur_w = 0;
+    std::size_t from = 0, to = 0, cur_w = 0;
+    bool single = true;  // one space between each two words of the line being filled
     for (std::size_t i = 0; i < line.size();) {
         if (line[i] == ' ') {
             ++i;
             continue;
         }
         const std::size_t end = std::min(line.find(' ', i), line.size());
-        const std::size_t w = width_of(std::string_view(line).substr(i, end - i));
+        const std::size_t w = ascii ? end - i : width_of(std::string_view(line).substr(i, end - i));
         const std::size_t room = out.empty() ? first_width : width;
-        if (!cur.empty() && cur_w + 1 + w > room) out.push_back(std::move(cur)), cur.clear(), cur_w = 0;
-        if (!cur.empty()) cur += ' ', ++cur_w;
-        cur.append(line, i, end - i);
-        cur_w += w;
+        if (to > from && cur_w + 1 + w > room) {
+            out.push_back(joined_words(line, from, to, single));
+            to = from;
+        }
+        if (to == from) from = i, cur_w = w, single = true;
+        else
+            single = single && i == to + 1, cur_w += 1 + w;
+        to = end;
         i = end;
     }
-    if (!cur.empty()) out.push_back(std::move(cur));
+    if (to > from) out.push_back(joined_words(line, from, to, single));
     return out;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn {
@@ -16,7 +17,7 @@ namespace attn {
 // Columns of one code point: 0, 1 or 2.
 std::size_t char_width(char32_t c);
 // Columns of a UTF-8 string; ANSI escape sequences (ESC [ ... final byte) count 0.
-std::size_t display_width(const std::string& s);
+std::size_t display_width(std::string_view s);
 // The longest prefix of `s` made of whole characters that fits in `width` columns.
 std::string cut_to_width(const std::string& s, std::size_t width);
 
