@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -140,6 +141,13 @@ struct builder {
     const lessons& L;
     const view& v;
     std::vector<block> out;
+    // pytorch_vars(t), worked out at the first code line and kept for the other steps' lines.
+    mutable std::optional<vars> torch;
+
+    std::string code_line(const step& s, bool buggy) const {
+        if (!torch) torch = pytorch_vars(t);
+        return pytorch_line(t, L, s, buggy, *torch);
+    }
 
     void add(block b) { out.push_back(std::move(b)); }
     void labelled(kind k, const std::string& label_key, const std::string& text, tone st) {
@@ -344,7 +352,7 @@ struct builder {
         const std::string form = cap && qk ? ".formula_both" : cap ? ".formula_softcap" : qk ? ".formula_qk_norm" : "";
         const std::string formula = !form.empty() && L.has(key + form) ? key + form : key + ".formula";
         labelled(kind::formula, "formula", L.text(formula, sv), tone::formula);
-        labelled(kind::code, "pytorch", pytorch_line(t, L, s), tone::code);
+        labelled(kind::code, "pytorch", code_line(s, false), tone::code);
         if (!s.brief) labelled(kind::shape, "shape", shape_text(s, L), tone::bold);
         add(gap());
         if (s.brief) {
@@ -603,7 +611,7 @@ struct builder {
 
 document walkthrough(const trace& t, const lessons& L, const view& v) {
     document d = new_document("attn-explain " + t.lessons, L, v);
-    builder b{t, L, v, {}};
+    builder b{t, L, v, {}, std::nullopt};
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
         if (i == 0) b.banner_block("attn-explain " + t.lessons);
@@ -625,7 +633,7 @@ document walkthrough(const trace& t, const lessons& L, const view& v) {
 
 document mistake_document(const trace& t, const lessons& L, const view& v) {
     document d = new_document("attn-explain mistake " + t.mistake.id, L, v);
-    builder b{t, L, v, {}};
+    builder b{t, L, v, {}, std::nullopt};
     const vars mv = step_vars(t, t.steps.back());
     b.banner_block("attn-explain mistake " + t.mistake.id);
     b.mistake_intro(mv);
@@ -639,7 +647,7 @@ document mistake_document(const trace& t, const lessons& L, const view& v) {
     for (const step& s : t.mistake.buggy()) {
         const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
         b.add(heading(L.raw(key + ".title")));
-        b.labelled(kind::code, "pytorch", pytorch_line(t, L, s, true), tone::code);
+        b.labelled(kind::code, "pytorch", b.code_line(s, true), tone::code);
         b.labelled(kind::shape, "buggy", shape_text(s, L), tone::error);
         b.add(gap());
         b.side_by_side(t.mistake.groups[0], s);

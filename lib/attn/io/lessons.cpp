@@ -182,7 +182,8 @@ void scan(std::string_view t, Text on_text, Name on_name) {
                 continue;
             }
         }
-        const std::size_t next = std::min(t.find_first_of("{}", i + 1), t.size());  // a literal run
+        std::size_t next = i + 1;  // a literal run, to the next brace (find_first_of calls memchr a byte)
+        while (next < t.size() && t[next] != '{' && t[next] != '}') ++next;
         on_text(t.substr(i, next - i));
         i = next;
     }

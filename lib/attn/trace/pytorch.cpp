@@ -219,8 +219,12 @@ vars pytorch_vars(const trace& t) {
 }
 
 std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy) {
+    return pytorch_line(t, L, s, buggy, pytorch_vars(t));
+}
+
+std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy, const vars& torch) {
     vars v = step_vars(t, t.has(s.id) && buggy ? t.at(s.id) : s);
-    for (auto& [k, x] : pytorch_vars(t)) v[k] = x;
+    for (const auto& [k, x] : torch) v[k] = x;
     if (buggy && t.has_mistake) {
         const std::string own = "mistake." + t.mistake.id + ".pytorch_" + s.id;
         if (L.has(own)) return L.text(own, v);

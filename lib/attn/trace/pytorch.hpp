@@ -47,6 +47,8 @@ vars pytorch_vars(const trace& t);
 // its `pytorch_none` key). A mistake's buggy step reads "mistake.<id>.pytorch_<step id>" when the
 // lessons have it.
 std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy = false);
+// The same with pytorch_vars(t) given: a page of many steps works them out once.
+std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy, const vars& torch);
 // The summary's code (table `key`, e.g. "summary" or "heads.summary"): the fused call that
 // reproduces the whole run (SDPA for one head, nn.MultiheadAttention for `heads`).
 std::string summary_pytorch(const trace& t, const lessons& L, const std::string& key);
