@@ -57,7 +57,7 @@ std::string alignment_note(const trace& t, const lessons& L) {
 }  // namespace
 
 std::string step_note(const trace& t, const lessons& L, const step& s) {
-    const vars v = step_vars(t, s);
+    const step_values v(t, s);
     std::string note_key = lesson_key(t, s) + ".note";
     // The causal note of cross-attention, worded for the run's alignment.
     bool aligned = false;
@@ -67,7 +67,7 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
         note_key += "_cross_" + std::string(t.config.align == causal_align::bottom_right ? "bottom_right" : "top_left");
         aligned = true;
     }
-    std::string note = L.text(note_key, v);
+    std::string note = v.text(L, note_key);
     // Elsewhere (heads, sparse patterns) causal and the patterns need the alignment said.
     if (s.is(step_id::masked_scores) && t.config.cross() && t.config.keys() != t.config.seq_len && !aligned &&
         t.config.pattern.kind != pattern_kind::none)
@@ -76,15 +76,15 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
     // stacking_values), and BigBird's rand only under bigbird.
     if (s.values.count("stack") && L.has(lesson_key(t, s) + ".stack_try")) {  // grad keeps its own note
         const std::string key = lesson_key(t, s) + ".stack_" + s.values.at("stack");
-        if (L.has(key)) note += "\n" + L.text(key, v);
-        note += "\n" + L.text(lesson_key(t, s) + ".stack_try", v);
+        if (L.has(key)) note += "\n" + v.text(L, key);
+        note += "\n" + v.text(L, lesson_key(t, s) + ".stack_try");
         if (t.config.pattern.kind == pattern_kind::bigbird)
-            note += "\n" + L.text(lesson_key(t, s) + ".bigbird_rand", v);
+            note += "\n" + v.text(L, lesson_key(t, s) + ".bigbird_rand");
     }
     // The weights: every row sums to 1, except the fully masked rows, which say what they hold.
     if ((lesson_key(t, s) == "step.weights" || lesson_key(t, s) == "heads.weights") && s.value.size() > 0) {
         const empty_rows_info e = empty_rows(s.value);
-        vars w = v;
+        vars w = step_vars(t, s);
         // The trace's own figure (summed in the run's dtype) leaves NaN rows out; zero rows would count
         // as an error of 1, so without them the sum is taken here, over the rows with a key.
         if (!w.count("row_sum_error") || (!e.rows.empty() && !e.nan))
@@ -100,21 +100,21 @@ std::string step_note(const trace& t, const lessons& L, const step& s) {
                                          : "step.weights.sums_zero";
         note += "\n" + L.text(key, w);
     }
-    if (s.is(step_id::X)) note += "\n\n" + L.text("step.X.origin_" + t.values.at("x_origin"), v);
+    if (s.is(step_id::X)) note += "\n\n" + v.text(L, "step.X.origin_" + t.values.at("x_origin"));
     if (s.values.count("scale_check"))
-        note += "\n" + L.text("step.scaled_scores.check_" + s.values.at("scale_check"), v);
+        note += "\n" + v.text(L, "step.scaled_scores.check_" + s.values.at("scale_check"));
     if (s.values.count("peak_scaled"))  // what the scale changes on this run, measured
         note +=
-            "\n" + L.text(t.config.d_k == 1 ? "step.scaled_scores.saturation_one" : "step.scaled_scores.saturation", v);
+            "\n" + v.text(L, t.config.d_k == 1 ? "step.scaled_scores.saturation_one" : "step.scaled_scores.saturation");
     // heads --init xavier is nn.MultiheadAttention's own init (trace/inputs.cpp), W_O included.
     const bool mha_init = t.config.multihead && t.config.init == init_kind::xavier && t.config.load_dir.empty();
     if (s.is(step_id::W_Q) || s.is(step_id::W_K) || s.is(step_id::W_V) || (s.is(step_id::W_O) && mha_init))
         note += "\n\n" +
-            L.text(std::string("step.W_Q.init_") +
+            v.text(L,
+                   std::string("step.W_Q.init_") +
                        (!t.config.load_dir.empty() ? "loaded"
                             : mha_init             ? "mha"
-                                                   : name_of(t.config.init)),
-                   v);
+                                                   : name_of(t.config.init)));
     return note;
 }
 
@@ -149,7 +149,10 @@ struct builder {
         return pytorch_line(t, L, s, buggy, *torch);
     }
 
-    void add(block b) { out.push_back(std::move(b)); }
+    void add(block b) {
+        if (out.capacity() == 0) out.reserve(16);  // a page's blocks, moved once rather than at each growth
+        out.push_back(std::move(b));
+    }
     void labelled(kind k, const std::string& label_key, const std::string& text, tone st) {
         add(field(k, L.raw("label." + label_key), text, st));
     }
@@ -345,19 +348,19 @@ struct builder {
     }
 
     void step_page(const step& s, std::size_t number, std::size_t total) {
-        const vars sv = step_vars(t, s);
+        const step_values sv(t, s);
         const std::string key = lesson_key(t, s);
         add(heading(step_heading(s, number, total)));
         const bool cap = t.config.softcap > 0, qk = t.config.qk_norm;  // the logit-control forms
         const std::string form = cap && qk ? ".formula_both" : cap ? ".formula_softcap" : qk ? ".formula_qk_norm" : "";
         const std::string formula = !form.empty() && L.has(key + form) ? key + form : key + ".formula";
-        labelled(kind::formula, "formula", L.text(formula, sv), tone::formula);
+        labelled(kind::formula, "formula", sv.text(L, formula), tone::formula);
         labelled(kind::code, "pytorch", code_line(s, false), tone::code);
         if (!s.brief) labelled(kind::shape, "shape", shape_text(s, L), tone::bold);
         add(gap());
         if (s.brief) {
-            labelled(kind::note, "note", L.text(key + ".brief", sv), tone::plain);
-            labelled(kind::pitfall, "pitfall", L.text(key + ".pitfall", sv), tone::warn);
+            labelled(kind::note, "note", sv.text(L, key + ".brief"), tone::plain);
+            labelled(kind::pitfall, "pitfall", sv.text(L, key + ".pitfall"), tone::warn);
             mistake_panel(s.id);
             return;
         }
@@ -384,7 +387,7 @@ struct builder {
             add(gap());
         }
         labelled(kind::note, "note", step_note(t, L, s), tone::plain);
-        labelled(kind::pitfall, "pitfall", L.text(key + ".pitfall", sv), tone::warn);
+        labelled(kind::pitfall, "pitfall", sv.text(L, key + ".pitfall"), tone::warn);
         mistake_panel(s.id);
     }
 

@@ -140,6 +140,10 @@ const std::string& lessons::raw(const std::string& key) const {
 
 std::string lessons::text(const std::string& key, const vars& v) const { return fill(raw(key), v, key); }
 
+std::string lessons::text_layers(const std::string& key, std::initializer_list<const vars*> layers) const {
+    return fill_layers(raw(key), layers, key);
+}
+
 std::vector<std::string> lessons::keys() const {
     std::set<std::string> all;
     for (const auto& kv : text_) all.insert(kv.first);
@@ -191,15 +195,24 @@ void scan(std::string_view t, Text on_text, Name on_name) {
 }  // namespace
 
 std::string fill(const std::string& tmpl, const vars& v, const std::string& where) {
+    return fill_layers(tmpl, {&v}, where);
+}
+
+std::string fill_layers(const std::string& tmpl, std::initializer_list<const vars*> layers, const std::string& where) {
     std::string out;
     out.reserve(tmpl.size());
     scan(
         tmpl, [&](std::string_view s) { out += s; },
         [&](std::string_view name) {
-            auto it = v.find(std::string(name));  // names are short: no allocation
-            if (it == v.end())
-                throw error(fmt::format("lessons: {} uses {{{}}}, which this run does not provide", where, name));
-            out += it->second;
+            const std::string key(name);  // names are short: no allocation
+            for (const vars* v : layers) {
+                const auto it = v->find(key);
+                if (it != v->end()) {
+                    out += it->second;
+                    return;
+                }
+            }
+            throw error(fmt::format("lessons: {} uses {{{}}}, which this run does not provide", where, name));
         });
     return out;
 }

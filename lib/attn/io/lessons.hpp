@@ -2,6 +2,7 @@
 // Every string is addressed by a dotted key ("step.scores.note"); placeholders such as {d_k}
 // are filled with the run's real numbers. `{{` and `}}` stand for literal braces.
 #pragma once
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -34,6 +35,8 @@ public:
     const std::string& raw(const std::string& key) const;
     // The template with its placeholders filled from `v`.
     std::string text(const std::string& key, const vars& v = {}) const;
+    // The same with each placeholder taken from the first of `layers` that has it (fill_layers).
+    std::string text_layers(const std::string& key, std::initializer_list<const vars*> layers) const;
     std::vector<std::string> keys() const;
     // Which file each key came from (for the content linter test).
     const std::string& file_of(const std::string& key) const;
@@ -60,6 +63,10 @@ std::string value_named(const lessons& L, const std::vector<std::string>& values
 
 // Fills {name} placeholders; throws attn::error if a name has no value.
 std::string fill(const std::string& tmpl, const vars& v, const std::string& where = "lesson text");
+// fill() with each name looked up in `layers` in turn, the first map that has it giving its value:
+// a step's values over the run's, without copying both into one map for every text of a page.
+std::string fill_layers(const std::string& tmpl, std::initializer_list<const vars*> layers,
+                        const std::string& where = "lesson text");
 // The placeholder names used in a template, in order of appearance.
 std::vector<std::string> placeholders(const std::string& tmpl);
 // The languages embedded in the binary ("en", ...).

@@ -223,16 +223,15 @@ std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool b
 }
 
 std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy, const vars& torch) {
-    vars v = step_vars(t, t.has(s.id) && buggy ? t.at(s.id) : s);
-    for (const auto& [k, x] : torch) v[k] = x;
+    const step_values v(t, t.has(s.id) && buggy ? t.at(s.id) : s);  // torch's names over the step's
     if (buggy && t.has_mistake) {
         const std::string own = "mistake." + t.mistake.id + ".pytorch_" + s.id;
-        if (L.has(own)) return L.text(own, v);
+        if (L.has(own)) return v.text(L, own, torch);
     }
     const std::string key = t.has(s.id) ? lesson_key(t, t.at(s.id)) : lesson_key(t, s);
-    if (s.is(step_id::masked_scores) && v["blocked"].empty() && L.has(key + ".pytorch_none"))
-        return L.text(key + ".pytorch_none", v);
-    return L.text(key + ".pytorch", v);
+    if (s.is(step_id::masked_scores) && torch.at("blocked").empty() && L.has(key + ".pytorch_none"))
+        return v.text(L, key + ".pytorch_none", torch);
+    return v.text(L, key + ".pytorch", torch);
 }
 
 std::string summary_pytorch(const trace& t, const lessons& L, const std::string& key) {

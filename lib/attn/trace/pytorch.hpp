@@ -47,6 +47,22 @@ vars pytorch_vars(const trace& t);
 // its `pytorch_none` key). A mistake's buggy step reads "mistake.<id>.pytorch_<step id>" when the
 // lessons have it.
 std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy = false);
+// step_vars(t, s) without copying the maps it merges into one: a text looks each name up in
+// `over` (when given), the mistake's id and values, the step's values, then the run's.
+class step_values {
+public:
+    step_values(const trace& t, const step& s) : t_(t), s_(s) {
+        if (t.has_mistake) id_["mistake"] = t.mistake.id;
+    }
+    std::string text(const lessons& L, const std::string& key, const vars& over = {}) const {
+        return L.text_layers(key, {&over, &id_, t_.has_mistake ? &t_.mistake.values : &id_, &s_.values, &t_.values});
+    }
+
+private:
+    const trace& t_;
+    const step& s_;
+    vars id_;  // {"mistake": its id} when the run has one
+};
 // The same with pytorch_vars(t) given: a page of many steps works them out once.
 std::string pytorch_line(const trace& t, const lessons& L, const step& s, bool buggy, const vars& torch);
 // The summary's code (table `key`, e.g. "summary" or "heads.summary"): the fused call that
