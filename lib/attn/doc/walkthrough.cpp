@@ -347,10 +347,12 @@ struct builder {
                        {"title", L.raw(lesson_key(t, s) + ".title")}});
     }
 
-    void step_page(const step& s, std::size_t number, std::size_t total) {
+    // The page of step `s`; returns its heading, the page's title.
+    std::string step_page(const step& s, std::size_t number, std::size_t total) {
         const step_values sv(t, s);
         const std::string key = lesson_key(t, s);
-        add(heading(step_heading(s, number, total)));
+        std::string title = step_heading(s, number, total);
+        add(heading(title));
         const bool cap = t.config.softcap > 0, qk = t.config.qk_norm;  // the logit-control forms
         const std::string form = cap && qk ? ".formula_both" : cap ? ".formula_softcap" : qk ? ".formula_qk_norm" : "";
         const std::string formula = !form.empty() && L.has(key + form) ? key + form : key + ".formula";
@@ -362,7 +364,7 @@ struct builder {
             labelled(kind::note, "note", sv.text(L, key + ".brief"), tone::plain);
             labelled(kind::pitfall, "pitfall", sv.text(L, key + ".pitfall"), tone::warn);
             mistake_panel(s.id);
-            return;
+            return title;
         }
         for (const named_matrix& e : s.extras)
             if (e.label != "row_sums") {
@@ -389,6 +391,7 @@ struct builder {
         labelled(kind::note, "note", step_note(t, L, s), tone::plain);
         labelled(kind::pitfall, "pitfall", sv.text(L, key + ".pitfall"), tone::warn);
         mistake_panel(s.id);
+        return title;
     }
 
     // ---- mistakes ------------------------------------------------------------------------
@@ -618,8 +621,8 @@ document walkthrough(const trace& t, const lessons& L, const view& v) {
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
         if (i == 0) b.banner_block("attn-explain " + t.lessons);
-        b.step_page(t.steps[i], i + 1, total);
-        d.pages.push_back(b.take(t.steps[i].id, b.step_heading(t.steps[i], i + 1, total)));
+        std::string title = b.step_page(t.steps[i], i + 1, total);
+        d.pages.push_back(b.take(t.steps[i].id, std::move(title)));
     }
     if (!t.gradcheck.empty()) {
         b.gradcheck_page();
