@@ -94,7 +94,9 @@ bool locale_is_utf8(const language_env& env) {
 }
 
 const lessons& lessons::embedded(const std::string& language) {
-    static std::map<std::string, lessons> cache;
+    // Never destroyed: freeing every text read at exit only costs a short run its time
+    // (tests/bench/startup.sh).
+    static std::map<std::string, lessons>& cache = *new std::map<std::string, lessons>;
     auto it = cache.find(language);
     if (it != cache.end()) return it->second;
     const lesson_table* own = lesson_table_of(language);

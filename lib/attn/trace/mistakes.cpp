@@ -1095,7 +1095,8 @@ std::vector<mistake_info> build_catalogue() {
 }  // namespace
 
 const std::vector<mistake_info>& mistake_catalogue() {
-    static const std::vector<mistake_info> all = build_catalogue();
+    // Never destroyed, as lessons::embedded's cache: a process that is ending need not free it.
+    static const std::vector<mistake_info>& all = *new std::vector<mistake_info>(build_catalogue());
     return all;
 }
 
