@@ -432,7 +432,7 @@ std::vector<std::string> render_text(const doc::document& d, const text_options&
     for (const doc::page& p : d.pages) {
         std::string out;
         for (const block& b : p.blocks)
-            for (const auto& l : w.render(b)) out += l + "\n";
+            for (const auto& l : w.render(b)) out.append(l).push_back('\n');  // no copy of each line
         pages.push_back(std::move(out));
     }
     return pages;

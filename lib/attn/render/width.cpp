@@ -270,18 +270,13 @@ std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::si
 
 namespace {
 // Whether no character of s is CJK or CJK punctuation: then break_units cuts it only at its spaces,
-// as it cuts plain ASCII (the English pages: √, ·, ᵀ and — included). `ascii` says whether it is
-// plain ASCII too (plain_ascii), when a word's width is its length.
-bool breaks_at_spaces_only(const std::string& s, bool& ascii) {
-    ascii = true;
+// as it cuts plain ASCII (the English pages: √, ·, ᵀ and — included).
+bool breaks_at_spaces_only(const std::string& s) {
     for (std::size_t i = 0; i < s.size();) {
-        const unsigned char b = static_cast<unsigned char>(s[i]);
-        if (b < 0x80) {
-            ascii = ascii && b != 0x7f && (b >= 0x20 || b == '\t');
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
             ++i;
             continue;
         }
-        ascii = false;
         const char32_t c = next_char(s, i);
         if (c >= 0x1100 && (is_cjk(c) || is_cjk_punctuation(c))) return false;
     }
@@ -300,8 +295,7 @@ std::string joined_words(const std::string& line, std::size_t from, std::size_t 
 }  // namespace
 
 std::vector<std::string> fill_line(const std::string& line, std::size_t first_width, std::size_t width) {
-    bool ascii = false;
-    if (!breaks_at_spaces_only(line, ascii)) return fill_units(break_units(line), first_width, width);
+    if (!breaks_at_spaces_only(line)) return fill_units(break_units(line), first_width, width);
     // The words between spaces, as break_units cuts them, joined by one space each: a line of the
     // result is line[from, to) with its runs of spaces made one.
     std::vector<std::string> out;
@@ -312,8 +306,13 @@ std::vector<std::string> fill_line(const std::string& line, std::size_t first_wi
             ++i;
             continue;
         }
-        const std::size_t end = std::min(line.find(' ', i), line.size());
-        const std::size_t w = ascii ? end - i : width_of(std::string_view(line).substr(i, end - i));
+        std::size_t end = i;  // the word's end, and whether it is plain ASCII (its width its length)
+        bool plain = true;
+        for (; end < line.size() && line[end] != ' '; ++end) {
+            const unsigned char b = static_cast<unsigned char>(line[end]);
+            plain = plain && b < 0x7f && (b >= 0x20 || b == '\t');
+        }
+        const std::size_t w = plain ? end - i : width_of(std::string_view(line).substr(i, end - i));
         const std::size_t room = out.empty() ? first_width : width;
         if (to > from && cur_w + 1 + w > room) {
             out.push_back(joined_words(line, from, to, single));
