@@ -160,7 +160,7 @@ const std::string& lessons::file_of(const std::string& key) const {
     if (known != file_.end()) return known->second;
     const lesson_entry* e = lesson_entry_of(own_, key);
     if (!e) e = lesson_entry_of(base_, key);
-    if (!e) throw error(fmt::format("lessons: no file for '{}'", key));
+    if (!e) throw error(fmt::format("lessons: no text for '{}'", key));
     return file_.emplace(key, lesson_piece(e->file, e->file_size)).first->second;
 }
 
