@@ -227,7 +227,8 @@ const std::map<std::string, std::vector<std::string>>& commands_by_topic() {
         {"logits", {"step --qk-norm", "step --softcap", "heads --qk-norm", "heads --softcap"}},
         {"parallel", {"parallel"}},
         {"sparse",
-         {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask"}},
+         {"mask --mask", "flash --mask", "kv-cache --mask window:", "step --mask", "heads --mask", "cost --mask",
+          "variant nsa"}},
     };
     return m;
 }
