@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -292,4 +293,26 @@ TEST_CASE("kernels: V on any address gives the same numbers; the aligned allocat
     }
     CHECK(k::tuned_options(64).block_rows == 64);
     CHECK(k::tuned_options(128).block_rows == 96);
+}
+
+TEST_CASE("kernels: full's kept n×n block gives the same numbers on every call, any size, any thread",
+          "[kernels][full]") {
+    // The block is kept from one call to the next of the same size, and freed for another size;
+    // two threads at once never share it. Every call's output is the first call's, bit for bit.
+    const inputs big = make_inputs(300, 16, 4), small = make_inputs(120, 16, 5);
+    const std::vector<float> first = run(k::impl::full, big), first_small = run(k::impl::full, small);
+    CHECK(max_diff(first, run(k::impl::reference, big)) < 1e-5);
+    for (int round = 0; round < 3; ++round) {
+        CHECK(run(k::impl::full, big) == first);
+        CHECK(run(k::impl::full, small) == first_small);
+    }
+    std::vector<float> a, b;
+    std::thread other([&] { a = run(k::impl::full, big); });
+    b = run(k::impl::full, big);
+    other.join();
+    CHECK(a == first);
+    CHECK(b == first);
+    k::stats st;
+    run(k::impl::full, big, {}, &st);
+    CHECK(st.extra_bytes == (300 * 300 + 300 * 16) * 4);  // still counted while in use
 }

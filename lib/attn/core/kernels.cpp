@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <functional>
 #include <thread>
@@ -53,28 +54,72 @@ private:
     std::atomic<std::size_t> current_{0}, peak_{0};
 };
 
+// One large block kept from a call to the next: full's n×n scores. A fresh 64 MiB block (n = 4096)
+// costs the kernel zeroing every page at first touch, 64 MiB of memory traffic beside the 64 MiB
+// of scores written back, and on a machine whose memory bandwidth is shared that alone made full
+// 1.2 to 2 times tiled's time. Kept, as a framework's caching allocator keeps a freed block for
+// the next tensor of its size (PyTorch on a GPU does), the repeated call reuses the pages; the
+// first call pays for them. One block at most, of the last size asked for: a call of another size
+// frees it. Taken out while in use, so two threads never share it.
+class kept_block {
+public:
+    static float* take(std::size_t size) {
+        std::lock_guard<std::mutex> lock(slot().mutex);
+        float* p = slot().data;
+        if (p && slot().size == size) {
+            slot().data = nullptr;
+            return p;
+        }
+        std::free(p);  // another size: not kept any longer
+        slot().data = nullptr;
+        return nullptr;
+    }
+    static void give_back(float* p, std::size_t size) {
+        std::lock_guard<std::mutex> lock(slot().mutex);
+        std::free(slot().data);
+        slot().data = p;
+        slot().size = size;
+    }
+
+private:
+    struct kept {
+        std::mutex mutex;
+        float* data = nullptr;
+        std::size_t size = 0;
+    };
+    static kept& slot() {
+        static kept* k = new kept;  // never destroyed: a process that is ending need not free it
+        return *k;
+    }
+};
+
 // A scratch buffer of `count` floats, counted by the meter, starting on a 64-byte cache line (a row
 // of 16 floats then never straddles two lines, which would slow every second load of the products).
 // A large one (full's n×n scores) is asked to be backed by 2 MiB pages where Linux offers them
 // (madvise): its first touch then costs 32 page faults at n = 4096, not 16384 (a third of the
 // kernel's time). `zeroed`: filled with 0 (a kernel that writes every entry first passes false).
+// `kept`: the block is kept for the next kept scratch of the same size (see kept_block).
 class scratch {
 public:
-    scratch(scratch_meter& meter, std::size_t count, bool zeroed = true)
-        : bytes_(count * sizeof(float)), meter_(&meter) {
+    scratch(scratch_meter& meter, std::size_t count, bool zeroed = true, bool kept = false)
+        : bytes_(count * sizeof(float)), meter_(&meter), kept_(kept) {
         const std::size_t align = bytes_ >= (std::size_t{4} << 20) ? std::size_t{2} << 20 : 64;
         const std::size_t size = (std::max<std::size_t>(bytes_, 1) + align - 1) / align * align;
-        data_ = static_cast<float*>(std::aligned_alloc(align, size));
+        if (kept_) data_ = kept_block::take(size);
+        if (!data_) data_ = static_cast<float*>(std::aligned_alloc(align, size));
         if (!data_) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
         if (align > 64) madvise(data_, size, MADV_HUGEPAGE);  // a hint: ignored where not supported
 #endif
         if (zeroed) std::memset(data_, 0, size);
         meter_->add(bytes_);
+        size_ = size;
     }
     ~scratch() {
         meter_->sub(bytes_);
-        std::free(data_);
+        if (kept_) kept_block::give_back(data_, size_);
+        else
+            std::free(data_);
     }
     scratch(const scratch&) = delete;
     scratch& operator=(const scratch&) = delete;
@@ -82,8 +127,9 @@ public:
 
 private:
     float* data_ = nullptr;
-    std::size_t bytes_;
+    std::size_t bytes_, size_ = 0;
     scratch_meter* meter_;
+    bool kept_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -891,7 +937,7 @@ void full(const float* q, const float* k, const float* v, float* out, std::size_
         const std::size_t blocks = (n + Br - 1) / Br;
         const gemm_fn gemm = pick_gemm(best_isa(opt.max_isa));
         const softmax_rows_fn softmax_rows = pick_softmax_rows(best_isa(opt.max_isa));
-        scratch kt(meter, d * n, false), scores(meter, n * n, false);  // every entry written first
+        scratch kt(meter, d * n, false), scores(meter, n * n, false, true);  // every entry written first
         full_pack_kt(k, kt.data(), n, d, Bc);
         const bool packed = pack_v(d);
         scratch vp(meter, packed ? n * d : 0, false);
