@@ -92,6 +92,34 @@ TEST_CASE("wrap fits Chinese text to the width by display columns", "[width]") {
     CHECK(joined.find("6|4") == std::string::npos);
 }
 
+TEST_CASE("a short bracketed group such as a shape stays on one line", "[width]") {
+    // English (filled word by word) and Chinese (filled by units): at every width, "(2, 512, 256)"
+    // and "[2, 512, 256]" are never cut, no line is wider than the width, and nothing is lost.
+    const std::string en = "answer with a shape such as (2, 512, 256), 2x512x256, [2, 512, 256] or (12,)";
+    const std::string zh = "请写一个形状，例如 (2, 512, 256)、2x512x256、[2, 512, 256] 或 (12,)";
+    for (const std::string& text : {en, zh})
+        for (std::size_t width = 16; width <= 60; ++width) {
+            const auto lines = attn::fill_line(text, width, width);
+            std::string joined;
+            for (const auto& l : lines) {
+                INFO(width << ": " << l);
+                CHECK(display_width(l) <= width);
+                for (const std::string open : {"(2,", "[2,", "(2, 512,", "[2, 512,"}) {  // no line ends inside
+                    const bool ends_inside = l.size() >= open.size() && l.substr(l.size() - open.size()) == open;
+                    CHECK_FALSE(ends_inside);
+                }
+                joined += (joined.empty() ? "" : "|") + l;
+            }
+            CHECK(joined.find("(2, 512, 256)") != std::string::npos);
+            CHECK(joined.find("[2, 512, 256]") != std::string::npos);
+        }
+    // A group wider than the line, or than 16 columns, breaks between its words as before.
+    const auto narrow = attn::fill_line("see (2, 512, 256)", 8, 8);
+    for (const auto& l : narrow) CHECK(display_width(l) <= 8);
+    const auto wide = attn::fill_line("a long tuple (batch, heads, seq, d_head) here", 30, 30);
+    CHECK(wide[0] == "a long tuple (batch, heads,");
+}
+
 TEST_CASE("source lines of a Chinese paragraph join without a space", "[width]") {
     CHECK(attn::join_source_lines("注意力", "权重") == "注意力权重");
     CHECK(attn::join_source_lines("注意力", "weights") == "注意力 weights");

@@ -246,15 +246,52 @@ std::vector<text_unit> break_units(const std::string& line) {
     return units;
 }
 
+namespace {
+// A short bracketed group, "(2, 512, 256)" or "[B, n, d]", is kept on one line: a break inside it
+// reads as two shapes. The group is the words from one that opens with ( or [ to the one that
+// closes it, at most max_group columns; a wider one, or one wider than the line, breaks as words do.
+constexpr std::size_t max_group = 16;
+
+char closing_of(char open) { return open == '(' ? ')' : open == '[' ? ']' : 0; }
+
+// The width of the group that starts at units[k] (its words and the single spaces between them),
+// or 0 when units[k] opens no short group.
+std::size_t group_width(const std::vector<text_unit>& units, std::size_t k) {
+    const char close = units[k].text.empty() ? 0 : closing_of(units[k].text[0]);
+    if (!close || units[k].text.find(close) != std::string::npos) return 0;
+    std::size_t w = display_width(units[k].text);
+    for (std::size_t j = k + 1; j < units.size() && w <= max_group; ++j) {
+        if (units[j].text.find_first_of("([") != std::string::npos) return 0;
+        w += (units[j].space_before ? 1 : 0) + display_width(units[j].text);
+        if (units[j].text.find(close) != std::string::npos) return w <= max_group ? w : 0;
+    }
+    return 0;
+}
+
+// The same over a line of plain words: the end of the group that opens at line[i], or i.
+std::size_t group_end(const std::string& line, std::size_t i, std::size_t word_end) {
+    const char close = closing_of(line[i]);
+    if (!close || line.find(close, i) < word_end) return i;
+    const std::size_t at = line.find(close, word_end);
+    if (at == std::string::npos || at - i >= max_group) return i;
+    if (line.find_first_of("([", i + 1) < at) return i;
+    const std::size_t end = line.find(' ', at);
+    return end == std::string::npos ? line.size() : end;
+}
+}  // namespace
+
 std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::size_t first_width, std::size_t width) {
     std::vector<std::string> out;
     std::string cur;
     std::size_t cur_w = 0;
-    for (const text_unit& u : units) {
+    for (std::size_t k = 0; k < units.size(); ++k) {
+        const text_unit& u = units[k];
         const std::size_t w = display_width(u.text);
         const std::size_t gap = u.space_before && !cur.empty() ? 1 : 0;
         const std::size_t room = out.empty() ? first_width : width;
-        if (!cur.empty() && cur_w + gap + w > room) {
+        const std::size_t group = cur.empty() ? 0 : group_width(units, k);
+        const bool keep_group = group > 0 && group <= width && cur_w + gap + group > room;
+        if (!cur.empty() && (keep_group || cur_w + gap + w > room)) {
             out.push_back(cur);
             cur = u.text;
             cur_w = w;
@@ -314,7 +351,11 @@ std::vector<std::string> fill_line(const std::string& line, std::size_t first_wi
         }
         const std::size_t w = plain ? end - i : width_of(std::string_view(line).substr(i, end - i));
         const std::size_t room = out.empty() ? first_width : width;
-        if (to > from && cur_w + 1 + w > room) {
+        // a short group "(2, 512, 256)" that would not fit the rest of this line starts the next
+        const std::size_t gend = to > from ? group_end(line, i, end) : i;
+        const std::size_t group = gend > i ? width_of(std::string_view(line).substr(i, gend - i)) : 0;
+        const bool keep_group = group > 0 && group <= width && cur_w + 1 + group > room;
+        if (to > from && (keep_group || cur_w + 1 + w > room)) {
             out.push_back(joined_words(line, from, to, single));
             to = from;
         }
