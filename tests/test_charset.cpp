@@ -43,7 +43,12 @@ TEST_CASE("charset: the locale's codeset, from LC_ALL, LC_CTYPE, then LANG", "[c
     CHECK(of_locale(charset_env(nullptr, nullptr, "zh_TW.Big5@latin")) == "Big5");
     CHECK(of_locale(charset_env("zh_CN.GBK", nullptr, "zh_CN.UTF-8")) == "GBK");
     CHECK(of_locale(charset_env("", "zh_HK.BIG5-HKSCS", "zh_CN.UTF-8")) == "BIG5-HKSCS");
-    CHECK(of_locale(charset_env(nullptr, nullptr, "C.UTF-8")) == "UTF-8");  // generated: nl_langinfo
+    CHECK(of_locale(charset_env(nullptr, nullptr, "C.UTF-8")) == "UTF-8");
+    // A name that says UTF-8 is UTF-8, generated or not, in any spelling (no locale loaded).
+    CHECK(of_locale(charset_env(nullptr, nullptr, "xx_YY.utf8")) == "UTF-8");
+    CHECK(of_locale(charset_env(nullptr, "zh_CN.Utf-8@cjk", nullptr)) == "UTF-8");
+    CHECK(of_locale(charset_env(nullptr, nullptr, "xx_YY.ISO-8859-15@euro")) == "ISO-8859-15");
+    CHECK(of_locale(charset_env(nullptr, nullptr, "POSIX")).empty());
     CHECK(of_locale(charset_env(nullptr, nullptr, "C")).empty());
     CHECK(of_locale(charset_env(nullptr, nullptr, nullptr)).empty());
     CHECK(of_locale(charset_env(nullptr, nullptr, "zh_CN")).empty());

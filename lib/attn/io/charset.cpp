@@ -76,16 +76,22 @@ std::string of_locale(const language_env& env) {
             break;
         }
     if (!name) return "";
+    // A name that says UTF-8 ("C.UTF-8", "zh_CN.utf8@cjk") means UTF-8 whether the system has that
+    // locale or not: no need to load it (newlocale reads locale.alias and the locale's LC_CTYPE, a
+    // quarter of `--version`'s instructions and five system calls).
+    const std::string_view spelled(name);
+    const std::size_t dot = spelled.find('.');
+    if (dot != std::string_view::npos &&
+        is_utf8(std::string(spelled.substr(dot + 1, spelled.find('@', dot) - dot - 1))))
+        return "UTF-8";
     if (locale_t loc = newlocale(LC_CTYPE_MASK, name, static_cast<locale_t>(nullptr))) {
         const std::string codeset = nl_langinfo_l(CODESET, loc);
         freelocale(loc);
         return codeset == "ANSI_X3.4-1968" ? "" : codeset;  // C and POSIX
     }
-    std::string n = name;
-    const std::size_t dot = n.find('.');
-    if (dot == std::string::npos) return "";
-    n = n.substr(dot + 1);
-    return n.substr(0, n.find('@'));
+    if (dot == std::string_view::npos) return "";
+    const std::string_view codeset = spelled.substr(dot + 1);
+    return std::string(codeset.substr(0, codeset.find('@')));
 }
 
 bool is_utf8(const std::string& codeset) { return charset_key(codeset) == "UTF8"; }
