@@ -111,16 +111,26 @@ const lessons& lessons::embedded(const std::string& language) {
     return cache.emplace(language, std::move(out)).first->second;
 }
 
-const std::string* lessons::find(const std::string& key) const {
-    auto it = text_.find(key);
-    if (it != text_.end()) return &it->second;
+lessons::copied* lessons::copy_of(const std::string& key) const {
     const lesson_entry* e = lesson_entry_of(own_, key);
     const bool chinese = e && std::string_view(own_->language) == "zh";
     if (!e) e = lesson_entry_of(base_, key);
-    if (!e) return nullptr;  // file_of reads the file from the table again: only the linter asks
-    std::string t(lesson_piece(e->text, e->text_size));
-    if (chinese) t = hant::convert(t);  // Traditional when the run asked for it (hant.hpp)
-    return &text_.emplace(key, std::move(t)).first->second;
+    if (!e) return nullptr;
+    auto [it, fresh] = copied_.try_emplace(e);
+    if (fresh) {
+        it->second.text = lesson_piece(e->text, e->text_size);
+        if (chinese) it->second.text = hant::convert(it->second.text);  // Traditional when asked (hant.hpp)
+    }
+    return &it->second;
+}
+
+const std::string* lessons::find(const std::string& key) const {
+    if (!text_.empty()) {
+        auto it = text_.find(key);
+        if (it != text_.end()) return &it->second;
+    }
+    const copied* c = copy_of(key);
+    return c ? &c->text : nullptr;  // file_of reads the file from the table again: only the linter asks
 }
 
 void lessons::fill_missing_from(const lessons& base) {
@@ -134,10 +144,26 @@ void lessons::fill_missing_from(const lessons& base) {
 bool lessons::has(const std::string& key) const { return find(key) != nullptr; }
 
 const std::string& lessons::raw(const std::string& key) const {
-    const std::string* t = find(key);
-    if (!t) throw error(fmt::format("lessons: no text for '{}'", key));
-    used_.insert(key);
-    return *t;
+    if (!text_.empty()) {
+        auto it = text_.find(key);
+        if (it != text_.end()) {
+            used_.insert(key);
+            return it->second;
+        }
+    }
+    copied* c = copy_of(key);
+    if (!c) throw error(fmt::format("lessons: no text for '{}'", key));
+    c->used = true;
+    return c->text;
+}
+
+bool lessons::was_used(const std::string& key) const {
+    if (used_.count(key) == 1) return true;
+    if (text_.count(key) == 1) return false;
+    const lesson_entry* e = lesson_entry_of(own_, key);
+    if (!e) e = lesson_entry_of(base_, key);
+    const auto it = e ? copied_.find(e) : copied_.end();
+    return it != copied_.end() && it->second.used;
 }
 
 std::string lessons::text(const std::string& key, const vars& v) const { return fill(raw(key), v, key); }

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace attn {
 
 using vars = std::map<std::string, std::string>;
 struct lesson_table;  // attn/io/embedded.hpp
+struct lesson_entry;
 
 class lessons {
 public:
@@ -40,19 +42,29 @@ public:
     std::vector<std::string> keys() const;
     // Which file each key came from (for the content linter test).
     const std::string& file_of(const std::string& key) const;
-    // Keys read so far (for the content linter test: every key must be used somewhere).
-    const std::set<std::string>& used() const { return used_; }
+    // Whether `raw` (or text, text_layers) has read `key` (for the content linter test: every key
+    // must be used somewhere).
+    bool was_used(const std::string& key) const;
 
 private:
-    // The texts: all of them for parsed lessons; for embedded ones, those read so far.
-    mutable std::map<std::string, std::string> text_;
+    // The texts of parsed lessons (all of them) and of fill_missing_from.
+    std::map<std::string, std::string> text_;
     mutable std::map<std::string, std::string> file_;
     const lesson_table* own_ = nullptr;  // embedded: this language's table
     const lesson_table* base_ = nullptr;  // embedded translation: English's, for what it lacks
-    mutable std::set<std::string> used_;
+    // Embedded texts read so far, by their table entry (a page reads a few hundred: a key is not
+    // copied, nor compared along a tree, to find one again).
+    struct copied {
+        std::string text;
+        bool used = false;
+    };
+    mutable std::unordered_map<const lesson_entry*, copied> copied_;
+    mutable std::set<std::string> used_;  // of text_
     std::size_t borrowed_ = 0;
     // The text of `key` (nullptr when there is none), without counting it as used.
     const std::string* find(const std::string& key) const;
+    // The copy of `key`'s embedded text (nullptr when neither table has it).
+    copied* copy_of(const std::string& key) const;
 };
 
 // The one of `values` whose name in `L` (the text under prefix + value + suffix: "drill.topic." +
