@@ -22,15 +22,16 @@ std::vector<std::string>& problems() {
 
 void emit_output(const std::string& text) { emit(text); }
 
-void add_command(command c, const std::string& problem) {
-    const std::string where = c.file + ": command '" + c.name + "'";
-    if (!problem.empty()) problems().push_back(where + " " + problem);
-    if (c.name.empty() || c.summary.empty()) problems().push_back(where + " needs a name and a summary");
+void add_command(command c, const char* problem) {
+    const auto where = [&c] { return c.file + ": command '" + c.name + "'"; };  // only for a problem
+    if (*problem != '\0') problems().push_back(where() + " " + problem);
+    if (c.name.empty() || c.summary.empty()) problems().push_back(where() + " needs a name and a summary");
     for (const command& other : entries())
-        if (other.name == c.name) problems().push_back(where + " is registered twice (also in " + other.file + ")");
-    if (c.formats.size() == 0) problems().push_back(where + " declares no output format");
+        if (other.name == c.name) problems().push_back(where() + " is registered twice (also in " + other.file + ")");
+    if (c.formats.size() == 0) problems().push_back(where() + " declares no output format");
     for (const example& e : c.examples)
-        if (e.args.find('\n') != std::string::npos) problems().push_back(where + " has an example on two lines");
+        if (e.args.find('\n') != std::string::npos) problems().push_back(where() + " has an example on two lines");
+    if (entries().capacity() == 0) entries().reserve(64);  // about 30 commands, moved once at most
     entries().push_back(std::move(c));
 }
 

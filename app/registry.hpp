@@ -103,16 +103,10 @@ struct command {
     std::function<std::function<int(run_context&)>(flags& f)> bind;
 };
 
-// A command that computes a result and lets the registry render it: the page (text, Markdown,
-// HTML), the JSON, or the PyTorch script, by --format.
+// What a report_spec runs: bound into its entry on their own (a spec's strings and examples are
+// the entry's, copied once).
 template <class Options, class Result>
-struct report_spec {
-    std::string name, summary;
-    int order = 0;
-    format_set formats;
-    std::string format_note;
-    unsigned shared = 0;
-    std::vector<example> examples;
+struct report_functions {
     void (*flags)(app::flags&, Options&) = nullptr;  // declares its own flags
     // The output-size check, before anything is computed (nullptr: none; see tests/test_registry.cpp
     // for the commands that have none yet).
@@ -125,18 +119,35 @@ struct report_spec {
     int (*exit_code)(const Result&) = nullptr;  // nullptr: 0
 };
 
-// A command that writes its own output (its run returns the exit code).
-template <class Options>
-struct custom_spec {
+// A command that computes a result and lets the registry render it: the page (text, Markdown,
+// HTML), the JSON, or the PyTorch script, by --format.
+template <class Options, class Result>
+struct report_spec : report_functions<Options, Result> {
     std::string name, summary;
     int order = 0;
     format_set formats;
     std::string format_note;
     unsigned shared = 0;
     std::vector<example> examples;
+};
+
+// What a custom_spec runs.
+template <class Options>
+struct custom_functions {
     void (*flags)(app::flags&, Options&) = nullptr;
     output_size (*size)(const Options&, const run_context&) = nullptr;
     int (*run)(const Options&, run_context&) = nullptr;
+};
+
+// A command that writes its own output (its run returns the exit code).
+template <class Options>
+struct custom_spec : custom_functions<Options> {
+    std::string name, summary;
+    int order = 0;
+    format_set formats;
+    std::string format_note;
+    unsigned shared = 0;
+    std::vector<example> examples;
 };
 
 // A spec (report_spec or custom_spec) with what every entry says about itself: its name, its
@@ -155,65 +166,68 @@ void emit_output(const std::string& text);
 // Adds an entry. `problem` is what the registrar found missing ("" when the entry is whole); a
 // problem, a name registered twice or an entry without a name or summary is kept in
 // registry_problems(): main refuses to start and a test fails, naming the file.
-void add_command(command c, const std::string& problem = "");
+void add_command(command c, const char* problem = "");
 const std::vector<std::string>& registry_problems();
 
-template <class Options>
-void copy_common(command& c, const Options& s) {
-    c.name = s.name, c.summary = s.summary, c.order = s.order, c.formats = s.formats;
-    c.format_note = s.format_note, c.shared = s.shared, c.examples = s.examples;
+// Moves what every spec says about itself into its entry (registered once, at start-up).
+template <class Spec>
+void move_common(command& c, Spec& s) {
+    c.name = std::move(s.name), c.summary = std::move(s.summary), c.order = s.order, c.formats = s.formats;
+    c.format_note = std::move(s.format_note), c.shared = s.shared, c.examples = std::move(s.examples);
     c.sized = s.size != nullptr;
 }
 
 // Registers a command at start-up: `const app::registrar registered(spec());` in its file.
 struct registrar {
     template <class Options, class Result>
-    explicit registrar(const report_spec<Options, Result>& s, const char* file = __builtin_FILE()) {
+    explicit registrar(report_spec<Options, Result> s, const char* file = __builtin_FILE()) {
         command c;
-        copy_common(c, s);
+        move_common(c, s);
         c.json = s.json != nullptr;
         c.file = file;
-        c.bind = [s](flags& f) {
+        const auto fns = static_cast<const report_functions<Options, Result>&>(s);
+        c.bind = [fns](flags& f) {
             auto opt = std::make_shared<Options>();
-            if (s.flags) s.flags(f, *opt);
-            return std::function<int(run_context&)>([s, opt](run_context& ctx) {
-                if (s.size) ctx.check_size(s.size(*opt, ctx));
-                const std::optional<Result> r = s.run(*opt, ctx);
+            if (fns.flags) fns.flags(f, *opt);
+            return std::function<int(run_context&)>([fns, opt](run_context& ctx) {
+                if (fns.size) ctx.check_size(fns.size(*opt, ctx));
+                const std::optional<Result> r = fns.run(*opt, ctx);
                 if (!r) return 0;
-                if (ctx.format() == output_format::json) emit_output(s.json(*r, ctx));
+                if (ctx.format() == output_format::json) emit_output(fns.json(*r, ctx));
                 else if (ctx.format() == output_format::python)
-                    emit_output(s.python(*r, ctx));
+                    emit_output(fns.python(*r, ctx));
                 else
-                    show(s.page(*r, ctx), ctx.out);
-                return s.exit_code ? s.exit_code(*r) : 0;
+                    show(fns.page(*r, ctx), ctx.out);
+                return fns.exit_code ? fns.exit_code(*r) : 0;
             });
         };
         // Every format the entry offers has its renderer.
-        std::string problem;
-        if (!s.run) problem = "no run function";
-        else if (c.formats.has(output_format::json) && !s.json)
+        const char* problem = "";
+        if (!fns.run) problem = "no run function";
+        else if (c.formats.has(output_format::json) && !fns.json)
             problem = "offers --format json without a JSON renderer";
-        else if (c.formats.has(output_format::python) && !s.python)
+        else if (c.formats.has(output_format::python) && !fns.python)
             problem = "offers --format python without a script writer";
-        else if (!s.page && c.formats.has_page())
+        else if (!fns.page && c.formats.has_page())
             problem = "offers a page format without a page builder";
         add_command(std::move(c), problem);
     }
     template <class Options>
-    explicit registrar(const custom_spec<Options>& s, const char* file = __builtin_FILE()) {
+    explicit registrar(custom_spec<Options> s, const char* file = __builtin_FILE()) {
         command c;
-        copy_common(c, s);
+        move_common(c, s);
         c.json = c.formats.has(output_format::json);  // written by its run
         c.file = file;
-        c.bind = [s](flags& f) {
+        const auto fns = static_cast<const custom_functions<Options>&>(s);
+        c.bind = [fns](flags& f) {
             auto opt = std::make_shared<Options>();
-            if (s.flags) s.flags(f, *opt);
-            return std::function<int(run_context&)>([s, opt](run_context& ctx) {
-                if (s.size) ctx.check_size(s.size(*opt, ctx));
-                return s.run(*opt, ctx);
+            if (fns.flags) fns.flags(f, *opt);
+            return std::function<int(run_context&)>([fns, opt](run_context& ctx) {
+                if (fns.size) ctx.check_size(fns.size(*opt, ctx));
+                return fns.run(*opt, ctx);
             });
         };
-        add_command(std::move(c), s.run ? "" : "no run function");
+        add_command(std::move(c), fns.run ? "" : "no run function");
     }
 };
 
