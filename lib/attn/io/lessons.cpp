@@ -37,14 +37,15 @@ const lesson_table* lesson_table_of(const std::string& language) {
     return nullptr;
 }
 
-// The entry of `key` in `t` (nullptr when none): a binary search, the table being sorted.
-const lesson_entry* lesson_entry_of(const lesson_table* t, const std::string& key) {
-    if (!t) return nullptr;
-    const lesson_entry* end = t->entries + t->size;
-    const lesson_entry* it =
-        std::lower_bound(t->entries, end, std::string_view(key),
-                         [](const lesson_entry& e, std::string_view k) { return lesson_key(e) < k; });
-    return it != end && lesson_key(*it) == key ? it : nullptr;
+// The entry of `key` in `t` (nullptr when none), through the table's index (embedded.hpp).
+const lesson_entry* lesson_entry_of(const lesson_table* t, std::string_view key) {
+    if (!t || t->slot_count == 0) return nullptr;
+    const std::size_t mask = t->slot_count - 1;
+    for (std::size_t i = lesson_key_hash(key) & mask;; i = (i + 1) & mask) {
+        const std::uint32_t s = t->slots[i];
+        if (s == 0) return nullptr;
+        if (lesson_key(t->entries[s - 1]) == key) return &t->entries[s - 1];
+    }
 }
 }  // namespace
 
