@@ -2,9 +2,11 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <random>
 #include <sstream>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "attn/doc/document.hpp"
@@ -20,6 +22,56 @@
 #include "attn/trace/trace.hpp"
 
 using attn::matrix;
+
+TEST_CASE("numbers: the quick fixed path writes what fmt writes at every precision", "[render]") {
+    // format_number rounds most numbers itself (core/shapes.cpp: fixed_quick) and leaves exact
+    // halves, huge values and precisions over 15 to fmt: both must give the same text.
+    auto by_fmt = [](double v, int p) {
+        std::string s = fmt::format("{:.{}f}", v, p);
+        if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+        return s;
+    };
+    std::mt19937_64 rng(36);
+    std::vector<double> values = {0.0,
+                                  -0.0,
+                                  0.5,
+                                  -0.5,
+                                  1.5,
+                                  2.5,
+                                  0.125,
+                                  -0.125,
+                                  0.05,
+                                  0.15,
+                                  0.25,
+                                  0.35,
+                                  1e-300,
+                                  -1e-300,
+                                  0x1p52,
+                                  0x1p53,
+                                  -0x1p60,
+                                  1e15,
+                                  9.999999999999999e14,
+                                  0.49999999999999994,
+                                  123456.78125,
+                                  std::nextafter(0.5, 1.0),
+                                  std::nextafter(0.5, 0.0),
+                                  std::numeric_limits<double>::max(),
+                                  std::numeric_limits<double>::denorm_min()};
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    std::uniform_int_distribution<int> exponent(-30, 30), halves(0, 1 << 20), shift(0, 24);
+    for (int i = 0; i < 20000; ++i) {
+        values.push_back(unit(rng) * std::pow(10.0, exponent(rng)));
+        values.push_back(std::ldexp(static_cast<double>(halves(rng)), -shift(rng)) * (i % 2 ? 1 : -1));  // ties
+        values.push_back(static_cast<float>(unit(rng) * 4));  // float32 values, as most pages show
+    }
+    int mismatches = 0;
+    for (const double v : values)
+        for (int p = 0; p <= 17; ++p) {
+            const std::string got = attn::format_number(v, p), want = by_fmt(v, p);
+            if (got != want && ++mismatches <= 5) FAIL_CHECK(fmt::format("{:a} at {}: {} (fmt: {})", v, p, got, want));
+        }
+    CHECK(mismatches == 0);
+}
 
 TEST_CASE("numbers: fixed - signed zero - non-finite", "[render]") {
     CHECK(attn::format_number(1.23456, 4) == "1.2346");
