@@ -440,12 +440,13 @@ struct builtin_commands {
     help_request help_req;
 };
 
-// A registered command as a subcommand of cli, with its own and its shared flags.
-bound_command bind_command(CLI::App& cli, const command& c) {
+// A registered command as a subcommand of cli, with its own and its shared flags (with `typed`,
+// only those typed in it: flags' typed-only declaration).
+bound_command bind_command(CLI::App& cli, const command& c, const std::vector<std::string>* typed = nullptr) {
     bound_command b;
     b.entry = &c;
     b.sub = cli.add_subcommand(c.name, c.summary);
-    b.declared = std::make_unique<flags>(b.sub);
+    b.declared = typed ? std::make_unique<flags>(b.sub, *typed) : std::make_unique<flags>(b.sub);
     b.run = c.bind(*b.declared);
     b.shared = std::make_unique<shared_values>();
     add_shared_flags(*b.declared, c, *b.shared);
@@ -556,10 +557,11 @@ std::string first_word(int argc, char** argv) {
 }
 
 // The quick path, for a registered command named first on the line (or none, for --version):
-// only that command is declared to CLI11, not all of them, which was most of the time a short run
-// took (tests/bench/startup.sh). Anything but a clean parse of it (a typo, --help, a word of
-// another command) gives nullopt, and the caller parses again with every command declared, so that
-// errors, help and suggestions read as they always did.
+// only that command is declared to CLI11, not all of them, and of its flags only those typed
+// (flags' typed-only declaration), which was most of the time a short run took
+// (tests/bench/startup.sh). Anything but a clean parse of it (a typo, --help, a word of another
+// command, a required flag missing) gives nullopt, and the caller parses again with every command
+// and flag declared, so that errors, help and suggestions read as they always did.
 std::optional<int> run_named_only(int argc, char** argv) {
     const std::string word = first_word(argc, argv);
     const command* only = word.empty() ? nullptr : find_command(word);
@@ -567,7 +569,9 @@ std::optional<int> run_named_only(int argc, char** argv) {
     CLI::App cli{"attn-explain", "attn-explain"};
     set_up_top(cli);
     std::vector<bound_command> bound;
-    if (only) bound.push_back(bind_command(cli, *only));
+    const std::vector<std::string> typed(argv + 1, argv + argc);
+    if (only) bound.push_back(bind_command(cli, *only, &typed));
+    if (!bound.empty() && !bound.front().declared->complete()) return std::nullopt;
     check_numbers(&cli);
     try {
         cli.parse(argc, argv);

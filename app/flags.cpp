@@ -95,31 +95,69 @@ std::string did_you_mean(const std::vector<std::string>& names) {
     return cli_error("did_you_mean", {{"names", cli_or_list(quoted)}});
 }
 
+flags::flags(CLI::App* cmd, std::vector<std::string> args) : flags(cmd) {
+    typed_only_ = std::make_shared<typed_only>();
+    typed_only_->args = std::move(args);
+}
+
+bool flags::declares(const std::string& names) {
+    if (!typed_only_) return true;
+    std::vector<std::string> each;
+    for (std::size_t from = 0; from <= names.size();) {
+        const std::size_t comma = std::min(names.find(',', from), names.size());
+        each.push_back(names.substr(from, comma - from));
+        from = comma + 1;
+    }
+    for (const std::string& n : each) {
+        if (n.empty() || n[0] != '-') return true;  // a positional argument takes bare words
+        const bool is_long = n.size() > 2 && n[1] == '-';
+        for (const std::string& a : typed_only_->args)
+            // --name, --name=value; -x, -xVALUE, -x=VALUE (and a cluster of short flags: -ab)
+            if (a.compare(0, n.size(), n) == 0 &&
+                (a.size() == n.size() || !is_long || a[n.size()] == '=' || a[1] != '-'))
+                return true;
+            else if (!is_long && a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find(n[1]) != std::string::npos)
+                return true;
+    }
+    for (std::string& n : each) typed_only_->left_out.push_back(std::move(n));
+    return false;
+}
+
 option& option::show_default() {
+    if (!o_) return *this;
     o_->capture_default_str();
     return *this;
 }
 option& option::value_name(const std::string& name) {
+    if (!o_) return *this;
     o_->type_name(name);
     return *this;
 }
 option& option::range(double lo, double hi) {
+    if (!o_) return *this;
     o_->check(CLI::Range(lo, hi));
     return *this;
 }
 option& option::required() {
+    if (!o_) {  // not typed, so missing: only a parse with every flag declared can say so
+        if (incomplete_) *incomplete_ = true;
+        return *this;
+    }
     o_->required();
     return *this;
 }
 option& option::describe(const std::string& help) {
+    if (!o_) return *this;
     o_->description(help);
     return *this;
 }
 option& option::on_given(std::function<void()> f) {
+    if (!o_) return *this;
     o_->each([f = std::move(f)](const std::string&) { f(); });
     return *this;
 }
 option& option::values(std::vector<std::string> values, bool closed, const std::string& listed_by) {
+    if (!o_) return *this;
     value_set& s = (*values_)[key_of(o_)];
     s = {std::move(values), closed, listed_by};
     if (closed)
@@ -129,6 +167,7 @@ option& option::values(std::vector<std::string> values, bool closed, const std::
 }
 
 option& option::rewrite(std::function<std::string(const std::string&)> f) {
+    if (!o_) return *this;
     o_->transform(CLI::Validator(
         [f](std::string& typed) {
             typed = f(typed);
@@ -139,6 +178,7 @@ option& option::rewrite(std::function<std::string(const std::string&)> f) {
 }
 
 option& option::named(std::vector<std::string> values, const std::string& prefix, const std::string& suffix) {
+    if (!o_) return *this;
     o_->transform(CLI::Validator(
         [values, prefix, suffix](std::string& typed) {
             if (std::find(values.begin(), values.end(), typed) != values.end()) return std::string();
@@ -155,28 +195,47 @@ option& option::named(std::vector<std::string> values, const std::string& prefix
 }
 
 option flags::add(const std::string& names, std::string& into, const std::string& help) {
+    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, long& into, const std::string& help) {
+    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, unsigned long& into, const std::string& help) {
+    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, int& into, const std::string& help) {
+    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, double& into, const std::string& help) {
+    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::flag(const std::string& names, bool& into, const std::string& help) {
+    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
     return option(cmd_->add_flag(names, into, help), values_.get());
 }
 
-bool flags::has(const std::string& name) const { return cmd_->get_option_no_throw(name) != nullptr; }
-option flags::get(const std::string& name) { return option(cmd_->get_option(name), values_.get()); }
+namespace {
+bool left_out(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+}  // namespace
+
+bool flags::has(const std::string& name) const {
+    return cmd_->get_option_no_throw(name) != nullptr || (typed_only_ && left_out(typed_only_->left_out, name));
+}
+option flags::get(const std::string& name) {
+    if (typed_only_ && left_out(typed_only_->left_out, name))
+        return option(nullptr, values_.get(), &typed_only_->incomplete);
+    return option(cmd_->get_option(name), values_.get());
+}
 void flags::drop(std::initializer_list<const char*> names) {
-    for (const char* n : names) cmd_->remove_option(cmd_->get_option(n));
+    for (const char* n : names)
+        if (!typed_only_ || !left_out(typed_only_->left_out, n)) cmd_->remove_option(cmd_->get_option(n));
 }
 bool flags::given(const std::string& name) const {
     const CLI::Option* o = cmd_->get_option_no_throw(name);

@@ -38,9 +38,12 @@ struct flag_info {
 };
 
 // One declared option: the CLI11 modifiers our commands use.
+// An option left undeclared (flags' typed-only mode) has no CLI::Option: its modifiers do nothing
+// but required(), which marks the flags incomplete.
 class option {
 public:
-    option(CLI::Option* o, std::map<std::string, value_set>* values) : o_(o), values_(values) {}
+    option(CLI::Option* o, std::map<std::string, value_set>* values, bool* incomplete = nullptr)
+        : o_(o), values_(values), incomplete_(incomplete) {}
     option& show_default();  // the default value in --help (CLI11's capture_default_str)
     option& value_name(const std::string& name);  // DIR, FILE, SIZE, … in --help (type_name)
     option& range(double lo, double hi);  // refuses values outside [lo, hi] at parse time
@@ -61,6 +64,7 @@ public:
 private:
     CLI::Option* o_;
     std::map<std::string, value_set>* values_;  // the command's, by the option's key
+    bool* incomplete_;  // the flags' mark, for an undeclared option
 };
 
 // The flags of one subcommand (a handle on its CLI::App).
@@ -70,6 +74,13 @@ public:
         : cmd_(cmd),
           after_(std::make_shared<std::vector<std::function<void(const flags&)>>>()),
           values_(std::make_shared<std::map<std::string, value_set>>()) {}
+    // Typed-only: a flag none of whose names is typed in `args` (the command line) is not declared
+    // to CLI11 at all, as if dropped; a positional argument always is. A run that types two flags
+    // of thirty declares two (declaring one cost CLI11 ~14,000 instructions: most of a short run's
+    // parsing). Parsing such a line gives what parsing it with every flag declared gives (the
+    // others are not on it, and given() says so), except for a required flag that is not typed:
+    // complete() is then false and the caller must declare everything to get the error.
+    flags(CLI::App* cmd, std::vector<std::string> args);
 
     // "-n,--seq-len" declares a flag; a name without dashes ("kind") a positional argument.
     option add(const std::string& names, std::string& into, const std::string& help);
@@ -89,11 +100,22 @@ public:
     // error with its message.
     void after_parse(std::function<void(const flags& parsed)> f);
 
-    // Every flag of the command (its own and the shared ones), in --help's order.
+    // Every flag of the command (its own and the shared ones), in --help's order. Not for
+    // typed-only flags.
     std::vector<flag_info> describe() const;
+    // False when a typed-only declaration left out a required flag.
+    bool complete() const { return !typed_only_ || !typed_only_->incomplete; }
 
 private:
+    struct typed_only {
+        std::vector<std::string> args;
+        std::vector<std::string> left_out;  // every name of the flags not declared
+        bool incomplete = false;
+    };
+    // Whether `names` ("-n,--seq-len") is declared: always unless typed-only and none is typed.
+    bool declares(const std::string& names);
     CLI::App* cmd_;
+    std::shared_ptr<typed_only> typed_only_;
     std::shared_ptr<std::vector<std::function<void(const flags&)>>> after_;
     std::shared_ptr<std::map<std::string, value_set>> values_;
 };
