@@ -11,7 +11,7 @@ void flags_of(flags& f, step_options& opt) {
     add_run_options(f, opt);
     attn::step_request& r = opt.request;
     f.add("--mistake", r.mistake, "Run a classic bug beside the correct code (see: attn-explain mistakes)")
-        .values(mistake_ids(), true, "attn-explain mistakes");
+        .values(mistake_ids, true, "attn-explain mistakes");
     f.add("--kv-len", r.kv_len, "Cross-attention: keys and values from m memory positions");
     f.add("--align", r.align, "Causal alignment when n != m: top-left | bottom-right").show_default();
     add_rope_options(f, r);

@@ -166,6 +166,10 @@ option& option::values(std::vector<std::string> values, bool closed, const std::
     return *this;
 }
 
+option& option::values(std::vector<std::string> (*make)(), bool closed, const std::string& listed_by) {
+    return o_ ? values(make(), closed, listed_by) : *this;
+}
+
 option& option::rewrite(std::function<std::string(const std::string&)> f) {
     if (!o_) return *this;
     o_->transform(CLI::Validator(

@@ -54,6 +54,8 @@ public:
     // with `closed` a value that is none of them is refused at parse time with the closest ones
     // ("did you mean") and `listed_by`.
     option& values(std::vector<std::string> values, bool closed = true, const std::string& listed_by = "");
+    // The same, the values made only if the option is declared (a long list: mistake_ids).
+    option& values(std::vector<std::string> (*make)(), bool closed = true, const std::string& listed_by = "");
     // A value may also be typed by its name in another language's lessons: the key `prefix` +
     // value + `suffix` (drill topics: "drill.topic." + "masks" + "" = "掩码"). Spaces, case and
     // fullwidth forms do not count. Declare before values().
