@@ -119,10 +119,8 @@ struct report_functions {
     int (*exit_code)(const Result&) = nullptr;  // nullptr: 0
 };
 
-// A command that computes a result and lets the registry render it: the page (text, Markdown,
-// HTML), the JSON, or the PyTorch script, by --format.
-template <class Options, class Result>
-struct report_spec : report_functions<Options, Result> {
+// What every spec says about itself (moved into its entry at start-up).
+struct spec_common {
     std::string name, summary;
     int order = 0;
     format_set formats;
@@ -130,6 +128,11 @@ struct report_spec : report_functions<Options, Result> {
     unsigned shared = 0;
     std::vector<example> examples;
 };
+
+// A command that computes a result and lets the registry render it: the page (text, Markdown,
+// HTML), the JSON, or the PyTorch script, by --format.
+template <class Options, class Result>
+struct report_spec : report_functions<Options, Result>, spec_common {};
 
 // What a custom_spec runs.
 template <class Options>
@@ -141,14 +144,7 @@ struct custom_functions {
 
 // A command that writes its own output (its run returns the exit code).
 template <class Options>
-struct custom_spec : custom_functions<Options> {
-    std::string name, summary;
-    int order = 0;
-    format_set formats;
-    std::string format_note;
-    unsigned shared = 0;
-    std::vector<example> examples;
-};
+struct custom_spec : custom_functions<Options>, spec_common {};
 
 // A spec (report_spec or custom_spec) with what every entry says about itself: its name, its
 // one-line summary, its place in --help, its formats, the shared flags it takes and its examples.
