@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
@@ -422,15 +423,16 @@ int run_check(const check_options& opt, run_context& ctx) {
     const ex::config c = ex::parse_config(read_small(toml_path, attn::doc::check_no_exercise(L, opt.dir)), toml_path);
     const run_plan plan = plan_run(opt, c, L);
     const auto start = std::chrono::steady_clock::now();
-    auto stamp = [&] {
-        long long s = 0;
-        for (const std::string& f : plan.watched) s ^= modified_ns(opt.dir + "/" + f) * 1315423911LL;
+    auto stamp = [&] {  // unsigned: the product wraps (a signed one overflowed, undefined behaviour)
+        std::uint64_t s = 0;
+        for (const std::string& f : plan.watched)
+            s ^= static_cast<std::uint64_t>(modified_ns(opt.dir + "/" + f)) * 1315423911ULL;
         return s;
     };
     std::string files;
     for (const std::string& f : plan.watched) files += (files.empty() ? "" : ", ") + f;
     for (;;) {
-        const long long seen = stamp();
+        const std::uint64_t seen = stamp();
         if (ctx.format() != output_format::json) emit("\x1b[2J\x1b[H");  // clear the screen
         const int code = check_once(opt, ctx);
         if (code == 0) {
