@@ -105,19 +105,23 @@ bool flags::declares(const std::string& names) {
     std::vector<std::string> each;
     for (std::size_t from = 0; from <= names.size();) {
         const std::size_t comma = std::min(names.find(',', from), names.size());
-        each.push_back(names.substr(from, comma - from));
+        std::string n = names.substr(from, comma - from);
+        n.erase(0, n.find_first_not_of(' '));
+        n.erase(n.find_last_not_of(' ') + 1);
+        each.push_back(std::move(n));
         from = comma + 1;
     }
     for (const std::string& n : each) {
-        if (n.empty() || n[0] != '-') return true;  // a positional argument takes bare words
-        const bool is_long = n.size() > 2 && n[1] == '-';
-        for (const std::string& a : typed_only_->args)
-            // --name, --name=value; -x, -xVALUE, -x=VALUE (and a cluster of short flags: -ab)
-            if (a.compare(0, n.size(), n) == 0 &&
-                (a.size() == n.size() || !is_long || a[n.size()] == '=' || a[1] != '-'))
+        const bool is_long = n.size() > 2 && n[0] == '-' && n[1] == '-';
+        const bool is_short = n.size() == 2 && n[0] == '-' && n[1] != '-';
+        if (!is_long && !is_short) return true;  // a positional argument (it takes bare words)
+        for (const std::string& a : typed_only_->args) {
+            // --name or --name=value
+            if (is_long && a.compare(0, n.size(), n) == 0 && (a.size() == n.size() || a[n.size()] == '=')) return true;
+            // -x, -xVALUE, -x=VALUE, a cluster -ax: any single-dash word with the letter (a superset)
+            if (is_short && a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find(n[1], 1) != std::string::npos)
                 return true;
-            else if (!is_long && a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find(n[1]) != std::string::npos)
-                return true;
+        }
     }
     for (std::string& n : each) typed_only_->left_out.push_back(std::move(n));
     return false;

@@ -84,6 +84,11 @@ TEST_CASE("flags: a line parses the same with only its typed flags declared", "[
         {"--scal", "3"},  // not --scale either
         {"--", "--quiet"},  // after --, a word
         {"w1", "w2"},
+        {""},  // odd words: an empty one, a lone dash, bytes that are not UTF-8, a flag without its value
+        {"-"},
+        {"\xff\xfe", "-q"},
+        {"-n"},
+        {"--text="},
     };
     for (const auto& line : lines) {
         std::string shown;
