@@ -203,27 +203,27 @@ option& option::named(std::vector<std::string> values, const std::string& prefix
 }
 
 option flags::add(const std::string& names, std::string& into, const std::string& help) {
-    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
+    if (!declares(names)) return absent();
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, long& into, const std::string& help) {
-    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
+    if (!declares(names)) return absent();
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, unsigned long& into, const std::string& help) {
-    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
+    if (!declares(names)) return absent();
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, int& into, const std::string& help) {
-    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
+    if (!declares(names)) return absent();
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::add(const std::string& names, double& into, const std::string& help) {
-    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
+    if (!declares(names)) return absent();
     return option(cmd_->add_option(names, into, help), values_.get());
 }
 option flags::flag(const std::string& names, bool& into, const std::string& help) {
-    if (!declares(names)) return option(nullptr, values_.get(), &typed_only_->incomplete);
+    if (!declares(names)) return absent();
     return option(cmd_->add_flag(names, into, help), values_.get());
 }
 
@@ -233,17 +233,21 @@ bool left_out(const std::vector<std::string>& names, const std::string& name) {
 }
 }  // namespace
 
+option flags::absent() { return option(nullptr, values_.get(), &typed_only_->incomplete); }
+
 bool flags::has(const std::string& name) const {
     return cmd_->get_option_no_throw(name) != nullptr || (typed_only_ && left_out(typed_only_->left_out, name));
 }
 option flags::get(const std::string& name) {
-    if (typed_only_ && left_out(typed_only_->left_out, name))
-        return option(nullptr, values_.get(), &typed_only_->incomplete);
+    if (typed_only_ && left_out(typed_only_->left_out, name)) return absent();
     return option(cmd_->get_option(name), values_.get());
 }
 void flags::drop(std::initializer_list<const char*> names) {
     for (const char* n : names)
-        if (!typed_only_ || !left_out(typed_only_->left_out, n)) cmd_->remove_option(cmd_->get_option(n));
+        if (typed_only_ && left_out(typed_only_->left_out, n))
+            typed_only_->left_out.erase(std::find(typed_only_->left_out.begin(), typed_only_->left_out.end(), n));
+        else
+            cmd_->remove_option(cmd_->get_option(n));
 }
 bool flags::given(const std::string& name) const {
     const CLI::Option* o = cmd_->get_option_no_throw(name);

@@ -116,6 +116,7 @@ private:
     };
     // Whether `names` ("-n,--seq-len") is declared: always unless typed-only and none is typed.
     bool declares(const std::string& names);
+    option absent();  // the handle of a flag left undeclared
     CLI::App* cmd_;
     std::shared_ptr<typed_only> typed_only_;
     std::shared_ptr<std::vector<std::function<void(const flags&)>>> after_;

@@ -122,6 +122,8 @@ TEST_CASE("flags: typed-only declares the typed flags and positionals, and knows
     f.get("--a").describe("changed").values({"x"});  // a left-out flag's modifiers do nothing
     f.drop({"--a", "--b"});
     CHECK(sub->get_option_no_throw("--b") == nullptr);
+    CHECK_FALSE(f.has("--a"));
+    CHECK_FALSE(f.has("--b"));
     CHECK(f.complete());
     f.get("-d").required();  // required and not typed: only a full declaration can refuse the line
     CHECK_FALSE(f.complete());
