@@ -367,3 +367,38 @@ TEST_CASE("a label wider than its column gets a line of its own, never runs into
     CHECK_THAT(out, Catch::Contains("a long label here\n           y = 2"));
     CHECK_THAT(out, Catch::Contains("修正后（PyTorch）\n           z = 3"));
 }
+
+TEST_CASE("a block's rarely used members are boxed: empty ones allocate nothing and read as empty") {
+    attn::doc::block b;
+    CHECK(b.rows.empty());
+    CHECK(b.rows.size() == 0);
+    CHECK(b.rows.get().empty());  // an empty box reads as an empty vector
+    CHECK(b.indent.get().empty());
+    b.rows = std::vector<std::vector<std::string>>{};  // an empty value keeps the box empty
+    CHECK(b.rows.empty());
+    b.header = {"a", "b"};  // a braced list
+    b.rows.push_back({"1", "2"});
+    b.align += 'r';
+    CHECK(b.header.size() == 2);
+    CHECK(b.header[1] == "b");
+    CHECK(b.rows.size() == 1);
+    CHECK(b.rows.back()[0] == "1");
+    CHECK(b.align == std::string("r"));
+    attn::doc::block c = b;  // a copy owns its own members
+    c.header.push_back("c");
+    c.rows.clear();
+    CHECK(b.header.size() == 2);
+    CHECK(c.header.size() == 3);
+    CHECK(b.rows.size() == 1);
+    CHECK(c.rows.empty());
+    attn::doc::block d = std::move(c);
+    CHECK(d.header.size() == 3);
+    std::size_t cells = 0;
+    for (const auto& r : b.rows) cells += r.size();
+    CHECK(cells == 2);
+    b.against = attn::grid(matrix<double>{{1.0, 2.0}});  // anything the boxed type is made from
+    CHECK(b.against.get().cols() == 2);
+    b.against = attn::grid{};
+    CHECK(b.against.empty());
+    CHECK(sizeof(attn::doc::block) < 450);  // was 704 with every member inline
+}

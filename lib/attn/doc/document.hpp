@@ -7,8 +7,10 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -68,24 +70,108 @@ struct cell_note {
     std::vector<std::string> result;  // the closing lines: "Σ = 0.2345", "÷ √d_k = ÷ 2.0000 = 0.1172"
 };
 
+// A block member that most kinds leave empty (a table's rows, a plot's xs, a prose block's
+// indent), kept behind a pointer: an empty one is 8 bytes and allocates nothing, so a block stays
+// small. A page holds dozens of blocks and a run builds hundreds: at 704 bytes a block, building
+// `step`'s pages touched 44 fresh heap pages, each a page fault (a few microseconds here). Reads
+// through an empty box see an empty T; the first write makes one. It reads as the T it holds:
+// begin/end, size, [], push_back, a const T& wherever one is wanted.
+// The element type of a container T ({} when T has none), for boxed's assignment of a braced list.
+template <class T, class = void>
+struct element_of {
+    struct none {};
+    using type = none;
+};
+template <class T>
+struct element_of<T, std::void_t<typename T::value_type>> {
+    using type = typename T::value_type;
+};
+
+template <class T>
+class boxed {
+public:
+    boxed() = default;
+    boxed(T v)  // NOLINT(google-explicit-constructor): assigning a T fills the box
+        : p_(v.empty() ? nullptr : std::make_unique<T>(std::move(v))) {}
+    boxed(const boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+    boxed(boxed&&) noexcept = default;
+    boxed& operator=(const boxed& o) {
+        if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+        return *this;
+    }
+    boxed& operator=(boxed&&) noexcept = default;
+    // b.rows = rows, b.against = a matrix: anything a T is made from
+    template <class U, class = std::enable_if_t<!std::is_same_v<std::decay_t<U>, boxed> && std::is_constructible_v<T, U&&>>>
+    boxed& operator=(U&& v) {
+        T t(std::forward<U>(v));
+        p_ = t.empty() ? nullptr : std::make_unique<T>(std::move(t));
+        return *this;
+    }
+    boxed& operator=(std::initializer_list<typename element_of<T>::type> list) { return *this = T(list); }
+    ~boxed() = default;
+
+    const T& get() const { return p_ ? *p_ : blank(); }
+    T& get() {
+        if (!p_) p_ = std::make_unique<T>();
+        return *p_;
+    }
+    operator const T&() const { return get(); }  // NOLINT(google-explicit-constructor)
+
+    bool empty() const { return !p_ || p_->empty(); }
+    std::size_t size() const { return p_ ? p_->size() : 0; }
+    auto begin() const { return get().begin(); }
+    auto end() const { return get().end(); }
+    auto begin() { return get().begin(); }
+    auto end() { return get().end(); }
+    decltype(auto) operator[](std::size_t i) const { return get()[i]; }
+    decltype(auto) operator[](std::size_t i) { return get()[i]; }
+    decltype(auto) front() const { return get().front(); }
+    decltype(auto) back() const { return get().back(); }
+    decltype(auto) back() { return get().back(); }
+    void push_back(typename element_of<T>::type v) { get().push_back(std::move(v)); }
+    template <class... A>
+    decltype(auto) emplace_back(A&&... a) {
+        return get().emplace_back(std::forward<A>(a)...);
+    }
+    template <class... A>
+    decltype(auto) assign(A&&... a) {
+        return get().assign(std::forward<A>(a)...);
+    }
+    template <class A>
+    boxed& operator+=(A&& a) {
+        get() += std::forward<A>(a);
+        return *this;
+    }
+    void clear() { p_.reset(); }
+    friend bool operator==(const boxed& a, const T& b) { return a.get() == b; }
+    friend bool operator!=(const boxed& a, const T& b) { return !(a.get() == b); }
+
+private:
+    static const T& blank() {
+        static const T none{};
+        return none;
+    }
+    std::unique_ptr<T> p_;
+};
+
 struct block {
     doc::kind kind = doc::kind::prose;
     tone style = tone::plain;
     int level = 1;  // heading
     std::string label;  // labelled fields: already in the document's language
     std::string text;  // heading, banner, prose and field text
-    std::string indent;  // prose: before the first line (text renderer)
-    std::string hang;  // prose: before every later line (default: `indent`)
-    std::vector<std::string> lines;  // listing
+    boxed<std::string> indent;  // prose: before the first line (text renderer)
+    boxed<std::string> hang;  // prose: before every later line (default: `indent`)
+    boxed<std::vector<std::string>> lines;  // listing
     // matrix, heatmap, chart
     std::string title;  // shown above (matrix: with its shape)
     grid values;
     std::vector<std::string> row_labels, col_labels;  // default: 0, 1, 2, …
-    grid against;  // matrix: highlight cells that differ (if same shape)
+    boxed<grid> against;  // matrix: highlight cells that differ (if same shape)
     int precision = -1;  // matrix: decimals (-1: the document's)
     bool show_shape = true;  // matrix: "title (rows, cols)"
     bool legend = true;  // heatmap: the colour scale under it
-    std::vector<bool> blocked;  // heatmap, matrix: rows·cols, row-major; true = masked (may not
+    boxed<std::vector<bool>> blocked;  // heatmap, matrix: rows·cols, row-major; true = masked (may not
         // attend), drawn unlike a 0% weight; empty: nothing masked
     // matrix: how each cell is computed, rows·cols row-major (an empty title: none; no notes: an
     // empty vector or no function). Made when drawn, by the renderers that show them (HTML): a
@@ -93,23 +179,23 @@ struct block {
     std::function<std::vector<cell_note>()> notes;
     bool bug = false;  // row, stack: a mistake's panel beside the correct run (HTML: a switch hides it)
     // plot
-    std::vector<double> xs;
-    std::vector<bool> dots;
+    boxed<std::vector<double>> xs;
+    boxed<std::vector<bool>> dots;
     // table, keyvalue
-    std::vector<std::string> header;
-    std::vector<std::pair<std::string, std::size_t>> groups;  // table: a row above the header, each
+    boxed<std::vector<std::string>> header;
+    boxed<std::vector<std::pair<std::string, std::size_t>>> groups;  // table: a row above the header, each
         // cell spanning that many columns
-    std::vector<std::vector<std::string>> rows;
-    std::string align;
-    std::vector<std::vector<tone>> cell_tones;  // table: a tone per cell of `rows` (optional, default plain)
-    std::vector<std::pair<std::string, std::string>> pairs;
+    boxed<std::vector<std::vector<std::string>>> rows;
+    boxed<std::string> align;
+    boxed<std::vector<std::vector<tone>>> cell_tones;  // table: a tone per cell of `rows` (optional, default plain)
+    boxed<std::vector<std::pair<std::string, std::string>>> pairs;
     // chart
-    std::vector<double> series;
+    boxed<std::vector<double>> series;
     std::size_t chart_height = 8;
     // timeline
     std::size_t ticks_per_char = 1;  // the clock ticks each character of `lines` stands for
     // row
-    std::vector<block> children;
+    boxed<std::vector<block>> children;
     std::size_t gap_columns = 4;  // row: columns between children
 };
 

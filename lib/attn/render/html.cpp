@@ -212,7 +212,7 @@ struct html_writer {
         const int prec = b.precision >= 0 ? b.precision : d.precision;
         const bool sci = wants_scientific(m);
         const index_plan rp = plan_indices(m.rows(), html_edge), cp = plan_indices(m.cols(), html_edge);
-        const grid* a = !b.against.empty() && b.against.same_shape(m) ? &b.against : nullptr;
+        const grid* a = !b.against.empty() && b.against.get().same_shape(m) ? &b.against.get() : nullptr;
         std::string title = b.title;
         if (b.show_shape)
             title = tighten_cjk_spaces(title + (title.empty() ? "" : " ") + shape_str(m.rows(), m.cols()));

@@ -103,7 +103,7 @@ struct man_writer {
                     tag_has_body = true;
                     return lead + paragraph(b.text);
                 }
-                if (indented) return ".RS 2\n" + paragraph(b.indent + b.text) + ".RE\n";
+                if (indented) return ".RS 2\n" + paragraph(b.indent.get() + b.text) + ".RE\n";
                 return ".PP\n" + paragraph(b.text);
             }
             case kind::gap: return "";

@@ -166,7 +166,7 @@ std::string matrix_table(const block& b, int precision, bool full, bool percent)
             const double v = m(i, cp.shown[c]);
             std::string cell = percent ? (std::isnan(v) ? "nan" : fmt::format("{}%", std::lround(v * 100)))
                                        : format_cell(v, precision, sci);
-            const grid* a = b.against.empty() ? nullptr : &b.against;
+            const grid* a = b.against.empty() ? nullptr : &b.against.get();
             if (a && a->same_shape(m)) {
                 const double x = (*a)(i, cp.shown[c]);
                 const bool same = x == v || (std::isnan(x) && std::isnan(v)) || std::fabs(x - v) < 0.5e-4;

@@ -101,12 +101,12 @@ struct text_writer {
     }
 
     lines_t prose(const block& b) const {
-        const std::size_t iw = std::max(display_width(b.indent), display_width(b.hang));
+        const std::size_t iw = std::max(display_width(b.indent.get()), display_width(b.hang.get()));
         lines_t out;
         const lines_t ls = wrap(b.text, text_width() > iw ? text_width() - iw : text_width());
         for (std::size_t i = 0; i < ls.size(); ++i) {
             const std::string& l = ls[i];
-            out.push_back((i == 0 ? b.indent : b.hang) + (l.empty() ? l : paint_text(l, b.style)));
+            out.push_back((i == 0 ? b.indent.get() : b.hang.get()) + (l.empty() ? l : paint_text(l, b.style)));
         }
         return out;
     }
@@ -161,7 +161,7 @@ struct text_writer {
 
     lines_t matrix(const block& b) const {
         matrix_style s = mstyle(b);
-        s.highlight_against = b.against.empty() ? nullptr : &b.against;
+        s.highlight_against = b.against.empty() ? nullptr : &b.against.get();
         bool elided = false;
         lines_t out = format_matrix(b.values, s, &elided);
         const std::string title =
@@ -209,7 +209,7 @@ struct text_writer {
             const std::vector<std::size_t>& keep = chunks[k];
             block part = b;
             if (k > 0) part.title.clear();
-            part.header = b.header.empty() ? b.header : pick(b.header, keep);
+            part.header = b.header.empty() ? b.header.get() : pick(b.header, keep);
             part.rows.clear();
             for (const auto& r : b.rows) part.rows.push_back(pick(r, keep));
             part.align.clear();
