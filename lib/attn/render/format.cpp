@@ -38,53 +38,56 @@ std::string pad_right(const std::string& s, std::size_t width) {
     return w >= width ? s : s + std::string(width - w, ' ');
 }
 
+namespace {
+// A verbatim line of wrap's text: kept with its leading spaces; if too long it breaks where a line
+// may break (width.hpp) and its continuation is indented four more.
+void verbatim_line(std::vector<std::string>& out, std::string_view line, std::size_t room) {
+    if (display_width(line) <= room) {
+        out.emplace_back(line);
+        return;
+    }
+    const std::string_view lead = line.substr(0, line.find_first_not_of(' '));
+    const std::string hang = std::string(lead) + "    ";
+    const std::size_t first = out.size();
+    fill_line_into(out, line.substr(lead.size()), room > lead.size() + 10 ? room - lead.size() : 10,
+                   room > hang.size() + 10 ? room - hang.size() : 10);
+    for (std::size_t k = first; k < out.size(); ++k) out[k].insert(0, k == first ? std::string(lead) : hang);
+}
+}  // namespace
+
 std::vector<std::string> wrap(const std::string& text, std::size_t width, const std::string& indent) {
-    // Split into logical lines: verbatim lines (leading space) and reflowed paragraphs.
-    std::vector<std::string> logical;
-    std::vector<bool> verbatim;
+    // Logical lines, in order: verbatim lines (a leading space) as they are, and paragraphs (the
+    // source lines between them joined), each filled to the room as soon as it ends.
+    std::vector<std::string> out;
+    const std::size_t iw = display_width(indent);
+    const std::size_t room = width > iw + 20 ? width - iw : 20;
     std::string para;
+    bool any = false;  // a logical line so far (a blank line before the first is dropped)
     auto flush = [&] {
-        if (!para.empty()) logical.push_back(para), verbatim.push_back(false), para.clear();
+        if (para.empty()) return;
+        fill_line_into(out, para, room, room);
+        para.clear();
+        any = true;
     };
+    const std::string_view all(text);
     std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        if (end == start) {
+    while (start <= all.size()) {
+        std::size_t end = all.find('\n', start);
+        if (end == std::string_view::npos) end = all.size();
+        const std::string_view line = all.substr(start, end - start);
+        if (line.empty()) {
             flush();
-            if (!logical.empty() && start < text.size()) logical.push_back(""), verbatim.push_back(true);
-        } else if (text[start] == ' ') {
+            if (any && start < all.size()) out.emplace_back();
+        } else if (line[0] == ' ') {
             flush();
-            logical.push_back(text.substr(start, end - start)), verbatim.push_back(true);
-        } else if (para.empty()) {  // the first line of a paragraph, copied once
-            para.assign(text, start, end - start);
+            any = true;
+            verbatim_line(out, line, room);
         } else {
-            para = join_source_lines(para, text.substr(start, end - start));
+            append_source_line(para, line);  // the first line of a paragraph, or one more of it
         }
         start = end + 1;
     }
     flush();
-
-    std::vector<std::string> out;
-    const std::size_t iw = display_width(indent);
-    const std::size_t room = width > iw + 20 ? width - iw : 20;
-    for (std::size_t i = 0; i < logical.size(); ++i) {
-        if (!verbatim[i]) {
-            for (auto& l : fill_line(logical[i], room, room)) out.push_back(std::move(l));
-            continue;
-        }
-        // A verbatim line keeps its leading spaces; if too long it breaks where a line may break
-        // (width.hpp) and its continuation is indented four more.
-        if (display_width(logical[i]) <= room) {
-            out.push_back(logical[i]);
-            continue;
-        }
-        const std::string lead = logical[i].substr(0, logical[i].find_first_not_of(' '));
-        const std::string hang = lead + "    ";
-        const auto lines = fill_line(logical[i].substr(lead.size()), room > lead.size() + 10 ? room - lead.size() : 10,
-                                     room > hang.size() + 10 ? room - hang.size() : 10);
-        for (std::size_t k = 0; k < lines.size(); ++k) out.push_back((k ? hang : lead) + lines[k]);
-    }
     if (!indent.empty())
         for (std::size_t i = 1; i < out.size(); ++i) out[i].insert(0, indent);
     return out;
@@ -109,13 +112,36 @@ std::vector<std::string> default_labels(std::size_t n) {
     return l;
 }
 
+// The given labels when there are n of them, else 0, 1, 2, … (made in `fallback`).
+const std::vector<std::string>& labels_or_default(const std::vector<std::string>& given, std::size_t n,
+                                                  std::vector<std::string>& fallback) {
+    if (given.size() == n) return given;
+    fallback = default_labels(n);
+    return fallback;
+}
+
+// One cell of a matrix line after two spaces, right-aligned in `width` columns: painted with its
+// tone when colour is on and it has one (a cell that differs, a non-finite one), else padded in
+// place (most cells of every page).
+void append_cell(std::string& line, const std::string& text, std::size_t width, style tone, bool color) {
+    line += "  ";
+    if (color && tone != style::none) {
+        line += paint(pad_left(text, width), tone, true);
+        return;
+    }
+    const std::size_t w = display_width(text);
+    if (w < width) line.append(width - w, ' ');
+    line += text;
+}
+
 const std::string ellipsis = "…";
 }  // namespace
 
 std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, bool* elided) {
     const std::size_t rows = m.rows(), cols = m.cols();
-    const std::vector<std::string> rl = s.row_labels.size() == rows ? s.row_labels : default_labels(rows);
-    const std::vector<std::string> cl = s.col_labels.size() == cols ? s.col_labels : default_labels(cols);
+    std::vector<std::string> rl_default, cl_default;
+    const std::vector<std::string>& rl = labels_or_default(s.row_labels, rows, rl_default);
+    const std::vector<std::string>& cl = labels_or_default(s.col_labels, cols, cl_default);
     const bool sci = wants_scientific(m);
 
     // Rows first: they decide which cells set the column width.
@@ -171,19 +197,16 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
             if (cp.gap_after && c == cp.gap_after) line += "  " + ellipsis;
             const std::size_t j = cp.shown[c];
             const double v = m(i, j);
-            std::string cell = pad_left(cells[r * cols + j], cell_w);
             bool differs = false;
             if (s.highlight_against && s.highlight_against->same_shape(m)) {
                 const double o = (*s.highlight_against)(i, j);
                 differs = !(std::isnan(v) && std::isnan(o)) && !(v == o) &&
                     !(std::fabs(v - o) < 0.5 * std::pow(10.0, -s.precision));
             }
-            if (differs) cell = paint(cell, style::error, s.color);
-            else if (!std::isfinite(v))
-                cell = paint(cell, style::warn, s.color);
+            append_cell(line, cells[r * cols + j], cell_w,
+                        differs ? style::error : !std::isfinite(v) ? style::warn : style::none, s.color);
             // Without colour a differing cell is marked with a trailing '*'.
-            if (mark) cell += differs ? "*" : " ";
-            line += "  " + cell;
+            if (mark) line += differs ? "*" : " ";
         }
         out.push_back(line);
     }
@@ -215,6 +238,10 @@ std::vector<std::string> break_line(const std::string& line, std::size_t width) 
         // (a long call with no space in it); failing those, after a dot (a long dotted name).
         std::size_t cut = std::string::npos, next = std::string::npos, dot = std::string::npos;
         char32_t before = char_at(rest, body);  // the character ending at p
+        // The width of rest[0, p) at each place a break may fall, added up piece by piece (a line
+        // with an escape sequence, whose bytes may look like break places, is measured whole).
+        const bool escapes = rest.find('\x1b') != std::string::npos;
+        std::size_t measured = 0, measured_w = 0;
         for (std::size_t p = body + 1; p < rest.size(); ++p) {
             if ((static_cast<unsigned char>(rest[p]) & 0xC0) == 0x80) continue;  // inside a character
             const char32_t at = char_at(rest, p);
@@ -222,7 +249,10 @@ std::vector<std::string> break_line(const std::string& line, std::size_t width) 
             before = at;
             const bool space = rest[p] == ' ', after = rest[p - 1] == '(' || rest[p - 1] == ',' || cjk;
             if (!space && !after && rest[p - 1] != '.') continue;
-            if (display_width(std::string_view(rest).substr(0, p)) > width) break;
+            if (escapes) measured = 0, measured_w = 0;
+            measured_w += display_width(std::string_view(rest).substr(measured, p - measured));
+            measured = p;
+            if (measured_w > width) break;
             const std::size_t q = rest.find_first_not_of(' ', p);
             if (q == std::string::npos) break;
             if (space || after) cut = p, next = q;
@@ -287,8 +317,9 @@ const char* shade(double v) {
 
 std::vector<std::string> format_heatmap(const grid& w, const matrix_style& s) {
     const std::size_t rows = w.rows(), cols = w.cols();
-    const std::vector<std::string> rl = s.row_labels.size() == rows ? s.row_labels : default_labels(rows);
-    const std::vector<std::string> cl = s.col_labels.size() == cols ? s.col_labels : default_labels(cols);
+    std::vector<std::string> rl_default, cl_default;
+    const std::vector<std::string>& rl = labels_or_default(s.row_labels, rows, rl_default);
+    const std::vector<std::string>& cl = labels_or_default(s.col_labels, cols, cl_default);
     std::size_t cell_w = 5;  // "██100" or " 100%"
     for (const std::string& l : cl) cell_w = std::max(cell_w, std::min<std::size_t>(display_width(l), 10));
     std::size_t label_w = 0;

@@ -120,7 +120,7 @@ char32_t last_char(const std::string& s) {
     return next_char(s, start);
 }
 
-char32_t first_char(const std::string& s) {
+char32_t first_char(std::string_view s) {
     std::size_t i = 0;
     return s.empty() ? 0 : next_char(s, i);
 }
@@ -269,14 +269,14 @@ std::size_t group_width(const std::vector<text_unit>& units, std::size_t k) {
 }
 
 // The same over a line of plain words: the end of the group that opens at line[i], or i.
-std::size_t group_end(const std::string& line, std::size_t i, std::size_t word_end) {
+std::size_t group_end(std::string_view line, std::size_t i, std::size_t word_end) {
     const char close = closing_of(line[i]);
     if (!close || line.find(close, i) < word_end) return i;
     const std::size_t at = line.find(close, word_end);
-    if (at == std::string::npos || at - i >= max_group) return i;
+    if (at == std::string_view::npos || at - i >= max_group) return i;
     if (line.find_first_of("([", i + 1) < at) return i;
     const std::size_t end = line.find(' ', at);
-    return end == std::string::npos ? line.size() : end;
+    return end == std::string_view::npos ? line.size() : end;
 }
 }  // namespace
 
@@ -308,7 +308,7 @@ std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::si
 namespace {
 // Whether no character of s is CJK or CJK punctuation: then break_units cuts it only at its spaces,
 // as it cuts plain ASCII (the English pages: √, ·, ᵀ and — included).
-bool breaks_at_spaces_only(const std::string& s) {
+bool breaks_at_spaces_only(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         if (static_cast<unsigned char>(s[i]) < 0x80) {
             ++i;
@@ -321,8 +321,8 @@ bool breaks_at_spaces_only(const std::string& s) {
 }
 
 // line[from, to) with each run of spaces in it made one, as fill_units joins words.
-std::string joined_words(const std::string& line, std::size_t from, std::size_t to, bool single_spaces) {
-    if (single_spaces) return line.substr(from, to - from);
+std::string joined_words(std::string_view line, std::size_t from, std::size_t to, bool single_spaces) {
+    if (single_spaces) return std::string(line.substr(from, to - from));
     std::string out;
     out.reserve(to - from);
     for (std::size_t i = from; i < to; ++i)
@@ -332,10 +332,21 @@ std::string joined_words(const std::string& line, std::size_t from, std::size_t 
 }  // namespace
 
 std::vector<std::string> fill_line(const std::string& line, std::size_t first_width, std::size_t width) {
-    if (!breaks_at_spaces_only(line)) return fill_units(break_units(line), first_width, width);
+    std::vector<std::string> out;
+    fill_line_into(out, line, first_width, width);
+    return out;
+}
+
+void fill_line_into(std::vector<std::string>& out, std::string_view line, std::size_t first_width,
+                    std::size_t width) {
+    if (!breaks_at_spaces_only(line)) {
+        for (std::string& l : fill_units(break_units(std::string(line)), first_width, width))
+            out.push_back(std::move(l));
+        return;
+    }
     // The words between spaces, as break_units cuts them, joined by one space each: a line of the
     // result is line[from, to) with its runs of spaces made one.
-    std::vector<std::string> out;
+    const std::size_t first = out.size();  // the lines before this call's are not its own
     std::size_t from = 0, to = 0, cur_w = 0;
     bool single = true;  // one space between each two words of the line being filled
     for (std::size_t i = 0; i < line.size();) {
@@ -349,11 +360,11 @@ std::vector<std::string> fill_line(const std::string& line, std::size_t first_wi
             const unsigned char b = static_cast<unsigned char>(line[end]);
             plain = plain && b < 0x7f && (b >= 0x20 || b == '\t');
         }
-        const std::size_t w = plain ? end - i : width_of(std::string_view(line).substr(i, end - i));
-        const std::size_t room = out.empty() ? first_width : width;
+        const std::size_t w = plain ? end - i : width_of(line.substr(i, end - i));
+        const std::size_t room = out.size() == first ? first_width : width;
         // a short group "(2, 512, 256)" that would not fit the rest of this line starts the next
         const std::size_t gend = to > from ? group_end(line, i, end) : i;
-        const std::size_t group = gend > i ? width_of(std::string_view(line).substr(i, gend - i)) : 0;
+        const std::size_t group = gend > i ? width_of(line.substr(i, gend - i)) : 0;
         const bool keep_group = group > 0 && group <= width && cur_w + 1 + group > room;
         if (to > from && (keep_group || cur_w + 1 + w > room)) {
             out.push_back(joined_words(line, from, to, single));
@@ -366,7 +377,6 @@ std::vector<std::string> fill_line(const std::string& line, std::size_t first_wi
         i = end;
     }
     if (to > from) out.push_back(joined_words(line, from, to, single));
-    return out;
 }
 
 bool is_cjk_punctuation(char32_t c) {
@@ -394,11 +404,21 @@ std::string tighten_cjk_spaces(const std::string& s) {
 }
 
 std::string join_source_lines(const std::string& a, const std::string& b) {
-    if (a.empty()) return b;
-    if (b.empty()) return a;
+    std::string out = a;
+    append_source_line(out, b);
+    return out;
+}
+
+void append_source_line(std::string& a, std::string_view b) {
+    if (b.empty()) return;
+    if (a.empty()) {
+        a.assign(b);
+        return;
+    }
     const char32_t x = last_char(a), y = first_char(b);
     const bool tight = (is_cjk(x) && is_cjk(y)) || is_cjk_punctuation(x) || is_cjk_punctuation(y);
-    return tight ? a + b : a + " " + b;
+    if (!tight) a += ' ';
+    a.append(b);
 }
 
 }  // namespace attn

@@ -47,6 +47,8 @@ std::vector<std::string> fill_units(const std::vector<text_unit>& units, std::si
 // fill_units(break_units(line), first_width, width), the same lines; plain ASCII (most of every
 // page) is filled word by word in place, without a string per word.
 std::vector<std::string> fill_line(const std::string& line, std::size_t first_width, std::size_t width);
+// The same lines, appended to `out` (wrap fills paragraph after paragraph into one list).
+void fill_line_into(std::vector<std::string>& out, std::string_view line, std::size_t first_width, std::size_t width);
 
 // The text without the spaces beside CJK punctuation ("求和。 softmax" -> "求和。softmax"), where a
 // sentence was joined to the next with a space.
@@ -56,5 +58,8 @@ std::string tighten_cjk_spaces(const std::string& s);
 // characters or beside CJK punctuation (Chinese source text may be broken anywhere; a space there
 // would show).
 std::string join_source_lines(const std::string& a, const std::string& b);
+// join_source_lines(a, b) made in `a` itself (a paragraph grows line by line without a copy of it
+// at each line).
+void append_source_line(std::string& a, std::string_view b);
 
 }  // namespace attn
