@@ -10,7 +10,7 @@
 
 namespace attn {
 
-std::string paint(const std::string& s, style st, bool on) {
+std::string paint(std::string s, style st, bool on) {
     if (!on || st == style::none) return s;
     const char* code = "";
     switch (st) {

@@ -13,7 +13,7 @@ namespace attn {
 
 // ANSI styling, applied only when `on` (decided once by the colour policy in app/).
 enum class style { none, bold, dim, title, formula, code, warn, error, good, label };
-std::string paint(const std::string& s, style st, bool on);
+std::string paint(std::string s, style st, bool on);  // s itself when off (a moved string is not copied)
 std::string pad_left(const std::string& s, std::size_t width);
 std::string pad_right(const std::string& s, std::size_t width);
 

@@ -56,7 +56,7 @@ struct text_writer {
 
     // Prose is kept to a readable measure even on a wide terminal.
     std::size_t text_width() const { return std::max<std::size_t>(std::min<std::size_t>(o.width, 100), 40); }
-    std::string paint_text(const std::string& s, doc::tone t) const { return paint(s, style_of(t), o.color); }
+    std::string paint_text(std::string s, doc::tone t) const { return paint(std::move(s), style_of(t), o.color); }
 
     matrix_style mstyle(const block& b) const {
         matrix_style s;
@@ -76,7 +76,7 @@ struct text_writer {
     lines_t heading(const block& b) const {
         if (b.level >= 2) {
             lines_t out;
-            for (const auto& l : wrap(b.text, text_width())) out.push_back(paint_text(l, b.style));
+            for (auto& l : wrap(b.text, text_width())) out.push_back(paint_text(std::move(l), b.style));
             return out;
         }
         // "━━ Step 3 of 12: … ━━━━": a long title wraps and the rule closes its last line.
@@ -89,24 +89,25 @@ struct text_writer {
                 const std::size_t rule = text_width() > w ? text_width() - w : 2;
                 for (std::size_t k = 0; k < rule; ++k) head += "━";
             }
-            out.push_back(paint_text(head, b.style));
+            out.push_back(paint_text(std::move(head), b.style));
         }
         return out;
     }
 
     lines_t banner(const block& b) const {
         lines_t out;
-        for (const auto& l : wrap(b.text, text_width(), "  ")) out.push_back(paint_text(l, b.style));
+        for (auto& l : wrap(b.text, text_width(), "  ")) out.push_back(paint_text(std::move(l), b.style));
         return out;
     }
 
     lines_t prose(const block& b) const {
         const std::size_t iw = std::max(display_width(b.indent.get()), display_width(b.hang.get()));
         lines_t out;
-        const lines_t ls = wrap(b.text, text_width() > iw ? text_width() - iw : text_width());
+        lines_t ls = wrap(b.text, text_width() > iw ? text_width() - iw : text_width());
         for (std::size_t i = 0; i < ls.size(); ++i) {
-            const std::string& l = ls[i];
-            out.push_back((i == 0 ? b.indent.get() : b.hang.get()) + (l.empty() ? l : paint_text(l, b.style)));
+            std::string line = i == 0 ? b.indent.get() : b.hang.get();
+            line += ls[i].empty() ? ls[i] : paint_text(std::move(ls[i]), b.style);
+            out.push_back(std::move(line));
         }
         return out;
     }
@@ -121,7 +122,7 @@ struct text_writer {
         if (verbatim) {  // code keeps its lines; one wider than the terminal breaks at a space
             const std::size_t room = o.width > label_col + 20 ? o.width - label_col : 20;
             for (const auto& l : split_lines(b.text))
-                for (const auto& part : break_line(l, room)) ls.push_back(part);
+                for (auto& part : break_line(l, room)) ls.push_back(std::move(part));
         } else {
             ls = wrap(b.text, text_width(), hang);
         }
@@ -129,11 +130,13 @@ struct text_writer {
         for (std::size_t i = 0; i < ls.size(); ++i) {
             if (i == 0 && display_width(b.label) >= label_col) {  // a label too wide for its column: a line of its own
                 out.push_back(paint(b.label, style::label, o.color));
-                out.push_back(hang + paint_text(ls[i], b.style));
+                out.push_back(hang + paint_text(std::move(ls[i]), b.style));
                 continue;
             }
             if (i == 0) {
-                out.push_back(paint(label, style::label, o.color) + paint_text(ls[i], b.style));
+                std::string first = paint(label, style::label, o.color);
+                first += paint_text(std::move(ls[i]), b.style);
+                out.push_back(std::move(first));
                 continue;
             }
             std::string l = verbatim ? hang + ls[i] : std::move(ls[i]);
@@ -155,7 +158,7 @@ struct text_writer {
     lines_t listing(const block& b) const {
         lines_t out;
         for (const auto& l : b.lines)
-            for (const auto& part : break_line(l, o.width)) out.push_back(paint_text(part, b.style));
+            for (auto& part : break_line(l, o.width)) out.push_back(paint_text(std::move(part), b.style));
         return out;
     }
 
