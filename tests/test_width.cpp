@@ -200,3 +200,35 @@ TEST_CASE("the language comes from --lang then ATTN_EXPLAIN_LANG then the locale
     u.lc_all = "en_US.utf8";
     CHECK(attn::locale_is_utf8(u));
 }
+
+TEST_CASE("fill_line_into appends the lines fill_line makes, its first line at first_width", "[width]") {
+    // After lines already in `out` (another paragraph's), the first line of this one still gets
+    // first_width: the room is per call, not per list.
+    for (const std::string& text :
+         {std::string("the weights of each row add up to one, so row i is a weighted average"),
+          std::string("每一行的权重加起来等于一，所以第 i 行是 V 的行的加权平均")})
+        for (std::size_t first = 10; first <= 30; first += 5) {
+            std::vector<std::string> out = {"an earlier line"};
+            attn::fill_line_into(out, text, first, 24);
+            const auto alone = attn::fill_line(text, first, 24);
+            REQUIRE(out.size() == alone.size() + 1);
+            CHECK(out[0] == "an earlier line");
+            for (std::size_t i = 0; i < alone.size(); ++i) CHECK(out[i + 1] == alone[i]);
+        }
+}
+
+TEST_CASE("append_source_line joins in place as join_source_lines does", "[width]") {
+    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{{"注意力", "权重"},
+                                                                               {"注意力", "weights"},
+                                                                               {"softmax.", "Then"},
+                                                                               {"", "first"},
+                                                                               {"last", ""},
+                                                                               {"求和。", "x"}}) {
+        std::string s = a;
+        attn::append_source_line(s, b);
+        CHECK(s == attn::join_source_lines(a, b));
+    }
+    std::string s = "attention";
+    attn::append_source_line(s, "weights");
+    CHECK(s == "attention weights");
+}

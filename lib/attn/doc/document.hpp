@@ -101,7 +101,8 @@ public:
     }
     boxed& operator=(boxed&&) noexcept = default;
     // b.rows = rows, b.against = a matrix: anything a T is made from
-    template <class U, class = std::enable_if_t<!std::is_same_v<std::decay_t<U>, boxed> && std::is_constructible_v<T, U&&>>>
+    template <class U,
+              class = std::enable_if_t<!std::is_same_v<std::decay_t<U>, boxed> && std::is_constructible_v<T, U&&>>>
     boxed& operator=(U&& v) {
         T t(std::forward<U>(v));
         p_ = t.empty() ? nullptr : std::make_unique<T>(std::move(t));

@@ -204,7 +204,10 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
                     !(std::fabs(v - o) < 0.5 * std::pow(10.0, -s.precision));
             }
             append_cell(line, cells[r * cols + j], cell_w,
-                        differs ? style::error : !std::isfinite(v) ? style::warn : style::none, s.color);
+                        differs                 ? style::error
+                            : !std::isfinite(v) ? style::warn
+                                                : style::none,
+                        s.color);
             // Without colour a differing cell is marked with a trailing '*'.
             if (mark) line += differs ? "*" : " ";
         }

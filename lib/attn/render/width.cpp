@@ -337,8 +337,7 @@ std::vector<std::string> fill_line(const std::string& line, std::size_t first_wi
     return out;
 }
 
-void fill_line_into(std::vector<std::string>& out, std::string_view line, std::size_t first_width,
-                    std::size_t width) {
+void fill_line_into(std::vector<std::string>& out, std::string_view line, std::size_t first_width, std::size_t width) {
     if (!breaks_at_spaces_only(line)) {
         for (std::string& l : fill_units(break_units(std::string(line)), first_width, width))
             out.push_back(std::move(l));
