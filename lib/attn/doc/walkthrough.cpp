@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -149,8 +150,10 @@ struct builder {
         return pytorch_line(t, L, s, buggy, *torch);
     }
 
+    // `out` gathers a page's blocks and keeps its room from page to page; take() moves them into a
+    // vector of their exact size (the heap grows by what the pages hold, not by a spare room each).
     void add(block b) {
-        if (out.capacity() == 0) out.reserve(16);  // a page's blocks, moved once rather than at each growth
+        if (out.capacity() == 0) out.reserve(32);  // more than a page holds at the defaults (--full may grow it)
         out.push_back(std::move(b));
     }
     void labelled(kind k, const std::string& label_key, const std::string& text, tone st) {
@@ -607,7 +610,7 @@ struct builder {
         page p;
         p.id = std::move(id);
         p.title = std::move(title);
-        p.blocks = std::move(out);
+        p.blocks.assign(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
         out.clear();
         return p;
     }
