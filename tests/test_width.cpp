@@ -232,3 +232,18 @@ TEST_CASE("append_source_line joins in place as join_source_lines does", "[width
     attn::append_source_line(s, "weights");
     CHECK(s == "attention weights");
 }
+
+TEST_CASE("display_width finds a byte that is not plain ASCII wherever it falls in a word", "[width]") {
+    // The plain-ASCII check reads eight bytes at a time: a NUL (0 columns), an escape sequence
+    // (0 columns), a two-byte character (1 column), a wide one (2) and a tab (1) at every offset
+    // of lines of every length up to 24 bytes.
+    const std::vector<std::pair<std::string, std::size_t>> odd = {
+        {std::string(1, '\0'), 0}, {"\x1b[1m", 0}, {"é", 1}, {"注", 2}, {"\t", 1}, {"\x7f", 1}, {"\x1f", 1}};
+    for (const auto& [piece, columns] : odd)
+        for (std::size_t len = 0; len <= 24; ++len)
+            for (std::size_t at = 0; at <= len; ++at) {
+                const std::string s = std::string(at, 'a') + piece + std::string(len - at, 'b');
+                INFO(len << " " << at);
+                CHECK(display_width(s) == len + columns);
+            }
+}

@@ -2,6 +2,8 @@
 #include "attn/render/width.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <string_view>
 
@@ -142,11 +144,32 @@ bool cjk_break(char32_t before, char32_t after) {
         char_width(after) != 0;
 }
 
+namespace {
+// Eight bytes of s from i, as one word (any alignment).
+std::uint64_t eight_bytes(std::string_view s, std::size_t i) {
+    std::uint64_t x = 0;
+    std::memcpy(&x, s.data() + i, sizeof x);
+    return x;
+}
+constexpr std::uint64_t each_byte = 0x0101010101010101ULL, high_bits = 0x8080808080808080ULL;
+}  // namespace
+
 // Whether every byte of s is printable ASCII or a tab (no escape, no NUL, no UTF-8 sequence): then
-// its width is its length and no character of it is CJK, the common case of every page.
+// its width is its length and no character of it is CJK, the common case of every page. Eight
+// bytes at a time: a word with no byte below 0x20 or above 0x7e needs no closer look.
 bool plain_ascii(std::string_view s) {
-    for (const char c : s)
-        if (static_cast<unsigned char>(c) >= 0x7f || (c < 0x20 && c != '\t')) return false;
+    auto plain = [](char c) { return !(static_cast<unsigned char>(c) >= 0x7f || (c < 0x20 && c != '\t')); };
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        const std::uint64_t x = eight_bytes(s, i);
+        const std::uint64_t below = (x - each_byte * 0x20) & ~x & high_bits;  // some byte < 0x20
+        const std::uint64_t above = ((x + each_byte * (0x7f - 0x7e)) | x) & high_bits;  // some byte > 0x7e
+        if ((below | above) != 0)
+            for (std::size_t k = i; k < i + 8; ++k)
+                if (!plain(s[k])) return false;  // (a tab passes)
+    }
+    for (; i < s.size(); ++i)
+        if (!plain(s[i])) return false;
     return true;
 }
 
@@ -310,6 +333,10 @@ namespace {
 // as it cuts plain ASCII (the English pages: √, ·, ᵀ and — included).
 bool breaks_at_spaces_only(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
+        if (i + 8 <= s.size() && (eight_bytes(s, i) & high_bits) == 0) {  // eight ASCII bytes
+            i += 8;
+            continue;
+        }
         if (static_cast<unsigned char>(s[i]) < 0x80) {
             ++i;
             continue;
@@ -346,6 +373,7 @@ void fill_line_into(std::vector<std::string>& out, std::string_view line, std::s
     // The words between spaces, as break_units cuts them, joined by one space each: a line of the
     // result is line[from, to) with its runs of spaces made one.
     const std::size_t first = out.size();  // the lines before this call's are not its own
+    const bool plain = plain_ascii(line);  // then a word's width is its length
     std::size_t from = 0, to = 0, cur_w = 0;
     bool single = true;  // one space between each two words of the line being filled
     for (std::size_t i = 0; i < line.size();) {
@@ -353,12 +381,7 @@ void fill_line_into(std::vector<std::string>& out, std::string_view line, std::s
             ++i;
             continue;
         }
-        std::size_t end = i;  // the word's end, and whether it is plain ASCII (its width its length)
-        bool plain = true;
-        for (; end < line.size() && line[end] != ' '; ++end) {
-            const unsigned char b = static_cast<unsigned char>(line[end]);
-            plain = plain && b < 0x7f && (b >= 0x20 || b == '\t');
-        }
+        const std::size_t end = std::min(line.find(' ', i), line.size());  // the word's end
         const std::size_t w = plain ? end - i : width_of(line.substr(i, end - i));
         const std::size_t room = out.size() == first ? first_width : width;
         // a short group "(2, 512, 256)" that would not fit the rest of this line starts the next
