@@ -37,10 +37,15 @@ std::optional<output_format> parse_format(const std::string& name) {
     return std::nullopt;
 }
 
-std::size_t format_set::size() const { return list().size(); }
+std::size_t format_set::size() const {
+    std::size_t n = 0;
+    for (const auto& entry : format_names) n += has(entry.first) ? 1 : 0;
+    return n;
+}
 
 std::vector<output_format> format_set::list() const {
     std::vector<output_format> out;
+    out.reserve(size());
     for (const auto& entry : format_names)
         if (has(entry.first)) out.push_back(entry.first);
     return out;

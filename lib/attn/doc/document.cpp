@@ -11,6 +11,7 @@ namespace attn {
 index_plan plan_indices(std::size_t count, std::size_t fits) {
     index_plan p;
     if (count <= fits || count <= 2) {
+        p.shown.reserve(count);
         for (std::size_t i = 0; i < count; ++i) p.shown.push_back(i);
         return p;
     }
@@ -18,6 +19,7 @@ index_plan plan_indices(std::size_t count, std::size_t fits) {
     // the front, and at least one at each end.
     const std::size_t items = std::max<std::size_t>(2, fits > 1 ? fits - 1 : 2);
     const std::size_t front = (items + 1) / 2, back = items / 2;
+    p.shown.reserve(front + back);
     for (std::size_t i = 0; i < front; ++i) p.shown.push_back(i);
     for (std::size_t i = count - back; i < count; ++i) p.shown.push_back(i);
     p.gap_after = front;

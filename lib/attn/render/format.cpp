@@ -108,6 +108,7 @@ std::string format_cell(double v, int precision, bool scientific) {
 namespace {
 std::vector<std::string> default_labels(std::size_t n) {
     std::vector<std::string> l;
+    l.reserve(n);
     for (std::size_t i = 0; i < n; ++i) l.push_back(std::to_string(i));
     return l;
 }
@@ -135,6 +136,14 @@ void append_cell(std::string& line, const std::string& text, std::size_t width, 
 }
 
 const std::string ellipsis = "…";
+
+// Whether cell (i, j) of m differs from `against` (same shape) by more than its printed digits
+// can hide; NaN against NaN is no difference.
+bool differs_at(const grid& m, const grid* against, std::size_t i, std::size_t j, int precision) {
+    if (!against || !against->same_shape(m)) return false;
+    const double v = m(i, j), o = (*against)(i, j);
+    return !(std::isnan(v) && std::isnan(o)) && !(v == o) && !(std::fabs(v - o) < 0.5 * std::pow(10.0, -precision));
+}
 }  // namespace
 
 std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, bool* elided) {
@@ -175,13 +184,18 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
         return cut_to_width(l, cell_w);  // long token labels are cut (whole characters)
     };
     std::vector<std::string> out;
+    out.reserve(rp.shown.size() + 2);
+    // a line's room: its label, then each column's cell and the "…" column (colour aside)
+    const std::size_t line_room = s.indent.size() + label_w + (per_col + 1) * (cp.shown.size() + 1);
     std::string header = s.indent + std::string(label_w, ' ');
+    header.reserve(line_room);
     for (std::size_t c = 0; c < cp.shown.size(); ++c) {
         if (cp.gap_after && c == cp.gap_after) header += "  " + pad_left(ellipsis, 1);
-        header += "  " + pad_left(cell_label(cl[cp.shown[c]]), cell_w) + (mark ? " " : "");
+        append_cell(header, cell_label(cl[cp.shown[c]]), cell_w, style::none, false);
+        if (mark) header += ' ';
     }
     while (!header.empty() && header.back() == ' ') header.pop_back();
-    out.push_back(paint(header, style::label, s.color));
+    out.push_back(paint(std::move(header), style::label, s.color));
     for (std::size_t r = 0; r < rp.shown.size(); ++r) {
         if (rp.gap_after && r == rp.gap_after) {
             std::string gap = s.indent + pad_right(ellipsis, label_w);
@@ -192,17 +206,14 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
             out.push_back(gap);
         }
         const std::size_t i = rp.shown[r];
-        std::string line = s.indent + paint(pad_right(rl[i], label_w), style::label, s.color);
+        std::string line;
+        line.reserve(line_room);
+        line.append(s.indent).append(paint(pad_right(rl[i], label_w), style::label, s.color));
         for (std::size_t c = 0; c < cp.shown.size(); ++c) {
             if (cp.gap_after && c == cp.gap_after) line += "  " + ellipsis;
             const std::size_t j = cp.shown[c];
             const double v = m(i, j);
-            bool differs = false;
-            if (s.highlight_against && s.highlight_against->same_shape(m)) {
-                const double o = (*s.highlight_against)(i, j);
-                differs = !(std::isnan(v) && std::isnan(o)) && !(v == o) &&
-                    !(std::fabs(v - o) < 0.5 * std::pow(10.0, -s.precision));
-            }
+            const bool differs = differs_at(m, s.highlight_against, i, j, s.precision);
             append_cell(line, cells[r * cols + j], cell_w,
                         differs                 ? style::error
                             : !std::isfinite(v) ? style::warn
@@ -211,7 +222,7 @@ std::vector<std::string> format_matrix(const grid& m, const matrix_style& s, boo
             // Without colour a differing cell is marked with a trailing '*'.
             if (mark) line += differs ? "*" : " ";
         }
-        out.push_back(line);
+        out.push_back(std::move(line));
     }
     return out;
 }
