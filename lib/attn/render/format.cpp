@@ -61,7 +61,9 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width, const 
     std::vector<std::string> out;
     const std::size_t iw = display_width(indent);
     const std::size_t room = width > iw + 20 ? width - iw : 20;
+    out.reserve(text.size() / room + 2);  // about one line per `room` bytes (more with breaks)
     std::string para;
+    para.reserve(text.size());  // one paragraph at a time, none longer than the text
     bool any = false;  // a logical line so far (a blank line before the first is dropped)
     auto flush = [&] {
         if (para.empty()) return;

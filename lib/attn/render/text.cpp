@@ -102,8 +102,9 @@ struct text_writer {
 
     lines_t prose(const block& b) const {
         const std::size_t iw = std::max(display_width(b.indent.get()), display_width(b.hang.get()));
-        lines_t out;
         lines_t ls = wrap(b.text, text_width() > iw ? text_width() - iw : text_width());
+        lines_t out;
+        out.reserve(ls.size());
         for (std::size_t i = 0; i < ls.size(); ++i) {
             std::string line = i == 0 ? b.indent.get() : b.hang.get();
             line += ls[i].empty() ? ls[i] : paint_text(std::move(ls[i]), b.style);
@@ -121,12 +122,21 @@ struct text_writer {
         lines_t ls;
         if (verbatim) {  // code keeps its lines; one wider than the terminal breaks at a space
             const std::size_t room = o.width > label_col + 20 ? o.width - label_col : 20;
-            for (const auto& l : split_lines(b.text))
-                for (auto& part : break_line(l, room)) ls.push_back(std::move(part));
+            const std::string_view text(b.text);
+            for (std::size_t start = 0;;) {  // split_lines, each line through break_line
+                const std::size_t end = text.find('\n', start);
+                const std::string_view l = text.substr(start, end == std::string_view::npos ? end : end - start);
+                if (display_width(l) <= room) ls.emplace_back(l);  // most lines fit: no copies to break them
+                else
+                    for (auto& part : break_line(std::string(l), room)) ls.push_back(std::move(part));
+                if (end == std::string_view::npos) break;
+                start = end + 1;
+            }
         } else {
             ls = wrap(b.text, text_width(), hang);
         }
         lines_t out;
+        out.reserve(ls.size() + 1);
         for (std::size_t i = 0; i < ls.size(); ++i) {
             if (i == 0 && display_width(b.label) >= label_col) {  // a label too wide for its column: a line of its own
                 out.push_back(paint(b.label, style::label, o.color));
@@ -434,6 +444,7 @@ std::vector<std::string> render_text(const doc::document& d, const text_options&
     std::vector<std::string> pages;
     for (const doc::page& p : d.pages) {
         std::string out;
+        out.reserve(2048);  // most pages: grown once or not at all
         for (const block& b : p.blocks)
             for (const auto& l : w.render(b)) out.append(l).push_back('\n');  // no copy of each line
         pages.push_back(std::move(out));
