@@ -2,6 +2,7 @@
 #include "attn/render/text.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@ using doc::block;
 using doc::kind;
 using lines_t = std::vector<std::string>;
 
+constexpr std::string_view heavy_rule = "━";  // a section heading's rule, one column each
 constexpr std::size_t label_col = 11;  // "formula    ", "interview  ", ...
 
 style style_of(doc::tone t) {
@@ -87,7 +89,8 @@ struct text_writer {
             if (i + 1 == ls.size()) {
                 const std::size_t w = display_width(head);
                 const std::size_t rule = text_width() > w ? text_width() - w : 2;
-                for (std::size_t k = 0; k < rule; ++k) head += "━";
+                head.reserve(head.size() + rule * heavy_rule.size());
+                for (std::size_t k = 0; k < rule; ++k) head.append(heavy_rule);
             }
             out.push_back(paint_text(std::move(head), b.style));
         }
