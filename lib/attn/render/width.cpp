@@ -154,22 +154,28 @@ std::uint64_t eight_bytes(std::string_view s, std::size_t i) {
 constexpr std::uint64_t each_byte = 0x0101010101010101ULL, high_bits = 0x8080808080808080ULL;
 }  // namespace
 
+namespace {
+// Not printable ASCII nor a tab: a control byte, DEL, or a byte of a UTF-8 sequence.
+bool odd_byte(char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b >= 0x7f || (b < 0x20 && b != '\t');
+}
+}  // namespace
+
 // Whether every byte of s is printable ASCII or a tab (no escape, no NUL, no UTF-8 sequence): then
-// its width is its length and no character of it is CJK, the common case of every page. Eight
-// bytes at a time: a word with no byte below 0x20 or above 0x7e needs no closer look.
+// its width is its length and no character of it is CJK, the common case of every page. A long
+// string is read eight bytes at a time while no byte of them is below 0x20 or above 0x7e.
 bool plain_ascii(std::string_view s) {
-    auto plain = [](char c) { return !(static_cast<unsigned char>(c) >= 0x7f || (c < 0x20 && c != '\t')); };
     std::size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
-        const std::uint64_t x = eight_bytes(s, i);
-        const std::uint64_t below = (x - each_byte * 0x20) & ~x & high_bits;  // some byte < 0x20
-        const std::uint64_t above = ((x + each_byte * (0x7f - 0x7e)) | x) & high_bits;  // some byte > 0x7e
-        if ((below | above) != 0)
-            for (std::size_t k = i; k < i + 8; ++k)
-                if (!plain(s[k])) return false;  // (a tab passes)
-    }
+    if (s.size() >= 16)
+        for (; i + 8 <= s.size(); i += 8) {
+            const std::uint64_t x = eight_bytes(s, i);
+            const std::uint64_t below = (x - each_byte * 0x20) & ~x & high_bits;  // some byte < 0x20
+            const std::uint64_t above = ((x + each_byte * (0x7f - 0x7e)) | x) & high_bits;  // some byte > 0x7e
+            if ((below | above) != 0) break;  // a closer look from here (a tab passes)
+        }
     for (; i < s.size(); ++i)
-        if (!plain(s[i])) return false;
+        if (odd_byte(s[i])) return false;
     return true;
 }
 
@@ -373,7 +379,11 @@ void fill_line_into(std::vector<std::string>& out, std::string_view line, std::s
     // The words between spaces, as break_units cuts them, joined by one space each: a line of the
     // result is line[from, to) with its runs of spaces made one.
     const std::size_t first = out.size();  // the lines before this call's are not its own
-    const bool plain = plain_ascii(line);  // then a word's width is its length
+    std::size_t odd = 0;  // the first byte at or after the word that is not plain ASCII (or the end)
+    auto find_odd = [&](std::size_t from) {
+        for (odd = from; odd < line.size() && !odd_byte(line[odd]);) ++odd;
+    };
+    find_odd(0);
     std::size_t from = 0, to = 0, cur_w = 0;
     bool single = true;  // one space between each two words of the line being filled
     for (std::size_t i = 0; i < line.size();) {
@@ -382,7 +392,8 @@ void fill_line_into(std::vector<std::string>& out, std::string_view line, std::s
             continue;
         }
         const std::size_t end = std::min(line.find(' ', i), line.size());  // the word's end
-        const std::size_t w = plain ? end - i : width_of(line.substr(i, end - i));
+        if (odd < i) find_odd(i);
+        const std::size_t w = odd >= end ? end - i : width_of(line.substr(i, end - i));  // plain: its length
         const std::size_t room = out.size() == first ? first_width : width;
         // a short group "(2, 512, 256)" that would not fit the rest of this line starts the next
         const std::size_t gend = to > from ? group_end(line, i, end) : i;
