@@ -1,6 +1,7 @@
 // `attn-explain variant KIND`: golden tests against PyTorch (make_fixtures.py variants), the two
 // forms of linear attention, and the command's text, JSON, --save and errors.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "files.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/svd.hpp"
 #include "attn/core/variants.hpp"
 #include "attn/doc/variant.hpp"
 #include "attn/io/lessons.hpp"
@@ -464,4 +466,42 @@ TEST_CASE("cli: variant nsa in text, JSON and --save (its refusals: above)", "[n
                            "gates", "out_cmp", "out_sel", "out_win", "dense_output", "output"})
         CHECK(fs::exists(dir / (std::string(id) + ".npy")));
     fs::remove_all(dir);
+}
+
+// core/svd.cpp's stand-ins for the two Fortran runtime calls reference LAPACK's dgesvd_ makes
+// when LAPACK is linked into the static executable.
+extern "C" void _gfortran_concat_string(std::size_t destlen, char* dest, std::size_t len1, const char* s1,
+                                        std::size_t len2, const char* s2);
+extern "C" void xerbla_(const char* name, const int* info, std::size_t name_length);
+
+TEST_CASE("svd: Fortran's // and xerbla as LAPACK calls them", "[variant]") {
+    auto concat = [](std::size_t destlen, const std::string& a, const std::string& b) {
+        std::string out(destlen, '?');
+        _gfortran_concat_string(destlen, out.data(), a.size(), a.data(), b.size(), b.data());
+        return out;
+    };
+    CHECK(concat(6, "DGE", "QRF") == "DGEQRF");  // ilaenv's routine names
+    CHECK(concat(8, "DGE", "QRF") == "DGEQRF  ");  // padded with blanks
+    CHECK(concat(4, "DGE", "QRF") == "DGEQ");  // cut
+    CHECK(concat(2, "DGE", "QRF") == "DG");
+    CHECK(concat(3, "", "QRF") == "QRF");
+    CHECK(concat(0, "DGE", "QRF").empty());
+    const int info = 3;
+    xerbla_("DGESVD", &info, 6);  // returns: dgesvd_ reports the argument through its own info
+    SUCCEED("xerbla_ returned");
+}
+
+TEST_CASE("svd: the executable's LAPACK (linked in when static) agrees with the library's", "[variant][cli]") {
+    const test::command_result r = run("variant linformer --seq-len 24 --d-model 16 --format json");
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto rows = j["tensors"]["softmax_weights"].get<std::vector<std::vector<double>>>();
+    REQUIRE(rows.size() == 24);
+    attn::matrix<double> w = xt::zeros<double>({rows.size(), rows[0].size()});
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::size_t k = 0; k < rows[i].size(); ++k) w(i, k) = rows[i][k];
+    const std::vector<double> here = attn::singular_values(w);  // LAPACK loaded with dlopen
+    const auto there = j["tensors"]["singular_values"].get<std::vector<double>>();
+    REQUIRE(there.size() == here.size());
+    for (std::size_t i = 0; i < here.size(); ++i) CHECK(std::fabs(there[i] - here[i]) <= 1e-12 * (1 + here[0]));
 }

@@ -18,7 +18,11 @@ g++ -O2 "$work/min.cpp" -o "$work/min"
 exe=$(cd "$(dirname "$exe")" && pwd)/$(basename "$exe")
 
 echo "load: $(uptime | sed 's/.*load average/load average/')"
-echo "shared libraries of attn-explain: $(ldd "$exe" | awk '$1 !~ /vdso/ {print $1}' | xargs)"
+if ldd "$exe" 2>&1 | grep -q "statically linked"; then
+  echo "shared libraries of attn-explain: none at start-up (a static PIE)"
+else
+  echo "shared libraries of attn-explain: $(ldd "$exe" | awk '$1 !~ /vdso/ {print $1}' | xargs)"
+fi
 cd "$work"  # `step` writes nothing, but start it from an empty folder anyway
 hyperfine -N --warmup 20 --export-json "$work/times.json" "$@" ./min "$exe --version" "$exe step --no-pause" >&2
 /usr/bin/python3 - "$work/times.json" <<'PY'

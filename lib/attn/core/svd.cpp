@@ -2,15 +2,40 @@
 // not needed for one-character arguments on the Debian build): kept to this file. liblapack.so.3
 // is loaded the first time an SVD is taken, not at every start of the program: Debian's default
 // LAPACK is often OpenBLAS, which brings libgfortran and starts its thread pool when loaded.
+// A static executable (CMakeLists.txt: ATTN_STATIC_PIE) has LAPACK linked in instead: a library it
+// loaded with dlopen would bring its own C library, in which OpenBLAS's threads cannot start.
 #include "attn/core/svd.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include <dlfcn.h>
 
 #include "attn/core/error.hpp"
+
+// The two pieces of the Fortran runtime dgesvd_ calls, for when LAPACK is linked into the static
+// executable without gfortran's runtime (libgfortran.a registers an exit-time flush of its I/O
+// units, which crashed a static program): xerbla_, which reference LAPACK calls on an illegal
+// argument to print it and stop (here it returns, and dgesvd_ reports it through `info`, which
+// run_svd checks), and _gfortran_concat_string, Fortran's `//` (ilaenv joins routine names with
+// it): dest[0, destlen) = s1 then s2, cut or padded with blanks. A program that loads LAPACK with
+// dlopen never exports these, so the library keeps its own.
+extern "C" void xerbla_(const char* /*name*/, const int* /*info*/, std::size_t /*name_length*/) {}
+extern "C" void _gfortran_concat_string(std::size_t destlen, char* dest, std::size_t len1, const char* s1,
+                                        std::size_t len2, const char* s2) {
+    const std::size_t a = std::min(len1, destlen), b = std::min(len2, destlen - a);
+    std::memcpy(dest, s1, a);
+    std::memcpy(dest + a, s2, b);
+    std::memset(dest + a + b, ' ', destlen - a - b);
+}
+
+// Defined when LAPACK is linked into the executable (its static link names it with -u), else null.
+extern "C" void dgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, double* a, const int* lda,
+                        double* s, double* u, const int* ldu, double* vt, const int* ldvt, double* work,
+                        const int* lwork, int* info) __attribute__((weak));
 
 namespace attn {
 
@@ -20,6 +45,7 @@ using svd_dgesvd_fn = void (*)(const char* jobu, const char* jobvt, const int* m
                                double* work, const int* lwork, int* info);
 
 svd_dgesvd_fn svd_load_dgesvd() {
+    if (&dgesvd_ != nullptr) return &dgesvd_;  // linked in
     void* lib = dlopen("liblapack.so.3", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char* why = dlerror();
